@@ -1,0 +1,47 @@
+//! Raft election settings, validated by the scenario loader.
+
+use serde::Serialize;
+
+/// Which Raft to run: the correct one, or a deliberately broken variant that the checker
+/// must catch.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum RaftVariant {
+    #[default]
+    Correct,
+    /// Keeps `voted_for` in volatile memory only, so a restarted node can vote twice in one
+    /// term (the bug of a vote not persisted before it is granted).
+    ForgetsVoteOnRestart,
+}
+
+/// Raft leader-election settings (Raft paper sections 5.2 and 5.4.1; thesis 3.10, 9.6).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RaftConfig {
+    /// Election timeouts are drawn uniformly from `[min, max]` of local time.
+    pub election_timeout_min_ns: u64,
+    pub election_timeout_max_ns: u64,
+    /// The leader's heartbeat (empty AppendEntries) interval, in local time.
+    pub heartbeat_ns: u64,
+    /// Thesis 9.6: probe with PreVote before incrementing the term.
+    pub pre_vote: bool,
+    /// The leader steps down when it has not heard from a majority for an election timeout,
+    /// and followers that heard from a leader recently refuse votes.
+    pub check_quorum: bool,
+    /// The initial log length of each member (all entries of term 0); empty means all zero.
+    /// With different lengths, the up-to-date-log rule decides who can win.
+    pub log_lengths: Vec<u64>,
+    pub variant: RaftVariant,
+}
+
+impl Default for RaftConfig {
+    fn default() -> Self {
+        Self {
+            election_timeout_min_ns: 150_000_000,
+            election_timeout_max_ns: 300_000_000,
+            heartbeat_ns: 50_000_000,
+            pre_vote: false,
+            check_quorum: false,
+            log_lengths: Vec::new(),
+            variant: RaftVariant::Correct,
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! What the engine needs to run: the validated scenario, lowered to engine terms.
+
+use crate::fault::FaultSpec;
+use crate::network_config::NetworkConfig;
+use crate::time::{LocalNanos, Nanos};
+use serde::Serialize;
+
+/// Clock settings: random drift and offset bounds, and explicit per-node values.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClockConfig {
+    /// Each process draws a drift uniformly from `[-max_drift_ppm, +max_drift_ppm]`.
+    pub max_drift_ppm: u32,
+    /// Each process draws an initial offset uniformly from `[-max_offset_ns, +max_offset_ns]`.
+    pub max_offset_ns: Nanos,
+    /// Explicit settings that replace the random draws for one member.
+    pub per_node: Vec<NodeClock>,
+}
+
+/// One member's explicit clock.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeClock {
+    pub node: u32,
+    pub drift_ppm: i64,
+    pub offset_ns: LocalNanos,
+}
+
+/// Facts about the algorithm that the engine's checks need, without knowing the algorithm.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AlgorithmInfo {
+    /// The algorithm's name, for output (`raft`, `bully`, ...).
+    pub name: String,
+    /// How long the algorithm takes to notice a dead leader at worst (liveness bound unit).
+    pub failure_detection_ns: Nanos,
+    /// The smallest group of live, connected members that can elect a leader.
+    pub min_group_for_progress: usize,
+}
+
+/// The whole configuration of one run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub duration_ns: Nanos,
+    /// Election members are the ids `0..members`; further processes are services.
+    pub members: usize,
+    pub network: crate::network_config::NetworkConfig,
+    pub clocks: ClockConfig,
+    /// How often the leader writes to the resource, by its own clock; 0 disables writes.
+    pub write_every_ns: Nanos,
+    /// Whether the resource rejects tokens lower than the highest it accepted.
+    pub fencing: bool,
+    pub faults: Vec<FaultSpec>,
+    /// Liveness: a leader must appear within this long after the last fault heals.
+    /// `None` means ten times the algorithm's failure-detection time.
+    pub liveness_bound_ns: Option<Nanos>,
+}
+
+impl SimConfig {
+    /// A fault-free configuration with defaults, for tests and benchmarks.
+    pub fn quiet(seed: u64, members: usize, duration_ns: Nanos) -> Self {
+        Self {
+            seed,
+            duration_ns,
+            members,
+            network: NetworkConfig::default(),
+            clocks: ClockConfig::default(),
+            write_every_ns: 0,
+            fencing: true,
+            faults: Vec::new(),
+            liveness_bound_ns: None,
+        }
+    }
+}

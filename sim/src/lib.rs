@@ -1,0 +1,22 @@
+//! splitbrain-sim: a single-threaded discrete-event engine with virtual per-node clocks,
+//! a faulty network, crash/restart, pauses and stalls, a fenced resource, and a checker
+//! that observes typed events at every step. It knows no algorithm.
+
+pub mod clock;
+pub mod config;
+pub mod fault;
+pub mod ids;
+pub mod invariant;
+pub mod network_config;
+pub mod process;
+pub mod rng;
+pub mod time;
+
+pub use config::{AlgorithmInfo, ClockConfig, NodeClock, SimConfig};
+pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
+pub use ids::NodeId;
+pub use invariant::Invariant;
+pub use network_config::{Latency, LinkConfig, LinkOverride, NetworkConfig};
+pub use process::{Ctx, Effect, Message, Process, Signal, TimerKind};
+pub use rng::{SimRng, StreamId, PPM};
+pub use time::{format_duration, LocalNanos, Nanos, NANOS_PER_MILLI, NANOS_PER_SEC};

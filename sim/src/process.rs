@@ -1,0 +1,167 @@
+//! The contract between the engine and an algorithm. An algorithm is a pure state machine:
+//! a start, a message, a timer, a restart or a resignation in; effects out through [`Ctx`].
+//! It never owns time, randomness or the network.
+
+use crate::ids::NodeId;
+use crate::rng::SimRng;
+use crate::time::{LocalNanos, Nanos};
+use std::fmt::Debug;
+
+/// A protocol message. Its type is counted, traced and charted by name.
+pub trait Message: Clone + Debug {
+    /// The stable name of every message type, indexed by [`Message::kind`].
+    const KINDS: &'static [&'static str];
+    /// The index of this message's type in [`Message::KINDS`].
+    fn kind(&self) -> usize;
+    /// The sender's term or epoch, for the trace (0 if the message carries none).
+    fn term(&self) -> u64 {
+        0
+    }
+}
+
+/// A timer kind of an algorithm. Each (node, kind) has one slot: setting it again re-keys it.
+pub trait TimerKind: Copy + Debug + Eq {
+    /// The stable name of every timer kind, indexed by [`TimerKind::index`].
+    const NAMES: &'static [&'static str];
+    fn index(self) -> usize;
+    fn from_index(index: usize) -> Self;
+}
+
+/// What a process tells the engine that is not a send or a timer: observations the checker,
+/// the metrics and the coverage counters use. None of them changes what happens next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// The process started a real election (Raft candidate, Bully ELECTION, lease attempt).
+    ElectionStarted { term: u64 },
+    /// The process started a pre-election probe (Raft pre-vote); counts as acting on a fault.
+    PreVoteStarted { term: u64 },
+    /// An election round ended without a winner (split vote, timeout while candidate).
+    ElectionRoundFailed { term: u64 },
+    /// The process noticed that its leader or lease is gone and acts on it.
+    LeaderSuspected,
+    /// The process refused a request because it heard from a leader recently.
+    DisruptionPrevented,
+}
+
+/// An effect a handler asks for. Observations take effect at once; sends and timers are
+/// held back until the end of a stall.
+#[derive(Clone, Debug)]
+pub enum Effect<M, T> {
+    Send { to: NodeId, msg: M },
+    SetTimer { timer: T, after_local_ns: Nanos },
+    CancelTimer { timer: T },
+    BecameLeader { term: u64, token: u64 },
+    SteppedDown,
+    Signal(Signal),
+}
+
+impl<M, T> Effect<M, T> {
+    /// Whether the effect leaves the process (and so waits out a stall).
+    pub fn is_deferrable(&self) -> bool {
+        matches!(
+            self,
+            Effect::Send { .. } | Effect::SetTimer { .. } | Effect::CancelTimer { .. }
+        )
+    }
+}
+
+/// The handle a process acts through during one handler call.
+pub struct Ctx<'a, M, T> {
+    me: NodeId,
+    members: usize,
+    local_now_ns: LocalNanos,
+    rng: &'a mut SimRng,
+    out: &'a mut Vec<Effect<M, T>>,
+}
+
+impl<'a, M, T> Ctx<'a, M, T> {
+    /// Built by the engine (and by tests that drive a process by hand).
+    pub fn new(
+        me: NodeId,
+        members: usize,
+        local_now_ns: LocalNanos,
+        rng: &'a mut SimRng,
+        out: &'a mut Vec<Effect<M, T>>,
+    ) -> Self {
+        Self { me, members, local_now_ns, rng, out }
+    }
+
+    /// This process's id.
+    pub fn me(&self) -> NodeId {
+        self.me
+    }
+
+    /// The number of election members; they are the ids `0..members`.
+    pub fn members(&self) -> usize {
+        self.members
+    }
+
+    /// The ids of every member other than this process, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.members).map(NodeId::from).filter(move |id| *id != self.me)
+    }
+
+    /// This process's own clock reading (not true time).
+    pub fn local_now(&self) -> LocalNanos {
+        self.local_now_ns
+    }
+
+    /// This process's own random stream.
+    pub fn rng(&mut self) -> &mut SimRng {
+        self.rng
+    }
+
+    /// Sends `msg` to `to` over the simulated network.
+    pub fn send(&mut self, to: NodeId, msg: M) {
+        self.out.push(Effect::Send { to, msg });
+    }
+
+    /// Arms (or re-arms) the timer slot `timer` to fire after a duration of local time.
+    pub fn set_timer(&mut self, timer: T, after_local_ns: Nanos) {
+        self.out.push(Effect::SetTimer { timer, after_local_ns });
+    }
+
+    /// Disarms the timer slot `timer`, if armed.
+    pub fn cancel_timer(&mut self, timer: T) {
+        self.out.push(Effect::CancelTimer { timer });
+    }
+
+    /// Declares that this process now believes it leads `term`, fencing with `token`.
+    pub fn became_leader(&mut self, term: u64, token: u64) {
+        self.out.push(Effect::BecameLeader { term, token });
+    }
+
+    /// Declares that this process no longer believes it leads.
+    pub fn stepped_down(&mut self) {
+        self.out.push(Effect::SteppedDown);
+    }
+
+    /// Reports an observation for metrics and coverage.
+    pub fn signal(&mut self, signal: Signal) {
+        self.out.push(Effect::Signal(signal));
+    }
+}
+
+/// A process's reaction to events. `Self::Msg` and `Self::Timer` are the algorithm's own.
+pub trait Process {
+    type Msg: Message;
+    type Timer: TimerKind;
+
+    /// Called once at true time zero, in id order.
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
+    /// Called when a crashed process comes back. It must drop its volatile state and keep
+    /// only what it had made durable (and must not claim leadership it held before).
+    fn on_restart(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
+    /// A planned handover was asked of this process. The default does nothing.
+    fn on_resign(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer>) {}
+
+    /// The process's current term or epoch (checked for `term_monotonic`).
+    fn term(&self) -> u64;
+    /// The fencing token to write with, if the process believes it leads by its own clock
+    /// at `local_now_ns` and is willing to serve; asked by the workload before every write.
+    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64>;
+    /// The leader this process recognises (itself included), for the liveness check.
+    fn known_leader(&self) -> Option<NodeId>;
+}
