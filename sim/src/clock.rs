@@ -19,7 +19,11 @@ impl LocalClock {
     /// A clock that reads `offset_ns` at true time zero and gains `drift_ppm` per million.
     pub fn new(offset_ns: LocalNanos, drift_ppm: i64) -> Self {
         assert!(drift_ppm > -1_000_000, "a clock must move forwards");
-        Self { offset_ns, base_ns: 0, drift_ppm }
+        Self {
+            offset_ns,
+            base_ns: 0,
+            drift_ppm,
+        }
     }
 
     /// The drift now in force, in parts per million.

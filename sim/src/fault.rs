@@ -1,7 +1,6 @@
 //! Faults are data: what happens, to whom, when, and for how long. Verbs come in pairs
 //! (crash/restart, partition/heal, pause/resume); `heal_after` undoes a fault by itself.
 
-use crate::ids::NodeId;
 use crate::time::Nanos;
 use serde::Serialize;
 
@@ -122,7 +121,11 @@ pub struct FaultSpec {
 impl FaultSpec {
     /// The true time by which the fault has healed; `None` if it never heals by itself.
     pub fn healed_by_ns(&self) -> Option<Nanos> {
-        match (&self.action, self.heal_after_ns, self.action.built_in_duration()) {
+        match (
+            &self.action,
+            self.heal_after_ns,
+            self.action.built_in_duration(),
+        ) {
             (_, _, Some(d)) => Some(self.at_ns + d),
             (_, Some(h), None) => Some(self.at_ns + h),
             (FaultAction::Crash(_), None, None) | (FaultAction::Partition(_), None, None) => None,

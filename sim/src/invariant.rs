@@ -27,8 +27,11 @@ impl Invariant {
     ];
 
     /// The safety invariants (those an `expect: Violates([...])` may name).
-    pub const SAFETY: [Invariant; 3] =
-        [Invariant::ElectionSafety, Invariant::FencingSafety, Invariant::TermMonotonic];
+    pub const SAFETY: [Invariant; 3] = [
+        Invariant::ElectionSafety,
+        Invariant::FencingSafety,
+        Invariant::TermMonotonic,
+    ];
 
     /// The stable snake_case name.
     pub fn name(self) -> &'static str {

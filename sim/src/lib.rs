@@ -20,3 +20,19 @@ pub use network_config::{Latency, LinkConfig, LinkOverride, NetworkConfig};
 pub use process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 pub use rng::{SimRng, StreamId, PPM};
 pub use time::{format_duration, LocalNanos, Nanos, NANOS_PER_MILLI, NANOS_PER_SEC};
+
+pub mod checker;
+pub mod engine;
+pub mod failover;
+pub mod leadership;
+pub mod liveness;
+pub mod network;
+pub mod queue;
+pub mod report;
+pub mod resource;
+pub mod trace;
+
+pub use checker::Violation;
+pub use engine::Sim;
+pub use report::{FailoverOutcome, LivenessVerdict, RunReport};
+pub use trace::{JsonLinesWriter, Tee, TraceHasher, TraceSink};

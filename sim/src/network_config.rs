@@ -10,7 +10,10 @@ pub enum Latency {
     /// Uniform in the inclusive range.
     Uniform(Nanos, Nanos),
     /// `min` plus an exponential draw with the given mean (a long tail).
-    Exponential { mean_ns: Nanos, min_ns: Nanos },
+    Exponential {
+        mean_ns: Nanos,
+        min_ns: Nanos,
+    },
 }
 
 impl Latency {

@@ -47,10 +47,25 @@ pub enum Signal {
 /// held back until the end of a stall.
 #[derive(Clone, Debug)]
 pub enum Effect<M, T> {
-    Send { to: NodeId, msg: M },
-    SetTimer { timer: T, after_local_ns: Nanos },
-    CancelTimer { timer: T },
-    BecameLeader { term: u64, token: u64 },
+    Send {
+        to: NodeId,
+        msg: M,
+    },
+    SetTimer {
+        timer: T,
+        after_local_ns: Nanos,
+    },
+    CancelTimer {
+        timer: T,
+    },
+    /// A write to the fenced resource, carrying a fencing token.
+    Write {
+        token: u64,
+    },
+    BecameLeader {
+        term: u64,
+        token: u64,
+    },
     SteppedDown,
     Signal(Signal),
 }
@@ -60,7 +75,10 @@ impl<M, T> Effect<M, T> {
     pub fn is_deferrable(&self) -> bool {
         matches!(
             self,
-            Effect::Send { .. } | Effect::SetTimer { .. } | Effect::CancelTimer { .. }
+            Effect::Send { .. }
+                | Effect::Write { .. }
+                | Effect::SetTimer { .. }
+                | Effect::CancelTimer { .. }
         )
     }
 }
@@ -83,7 +101,13 @@ impl<'a, M, T> Ctx<'a, M, T> {
         rng: &'a mut SimRng,
         out: &'a mut Vec<Effect<M, T>>,
     ) -> Self {
-        Self { me, members, local_now_ns, rng, out }
+        Self {
+            me,
+            members,
+            local_now_ns,
+            rng,
+            out,
+        }
     }
 
     /// This process's id.
@@ -98,7 +122,9 @@ impl<'a, M, T> Ctx<'a, M, T> {
 
     /// The ids of every member other than this process, in id order.
     pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
-        (0..self.members).map(NodeId::from).filter(move |id| *id != self.me)
+        (0..self.members)
+            .map(NodeId::from)
+            .filter(move |id| *id != self.me)
     }
 
     /// This process's own clock reading (not true time).
@@ -118,12 +144,20 @@ impl<'a, M, T> Ctx<'a, M, T> {
 
     /// Arms (or re-arms) the timer slot `timer` to fire after a duration of local time.
     pub fn set_timer(&mut self, timer: T, after_local_ns: Nanos) {
-        self.out.push(Effect::SetTimer { timer, after_local_ns });
+        self.out.push(Effect::SetTimer {
+            timer,
+            after_local_ns,
+        });
     }
 
     /// Disarms the timer slot `timer`, if armed.
     pub fn cancel_timer(&mut self, timer: T) {
         self.out.push(Effect::CancelTimer { timer });
+    }
+
+    /// Writes to the fenced resource with `token` (over the network, like any message).
+    pub fn write(&mut self, token: u64) {
+        self.out.push(Effect::Write { token });
     }
 
     /// Declares that this process now believes it leads `term`, fencing with `token`.
@@ -149,7 +183,12 @@ pub trait Process {
 
     /// Called once at true time zero, in id order.
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
+    fn on_message(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer>,
+        from: NodeId,
+        msg: Self::Msg,
+    );
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
     /// Called when a crashed process comes back. It must drop its volatile state and keep
     /// only what it had made durable (and must not claim leadership it held before).

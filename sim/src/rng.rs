@@ -72,9 +72,16 @@ impl SimRng {
 
     /// A uniform signed integer in the inclusive range `[low, high]`.
     pub fn between_signed(&mut self, low: i64, high: i64) -> i64 {
-        assert!(low <= high, "between_signed({low}, {high}) is an empty range");
+        assert!(
+            low <= high,
+            "between_signed({low}, {high}) is an empty range"
+        );
         let span = high.abs_diff(low);
-        let offset = if span == u64::MAX { self.next_u64() } else { self.below(span + 1) };
+        let offset = if span == u64::MAX {
+            self.next_u64()
+        } else {
+            self.below(span + 1)
+        };
         low.wrapping_add(offset as i64)
     }
 
@@ -117,7 +124,11 @@ mod tests {
         assert_eq!(node.below(1000), GOLDEN_SEED7_NODE3_BELOW1000);
     }
 
-    const GOLDEN_SEED7_NETWORK: [u64; 3] = [18301176669829311175, 166969048821288533, 13311386896195443538];
+    const GOLDEN_SEED7_NETWORK: [u64; 3] = [
+        18301176669829311175,
+        166969048821288533,
+        13311386896195443538,
+    ];
     const GOLDEN_SEED7_NODE3_BELOW1000: u64 = 118;
 
     #[test]

@@ -1,0 +1,205 @@
+//! The safety checker. It observes typed events (claims, terms, accepted writes) at every
+//! step and knows nothing of any algorithm's internals.
+
+use crate::ids::NodeId;
+use crate::invariant::Invariant;
+use crate::time::{format_duration, Nanos};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The first occurrence of a broken invariant, and how often it broke.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub invariant: Invariant,
+    pub at_ns: Nanos,
+    pub nodes: Vec<NodeId>,
+    pub detail: String,
+    /// How many times it broke during the run.
+    pub count: u64,
+}
+
+/// Watches the safety invariants.
+#[derive(Debug, Default)]
+pub struct Checker {
+    /// Who claimed each term first: `election_safety`.
+    claims: BTreeMap<u64, NodeId>,
+    /// The highest term each process reported: `term_monotonic` (survives restarts).
+    last_term: Vec<u64>,
+    /// `fencing_safety`.
+    highest_accepted_token: Option<u64>,
+    token_writer: BTreeMap<u64, NodeId>,
+    violations: Vec<Violation>,
+}
+
+impl Checker {
+    pub fn new(processes: usize) -> Self {
+        Self {
+            last_term: vec![0; processes],
+            ..Self::default()
+        }
+    }
+
+    /// A process claims leadership of `term`. Returns the invariant it broke, if any.
+    pub fn on_claim(&mut self, now: Nanos, node: NodeId, term: u64) -> Option<Invariant> {
+        match self.claims.get(&term) {
+            None => {
+                self.claims.insert(term, node);
+                None
+            }
+            Some(first) if *first == node => None,
+            Some(first) => {
+                let detail = format!("{first} and {node} both claimed leadership of term {term}");
+                let nodes = vec![*first, node];
+                self.record(Invariant::ElectionSafety, now, nodes, detail)
+            }
+        }
+    }
+
+    /// A process's term after a handler. Returns the invariant it broke, if any.
+    pub fn on_term(&mut self, now: Nanos, node: NodeId, term: u64) -> Option<Invariant> {
+        let last = &mut self.last_term[node.index()];
+        if term >= *last {
+            *last = term;
+            return None;
+        }
+        let detail = format!("{node}'s term went back from {last} to {term}");
+        self.record(Invariant::TermMonotonic, now, vec![node], detail)
+    }
+
+    /// The resource accepted a write. Returns the invariant it broke, if any.
+    pub fn on_accepted_write(&mut self, now: Nanos, node: NodeId, token: u64) -> Option<Invariant> {
+        let mut broken = None;
+        if let Some(highest) = self.highest_accepted_token {
+            if token < highest {
+                let writer = self.token_writer.get(&highest).copied().unwrap_or(node);
+                let detail = format!(
+                    "the resource accepted token {token} from {node} after token {highest} from {writer}"
+                );
+                broken = self.record(Invariant::FencingSafety, now, vec![node, writer], detail);
+            }
+        }
+        match self.token_writer.get(&token) {
+            Some(first) if *first != node => {
+                let detail =
+                    format!("the resource accepted token {token} from both {first} and {node}");
+                let nodes = vec![*first, node];
+                broken = self
+                    .record(Invariant::FencingSafety, now, nodes, detail)
+                    .or(broken);
+            }
+            Some(_) => {}
+            None => {
+                self.token_writer.insert(token, node);
+            }
+        }
+        self.highest_accepted_token =
+            Some(self.highest_accepted_token.map_or(token, |h| h.max(token)));
+        broken
+    }
+
+    /// Records a liveness failure decided elsewhere (the liveness monitor).
+    pub fn record_liveness(&mut self, now: Nanos, nodes: Vec<NodeId>, detail: String) {
+        self.record(Invariant::Liveness, now, nodes, detail);
+    }
+
+    /// The violations so far: the first of each invariant, in the order they first broke.
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// Whether `invariant` has broken.
+    pub fn violated(&self, invariant: Invariant) -> bool {
+        self.violations.iter().any(|v| v.invariant == invariant)
+    }
+
+    fn record(
+        &mut self,
+        invariant: Invariant,
+        now: Nanos,
+        nodes: Vec<NodeId>,
+        detail: String,
+    ) -> Option<Invariant> {
+        match self
+            .violations
+            .iter_mut()
+            .find(|v| v.invariant == invariant)
+        {
+            Some(existing) => existing.count += 1,
+            None => {
+                let detail = format!("{detail} (at {})", format_duration(now));
+                self.violations.push(Violation {
+                    invariant,
+                    at_ns: now,
+                    nodes,
+                    detail,
+                    count: 1,
+                });
+            }
+        }
+        Some(invariant)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_claims_of_one_term_break_election_safety() {
+        let mut checker = Checker::new(3);
+        assert_eq!(checker.on_claim(1, NodeId(0), 4), None);
+        assert_eq!(
+            checker.on_claim(2, NodeId(0), 4),
+            None,
+            "re-claiming one's own term is fine"
+        );
+        assert_eq!(checker.on_claim(3, NodeId(1), 5), None);
+        assert_eq!(
+            checker.on_claim(4, NodeId(2), 4),
+            Some(Invariant::ElectionSafety)
+        );
+        assert_eq!(checker.violations()[0].nodes, vec![NodeId(0), NodeId(2)]);
+    }
+
+    #[test]
+    fn a_term_going_back_breaks_term_monotonic() {
+        let mut checker = Checker::new(2);
+        assert_eq!(checker.on_term(1, NodeId(1), 3), None);
+        assert_eq!(checker.on_term(2, NodeId(1), 3), None);
+        assert_eq!(
+            checker.on_term(3, NodeId(1), 2),
+            Some(Invariant::TermMonotonic)
+        );
+    }
+
+    #[test]
+    fn a_lower_token_accepted_after_a_higher_one_breaks_fencing_safety() {
+        let mut checker = Checker::new(2);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 1), None);
+        assert_eq!(checker.on_accepted_write(2, NodeId(1), 2), None);
+        assert_eq!(
+            checker.on_accepted_write(3, NodeId(0), 1),
+            Some(Invariant::FencingSafety)
+        );
+    }
+
+    #[test]
+    fn one_token_from_two_writers_breaks_fencing_safety() {
+        let mut checker = Checker::new(2);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 7), None);
+        assert_eq!(
+            checker.on_accepted_write(2, NodeId(1), 7),
+            Some(Invariant::FencingSafety)
+        );
+    }
+
+    #[test]
+    fn repeated_breaks_are_counted_once_each_invariant() {
+        let mut checker = Checker::new(3);
+        checker.on_claim(1, NodeId(0), 1);
+        checker.on_claim(2, NodeId(1), 1);
+        checker.on_claim(3, NodeId(2), 1);
+        assert_eq!(checker.violations().len(), 1);
+        assert_eq!(checker.violations()[0].count, 2);
+    }
+}

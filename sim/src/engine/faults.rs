@@ -1,0 +1,334 @@
+//! Applying faults: resolving targets when the fault fires, cutting the network, and undoing
+//! each fault at its `heal_after`.
+
+use super::{EventData, Sim, Status};
+use crate::failover::Strike;
+use crate::fault::{FaultAction, PartitionShape, Target};
+use crate::ids::NodeId;
+use crate::network::{Cut, UNCUT};
+use crate::process::Process;
+use crate::report::FaultRecord;
+use crate::time::{format_duration, format_signed_duration};
+
+impl<'t, P: Process> Sim<'t, P> {
+    pub(super) fn apply_fault(&mut self, index: usize) {
+        let spec = self.config.faults[index].clone();
+        let leader = self.leadership.leader();
+        let leader_term = leader.and_then(|l| self.leadership.term_of(l));
+        let nodes = self.fault_nodes_for(&spec.action);
+        let description = self.describe(&spec.action, &nodes, leader);
+        self.fault_records.push(FaultRecord {
+            at_ns: self.now,
+            kind: spec.action.kind_name().to_string(),
+            description: description.clone(),
+            nodes: nodes.clone(),
+            healed_at_ns: None,
+        });
+        self.do_fault(index, &spec.action, &nodes);
+        if let (Some(l), Some(term)) = (leader, leader_term) {
+            if self.strikes_leader(&spec.action, &nodes, l) {
+                self.failovers.open(Strike {
+                    cause: format!("{} of leader {l}", spec.action.kind_name()),
+                    fault_kind: spec.action.kind_name(),
+                    at_ns: self.now,
+                    leader: l,
+                    term,
+                    heals_at_ns: self.heals_at(&spec.action, spec.heal_after_ns),
+                    last_write_before_ns: self.resource.last_accepted_ns,
+                });
+            }
+        }
+        self.fault_nodes[index] = nodes;
+        if let Some(after_ns) = spec.heal_after_ns.filter(|_| spec.action.can_heal()) {
+            self.pending_heals += 1;
+            self.push_event(self.now + after_ns, EventData::HealFault(index));
+        }
+        if let Some(d) = spec.action.built_in_duration() {
+            if matches!(spec.action, FaultAction::Pause(..)) {
+                self.fault_records[index].healed_at_ns = Some(self.now + d);
+            }
+        }
+        self.faults_fired += 1;
+        self.trace_global("fault", &description);
+        self.check_quiet();
+    }
+
+    /// The nodes a fault acts on (for partitions: the nodes its shape names).
+    fn fault_nodes_for(&mut self, action: &FaultAction) -> Vec<NodeId> {
+        match action {
+            FaultAction::Crash(t)
+            | FaultAction::Restart(t)
+            | FaultAction::Pause(t, _)
+            | FaultAction::Stall(t, _)
+            | FaultAction::ClockJump(t, _)
+            | FaultAction::ClockDrift(t, _)
+            | FaultAction::Resign(t) => self.resolve(t),
+            FaultAction::Partition(shape) => match shape {
+                PartitionShape::Groups(_) => Vec::new(),
+                PartitionShape::Isolate(t)
+                | PartitionShape::MajorityMinority(t)
+                | PartitionShape::Bridge(t) => self.resolve(t),
+                PartitionShape::OneWay { from, .. } => self.resolve(from),
+                PartitionShape::CutLink(a, _) => self.resolve(a),
+            },
+            FaultAction::Heal | FaultAction::Loss(_) | FaultAction::Duplicate(_) => Vec::new(),
+        }
+    }
+
+    fn do_fault(&mut self, index: usize, action: &FaultAction, nodes: &[NodeId]) {
+        match action {
+            FaultAction::Crash(_) => nodes.iter().for_each(|n| self.crash(*n)),
+            FaultAction::Restart(_) => nodes.iter().for_each(|n| self.restart(*n)),
+            FaultAction::Pause(_, d) => nodes.iter().for_each(|n| self.pause(*n, *d)),
+            FaultAction::Stall(_, d) => nodes.iter().for_each(|n| self.arm_stall(*n, *d, index)),
+            FaultAction::Partition(shape) => {
+                if let Some(cut) = self.cut_for(shape, nodes) {
+                    self.network.add_cut(index, cut);
+                }
+            }
+            FaultAction::Heal => self.network.heal_all(),
+            FaultAction::ClockJump(_, delta) => {
+                for node in nodes {
+                    self.nodes[node.index()].clock.jump(self.now, *delta);
+                    self.rekey_timers(*node);
+                }
+            }
+            FaultAction::ClockDrift(_, ppm) => {
+                for node in nodes {
+                    let old = self.nodes[node.index()].clock.drift_ppm();
+                    self.saved_drift_ppm[index].push((*node, old));
+                    self.nodes[node.index()].clock.set_drift(self.now, *ppm);
+                    self.rekey_timers(*node);
+                }
+            }
+            FaultAction::Resign(_) => nodes.iter().for_each(|n| self.resign(*n)),
+            FaultAction::Loss(ppm) => self.network.set_loss_ppm(*ppm),
+            FaultAction::Duplicate(ppm) => self.network.set_duplicate_ppm(*ppm),
+        }
+    }
+
+    pub(super) fn heal_fault(&mut self, index: usize) {
+        self.pending_heals -= 1;
+        self.fault_records[index].healed_at_ns = Some(self.now);
+        let nodes = self.fault_nodes[index].clone();
+        match &self.config.faults[index].action {
+            FaultAction::Crash(_) => nodes.iter().for_each(|n| self.restart(*n)),
+            FaultAction::Partition(_) => self.network.remove_cut(index),
+            FaultAction::ClockDrift(..) => {
+                for (node, ppm) in std::mem::take(&mut self.saved_drift_ppm[index]) {
+                    self.nodes[node.index()].clock.set_drift(self.now, ppm);
+                    self.rekey_timers(node);
+                }
+            }
+            FaultAction::Loss(_) => self.network.restore_loss(),
+            FaultAction::Duplicate(_) => self.network.restore_duplicate(),
+            other => unreachable!("{} cannot heal", other.kind_name()),
+        }
+        let what = self.fault_records[index].description.clone();
+        self.trace_global("heal", &what);
+        self.check_quiet();
+    }
+
+    fn live_members(&self) -> Vec<NodeId> {
+        (0..self.config.members)
+            .map(NodeId::from)
+            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .collect()
+    }
+
+    /// Resolves a target to nodes now.
+    fn resolve(&mut self, target: &Target) -> Vec<NodeId> {
+        let members = self.config.members;
+        match target {
+            Target::Leader => self.leadership.leader().into_iter().collect(),
+            Target::Follower => {
+                let leader = self.leadership.leader();
+                let followers: Vec<NodeId> = self
+                    .live_members()
+                    .into_iter()
+                    .filter(|n| Some(*n) != leader)
+                    .collect();
+                self.pick(&followers, 1)
+            }
+            Target::Node(i) => vec![NodeId(*i)],
+            Target::Random => {
+                let live = self.live_members();
+                self.pick(&live, 1)
+            }
+            Target::Minority => {
+                let all: Vec<NodeId> = (0..members).map(NodeId::from).collect();
+                self.pick(&all, (members - 1) / 2)
+            }
+            Target::Service => (members..self.processes.len()).map(NodeId::from).collect(),
+            Target::AllCrashed => (0..members)
+                .map(NodeId::from)
+                .filter(|n| self.nodes[n.index()].status == Status::Crashed)
+                .collect(),
+            Target::All => (0..members).map(NodeId::from).collect(),
+        }
+    }
+
+    /// Draws `count` distinct nodes from `from`, in id order, from the fault stream.
+    fn pick(&mut self, from: &[NodeId], count: usize) -> Vec<NodeId> {
+        let mut pool = from.to_vec();
+        let count = count.min(pool.len());
+        for i in 0..count {
+            let j = i + self.fault_rng.index(pool.len() - i);
+            pool.swap(i, j);
+        }
+        pool.truncate(count);
+        pool.sort();
+        pool
+    }
+
+    /// The cut a partition shape makes, with its target(s) already resolved to `nodes`.
+    fn cut_for(&mut self, shape: &PartitionShape, nodes: &[NodeId]) -> Option<Cut> {
+        let count = self.processes.len();
+        let members = self.config.members;
+        match shape {
+            PartitionShape::Groups(groups) => {
+                let mut label = vec![groups.len() as u32; count];
+                label[members..].fill(UNCUT);
+                for (g, group) in groups.iter().enumerate() {
+                    for i in group {
+                        label[*i as usize] = g as u32;
+                    }
+                }
+                Some(Cut::Groups(label))
+            }
+            PartitionShape::Isolate(_) => {
+                let first = *nodes.first()?;
+                let mut label = vec![0; count];
+                nodes.iter().for_each(|n| label[n.index()] = 1);
+                debug_assert_eq!(label[first.index()], 1);
+                Some(Cut::Groups(label))
+            }
+            PartitionShape::MajorityMinority(_) => {
+                let first = *nodes.first()?;
+                let size = ((members - 1) / 2).max(1);
+                let mut minority: Vec<usize> = nodes.iter().map(|n| n.index()).take(size).collect();
+                let mut next = first.index();
+                while minority.len() < size {
+                    next = (next + 1) % members;
+                    if !minority.contains(&next) {
+                        minority.push(next);
+                    }
+                }
+                let mut label = vec![0; count];
+                minority.iter().for_each(|i| label[*i] = 1);
+                Some(Cut::Groups(label))
+            }
+            PartitionShape::OneWay { to, .. } => {
+                let receivers = self.resolve(to);
+                let mut from = vec![false; count];
+                let mut dest = vec![false; count];
+                nodes.iter().for_each(|n| from[n.index()] = true);
+                receivers.iter().for_each(|n| dest[n.index()] = true);
+                Some(Cut::OneWay { from, to: dest })
+            }
+            PartitionShape::CutLink(_, other) => {
+                let a = *nodes.first()?;
+                let b = *self.resolve(other).first()?;
+                (a != b).then_some(Cut::Link(a, b))
+            }
+            PartitionShape::Bridge(_) => {
+                let bridge = *nodes.first()?;
+                let others: Vec<usize> = (0..members).filter(|i| *i != bridge.index()).collect();
+                let half = others.len() / 2;
+                let mut label = vec![UNCUT; count];
+                for (k, i) in others.iter().enumerate() {
+                    label[*i] = u32::from(k >= half);
+                }
+                Some(Cut::Groups(label))
+            }
+        }
+    }
+
+    /// Whether the fault takes the leader out of action (starting a failover).
+    fn strikes_leader(&self, action: &FaultAction, nodes: &[NodeId], leader: NodeId) -> bool {
+        match action {
+            FaultAction::Crash(_)
+            | FaultAction::Pause(..)
+            | FaultAction::Stall(..)
+            | FaultAction::Resign(_) => nodes.contains(&leader),
+            FaultAction::Partition(_) => {
+                let reachable = (0..self.config.members)
+                    .map(NodeId::from)
+                    .filter(|n| *n != leader && self.network.connected(leader, *n))
+                    .count();
+                reachable + 1
+                    < self
+                        .info
+                        .min_group_for_progress
+                        .max(2)
+                        .min(self.config.members)
+            }
+            _ => false,
+        }
+    }
+
+    fn heals_at(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
+        match action {
+            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => Some(self.now + d),
+            FaultAction::Resign(_) => Some(self.now),
+            FaultAction::Partition(_) => heal_after_ns.map(|h| self.now + h),
+            _ => None,
+        }
+    }
+
+    fn describe(&self, action: &FaultAction, nodes: &[NodeId], leader: Option<NodeId>) -> String {
+        let who = |ns: &[NodeId]| {
+            let names: Vec<String> = ns
+                .iter()
+                .map(|n| {
+                    if Some(*n) == leader {
+                        format!("{n} (leader)")
+                    } else {
+                        n.to_string()
+                    }
+                })
+                .collect();
+            names.join(", ")
+        };
+        let needs_nodes = !matches!(
+            action,
+            FaultAction::Heal
+                | FaultAction::Loss(_)
+                | FaultAction::Duplicate(_)
+                | FaultAction::Partition(PartitionShape::Groups(_))
+        );
+        if needs_nodes && nodes.is_empty() {
+            return format!("{} skipped: its target matched no node", action.kind_name());
+        }
+        match action {
+            FaultAction::Crash(_) => format!("crash {}", who(nodes)),
+            FaultAction::Restart(_) => format!("restart {}", who(nodes)),
+            FaultAction::Pause(_, d) => format!("pause {} for {}", who(nodes), format_duration(*d)),
+            FaultAction::Stall(_, d) => format!("stall {} for {}", who(nodes), format_duration(*d)),
+            FaultAction::Partition(shape) => {
+                format!("partition: {}", describe_shape(shape, &who(nodes)))
+            }
+            FaultAction::Heal => "heal the network".to_string(),
+            FaultAction::ClockJump(_, d) => format!(
+                "clock of {} jumps {}",
+                who(nodes),
+                format_signed_duration(*d)
+            ),
+            FaultAction::ClockDrift(_, ppm) => format!("clock of {} drifts {ppm} ppm", who(nodes)),
+            FaultAction::Resign(_) => format!("{} resigns", who(nodes)),
+            FaultAction::Loss(ppm) => format!("loss {}%", f64::from(*ppm) / 10_000.0),
+            FaultAction::Duplicate(ppm) => format!("duplication {}%", f64::from(*ppm) / 10_000.0),
+        }
+    }
+}
+
+fn describe_shape(shape: &PartitionShape, who: &str) -> String {
+    match shape {
+        PartitionShape::Groups(groups) => format!("groups {groups:?}"),
+        PartitionShape::Isolate(_) => format!("isolate {who}"),
+        PartitionShape::MajorityMinority(_) => format!("{who} in a minority"),
+        PartitionShape::OneWay { .. } => format!("one-way: messages from {who} lost"),
+        PartitionShape::CutLink(..) => format!("cut the link at {who}"),
+        PartitionShape::Bridge(_) => format!("two halves bridged by {who}"),
+    }
+}

@@ -1,0 +1,451 @@
+//! The engine: one run of one scenario, single-threaded, event by event.
+//!
+//! Events are ordered by `(time, seq)` ([`crate::queue`]). Each member process has one timer
+//! slot per timer kind plus one for the workload; messages and engine events live in a slab.
+//! After every handler the checker sees the process's claims, term and writes.
+
+mod faults;
+mod nodes;
+mod trace_line;
+
+use crate::checker::Checker;
+use crate::clock::LocalClock;
+use crate::config::{AlgorithmInfo, SimConfig};
+use crate::failover::FailoverTracker;
+use crate::ids::NodeId;
+use crate::invariant::Invariant;
+use crate::leadership::Leadership;
+use crate::liveness::LivenessMonitor;
+use crate::network::Network;
+use crate::process::{Effect, Message, Process, TimerKind};
+use crate::queue::EventQueue;
+use crate::report::{
+    Counters, DropStats, FaultRecord, MessageStats, RunReport, WriteStats, WRITE_KIND,
+};
+use crate::resource::Resource;
+use crate::rng::{SimRng, StreamId};
+use crate::time::{LocalNanos, Nanos};
+use crate::trace::TraceSink;
+use std::collections::{BTreeMap, VecDeque};
+
+pub use nodes::Status;
+
+/// What travels on a link.
+#[derive(Clone, Debug)]
+enum Payload<M> {
+    Algo(M),
+    Write { token: u64 },
+}
+
+/// A queued event that is not a timer.
+#[derive(Debug)]
+enum EventData<M> {
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        sent_ns: Nanos,
+        payload: Payload<M>,
+    },
+    Fault(usize),
+    HealFault(usize),
+    Resume {
+        node: NodeId,
+        generation: u32,
+    },
+    LivenessDeadline,
+}
+
+/// Something that came due while its process was paused, handled at resume in order.
+#[derive(Debug)]
+enum Held<M> {
+    Message {
+        from: NodeId,
+        sent_ns: Nanos,
+        msg: M,
+    },
+    Timer {
+        kind: usize,
+        generation: u32,
+    },
+}
+
+/// Per-process engine state (the process itself lives in `Sim::processes`).
+struct NodeState<M, T> {
+    status: Status,
+    clock: LocalClock,
+    rng: SimRng,
+    /// The local deadline of each timer slot (valid while armed).
+    local_deadline: Vec<LocalNanos>,
+    /// Bumped on every arm and disarm, so a held timer that was re-armed is skipped.
+    timer_generation: Vec<u32>,
+    held: VecDeque<Held<M>>,
+    /// A stall waiting to strike inside the next handler: its length and its fault.
+    stall_next: Option<(Nanos, usize)>,
+    /// Effects of a stalled handler, released at resume.
+    deferred: Vec<Effect<M, T>>,
+    pause_generation: u32,
+}
+
+/// A slab of events with a free list; handles are stable while the event is queued.
+struct Slab<T> {
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Slab<T> {
+    fn insert(&mut self, item: T) -> u32 {
+        match self.free.pop() {
+            Some(index) => {
+                self.items[index as usize] = Some(item);
+                index
+            }
+            None => {
+                self.items.push(Some(item));
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, index: u32) -> T {
+        let item = self.items[index as usize]
+            .take()
+            .expect("a queued event is in the slab");
+        self.free.push(index);
+        item
+    }
+}
+
+/// One simulation run.
+pub struct Sim<'t, P: Process> {
+    config: SimConfig,
+    info: AlgorithmInfo,
+    now: Nanos,
+    events: u64,
+    max_events: Option<u64>,
+    queue: EventQueue,
+    slab: Slab<EventData<P::Msg>>,
+    /// Timer slots per process: the algorithm's kinds plus the workload's.
+    slots_per_node: usize,
+    processes: Vec<P>,
+    nodes: Vec<NodeState<P::Msg, P::Timer>>,
+    outbox: Vec<Effect<P::Msg, P::Timer>>,
+    network: Network,
+    resource: Resource,
+    resource_id: NodeId,
+    checker: Checker,
+    leadership: Leadership,
+    failovers: FailoverTracker,
+    liveness: LivenessMonitor,
+    message_stats: Vec<MessageStats>,
+    drops: DropStats,
+    writes: WriteStats,
+    counters: Counters,
+    /// First candidate of each term, and whether a second one was already counted.
+    candidates: BTreeMap<u64, (NodeId, bool)>,
+    fault_rng: SimRng,
+    fault_records: Vec<FaultRecord>,
+    /// Resolved nodes of each fault, for its heal.
+    fault_nodes: Vec<Vec<NodeId>>,
+    saved_drift_ppm: Vec<Vec<(NodeId, i64)>>,
+    faults_fired: usize,
+    /// Heals, resumes and stalls still to come: the run is quiet when this reaches zero.
+    pending_heals: usize,
+    quiet: bool,
+    trace: Option<&'t mut dyn TraceSink>,
+    trace_line: String,
+    /// Violations found since the last trace line.
+    flagged: Vec<Invariant>,
+}
+
+impl<'t, P: Process> Sim<'t, P> {
+    /// A run of `processes` (members first, then services) under `config`.
+    pub fn new(config: SimConfig, info: AlgorithmInfo, processes: Vec<P>) -> Self {
+        assert!(config.members >= 1, "a run needs at least one member");
+        assert!(
+            processes.len() >= config.members,
+            "every member needs a process"
+        );
+        let count = processes.len();
+        let slots_per_node = P::Timer::NAMES.len() + 1;
+        let nodes = Self::initial_nodes(&config, count, slots_per_node);
+        let mut message_stats: Vec<MessageStats> = P::Msg::KINDS
+            .iter()
+            .map(|k| MessageStats {
+                kind: k.to_string(),
+                ..MessageStats::default()
+            })
+            .collect();
+        message_stats.push(MessageStats {
+            kind: WRITE_KIND.to_string(),
+            ..MessageStats::default()
+        });
+        let bound = config
+            .liveness_bound_ns
+            .unwrap_or(info.failure_detection_ns.saturating_mul(10));
+        Self {
+            network: Network::new(
+                config.network.clone(),
+                SimRng::stream(config.seed, StreamId::NETWORK),
+            ),
+            resource: Resource::new(config.fencing),
+            resource_id: NodeId::from(count),
+            checker: Checker::new(count),
+            leadership: Leadership::new(count),
+            failovers: FailoverTracker::default(),
+            liveness: LivenessMonitor::new(config.members, bound),
+            fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
+            fault_records: Vec::with_capacity(config.faults.len()),
+            fault_nodes: vec![Vec::new(); config.faults.len()],
+            saved_drift_ppm: vec![Vec::new(); config.faults.len()],
+            queue: EventQueue::new(count * slots_per_node),
+            slab: Slab {
+                items: Vec::with_capacity(1024),
+                free: Vec::new(),
+            },
+            slots_per_node,
+            processes,
+            nodes,
+            outbox: Vec::with_capacity(64),
+            now: 0,
+            events: 0,
+            max_events: None,
+            message_stats,
+            drops: DropStats::default(),
+            writes: WriteStats::default(),
+            counters: Counters::default(),
+            candidates: BTreeMap::new(),
+            faults_fired: 0,
+            pending_heals: 0,
+            quiet: false,
+            trace: None,
+            trace_line: String::new(),
+            flagged: Vec::new(),
+            config,
+            info,
+        }
+    }
+
+    fn initial_nodes(
+        config: &SimConfig,
+        count: usize,
+        slots: usize,
+    ) -> Vec<NodeState<P::Msg, P::Timer>> {
+        let mut clock_rng = SimRng::stream(config.seed, StreamId::CLOCKS);
+        let max_drift = i64::from(config.clocks.max_drift_ppm);
+        let max_offset = config.clocks.max_offset_ns as i64;
+        (0..count)
+            .map(|index| {
+                // Always draw both, so an explicit override does not shift other nodes' draws.
+                let mut drift = clock_rng.between_signed(-max_drift, max_drift);
+                let mut offset = clock_rng.between_signed(-max_offset, max_offset);
+                if let Some(fixed) = config
+                    .clocks
+                    .per_node
+                    .iter()
+                    .find(|c| c.node as usize == index)
+                {
+                    drift = fixed.drift_ppm;
+                    offset = fixed.offset_ns;
+                }
+                NodeState {
+                    status: Status::Up,
+                    clock: LocalClock::new(offset, drift),
+                    rng: SimRng::stream(config.seed, StreamId::node(index)),
+                    local_deadline: vec![0; slots],
+                    timer_generation: vec![0; slots],
+                    held: VecDeque::new(),
+                    stall_next: None,
+                    deferred: Vec::new(),
+                    pause_generation: 0,
+                }
+            })
+            .collect()
+    }
+
+    /// Writes one JSON line per event to `sink`.
+    pub fn with_trace(mut self, sink: &'t mut dyn TraceSink) -> Self {
+        self.trace = Some(sink);
+        self
+    }
+
+    /// Stops after `limit` events even if simulated time remains (benchmarks).
+    pub fn with_event_limit(mut self, limit: u64) -> Self {
+        self.max_events = Some(limit);
+        self
+    }
+
+    /// The processes, members first (for tests and benchmarks that inspect final state).
+    pub fn processes(&self) -> &[P] {
+        &self.processes
+    }
+
+    /// The current true time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// Runs to the configured duration (or event limit) and reports.
+    pub fn run(&mut self) -> RunReport {
+        self.start();
+        while let Some(time) = self.queue.peek_time() {
+            if time > self.config.duration_ns || self.max_events.is_some_and(|m| self.events >= m) {
+                break;
+            }
+            let entry = self.queue.take_min().expect("peeked an event");
+            self.now = entry.time;
+            self.events += 1;
+            self.dispatch(entry.handle);
+        }
+        if self.max_events.is_none() {
+            self.now = self.config.duration_ns;
+        }
+        self.finish()
+    }
+
+    fn start(&mut self) {
+        for (index, fault) in self.config.faults.iter().enumerate() {
+            let handle = self.slab.insert(EventData::Fault(index));
+            self.queue.push(fault.at_ns, self.slab_handle(handle));
+        }
+        for index in 0..self.processes.len() {
+            let node = NodeId::from(index);
+            self.invoke(node, nodes::Input::Start);
+            self.arm_workload(node);
+        }
+        self.check_quiet();
+    }
+
+    fn slab_handle(&self, index: u32) -> u32 {
+        (self.queue_slots() as u32) + index
+    }
+
+    fn queue_slots(&self) -> usize {
+        self.processes.len() * self.slots_per_node
+    }
+
+    fn push_event(&mut self, at_ns: Nanos, data: EventData<P::Msg>) {
+        let index = self.slab.insert(data);
+        let handle = self.slab_handle(index);
+        self.queue.push(at_ns, handle);
+    }
+
+    fn dispatch(&mut self, handle: u32) {
+        let slots = self.queue_slots() as u32;
+        if handle < slots {
+            let node = NodeId::from(handle as usize / self.slots_per_node);
+            self.on_timer_slot(node, handle as usize % self.slots_per_node);
+            return;
+        }
+        match self.slab.take(handle - slots) {
+            EventData::Deliver {
+                from,
+                to,
+                sent_ns,
+                payload,
+            } => self.on_deliver(from, to, sent_ns, payload),
+            EventData::Fault(index) => self.apply_fault(index),
+            EventData::HealFault(index) => self.heal_fault(index),
+            EventData::Resume { node, generation } => self.on_resume(node, generation),
+            EventData::LivenessDeadline => self.on_liveness_deadline(),
+        }
+    }
+
+    /// Starts the liveness watch once every fault has fired and healed.
+    fn check_quiet(&mut self) {
+        if self.quiet || self.faults_fired < self.config.faults.len() || self.pending_heals > 0 {
+            return;
+        }
+        self.quiet = true;
+        let group = self.live_connected_group();
+        let (members, min_group) = (self.config.members, self.info.min_group_for_progress);
+        self.liveness.start(self.now, group, members, min_group);
+        let deadline = self.liveness.deadline_ns();
+        if deadline <= self.config.duration_ns {
+            self.push_event(deadline, EventData::LivenessDeadline);
+        }
+        self.trace_global("quiet", "liveness watch starts");
+    }
+
+    /// The largest group of live members that can all talk to each other both ways.
+    fn live_connected_group(&self) -> Vec<NodeId> {
+        let live: Vec<NodeId> = (0..self.config.members)
+            .map(NodeId::from)
+            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .collect();
+        if !self.network.is_partitioned() {
+            return live;
+        }
+        // Greedy components over mutual connectivity (O(n^2), once per run).
+        let mut assigned = vec![false; live.len()];
+        let mut best: Vec<NodeId> = Vec::new();
+        for start in 0..live.len() {
+            if assigned[start] {
+                continue;
+            }
+            let mut component = vec![live[start]];
+            assigned[start] = true;
+            let mut frontier = 0;
+            while frontier < component.len() {
+                let at = component[frontier];
+                for (j, other) in live.iter().enumerate() {
+                    if !assigned[j] && self.network.connected(at, *other) {
+                        assigned[j] = true;
+                        component.push(*other);
+                    }
+                }
+                frontier += 1;
+            }
+            if component.len() > best.len() {
+                best = component;
+            }
+        }
+        best.sort();
+        best
+    }
+
+    fn on_liveness_deadline(&mut self) {
+        if let Some((group, detail)) = self.liveness.on_deadline() {
+            self.checker.record_liveness(self.now, group, detail);
+            self.flagged.push(Invariant::Liveness);
+        }
+        self.trace_global("liveness_deadline", "");
+    }
+
+    fn finish(&mut self) -> RunReport {
+        let end = self.now;
+        self.failovers
+            .close(crate::report::FailoverOutcome::Unresolved);
+        let final_leader = self.leadership.leader();
+        self.leadership.finish(end);
+        if let Some(trace) = self.trace.as_mut() {
+            // A failed trace write is reported by the caller through `TraceSink::finish`.
+            let _ = trace.finish();
+        }
+        RunReport {
+            algorithm: self.info.name.clone(),
+            seed: self.config.seed,
+            members: self.config.members,
+            end_ns: end,
+            events: self.events,
+            leaders: std::mem::take(&mut self.leadership.claims),
+            leadership_spans: std::mem::take(&mut self.leadership.spans),
+            failovers: std::mem::take(&mut self.failovers.done),
+            messages: self.message_stats.clone(),
+            drops: self.drops.clone(),
+            writes: WriteStats {
+                accepted: self.resource.accepted,
+                rejected_stale: self.resource.rejected_stale,
+                ..self.writes.clone()
+            },
+            counters: Counters {
+                leader_changes: self.leadership.leader_changes,
+                ..self.counters.clone()
+            },
+            overlap_ns: self.leadership.overlap_ns,
+            faults: self.fault_records.clone(),
+            violations: self.checker.violations().to_vec(),
+            liveness: self.liveness.verdict(end),
+            final_leader,
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Running processes: handler calls, effects, timers, delivery, pauses, stalls, crashes.
+
+use super::{EventData, Held, Payload, Sim};
+use crate::ids::NodeId;
+use crate::network::Transit;
+use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
+use crate::resource::WriteVerdict;
+use crate::time::{LocalNanos, Nanos};
+
+/// A process's run state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Up,
+    /// Handling nothing until `until_ns`; what comes due is held.
+    Paused {
+        until_ns: Nanos,
+    },
+    Crashed,
+}
+
+/// What a handler call is for.
+pub(super) enum Input<M, T> {
+    Start,
+    Message {
+        from: NodeId,
+        sent_ns: Nanos,
+        msg: M,
+    },
+    Timer(T),
+    Restart,
+    Resign,
+    /// The workload asks the process whether it leads and writes if so.
+    Workload,
+}
+
+impl<'t, P: Process> Sim<'t, P> {
+    /// Calls one handler of `node` and applies what it asked for.
+    pub(super) fn invoke(&mut self, node: NodeId, input: Input<P::Msg, P::Timer>) {
+        let index = node.index();
+        let label = self.trace.is_some().then(|| Self::label(&input));
+        let state = &mut self.nodes[index];
+        let local = state.clock.local_at(self.now);
+        let members = self.config.members;
+        let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox);
+        let process = &mut self.processes[index];
+        match input {
+            Input::Start => process.on_start(&mut ctx),
+            Input::Message { from, msg, .. } => process.on_message(&mut ctx, from, msg),
+            Input::Timer(timer) => process.on_timer(&mut ctx, timer),
+            Input::Restart => process.on_restart(&mut ctx),
+            Input::Resign => process.on_resign(&mut ctx),
+            Input::Workload => {
+                if let Some(token) = process.write_token(local) {
+                    ctx.write(token);
+                }
+            }
+        }
+        self.after_handler(node, local);
+        if let Some((ev, what, from)) = label {
+            self.trace_node(node, ev, what, from);
+        }
+    }
+
+    fn label(
+        input: &Input<P::Msg, P::Timer>,
+    ) -> (&'static str, &'static str, Option<(NodeId, Nanos)>) {
+        match input {
+            Input::Start => ("start", "", None),
+            Input::Message { from, msg, sent_ns } => (
+                "deliver",
+                P::Msg::KINDS[msg.kind()],
+                Some((*from, *sent_ns)),
+            ),
+            Input::Timer(timer) => ("timer", P::Timer::NAMES[timer.index()], None),
+            Input::Restart => ("restart", "", None),
+            Input::Resign => ("resign", "", None),
+            Input::Workload => ("workload", "", None),
+        }
+    }
+
+    /// Applies the outbox (or holds its outgoing part back if a stall strikes now), then
+    /// shows the checker and the liveness monitor the process's state.
+    fn after_handler(&mut self, node: NodeId, local: LocalNanos) {
+        let index = node.index();
+        let mut effects = std::mem::take(&mut self.outbox);
+        if let Some((stall_ns, fault)) = self.nodes[index].stall_next.take() {
+            for effect in effects.drain(..) {
+                if effect.is_deferrable() {
+                    self.nodes[index].deferred.push(effect);
+                } else {
+                    self.apply(node, local, effect);
+                }
+            }
+            self.pause(node, stall_ns);
+            // The stall's own pending heal is replaced by the pause's resume.
+            self.pending_heals -= 1;
+            self.fault_records[fault].healed_at_ns = Some(self.now + stall_ns);
+        } else {
+            for effect in effects.drain(..) {
+                self.apply(node, local, effect);
+            }
+        }
+        self.outbox = effects;
+        let term = self.processes[index].term();
+        if let Some(broken) = self.checker.on_term(self.now, node, term) {
+            self.flagged.push(broken);
+        }
+        if index < self.config.members {
+            let leader = self.processes[index].known_leader();
+            self.liveness.observe(self.now, node, leader);
+        }
+    }
+
+    fn apply(&mut self, node: NodeId, local: LocalNanos, effect: Effect<P::Msg, P::Timer>) {
+        match effect {
+            Effect::Send { to, msg } => self.send(node, to, Payload::Algo(msg)),
+            Effect::Write { token } => {
+                self.writes.attempted += 1;
+                self.send(node, self.resource_id, Payload::Write { token });
+            }
+            Effect::SetTimer {
+                timer,
+                after_local_ns,
+            } => {
+                let deadline = local.saturating_add(after_local_ns as i64);
+                self.arm(node, timer.index(), deadline);
+            }
+            Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
+            Effect::BecameLeader { term, token } => {
+                self.leadership.claim(self.now, node, term, token);
+                if let Some(broken) = self.checker.on_claim(self.now, node, term) {
+                    self.flagged.push(broken);
+                }
+                self.failovers.on_claim(self.now, node, term);
+            }
+            Effect::SteppedDown => self.leadership.end(self.now, node),
+            Effect::Signal(signal) => self.count_signal(node, signal),
+        }
+    }
+
+    fn count_signal(&mut self, node: NodeId, signal: Signal) {
+        let c = &mut self.counters;
+        match signal {
+            Signal::ElectionStarted { term } => {
+                c.elections_started += 1;
+                let first = self.candidates.entry(term).or_insert((node, false));
+                if first.0 != node && !first.1 {
+                    first.1 = true;
+                    c.dueling_candidate_terms += 1;
+                }
+            }
+            Signal::PreVoteStarted { .. } => c.pre_votes_started += 1,
+            Signal::ElectionRoundFailed { .. } => c.failed_rounds += 1,
+            Signal::LeaderSuspected => c.leader_suspicions += 1,
+            Signal::DisruptionPrevented => c.disruptions_prevented += 1,
+        }
+        self.failovers.on_signal(self.now, signal);
+    }
+
+    fn kind_of(payload: &Payload<P::Msg>) -> usize {
+        match payload {
+            Payload::Algo(msg) => msg.kind(),
+            Payload::Write { .. } => P::Msg::KINDS.len(),
+        }
+    }
+
+    /// Hands a message to the network.
+    fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
+        let kind = Self::kind_of(&payload);
+        self.message_stats[kind].sent += 1;
+        match self.network.transmit(from, to) {
+            Transit::LostToPartition => {
+                self.message_stats[kind].dropped += 1;
+                self.drops.partition += 1;
+            }
+            Transit::LostToLoss => {
+                self.message_stats[kind].dropped += 1;
+                self.drops.loss += 1;
+            }
+            Transit::Deliver {
+                latency_ns,
+                duplicate_after_ns,
+            } => {
+                let sent_ns = self.now;
+                if let Some(dup_ns) = duplicate_after_ns {
+                    self.message_stats[kind].duplicated += 1;
+                    let copy = EventData::Deliver {
+                        from,
+                        to,
+                        sent_ns,
+                        payload: payload.clone(),
+                    };
+                    self.push_event(self.now + dup_ns, copy);
+                }
+                self.push_event(
+                    self.now + latency_ns,
+                    EventData::Deliver {
+                        from,
+                        to,
+                        sent_ns,
+                        payload,
+                    },
+                );
+            }
+        }
+    }
+
+    pub(super) fn on_deliver(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        sent_ns: Nanos,
+        payload: Payload<P::Msg>,
+    ) {
+        let kind = Self::kind_of(&payload);
+        if to == self.resource_id {
+            if let Payload::Write { token } = payload {
+                self.message_stats[kind].delivered += 1;
+                self.on_write(from, token, sent_ns);
+            }
+            return;
+        }
+        let Payload::Algo(msg) = payload else {
+            unreachable!("only the resource receives writes")
+        };
+        let status = self.nodes[to.index()].status;
+        let dropped_by = match status {
+            Status::Crashed => Some("crashed"),
+            _ if self.network.is_cut(from, to) => Some("partition"),
+            _ => None,
+        };
+        if let Some(reason) = dropped_by {
+            self.message_stats[kind].dropped += 1;
+            match reason {
+                "crashed" => self.drops.crashed_receiver += 1,
+                _ => self.drops.partition += 1,
+            }
+            self.trace_node(to, "drop", P::Msg::KINDS[kind], Some((from, sent_ns)));
+            return;
+        }
+        if let Status::Paused { .. } = status {
+            self.nodes[to.index()]
+                .held
+                .push_back(Held::Message { from, sent_ns, msg });
+            self.trace_node(to, "held", P::Msg::KINDS[kind], Some((from, sent_ns)));
+            return;
+        }
+        self.message_stats[kind].delivered += 1;
+        self.invoke(to, Input::Message { from, sent_ns, msg });
+    }
+
+    fn on_write(&mut self, from: NodeId, token: u64, sent_ns: Nanos) {
+        match self.resource.write(self.now, token) {
+            WriteVerdict::Accepted => {
+                if let Some(broken) = self.checker.on_accepted_write(self.now, from, token) {
+                    self.flagged.push(broken);
+                }
+                self.failovers.on_accepted_write(self.now, from, token);
+                self.trace_write(from, sent_ns, "write_accepted", token);
+            }
+            WriteVerdict::RejectedStale { .. } => {
+                self.trace_write(from, sent_ns, "write_rejected", token)
+            }
+        }
+    }
+
+    /// The slot of timer kind `kind` of `node`.
+    fn slot(&self, node: NodeId, kind: usize) -> u32 {
+        (node.index() * self.slots_per_node + kind) as u32
+    }
+
+    fn workload_kind(&self) -> usize {
+        self.slots_per_node - 1
+    }
+
+    /// Arms a timer slot for the local deadline `deadline`.
+    pub(super) fn arm(&mut self, node: NodeId, kind: usize, deadline: LocalNanos) {
+        let state = &mut self.nodes[node.index()];
+        state.local_deadline[kind] = deadline;
+        state.timer_generation[kind] = state.timer_generation[kind].wrapping_add(1);
+        let at = state.clock.true_when(deadline, self.now);
+        let slot = self.slot(node, kind);
+        self.queue.set_slot(slot, at);
+    }
+
+    fn disarm(&mut self, node: NodeId, kind: usize) {
+        let state = &mut self.nodes[node.index()];
+        state.timer_generation[kind] = state.timer_generation[kind].wrapping_add(1);
+        let slot = self.slot(node, kind);
+        self.queue.cancel_slot(slot);
+    }
+
+    /// Re-keys every armed timer of `node` after its clock changed.
+    pub(super) fn rekey_timers(&mut self, node: NodeId) {
+        for kind in 0..self.slots_per_node {
+            let slot = self.slot(node, kind);
+            if self.queue.slot_time(slot).is_some() {
+                let state = &self.nodes[node.index()];
+                let at = state.clock.true_when(state.local_deadline[kind], self.now);
+                self.queue.move_slot(slot, at);
+            }
+        }
+    }
+
+    pub(super) fn arm_workload(&mut self, node: NodeId) {
+        if self.config.write_every_ns == 0 || node.index() >= self.config.members {
+            return;
+        }
+        let local = self.nodes[node.index()].clock.local_at(self.now);
+        let kind = self.workload_kind();
+        self.arm(
+            node,
+            kind,
+            local.saturating_add(self.config.write_every_ns as i64),
+        );
+    }
+
+    pub(super) fn on_timer_slot(&mut self, node: NodeId, kind: usize) {
+        let state = &mut self.nodes[node.index()];
+        match state.status {
+            Status::Crashed => unreachable!("a crash disarms every timer"),
+            Status::Paused { .. } => {
+                let generation = state.timer_generation[kind];
+                state.held.push_back(Held::Timer { kind, generation });
+            }
+            Status::Up => self.fire_timer(node, kind),
+        }
+    }
+
+    fn fire_timer(&mut self, node: NodeId, kind: usize) {
+        if kind == self.workload_kind() {
+            self.arm_workload(node);
+            self.invoke(node, Input::Workload);
+        } else {
+            self.invoke(node, Input::Timer(P::Timer::from_index(kind)));
+        }
+    }
+
+    /// Freezes `node` for `duration_ns` (extending a pause already under way).
+    pub(super) fn pause(&mut self, node: NodeId, duration_ns: Nanos) {
+        let state = &mut self.nodes[node.index()];
+        let until_ns = match state.status {
+            Status::Crashed => return,
+            Status::Paused { until_ns } => until_ns.max(self.now + duration_ns),
+            Status::Up => self.now + duration_ns,
+        };
+        state.status = Status::Paused { until_ns };
+        state.pause_generation = state.pause_generation.wrapping_add(1);
+        let generation = state.pause_generation;
+        self.pending_heals += 1;
+        self.push_event(until_ns, EventData::Resume { node, generation });
+    }
+
+    /// Arms a stall: it strikes inside the node's next handler.
+    pub(super) fn arm_stall(&mut self, node: NodeId, duration_ns: Nanos, fault: usize) {
+        let state = &mut self.nodes[node.index()];
+        if state.status != Status::Crashed {
+            if state.stall_next.is_none() {
+                self.pending_heals += 1;
+            }
+            state.stall_next = Some((duration_ns, fault));
+        }
+    }
+
+    pub(super) fn on_resume(&mut self, node: NodeId, generation: u32) {
+        self.pending_heals -= 1;
+        let state = &mut self.nodes[node.index()];
+        if state.pause_generation != generation || !matches!(state.status, Status::Paused { .. }) {
+            self.check_quiet();
+            return;
+        }
+        state.status = Status::Up;
+        self.trace_node(node, "resume", "", None);
+        // A stalled handler's sends and timers leave now, then held events run in order.
+        let deferred = std::mem::take(&mut self.nodes[node.index()].deferred);
+        let local = self.nodes[node.index()].clock.local_at(self.now);
+        for effect in deferred {
+            self.apply(node, local, effect);
+        }
+        while self.nodes[node.index()].status == Status::Up {
+            let Some(held) = self.nodes[node.index()].held.pop_front() else {
+                break;
+            };
+            match held {
+                Held::Message { from, sent_ns, msg } => {
+                    self.message_stats[msg.kind()].delivered += 1;
+                    self.invoke(node, Input::Message { from, sent_ns, msg });
+                }
+                Held::Timer { kind, generation } => {
+                    if self.nodes[node.index()].timer_generation[kind] == generation {
+                        self.fire_timer(node, kind);
+                    }
+                }
+            }
+        }
+        self.check_quiet();
+    }
+
+    /// Stops `node`: timers die, held work is lost, it no longer believes it leads.
+    pub(super) fn crash(&mut self, node: NodeId) {
+        if self.nodes[node.index()].status == Status::Crashed {
+            return;
+        }
+        for kind in 0..self.slots_per_node {
+            self.disarm(node, kind);
+        }
+        let state = &mut self.nodes[node.index()];
+        state.status = Status::Crashed;
+        state.held.clear();
+        state.deferred.clear();
+        if state.stall_next.take().is_some() {
+            self.pending_heals -= 1;
+        }
+        self.leadership.end(self.now, node);
+        self.liveness.forget(self.now, node);
+        self.trace_node(node, "crash", "", None);
+    }
+
+    /// Brings a crashed `node` back with only its durable state.
+    pub(super) fn restart(&mut self, node: NodeId) {
+        if self.nodes[node.index()].status != Status::Crashed {
+            return;
+        }
+        self.nodes[node.index()].status = Status::Up;
+        self.invoke(node, Input::Restart);
+        self.arm_workload(node);
+    }
+
+    /// Asks `node` to hand leadership on.
+    pub(super) fn resign(&mut self, node: NodeId) {
+        if self.nodes[node.index()].status == Status::Up {
+            self.invoke(node, Input::Resign);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Who believes they lead: claims, spans, overlap of two believers, and the oracle's leader.
+
+use crate::ids::NodeId;
+use crate::report::{LeadershipSpan, TermRecord};
+use crate::time::Nanos;
+
+#[derive(Copy, Clone, Debug)]
+struct Belief {
+    term: u64,
+    since_ns: Nanos,
+}
+
+/// Leadership as the nodes themselves see it.
+#[derive(Debug)]
+pub struct Leadership {
+    belief: Vec<Option<Belief>>,
+    believers: usize,
+    overlap_since_ns: Option<Nanos>,
+    pub overlap_ns: Nanos,
+    pub claims: Vec<TermRecord>,
+    pub spans: Vec<LeadershipSpan>,
+    pub leader_changes: u64,
+}
+
+impl Leadership {
+    pub fn new(processes: usize) -> Self {
+        Self {
+            belief: vec![None; processes],
+            believers: 0,
+            overlap_since_ns: None,
+            overlap_ns: 0,
+            claims: Vec::new(),
+            spans: Vec::new(),
+            leader_changes: 0,
+        }
+    }
+
+    /// `node` claims `term`. Re-claiming the term it already believes it leads is a no-op.
+    pub fn claim(&mut self, now: Nanos, node: NodeId, term: u64, token: u64) {
+        if let Some(b) = self.belief[node.index()] {
+            if b.term == term {
+                return;
+            }
+            self.end(now, node);
+        }
+        if self.claims.last().is_some_and(|c| c.node != node) {
+            self.leader_changes += 1;
+        }
+        self.claims.push(TermRecord {
+            term,
+            node,
+            token,
+            at_ns: now,
+        });
+        self.belief[node.index()] = Some(Belief {
+            term,
+            since_ns: now,
+        });
+        self.believers += 1;
+        if self.believers == 2 {
+            self.overlap_since_ns = Some(now);
+        }
+    }
+
+    /// `node` stops believing it leads (stepped down, crashed).
+    pub fn end(&mut self, now: Nanos, node: NodeId) {
+        let Some(b) = self.belief[node.index()].take() else {
+            return;
+        };
+        self.spans.push(LeadershipSpan {
+            node,
+            term: b.term,
+            from_ns: b.since_ns,
+            to_ns: now,
+        });
+        self.believers -= 1;
+        if self.believers == 1 {
+            let since = self
+                .overlap_since_ns
+                .take()
+                .expect("overlap began at two believers");
+            self.overlap_ns += now - since;
+        }
+    }
+
+    /// Whether `node` believes it leads.
+    pub fn believes(&self, node: NodeId) -> bool {
+        self.belief[node.index()].is_some()
+    }
+
+    /// The term `node` believes it leads.
+    pub fn term_of(&self, node: NodeId) -> Option<u64> {
+        self.belief[node.index()].map(|b| b.term)
+    }
+
+    /// The oracle's leader: the believer with the highest term (lowest id on a tie).
+    pub fn leader(&self) -> Option<NodeId> {
+        let mut best: Option<(u64, NodeId)> = None;
+        for (index, belief) in self.belief.iter().enumerate() {
+            if let Some(b) = belief {
+                if best.is_none_or(|(term, _)| b.term > term) {
+                    best = Some((b.term, NodeId::from(index)));
+                }
+            }
+        }
+        best.map(|(_, node)| node)
+    }
+
+    /// Closes every open span at the end of the run.
+    pub fn finish(&mut self, end_ns: Nanos) {
+        for index in 0..self.belief.len() {
+            self.end(end_ns, NodeId::from(index));
+        }
+        self.spans.sort_by_key(|s| (s.from_ns, s.node));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_counts_only_time_with_two_believers() {
+        let mut l = Leadership::new(3);
+        l.claim(10, NodeId(0), 1, 1);
+        l.claim(30, NodeId(1), 2, 2);
+        l.end(45, NodeId(0));
+        l.finish(100);
+        assert_eq!(l.overlap_ns, 15);
+        assert_eq!(l.leader_changes, 1);
+        assert_eq!(l.spans.len(), 2);
+    }
+
+    #[test]
+    fn the_oracle_leader_is_the_highest_term_believer() {
+        let mut l = Leadership::new(3);
+        l.claim(0, NodeId(2), 1, 1);
+        l.claim(0, NodeId(0), 3, 3);
+        assert_eq!(l.leader(), Some(NodeId(0)));
+        l.end(1, NodeId(0));
+        assert_eq!(l.leader(), Some(NodeId(2)));
+    }
+}
