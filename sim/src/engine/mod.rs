@@ -449,3 +449,6 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

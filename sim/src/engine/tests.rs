@@ -1,0 +1,525 @@
+//! Engine behaviour, tested with a toy process whose every move is scripted.
+
+use crate::config::{AlgorithmInfo, SimConfig};
+use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
+use crate::ids::NodeId;
+use crate::invariant::Invariant;
+use crate::network_config::Latency;
+use crate::process::{Ctx, Message, Process, TimerKind};
+use crate::report::{FailoverOutcome, LivenessVerdict, RunReport};
+use crate::time::{LocalNanos, NANOS_PER_MILLI as MS, NANOS_PER_SEC as S};
+use crate::trace::{JsonLinesWriter, TraceHasher};
+use crate::Sim;
+
+#[derive(Clone, Debug)]
+enum ToyMsg {
+    Ping(u64),
+    Claim(u64),
+}
+
+impl Message for ToyMsg {
+    const KINDS: &'static [&'static str] = &["ping", "claim"];
+    fn kind(&self) -> usize {
+        match self {
+            ToyMsg::Ping(_) => 0,
+            ToyMsg::Claim(_) => 1,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ToyTimer {
+    Tick,
+    Claim,
+}
+
+impl TimerKind for ToyTimer {
+    const NAMES: &'static [&'static str] = &["tick", "claim"];
+    fn index(self) -> usize {
+        self as usize
+    }
+    fn from_index(index: usize) -> Self {
+        [ToyTimer::Tick, ToyTimer::Claim][index]
+    }
+}
+
+/// A scripted process: claims a term at a local time, pings peers, leads on a lease.
+#[derive(Clone, Debug, Default)]
+struct Toy {
+    claim: Option<(u64, u64)>, // (after_local_ns, term)
+    ping_every_ns: Option<u64>,
+    lease_ns: u64,
+    term: u64,
+    leader: Option<NodeId>,
+    lease_until: LocalNanos,
+    me: Option<NodeId>,
+    pings_sent: u64,
+    /// (from, ping number, local time) of every ping handled.
+    received: Vec<(NodeId, u64, LocalNanos)>,
+    ticks_at: Vec<LocalNanos>,
+    restarts: u32,
+}
+
+type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
+
+impl Toy {
+    fn claims(after_ns: u64, term: u64) -> Self {
+        Toy {
+            claim: Some((after_ns, term)),
+            lease_ns: u64::MAX / 4,
+            ..Toy::default()
+        }
+    }
+    fn pinger(every_ns: u64) -> Self {
+        Toy {
+            ping_every_ns: Some(every_ns),
+            ..Toy::default()
+        }
+    }
+}
+
+impl Process for Toy {
+    type Msg = ToyMsg;
+    type Timer = ToyTimer;
+
+    fn on_start(&mut self, ctx: &mut ToyCtx<'_>) {
+        self.me = Some(ctx.me());
+        if let Some((after, _)) = self.claim {
+            ctx.set_timer(ToyTimer::Claim, after);
+        }
+        if let Some(every) = self.ping_every_ns {
+            ctx.set_timer(ToyTimer::Tick, every);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut ToyCtx<'_>, from: NodeId, msg: ToyMsg) {
+        match msg {
+            ToyMsg::Ping(n) => self.received.push((from, n, ctx.local_now())),
+            ToyMsg::Claim(term) if term > self.term => {
+                if self.leader == Some(ctx.me()) {
+                    ctx.stepped_down();
+                }
+                self.term = term;
+                self.leader = Some(from);
+            }
+            ToyMsg::Claim(_) => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ToyCtx<'_>, timer: ToyTimer) {
+        match timer {
+            ToyTimer::Claim => {
+                let (_, term) = self.claim.expect("armed only with a claim");
+                self.term = term;
+                self.leader = Some(ctx.me());
+                self.lease_until = ctx.local_now().saturating_add(self.lease_ns as i64);
+                ctx.became_leader(term, term);
+                let peers: Vec<NodeId> = ctx.peers().collect();
+                peers
+                    .into_iter()
+                    .for_each(|p| ctx.send(p, ToyMsg::Claim(term)));
+            }
+            ToyTimer::Tick => {
+                self.ticks_at.push(ctx.local_now());
+                self.pings_sent += 1;
+                let peers: Vec<NodeId> = ctx.peers().collect();
+                peers
+                    .into_iter()
+                    .for_each(|p| ctx.send(p, ToyMsg::Ping(self.pings_sent)));
+                ctx.set_timer(
+                    ToyTimer::Tick,
+                    self.ping_every_ns.expect("armed only when pinging"),
+                );
+            }
+        }
+    }
+
+    fn on_restart(&mut self, ctx: &mut ToyCtx<'_>) {
+        self.restarts += 1;
+        self.leader = None;
+        if let Some(every) = self.ping_every_ns {
+            ctx.set_timer(ToyTimer::Tick, every);
+        }
+    }
+
+    fn term(&self) -> u64 {
+        self.term
+    }
+
+    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        (self.leader == self.me && self.me.is_some() && local_now_ns < self.lease_until)
+            .then_some(self.term)
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        self.leader
+    }
+}
+
+fn info(members: usize) -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "toy".into(),
+        failure_detection_ns: 100 * MS,
+        min_group_for_progress: members / 2 + 1,
+    }
+}
+
+fn config(members: usize, duration_ns: u64) -> SimConfig {
+    let mut c = SimConfig::quiet(1, members, duration_ns);
+    c.network.default.latency = Latency::Constant(MS);
+    c
+}
+
+fn fault(at_ns: u64, action: FaultAction) -> FaultSpec {
+    FaultSpec {
+        at_ns,
+        action,
+        heal_after_ns: None,
+    }
+}
+
+fn run(config: SimConfig, processes: Vec<Toy>) -> (RunReport, Vec<Toy>) {
+    let members = config.members;
+    let mut sim = Sim::new(config, info(members), processes);
+    let report = sim.run();
+    (report, sim.processes().to_vec())
+}
+
+fn run_traced(config: SimConfig, processes: Vec<Toy>) -> (RunReport, String) {
+    let members = config.members;
+    let mut writer = JsonLinesWriter::new(Vec::new());
+    let report = Sim::new(config, info(members), processes)
+        .with_trace(&mut writer)
+        .run();
+    (report, String::from_utf8(writer.into_inner()).unwrap())
+}
+
+#[test]
+fn messages_arrive_after_their_latency_in_send_order() {
+    let (_, procs) = run(
+        config(2, 35 * MS),
+        vec![Toy::pinger(10 * MS), Toy::default()],
+    );
+    let got: Vec<(u64, LocalNanos)> = procs[1].received.iter().map(|r| (r.1, r.2)).collect();
+    let want: Vec<(u64, LocalNanos)> = vec![
+        (1, (11 * MS) as i64),
+        (2, (21 * MS) as i64),
+        (3, (31 * MS) as i64),
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_paused_process_handles_what_came_due_at_resume_in_order() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![fault(15 * MS, FaultAction::Pause(Target::Node(1), 30 * MS))];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let got: Vec<(u64, LocalNanos)> = procs[1]
+        .received
+        .iter()
+        .map(|r| (r.1, r.2 / MS as i64))
+        .collect();
+    // Pings 2, 3, 4 arrive at 21, 31, 41 ms while node 1 is frozen until 45 ms.
+    assert_eq!(&got[..5], &[(1, 11), (2, 45), (3, 45), (4, 45), (5, 51)]);
+}
+
+#[test]
+fn a_paused_process_fires_its_own_overdue_timers_at_resume() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![fault(15 * MS, FaultAction::Pause(Target::Node(0), 30 * MS))];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let ticks: Vec<i64> = procs[0].ticks_at.iter().map(|t| t / MS as i64).collect();
+    assert_eq!(
+        &ticks[..4],
+        &[10, 45, 55, 65],
+        "one overdue tick at resume, then the period again"
+    );
+}
+
+/// The GC-pause race: a lease holder checks its lease, freezes, then writes.
+fn lease_race(action: FaultAction, fencing: bool) -> RunReport {
+    let mut c = config(2, 4 * S);
+    c.write_every_ns = 100 * MS;
+    c.fencing = fencing;
+    c.faults = vec![fault(950 * MS, action)];
+    let old = Toy {
+        lease_ns: S,
+        ..Toy::claims(10 * MS, 1)
+    }; // lease runs out at ~1.01 s
+    let new = Toy {
+        lease_ns: 10 * S,
+        ..Toy::claims(1_500 * MS, 2)
+    };
+    run(c, vec![old, new]).0
+}
+
+#[test]
+fn a_stall_takes_the_decision_on_time_and_lets_the_write_leave_late() {
+    let report = lease_race(FaultAction::Stall(Target::Node(0), 2 * S), true);
+    assert!(
+        report.writes.rejected_stale >= 1,
+        "the stalled write with token 1 reaches the resource late"
+    );
+    assert!(
+        report.violations.is_empty(),
+        "fencing rejects it: {:?}",
+        report.violations
+    );
+}
+
+#[test]
+fn a_stall_without_fencing_breaks_fencing_safety() {
+    let report = lease_race(FaultAction::Stall(Target::Node(0), 2 * S), false);
+    assert_eq!(report.violated_safety(), vec![Invariant::FencingSafety]);
+}
+
+#[test]
+fn a_pause_checks_the_lease_after_resuming_so_no_stale_write_leaves() {
+    let report = lease_race(FaultAction::Pause(Target::Node(0), 2 * S), false);
+    assert_eq!(report.writes.rejected_stale, 0);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+#[test]
+fn a_crashed_process_loses_messages_and_restarts_with_on_restart() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![FaultSpec {
+        at_ns: 15 * MS,
+        action: FaultAction::Crash(Target::Node(1)),
+        heal_after_ns: Some(30 * MS),
+    }];
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let got: Vec<u64> = procs[1].received.iter().map(|r| r.1).collect();
+    assert_eq!(&got[..3], &[1, 5, 6], "pings 2-4 arrived while crashed");
+    assert_eq!(procs[1].restarts, 1);
+    assert_eq!(report.drops.crashed_receiver, 3);
+    assert_eq!(report.faults[0].healed_at_ns, Some(45 * MS));
+}
+
+#[test]
+fn an_isolated_node_neither_sends_nor_receives_until_healed() {
+    let mut c = config(3, 100 * MS);
+    c.faults = vec![FaultSpec {
+        at_ns: 15 * MS,
+        action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(0))),
+        heal_after_ns: Some(30 * MS),
+    }];
+    let (report, procs) = run(
+        c,
+        vec![Toy::pinger(10 * MS), Toy::default(), Toy::pinger(10 * MS)],
+    );
+    let at_1: Vec<u64> = procs[1]
+        .received
+        .iter()
+        .filter(|r| r.0 == NodeId(0))
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(&at_1[..3], &[1, 5, 6]);
+    let from_2_at_0 = procs[0]
+        .received
+        .iter()
+        .filter(|r| r.0 == NodeId(2))
+        .count();
+    assert!(from_2_at_0 >= 6);
+    assert!(report.drops.partition >= 6);
+}
+
+#[test]
+fn a_one_way_partition_blocks_only_one_direction() {
+    let mut c = config(2, 50 * MS);
+    c.faults = vec![fault(
+        0,
+        FaultAction::Partition(PartitionShape::OneWay {
+            from: Target::Node(0),
+            to: Target::All,
+        }),
+    )];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::pinger(10 * MS)]);
+    assert!(procs[1].received.is_empty());
+    assert!(!procs[0].received.is_empty());
+}
+
+#[test]
+fn a_fast_clock_fires_its_timers_early_in_true_time() {
+    let mut c = config(2, 100 * MS);
+    c.clocks.per_node = vec![crate::config::NodeClock {
+        node: 0,
+        drift_ppm: 250_000,
+        offset_ns: 0,
+    }];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    // Ticks every 10 ms of local time = every 8 ms of true time; arrival 1 ms later.
+    let arrivals: Vec<i64> = procs[1].received.iter().take(3).map(|r| r.2).collect();
+    assert_eq!(
+        arrivals,
+        vec![9 * MS as i64, 17 * MS as i64, 25 * MS as i64]
+    );
+}
+
+#[test]
+fn a_forward_clock_jump_makes_pending_timers_fire_at_once() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![fault(
+        12 * MS,
+        FaultAction::ClockJump(Target::Node(0), 50 * MS as i64),
+    )];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let ticks: Vec<i64> = procs[0]
+        .ticks_at
+        .iter()
+        .take(3)
+        .map(|t| t / MS as i64)
+        .collect();
+    assert_eq!(ticks, vec![10, 62, 72]);
+}
+
+#[test]
+fn full_duplication_delivers_every_message_twice() {
+    let mut c = config(2, 25 * MS);
+    c.network.default.duplicate_ppm = crate::rng::PPM;
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    assert_eq!(procs[1].received.len(), 4);
+    assert_eq!(report.messages[0].duplicated, 2);
+}
+
+#[test]
+fn two_claims_of_one_term_are_reported_as_an_election_safety_violation() {
+    let c = config(3, 100 * MS);
+    let (report, trace) = run_traced(
+        c,
+        vec![
+            Toy::claims(10 * MS, 1),
+            Toy::claims(20 * MS, 1),
+            Toy::default(),
+        ],
+    );
+    assert_eq!(report.violated_safety(), vec![Invariant::ElectionSafety]);
+    assert!(
+        trace.contains("\"check\":\"election_safety\""),
+        "the trace marks the event"
+    );
+    assert_eq!(report.overlap_ns, 80 * MS);
+}
+
+#[test]
+fn liveness_is_met_when_every_member_recognises_one_leader() {
+    let c = config(3, S);
+    let (report, _) = run(
+        c,
+        vec![Toy::claims(10 * MS, 1), Toy::default(), Toy::default()],
+    );
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Met { leader: NodeId(0), at_ns, .. } if at_ns == 11 * MS)
+    );
+}
+
+#[test]
+fn liveness_is_missed_when_nobody_leads_within_the_bound() {
+    let c = config(3, 2 * S);
+    let (report, _) = run(c, vec![Toy::default(), Toy::default(), Toy::default()]);
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Missed { .. }),
+        "{:?}",
+        report.liveness
+    );
+    assert!(report
+        .violations
+        .iter()
+        .any(|v| v.invariant == Invariant::Liveness));
+}
+
+#[test]
+fn liveness_is_impossible_when_too_few_members_survive() {
+    let mut c = config(3, 2 * S);
+    c.faults = vec![
+        fault(0, FaultAction::Crash(Target::Node(1))),
+        fault(0, FaultAction::Crash(Target::Node(2))),
+    ];
+    let (report, _) = run(c, vec![Toy::default(), Toy::default(), Toy::default()]);
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Impossible { .. }),
+        "{:?}",
+        report.liveness
+    );
+}
+
+#[test]
+fn a_leader_crash_opens_a_failover_that_the_next_leader_closes() {
+    let mut c = config(3, 3 * S);
+    c.write_every_ns = 100 * MS;
+    c.faults = vec![fault(500 * MS, FaultAction::Crash(Target::Leader))];
+    let (report, _) = run(
+        c,
+        vec![
+            Toy::claims(10 * MS, 1),
+            Toy::claims(800 * MS, 2),
+            Toy::default(),
+        ],
+    );
+    let f = &report.failovers[0];
+    assert_eq!(f.old_leader, NodeId(0));
+    assert_eq!(f.new_leader, Some(NodeId(1)));
+    assert_eq!(f.election_ns, Some(300 * MS));
+    assert_eq!(f.outcome, FailoverOutcome::NewLeader);
+    assert!(f.recovery_ns.unwrap() > 300 * MS);
+}
+
+#[test]
+fn a_fault_aimed_at_a_missing_leader_is_skipped_and_says_so() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![fault(5 * MS, FaultAction::Crash(Target::Leader))];
+    let (report, _) = run(c, vec![Toy::default(), Toy::default()]);
+    assert!(
+        report.faults[0].description.contains("skipped"),
+        "{}",
+        report.faults[0].description
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_trace_and_another_seed_another() {
+    let hash = |seed: u64| {
+        let mut c = config(4, 300 * MS);
+        c.seed = seed;
+        c.network.default.latency = Latency::Uniform(MS, 10 * MS);
+        c.network.default.loss_ppm = 100_000;
+        c.faults = vec![fault(50 * MS, FaultAction::Crash(Target::Random))];
+        let procs = vec![
+            Toy::pinger(7 * MS),
+            Toy::pinger(11 * MS),
+            Toy::claims(5 * MS, 1),
+            Toy::default(),
+        ];
+        let mut hasher = TraceHasher::default();
+        Sim::new(c, info(4), procs).with_trace(&mut hasher).run();
+        hasher.hash()
+    };
+    assert_eq!(hash(9), hash(9));
+    assert_ne!(hash(9), hash(10));
+}
+
+#[test]
+fn every_trace_line_is_a_json_object_with_the_documented_columns() {
+    let mut c = config(2, 30 * MS);
+    c.faults = vec![fault(5 * MS, FaultAction::Pause(Target::Node(1), 10 * MS))];
+    let (_, trace) = run_traced(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    for line in trace.lines() {
+        for column in [
+            "\"t\":",
+            "\"node\":",
+            "\"local\":",
+            "\"ev\":",
+            "\"what\":",
+            "\"from\":",
+            "\"sent\":",
+            "\"term\":",
+            "\"leader\":",
+            "\"check\":",
+        ] {
+            assert!(line.contains(column), "{line} lacks {column}");
+        }
+        assert!(line.starts_with('{') && line.ends_with('}'));
+    }
+    assert!(trace.contains("\"ev\":\"held\""));
+    assert!(trace.contains("\"ev\":\"resume\""));
+}
