@@ -10,6 +10,7 @@ pub mod invariant;
 pub mod network_config;
 pub mod process;
 pub mod rng;
+pub mod storm;
 pub mod time;
 
 pub use config::{AlgorithmInfo, ClockConfig, NodeClock, SimConfig};
