@@ -1,2 +1,35 @@
+//! Raft leader election (Ongaro & Ousterhout 2014, "In Search of an Understandable Consensus
+//! Algorithm", and Ongaro's 2014 thesis), without log replication: terms, votes, the
+//! up-to-date-log rule, heartbeats, and the optional pre-vote, check-quorum and leadership
+//! transfer. `docs/algorithms/raft.md` says what is modeled and what is not.
+//!
+//! The node is split by role: `node.rs` holds the state and the role transitions,
+//! `voter.rs` the answering side, `candidate.rs` the asking side, `leader.rs` the leader.
+
+mod candidate;
 pub mod config;
+mod leader;
+mod log;
+mod messages;
+mod node;
+mod voter;
+
+#[cfg(test)]
+mod tests;
+
 pub use config::{RaftConfig, RaftVariant};
+pub use messages::{RaftMsg, RaftTimer};
+pub use node::RaftNode;
+
+use splitbrain_sim::AlgorithmInfo;
+
+/// What the engine's checks need to know about a Raft cluster of `members`.
+pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "raft".to_string(),
+        // A follower notices a dead leader within one maximum election timeout.
+        failure_detection_ns: config.election_timeout_max_ns,
+        // Paper §5.2: winning an election takes the votes of a majority.
+        min_group_for_progress: members / 2 + 1,
+    }
+}

@@ -1,0 +1,176 @@
+//! Raft's election messages and timer kinds, as the engine counts and traces them.
+
+use serde::Serialize;
+use splitbrain_sim::{Message, TimerKind};
+
+/// A Raft election message. Every message carries a term (Raft paper §5.1: terms act as a
+/// logical clock; a server seeing a higher term updates its own).
+///
+/// There is no log replication: `AppendEntries` is always the empty heartbeat, and the log
+/// position fields let voters apply the up-to-date rule (paper §5.4.1) and let a leader pick
+/// a transfer target (thesis §3.10).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum RaftMsg {
+    /// Thesis §9.6: "would you vote for me in `term`?", sent without changing the sender's
+    /// term. `term` is the proposed term, the sender's current term + 1.
+    PreVote {
+        term: u64,
+        last_log_index: u64,
+        last_log_term: u64,
+    },
+    /// Answer to [`RaftMsg::PreVote`]. A grant carries the proposed term; a refusal carries
+    /// the responder's current term (so a lagging pre-candidate catches up).
+    PreVoteResp { term: u64, granted: bool },
+    /// Paper §5.2: a candidate asks for a vote in `term`. `transfer` marks the election a
+    /// leader asked for with [`RaftMsg::TimeoutNow`] (thesis §3.10), which voters honour
+    /// even if they heard from that leader recently (thesis §4.2.3).
+    RequestVote {
+        term: u64,
+        last_log_index: u64,
+        last_log_term: u64,
+        transfer: bool,
+    },
+    /// Answer to [`RaftMsg::RequestVote`], with the voter's current term.
+    RequestVoteResp { term: u64, granted: bool },
+    /// Paper §5.2: the leader's heartbeat (an AppendEntries with no entries).
+    AppendEntries { term: u64 },
+    /// Answer to [`RaftMsg::AppendEntries`]. `success` is false when the heartbeat came from
+    /// a stale term. The follower's log position lets the leader choose a transfer target.
+    AppendEntriesResp {
+        term: u64,
+        success: bool,
+        last_log_index: u64,
+        last_log_term: u64,
+    },
+    /// Thesis §3.10: the leader tells the transfer target to start an election at once.
+    TimeoutNow { term: u64 },
+}
+
+impl Message for RaftMsg {
+    const KINDS: &'static [&'static str] = &[
+        "PreVote",
+        "PreVoteResp",
+        "RequestVote",
+        "RequestVoteResp",
+        "AppendEntries",
+        "AppendEntriesResp",
+        "TimeoutNow",
+    ];
+
+    fn kind(&self) -> usize {
+        match self {
+            RaftMsg::PreVote { .. } => 0,
+            RaftMsg::PreVoteResp { .. } => 1,
+            RaftMsg::RequestVote { .. } => 2,
+            RaftMsg::RequestVoteResp { .. } => 3,
+            RaftMsg::AppendEntries { .. } => 4,
+            RaftMsg::AppendEntriesResp { .. } => 5,
+            RaftMsg::TimeoutNow { .. } => 6,
+        }
+    }
+
+    fn term(&self) -> u64 {
+        match *self {
+            RaftMsg::PreVote { term, .. }
+            | RaftMsg::PreVoteResp { term, .. }
+            | RaftMsg::RequestVote { term, .. }
+            | RaftMsg::RequestVoteResp { term, .. }
+            | RaftMsg::AppendEntries { term }
+            | RaftMsg::AppendEntriesResp { term, .. }
+            | RaftMsg::TimeoutNow { term } => term,
+        }
+    }
+}
+
+/// Raft's timer slots. Each is armed in local time, so a fast clock fires early.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum RaftTimer {
+    /// Paper §5.2: a follower or candidate that hears nothing for a randomized timeout
+    /// starts an election.
+    Election,
+    /// The leader's heartbeat interval; a (pre-)candidate reuses it to retry unanswered
+    /// vote requests (paper §5.1: servers retry RPCs that get no timely response).
+    Heartbeat,
+    /// Thesis §6.2: the leader checks that it heard from a majority in the last round.
+    CheckQuorum,
+    /// Thesis §3.10: a leadership transfer that has not completed by now is aborted.
+    Transfer,
+}
+
+impl TimerKind for RaftTimer {
+    const NAMES: &'static [&'static str] = &["election", "heartbeat", "check_quorum", "transfer"];
+
+    fn index(self) -> usize {
+        match self {
+            RaftTimer::Election => 0,
+            RaftTimer::Heartbeat => 1,
+            RaftTimer::CheckQuorum => 2,
+            RaftTimer::Transfer => 3,
+        }
+    }
+
+    fn from_index(index: usize) -> Self {
+        match index {
+            0 => RaftTimer::Election,
+            1 => RaftTimer::Heartbeat,
+            2 => RaftTimer::CheckQuorum,
+            3 => RaftTimer::Transfer,
+            _ => panic!("raft has no timer kind {index}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_kind_indexes_its_own_name() {
+        let samples = [
+            RaftMsg::PreVote {
+                term: 1,
+                last_log_index: 0,
+                last_log_term: 0,
+            },
+            RaftMsg::PreVoteResp {
+                term: 2,
+                granted: true,
+            },
+            RaftMsg::RequestVote {
+                term: 3,
+                last_log_index: 0,
+                last_log_term: 0,
+                transfer: false,
+            },
+            RaftMsg::RequestVoteResp {
+                term: 4,
+                granted: false,
+            },
+            RaftMsg::AppendEntries { term: 5 },
+            RaftMsg::AppendEntriesResp {
+                term: 6,
+                success: true,
+                last_log_index: 0,
+                last_log_term: 0,
+            },
+            RaftMsg::TimeoutNow { term: 7 },
+        ];
+        for (expected, msg) in samples.iter().enumerate() {
+            assert_eq!(msg.kind(), expected);
+            assert_eq!(msg.term(), expected as u64 + 1);
+            let name = RaftMsg::KINDS[msg.kind()];
+            assert!(format!("{msg:?}").starts_with(name), "{name} vs {msg:?}");
+        }
+    }
+
+    #[test]
+    fn timer_kinds_round_trip_through_their_index() {
+        for (index, name) in RaftTimer::NAMES.iter().enumerate() {
+            let timer = RaftTimer::from_index(index);
+            assert_eq!(timer.index(), index);
+            assert!(format!("{timer:?}")
+                .to_lowercase()
+                .starts_with(&name.replace('_', "")));
+        }
+    }
+}

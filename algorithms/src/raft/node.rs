@@ -1,0 +1,374 @@
+//! The Raft node: its durable and volatile state, the role transitions
+//! (`become_follower` / `become_pre_candidate` / `become_candidate` / `become_leader`), and
+//! the [`Process`] entry points, which dispatch to the per-role steps in `voter.rs`,
+//! `candidate.rs` and `leader.rs`.
+
+use super::config::{RaftConfig, RaftVariant};
+use super::log::{LogPosition, RaftLog};
+use super::messages::{RaftMsg, RaftTimer};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
+
+/// The handler context of a Raft node.
+pub(crate) type RaftCtx<'a> = Ctx<'a, RaftMsg, RaftTimer>;
+
+/// What a node is doing in its current term (paper §5.1, plus thesis §9.6's pre-candidate).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Follower,
+    /// Thesis §9.6: probing with PreVote; the term has not been incremented.
+    PreCandidate,
+    Candidate,
+    Leader,
+}
+
+/// Paper figure 2, "persistent state on all servers": updated on stable storage before
+/// responding to RPCs, so it survives a crash.
+#[derive(Clone, Debug)]
+pub(crate) struct Durable {
+    pub(crate) current_term: u64,
+    /// Kept across restarts, except in [`RaftVariant::ForgetsVoteOnRestart`].
+    pub(crate) voted_for: Option<NodeId>,
+    pub(crate) log: RaftLog,
+}
+
+/// What the leader knows of one peer, for check-quorum and transfer-target choice.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct PeerProgress {
+    /// Thesis §6.2: the peer answered since the last check-quorum round.
+    pub(crate) heard_this_round: bool,
+    /// Local time of the peer's last AppendEntriesResp in this term.
+    pub(crate) last_response_local: Option<LocalNanos>,
+    /// The peer's log position from that response.
+    pub(crate) position: Option<LogPosition>,
+}
+
+/// Everything lost on a crash: role, leader, votes, timers' bookkeeping.
+#[derive(Clone, Debug)]
+pub(crate) struct Volatile {
+    pub(crate) role: Role,
+    /// The leader recognised in the current term (itself when leader).
+    pub(crate) leader_id: Option<NodeId>,
+    /// Local time of the last valid AppendEntries from `leader_id`.
+    pub(crate) leader_contact_local: Option<LocalNanos>,
+    /// (Pre-)candidate: per member, `None` until it answers, then whether it granted.
+    pub(crate) votes: Vec<Option<bool>>,
+    /// Candidate: this election was asked for by TimeoutNow (thesis §3.10).
+    pub(crate) transfer_campaign: bool,
+    /// Leader: per member.
+    pub(crate) peers: Vec<PeerProgress>,
+    /// Leader: the target of a leadership transfer in progress.
+    pub(crate) transfer_target: Option<NodeId>,
+}
+
+impl Volatile {
+    fn fresh(members: usize) -> Self {
+        Self {
+            role: Role::Follower,
+            leader_id: None,
+            leader_contact_local: None,
+            votes: vec![None; members],
+            transfer_campaign: false,
+            peers: vec![PeerProgress::default(); members],
+            transfer_target: None,
+        }
+    }
+
+    /// Forgets everything, in place (no allocation: followers reset on every heartbeat).
+    pub(crate) fn reset(&mut self) {
+        self.role = Role::Follower;
+        self.leader_id = None;
+        self.leader_contact_local = None;
+        self.votes.fill(None);
+        self.transfer_campaign = false;
+        self.peers.fill(PeerProgress::default());
+        self.transfer_target = None;
+    }
+}
+
+/// One Raft election member as a pure state machine (no log replication; see
+/// `docs/algorithms/raft.md`).
+#[derive(Clone, Debug)]
+pub struct RaftNode {
+    pub(crate) id: NodeId,
+    pub(crate) members: usize,
+    pub(crate) config: RaftConfig,
+    pub(crate) durable: Durable,
+    pub(crate) volatile: Volatile,
+}
+
+impl RaftNode {
+    /// Member `id` of a cluster of `members`, with the initial log `config.log_lengths[id]`
+    /// entries of term 0 long (empty when the list does not name it).
+    pub fn new(id: NodeId, members: usize, config: &RaftConfig) -> Self {
+        assert!(id.index() < members, "{id} is not one of {members} members");
+        assert!(config.election_timeout_min_ns <= config.election_timeout_max_ns);
+        assert!(config.heartbeat_ns > 0, "a zero heartbeat would spin");
+        let log_length = config.log_lengths.get(id.index()).copied().unwrap_or(0);
+        Self {
+            id,
+            members,
+            config: config.clone(),
+            durable: Durable {
+                current_term: 0,
+                voted_for: None,
+                log: RaftLog::uniform(log_length, 0),
+            },
+            volatile: Volatile::fresh(members),
+        }
+    }
+
+    /// The votes a decision needs: a majority of all members (paper §5.2).
+    pub(crate) fn quorum(&self) -> usize {
+        self.members / 2 + 1
+    }
+
+    /// Every member but this one, in id order.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.members)
+            .map(NodeId::from)
+            .filter(move |peer| *peer != self.id)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn role(&self) -> Role {
+        self.volatile.role
+    }
+
+    pub(crate) fn log_position(&self) -> LogPosition {
+        self.durable.log.position()
+    }
+
+    /// Whether this node heard from a live leader of its term within the minimum election
+    /// timeout, by its own clock (thesis §4.2.3 and §9.6). A leader counts as hearing itself.
+    pub(crate) fn leader_heard_recently(&self, local_now: LocalNanos) -> bool {
+        if self.volatile.role == Role::Leader {
+            return true;
+        }
+        if self.volatile.leader_id.is_none() {
+            return false;
+        }
+        self.volatile.leader_contact_local.is_some_and(|contact| {
+            i128::from(local_now) - i128::from(contact)
+                < i128::from(self.config.election_timeout_min_ns)
+        })
+    }
+
+    /// Paper §5.2: a fresh timeout drawn uniformly from `[min, max]` each time it is reset.
+    pub(crate) fn reset_election_timer(&self, ctx: &mut RaftCtx<'_>) {
+        let timeout_ns = ctx.rng().between(
+            self.config.election_timeout_min_ns,
+            self.config.election_timeout_max_ns,
+        );
+        ctx.set_timer(RaftTimer::Election, timeout_ns);
+    }
+
+    /// Paper §5.1: on a higher term, adopt it and forget the vote; a leader or candidate
+    /// that discovers a current leader or a newer term reverts to follower.
+    pub(crate) fn become_follower(
+        &mut self,
+        ctx: &mut RaftCtx<'_>,
+        term: u64,
+        leader: Option<NodeId>,
+    ) {
+        assert!(
+            term >= self.durable.current_term,
+            "terms never go backwards"
+        );
+        if term > self.durable.current_term {
+            self.durable.current_term = term;
+            self.durable.voted_for = None;
+        }
+        match self.volatile.role {
+            Role::Leader => {
+                ctx.stepped_down();
+                ctx.cancel_timer(RaftTimer::Heartbeat);
+                ctx.cancel_timer(RaftTimer::CheckQuorum);
+                if self.volatile.transfer_target.is_some() {
+                    ctx.cancel_timer(RaftTimer::Transfer);
+                }
+            }
+            Role::Candidate | Role::PreCandidate => ctx.cancel_timer(RaftTimer::Heartbeat),
+            Role::Follower => {}
+        }
+        self.volatile.reset();
+        self.volatile.leader_id = leader;
+        self.volatile.leader_contact_local = leader.map(|_| ctx.local_now());
+        self.reset_election_timer(ctx);
+    }
+
+    /// Thesis §9.6: ask whether an election for term + 1 could be won, without changing
+    /// the term, so a node that cannot win never disrupts the cluster.
+    pub(crate) fn become_pre_candidate(&mut self, ctx: &mut RaftCtx<'_>) {
+        assert!(
+            self.volatile.role != Role::Leader,
+            "a leader does not campaign"
+        );
+        self.volatile.reset();
+        self.volatile.role = Role::PreCandidate;
+        self.volatile.votes[self.id.index()] = Some(true);
+        let proposed_term = self.durable.current_term + 1;
+        ctx.signal(Signal::PreVoteStarted {
+            term: proposed_term,
+        });
+        self.reset_election_timer(ctx);
+        self.send_vote_requests(ctx);
+        ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);
+        if self.granted_votes() >= self.quorum() {
+            self.become_candidate(ctx, false);
+        }
+    }
+
+    /// Paper §5.2: increment the term, vote for itself, reset the election timer and ask
+    /// every peer for its vote. `transfer` marks an election asked for by TimeoutNow.
+    pub(crate) fn become_candidate(&mut self, ctx: &mut RaftCtx<'_>, transfer: bool) {
+        assert!(
+            self.volatile.role != Role::Leader,
+            "a leader does not campaign"
+        );
+        self.durable.current_term += 1;
+        self.durable.voted_for = Some(self.id);
+        self.volatile.reset();
+        self.volatile.role = Role::Candidate;
+        self.volatile.transfer_campaign = transfer;
+        self.volatile.votes[self.id.index()] = Some(true);
+        ctx.signal(Signal::ElectionStarted {
+            term: self.durable.current_term,
+        });
+        self.reset_election_timer(ctx);
+        self.send_vote_requests(ctx);
+        ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);
+        if self.granted_votes() >= self.quorum() {
+            self.become_leader(ctx);
+        }
+    }
+
+    /// Paper §5.2: a candidate with votes from a majority becomes leader and sends
+    /// heartbeats at once to establish its authority. Its fencing token is its term.
+    pub(crate) fn become_leader(&mut self, ctx: &mut RaftCtx<'_>) {
+        assert!(
+            self.volatile.role == Role::Candidate,
+            "only a candidate wins an election"
+        );
+        assert!(self.granted_votes() >= self.quorum());
+        self.volatile.reset();
+        self.volatile.role = Role::Leader;
+        self.volatile.leader_id = Some(self.id);
+        let term = self.durable.current_term;
+        ctx.became_leader(term, term);
+        ctx.cancel_timer(RaftTimer::Election);
+        self.broadcast_heartbeat(ctx);
+        ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);
+        if self.config.check_quorum {
+            ctx.set_timer(RaftTimer::CheckQuorum, self.config.election_timeout_min_ns);
+        }
+    }
+
+    /// The heartbeat slot: the leader's heartbeat, a (pre-)candidate's retry.
+    fn on_heartbeat_timer(&mut self, ctx: &mut RaftCtx<'_>) {
+        match self.volatile.role {
+            Role::Leader => self.broadcast_heartbeat(ctx),
+            Role::Candidate | Role::PreCandidate => self.send_vote_requests(ctx),
+            Role::Follower => return,
+        }
+        ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);
+    }
+}
+
+impl Process for RaftNode {
+    type Msg = RaftMsg;
+    type Timer = RaftTimer;
+
+    fn on_start(&mut self, ctx: &mut RaftCtx<'_>) {
+        // Paper §5.2: servers start as followers.
+        self.reset_election_timer(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut RaftCtx<'_>, from: NodeId, msg: RaftMsg) {
+        match msg {
+            RaftMsg::PreVote {
+                term,
+                last_log_index,
+                last_log_term,
+            } => {
+                self.handle_pre_vote(
+                    ctx,
+                    from,
+                    term,
+                    LogPosition {
+                        last_term: last_log_term,
+                        last_index: last_log_index,
+                    },
+                );
+            }
+            RaftMsg::RequestVote {
+                term,
+                last_log_index,
+                last_log_term,
+                transfer,
+            } => {
+                let position = LogPosition {
+                    last_term: last_log_term,
+                    last_index: last_log_index,
+                };
+                self.handle_request_vote(ctx, from, term, position, transfer);
+            }
+            RaftMsg::AppendEntries { term } => self.handle_append_entries(ctx, from, term),
+            RaftMsg::TimeoutNow { term } => self.handle_timeout_now(ctx, from, term),
+            RaftMsg::PreVoteResp { term, granted } => {
+                self.handle_pre_vote_resp(ctx, from, term, granted)
+            }
+            RaftMsg::RequestVoteResp { term, granted } => {
+                self.handle_request_vote_resp(ctx, from, term, granted);
+            }
+            RaftMsg::AppendEntriesResp {
+                term,
+                last_log_index,
+                last_log_term,
+                ..
+            } => {
+                let position = LogPosition {
+                    last_term: last_log_term,
+                    last_index: last_log_index,
+                };
+                self.handle_append_entries_resp(ctx, from, term, position);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut RaftCtx<'_>, timer: RaftTimer) {
+        match timer {
+            RaftTimer::Election => self.on_election_timeout(ctx),
+            RaftTimer::Heartbeat => self.on_heartbeat_timer(ctx),
+            RaftTimer::CheckQuorum => self.on_check_quorum(ctx),
+            RaftTimer::Transfer => self.on_transfer_timeout(ctx),
+        }
+    }
+
+    fn on_restart(&mut self, ctx: &mut RaftCtx<'_>) {
+        // Paper figure 2: current_term, voted_for and the log are persistent; everything
+        // else is volatile. The broken variant "persists" the vote only in memory.
+        if self.config.variant == RaftVariant::ForgetsVoteOnRestart {
+            self.durable.voted_for = None;
+        }
+        self.volatile.reset();
+        self.reset_election_timer(ctx);
+    }
+
+    fn on_resign(&mut self, ctx: &mut RaftCtx<'_>) {
+        self.start_transfer(ctx);
+    }
+
+    fn term(&self) -> u64 {
+        self.durable.current_term
+    }
+
+    fn write_token(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        // Thesis §3.10: a leader stops accepting client requests during a transfer.
+        let serving = self.volatile.role == Role::Leader && self.volatile.transfer_target.is_none();
+        serving.then_some(self.durable.current_term)
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        self.volatile.leader_id
+    }
+}
