@@ -4,7 +4,11 @@
 //! and their ratio. Timing is wall-clock and the machine is shared: compare the ratio, not
 //! the absolute figures, and see docs/performance.md.
 //!
-//! Environment: `STORM_DELIVERIES` (default 10,000,000), `BENCH_REPS` (default 3, best kept).
+//! Then a 5-node Raft scenario (scenarios/raft-leader-crash.ron stretched to 60 s of simulated
+//! time, seeds 1..=RAFT_RUNS): events per second and runs per second, one core.
+//!
+//! Environment: `STORM_DELIVERIES` (default 10,000,000), `BENCH_REPS` (default 3, best kept),
+//! `RAFT_RUNS` (default 50).
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -62,6 +66,21 @@ fn best_seconds(reps: usize, mut f: impl FnMut() -> StormResult) -> (f64, StormR
     (best, last.expect("at least one repetition"))
 }
 
+/// Runs the 5-node Raft scenario for `runs` seeds; returns (seconds, events).
+fn raft_runs(runs: u64) -> (f64, u64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/raft-leader-crash.ron");
+    let scenario = splitbrain::scenario::load(&path).expect("the shipped scenario loads");
+    let start = Instant::now();
+    let mut events = 0;
+    for seed in 1..=runs {
+        let mut sim = scenario.sim.clone();
+        sim.seed = seed;
+        sim.duration_ns = 60 * 1_000_000_000;
+        events += black_box(splitbrain_algorithms::run(&scenario.algorithm, sim, None)).events;
+    }
+    (start.elapsed().as_secs_f64(), events)
+}
+
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -97,4 +116,11 @@ fn main() {
             engine_rate / hand_rate
         );
     }
+    let runs = if quick { 2 } else { env_or("RAFT_RUNS", 50) };
+    let (seconds, events) = raft_runs(runs);
+    println!(
+        "raft 5 nodes, 60 s simulated, {runs} seeds: {:.2} M events/s, {:.1} runs/s ({events} events in {seconds:.3} s)",
+        events as f64 / seconds / 1e6,
+        runs as f64 / seconds
+    );
 }
