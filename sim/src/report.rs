@@ -21,6 +21,8 @@ pub struct RunReport {
     /// Every interval during which a node believed it led.
     pub leadership_spans: Vec<LeadershipSpan>,
     pub failovers: Vec<Failover>,
+    /// Every election: from the first campaign signal to the next claim.
+    pub elections: Vec<ElectionRecord>,
     /// Messages by type, in the algorithm's type order, then `write`.
     pub messages: Vec<MessageStats>,
     pub drops: DropStats,
@@ -83,6 +85,44 @@ pub struct LeadershipSpan {
     pub term: u64,
     pub from_ns: Nanos,
     pub to_ns: Nanos,
+}
+
+/// One election, from the first node to campaign (or pre-vote) while none was under way, to
+/// the next leadership claim; with every message sent meanwhile, by type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ElectionRecord {
+    pub started_ns: Nanos,
+    /// When a node claimed leadership; `None` if the run ended first.
+    pub decided_ns: Option<Nanos>,
+    pub winner: Option<NodeId>,
+    pub term: Option<u64>,
+    /// Campaign signals (elections and pre-votes started) during the election.
+    pub campaigns: u64,
+    /// Messages sent during the election, by type (types with none are left out).
+    pub messages: Vec<KindCount>,
+}
+
+impl ElectionRecord {
+    /// Messages of every type sent during the election.
+    pub fn total_messages(&self) -> u64 {
+        self.messages.iter().map(|m| m.count).sum()
+    }
+
+    /// Messages of type `kind` sent during the election.
+    pub fn messages_of(&self, kind: &str) -> u64 {
+        self.messages
+            .iter()
+            .filter(|m| m.kind == kind)
+            .map(|m| m.count)
+            .sum()
+    }
+}
+
+/// A count of one message type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KindCount {
+    pub kind: String,
+    pub count: u64,
 }
 
 /// Message counts of one type.

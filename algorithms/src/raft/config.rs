@@ -11,6 +11,9 @@ pub enum RaftVariant {
     /// Keeps `voted_for` in volatile memory only, so a restarted node can vote twice in one
     /// term (the bug of a vote not persisted before it is granted).
     ForgetsVoteOnRestart,
+    /// Keeps `current_term` and `voted_for` in volatile memory only: a restarted node starts
+    /// again from term 0 (its term goes backwards, and it can vote again in old terms).
+    ForgetsTermOnRestart,
 }
 
 /// Raft leader-election settings (Raft paper sections 5.2 and 5.4.1; thesis 3.10, 9.6).

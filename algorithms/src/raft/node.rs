@@ -347,8 +347,13 @@ impl Process for RaftNode {
     fn on_restart(&mut self, ctx: &mut RaftCtx<'_>) {
         // Paper figure 2: current_term, voted_for and the log are persistent; everything
         // else is volatile. The broken variant "persists" the vote only in memory.
-        if self.config.variant == RaftVariant::ForgetsVoteOnRestart {
-            self.durable.voted_for = None;
+        match self.config.variant {
+            RaftVariant::Correct => {}
+            RaftVariant::ForgetsVoteOnRestart => self.durable.voted_for = None,
+            RaftVariant::ForgetsTermOnRestart => {
+                self.durable.current_term = 0;
+                self.durable.voted_for = None;
+            }
         }
         self.volatile.reset();
         self.reset_election_timer(ctx);

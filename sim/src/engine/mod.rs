@@ -86,6 +86,13 @@ struct NodeState<M, T> {
     pause_generation: u32,
 }
 
+/// An election under way (see [`crate::report::ElectionRecord`]).
+struct OpenElection {
+    started_ns: Nanos,
+    campaigns: u64,
+    sent_by_kind: Vec<u64>,
+}
+
 /// A slab of events with a free list; handles are stable while the event is queued.
 struct Slab<T> {
     items: Vec<Option<T>>,
@@ -140,6 +147,9 @@ pub struct Sim<'t, P: Process> {
     drops: DropStats,
     writes: WriteStats,
     counters: Counters,
+    /// The election under way: its start, campaign count and messages by type.
+    open_election: Option<OpenElection>,
+    elections: Vec<crate::report::ElectionRecord>,
     /// First candidate of each term, and whether a second one was already counted.
     candidates: BTreeMap<u64, (NodeId, bool)>,
     fault_rng: SimRng,
@@ -214,6 +224,8 @@ impl<'t, P: Process> Sim<'t, P> {
             writes: WriteStats::default(),
             counters: Counters::default(),
             candidates: BTreeMap::new(),
+            open_election: None,
+            elections: Vec::new(),
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
@@ -430,6 +442,7 @@ impl<'t, P: Process> Sim<'t, P> {
             leaders: std::mem::take(&mut self.leadership.claims),
             leadership_spans: std::mem::take(&mut self.leadership.spans),
             failovers: std::mem::take(&mut self.failovers.done),
+            elections: std::mem::take(&mut self.elections),
             messages: self.message_stats.clone(),
             drops: self.drops.clone(),
             writes: WriteStats {

@@ -127,6 +127,7 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
             Effect::BecameLeader { term, token } => {
+                self.close_election(Some((node, term)));
                 self.leadership.claim(self.now, node, term, token);
                 if let Some(broken) = self.checker.on_claim(self.now, node, term) {
                     self.flagged.push(broken);
@@ -139,6 +140,21 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn count_signal(&mut self, node: NodeId, signal: Signal) {
+        if matches!(
+            signal,
+            Signal::ElectionStarted { .. } | Signal::PreVoteStarted { .. }
+        ) {
+            let kinds = self.message_stats.len();
+            let now = self.now;
+            let open = self
+                .open_election
+                .get_or_insert_with(|| super::OpenElection {
+                    started_ns: now,
+                    campaigns: 0,
+                    sent_by_kind: vec![0; kinds],
+                });
+            open.campaigns += 1;
+        }
         let c = &mut self.counters;
         match signal {
             Signal::ElectionStarted { term } => {
@@ -168,6 +184,9 @@ impl<'t, P: Process> Sim<'t, P> {
     fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
         let kind = Self::kind_of(&payload);
         self.message_stats[kind].sent += 1;
+        if let Some(open) = self.open_election.as_mut() {
+            open.sent_by_kind[kind] += 1;
+        }
         match self.network.transmit(from, to) {
             Transit::LostToPartition => {
                 self.message_stats[kind].dropped += 1;
@@ -262,6 +281,31 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.trace_write(from, sent_ns, "write_rejected", token)
             }
         }
+    }
+
+    /// Ends the election under way, if any, decided by `winner` (or undecided at the end).
+    pub(super) fn close_election(&mut self, winner: Option<(NodeId, u64)>) {
+        let Some(open) = self.open_election.take() else {
+            return;
+        };
+        let messages = open
+            .sent_by_kind
+            .iter()
+            .zip(&self.message_stats)
+            .filter(|(count, _)| **count > 0)
+            .map(|(count, stats)| crate::report::KindCount {
+                kind: stats.kind.clone(),
+                count: *count,
+            })
+            .collect();
+        self.elections.push(crate::report::ElectionRecord {
+            started_ns: open.started_ns,
+            decided_ns: winner.map(|_| self.now),
+            winner: winner.map(|(node, _)| node),
+            term: winner.map(|(_, term)| term),
+            campaigns: open.campaigns,
+            messages,
+        });
     }
 
     /// The slot of timer kind `kind` of `node`.

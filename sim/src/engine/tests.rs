@@ -31,15 +31,16 @@ impl Message for ToyMsg {
 enum ToyTimer {
     Tick,
     Claim,
+    Campaign,
 }
 
 impl TimerKind for ToyTimer {
-    const NAMES: &'static [&'static str] = &["tick", "claim"];
+    const NAMES: &'static [&'static str] = &["tick", "claim", "campaign"];
     fn index(self) -> usize {
         self as usize
     }
     fn from_index(index: usize) -> Self {
-        [ToyTimer::Tick, ToyTimer::Claim][index]
+        [ToyTimer::Tick, ToyTimer::Claim, ToyTimer::Campaign][index]
     }
 }
 
@@ -47,6 +48,7 @@ impl TimerKind for ToyTimer {
 #[derive(Clone, Debug, Default)]
 struct Toy {
     claim: Option<(u64, u64)>, // (after_local_ns, term)
+    campaign_after_ns: Option<u64>,
     ping_every_ns: Option<u64>,
     lease_ns: u64,
     term: u64,
@@ -90,6 +92,9 @@ impl Process for Toy {
         if let Some(every) = self.ping_every_ns {
             ctx.set_timer(ToyTimer::Tick, every);
         }
+        if let Some(after) = self.campaign_after_ns {
+            ctx.set_timer(ToyTimer::Campaign, after);
+        }
     }
 
     fn on_message(&mut self, ctx: &mut ToyCtx<'_>, from: NodeId, msg: ToyMsg) {
@@ -119,6 +124,7 @@ impl Process for Toy {
                     .into_iter()
                     .for_each(|p| ctx.send(p, ToyMsg::Claim(term)));
             }
+            ToyTimer::Campaign => ctx.signal(crate::process::Signal::ElectionStarted { term: 1 }),
             ToyTimer::Tick => {
                 self.ticks_at.push(ctx.local_now());
                 self.pings_sent += 1;
@@ -522,4 +528,20 @@ fn every_trace_line_is_a_json_object_with_the_documented_columns() {
     }
     assert!(trace.contains("\"ev\":\"held\""));
     assert!(trace.contains("\"ev\":\"resume\""));
+}
+
+#[test]
+fn an_election_record_counts_the_messages_sent_between_campaign_and_claim() {
+    let claimer = Toy {
+        campaign_after_ns: Some(25 * MS),
+        ..Toy::claims(45 * MS, 1)
+    };
+    let (report, _) = run(config(2, 60 * MS), vec![Toy::pinger(10 * MS), claimer]);
+    let election = &report.elections[0];
+    assert_eq!(election.started_ns, 25 * MS);
+    assert_eq!(election.decided_ns, Some(45 * MS));
+    assert_eq!(election.winner, Some(NodeId(1)));
+    // Pings at 30 and 40 ms fall inside; the claim's own broadcast follows the claim.
+    assert_eq!(election.messages_of("ping"), 2);
+    assert_eq!(election.total_messages(), 2);
 }

@@ -168,3 +168,19 @@ fn random_restarts_during_elections_never_give_correct_raft_two_leaders_in_a_ter
         0
     );
 }
+
+#[test]
+#[should_panic(expected = "n0's term went backwards")]
+fn the_forgets_term_on_restart_variant_comes_back_in_term_zero() {
+    let config = RaftConfig {
+        variant: RaftVariant::ForgetsTermOnRestart,
+        ..config(false, false)
+    };
+    let mut cluster = Cluster::new(3, &config, 1);
+    cluster.fire(1, RaftTimer::Election);
+    cluster.deliver(1, 0, "RequestVote");
+    assert_eq!(cluster.nodes[0].term(), 1);
+    cluster.crash(0);
+    // The harness checks after every step that no term goes backwards: this restart trips it.
+    cluster.restart(0);
+}
