@@ -10,6 +10,9 @@
 //! Environment: `STORM_DELIVERIES` (default 10,000,000), `BENCH_REPS` (default 3, best kept),
 //! `RAFT_RUNS` (default 50).
 
+// A benchmark measures wall time; the determinism rule against clocks is for sim/ and algorithms/.
+#![allow(clippy::disallowed_types)]
+
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use splitbrain_sim::storm::{run_storm, StormResult};
@@ -68,7 +71,8 @@ fn best_seconds(reps: usize, mut f: impl FnMut() -> StormResult) -> (f64, StormR
 
 /// Runs the 5-node Raft scenario for `runs` seeds; returns (seconds, events).
 fn raft_runs(runs: u64) -> (f64, u64) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/raft-leader-crash.ron");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/raft-leader-crash.ron");
     let scenario = splitbrain::scenario::load(&path).expect("the shipped scenario loads");
     let start = Instant::now();
     let mut events = 0;

@@ -1,0 +1,8 @@
+//! The splitbrain CLI library: scenario loading and the commands behind the binary.
+
+pub mod cli;
+pub mod commands;
+pub mod exit;
+pub mod scenario;
+pub mod summary;
+pub mod verdict;

@@ -1,1 +1,5 @@
-fn main(){}
+//! The `splitbrain` command. Everything lives in the library; see `splitbrain --help`.
+
+fn main() -> std::process::ExitCode {
+    splitbrain::cli::main()
+}

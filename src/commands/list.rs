@@ -1,0 +1,55 @@
+//! `splitbrain list`: the scenario library and the algorithms.
+
+use crate::cli::ListArgs;
+use crate::exit;
+use crate::scenario;
+use crate::verdict::describe_expect;
+use splitbrain_algorithms::ALGORITHMS;
+use splitbrain_sim::format_duration;
+
+/// Prints the algorithms, then every scenario in the library folder.
+pub fn list(args: &ListArgs) -> u8 {
+    println!("Algorithms:");
+    for (name, summary) in ALGORITHMS {
+        println!("  {name:<8} {summary}");
+    }
+    let mut files: Vec<_> = match std::fs::read_dir(&args.dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+            .collect(),
+        Err(e) => {
+            eprintln!(
+                "error: cannot read the scenario folder {}: {e}",
+                args.dir.display()
+            );
+            eprintln!("  hint: run from the repository root, or pass --dir");
+            return exit::BAD_INPUT;
+        }
+    };
+    files.sort();
+    println!("\nScenarios in {}:", args.dir.display());
+    let mut bad = false;
+    for file in files {
+        match scenario::load(&file) {
+            Ok(s) => println!(
+                "  {:<40} {:<5} {:>2} nodes  {:>6}  {:>2} faults  expect {}",
+                file.display(),
+                s.algorithm.name(),
+                s.sim.members,
+                format_duration(s.sim.duration_ns),
+                s.sim.faults.len(),
+                describe_expect(&s.expect)
+            ),
+            Err(e) => {
+                bad = true;
+                eprintln!("  {e}");
+            }
+        }
+    }
+    if bad {
+        exit::BAD_INPUT
+    } else {
+        exit::MATCHED
+    }
+}

@@ -1,0 +1,169 @@
+//! `splitbrain run`: one deterministic run of one scenario.
+
+use crate::cli::RunArgs;
+use crate::exit;
+use crate::scenario::{self, Scenario};
+use crate::summary;
+use crate::verdict::{describe_expect, judge, Outcome};
+use serde::Serialize;
+use splitbrain_sim::{JsonLinesWriter, RunReport, TraceHasher};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// The `--json` document. The seed comes first, as in the human output.
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    seed: u64,
+    scenario: &'a str,
+    file: String,
+    expect: String,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+    exit_code: u8,
+    replay: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    determinism: Option<Determinism>,
+    report: &'a RunReport,
+}
+
+/// The result of `--check-determinism`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Determinism {
+    pub identical: bool,
+    pub trace_hashes: [String; 2],
+    pub trace_lines: u64,
+}
+
+/// Runs the scenario in `args.file` and returns the exit code.
+pub fn run(args: &RunArgs) -> u8 {
+    let mut scenario = match scenario::load(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    if let Some(seed) = args.seed {
+        scenario.sim.seed = seed;
+    }
+    if !args.json {
+        println!("seed {}", scenario.sim.seed);
+    }
+    let report = match &args.trace {
+        Some(path) => match run_traced_to_file(&scenario, path) {
+            Ok(report) => report,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return exit::BAD_INPUT;
+            }
+        },
+        None => splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None),
+    };
+    let determinism = args.check_determinism.then(|| check_determinism(&scenario));
+    let outcome = judge(&scenario.expect, &report);
+    let deterministic = determinism.as_ref().is_none_or(|d| d.identical);
+    let code = if deterministic {
+        outcome.exit_code()
+    } else {
+        exit::SAFETY_MISMATCH
+    };
+    let replay = replay_command(&args.file, scenario.sim.seed);
+    if args.json {
+        let doc = JsonOutput {
+            seed: scenario.sim.seed,
+            scenario: &scenario.name,
+            file: args.file.display().to_string(),
+            expect: describe_expect(&scenario.expect),
+            outcome: &outcome,
+            exit_code: code,
+            replay,
+            determinism,
+            report: &report,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("results serialize")
+        );
+    } else {
+        let context = summary::Context {
+            scenario: &scenario,
+            file: &args.file,
+            replay: &replay,
+        };
+        if args.quiet {
+            summary::print_verdict(&context, &report, &outcome);
+        } else {
+            summary::print(&context, &report, &outcome);
+        }
+        if let Some(d) = &determinism {
+            summary::print_determinism(d);
+        }
+    }
+    code
+}
+
+/// The command that replays this run with a trace.
+pub fn replay_command(file: &Path, seed: u64) -> String {
+    format!(
+        "splitbrain run {} --seed {seed} --trace trace.jsonl",
+        file.display()
+    )
+}
+
+/// Runs with a trace written to `path`: first to a temporary file beside it, renamed into
+/// place only when complete, so an error never leaves a half-written trace.
+fn run_traced_to_file(scenario: &Scenario, path: &Path) -> Result<RunReport, String> {
+    let partial = partial_path(path);
+    let file = File::create(&partial)
+        .map_err(|e| format!("cannot write the trace to {}: {e}", path.display()))?;
+    let mut writer = JsonLinesWriter::new(BufWriter::with_capacity(1 << 20, file));
+    let report =
+        splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
+    let finished = splitbrain_sim::TraceSink::finish(&mut writer);
+    if let Err(e) = finished {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("cannot write the trace to {}: {e}", path.display()));
+    }
+    drop(writer);
+    std::fs::rename(&partial, path).map_err(|e| {
+        format!(
+            "cannot move the trace into place at {}: {e}",
+            path.display()
+        )
+    })?;
+    Ok(report)
+}
+
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Runs the scenario twice more, hashing the traces, and compares.
+pub fn check_determinism(scenario: &Scenario) -> Determinism {
+    let hash_once = || {
+        let mut hasher = TraceHasher::default();
+        let report = splitbrain_algorithms::run(
+            &scenario.algorithm,
+            scenario.sim.clone(),
+            Some(&mut hasher),
+        );
+        let json = serde_json::to_string(&report).expect("results serialize");
+        (hasher, json)
+    };
+    let (first, first_json) = hash_once();
+    let (second, second_json) = hash_once();
+    Determinism {
+        identical: first.hash() == second.hash() && first_json == second_json,
+        trace_hashes: [
+            format!("{:016x}", first.hash()),
+            format!("{:016x}", second.hash()),
+        ],
+        trace_lines: first.lines(),
+    }
+}

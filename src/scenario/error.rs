@@ -1,0 +1,592 @@
+//! Scenario errors: where (file, line, column), what (a structured [`ErrorKind`] that renders
+//! as a lowercase fragment), and what to do about it (an optional hint on its own line).
+
+use super::duration::{
+    format_duration_ron, parse_duration, parse_signed_duration, DurationError, DURATION_EXPECTED,
+    DURATION_HINT, DURATION_MARKER, SIGNED_DURATION_EXPECTED, SIGNED_DURATION_HINT,
+    SIGNED_DURATION_MARKER,
+};
+use super::locate;
+use splitbrain_sim::Invariant;
+use std::fmt;
+use thiserror::Error;
+
+/// The largest cluster a scenario may ask for.
+pub const MAX_NODES: u64 = 10_000;
+/// A clock drift must stay above this (a clock at -100% would stop or run backwards).
+pub const MIN_DRIFT_PPM: i64 = -1_000_000;
+/// A clock drift may be at most this (a clock 1001 times too fast); larger values would
+/// overflow the engine's clock arithmetic over a long run.
+pub const MAX_DRIFT_PPM: i64 = 1_000_000_000;
+
+/// A scenario that could not be read, parsed or validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// The file the scenario came from, as given to [`parse`](super::parse) or [`load`](super::load).
+    pub origin: String,
+    /// 1-based `(line, column)` of the offending text, when known. Columns count characters.
+    pub location: Option<(usize, usize)>,
+    /// What is wrong (boxed: it is large, and errors travel in `Result`s).
+    pub kind: Box<ErrorKind>,
+}
+
+impl ScenarioError {
+    /// An error at a known place (or none) in `origin`.
+    pub fn new(
+        origin: impl Into<String>,
+        location: Option<(usize, usize)>,
+        kind: ErrorKind,
+    ) -> Self {
+        Self {
+            origin: origin.into(),
+            location,
+            kind: Box::new(kind),
+        }
+    }
+
+    /// The lowercase message fragment, without location or hint.
+    pub fn message(&self) -> String {
+        self.kind.to_string()
+    }
+
+    /// What to do about it, if there is something useful to say.
+    pub fn hint(&self) -> Option<String> {
+        self.kind.hint()
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    /// `file:line:col: message`, then `  hint: ...` on its own line when there is a hint.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Some((line, column)) => write!(f, "{}:{line}:{column}: {}", self.origin, self.kind)?,
+            None => write!(f, "{}: {}", self.origin, self.kind)?,
+        }
+        if let Some(hint) = self.kind.hint() {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn dur(ns: &u64) -> String {
+    format_duration_ron(*ns)
+}
+
+/// What is wrong with a scenario.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    // Reading and syntax.
+    #[error("cannot read the scenario: {reason}")]
+    Read { reason: String },
+    #[error("the scenario file is empty")]
+    EmptyFile,
+    #[error("{message}")]
+    Syntax { message: String },
+    #[error("unknown {context} `{found}`")]
+    UnknownVariant {
+        context: String,
+        found: String,
+        expected: Vec<String>,
+    },
+    #[error("unknown field `{found}` in {context}")]
+    UnknownField {
+        context: String,
+        found: String,
+        expected: Vec<String>,
+    },
+    #[error("missing field `{field}` in {context}")]
+    MissingField { context: String, field: String },
+    #[error("field `{field}` appears twice in {context}")]
+    DuplicateField { context: String, field: String },
+    #[error("expected `{expected}(...)` or `(...)`, found `{found}(...)`")]
+    WrongStructName { expected: String, found: String },
+    #[error("expected {expected}, found {found}")]
+    WrongType { expected: String, found: String },
+    #[error("{what} takes {expected}, found {found}")]
+    WrongLength {
+        what: String,
+        expected: String,
+        found: usize,
+    },
+    #[error("invalid duration \"{text}\": {error}")]
+    BadDuration {
+        text: String,
+        error: DurationError,
+        signed: bool,
+    },
+
+    // Validation: the run.
+    #[error("the run's duration must be longer than zero")]
+    ZeroDuration,
+    #[error("nodes must be between 1 and {max}, not {nodes}", max = MAX_NODES)]
+    NodesOutOfRange { nodes: u64 },
+
+    // Validation: the algorithm.
+    #[error("the heartbeat interval must be longer than zero")]
+    ZeroHeartbeat,
+    #[error("the election timeout range is backwards: {} is above {}", dur(.min_ns), dur(.max_ns))]
+    ElectionTimeoutMinAboveMax { min_ns: u64, max_ns: u64 },
+    #[error(
+        "the shortest election timeout ({}) must be longer than the heartbeat ({})",
+        dur(.min_ns),
+        dur(.heartbeat_ns)
+    )]
+    ElectionTimeoutNotAboveHeartbeat { min_ns: u64, heartbeat_ns: u64 },
+    #[error("log_lengths has {count} entries for {nodes} nodes")]
+    LogLengthsWrongCount { count: usize, nodes: u64 },
+    #[error("target `Service` names no process: {algorithm} has no coordination service")]
+    NoServiceProcess { algorithm: String },
+
+    // Validation: network and clocks.
+    #[error("{what} must be between 0 and 1, not {value}")]
+    ProbabilityOutOfRange { what: String, value: f64 },
+    #[error("the latency range is backwards: {} is above {}", dur(.low_ns), dur(.high_ns))]
+    LatencyRangeBackwards { low_ns: u64, high_ns: u64 },
+    #[error("a link from node {node} to itself")]
+    LinkToItself { node: u64 },
+    #[error("the link from node {from} to node {to} is overridden twice")]
+    RepeatedLinkOverride { from: u64, to: u64 },
+    #[error("clock drift {drift_ppm} ppm is out of range")]
+    DriftOutOfRange { drift_ppm: i64 },
+    #[error("the random drift bound must be between 0 and 999999 ppm, not {drift_ppm}")]
+    DriftBoundOutOfRange { drift_ppm: i64 },
+    #[error("node {node} has two clock overrides")]
+    RepeatedClockOverride { node: u64 },
+
+    // Validation: faults.
+    #[error("node {node} does not exist in a cluster of {nodes}")]
+    NodeOutOfRange { node: u64, nodes: u64 },
+    #[error("the fault at {} is not before the end of the run ({})", dur(.at_ns), dur(.duration_ns))]
+    FaultAfterEnd { at_ns: u64, duration_ns: u64 },
+    #[error("`heal_after` does not apply to `{kind}`")]
+    HealAfterNotAllowed { kind: String },
+    #[error("`heal_after` must be longer than zero")]
+    ZeroHealAfter,
+    #[error("a `{kind}` must last longer than zero")]
+    ZeroPause { kind: String },
+    #[error("target `AllCrashed` in `{kind}`")]
+    AllCrashedOutsideRestart { kind: String },
+    #[error("node {node} is in two partition groups")]
+    NodeInTwoGroups { node: u64 },
+    #[error("empty partition group")]
+    EmptyPartitionGroup,
+
+    // Validation: liveness and expectations.
+    #[error("the liveness bound must be longer than zero")]
+    ZeroLivenessBound,
+    #[error("`Violates` names no invariant")]
+    EmptyViolates,
+    #[error("`liveness` cannot be expected to be violated")]
+    LivenessExpected,
+}
+
+impl ErrorKind {
+    /// What to do about the error, when there is something useful to say.
+    pub fn hint(&self) -> Option<String> {
+        let hint = match self {
+            ErrorKind::UnknownVariant {
+                context,
+                found,
+                expected,
+            } => {
+                let candidates: Vec<&str> = if context == "invariant" {
+                    // `liveness` parses, but only to be rejected; never suggest it.
+                    Invariant::SAFETY.iter().map(|inv| inv.name()).collect()
+                } else {
+                    expected.iter().map(String::as_str).collect()
+                };
+                return names_hint(found, &candidates);
+            }
+            ErrorKind::UnknownField {
+                found, expected, ..
+            } => {
+                let candidates: Vec<&str> = expected.iter().map(String::as_str).collect();
+                return names_hint(found, &candidates);
+            }
+            ErrorKind::EmptyFile => {
+                "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
+                    .to_string()
+            }
+            ErrorKind::MissingField { field, .. } if field == "algorithm" => {
+                "every scenario names its algorithm, e.g. `algorithm: Raft()`".to_string()
+            }
+            ErrorKind::WrongStructName { expected, .. } => {
+                format!("the name before `(` is optional; when given it must be `{expected}`")
+            }
+            ErrorKind::WrongType { expected, .. } if expected == DURATION_EXPECTED => {
+                DURATION_HINT.to_string()
+            }
+            ErrorKind::WrongType { expected, .. } if expected == SIGNED_DURATION_EXPECTED => {
+                SIGNED_DURATION_HINT.to_string()
+            }
+            ErrorKind::Syntax { message } if message == EXPECTED_OPEN_PAREN => {
+                "settings and arguments go in parentheses, even when empty: `Raft()`, \
+                 `Crash(Leader)`, `(\"150ms\", \"300ms\")`"
+                    .to_string()
+            }
+            ErrorKind::Syntax { message } if message == EXPECTED_BARE_NAME => {
+                "names such as `Leader` or `election_safety` are written without quotes".to_string()
+            }
+            ErrorKind::BadDuration { signed: false, .. } => DURATION_HINT.to_string(),
+            ErrorKind::BadDuration { signed: true, .. } => SIGNED_DURATION_HINT.to_string(),
+            ErrorKind::NodesOutOfRange { .. } => {
+                format!("a cluster has between 1 and {MAX_NODES} election members")
+            }
+            ErrorKind::ElectionTimeoutNotAboveHeartbeat { .. } => {
+                "followers start elections when heartbeats stop; keep the heartbeat well below \
+                 the election timeout (a tenth to a third of it)"
+                    .to_string()
+            }
+            ErrorKind::LogLengthsWrongCount { .. } => {
+                "give one initial log length per node, or leave log_lengths out".to_string()
+            }
+            ErrorKind::NoServiceProcess { .. } => {
+                "no algorithm in this build models a coordination service yet".to_string()
+            }
+            ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
+                0 => "the cluster has no nodes".to_string(),
+                1 => "the only node is `Node(0)`".to_string(),
+                n => format!("nodes are numbered from 0 to {}", n - 1),
+            },
+            ErrorKind::FaultAfterEnd { .. } => {
+                "a fault must strike before the run ends: move it earlier or raise `duration`"
+                    .to_string()
+            }
+            ErrorKind::HealAfterNotAllowed { .. } => {
+                "only `Crash`, `Partition`, `ClockDrift`, `Loss` and `Duplicate` heal; `Pause` \
+                 and `Stall` end after their own duration"
+                    .to_string()
+            }
+            ErrorKind::AllCrashedOutsideRestart { .. } => {
+                "`AllCrashed` is only for `Restart`; use `All` to strike every member".to_string()
+            }
+            ErrorKind::DriftOutOfRange { .. } => format!(
+                "a drift must be above {MIN_DRIFT_PPM} ppm (a clock cannot stop) and at most \
+                 {MAX_DRIFT_PPM} ppm"
+            ),
+            ErrorKind::RepeatedLinkOverride { .. } => {
+                "merge the two overrides into one".to_string()
+            }
+            ErrorKind::EmptyViolates => {
+                "use `expect: Safe` when no violation is expected".to_string()
+            }
+            ErrorKind::LivenessExpected => {
+                "a liveness failure is reported as exit code 3, not as an expectation; `Violates` \
+                 names safety invariants only (election_safety, fencing_safety, term_monotonic)"
+                    .to_string()
+            }
+            _ => return None,
+        };
+        Some(hint)
+    }
+}
+
+/// "did you mean `X`?" when one name is close, else the list of valid names.
+fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
+    if let Some(best) = suggest(found, candidates) {
+        return Some(format!("did you mean `{best}`?"));
+    }
+    match candidates {
+        [] => None,
+        [only] => Some(format!("expected `{only}`")),
+        _ => {
+            let list: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
+            Some(format!("expected one of {}", list.join(", ")))
+        }
+    }
+}
+
+/// The candidate nearest to `found`, if it is close enough to be what the author meant.
+pub(crate) fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let found_lower = found.to_lowercase();
+    candidates
+        .iter()
+        .map(|&candidate| {
+            let candidate_lower = candidate.to_lowercase();
+            let score = strsim::jaro_winkler(&found_lower, &candidate_lower).max(
+                strsim::normalized_damerau_levenshtein(&found_lower, &candidate_lower),
+            );
+            (candidate, score)
+        })
+        .filter(|(_, score)| *score >= 0.8)
+        .fold(
+            None,
+            |best: Option<(&str, f64)>, (candidate, score)| match best {
+                Some((_, best_score)) if best_score >= score => best,
+                _ => Some((candidate, score)),
+            },
+        )
+        .map(|(candidate, _)| candidate)
+}
+
+/// Converts ron's error into ours, with a location that points at the offending token.
+pub(crate) fn from_ron(
+    error: ron::error::SpannedError,
+    source: &str,
+    origin: &str,
+) -> ScenarioError {
+    use ron::error::Error as Ron;
+    if locate::skip_trivia_from(source, (1, 1)).is_none() {
+        return ScenarioError::new(origin, None, ErrorKind::EmptyFile);
+    }
+    let start = (error.span.start.line, error.span.start.col);
+    let mut location = locate::skip_trivia_from(source, start)
+        .map(|at| locate::include_sign(source, at))
+        .or(Some(start));
+    let kind = match error.code {
+        Ron::Message(message) => {
+            if let Some(text) = message.strip_prefix(DURATION_MARKER) {
+                location = Some(locate::string_start(source, start));
+                bad_duration(text, false)
+            } else if let Some(text) = message.strip_prefix(SIGNED_DURATION_MARKER) {
+                location = Some(locate::string_start(source, start));
+                bad_duration(text, true)
+            } else {
+                ErrorKind::Syntax {
+                    message: lowercase_first(&message),
+                }
+            }
+        }
+        Ron::NoSuchEnumVariant {
+            expected,
+            found,
+            outer,
+        } => ErrorKind::UnknownVariant {
+            context: outer.unwrap_or_else(|| "variant".to_string()),
+            found,
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+        },
+        Ron::NoSuchStructField {
+            expected,
+            found,
+            outer,
+        } => ErrorKind::UnknownField {
+            context: struct_context(outer.as_deref()),
+            found,
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+        },
+        Ron::MissingStructField { field, outer } => ErrorKind::MissingField {
+            context: struct_context(outer.as_deref()),
+            field: field.to_string(),
+        },
+        Ron::DuplicateStructField { field, outer } => ErrorKind::DuplicateField {
+            context: struct_context(outer.as_deref()),
+            field: field.to_string(),
+        },
+        Ron::ExpectedDifferentStructName { expected, found } => ErrorKind::WrongStructName {
+            expected: expected.to_string(),
+            found,
+        },
+        Ron::InvalidValueForType { expected, found } => ErrorKind::WrongType { expected, found },
+        Ron::ExpectedDifferentLength { expected, found } => wrong_length(&expected, found),
+        Ron::Eof => {
+            location = Some(locate::end_position(source));
+            ErrorKind::Syntax {
+                message: "unexpected end of file".to_string(),
+            }
+        }
+        Ron::UnclosedBlockComment => {
+            location = Some(start);
+            ErrorKind::Syntax {
+                message: "unclosed block comment".to_string(),
+            }
+        }
+        Ron::TrailingCharacters => ErrorKind::Syntax {
+            message: "unexpected text after the end of the scenario".to_string(),
+        },
+        Ron::ExpectedNamedStructLike(name) if !name.is_empty() => ErrorKind::Syntax {
+            message: format!("expected `{name}(...)` or `(...)`"),
+        },
+        other => ErrorKind::Syntax {
+            message: plain_words(&other),
+        },
+    };
+    // "expected X" with nothing but whitespace and comments after it: the text is cut short.
+    let end = (error.span.end.line, error.span.end.col);
+    let cut_short = matches!(&kind, ErrorKind::Syntax { message } if message.starts_with("expected"))
+        && locate::skip_trivia_from(source, end).is_none();
+    if cut_short {
+        location = Some(locate::end_position(source));
+        return ScenarioError::new(
+            origin,
+            location,
+            ErrorKind::Syntax {
+                message: "unexpected end of file".to_string(),
+            },
+        );
+    }
+    ScenarioError::new(origin, location, kind)
+}
+
+const EXPECTED_OPEN_PAREN: &str = "expected `(`";
+const EXPECTED_BARE_NAME: &str = "expected a name";
+
+/// ron's terse messages for the mistakes people make most, in plainer words.
+fn plain_words(error: &ron::error::Error) -> String {
+    use ron::error::Error as Ron;
+    let words = match error {
+        Ron::ExpectedString => "expected a string in double quotes",
+        Ron::ExpectedInteger => "expected a whole number",
+        Ron::ExpectedFloat => "expected a number",
+        Ron::ExpectedBoolean => "expected `true` or `false`",
+        Ron::ExpectedComma => "expected a comma",
+        Ron::ExpectedStructLike => EXPECTED_OPEN_PAREN,
+        Ron::ExpectedStructLikeEnd => "expected `)`",
+        Ron::ExpectedArray => "expected `[`",
+        Ron::ExpectedArrayEnd => "expected `]`",
+        Ron::ExpectedIdentifier => EXPECTED_BARE_NAME,
+        Ron::IntegerOutOfBounds => "number out of range",
+        other => return lowercase_first(&other.to_string()),
+    };
+    words.to_string()
+}
+
+fn bad_duration(text: &str, signed: bool) -> ErrorKind {
+    let parsed = if signed {
+        parse_signed_duration(text).err()
+    } else {
+        parse_duration(text).err()
+    };
+    // The visitor only reports texts that failed to parse; re-parsing recovers the reason.
+    let error = parsed.unwrap_or(DurationError::Empty);
+    ErrorKind::BadDuration {
+        text: text.to_string(),
+        error,
+        signed,
+    }
+}
+
+/// serde says "tuple variant RawAction::Pause with 2 elements": keep what a user wrote.
+fn wrong_length(expected: &str, found: usize) -> ErrorKind {
+    if let Some(rest) = expected.strip_prefix("tuple variant ") {
+        if let Some((variant, count)) = rest.split_once(" with ") {
+            let variant = variant.rsplit("::").next().unwrap_or(variant);
+            return ErrorKind::WrongLength {
+                what: format!("`{variant}`"),
+                expected: count
+                    .replace("elements", "values")
+                    .replace("element", "value"),
+                found,
+            };
+        }
+    }
+    if let Some(count) = expected.strip_prefix("a tuple of size ") {
+        return ErrorKind::WrongLength {
+            what: "this tuple".to_string(),
+            expected: format!("{count} values"),
+            found,
+        };
+    }
+    ErrorKind::WrongLength {
+        what: "this value".to_string(),
+        expected: expected.to_string(),
+        found,
+    }
+}
+
+/// The words for a struct in messages, from its RON name.
+fn struct_context(name: Option<&str>) -> String {
+    match name {
+        Some("Scenario") => "the scenario".to_string(),
+        Some("Raft") => "`Raft` settings".to_string(),
+        Some("Network") => "network settings".to_string(),
+        Some("Link") => "a link override".to_string(),
+        Some("Clocks") => "clock settings".to_string(),
+        Some("NodeClock") => "a clock override".to_string(),
+        Some("Workload") => "workload settings".to_string(),
+        Some("Resource") => "resource settings".to_string(),
+        Some("Liveness") => "liveness settings".to_string(),
+        Some("Fault") => "a fault".to_string(),
+        Some(other) => format!("`{other}`"),
+        None => "this value".to_string(),
+    }
+}
+
+pub(crate) fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_misspellings_get_a_suggestion() {
+        let kinds = ["Crash", "Restart", "Partition", "Heal", "Pause", "Stall"];
+        assert_eq!(suggest("Partiton", &kinds), Some("Partition"));
+        assert_eq!(suggest("partition", &kinds), Some("Partition"));
+        assert_eq!(suggest("Crsh", &kinds), Some("Crash"));
+        assert_eq!(
+            suggest(
+                "elction_timeout",
+                &["election_timeout", "heartbeat", "pre_vote"]
+            ),
+            Some("election_timeout")
+        );
+    }
+
+    #[test]
+    fn names_that_are_nothing_alike_get_the_list_instead() {
+        let kinds = ["Crash", "Restart", "Heal"];
+        assert_eq!(suggest("Explode", &kinds), None);
+        assert_eq!(
+            names_hint("Explode", &kinds).as_deref(),
+            Some("expected one of `Crash`, `Restart`, `Heal`")
+        );
+    }
+
+    #[test]
+    fn an_unknown_invariant_is_never_told_to_use_liveness() {
+        let kind = ErrorKind::UnknownVariant {
+            context: "invariant".into(),
+            found: "livenes".into(),
+            expected: vec!["election_safety".into(), "liveness".into()],
+        };
+        assert_eq!(
+            kind.hint().as_deref(),
+            Some("expected one of `election_safety`, `fencing_safety`, `term_monotonic`")
+        );
+    }
+
+    #[test]
+    fn errors_render_as_file_line_column_message_then_hint() {
+        let error = ScenarioError::new(
+            "scenarios/x.ron",
+            Some((12, 7)),
+            ErrorKind::UnknownVariant {
+                context: "fault kind".into(),
+                found: "Partiton".into(),
+                expected: vec!["Crash".into(), "Partition".into()],
+            },
+        );
+        assert_eq!(
+            error.to_string(),
+            "scenarios/x.ron:12:7: unknown fault kind `Partiton`\n  hint: did you mean `Partition`?"
+        );
+        let without_location = ScenarioError::new("scenarios/x.ron", None, ErrorKind::ZeroDuration);
+        assert_eq!(
+            without_location.to_string(),
+            "scenarios/x.ron: the run's duration must be longer than zero"
+        );
+    }
+
+    #[test]
+    fn serde_length_errors_name_the_variant_not_the_rust_type() {
+        assert_eq!(
+            wrong_length("tuple variant RawAction::Pause with 2 elements", 1).to_string(),
+            "`Pause` takes 2 values, found 1"
+        );
+        assert_eq!(
+            wrong_length("a tuple of size 2", 3).to_string(),
+            "this tuple takes 2 values, found 3"
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! Scenario files: RON in, a validated [`Scenario`] out.
+//!
+//! The pipeline: RON text -> raw serde structs that mirror the file and refuse unknown fields
+//! ([`raw`]) -> validation and lowering to engine terms ([`validate`]) -> [`Scenario`].
+//! Every error is a [`ScenarioError`] with the file, a line and column when one is known, a
+//! lowercase message and an optional hint. Syntax and type errors take their position from
+//! ron; validation errors name the offending value by path and [`locate`] finds it in the
+//! text. No input makes this module panic.
+//!
+//! The format is documented in `docs/scenario-format.md`.
+
+mod duration;
+mod error;
+mod locate;
+mod raw;
+mod validate;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use duration::{
+    format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
+    DurationError,
+};
+pub use error::{ErrorKind, ScenarioError, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
+pub use write::to_ron;
+
+use ron::extensions::Extensions;
+use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_sim::{Invariant, SimConfig};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// A validated scenario: what to run, with which algorithm, and what the run should show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    /// Seed, duration, members, network, clocks, workload, fencing, faults, liveness bound.
+    pub sim: SimConfig,
+    pub algorithm: AlgorithmConfig,
+    pub expect: Expect,
+}
+
+/// The safety outcome a scenario expects (liveness is judged separately, by exit code 3).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// No safety invariant is violated.
+    Safe,
+    /// Exactly these safety invariants are violated (a scenario that demonstrates a flaw).
+    /// Never empty, never `Liveness`.
+    Violates(BTreeSet<Invariant>),
+}
+
+/// Parses and validates a scenario. `origin` is the file path used in error messages; its
+/// stem names a scenario that has no `name`.
+pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    // A byte-order mark becomes a space, which keeps every line and column where it was.
+    let source: Cow<'_, str> = match source.strip_prefix('\u{feff}') {
+        Some(rest) => Cow::Owned(format!(" {rest}")),
+        None => Cow::Borrowed(source),
+    };
+    // `implicit_some`: optional fields are written `bound: "5s"`, not `bound: Some("5s")`.
+    let options = ron::Options::default().with_default_extension(Extensions::IMPLICIT_SOME);
+    let file: raw::ScenarioFile = options
+        .from_str(&source)
+        .map_err(|e| error::from_ron(e, &source, origin))?;
+    validate::lower(file, &default_name(origin))
+        .map_err(|problems| first_problem(problems, &source, origin))
+}
+
+/// Reads, parses and validates the scenario file at `path`.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let origin = path.display().to_string();
+    let source = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(
+            origin.clone(),
+            None,
+            ErrorKind::Read {
+                reason: error::lowercase_first(&e.to_string()),
+            },
+        )
+    })?;
+    parse(&source, &origin)
+}
+
+/// The name of a scenario that does not give one: its file stem, else `unnamed`.
+fn default_name(origin: &str) -> String {
+    Path::new(origin)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .filter(|stem| stem.chars().any(char::is_alphanumeric))
+        .unwrap_or_else(|| "unnamed".to_string())
+}
+
+/// The problem that comes first in the file (problems without a place come last).
+fn first_problem(problems: Vec<validate::Problem>, source: &str, origin: &str) -> ScenarioError {
+    let positions = locate::value_positions(source).unwrap_or_default();
+    let mut errors = problems.into_iter().map(|problem| {
+        let location = locate::find(&positions, &problem.path);
+        ScenarioError::new(origin, location, problem.kind)
+    });
+    let first = errors.next();
+    let earliest = errors.fold(first, |best, error| match best {
+        Some(best) if rank(&best) <= rank(&error) => Some(best),
+        _ => Some(error),
+    });
+    // Validation only fails with at least one problem.
+    earliest.unwrap_or_else(|| {
+        ScenarioError::new(
+            origin,
+            None,
+            ErrorKind::Syntax {
+                message: "invalid scenario".into(),
+            },
+        )
+    })
+}
+
+fn rank(error: &ScenarioError) -> (bool, (usize, usize)) {
+    (error.location.is_none(), error.location.unwrap_or((0, 0)))
+}

@@ -1,0 +1,214 @@
+//! The scenario file as written: serde structs that mirror the RON text one to one, with
+//! every optional field an `Option` so that validation knows what the author wrote.
+//!
+//! Struct names (`Scenario`, `Network`, ...) are the names RON accepts before `(`; enum names
+//! are never written in RON, so they are the words error messages use (`unknown fault kind`).
+
+use super::duration::{DurationText, SignedDurationText};
+use serde::Deserialize;
+
+/// A whole scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Scenario", deny_unknown_fields)]
+pub(crate) struct ScenarioFile {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub duration: Option<DurationText>,
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    pub algorithm: RawAlgorithm,
+    #[serde(default)]
+    pub network: Option<RawNetwork>,
+    #[serde(default)]
+    pub clocks: Option<RawClocks>,
+    #[serde(default)]
+    pub workload: Option<RawWorkload>,
+    #[serde(default)]
+    pub resource: Option<RawResource>,
+    #[serde(default)]
+    pub liveness: Option<RawLiveness>,
+    #[serde(default)]
+    pub faults: Vec<RawFault>,
+    #[serde(default)]
+    pub expect: Option<RawExpect>,
+}
+
+/// The algorithm and its settings; every setting has the algorithm's default.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "algorithm", deny_unknown_fields)]
+pub(crate) enum RawAlgorithm {
+    Raft {
+        #[serde(default)]
+        election_timeout: Option<(DurationText, DurationText)>,
+        #[serde(default)]
+        heartbeat: Option<DurationText>,
+        #[serde(default)]
+        pre_vote: Option<bool>,
+        #[serde(default)]
+        check_quorum: Option<bool>,
+        #[serde(default)]
+        log_lengths: Option<Vec<u64>>,
+        #[serde(default)]
+        variant: Option<RawRaftVariant>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "raft variant")]
+pub(crate) enum RawRaftVariant {
+    Correct,
+    ForgetsVoteOnRestart,
+    ForgetsTermOnRestart,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Network", deny_unknown_fields)]
+pub(crate) struct RawNetwork {
+    #[serde(default)]
+    pub latency: Option<RawLatency>,
+    #[serde(default)]
+    pub loss: Option<f64>,
+    #[serde(default)]
+    pub duplicate: Option<f64>,
+    #[serde(default)]
+    pub links: Vec<RawLink>,
+}
+
+/// An override for one directed link; absent fields take the network's values.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Link", deny_unknown_fields)]
+pub(crate) struct RawLink {
+    pub from: u64,
+    pub to: u64,
+    #[serde(default)]
+    pub latency: Option<RawLatency>,
+    #[serde(default)]
+    pub loss: Option<f64>,
+    #[serde(default)]
+    pub duplicate: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "latency distribution", deny_unknown_fields)]
+pub(crate) enum RawLatency {
+    Constant(DurationText),
+    Uniform(DurationText, DurationText),
+    Exponential {
+        mean: DurationText,
+        #[serde(default)]
+        min: Option<DurationText>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Clocks", deny_unknown_fields)]
+pub(crate) struct RawClocks {
+    #[serde(default)]
+    pub drift_ppm: Option<i64>,
+    #[serde(default)]
+    pub offset: Option<DurationText>,
+    #[serde(default)]
+    pub nodes: Vec<RawNodeClock>,
+}
+
+/// One member's explicit clock; absent fields are zero.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "NodeClock", deny_unknown_fields)]
+pub(crate) struct RawNodeClock {
+    pub node: u64,
+    #[serde(default)]
+    pub drift_ppm: Option<i64>,
+    #[serde(default)]
+    pub offset: Option<SignedDurationText>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Workload", deny_unknown_fields)]
+pub(crate) struct RawWorkload {
+    #[serde(default)]
+    pub write_every: Option<DurationText>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Resource", deny_unknown_fields)]
+pub(crate) struct RawResource {
+    #[serde(default)]
+    pub fencing: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Liveness", deny_unknown_fields)]
+pub(crate) struct RawLiveness {
+    #[serde(default)]
+    pub bound: Option<DurationText>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Fault", deny_unknown_fields)]
+pub(crate) struct RawFault {
+    pub at: DurationText,
+    #[serde(rename = "do")]
+    pub action: RawAction,
+    #[serde(default)]
+    pub heal_after: Option<DurationText>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "fault kind", deny_unknown_fields)]
+pub(crate) enum RawAction {
+    Crash(RawTarget),
+    Restart(RawTarget),
+    Pause(RawTarget, DurationText),
+    Stall(RawTarget, DurationText),
+    Partition(RawShape),
+    Heal,
+    ClockJump(RawTarget, SignedDurationText),
+    ClockDrift(RawTarget, i64),
+    Resign(RawTarget),
+    Loss(f64),
+    Duplicate(f64),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "target")]
+pub(crate) enum RawTarget {
+    Leader,
+    Follower,
+    Node(u64),
+    Random,
+    Minority,
+    Service,
+    AllCrashed,
+    All,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "partition shape", deny_unknown_fields)]
+pub(crate) enum RawShape {
+    Groups(Vec<Vec<u64>>),
+    Isolate(RawTarget),
+    MajorityMinority(RawTarget),
+    OneWay { from: RawTarget, to: RawTarget },
+    CutLink(RawTarget, RawTarget),
+    Bridge(RawTarget),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "expectation")]
+pub(crate) enum RawExpect {
+    Safe,
+    Violates(Vec<RawInvariant>),
+}
+
+/// Every invariant name parses, so that naming `liveness` gets its own error and hint.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename = "invariant", rename_all = "snake_case")]
+pub(crate) enum RawInvariant {
+    ElectionSafety,
+    FencingSafety,
+    TermMonotonic,
+    Liveness,
+}

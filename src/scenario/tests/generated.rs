@@ -1,0 +1,217 @@
+//! Generated valid scenarios survive `to_ron` and `parse`.
+
+use super::*;
+use proptest::prelude::*;
+
+fn target(nodes: u32) -> impl Strategy<Value = Target> {
+    prop_oneof![
+        Just(Target::Leader),
+        Just(Target::Follower),
+        (0..nodes).prop_map(Target::Node),
+        Just(Target::Random),
+        Just(Target::Minority),
+        Just(Target::All),
+    ]
+}
+
+fn shape(nodes: u32) -> impl Strategy<Value = PartitionShape> {
+    prop_oneof![
+        Just(PartitionShape::Groups(vec![(0..nodes).collect()])),
+        target(nodes).prop_map(PartitionShape::Isolate),
+        target(nodes).prop_map(PartitionShape::MajorityMinority),
+        (target(nodes), target(nodes)).prop_map(|(from, to)| PartitionShape::OneWay { from, to }),
+        (target(nodes), target(nodes)).prop_map(|(a, b)| PartitionShape::CutLink(a, b)),
+        target(nodes).prop_map(PartitionShape::Bridge),
+    ]
+}
+
+fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
+    prop_oneof![
+        target(nodes).prop_map(FaultAction::Crash),
+        prop_oneof![target(nodes), Just(Target::AllCrashed)].prop_map(FaultAction::Restart),
+        (target(nodes), 1..u64::MAX).prop_map(|(t, d)| FaultAction::Pause(t, d)),
+        (target(nodes), 1..u64::MAX).prop_map(|(t, d)| FaultAction::Stall(t, d)),
+        shape(nodes).prop_map(FaultAction::Partition),
+        Just(FaultAction::Heal),
+        (target(nodes), any::<i64>()).prop_map(|(t, d)| FaultAction::ClockJump(t, d)),
+        (target(nodes), -999_999..=MAX_DRIFT_PPM).prop_map(|(t, p)| FaultAction::ClockDrift(t, p)),
+        target(nodes).prop_map(FaultAction::Resign),
+        (0..=1_000_000u32).prop_map(FaultAction::Loss),
+        (0..=1_000_000u32).prop_map(FaultAction::Duplicate),
+    ]
+}
+
+fn fault(nodes: u32, duration_ns: u64) -> impl Strategy<Value = FaultSpec> {
+    (
+        0..duration_ns,
+        action(nodes),
+        proptest::option::of(1..u64::MAX),
+    )
+        .prop_map(|(at_ns, action, heal)| FaultSpec {
+            at_ns,
+            heal_after_ns: if action.can_heal() { heal } else { None },
+            action,
+        })
+}
+
+fn latency() -> impl Strategy<Value = Latency> {
+    prop_oneof![
+        any::<u64>().prop_map(Latency::Constant),
+        (any::<u64>(), any::<u64>()).prop_map(|(a, b)| Latency::Uniform(a.min(b), a.max(b))),
+        (any::<u64>(), any::<u64>())
+            .prop_map(|(mean_ns, min_ns)| Latency::Exponential { mean_ns, min_ns }),
+    ]
+}
+
+fn link(nodes: u32) -> impl Strategy<Value = LinkOverride> {
+    (
+        0..nodes,
+        1..nodes.max(2),
+        latency(),
+        0..=1_000_000u32,
+        0..=1_000_000u32,
+    )
+        .prop_map(
+            move |(from, step, latency, loss_ppm, duplicate_ppm)| LinkOverride {
+                from,
+                // Never a link to itself (needs two nodes; filtered below otherwise).
+                to: (from + step) % nodes,
+                link: LinkConfig {
+                    latency,
+                    loss_ppm,
+                    duplicate_ppm,
+                },
+            },
+        )
+}
+
+/// Link overrides for distinct directed links between distinct nodes.
+fn links(nodes: u32) -> impl Strategy<Value = Vec<LinkOverride>> {
+    proptest::collection::vec(link(nodes), 0..4).prop_map(|links| {
+        let mut seen = BTreeSet::new();
+        links
+            .into_iter()
+            .filter(|l| l.from != l.to && seen.insert((l.from, l.to)))
+            .collect()
+    })
+}
+
+/// Clock overrides for distinct nodes.
+fn node_clocks(nodes: u32) -> impl Strategy<Value = Vec<NodeClock>> {
+    proptest::collection::btree_map(0..nodes, (-999_999..=MAX_DRIFT_PPM, any::<i64>()), 0..4)
+        .prop_map(|clocks| {
+            clocks
+                .into_iter()
+                .map(|(node, (drift_ppm, offset_ns))| NodeClock {
+                    node,
+                    drift_ppm,
+                    offset_ns,
+                })
+                .collect()
+        })
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (1u32..8, 1..u64::MAX).prop_flat_map(|(nodes, duration_ns)| {
+        (
+            ("[ -~]{0,12}", any::<u64>(), any::<u64>(), any::<bool>()),
+            (
+                latency(),
+                0..=1_000_000u32,
+                0..=1_000_000u32,
+                0..=999_999u32,
+                any::<u64>(),
+            ),
+            (links(nodes), node_clocks(nodes)),
+            proptest::collection::vec(fault(nodes, duration_ns), 0..6),
+            (
+                proptest::option::of(1..u64::MAX),
+                any::<bool>(),
+                any::<bool>(),
+            ),
+            (
+                1..u64::MAX / 2,
+                any::<bool>(),
+                any::<bool>(),
+                proptest::collection::vec(0..5u64, 0..2),
+            ),
+        )
+            .prop_map(
+                move |(
+                    basics,
+                    net,
+                    (overrides, per_node),
+                    faults,
+                    (liveness, violates, fencing_bug),
+                    raft,
+                )| {
+                    let (name, seed, write_every_ns, fencing) = basics;
+                    let (latency, loss_ppm, duplicate_ppm, max_drift_ppm, max_offset_ns) = net;
+                    let (heartbeat_ns, pre_vote, check_quorum, lengths) = raft;
+                    let log_lengths = if lengths.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![lengths[0]; nodes as usize]
+                    };
+                    let expect = if violates {
+                        let mut set = BTreeSet::from([Invariant::TermMonotonic]);
+                        if fencing_bug {
+                            set.insert(Invariant::FencingSafety);
+                        }
+                        Expect::Violates(set)
+                    } else {
+                        Expect::Safe
+                    };
+                    Scenario {
+                        name,
+                        sim: SimConfig {
+                            seed,
+                            duration_ns,
+                            members: nodes as usize,
+                            network: NetworkConfig {
+                                default: LinkConfig {
+                                    latency,
+                                    loss_ppm,
+                                    duplicate_ppm,
+                                },
+                                overrides,
+                            },
+                            clocks: ClockConfig {
+                                max_drift_ppm,
+                                max_offset_ns,
+                                per_node,
+                            },
+                            write_every_ns,
+                            fencing,
+                            faults,
+                            liveness_bound_ns: liveness,
+                        },
+                        algorithm: AlgorithmConfig::Raft(RaftConfig {
+                            election_timeout_min_ns: heartbeat_ns + 1,
+                            election_timeout_max_ns: heartbeat_ns * 2,
+                            heartbeat_ns,
+                            pre_vote,
+                            check_quorum,
+                            log_lengths,
+                            variant: if fencing_bug {
+                                RaftVariant::ForgetsVoteOnRestart
+                            } else {
+                                RaftVariant::Correct
+                            },
+                        }),
+                        expect,
+                    }
+                },
+            )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn every_valid_scenario_is_written_so_that_it_reads_back_equal(scenario in scenario()) {
+        let text = to_ron(&scenario);
+        prop_assert_eq!(parse(&text, ORIGIN), Ok(scenario), "{}", text);
+    }
+}

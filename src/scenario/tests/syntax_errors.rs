@@ -1,0 +1,140 @@
+//! Errors ron finds (syntax, types, unknown names, durations), with their positions and hints.
+
+use super::*;
+
+#[test]
+fn a_misspelt_fault_kind_renders_exactly_with_a_suggestion() {
+    let source = format!("Scenario(\n{}    algorithm: Raft(),\n    faults: [(at: \"1s\", do:\n      Partiton(Isolate(Leader)))],\n)", "\n".repeat(8));
+    assert_eq!(
+        error_of(&source).to_string(),
+        "scenarios/x.ron:12:7: unknown fault kind `Partiton`\n  hint: did you mean `Partition`?"
+    );
+}
+
+#[test]
+fn a_misspelt_field_renders_exactly_with_a_suggestion() {
+    let source = "Scenario(\n    algorithm: Raft(elction_timeout: (\"1s\", \"2s\")),\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:2:21: unknown field `elction_timeout` in `Raft` settings\n  \
+         hint: did you mean `election_timeout`?"
+    );
+}
+
+#[test]
+fn a_bad_duration_points_at_its_string_and_lists_the_units() {
+    let source = "Scenario(\n    algorithm: Raft(),\n    duration: \"5 parsecs\",\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:3:15: invalid duration \"5 parsecs\": unexpected character ` `\n  \
+         hint: a duration is a number and a unit (h, m, s, ms, us, ns), like \"150ms\", \
+         \"1.5s\" or \"1m30s\""
+    );
+}
+
+#[test]
+fn ron_errors_point_at_the_offending_token() {
+    let cases: &[(&str, &str)] = &[
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: @Partiton(Leader))])", "unknown fault kind `Partiton`"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: Crash(@Leadr))])", "unknown target `Leadr`"),
+        ("(algorithm: @Paxos())", "unknown algorithm `Paxos`"),
+        ("(algorithm: Raft(variant: @Broken))", "unknown raft variant `Broken`"),
+        ("(algorithm: Raft(), network: (latency: @Normal(\"1ms\")))", "unknown latency distribution `Normal`"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: Partition(@Split))])", "unknown partition shape `Split`"),
+        ("(algorithm: Raft(), expect: Violates([@election_safty]))", "unknown invariant `election_safty`"),
+        ("(algorithm: Raft(), expect: @Unsafe)", "unknown expectation `Unsafe`"),
+        ("(algorithm: Raft(), @seeds: 3)", "unknown field `seeds` in the scenario"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", @dp: Heal)])", "unknown field `dp` in a fault"),
+        ("(algorithm: Raft(), network: (links: [(from: 0, to: 1, @lose: 0.1)]))", "unknown field `lose` in a link override"),
+        ("(algorithm: Raft(), clocks: (nodes: [(node: 0, @drift: 1)]))", "unknown field `drift` in a clock override"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: Partition(OneWay(from: Leader, @too: All)))])", "unknown field `too` in `OneWay`"),
+        ("(seed: 1@)", "missing field `algorithm` in the scenario"),
+        ("(algorithm: Raft(), faults: [(do: Heal@)])", "missing field `at` in a fault"),
+        ("(algorithm: Raft(), @algorithm: Raft())", "field `algorithm` appears twice in the scenario"),
+        ("@Scenery(algorithm: Raft())", "expected `Scenario(...)` or `(...)`, found `Scenery(...)`"),
+        ("(algorithm: Raft(), duration: @\"1x\")", "invalid duration \"1x\": unknown unit `x`"),
+        ("(algorithm: Raft(), duration: @\"-1s\")", "invalid duration \"-1s\": negative duration (only clock jumps take a sign)"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: ClockJump(Leader, @\"3\"))])", "invalid duration \"3\": missing unit after `3`"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: Pause(Leader@))])", "`Pause` takes 2 values, found 1"),
+        ("(algorithm: Raft(election_timeout: (\"1s\"@)))", "this tuple takes 2 values, found 1"),
+        ("(algorithm: Raft(), seed: @\"7\")", "expected a whole number"),
+        ("(algorithm: Raft(), seed: 7 @8)", "expected a comma"),
+        ("(algorithm: Raft(), duration: @60)", "expected a duration string such as \"150ms\", found the unsigned integer `60`"),
+        ("(algorithm: Raft(), faults: [(at: \"1s\", do: ClockJump(Leader, @-3))])", "expected a duration string such as \"-3s\", found the signed integer `-3`"),
+        ("(algorithm: Raft@)", "expected `(`"),
+        ("(algorithm: Raft(), expect: Violates([@\"election_safety\"]))", "expected a name"),
+        ("(algorithm: Raft(), seed: @99999999999999999999999)", "number out of range"),
+        ("(algorithm: Raft()) @extra", "unexpected text after the end of the scenario"),
+        ("(algorithm: Raft(), faults: [@", "unexpected end of file"),
+        ("@[]", "expected `Scenario(...)` or `(...)`"),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+    }
+}
+
+#[test]
+fn unknown_names_far_from_any_valid_one_list_the_valid_ones() {
+    let error = error_of("(algorithm: Raft(), expect: Violates([quorum]))");
+    assert_eq!(
+        error.hint().as_deref(),
+        Some("expected one of `election_safety`, `fencing_safety`, `term_monotonic`")
+    );
+}
+
+#[test]
+fn an_empty_file_says_what_a_scenario_looks_like() {
+    for source in ["", "  \n", "// only a comment\n"] {
+        assert_eq!(
+            error_of(source).to_string(),
+            "scenarios/x.ron: the scenario file is empty\n  hint: a scenario file holds one \
+             `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
+        );
+    }
+}
+
+#[test]
+fn a_missing_algorithm_says_how_to_name_one() {
+    let error = error_of("Scenario(seed: 1)");
+    assert_eq!(
+        error.hint().as_deref(),
+        Some("every scenario names its algorithm, e.g. `algorithm: Raft()`")
+    );
+}
+
+#[test]
+fn a_bad_clock_jump_shows_the_signed_duration_hint() {
+    let error =
+        error_of("(algorithm: Raft(), faults: [(at: \"1s\", do: ClockJump(Leader, \"--3s\"))])");
+    assert!(
+        error
+            .to_string()
+            .contains("hint: a clock jump is a duration with an optional sign"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_an_error_without_a_location() {
+    let error = load(Path::new("/nonexistent/dir/missing.ron")).unwrap_err();
+    assert_eq!(error.origin, "/nonexistent/dir/missing.ron");
+    assert_eq!(error.location, None);
+    assert!(matches!(*error.kind, ErrorKind::Read { .. }));
+    assert!(
+        error
+            .to_string()
+            .starts_with("/nonexistent/dir/missing.ron: cannot read the scenario: no such file"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_file_on_disk_loads_and_is_named_after_its_stem() {
+    let dir = std::env::temp_dir().join(format!("splitbrain-scenario-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("from-disk.ron");
+    std::fs::write(&path, "(algorithm: Raft())").expect("write");
+    let loaded = load(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(loaded.expect("valid").name, "from-disk");
+}

@@ -1,0 +1,260 @@
+//! Errors validation finds, at the offending value.
+
+use super::*;
+
+#[test]
+fn validation_errors_render_with_location_and_hint() {
+    let source = "Scenario(\n    nodes: 3,\n    algorithm: Raft(),\n    faults: [\n        (at: \"1s\", do: Crash(Node(3))),\n    ],\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:5:30: node 3 does not exist in a cluster of 3\n  hint: nodes are numbered from 0 to 2"
+    );
+    let source = "Scenario(\n    algorithm: Raft(election_timeout: (\"40ms\", \"80ms\")),\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:2:39: the shortest election timeout (40ms) must be longer than the heartbeat (50ms)\n  \
+         hint: followers start elections when heartbeats stop; keep the heartbeat well below \
+         the election timeout (a tenth to a third of it)"
+    );
+    let source = "(algorithm: Raft(),\n expect: Violates([election_safety, liveness]))";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:2:37: `liveness` cannot be expected to be violated\n  hint: a liveness \
+         failure is reported as exit code 3, not as an expectation; `Violates` names safety \
+         invariants only (election_safety, fencing_safety, term_monotonic)"
+    );
+}
+
+#[test]
+fn each_rule_fires_at_the_offending_value() {
+    let r = "algorithm: Raft()";
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("({r}, duration: @\"0s\")"),
+            "the run's duration must be longer than zero",
+        ),
+        (
+            format!("({r}, nodes: @0)"),
+            "nodes must be between 1 and 10000, not 0",
+        ),
+        (
+            format!("({r}, nodes: @10001)"),
+            "nodes must be between 1 and 10000, not 10001",
+        ),
+        (
+            "(algorithm: Raft(heartbeat: @\"0s\"))".into(),
+            "the heartbeat interval must be longer than zero",
+        ),
+        (
+            "(algorithm: Raft(election_timeout: @(\"300ms\", \"150ms\")))".into(),
+            "the election timeout range is backwards: 300ms is above 150ms",
+        ),
+        (
+            "(algorithm: Raft(election_timeout: @(\"50ms\", \"300ms\"), heartbeat: \"50ms\"))"
+                .into(),
+            "the shortest election timeout (50ms) must be longer than the heartbeat (50ms)",
+        ),
+        (
+            "(algorithm: Raft(heartbeat: @\"200ms\"))".into(),
+            "the shortest election timeout (150ms) must be longer than the heartbeat (200ms)",
+        ),
+        (
+            "(nodes: 3, algorithm: Raft(log_lengths: @[1, 2]))".into(),
+            "log_lengths has 2 entries for 3 nodes",
+        ),
+        (
+            format!("({r}, faults: [(at: @\"60s\", do: Heal)])"),
+            "the fault at 1m is not before the end of the run (1m)",
+        ),
+        (
+            format!("({r}, duration: \"10s\", faults: [(at: @\"11s\", do: Heal)])"),
+            "the fault at 11s is not before the end of the run (10s)",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Crash(@Node(5)))])"),
+            "node 5 does not exist in a cluster of 5",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(Groups([[0, 1], [@1, 2]])))])"),
+            "node 1 is in two partition groups",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(Groups([[0, @0]])))])"),
+            "node 0 is in two partition groups",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(Groups([[0], @[]])))])"),
+            "empty partition group",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(Groups([[0, @7]])))])"),
+            "node 7 does not exist in a cluster of 5",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(CutLink(Node(0), @Node(9))))])"),
+            "node 9 does not exist in a cluster of 5",
+        ),
+        (
+            format!(
+                "({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: @Node(9), to: All)))])"
+            ),
+            "node 9 does not exist in a cluster of 5",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Restart(All), heal_after: @\"1s\")])"),
+            "`heal_after` does not apply to `Restart`",
+        ),
+        (
+            format!(
+                "({r}, faults: [(at: \"1s\", do: Pause(Leader, \"1s\"), heal_after: @\"1s\")])"
+            ),
+            "`heal_after` does not apply to `Pause`",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Heal, heal_after: @\"1s\")])"),
+            "`heal_after` does not apply to `Heal`",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Crash(Leader), heal_after: @\"0s\")])"),
+            "`heal_after` must be longer than zero",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Pause(Leader, @\"0s\"))])"),
+            "a `Pause` must last longer than zero",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Stall(Leader, @\"0ms\"))])"),
+            "a `Stall` must last longer than zero",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Crash(@AllCrashed))])"),
+            "target `AllCrashed` in `Crash`",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(Isolate(@AllCrashed)))])"),
+            "target `AllCrashed` in `Partition`",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Crash(@Service))])"),
+            "target `Service` names no process: raft has no coordination service",
+        ),
+        (
+            format!(
+                "({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: Leader, to: @Service)))])"
+            ),
+            "target `Service` names no process: raft has no coordination service",
+        ),
+        (
+            format!("({r}, network: (loss: @1.5))"),
+            "loss must be between 0 and 1, not 1.5",
+        ),
+        (
+            format!("({r}, network: (duplicate: @-0.1))"),
+            "duplicate must be between 0 and 1, not -0.1",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Loss(@NaN))])"),
+            "loss must be between 0 and 1, not NaN",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Duplicate(@2))])"),
+            "duplicate must be between 0 and 1, not 2",
+        ),
+        (
+            format!("({r}, network: (latency: @Uniform(\"10ms\", \"1ms\")))"),
+            "the latency range is backwards: 10ms is above 1ms",
+        ),
+        (
+            format!(
+                "({r}, network: (links: [(from: 0, to: 1, latency: @Uniform(\"2ms\", \"1ms\"))]))"
+            ),
+            "the latency range is backwards: 2ms is above 1ms",
+        ),
+        (
+            format!("({r}, network: (links: [(from: 0, to: 1, loss: @7.0)]))"),
+            "loss must be between 0 and 1, not 7",
+        ),
+        (
+            format!("({r}, network: (links: [(from: 2, to: @2)]))"),
+            "a link from node 2 to itself",
+        ),
+        (
+            format!("({r}, network: (links: [(from: @9, to: 0)]))"),
+            "node 9 does not exist in a cluster of 5",
+        ),
+        (
+            format!("({r}, network: (links: [(from: 0, to: 1), @(from: 0, to: 1)]))"),
+            "the link from node 0 to node 1 is overridden twice",
+        ),
+        (
+            format!("({r}, clocks: (drift_ppm: @1000000))"),
+            "the random drift bound must be between 0 and 999999 ppm, not 1000000",
+        ),
+        (
+            format!("({r}, clocks: (drift_ppm: @-5))"),
+            "the random drift bound must be between 0 and 999999 ppm, not -5",
+        ),
+        (
+            format!("({r}, clocks: (nodes: [(node: @7)]))"),
+            "node 7 does not exist in a cluster of 5",
+        ),
+        (
+            format!("({r}, clocks: (nodes: [(node: 1), (node: @1)]))"),
+            "node 1 has two clock overrides",
+        ),
+        (
+            format!("({r}, clocks: (nodes: [(node: 1, drift_ppm: @-1000000)]))"),
+            "clock drift -1000000 ppm is out of range",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: ClockDrift(Leader, @-2000000))])"),
+            "clock drift -2000000 ppm is out of range",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: ClockDrift(Leader, @1000000001))])"),
+            "clock drift 1000000001 ppm is out of range",
+        ),
+        (
+            format!("({r}, liveness: (bound: @\"0s\"))"),
+            "the liveness bound must be longer than zero",
+        ),
+        (
+            format!("({r}, expect: @Violates([]))"),
+            "`Violates` names no invariant",
+        ),
+        (
+            format!("({r}, expect: Violates([@liveness]))"),
+            "`liveness` cannot be expected to be violated",
+        ),
+    ];
+    for (marked, message) in &cases {
+        assert_error_at(marked, message);
+    }
+}
+
+#[test]
+fn valid_edge_values_are_accepted() {
+    let scenario = parsed(
+        r#"(nodes: 1, duration: "1ns", algorithm: Raft(election_timeout: ("2ns", "2ns"), heartbeat: "1ns"),
+           workload: (write_every: "0s"), clocks: (drift_ppm: 999999, nodes: [(node: 0, drift_ppm: -999999, offset: "-1h")]),
+           faults: [(at: "0s", do: Restart(AllCrashed)), (at: "0s", do: ClockDrift(Node(0), 1000000000))])"#,
+    );
+    assert_eq!(scenario.sim.write_every_ns, 0);
+    assert_eq!(scenario.sim.members, 1);
+    let scenario = parsed("(nodes: 10000, algorithm: Raft())");
+    assert_eq!(scenario.sim.members, 10_000);
+}
+
+#[test]
+fn the_error_reported_is_the_first_in_the_file() {
+    let source =
+        "(\n  faults: [(at: \"1s\", do: Crash(Node(9)))],\n  nodes: 0,\n  algorithm: Raft(),\n)";
+    assert_eq!(error_of(source).location, Some((2, 33)));
+}
+
+#[test]
+fn an_error_about_a_defaulted_value_points_at_the_nearest_written_one() {
+    // log_lengths is written, nodes is not: the error points at log_lengths.
+    let error = error_of("(algorithm: Raft(log_lengths: [1]))");
+    assert_eq!(error.location, Some((1, 31)));
+}

@@ -1,0 +1,567 @@
+//! Raw scenario file -> validated [`Scenario`] in engine terms. Every rule that a scenario
+//! must satisfy is checked here, once; downstream code never re-checks it.
+//!
+//! Each problem carries the path of the offending value (see [`super::locate`]) so that the
+//! error can point at it. Validation goes on after a problem, so the caller can report the
+//! first problem in the file rather than the first one checked.
+
+use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
+use super::raw::{
+    RawAction, RawAlgorithm, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNetwork,
+    RawRaftVariant, RawShape, RawTarget, ScenarioFile,
+};
+use super::{Expect, Scenario};
+use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
+use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_sim::{
+    ClockConfig, FaultAction, FaultSpec, Invariant, Latency, LinkConfig, LinkOverride,
+    NetworkConfig, NodeClock, PartitionShape, SimConfig, Target, NANOS_PER_MILLI, NANOS_PER_SEC,
+};
+use std::collections::BTreeSet;
+
+pub(crate) const DEFAULT_SEED: u64 = 0;
+pub(crate) const DEFAULT_DURATION_NS: u64 = 60 * NANOS_PER_SEC;
+pub(crate) const DEFAULT_NODES: u64 = 5;
+pub(crate) const DEFAULT_WRITE_EVERY_NS: u64 = 100 * NANOS_PER_MILLI;
+pub(crate) const DEFAULT_FENCING: bool = true;
+
+/// One thing wrong with a scenario, and the path of the value it is about.
+#[derive(Debug)]
+pub(crate) struct Problem {
+    pub path: String,
+    pub kind: ErrorKind,
+}
+
+/// Validates a raw file and lowers it to engine terms; `default_name` names unnamed scenarios.
+pub(crate) fn lower(file: ScenarioFile, default_name: &str) -> Result<Scenario, Vec<Problem>> {
+    let mut check = Checker {
+        problems: Vec::new(),
+        nodes: DEFAULT_NODES,
+        has_service: false,
+    };
+    let scenario = check.scenario(file, default_name);
+    if check.problems.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(check.problems)
+    }
+}
+
+struct Checker {
+    problems: Vec<Problem>,
+    /// The cluster size as written (possibly out of range, which is reported once).
+    nodes: u64,
+    /// Whether the algorithm runs a coordination service that `Service` can name.
+    has_service: bool,
+}
+
+impl Checker {
+    fn problem(&mut self, path: impl Into<String>, kind: ErrorKind) {
+        self.problems.push(Problem {
+            path: path.into(),
+            kind,
+        });
+    }
+
+    fn scenario(&mut self, file: ScenarioFile, default_name: &str) -> Scenario {
+        let duration_ns = file.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
+        if duration_ns == 0 {
+            self.problem("duration", ErrorKind::ZeroDuration);
+        }
+        self.nodes = file.nodes.unwrap_or(DEFAULT_NODES);
+        if !(1..=MAX_NODES).contains(&self.nodes) {
+            self.problem("nodes", ErrorKind::NodesOutOfRange { nodes: self.nodes });
+        }
+        let (algorithm, algorithm_name) = self.algorithm(file.algorithm);
+        let network = self.network(file.network);
+        let clocks = self.clocks(file.clocks);
+        let write_every_ns = file
+            .workload
+            .and_then(|w| w.write_every)
+            .map_or(DEFAULT_WRITE_EVERY_NS, |d| d.0);
+        let fencing = file
+            .resource
+            .and_then(|r| r.fencing)
+            .unwrap_or(DEFAULT_FENCING);
+        let liveness_bound_ns = file.liveness.and_then(|l| l.bound).map(|d| d.0);
+        if liveness_bound_ns == Some(0) {
+            self.problem("liveness.bound", ErrorKind::ZeroLivenessBound);
+        }
+        let faults = file
+            .faults
+            .into_iter()
+            .enumerate()
+            .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
+            .collect();
+        let expect = self.expect(file.expect);
+        Scenario {
+            name: file.name.unwrap_or_else(|| default_name.to_string()),
+            sim: SimConfig {
+                seed: file.seed.unwrap_or(DEFAULT_SEED),
+                duration_ns,
+                members: usize::try_from(self.nodes).unwrap_or(usize::MAX),
+                network,
+                clocks,
+                write_every_ns,
+                fencing,
+                faults,
+                liveness_bound_ns,
+            },
+            algorithm,
+            expect,
+        }
+    }
+
+    fn algorithm(&mut self, raw: RawAlgorithm) -> (AlgorithmConfig, &'static str) {
+        match raw {
+            RawAlgorithm::Raft {
+                election_timeout,
+                heartbeat,
+                pre_vote,
+                check_quorum,
+                log_lengths,
+                variant,
+            } => {
+                let defaults = RaftConfig::default();
+                let (min_ns, max_ns) = election_timeout.map_or(
+                    (
+                        defaults.election_timeout_min_ns,
+                        defaults.election_timeout_max_ns,
+                    ),
+                    |(min, max)| (min.0, max.0),
+                );
+                let heartbeat_ns = heartbeat.map_or(defaults.heartbeat_ns, |d| d.0);
+                let timeout_path = if election_timeout.is_some() {
+                    "algorithm.election_timeout"
+                } else {
+                    "algorithm.heartbeat"
+                };
+                if heartbeat_ns == 0 {
+                    self.problem("algorithm.heartbeat", ErrorKind::ZeroHeartbeat);
+                } else if min_ns <= heartbeat_ns {
+                    self.problem(
+                        timeout_path,
+                        ErrorKind::ElectionTimeoutNotAboveHeartbeat {
+                            min_ns,
+                            heartbeat_ns,
+                        },
+                    );
+                }
+                if min_ns > max_ns {
+                    self.problem(
+                        "algorithm.election_timeout",
+                        ErrorKind::ElectionTimeoutMinAboveMax { min_ns, max_ns },
+                    );
+                }
+                let log_lengths = log_lengths.unwrap_or_default();
+                if !log_lengths.is_empty() && log_lengths.len() as u64 != self.nodes {
+                    self.problem(
+                        "algorithm.log_lengths",
+                        ErrorKind::LogLengthsWrongCount {
+                            count: log_lengths.len(),
+                            nodes: self.nodes,
+                        },
+                    );
+                }
+                let config = RaftConfig {
+                    election_timeout_min_ns: min_ns,
+                    election_timeout_max_ns: max_ns,
+                    heartbeat_ns,
+                    pre_vote: pre_vote.unwrap_or(defaults.pre_vote),
+                    check_quorum: check_quorum.unwrap_or(defaults.check_quorum),
+                    log_lengths,
+                    variant: match variant {
+                        None => defaults.variant,
+                        Some(RawRaftVariant::Correct) => RaftVariant::Correct,
+                        Some(RawRaftVariant::ForgetsVoteOnRestart) => {
+                            RaftVariant::ForgetsVoteOnRestart
+                        }
+                        Some(RawRaftVariant::ForgetsTermOnRestart) => {
+                            RaftVariant::ForgetsTermOnRestart
+                        }
+                    },
+                };
+                // Raft needs no coordination service: `Service` names nothing.
+                self.has_service = false;
+                (AlgorithmConfig::Raft(config), "raft")
+            }
+        }
+    }
+
+    fn network(&mut self, raw: Option<RawNetwork>) -> NetworkConfig {
+        let builtin = NetworkConfig::default();
+        let Some(raw) = raw else {
+            return builtin;
+        };
+        let default = LinkConfig {
+            latency: raw.latency.map_or(builtin.default.latency, |l| {
+                self.latency(l, "network.latency")
+            }),
+            loss_ppm: raw.loss.map_or(builtin.default.loss_ppm, |p| {
+                self.probability(p, "loss", "network.loss")
+            }),
+            duplicate_ppm: raw.duplicate.map_or(builtin.default.duplicate_ppm, |p| {
+                self.probability(p, "duplicate", "network.duplicate")
+            }),
+        };
+        let mut seen = BTreeSet::new();
+        let mut overrides = Vec::new();
+        for (index, link) in raw.links.into_iter().enumerate() {
+            let path = format!("network.links[{index}]");
+            let from = self.node_index(link.from, &format!("{path}.from"));
+            let to = self.node_index(link.to, &format!("{path}.to"));
+            if link.from == link.to {
+                self.problem(
+                    format!("{path}.to"),
+                    ErrorKind::LinkToItself { node: link.from },
+                );
+            } else if !seen.insert((link.from, link.to)) {
+                self.problem(
+                    path.clone(),
+                    ErrorKind::RepeatedLinkOverride {
+                        from: link.from,
+                        to: link.to,
+                    },
+                );
+            }
+            let config = LinkConfig {
+                latency: match link.latency {
+                    Some(latency) => self.latency(latency, &format!("{path}.latency")),
+                    None => default.latency.clone(),
+                },
+                loss_ppm: link.loss.map_or(default.loss_ppm, |p| {
+                    self.probability(p, "loss", &format!("{path}.loss"))
+                }),
+                duplicate_ppm: link.duplicate.map_or(default.duplicate_ppm, |p| {
+                    self.probability(p, "duplicate", &format!("{path}.duplicate"))
+                }),
+            };
+            overrides.push(LinkOverride {
+                from,
+                to,
+                link: config,
+            });
+        }
+        NetworkConfig { default, overrides }
+    }
+
+    fn latency(&mut self, raw: RawLatency, path: &str) -> Latency {
+        match raw {
+            RawLatency::Constant(d) => Latency::Constant(d.0),
+            RawLatency::Uniform(low, high) => {
+                if low.0 > high.0 {
+                    self.problem(
+                        path,
+                        ErrorKind::LatencyRangeBackwards {
+                            low_ns: low.0,
+                            high_ns: high.0,
+                        },
+                    );
+                }
+                Latency::Uniform(low.0, high.0)
+            }
+            RawLatency::Exponential { mean, min } => Latency::Exponential {
+                mean_ns: mean.0,
+                min_ns: min.map_or(0, |d| d.0),
+            },
+        }
+    }
+
+    /// A probability in `[0, 1]`, to parts per million rounded to nearest.
+    fn probability(&mut self, value: f64, what: &str, path: &str) -> u32 {
+        if !(0.0..=1.0).contains(&value) {
+            self.problem(
+                path,
+                ErrorKind::ProbabilityOutOfRange {
+                    what: what.to_string(),
+                    value,
+                },
+            );
+            return 0;
+        }
+        (value * 1_000_000.0).round() as u32
+    }
+
+    fn clocks(&mut self, raw: Option<RawClocks>) -> ClockConfig {
+        let Some(raw) = raw else {
+            return ClockConfig::default();
+        };
+        let bound = raw.drift_ppm.unwrap_or(0);
+        let max_drift_ppm = match u32::try_from(bound) {
+            // The slowest draw, -bound, must stay above -1_000_000 ppm.
+            Ok(ppm) if i64::from(ppm) < -MIN_DRIFT_PPM => ppm,
+            _ => {
+                self.problem(
+                    "clocks.drift_ppm",
+                    ErrorKind::DriftBoundOutOfRange { drift_ppm: bound },
+                );
+                0
+            }
+        };
+        let mut seen = BTreeSet::new();
+        let mut per_node = Vec::new();
+        for (index, clock) in raw.nodes.into_iter().enumerate() {
+            let path = format!("clocks.nodes[{index}]");
+            let node = self.node_index(clock.node, &format!("{path}.node"));
+            if !seen.insert(clock.node) {
+                self.problem(
+                    format!("{path}.node"),
+                    ErrorKind::RepeatedClockOverride { node: clock.node },
+                );
+            }
+            let drift_ppm = clock.drift_ppm.unwrap_or(0);
+            self.drift(drift_ppm, &format!("{path}.drift_ppm"));
+            per_node.push(NodeClock {
+                node,
+                drift_ppm,
+                offset_ns: clock.offset.map_or(0, |d| d.0),
+            });
+        }
+        ClockConfig {
+            max_drift_ppm,
+            max_offset_ns: raw.offset.map_or(0, |d| d.0),
+            per_node,
+        }
+    }
+
+    fn drift(&mut self, drift_ppm: i64, path: &str) {
+        if drift_ppm <= MIN_DRIFT_PPM || drift_ppm > MAX_DRIFT_PPM {
+            self.problem(path, ErrorKind::DriftOutOfRange { drift_ppm });
+        }
+    }
+
+    /// A member index, reported at `path` when the cluster has no such member.
+    fn node_index(&mut self, index: u64, path: &str) -> u32 {
+        if index >= self.nodes {
+            self.problem(
+                path,
+                ErrorKind::NodeOutOfRange {
+                    node: index,
+                    nodes: self.nodes,
+                },
+            );
+        }
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+
+    fn fault(
+        &mut self,
+        raw: RawFault,
+        index: usize,
+        duration_ns: u64,
+        algorithm: &str,
+    ) -> FaultSpec {
+        let path = format!("faults[{index}]");
+        let at_ns = raw.at.0;
+        if at_ns >= duration_ns && duration_ns > 0 {
+            self.problem(
+                format!("{path}.at"),
+                ErrorKind::FaultAfterEnd { at_ns, duration_ns },
+            );
+        }
+        let action = self.action(raw.action, &format!("{path}.do"), algorithm);
+        let heal_after_ns = raw.heal_after.map(|d| d.0);
+        if let Some(heal_after) = heal_after_ns {
+            if !action.can_heal() {
+                self.problem(
+                    format!("{path}.heal_after"),
+                    ErrorKind::HealAfterNotAllowed {
+                        kind: variant_name(&action).to_string(),
+                    },
+                );
+            } else if heal_after == 0 {
+                self.problem(format!("{path}.heal_after"), ErrorKind::ZeroHealAfter);
+            }
+        }
+        FaultSpec {
+            at_ns,
+            action,
+            heal_after_ns,
+        }
+    }
+
+    fn action(&mut self, raw: RawAction, path: &str, algorithm: &str) -> FaultAction {
+        let arg = |i: usize| format!("{path}[{i}]");
+        let kind = raw_variant_name(&raw);
+        match raw {
+            RawAction::Crash(t) => FaultAction::Crash(self.target(&t, &arg(0), kind, algorithm)),
+            RawAction::Restart(t) => {
+                FaultAction::Restart(self.target(&t, &arg(0), kind, algorithm))
+            }
+            RawAction::Pause(t, d) | RawAction::Stall(t, d) => {
+                let t = self.target(&t, &arg(0), kind, algorithm);
+                if d.0 == 0 {
+                    self.problem(
+                        arg(1),
+                        ErrorKind::ZeroPause {
+                            kind: kind.to_string(),
+                        },
+                    );
+                }
+                if kind == "Pause" {
+                    FaultAction::Pause(t, d.0)
+                } else {
+                    FaultAction::Stall(t, d.0)
+                }
+            }
+            RawAction::Partition(shape) => {
+                FaultAction::Partition(self.shape(shape, &arg(0), algorithm))
+            }
+            RawAction::Heal => FaultAction::Heal,
+            RawAction::ClockJump(t, d) => {
+                FaultAction::ClockJump(self.target(&t, &arg(0), kind, algorithm), d.0)
+            }
+            RawAction::ClockDrift(t, ppm) => {
+                let t = self.target(&t, &arg(0), kind, algorithm);
+                self.drift(ppm, &arg(1));
+                FaultAction::ClockDrift(t, ppm)
+            }
+            RawAction::Resign(t) => FaultAction::Resign(self.target(&t, &arg(0), kind, algorithm)),
+            RawAction::Loss(p) => FaultAction::Loss(self.probability(p, "loss", &arg(0))),
+            RawAction::Duplicate(p) => {
+                FaultAction::Duplicate(self.probability(p, "duplicate", &arg(0)))
+            }
+        }
+    }
+
+    fn shape(&mut self, raw: RawShape, path: &str, algorithm: &str) -> PartitionShape {
+        let arg = |i: usize| format!("{path}[{i}]");
+        let kind = "Partition";
+        match raw {
+            RawShape::Groups(groups) => {
+                let mut seen = BTreeSet::new();
+                let mut lowered = Vec::new();
+                for (g, group) in groups.into_iter().enumerate() {
+                    let group_path = format!("{path}[0][{g}]");
+                    if group.is_empty() {
+                        self.problem(group_path.clone(), ErrorKind::EmptyPartitionGroup);
+                    }
+                    let mut members = Vec::new();
+                    for (k, node) in group.into_iter().enumerate() {
+                        let node_path = format!("{group_path}[{k}]");
+                        members.push(self.node_index(node, &node_path));
+                        if !seen.insert(node) {
+                            self.problem(node_path, ErrorKind::NodeInTwoGroups { node });
+                        }
+                    }
+                    lowered.push(members);
+                }
+                PartitionShape::Groups(lowered)
+            }
+            RawShape::Isolate(t) => {
+                PartitionShape::Isolate(self.target(&t, &arg(0), kind, algorithm))
+            }
+            RawShape::MajorityMinority(t) => {
+                PartitionShape::MajorityMinority(self.target(&t, &arg(0), kind, algorithm))
+            }
+            RawShape::OneWay { from, to } => PartitionShape::OneWay {
+                from: self.target(&from, &format!("{path}.from"), kind, algorithm),
+                to: self.target(&to, &format!("{path}.to"), kind, algorithm),
+            },
+            RawShape::CutLink(a, b) => PartitionShape::CutLink(
+                self.target(&a, &arg(0), kind, algorithm),
+                self.target(&b, &arg(1), kind, algorithm),
+            ),
+            RawShape::Bridge(t) => {
+                PartitionShape::Bridge(self.target(&t, &arg(0), kind, algorithm))
+            }
+        }
+    }
+
+    /// A fault target; `kind` is the fault's RON name (`Crash`, ...), for messages.
+    fn target(&mut self, raw: &RawTarget, path: &str, kind: &str, algorithm: &str) -> Target {
+        match raw {
+            RawTarget::Leader => Target::Leader,
+            RawTarget::Follower => Target::Follower,
+            RawTarget::Node(index) => Target::Node(self.node_index(*index, path)),
+            RawTarget::Random => Target::Random,
+            RawTarget::Minority => Target::Minority,
+            RawTarget::Service => {
+                if !self.has_service {
+                    self.problem(
+                        path,
+                        ErrorKind::NoServiceProcess {
+                            algorithm: algorithm.to_string(),
+                        },
+                    );
+                }
+                Target::Service
+            }
+            RawTarget::AllCrashed => {
+                if kind != "Restart" {
+                    self.problem(
+                        path,
+                        ErrorKind::AllCrashedOutsideRestart {
+                            kind: kind.to_string(),
+                        },
+                    );
+                }
+                Target::AllCrashed
+            }
+            RawTarget::All => Target::All,
+        }
+    }
+
+    fn expect(&mut self, raw: Option<RawExpect>) -> Expect {
+        match raw {
+            None | Some(RawExpect::Safe) => Expect::Safe,
+            Some(RawExpect::Violates(names)) => {
+                if names.is_empty() {
+                    self.problem("expect", ErrorKind::EmptyViolates);
+                }
+                let mut invariants = BTreeSet::new();
+                for (index, name) in names.into_iter().enumerate() {
+                    match name {
+                        RawInvariant::ElectionSafety => {
+                            invariants.insert(Invariant::ElectionSafety);
+                        }
+                        RawInvariant::FencingSafety => {
+                            invariants.insert(Invariant::FencingSafety);
+                        }
+                        RawInvariant::TermMonotonic => {
+                            invariants.insert(Invariant::TermMonotonic);
+                        }
+                        RawInvariant::Liveness => {
+                            self.problem(format!("expect[0][{index}]"), ErrorKind::LivenessExpected)
+                        }
+                    }
+                }
+                Expect::Violates(invariants)
+            }
+        }
+    }
+}
+
+/// The RON name of a fault kind, for messages.
+fn raw_variant_name(raw: &RawAction) -> &'static str {
+    match raw {
+        RawAction::Crash(_) => "Crash",
+        RawAction::Restart(_) => "Restart",
+        RawAction::Pause(..) => "Pause",
+        RawAction::Stall(..) => "Stall",
+        RawAction::Partition(_) => "Partition",
+        RawAction::Heal => "Heal",
+        RawAction::ClockJump(..) => "ClockJump",
+        RawAction::ClockDrift(..) => "ClockDrift",
+        RawAction::Resign(_) => "Resign",
+        RawAction::Loss(_) => "Loss",
+        RawAction::Duplicate(_) => "Duplicate",
+    }
+}
+
+/// The RON name of a lowered fault kind, for messages.
+pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
+    match action {
+        FaultAction::Crash(_) => "Crash",
+        FaultAction::Restart(_) => "Restart",
+        FaultAction::Pause(..) => "Pause",
+        FaultAction::Stall(..) => "Stall",
+        FaultAction::Partition(_) => "Partition",
+        FaultAction::Heal => "Heal",
+        FaultAction::ClockJump(..) => "ClockJump",
+        FaultAction::ClockDrift(..) => "ClockDrift",
+        FaultAction::Resign(_) => "Resign",
+        FaultAction::Loss(_) => "Loss",
+        FaultAction::Duplicate(_) => "Duplicate",
+    }
+}

@@ -1,0 +1,241 @@
+//! A scenario back to RON: canonical text with every field written out, so that
+//! `parse(&to_ron(s), ..) == Ok(s)` for every valid scenario (this is how minimal reproducers
+//! are saved). Durations are exact, probabilities are exact decimals of their ppm.
+
+use super::duration::{format_duration_ron, format_signed_duration_ron};
+use super::{Expect, Scenario};
+use splitbrain_algorithms::raft::RaftVariant;
+use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_sim::{
+    ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape, Target,
+};
+
+/// The canonical RON text of a scenario.
+pub fn to_ron(scenario: &Scenario) -> String {
+    let sim = &scenario.sim;
+    let mut out = String::from("Scenario(\n");
+    let mut field = |name: &str, value: String| {
+        out.push_str(&format!("    {name}: {value},\n"));
+    };
+    field("name", string(&scenario.name));
+    field("seed", sim.seed.to_string());
+    field("duration", duration(sim.duration_ns));
+    field("nodes", sim.members.to_string());
+    field("algorithm", algorithm(&scenario.algorithm));
+    field("network", network(&sim.network));
+    field("clocks", clocks(&sim.clocks));
+    field(
+        "workload",
+        format!("(write_every: {})", duration(sim.write_every_ns)),
+    );
+    field("resource", format!("(fencing: {})", sim.fencing));
+    if let Some(bound) = sim.liveness_bound_ns {
+        field("liveness", format!("(bound: {})", duration(bound)));
+    }
+    field("faults", list(sim.faults.iter().map(fault).collect()));
+    field("expect", expect(&scenario.expect));
+    out.push_str(")\n");
+    out
+}
+
+/// A RON string literal; Rust's escapes (`\"`, `\\`, `\n`, `\u{..}`) are all valid RON.
+fn string(text: &str) -> String {
+    format!("{text:?}")
+}
+
+fn duration(ns: u64) -> String {
+    format!("\"{}\"", format_duration_ron(ns))
+}
+
+/// Parts per million as an exact decimal probability: 300_000 -> `0.3`.
+fn probability(ppm: u32) -> String {
+    let (whole, fraction) = (ppm / 1_000_000, ppm % 1_000_000);
+    if fraction == 0 {
+        return format!("{whole}.0");
+    }
+    let digits = format!("{fraction:06}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
+/// A list, one item per line when it is not empty.
+fn list(items: Vec<String>) -> String {
+    if items.is_empty() {
+        return "[]".to_string();
+    }
+    let mut out = String::from("[\n");
+    for item in items {
+        out.push_str(&format!("        {item},\n"));
+    }
+    out.push_str("    ]");
+    out
+}
+
+fn algorithm(config: &AlgorithmConfig) -> String {
+    match config {
+        AlgorithmConfig::Raft(raft) => {
+            let log_lengths: Vec<String> = raft.log_lengths.iter().map(u64::to_string).collect();
+            format!(
+                "Raft(\n        election_timeout: ({}, {}),\n        heartbeat: {},\n        \
+                 pre_vote: {},\n        check_quorum: {},\n        log_lengths: [{}],\n        \
+                 variant: {},\n    )",
+                duration(raft.election_timeout_min_ns),
+                duration(raft.election_timeout_max_ns),
+                duration(raft.heartbeat_ns),
+                raft.pre_vote,
+                raft.check_quorum,
+                log_lengths.join(", "),
+                match raft.variant {
+                    RaftVariant::Correct => "Correct",
+                    RaftVariant::ForgetsVoteOnRestart => "ForgetsVoteOnRestart",
+                    RaftVariant::ForgetsTermOnRestart => "ForgetsTermOnRestart",
+                },
+            )
+        }
+    }
+}
+
+fn network(config: &NetworkConfig) -> String {
+    let links: Vec<String> = config
+        .overrides
+        .iter()
+        .map(|o| format!("(from: {}, to: {}, {})", o.from, o.to, link_fields(&o.link)))
+        .collect();
+    let links = if links.is_empty() {
+        "[]".to_string()
+    } else {
+        format!(
+            "[\n            {},\n        ]",
+            links.join(",\n            ")
+        )
+    };
+    format!(
+        "(\n        latency: {},\n        loss: {},\n        duplicate: {},\n        links: {},\n    )",
+        latency(&config.default.latency),
+        probability(config.default.loss_ppm),
+        probability(config.default.duplicate_ppm),
+        links,
+    )
+}
+
+fn link_fields(link: &LinkConfig) -> String {
+    format!(
+        "latency: {}, loss: {}, duplicate: {}",
+        latency(&link.latency),
+        probability(link.loss_ppm),
+        probability(link.duplicate_ppm)
+    )
+}
+
+fn latency(latency: &Latency) -> String {
+    match latency {
+        Latency::Constant(d) => format!("Constant({})", duration(*d)),
+        Latency::Uniform(low, high) => format!("Uniform({}, {})", duration(*low), duration(*high)),
+        Latency::Exponential { mean_ns, min_ns } => {
+            format!(
+                "Exponential(mean: {}, min: {})",
+                duration(*mean_ns),
+                duration(*min_ns)
+            )
+        }
+    }
+}
+
+fn clocks(config: &ClockConfig) -> String {
+    let nodes: Vec<String> = config
+        .per_node
+        .iter()
+        .map(|clock| {
+            format!(
+                "(node: {}, drift_ppm: {}, offset: \"{}\")",
+                clock.node,
+                clock.drift_ppm,
+                format_signed_duration_ron(clock.offset_ns)
+            )
+        })
+        .collect();
+    format!(
+        "(drift_ppm: {}, offset: {}, nodes: [{}])",
+        config.max_drift_ppm,
+        duration(config.max_offset_ns),
+        nodes.join(", ")
+    )
+}
+
+fn fault(spec: &FaultSpec) -> String {
+    let heal = match spec.heal_after_ns {
+        Some(ns) => format!(", heal_after: {}", duration(ns)),
+        None => String::new(),
+    };
+    format!(
+        "(at: {}, do: {}{heal})",
+        duration(spec.at_ns),
+        action(&spec.action)
+    )
+}
+
+fn action(action: &FaultAction) -> String {
+    match action {
+        FaultAction::Crash(t) => format!("Crash({})", target(t)),
+        FaultAction::Restart(t) => format!("Restart({})", target(t)),
+        FaultAction::Pause(t, d) => format!("Pause({}, {})", target(t), duration(*d)),
+        FaultAction::Stall(t, d) => format!("Stall({}, {})", target(t), duration(*d)),
+        FaultAction::Partition(shape) => format!("Partition({})", partition(shape)),
+        FaultAction::Heal => "Heal".to_string(),
+        FaultAction::ClockJump(t, d) => {
+            format!(
+                "ClockJump({}, \"{}\")",
+                target(t),
+                format_signed_duration_ron(*d)
+            )
+        }
+        FaultAction::ClockDrift(t, ppm) => format!("ClockDrift({}, {ppm})", target(t)),
+        FaultAction::Resign(t) => format!("Resign({})", target(t)),
+        FaultAction::Loss(ppm) => format!("Loss({})", probability(*ppm)),
+        FaultAction::Duplicate(ppm) => format!("Duplicate({})", probability(*ppm)),
+    }
+}
+
+fn partition(shape: &PartitionShape) -> String {
+    match shape {
+        PartitionShape::Groups(groups) => {
+            let groups: Vec<String> = groups
+                .iter()
+                .map(|group| {
+                    let members: Vec<String> = group.iter().map(u32::to_string).collect();
+                    format!("[{}]", members.join(", "))
+                })
+                .collect();
+            format!("Groups([{}])", groups.join(", "))
+        }
+        PartitionShape::Isolate(t) => format!("Isolate({})", target(t)),
+        PartitionShape::MajorityMinority(t) => format!("MajorityMinority({})", target(t)),
+        PartitionShape::OneWay { from, to } => {
+            format!("OneWay(from: {}, to: {})", target(from), target(to))
+        }
+        PartitionShape::CutLink(a, b) => format!("CutLink({}, {})", target(a), target(b)),
+        PartitionShape::Bridge(t) => format!("Bridge({})", target(t)),
+    }
+}
+
+fn target(target: &Target) -> String {
+    match target {
+        Target::Leader => "Leader".to_string(),
+        Target::Follower => "Follower".to_string(),
+        Target::Node(index) => format!("Node({index})"),
+        Target::Random => "Random".to_string(),
+        Target::Minority => "Minority".to_string(),
+        Target::Service => "Service".to_string(),
+        Target::AllCrashed => "AllCrashed".to_string(),
+        Target::All => "All".to_string(),
+    }
+}
+
+fn expect(expect: &Expect) -> String {
+    match expect {
+        Expect::Safe => "Safe".to_string(),
+        Expect::Violates(invariants) => {
+            let names: Vec<&str> = invariants.iter().map(|inv| inv.name()).collect();
+            format!("Violates([{}])", names.join(", "))
+        }
+    }
+}

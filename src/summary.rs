@@ -1,0 +1,338 @@
+//! The human-readable summary of a run: leaders by term, failovers, faults, messages by type,
+//! counters and a verdict per invariant.
+
+use crate::commands::run::Determinism;
+use crate::scenario::Scenario;
+use crate::verdict::{describe_expect, Outcome};
+use splitbrain_sim::{format_duration, Invariant, LivenessVerdict, RunReport};
+use std::path::Path;
+
+/// What the summary needs besides the report.
+pub struct Context<'a> {
+    pub scenario: &'a Scenario,
+    pub file: &'a Path,
+    pub replay: &'a str,
+}
+
+/// A left-aligned text table.
+struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(header: &[&str]) -> Self {
+        Self {
+            rows: vec![header.iter().map(|h| h.to_string()).collect()],
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn print(&self) {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|s| s.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
+                .collect();
+            println!("  {}", cells.join("  ").trim_end());
+        }
+    }
+}
+
+fn opt_duration(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), format_duration)
+}
+
+/// Prints the whole summary.
+pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
+    let s = ctx.scenario;
+    println!(
+        "scenario {} ({}): {}, {} nodes, {} simulated, {} events",
+        s.name,
+        ctx.file.display(),
+        report.algorithm,
+        report.members,
+        format_duration(report.end_ns),
+        report.events
+    );
+    print_leaders(report);
+    print_faults(report);
+    print_failovers(report);
+    print_messages(report);
+    print_counters(report);
+    print_invariants(report);
+    print_verdict(ctx, report, outcome);
+}
+
+fn print_leaders(report: &RunReport) {
+    println!("\nLeaders by term");
+    if report.leaders.is_empty() {
+        println!("  (no node ever claimed leadership)");
+        return;
+    }
+    let mut table = Table::new(&["term", "leader", "token", "claimed at"]);
+    const SHOWN: usize = 20;
+    for claim in report.leaders.iter().take(SHOWN) {
+        table.row(vec![
+            claim.term.to_string(),
+            claim.node.to_string(),
+            claim.token.to_string(),
+            format_duration(claim.at_ns),
+        ]);
+    }
+    table.print();
+    if report.leaders.len() > SHOWN {
+        println!(
+            "  ... {} more claims (see --json)",
+            report.leaders.len() - SHOWN
+        );
+    }
+    match report.final_leader {
+        Some(leader) => println!("  leader at the end: {leader}"),
+        None => println!("  leader at the end: none"),
+    }
+}
+
+fn print_faults(report: &RunReport) {
+    if report.faults.is_empty() {
+        return;
+    }
+    println!("\nFaults");
+    let mut table = Table::new(&["at", "what", "healed at"]);
+    for f in &report.faults {
+        table.row(vec![
+            format_duration(f.at_ns),
+            f.description.clone(),
+            opt_duration(f.healed_at_ns),
+        ]);
+    }
+    table.print();
+}
+
+fn print_failovers(report: &RunReport) {
+    if report.failovers.is_empty() {
+        return;
+    }
+    println!("\nFailovers");
+    let mut table = Table::new(&[
+        "at",
+        "cause",
+        "detection",
+        "election",
+        "recovery",
+        "unavailable",
+        "rounds",
+        "new leader",
+        "outcome",
+    ]);
+    for f in &report.failovers {
+        let new_leader = match (f.new_leader, f.new_term) {
+            (Some(n), Some(t)) => format!("{n} (term {t})"),
+            _ => "-".to_string(),
+        };
+        table.row(vec![
+            format_duration(f.at_ns),
+            f.cause.clone(),
+            opt_duration(f.detection_ns),
+            opt_duration(f.election_ns),
+            opt_duration(f.recovery_ns),
+            opt_duration(f.unavailable_ns),
+            f.rounds.to_string(),
+            new_leader,
+            serde_json::to_value(f.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        ]);
+    }
+    table.print();
+}
+
+fn print_messages(report: &RunReport) {
+    println!("\nMessages");
+    let mut table = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
+    for m in report
+        .messages
+        .iter()
+        .filter(|m| m.sent > 0 || m.delivered > 0)
+    {
+        table.row(vec![
+            m.kind.clone(),
+            m.sent.to_string(),
+            m.delivered.to_string(),
+            m.dropped.to_string(),
+            m.duplicated.to_string(),
+        ]);
+    }
+    table.print();
+    let d = &report.drops;
+    println!(
+        "  drops: {} partition, {} loss, {} to a crashed node",
+        d.partition, d.loss, d.crashed_receiver
+    );
+    let w = &report.writes;
+    println!(
+        "  writes: {} attempted, {} accepted, {} stale rejected by fencing",
+        w.attempted, w.accepted, w.rejected_stale
+    );
+}
+
+fn print_counters(report: &RunReport) {
+    let c = &report.counters;
+    println!("\nElections");
+    print_elections(report);
+    println!(
+        "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes, {} disruptions prevented",
+        c.elections_started, c.pre_votes_started, c.failed_rounds, c.dueling_candidate_terms, c.leader_changes, c.disruptions_prevented
+    );
+    println!(
+        "  two or more nodes believed they led for {} in total",
+        format_duration(report.overlap_ns)
+    );
+}
+
+/// One row per election: when, who won, how long, and its messages by type.
+fn print_elections(report: &RunReport) {
+    if report.elections.is_empty() {
+        return;
+    }
+    const SHOWN: usize = 10;
+    let mut table = Table::new(&[
+        "started",
+        "took",
+        "winner",
+        "campaigns",
+        "messages",
+        "by type",
+    ]);
+    for e in report.elections.iter().take(SHOWN) {
+        let winner = match (e.winner, e.term) {
+            (Some(n), Some(t)) => format!("{n} (term {t})"),
+            _ => "none".to_string(),
+        };
+        let by_type: Vec<String> = e
+            .messages
+            .iter()
+            .map(|m| format!("{} {}", m.kind, m.count))
+            .collect();
+        table.row(vec![
+            format_duration(e.started_ns),
+            opt_duration(e.decided_ns.map(|d| d - e.started_ns)),
+            winner,
+            e.campaigns.to_string(),
+            e.total_messages().to_string(),
+            by_type.join(", "),
+        ]);
+    }
+    table.print();
+    if report.elections.len() > SHOWN {
+        println!(
+            "  ... {} more elections (see --json)",
+            report.elections.len() - SHOWN
+        );
+    }
+}
+
+fn print_invariants(report: &RunReport) {
+    println!("\nInvariants");
+    let mut table = Table::new(&["invariant", "verdict"]);
+    for inv in Invariant::SAFETY {
+        let verdict = match report.violations.iter().find(|v| v.invariant == inv) {
+            Some(v) if v.count > 1 => format!("VIOLATED: {} ({} times)", v.detail, v.count),
+            Some(v) => format!("VIOLATED: {}", v.detail),
+            None => "held".to_string(),
+        };
+        table.row(vec![inv.name().to_string(), verdict]);
+    }
+    table.row(vec![
+        Invariant::Liveness.name().to_string(),
+        describe_liveness(&report.liveness),
+    ]);
+    table.print();
+}
+
+/// The liveness verdict in words.
+pub fn describe_liveness(verdict: &LivenessVerdict) -> String {
+    match verdict {
+        LivenessVerdict::Met { quiet_from_ns, leader, at_ns } => format!(
+            "held: {leader} recognised by every live connected member at {} ({} after the last fault)",
+            format_duration(*at_ns),
+            format_duration(at_ns - quiet_from_ns)
+        ),
+        LivenessVerdict::Missed { quiet_from_ns, bound_ns, group } => format!(
+            "FAILED: no leader recognised by all {} live connected members within {} of {}",
+            group.len(),
+            format_duration(*bound_ns),
+            format_duration(*quiet_from_ns)
+        ),
+        LivenessVerdict::Impossible { reason, .. } => format!("not applicable: {reason}"),
+        LivenessVerdict::Inconclusive { quiet_from_ns, bound_ns, end_ns } => format!(
+            "inconclusive: the run ended {} after the last fault, before the {} bound",
+            format_duration(end_ns - quiet_from_ns),
+            format_duration(*bound_ns)
+        ),
+        LivenessVerdict::FaultsActive { .. } => "not checked: faults were still active when the run ended".to_string(),
+    }
+}
+
+/// Prints the verdict line (and the replay command when something broke).
+pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
+    let expect = describe_expect(&ctx.scenario.expect);
+    println!();
+    match outcome {
+        Outcome::Matched => println!("verdict: as expected ({expect}); exit 0"),
+        Outcome::SafetyMismatch {
+            unexpected,
+            missing,
+        } => {
+            for inv in unexpected {
+                let detail = report
+                    .violations
+                    .iter()
+                    .find(|v| v.invariant == *inv)
+                    .map(|v| v.detail.as_str())
+                    .unwrap_or("");
+                println!("verdict: UNEXPECTED VIOLATION of {inv}: {detail}");
+            }
+            for inv in missing {
+                println!("verdict: expected {inv} to be violated, but it held");
+            }
+            println!("  expected {expect}; exit 1");
+        }
+        Outcome::LivenessFailed => {
+            println!("verdict: safety as expected ({expect}), but LIVENESS FAILED; exit 3")
+        }
+    }
+    if !report.violations.is_empty() || *outcome != Outcome::Matched {
+        println!("replay: {}", ctx.replay);
+    }
+}
+
+/// Prints the determinism check's result.
+pub fn print_determinism(d: &Determinism) {
+    if d.identical {
+        println!(
+            "determinism: ok (two more runs, trace hash {} over {} lines)",
+            d.trace_hashes[0], d.trace_lines
+        );
+    } else {
+        println!(
+            "determinism: FAILED (trace hashes {} and {}): this is a bug in splitbrain, please report it; exit 1",
+            d.trace_hashes[0], d.trace_hashes[1]
+        );
+    }
+}
