@@ -18,6 +18,9 @@ impl StreamId {
     pub const WORKLOAD: u64 = 4;
     /// Free for tools built on the engine (nemesis generators, swarm configuration).
     pub const NEMESIS: u64 = 5;
+    /// Draws an algorithm makes once, before the run, that every node must agree on
+    /// (a random ring order).
+    pub const SETUP: u64 = 6;
     pub const NODE_BASE: u64 = 1_000;
 
     /// The stream of node `index`.
