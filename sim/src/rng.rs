@@ -23,6 +23,19 @@ impl StreamId {
     pub const SETUP: u64 = 6;
     pub const NODE_BASE: u64 = 1_000;
 
+    /// The stream of one fault's own draws (its `Random`, `Follower`, `Minority` targets),
+    /// keyed by the fault itself, so that adding or removing another fault never changes
+    /// whom this one strikes (what makes shrinking a failing schedule work).
+    pub fn fault(at_ns: u64, description: &str) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in at_ns.to_le_bytes().iter().chain(description.as_bytes()) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        // Above every other stream id.
+        (1 << 48) | (hash >> 16)
+    }
+
     /// The stream of node `index`.
     pub fn node(index: usize) -> u64 {
         Self::NODE_BASE + index as u64

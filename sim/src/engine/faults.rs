@@ -13,6 +13,8 @@ use crate::time::{format_duration, format_signed_duration};
 impl<'t, P: Process> Sim<'t, P> {
     pub(super) fn apply_fault(&mut self, index: usize) {
         let spec = self.config.faults[index].clone();
+        let stream = crate::rng::StreamId::fault(spec.at_ns, &format!("{:?}", spec.action));
+        self.fault_rng = crate::rng::SimRng::stream(self.config.seed, stream);
         let leader = self.leadership.leader();
         let leader_term = leader.and_then(|l| self.leadership.term_of(l));
         let nodes = self.fault_nodes_for(&spec.action);

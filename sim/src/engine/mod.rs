@@ -152,6 +152,7 @@ pub struct Sim<'t, P: Process> {
     elections: Vec<crate::report::ElectionRecord>,
     /// First candidate of each term, and whether a second one was already counted.
     candidates: BTreeMap<u64, (NodeId, bool)>,
+    /// The stream of the fault being applied (each fault has its own).
     fault_rng: SimRng,
     fault_records: Vec<FaultRecord>,
     /// Resolved nodes of each fault, for its heal.

@@ -545,3 +545,22 @@ fn an_election_record_counts_the_messages_sent_between_campaign_and_claim() {
     assert_eq!(election.messages_of("ping"), 2);
     assert_eq!(election.total_messages(), 2);
 }
+
+#[test]
+fn removing_one_fault_does_not_change_whom_another_strikes() {
+    let struck = |faults: Vec<FaultSpec>| {
+        let mut c = config(7, 3 * S);
+        c.faults = faults;
+        let (report, _) = run(c, vec![Toy::default(); 7]);
+        report
+            .faults
+            .iter()
+            .map(|f| (f.at_ns, f.nodes.clone()))
+            .collect::<Vec<_>>()
+    };
+    let early = fault(100 * MS, FaultAction::Pause(Target::Random, 10 * MS));
+    let late = fault(2 * S, FaultAction::Crash(Target::Minority));
+    let both = struck(vec![early, late.clone()]);
+    let alone = struck(vec![late]);
+    assert_eq!(both[1], alone[0]);
+}
