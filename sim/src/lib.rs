@@ -27,6 +27,7 @@ pub mod engine;
 pub mod failover;
 pub mod leadership;
 pub mod liveness;
+pub mod nemesis;
 pub mod network;
 pub mod queue;
 pub mod report;

@@ -41,6 +41,8 @@ pub enum Signal {
     LeaderSuspected,
     /// The process refused a request because it heard from a leader recently.
     DisruptionPrevented,
+    /// A coordination service expired `holder`'s lease or session (by the service's clock).
+    LeaseExpired { holder: NodeId },
 }
 
 /// An effect a handler asks for. Observations take effect at once; sends and timers are

@@ -34,6 +34,11 @@ impl Resource {
         }
     }
 
+    /// The highest token accepted so far.
+    pub fn highest_token(&self) -> Option<u64> {
+        self.highest_token
+    }
+
     /// Handles a write carrying `token` at true time `now`.
     pub fn write(&mut self, now: Nanos, token: u64) -> WriteVerdict {
         if let Some(highest) = self.highest_token {

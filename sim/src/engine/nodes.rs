@@ -159,6 +159,10 @@ impl<'t, P: Process> Sim<'t, P> {
         match signal {
             Signal::ElectionStarted { term } => {
                 c.elections_started += 1;
+                if self.network.is_partitioned() && !self.reaches_majority(node) {
+                    self.counters.minority_elections += 1;
+                }
+                let c = &mut self.counters;
                 let first = self.candidates.entry(term).or_insert((node, false));
                 if first.0 != node && !first.1 {
                     first.1 = true;
@@ -169,6 +173,11 @@ impl<'t, P: Process> Sim<'t, P> {
             Signal::ElectionRoundFailed { .. } => c.failed_rounds += 1,
             Signal::LeaderSuspected => c.leader_suspicions += 1,
             Signal::DisruptionPrevented => c.disruptions_prevented += 1,
+            Signal::LeaseExpired { holder } => {
+                if self.leadership.believes(holder) {
+                    c.leases_expired_while_leading += 1;
+                }
+            }
         }
         self.failovers.on_signal(self.now, signal);
     }
@@ -178,6 +187,16 @@ impl<'t, P: Process> Sim<'t, P> {
             Payload::Algo(msg) => msg.kind(),
             Payload::Write { .. } => P::Msg::KINDS.len(),
         }
+    }
+
+    /// Whether `node` can talk both ways with a majority of the members (itself included).
+    fn reaches_majority(&self, node: NodeId) -> bool {
+        let members = self.config.members;
+        let reachable = (0..members)
+            .map(NodeId::from)
+            .filter(|other| *other == node || self.network.connected(node, *other))
+            .count();
+        reachable > members / 2
     }
 
     /// Hands a message to the network.
@@ -269,6 +288,13 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn on_write(&mut self, from: NodeId, token: u64, sent_ns: Nanos) {
+        if self
+            .resource
+            .highest_token()
+            .is_some_and(|highest| token < highest)
+        {
+            self.counters.stale_write_attempts += 1;
+        }
         match self.resource.write(self.now, token) {
             WriteVerdict::Accepted => {
                 if let Some(broken) = self.checker.on_accepted_write(self.now, from, token) {

@@ -564,3 +564,37 @@ fn removing_one_fault_does_not_change_whom_another_strikes() {
     let alone = struck(vec![late]);
     assert_eq!(both[1], alone[0]);
 }
+
+#[test]
+fn coverage_counts_minority_elections_and_stale_write_attempts() {
+    let mut c = config(3, 4 * S);
+    c.write_every_ns = 100 * MS;
+    c.faults = vec![fault(
+        0,
+        FaultAction::Partition(PartitionShape::Isolate(Target::Node(2))),
+    )];
+    let isolated_campaigner = Toy {
+        campaign_after_ns: Some(50 * MS),
+        ..Toy::default()
+    };
+    let majority_campaigner = Toy {
+        campaign_after_ns: Some(60 * MS),
+        ..Toy::default()
+    };
+    let (report, _) = run(
+        c.clone(),
+        vec![Toy::default(), majority_campaigner, isolated_campaigner],
+    );
+    assert_eq!(report.counters.elections_started, 2);
+    assert_eq!(
+        report.counters.minority_elections, 1,
+        "only n2 campaigned cut off from a majority"
+    );
+
+    let stale = lease_race(FaultAction::Stall(Target::Node(0), 2 * S), true);
+    assert_eq!(
+        stale.counters.stale_write_attempts,
+        stale.writes.rejected_stale
+    );
+    assert!(stale.counters.stale_write_attempts >= 1);
+}
