@@ -48,7 +48,7 @@ impl Table {
                 .enumerate()
                 .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
                 .collect();
-            println!("  {}", cells.join("  ").trim_end());
+            crate::outln!("  {}", cells.join("  ").trim_end());
         }
     }
 }
@@ -60,7 +60,7 @@ fn opt_duration(ns: Option<u64>) -> String {
 /// Prints the whole summary.
 pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     let s = ctx.scenario;
-    println!(
+    crate::outln!(
         "scenario {} ({}): {}, {} nodes, {} simulated, {} events",
         s.name,
         ctx.file.display(),
@@ -79,9 +79,9 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
 }
 
 fn print_leaders(report: &RunReport) {
-    println!("\nLeaders by term");
+    crate::outln!("\nLeaders by term");
     if report.leaders.is_empty() {
-        println!("  (no node ever claimed leadership)");
+        crate::outln!("  (no node ever claimed leadership)");
         return;
     }
     let mut table = Table::new(&["term", "leader", "token", "claimed at"]);
@@ -96,14 +96,14 @@ fn print_leaders(report: &RunReport) {
     }
     table.print();
     if report.leaders.len() > SHOWN {
-        println!(
+        crate::outln!(
             "  ... {} more claims (see --json)",
             report.leaders.len() - SHOWN
         );
     }
     match report.final_leader {
-        Some(leader) => println!("  leader at the end: {leader}"),
-        None => println!("  leader at the end: none"),
+        Some(leader) => crate::outln!("  leader at the end: {leader}"),
+        None => crate::outln!("  leader at the end: none"),
     }
 }
 
@@ -111,7 +111,7 @@ fn print_faults(report: &RunReport) {
     if report.faults.is_empty() {
         return;
     }
-    println!("\nFaults");
+    crate::outln!("\nFaults");
     let mut table = Table::new(&["at", "what", "healed at"]);
     for f in &report.faults {
         table.row(vec![
@@ -127,7 +127,7 @@ fn print_failovers(report: &RunReport) {
     if report.failovers.is_empty() {
         return;
     }
-    println!("\nFailovers");
+    crate::outln!("\nFailovers");
     let mut table = Table::new(&[
         "at",
         "cause",
@@ -163,7 +163,7 @@ fn print_failovers(report: &RunReport) {
 }
 
 fn print_messages(report: &RunReport) {
-    println!("\nMessages");
+    crate::outln!("\nMessages");
     let mut table = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
     for m in report
         .messages
@@ -180,26 +180,30 @@ fn print_messages(report: &RunReport) {
     }
     table.print();
     let d = &report.drops;
-    println!(
+    crate::outln!(
         "  drops: {} partition, {} loss, {} to a crashed node",
-        d.partition, d.loss, d.crashed_receiver
+        d.partition,
+        d.loss,
+        d.crashed_receiver
     );
     let w = &report.writes;
-    println!(
+    crate::outln!(
         "  writes: {} attempted, {} accepted, {} stale rejected by fencing",
-        w.attempted, w.accepted, w.rejected_stale
+        w.attempted,
+        w.accepted,
+        w.rejected_stale
     );
 }
 
 fn print_counters(report: &RunReport) {
     let c = &report.counters;
-    println!("\nElections");
+    crate::outln!("\nElections");
     print_elections(report);
-    println!(
+    crate::outln!(
         "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes, {} disruptions prevented",
         c.elections_started, c.pre_votes_started, c.failed_rounds, c.dueling_candidate_terms, c.leader_changes, c.disruptions_prevented
     );
-    println!(
+    crate::outln!(
         "  two or more nodes believed they led for {} in total",
         format_duration(report.overlap_ns)
     );
@@ -240,7 +244,7 @@ fn print_elections(report: &RunReport) {
     }
     table.print();
     if report.elections.len() > SHOWN {
-        println!(
+        crate::outln!(
             "  ... {} more elections (see --json)",
             report.elections.len() - SHOWN
         );
@@ -248,7 +252,7 @@ fn print_elections(report: &RunReport) {
 }
 
 fn print_invariants(report: &RunReport) {
-    println!("\nInvariants");
+    crate::outln!("\nInvariants");
     let mut table = Table::new(&["invariant", "verdict"]);
     for inv in Invariant::SAFETY {
         let verdict = match report.violations.iter().find(|v| v.invariant == inv) {
@@ -292,9 +296,9 @@ pub fn describe_liveness(verdict: &LivenessVerdict) -> String {
 /// Prints the verdict line (and the replay command when something broke).
 pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     let expect = describe_expect(&ctx.scenario.expect);
-    println!();
+    crate::outln!();
     match outcome {
-        Outcome::Matched => println!("verdict: as expected ({expect}); exit 0"),
+        Outcome::Matched => crate::outln!("verdict: as expected ({expect}); exit 0"),
         Outcome::SafetyMismatch {
             unexpected,
             missing,
@@ -306,31 +310,32 @@ pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
                     .find(|v| v.invariant == *inv)
                     .map(|v| v.detail.as_str())
                     .unwrap_or("");
-                println!("verdict: UNEXPECTED VIOLATION of {inv}: {detail}");
+                crate::outln!("verdict: UNEXPECTED VIOLATION of {inv}: {detail}");
             }
             for inv in missing {
-                println!("verdict: expected {inv} to be violated, but it held");
+                crate::outln!("verdict: expected {inv} to be violated, but it held");
             }
-            println!("  expected {expect}; exit 1");
+            crate::outln!("  expected {expect}; exit 1");
         }
         Outcome::LivenessFailed => {
-            println!("verdict: safety as expected ({expect}), but LIVENESS FAILED; exit 3")
+            crate::outln!("verdict: safety as expected ({expect}), but LIVENESS FAILED; exit 3")
         }
     }
     if !report.violations.is_empty() || *outcome != Outcome::Matched {
-        println!("replay: {}", ctx.replay);
+        crate::outln!("replay: {}", ctx.replay);
     }
 }
 
 /// Prints the determinism check's result.
 pub fn print_determinism(d: &Determinism) {
     if d.identical {
-        println!(
+        crate::outln!(
             "determinism: ok (two more runs, trace hash {} over {} lines)",
-            d.trace_hashes[0], d.trace_lines
+            d.trace_hashes[0],
+            d.trace_lines
         );
     } else {
-        println!(
+        crate::outln!(
             "determinism: FAILED (trace hashes {} and {}): this is a bug in splitbrain, please report it; exit 1",
             d.trace_hashes[0], d.trace_hashes[1]
         );

@@ -9,7 +9,7 @@ pub fn check(args: &CheckArgs) -> u8 {
     let mut bad = 0;
     for file in &args.files {
         match scenario::load(file) {
-            Ok(s) => println!(
+            Ok(s) => crate::outln!(
                 "{}: ok ({}, {} nodes, {} faults)",
                 file.display(),
                 s.algorithm.name(),

@@ -9,9 +9,9 @@ use splitbrain_sim::format_duration;
 
 /// Prints the algorithms, then every scenario in the library folder.
 pub fn list(args: &ListArgs) -> u8 {
-    println!("Algorithms:");
+    crate::outln!("Algorithms:");
     for (name, summary) in ALGORITHMS {
-        println!("  {name:<8} {summary}");
+        crate::outln!("  {name:<8} {summary}");
     }
     let mut files: Vec<_> = match std::fs::read_dir(&args.dir) {
         Ok(entries) => entries
@@ -28,11 +28,11 @@ pub fn list(args: &ListArgs) -> u8 {
         }
     };
     files.sort();
-    println!("\nScenarios in {}:", args.dir.display());
+    crate::outln!("\nScenarios in {}:", args.dir.display());
     let mut bad = false;
     for file in files {
         match scenario::load(&file) {
-            Ok(s) => println!(
+            Ok(s) => crate::outln!(
                 "  {:<40} {:<5} {:>2} nodes  {:>6}  {:>2} faults  expect {}",
                 file.display(),
                 s.algorithm.name(),

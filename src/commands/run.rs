@@ -2,14 +2,13 @@
 
 use crate::cli::RunArgs;
 use crate::exit;
+use crate::output::OutputFile;
 use crate::scenario::{self, Scenario};
 use crate::summary;
 use crate::verdict::{describe_expect, judge, Outcome};
 use serde::Serialize;
 use splitbrain_sim::{JsonLinesWriter, RunReport, TraceHasher};
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The `--json` document. The seed comes first, as in the human output.
 #[derive(Serialize)]
@@ -48,7 +47,7 @@ pub fn run(args: &RunArgs) -> u8 {
         scenario.sim.seed = seed;
     }
     if !args.json {
-        println!("seed {}", scenario.sim.seed);
+        crate::outln!("seed {}", scenario.sim.seed);
     }
     let report = match &args.trace {
         Some(path) => match run_traced_to_file(&scenario, path) {
@@ -81,7 +80,7 @@ pub fn run(args: &RunArgs) -> u8 {
             determinism,
             report: &report,
         };
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("results serialize")
         );
@@ -111,37 +110,19 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
     )
 }
 
-/// Runs with a trace written to `path`: first to a temporary file beside it, renamed into
-/// place only when complete, so an error never leaves a half-written trace.
+/// Runs with a trace written to `path` (atomically, see [`OutputFile`]): on any error nothing
+/// is left behind.
 fn run_traced_to_file(scenario: &Scenario, path: &Path) -> Result<RunReport, String> {
-    let partial = partial_path(path);
-    let file = File::create(&partial)
-        .map_err(|e| format!("cannot write the trace to {}: {e}", path.display()))?;
-    let mut writer = JsonLinesWriter::new(BufWriter::with_capacity(1 << 20, file));
+    let mut file = OutputFile::create(path)?;
+    let mut writer = JsonLinesWriter::new(file.writer());
     let report =
         splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
-    let finished = splitbrain_sim::TraceSink::finish(&mut writer);
-    if let Err(e) = finished {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("cannot write the trace to {}: {e}", path.display()));
+    if let Err(e) = splitbrain_sim::TraceSink::finish(&mut writer) {
+        file.discard();
+        return Err(format!("cannot write to {}: {e}", path.display()));
     }
-    drop(writer);
-    std::fs::rename(&partial, path).map_err(|e| {
-        format!(
-            "cannot move the trace into place at {}: {e}",
-            path.display()
-        )
-    })?;
+    file.commit()?;
     Ok(report)
-}
-
-fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
 }
 
 /// Runs the scenario twice more, hashing the traces, and compares.

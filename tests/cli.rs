@@ -1,0 +1,912 @@
+//! End-to-end tests of the `splitbrain` binary: exit codes, output shapes, traces, and the
+//! error messages a user sees for malformed input. Every run starts from the repository root,
+//! as a user following the README would.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The columns of a trace line, in order (docs/trace-format.md).
+const TRACE_COLUMNS: [&str; 10] = [
+    "t", "node", "local", "ev", "what", "from", "sent", "term", "leader", "check",
+];
+
+/// The event kinds of docs/trace-format.md.
+const TRACE_EVENTS: [&str; 16] = [
+    "start",
+    "deliver",
+    "timer",
+    "workload",
+    "held",
+    "drop",
+    "resume",
+    "crash",
+    "restart",
+    "resign",
+    "write_accepted",
+    "write_rejected",
+    "fault",
+    "heal",
+    "quiet",
+    "liveness_deadline",
+];
+
+const INVARIANT_NAMES: [&str; 4] = [
+    "election_safety",
+    "fencing_safety",
+    "term_monotonic",
+    "liveness",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary from the repository root.
+fn splitbrain<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+        .args(args)
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the splitbrain binary starts")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// The exit code, after checking that the process did not panic or die from a signal.
+fn exit_code(output: &Output) -> i32 {
+    let err = stderr(output);
+    assert!(
+        !err.contains("panicked"),
+        "the binary panicked:\n{err}\n--- stdout:\n{}",
+        stdout(output)
+    );
+    output
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("killed by a signal: {:?}\n{err}", output.status))
+}
+
+/// Asserts the exit code, showing both streams when it differs.
+#[track_caller]
+fn assert_exit(output: &Output, expected: i32) {
+    let code = exit_code(output);
+    assert_eq!(
+        code,
+        expected,
+        "unexpected exit code\n--- stdout:\n{}\n--- stderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Every scenario in the library, as paths relative to the repository root, sorted.
+fn scenario_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(repo_root().join("scenarios"))
+        .expect("the scenarios folder exists")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.extension().is_some_and(|x| x == "ron"))
+        .map(|path| Path::new("scenarios").join(path.file_name().expect("a file name")))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "the scenario library looks empty: {files:?}"
+    );
+    files
+}
+
+/// A directory of its own under the system temp dir, removed when dropped.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn new(label: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "splitbrain-cli-test-{}-{label}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(&path).expect("create the scratch directory");
+        Self { path }
+    }
+
+    fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path.join(name);
+        fs::write(&path, contents).expect("write a scratch file");
+        path
+    }
+
+    /// The names of the files in the scratch directory, sorted.
+    fn listing(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(&self.path)
+            .expect("read the scratch directory")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A shipped scenario with `old` replaced by `new` (which must occur exactly once), written to
+/// `scratch`. Fails loudly if the shipped file no longer contains `old`.
+fn edited_scenario(scratch: &Scratch, shipped: &str, old: &str, new: &str) -> PathBuf {
+    let source = fs::read_to_string(repo_root().join("scenarios").join(shipped))
+        .expect("the shipped scenario exists");
+    assert_eq!(
+        source.matches(old).count(),
+        1,
+        "scenarios/{shipped} no longer contains `{old}` exactly once; update this test"
+    );
+    scratch.write(shipped, source.replace(old, new))
+}
+
+/// The keys of a JSON object in the order they were written (serde_json's `Value` sorts them).
+fn keys_in_order(json: &str) -> Vec<String> {
+    struct Keys;
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                keys.push(key);
+            }
+            Ok(keys)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde::Deserializer::deserialize_map(&mut de, Keys)
+        .unwrap_or_else(|e| panic!("not a JSON object ({e}): {json}"))
+}
+
+fn parse_json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON ({e}):\n{text}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+// ---------------------------------------------------------------------------------------------
+
+mod run {
+    use super::*;
+
+    #[test]
+    fn every_shipped_scenario_meets_its_expectation_and_prints_its_seed_first() {
+        for file in scenario_files() {
+            let scenario = splitbrain::scenario::load(&repo_root().join(&file))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let output = splitbrain(["run".as_ref(), file.as_os_str()]);
+            assert_exit(&output, 0);
+            let out = stdout(&output);
+            assert_eq!(
+                out.lines().next(),
+                Some(format!("seed {}", scenario.sim.seed).as_str()),
+                "{}",
+                file.display()
+            );
+        }
+    }
+
+    #[test]
+    fn the_seed_flag_overrides_the_scenario_seed() {
+        let output = splitbrain(["run", "scenarios/raft-healthy.ron", "--seed", "424242"]);
+        assert_exit(&output, 0);
+        assert_eq!(stdout(&output).lines().next(), Some("seed 424242"));
+
+        let output = splitbrain([
+            "run",
+            "scenarios/raft-healthy.ron",
+            "--seed",
+            "424242",
+            "--json",
+        ]);
+        let doc = parse_json(&stdout(&output));
+        assert_eq!(doc["seed"], 424242);
+        assert_eq!(
+            doc["report"]["seed"], 424242,
+            "the run used the overriding seed"
+        );
+    }
+
+    #[test]
+    fn another_seed_gives_another_run() {
+        let report_without_seed = |seed: &str| {
+            let output = splitbrain([
+                "run",
+                "scenarios/raft-healthy.ron",
+                "--json",
+                "--seed",
+                seed,
+            ]);
+            assert_exit(&output, 0);
+            let mut report = parse_json(&stdout(&output))["report"].clone();
+            report
+                .as_object_mut()
+                .expect("the report is an object")
+                .remove("seed");
+            report
+        };
+        assert_ne!(report_without_seed("1"), report_without_seed("2"));
+    }
+
+    #[test]
+    fn json_output_parses_with_the_seed_as_its_first_key() {
+        let output = splitbrain(["run", "scenarios/raft-leader-crash.ron", "--json"]);
+        assert_exit(&output, 0);
+        let text = stdout(&output);
+        let keys = keys_in_order(&text);
+        assert_eq!(keys.first().map(String::as_str), Some("seed"), "{keys:?}");
+        for key in ["exit_code", "outcome", "report"] {
+            assert!(keys.iter().any(|k| k == key), "no `{key}` in {keys:?}");
+        }
+        let doc = parse_json(&text);
+        assert_eq!(doc["seed"], 7);
+        assert_eq!(doc["exit_code"], 0);
+        assert_eq!(doc["outcome"], "matched");
+        assert_eq!(doc["report"]["members"], 5);
+        assert!(doc["report"]["violations"]
+            .as_array()
+            .is_some_and(Vec::is_empty));
+    }
+
+    #[test]
+    fn json_output_carries_the_same_exit_code_as_the_process() {
+        let scratch = Scratch::new("json-exit");
+        let file = edited_scenario(
+            &scratch,
+            "raft-leader-stall-unfenced.ron",
+            "expect: Violates([fencing_safety])",
+            "expect: Safe",
+        );
+        let output = splitbrain(["run".as_ref(), file.as_os_str(), "--json".as_ref()]);
+        assert_exit(&output, 1);
+        let doc = parse_json(&stdout(&output));
+        assert_eq!(doc["exit_code"], 1);
+        assert_eq!(doc["outcome"], "safety_mismatch");
+        assert_eq!(doc["unexpected"], serde_json::json!(["fencing_safety"]));
+    }
+
+    #[test]
+    fn check_determinism_reports_ok_in_text_and_json() {
+        let output = splitbrain([
+            "run",
+            "scenarios/raft-message-loss.ron",
+            "--check-determinism",
+        ]);
+        assert_exit(&output, 0);
+        let out = stdout(&output);
+        assert!(
+            out.lines().any(|l| l.starts_with("determinism: ok")),
+            "{out}"
+        );
+
+        let output = splitbrain([
+            "run",
+            "scenarios/raft-message-loss.ron",
+            "--check-determinism",
+            "--json",
+        ]);
+        assert_exit(&output, 0);
+        let doc = parse_json(&stdout(&output));
+        let determinism = &doc["determinism"];
+        assert_eq!(determinism["identical"], true, "{determinism}");
+        assert_eq!(
+            determinism["trace_hashes"][0],
+            determinism["trace_hashes"][1]
+        );
+        assert!(determinism["trace_lines"].as_u64().is_some_and(|n| n > 100));
+    }
+
+    #[test]
+    fn quiet_prints_the_seed_and_the_verdict_only() {
+        let output = splitbrain(["run", "scenarios/raft-leader-crash.ron", "--quiet"]);
+        assert_exit(&output, 0);
+        let out = stdout(&output);
+        assert_eq!(out.lines().next(), Some("seed 7"));
+        assert!(out.contains("verdict:"), "{out}");
+        assert!(!out.contains("Leaders by term"), "{out}");
+    }
+
+    #[test]
+    fn the_same_run_prints_byte_identical_output() {
+        let first = splitbrain(["run", "scenarios/raft-clock-skew.ron", "--json"]);
+        let second = splitbrain(["run", "scenarios/raft-clock-skew.ron", "--json"]);
+        assert_exit(&first, 0);
+        assert_eq!(stdout(&first), stdout(&second));
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+
+    fn a_stdout_that_cannot_be_written_is_an_error_not_a_panic() {
+        // /dev/full fails every write with ENOSPC; a closed pipe (`| head -1`) fails with EPIPE
+        // and goes through the same code.
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        let output = Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+            .args(["run", "scenarios/raft-healthy.ron"])
+            .current_dir(repo_root())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("the splitbrain binary starts");
+        let code = exit_code(&output);
+        assert_ne!(code, 0, "a failed write must not report success");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit codes of outcomes
+// ---------------------------------------------------------------------------------------------
+
+mod outcomes {
+    use super::*;
+
+    #[test]
+    fn a_violation_that_was_not_expected_exits_1() {
+        let scratch = Scratch::new("unexpected-violation");
+        let file = edited_scenario(
+            &scratch,
+            "raft-leader-stall-unfenced.ron",
+            "expect: Violates([fencing_safety])",
+            "expect: Safe",
+        );
+        let output = splitbrain(["run".as_ref(), file.as_os_str()]);
+        assert_exit(&output, 1);
+        let out = stdout(&output);
+        assert!(
+            out.contains("UNEXPECTED VIOLATION of fencing_safety"),
+            "{out}"
+        );
+        let replay = format!("replay: splitbrain run {} --seed 9", file.display());
+        assert!(out.contains(&replay), "no replay command in:\n{out}");
+    }
+
+    #[test]
+    fn an_expected_violation_that_did_not_happen_exits_1() {
+        let scratch = Scratch::new("missing-violation");
+        let file = edited_scenario(
+            &scratch,
+            "raft-broken-forgets-vote.ron",
+            "variant: ForgetsVoteOnRestart",
+            "variant: Correct",
+        );
+        let output = splitbrain(["run".as_ref(), file.as_os_str()]);
+        assert_exit(&output, 1);
+        let out = stdout(&output);
+        assert!(
+            out.contains("expected election_safety to be violated, but it held"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn two_leaders_of_one_term_forever_fail_liveness_with_exit_3() {
+        // Without the operator's restart of n0 at 5s, n0 and n1 both lead term 2 until the end:
+        // neither deposes the other, so no leader is recognised by every connected member.
+        let scratch = Scratch::new("liveness");
+        let file = edited_scenario(
+            &scratch,
+            "raft-broken-forgets-vote.ron",
+            "        (at: \"5s\", do: Crash(Node(0)), heal_after: \"1s\"),\n",
+            "",
+        );
+        let output = splitbrain(["run".as_ref(), file.as_os_str()]);
+        assert_exit(&output, 3);
+        let out = stdout(&output);
+        assert!(out.contains("LIVENESS FAILED"), "{out}");
+
+        let output = splitbrain(["run".as_ref(), file.as_os_str(), "--json".as_ref()]);
+        assert_exit(&output, 3);
+        let doc = parse_json(&stdout(&output));
+        assert_eq!(doc["exit_code"], 3);
+        assert_eq!(doc["outcome"], "liveness_failed");
+        assert_eq!(doc["report"]["liveness"]["verdict"], "missed");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --trace
+// ---------------------------------------------------------------------------------------------
+
+mod trace {
+    use super::*;
+
+    fn check_line(line: &str) -> serde_json::Value {
+        assert_eq!(keys_in_order(line), TRACE_COLUMNS, "columns of {line}");
+        let v = parse_json(line);
+        let int_or_null = |k: &str| v[k].is_u64() || v[k].is_i64() || v[k].is_null();
+        assert!(v["t"].is_u64(), "t: {line}");
+        assert!(v["node"].is_u64() || v["node"].is_null(), "node: {line}");
+        assert!(int_or_null("local"), "local: {line}");
+        assert!(v["from"].is_u64() || v["from"].is_null(), "from: {line}");
+        assert!(v["sent"].is_u64() || v["sent"].is_null(), "sent: {line}");
+        assert!(v["term"].is_u64() || v["term"].is_null(), "term: {line}");
+        assert!(v["what"].is_string(), "what: {line}");
+        assert!(v["leader"].is_boolean(), "leader: {line}");
+        let ev = v["ev"].as_str().expect("ev is a string");
+        assert!(
+            TRACE_EVENTS.contains(&ev),
+            "undocumented event kind: {line}"
+        );
+        let check = v["check"].as_str().expect("check is a string");
+        assert!(
+            check == "ok" || check.split(',').all(|c| INVARIANT_NAMES.contains(&c)),
+            "check: {line}"
+        );
+        v
+    }
+
+    #[test]
+    fn a_trace_has_one_json_line_per_event_with_the_documented_columns() {
+        let scratch = Scratch::new("trace");
+        let trace = scratch.path.join("trace.jsonl");
+        let output = splitbrain([
+            "run".as_ref(),
+            "scenarios/raft-leader-crash.ron".as_ref(),
+            "--trace".as_ref(),
+            trace.as_os_str(),
+        ]);
+        assert_exit(&output, 0);
+        let text = fs::read_to_string(&trace).expect("the trace was written");
+        assert!(text.ends_with('\n'));
+        let mut kinds = std::collections::BTreeSet::new();
+        let mut last_t = 0;
+        let mut lines = 0_u64;
+        for line in text.lines() {
+            let v = check_line(line);
+            let t = v["t"].as_u64().expect("t");
+            assert!(t >= last_t, "time went backwards at {line}");
+            last_t = t;
+            kinds.insert(v["ev"].as_str().expect("ev").to_string());
+            lines += 1;
+        }
+        assert!(lines > 1000, "only {lines} lines for a 20s run");
+        // Every member starts at time 0, on its own clock.
+        let starts: Vec<serde_json::Value> = text
+            .lines()
+            .map(parse_json)
+            .filter(|v| v["ev"] == "start" && v["t"] == 0)
+            .collect();
+        for node in 0..5 {
+            assert!(
+                starts.iter().any(|v| v["node"] == node),
+                "no start of n{node}"
+            );
+        }
+        for kind in [
+            "start",
+            "deliver",
+            "timer",
+            "workload",
+            "crash",
+            "restart",
+            "write_accepted",
+            "fault",
+            "heal",
+            "quiet",
+        ] {
+            assert!(kinds.contains(kind), "no `{kind}` event in {kinds:?}");
+        }
+        assert_eq!(
+            scratch.listing(),
+            ["trace.jsonl"],
+            "a .partial was left behind"
+        );
+    }
+
+    #[test]
+    fn a_trace_marks_the_event_that_broke_an_invariant() {
+        let scratch = Scratch::new("trace-violation");
+        let trace = scratch.path.join("t.jsonl");
+        let output = splitbrain([
+            "run".as_ref(),
+            "scenarios/raft-broken-forgets-vote.ron".as_ref(),
+            "--trace".as_ref(),
+            trace.as_os_str(),
+        ]);
+        assert_exit(&output, 0);
+        let text = fs::read_to_string(&trace).expect("the trace was written");
+        let broken: Vec<serde_json::Value> = text
+            .lines()
+            .map(check_line)
+            .filter(|v| v["check"] != "ok")
+            .collect();
+        let first = broken.first().expect("some event broke an invariant");
+        assert_eq!(first["check"], "election_safety", "{first}");
+        assert_eq!(first["term"], 2);
+        assert_eq!(first["leader"], true);
+        assert!(
+            broken.iter().any(|v| v["check"] == "fencing_safety"),
+            "no fencing_safety in the trace"
+        );
+    }
+
+    #[test]
+    fn the_same_run_writes_a_byte_identical_trace() {
+        let scratch = Scratch::new("trace-twice");
+        let first = scratch.path.join("a.jsonl");
+        let second = scratch.path.join("b.jsonl");
+        for path in [&first, &second] {
+            let output = splitbrain([
+                "run".as_ref(),
+                "scenarios/raft-message-loss.ron".as_ref(),
+                "--trace".as_ref(),
+                path.as_os_str(),
+            ]);
+            assert_exit(&output, 0);
+        }
+        let a = fs::read(&first).expect("first trace");
+        let b = fs::read(&second).expect("second trace");
+        assert!(!a.is_empty());
+        assert!(a == b, "two runs wrote different traces");
+    }
+
+    #[test]
+    fn a_trace_in_a_missing_directory_is_bad_input_and_leaves_no_file() {
+        let scratch = Scratch::new("trace-missing-dir");
+        let trace = scratch.path.join("no-such-dir").join("trace.jsonl");
+        let output = splitbrain([
+            "run".as_ref(),
+            "scenarios/raft-healthy.ron".as_ref(),
+            "--trace".as_ref(),
+            trace.as_os_str(),
+        ]);
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(
+            err.contains(&trace.display().to_string()),
+            "the message does not name {}:\n{err}",
+            trace.display()
+        );
+        assert!(scratch.listing().is_empty(), "{:?}", scratch.listing());
+        assert!(!trace.exists());
+    }
+
+    #[test]
+
+    fn a_trace_path_that_is_a_directory_is_bad_input_and_leaves_no_partial_file() {
+        let scratch = Scratch::new("trace-is-dir");
+        let trace = scratch.path.join("out");
+        fs::create_dir(&trace).expect("create the directory");
+        let output = splitbrain([
+            "run".as_ref(),
+            "scenarios/raft-healthy.ron".as_ref(),
+            "--trace".as_ref(),
+            trace.as_os_str(),
+        ]);
+        assert_exit(&output, 2);
+        assert!(stderr(&output).contains(&trace.display().to_string()));
+        assert_eq!(scratch.listing(), ["out"], "something was left behind");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed input
+// ---------------------------------------------------------------------------------------------
+
+mod bad_input {
+    use super::*;
+
+    /// A malformed scenario, where the error must point, and what it must say.
+    struct Case {
+        name: &'static str,
+        source: &'static str,
+        line: usize,
+        column: usize,
+        message: &'static str,
+        hint: Option<&'static str>,
+    }
+
+    const CASES: &[Case] = &[
+        Case {
+            name: "missing-comma",
+            source: "Scenario(\n    seed: 1,\n    algorithm: Raft(heartbeat: \"50ms\")\n    nodes: 3,\n)\n",
+            // ron notices the missing comma at the next token.
+            line: 4,
+            column: 5,
+            message: "expected a comma",
+            hint: None,
+        },
+        Case {
+            name: "unknown-field",
+            source: "Scenario(\n    algorithm: Raft(elction_timeout: (\"150ms\", \"300ms\")),\n)\n",
+            line: 2,
+            column: 21,
+            message: "unknown field `elction_timeout` in `Raft` settings",
+            hint: Some("did you mean `election_timeout`?"),
+        },
+        Case {
+            name: "fault-kind",
+            source: "Scenario(\n    algorithm: Raft(),\n    faults: [\n        (at: \"1s\", do: Partiton(Isolate(Leader))),\n    ],\n)\n",
+            line: 4,
+            column: 24,
+            message: "unknown fault kind `Partiton`",
+            hint: Some("did you mean `Partition`?"),
+        },
+        Case {
+            name: "duration",
+            source: "Scenario(\n    duration: \"5 parsecs\",\n    algorithm: Raft(),\n)\n",
+            line: 2,
+            column: 15,
+            message: "invalid duration \"5 parsecs\"",
+            hint: Some("a duration is a number and a unit"),
+        },
+        Case {
+            name: "timeouts-backwards",
+            source: "Scenario(\n    algorithm: Raft(election_timeout: (\"300ms\", \"150ms\")),\n)\n",
+            line: 2,
+            column: 39,
+            message: "the election timeout range is backwards: 300ms is above 150ms",
+            hint: None,
+        },
+        Case {
+            name: "node-out-of-range",
+            source: "Scenario(\n    nodes: 5,\n    algorithm: Raft(),\n    faults: [\n        (at: \"1s\", do: Crash(Node(9)), heal_after: \"1s\"),\n    ],\n)\n",
+            line: 5,
+            column: 30,
+            message: "node 9 does not exist in a cluster of 5",
+            hint: Some("nodes are numbered from 0 to 4"),
+        },
+        Case {
+            name: "liveness-expected",
+            source: "Scenario(\n    algorithm: Raft(),\n    expect: Violates([liveness]),\n)\n",
+            line: 3,
+            column: 23,
+            message: "`liveness` cannot be expected to be violated",
+            hint: Some("a liveness failure is reported as exit code 3"),
+        },
+        Case {
+            name: "heal-after-on-a-pause",
+            source: "Scenario(\n    algorithm: Raft(),\n    faults: [(at: \"1s\", do: Pause(Leader, \"1s\"), heal_after: \"1s\")],\n)\n",
+            line: 3,
+            column: 62,
+            message: "`heal_after` does not apply to `Pause`",
+            hint: Some("only `Crash`, `Partition`, `ClockDrift`, `Loss` and `Duplicate` heal"),
+        },
+    ];
+
+    fn check_case(case: &Case, subcommand: &str, scratch: &Scratch) {
+        let file = scratch.write(&format!("{}.ron", case.name), case.source);
+        let output = splitbrain([subcommand.as_ref(), file.as_os_str()]);
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        let mut lines = err.lines();
+        let first = lines.next().unwrap_or_default();
+        let location = format!("{}:{}:{}: ", file.display(), case.line, case.column);
+        assert!(
+            first.starts_with(&location),
+            "{} ({subcommand}): expected the location {location:?}, got:\n{err}",
+            case.name
+        );
+        assert!(
+            first[location.len()..].starts_with(case.message),
+            "{} ({subcommand}): expected {:?}, got:\n{err}",
+            case.name,
+            case.message
+        );
+        if let Some(hint) = case.hint {
+            let second = lines.next().unwrap_or_default();
+            assert!(
+                second.starts_with(&format!("  hint: {hint}")),
+                "{} ({subcommand}): expected the hint {hint:?} on its own line, got:\n{err}",
+                case.name
+            );
+        }
+        if subcommand == "run" {
+            assert!(
+                stdout(&output).is_empty(),
+                "{}: nothing runs, so no seed is printed",
+                case.name
+            );
+        }
+    }
+
+    #[test]
+    fn run_points_at_the_line_and_column_of_each_mistake() {
+        let scratch = Scratch::new("bad-run");
+        for case in CASES {
+            check_case(case, "run", &scratch);
+        }
+    }
+
+    #[test]
+    fn check_reports_each_mistake_exactly_as_run_does() {
+        let scratch = Scratch::new("bad-check");
+        for case in CASES {
+            check_case(case, "check", &scratch);
+        }
+    }
+
+    #[test]
+    fn files_that_are_not_scenarios_are_bad_input_without_a_panic() {
+        let scratch = Scratch::new("not-scenarios");
+        let mut garbage: Vec<u8> = b"Scenario(\x00\xff\xfe\x80".to_vec();
+        // A fixed pseudo-random tail (an LCG), so the input is the same on every run.
+        let mut x: u32 = 0x1234_5678;
+        for _ in 0..512 {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            garbage.push((x >> 24) as u8);
+        }
+        let files = [
+            scratch.write("empty.ron", ""),
+            scratch.write("comment-only.ron", "// nothing here\n"),
+            scratch.write("garbage.ron", &garbage),
+            scratch.write("unterminated.ron", "Scenario(\n    algorithm: Raft(\n"),
+            scratch.write("nested.ron", "[".repeat(100_000)),
+            scratch.write(
+                "huge-number.ron",
+                "Scenario(nodes: 99999999999999999999999, algorithm: Raft())",
+            ),
+            scratch.write("missing-algorithm.ron", "Scenario(seed: 1)"),
+            scratch.path.join("does-not-exist.ron"),
+            // A directory.
+            scratch.path.clone(),
+        ];
+        for file in &files {
+            for subcommand in ["run", "check"] {
+                let output = splitbrain([subcommand.as_ref(), file.as_os_str()]);
+                assert_exit(&output, 2);
+                let err = stderr(&output);
+                assert!(
+                    err.starts_with(&format!("{}:", file.display())),
+                    "{subcommand} {}: the message must start with the file:\n{err}",
+                    file.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_file_gets_a_hint_on_what_a_scenario_looks_like() {
+        let scratch = Scratch::new("empty");
+        let file = scratch.write("empty.ron", "");
+        let output = splitbrain(["run".as_ref(), file.as_os_str()]);
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(err.contains("empty"), "{err}");
+        assert!(err.contains("\n  hint: "), "{err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// check, list, usage
+// ---------------------------------------------------------------------------------------------
+
+mod commands {
+    use super::*;
+
+    #[test]
+    fn check_accepts_the_whole_library() {
+        let files = scenario_files();
+        let mut args = vec![PathBuf::from("check")];
+        args.extend(files.iter().cloned());
+        let output = splitbrain(&args);
+        assert_exit(&output, 0);
+        let out = stdout(&output);
+        for file in &files {
+            let ok = format!("{}: ok", file.display());
+            assert!(
+                out.lines().any(|l| l.starts_with(&ok)),
+                "no `{ok}` in:\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn check_exits_2_if_any_file_is_bad_and_still_checks_the_others() {
+        let scratch = Scratch::new("check-mixed");
+        let bad = scratch.write("bad.ron", "Scenario(algorithm: Raft(), nodes: 0)");
+        let output = splitbrain([
+            "check".as_ref(),
+            "scenarios/raft-healthy.ron".as_ref(),
+            bad.as_os_str(),
+            "scenarios/raft-partition.ron".as_ref(),
+        ]);
+        assert_exit(&output, 2);
+        let out = stdout(&output);
+        assert!(out.contains("scenarios/raft-healthy.ron: ok"), "{out}");
+        assert!(out.contains("scenarios/raft-partition.ron: ok"), "{out}");
+        assert!(stderr(&output).starts_with(&format!("{}:1:", bad.display())));
+    }
+
+    #[test]
+    fn list_names_every_scenario_file_and_the_algorithms() {
+        let output = splitbrain(["list"]);
+        assert_exit(&output, 0);
+        let out = stdout(&output);
+        assert!(out.contains("Raft"), "{out}");
+        for file in scenario_files() {
+            let name = file.display().to_string();
+            assert!(out.contains(&name), "`list` does not name {name}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn list_of_a_missing_folder_exits_2() {
+        let output = splitbrain(["list", "--dir", "no/such/folder"]);
+        assert_exit(&output, 2);
+        assert!(stderr(&output).contains("no/such/folder"));
+    }
+
+    #[test]
+    fn bad_usage_exits_2() {
+        for args in [
+            &["frobnicate"][..],
+            &["run", "scenarios/raft-healthy.ron", "--frobnicate"],
+            &["run", "scenarios/raft-healthy.ron", "--seed", "minus-one"],
+            &["run", "scenarios/raft-healthy.ron", "--json", "--quiet"],
+            &["run"],
+            &["check"],
+            &[],
+        ] {
+            let output = splitbrain(args);
+            assert_exit(&output, 2);
+            assert!(
+                stdout(&output).is_empty(),
+                "{args:?} printed to stdout:\n{}",
+                stdout(&output)
+            );
+            assert!(!stderr(&output).is_empty(), "{args:?} said nothing");
+        }
+    }
+
+    #[test]
+    fn help_exits_0_and_documents_the_exit_codes() {
+        let output = splitbrain(["--help"]);
+        assert_exit(&output, 0);
+        let out = stdout(&output);
+        assert!(out.contains("Exit codes:"), "{out}");
+        for code in ["0", "1", "2", "3"] {
+            assert!(
+                out.lines().any(|l| l.starts_with(&format!("  {code}  "))),
+                "exit code {code} is not documented:\n{out}"
+            );
+        }
+        for command in ["run", "check", "list"] {
+            assert!(
+                out.lines().any(|l| l.starts_with(&format!("  {command} "))),
+                "`{command}` is not listed:\n{out}"
+            );
+        }
+        let output = splitbrain(["run", "--help"]);
+        assert_exit(&output, 0);
+        assert!(stdout(&output).contains("--check-determinism"));
+    }
+}
