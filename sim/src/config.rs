@@ -48,6 +48,9 @@ pub struct SimConfig {
     pub write_every_ns: Nanos,
     /// Whether the resource rejects tokens lower than the highest it accepted.
     pub fencing: bool,
+    /// A new leader's start-up time (loading state, warming caches) before it serves: its
+    /// workload writes nothing for this long after its claim, by true time.
+    pub startup_delay_ns: Nanos,
     pub faults: Vec<FaultSpec>,
     /// Liveness: a leader must appear within this long after the last fault heals.
     /// `None` means ten times the algorithm's failure-detection time.
@@ -65,6 +68,7 @@ impl SimConfig {
             clocks: ClockConfig::default(),
             write_every_ns: 0,
             fencing: true,
+            startup_delay_ns: 0,
             faults: Vec::new(),
             liveness_bound_ns: None,
         }

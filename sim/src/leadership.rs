@@ -88,6 +88,11 @@ impl Leadership {
         self.belief[node.index()].is_some()
     }
 
+    /// Since when `node` has believed it leads, if it does.
+    pub fn since(&self, node: NodeId) -> Option<Nanos> {
+        self.belief[node.index()].map(|b| b.since_ns)
+    }
+
     /// The term `node` believes it leads.
     pub fn term_of(&self, node: NodeId) -> Option<u64> {
         self.belief[node.index()].map(|b| b.term)

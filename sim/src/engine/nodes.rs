@@ -38,6 +38,7 @@ impl<'t, P: Process> Sim<'t, P> {
     pub(super) fn invoke(&mut self, node: NodeId, input: Input<P::Msg, P::Timer>) {
         let index = node.index();
         let label = self.trace.is_some().then(|| Self::label(&input));
+        let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let state = &mut self.nodes[index];
         let local = state.clock.local_at(self.now);
         let members = self.config.members;
@@ -50,7 +51,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Input::Restart => process.on_restart(&mut ctx),
             Input::Resign => process.on_resign(&mut ctx),
             Input::Workload => {
-                if let Some(token) = process.write_token(local) {
+                if let Some(token) = process.write_token(local).filter(|_| !starting_up) {
                     ctx.write(token);
                 }
             }
@@ -59,6 +60,16 @@ impl<'t, P: Process> Sim<'t, P> {
         if let Some((ev, what, from)) = label {
             self.trace_node(node, ev, what, from);
         }
+    }
+
+    /// Whether `node` leads but is still within its start-up delay (and so does not serve).
+    fn starting_up(&self, node: NodeId) -> bool {
+        let delay = self.config.startup_delay_ns;
+        delay > 0
+            && self
+                .leadership
+                .since(node)
+                .is_some_and(|since| self.now < since + delay)
     }
 
     fn label(

@@ -598,3 +598,27 @@ fn coverage_counts_minority_elections_and_stale_write_attempts() {
     );
     assert!(stale.counters.stale_write_attempts >= 1);
 }
+
+#[test]
+fn a_new_leader_writes_nothing_during_its_startup_delay() {
+    let mut c = config(3, 3 * S);
+    c.write_every_ns = 100 * MS;
+    c.startup_delay_ns = 700 * MS;
+    c.faults = vec![fault(500 * MS, FaultAction::Crash(Target::Leader))];
+    let (report, _) = run(
+        c,
+        vec![
+            Toy::claims(10 * MS, 1),
+            Toy::claims(800 * MS, 2),
+            Toy::default(),
+        ],
+    );
+    let f = &report.failovers[0];
+    assert_eq!(f.election_ns, Some(300 * MS));
+    // Claimed at 0.8 s; serves from 1.5 s: the first tick after that, plus the 1 ms latency.
+    let recovery = f.recovery_ns.unwrap();
+    assert!(
+        (1_000 * MS..1_110 * MS).contains(&recovery),
+        "recovery {recovery}"
+    );
+}
