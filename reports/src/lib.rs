@@ -1,2 +1,36 @@
-//! splitbrain-reports: charts and reports from run results (issue 6). Reads result types only;
-//! knows no algorithm. Nothing is implemented here yet.
+//! splitbrain-reports: charts and reports from run results (issue 6).
+//!
+//! It reads result types only (`splitbrain_sim::report`, trace lines) and knows no
+//! algorithm: algorithm names arrive as strings. The CLI's `compare`, `sweep` and
+//! `run --plot` build on three parts:
+//!
+//! - [`stats`]: [`Distribution`] (count, min, nearest-rank p50/p90/p99, max, mean);
+//! - [`aggregate`]: run results to chart inputs (failover series, messages per election);
+//! - [`chart`]: one function per chart, plain data in, a [`Chart`] (SVG, PNG and the numbers
+//!   behind it) out, byte-for-byte deterministic and drawn with an embedded font;
+//! - [`write_report`]: an output folder with `report.md`, a self-contained `report.html`,
+//!   every chart as SVG and PNG and every table of numbers as CSV and JSON.
+//!
+//! `docs/reports.md` describes each chart and the files of an output folder.
+
+pub mod aggregate;
+pub mod chart;
+pub mod doc;
+mod html;
+mod markdown;
+pub mod stats;
+pub mod table;
+pub mod trace;
+mod write;
+
+pub use aggregate::{election_messages, failover_series, first_round_share, FailoverMeasure};
+pub use chart::{
+    failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
+    sequence_diagram, sequence_window, CdfSeries, Chart, ChartError, ElectionMessages, LeaseWindow,
+    Objective, ScalingSeries, SEQUENCE_MAX_ARROWS,
+};
+pub use doc::{format_seeds, Block, ReportDoc, Section};
+pub use stats::Distribution;
+pub use table::{Cell, DataTable, Table};
+pub use trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
+pub use write::{write_report, ReportError};

@@ -1,0 +1,184 @@
+//! From run results to chart inputs, with one definition of each measure for every command.
+
+use crate::chart::{CdfSeries, ElectionMessages};
+use splitbrain_sim::report::{ElectionRecord, Failover, FailoverOutcome};
+
+/// Which time of a failover to chart (all measured from the fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailoverMeasure {
+    /// To the first node acting on the fault.
+    Detection,
+    /// To the new leader's claim.
+    Election,
+    /// To the new leader's first accepted write.
+    Recovery,
+    /// From the last accepted write before the fault to the first after it.
+    Unavailable,
+}
+
+impl FailoverMeasure {
+    /// The measured time of `f`, if it has one.
+    pub fn of(self, f: &Failover) -> Option<u64> {
+        match self {
+            FailoverMeasure::Detection => f.detection_ns,
+            FailoverMeasure::Election => f.election_ns,
+            FailoverMeasure::Recovery => f.recovery_ns,
+            FailoverMeasure::Unavailable => f.unavailable_ns,
+        }
+    }
+
+    /// How the measure reads on an axis: `recovery time`.
+    pub fn axis_label(self) -> &'static str {
+        match self {
+            FailoverMeasure::Detection => "detection time",
+            FailoverMeasure::Election => "election time",
+            FailoverMeasure::Recovery => "recovery time",
+            FailoverMeasure::Unavailable => "unavailability window",
+        }
+    }
+}
+
+/// The failover times of `failovers` as one CDF series. A failover with the measure is a
+/// sample; one without it counts as unresolved, except a `Superseded` one (another fault
+/// struck the leader first: there was nothing left to measure), which is left out.
+pub fn failover_series<'a>(
+    label: &str,
+    failovers: impl IntoIterator<Item = &'a Failover>,
+    measure: FailoverMeasure,
+) -> CdfSeries {
+    let mut series = CdfSeries {
+        label: label.to_string(),
+        samples_ns: Vec::new(),
+        unresolved: 0,
+    };
+    for f in failovers {
+        match (measure.of(f), f.outcome) {
+            (Some(ns), _) => series.samples_ns.push(ns),
+            (None, FailoverOutcome::Superseded) => {}
+            (None, _) => series.unresolved += 1,
+        }
+    }
+    series
+}
+
+/// The mean messages per election, by type, over the *decided* elections among `elections`
+/// (one cut short by the end of the run is incomplete). Types appear in the order first met.
+/// Also returns how many elections the means are over (0 gives no types).
+pub fn election_messages<'a>(
+    label: &str,
+    elections: impl IntoIterator<Item = &'a ElectionRecord>,
+) -> (ElectionMessages, usize) {
+    let mut totals: Vec<(String, u64)> = Vec::new();
+    let mut decided = 0usize;
+    for e in elections.into_iter().filter(|e| e.decided_ns.is_some()) {
+        decided += 1;
+        for m in &e.messages {
+            match totals.iter_mut().find(|(k, _)| *k == m.kind) {
+                Some((_, total)) => *total += m.count,
+                None => totals.push((m.kind.clone(), m.count)),
+            }
+        }
+    }
+    let per_kind = totals
+        .into_iter()
+        .map(|(kind, total)| (kind, total as f64 / decided as f64))
+        .collect();
+    let label = label.to_string();
+    (ElectionMessages { label, per_kind }, decided)
+}
+
+/// The share of failovers that ended with a new leader elected in the first round, over
+/// those that ended with a new leader; `None` when none did.
+pub fn first_round_share<'a>(failovers: impl IntoIterator<Item = &'a Failover>) -> Option<f64> {
+    let (mut first, mut all) = (0u64, 0u64);
+    for f in failovers {
+        if f.outcome == FailoverOutcome::NewLeader {
+            all += 1;
+            first += u64::from(f.rounds <= 1);
+        }
+    }
+    (all > 0).then(|| first as f64 / all as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use splitbrain_sim::report::KindCount;
+    use splitbrain_sim::NodeId;
+
+    fn failover(recovery_ns: Option<u64>, rounds: u32, outcome: FailoverOutcome) -> Failover {
+        Failover {
+            cause: "crash of leader n1".to_string(),
+            fault_kind: "crash".to_string(),
+            at_ns: 0,
+            old_leader: NodeId(1),
+            old_term: 1,
+            detection_ns: None,
+            election_ns: None,
+            recovery_ns,
+            unavailable_ns: None,
+            rounds,
+            new_leader: None,
+            new_term: None,
+            outcome,
+        }
+    }
+
+    fn election(decided: bool, messages: &[(&str, u64)]) -> ElectionRecord {
+        ElectionRecord {
+            started_ns: 0,
+            decided_ns: decided.then_some(10),
+            winner: None,
+            term: None,
+            campaigns: 1,
+            messages: messages
+                .iter()
+                .map(|&(kind, count)| KindCount {
+                    kind: kind.to_string(),
+                    count,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn unresolved_failovers_count_and_superseded_ones_do_not() {
+        let fs = [
+            failover(Some(5), 1, FailoverOutcome::NewLeader),
+            failover(None, 0, FailoverOutcome::Unresolved),
+            failover(None, 0, FailoverOutcome::Superseded),
+        ];
+        let s = failover_series("raft", &fs, FailoverMeasure::Recovery);
+        assert_eq!((s.samples_ns, s.unresolved), (vec![5], 1));
+    }
+
+    #[test]
+    fn messages_per_election_average_over_decided_elections_only() {
+        let es = [
+            election(true, &[("RequestVote", 4), ("RequestVoteResp", 4)]),
+            election(true, &[("PreVote", 2), ("RequestVote", 8)]),
+            election(false, &[("RequestVote", 100)]),
+        ];
+        let (m, decided) = election_messages("raft", &es);
+        assert_eq!(decided, 2);
+        let expected = [
+            ("RequestVote", 6.0),
+            ("RequestVoteResp", 2.0),
+            ("PreVote", 1.0),
+        ];
+        let expected: Vec<(String, f64)> =
+            expected.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        assert_eq!(m.per_kind, expected);
+    }
+
+    #[test]
+    fn the_first_round_share_counts_new_leaders_only() {
+        let fs = [
+            failover(Some(1), 1, FailoverOutcome::NewLeader),
+            failover(Some(1), 3, FailoverOutcome::NewLeader),
+            failover(Some(1), 1, FailoverOutcome::RiddenThrough),
+        ];
+        assert_eq!(first_round_share(&fs), Some(0.5));
+        assert_eq!(first_round_share(&[]), None);
+    }
+}

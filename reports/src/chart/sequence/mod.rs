@@ -1,0 +1,307 @@
+//! The message sequence (Lamport) diagram of a window of a trace, typically around a failover.
+//! This module replays the trace into lanes, arrows and markers; `figure` draws them on a
+//! time axis (`time_axis`) that gives bursts of messages the room.
+
+mod figure;
+mod time_axis;
+
+use super::{render, Chart, ChartError};
+use crate::table::{Cell, DataTable};
+use crate::trace::TraceEvent;
+use figure::SequenceFigure;
+use plotters::style::RGBColor;
+use splitbrain_sim::{Nanos, NANOS_PER_MILLI};
+use std::collections::BTreeSet;
+
+/// At most this many message arrows are drawn; the chart says so when it leaves some out.
+pub const SEQUENCE_MAX_ARROWS: usize = 150;
+
+const HEIGHT: u32 = 1100;
+const ARROW_LABEL_PX: u32 = 14;
+const HEAL: RGBColor = RGBColor(46, 125, 50);
+const WRITE: RGBColor = RGBColor(150, 150, 150);
+
+/// A window around a failover for [`sequence_diagram`]: from 50 ms before the fault to a
+/// little after it settled (the new leader's first accepted write): 100 ms or a fifth of
+/// the failover, whichever is longer; one second after the fault when it never settled.
+pub fn sequence_window(fault_at_ns: Nanos, settled_at_ns: Option<Nanos>) -> (Nanos, Nanos) {
+    let from = fault_at_ns.saturating_sub(50 * NANOS_PER_MILLI);
+    let to = match settled_at_ns {
+        Some(s) if s > fault_at_ns => s + (100 * NANOS_PER_MILLI).max((s - fault_at_ns) / 5),
+        _ => fault_at_ns + 1000 * NANOS_PER_MILLI,
+    };
+    (from, to)
+}
+
+/// What became of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Delivered,
+    /// Arrived while the receiver was paused; handled at resume.
+    Held,
+    /// Dropped on arrival (receiver crashed, or a partition began meanwhile).
+    Dropped,
+    WriteAccepted,
+    WriteRejected,
+}
+
+impl Fate {
+    fn of(ev: &str) -> Option<Self> {
+        Some(match ev {
+            "deliver" => Fate::Delivered,
+            "held" => Fate::Held,
+            "drop" => Fate::Dropped,
+            "write_accepted" => Fate::WriteAccepted,
+            "write_rejected" => Fate::WriteRejected,
+            _ => return None,
+        })
+    }
+}
+
+struct Arrow<'a> {
+    from: usize,
+    to: usize,
+    sent: Nanos,
+    at: Nanos,
+    kind: &'a str,
+    fate: Fate,
+}
+
+enum MarkKind {
+    Crash,
+    Restart,
+    Leads(u64),
+    StepsDown,
+    Term(u64),
+    Broke(String),
+}
+
+struct Marker {
+    lane: usize,
+    at: Nanos,
+    kind: MarkKind,
+}
+
+/// A run-wide event drawn across every lifeline.
+struct Rule<'a> {
+    at: Nanos,
+    text: &'a str,
+    heal: bool,
+}
+
+struct Lane {
+    name: String,
+    /// The state at the start of the window, for the header.
+    state: String,
+    /// Intervals (within the window) during which the process was down.
+    down: Vec<(Nanos, Nanos)>,
+}
+
+/// One lifeline per process (members, services, the resource), true time flowing down; one
+/// arrow per message sent and received (or dropped, or held) inside `from_ns..=to_ns`, from
+/// (sender, send time) to (receiver, arrival time), coloured by message type and labelled
+/// where there is room; writes to the resource in grey, rejected ones in red. Crashes,
+/// restarts, leadership claims and hand-overs, term changes and broken invariants are marked
+/// on the lifelines; faults and heals are lines across. At most [`SEQUENCE_MAX_ARROWS`]
+/// arrows are drawn (the first in time); the chart says how many it left out.
+///
+/// `events` is the whole trace (the state at the start of the window is replayed from it).
+/// The data table has one row per message in the window: `from, to, message, fate, sent_ns,
+/// received_ns, drawn`.
+pub fn sequence_diagram(
+    name: &str,
+    title: &str,
+    events: &[TraceEvent],
+    from_ns: Nanos,
+    to_ns: Nanos,
+    node_names: &[String],
+) -> Result<Chart, ChartError> {
+    let (from_ns, to_ns) = (from_ns.min(to_ns), to_ns.max(from_ns));
+    let ids: BTreeSet<u32> = events
+        .iter()
+        .flat_map(|e| e.node.into_iter().chain(e.from))
+        .collect();
+    let ids: Vec<u32> = ids.into_iter().collect();
+    let lane_of = |id: u32| ids.binary_search(&id).expect("every id has a lane");
+    let resources: BTreeSet<u32> = events
+        .iter()
+        .filter(|e| e.ev.starts_with("write_"))
+        .filter_map(|e| e.node)
+        .collect();
+
+    // Replay the state before the window.
+    let n = ids.len();
+    let (mut leader, mut down, mut term) = (vec![false; n], vec![false; n], vec![None; n]);
+    for e in events.iter().filter(|e| e.t < from_ns) {
+        if let Some(id) = e.node {
+            let lane = lane_of(id);
+            match e.ev.as_str() {
+                "crash" => down[lane] = true,
+                "restart" => down[lane] = false,
+                _ => {}
+            }
+            if !resources.contains(&id) {
+                leader[lane] = e.leader;
+                term[lane] = e.term.or(term[lane]);
+            }
+        }
+    }
+    let mut lanes: Vec<Lane> = ids
+        .iter()
+        .enumerate()
+        .map(|(lane, &id)| {
+            let name = match node_names.get(id as usize) {
+                Some(name) => name.clone(),
+                None if resources.contains(&id) => "resource".to_string(),
+                None => format!("n{id}"),
+            };
+            let state = if resources.contains(&id) {
+                "fenced".to_string()
+            } else if down[lane] {
+                "down".to_string()
+            } else {
+                match (leader[lane], term[lane]) {
+                    (true, Some(t)) => format!("leader t{t}"),
+                    (false, Some(t)) => format!("term {t}"),
+                    (_, None) => String::new(),
+                }
+            };
+            Lane {
+                name,
+                state,
+                down: Vec::new(),
+            }
+        })
+        .collect();
+
+    let mut arrows = Vec::new();
+    let mut markers = Vec::new();
+    let mut rules = Vec::new();
+    let mut down_since: Vec<Option<Nanos>> = down.iter().map(|&d| d.then_some(from_ns)).collect();
+    for e in events.iter().filter(|e| (from_ns..=to_ns).contains(&e.t)) {
+        let Some(id) = e.node else {
+            match e.ev.as_str() {
+                "fault" => rules.push(Rule {
+                    at: e.t,
+                    text: &e.what,
+                    heal: false,
+                }),
+                "heal" => rules.push(Rule {
+                    at: e.t,
+                    text: &e.what,
+                    heal: true,
+                }),
+                _ => {}
+            }
+            continue;
+        };
+        let lane = lane_of(id);
+        if let (Some(fate), Some(from), Some(sent)) = (Fate::of(&e.ev), e.from, e.sent) {
+            if sent >= from_ns {
+                let kind = if resources.contains(&id) {
+                    "write"
+                } else {
+                    &e.what
+                };
+                arrows.push(Arrow {
+                    from: lane_of(from),
+                    to: lane,
+                    sent,
+                    at: e.t,
+                    kind,
+                    fate,
+                });
+            }
+        }
+        let mut mark = |kind| {
+            markers.push(Marker {
+                lane,
+                at: e.t,
+                kind,
+            })
+        };
+        match e.ev.as_str() {
+            "crash" => {
+                mark(MarkKind::Crash);
+                down_since[lane] = Some(e.t);
+            }
+            "restart" => {
+                mark(MarkKind::Restart);
+                if let Some(since) = down_since[lane].take() {
+                    lanes[lane].down.push((since, e.t));
+                }
+            }
+            _ => {}
+        }
+        if e.broke_invariant() {
+            mark(MarkKind::Broke(e.check.clone()));
+        }
+        if !resources.contains(&id) {
+            match (leader[lane], e.leader) {
+                (false, true) => mark(MarkKind::Leads(e.term.unwrap_or(0))),
+                (true, false) if e.ev != "crash" => mark(MarkKind::StepsDown),
+                _ => {
+                    if let (Some(old), Some(new)) = (term[lane], e.term) {
+                        if new != old && !e.leader {
+                            mark(MarkKind::Term(new));
+                        }
+                    }
+                }
+            }
+            leader[lane] = e.leader;
+            term[lane] = e.term.or(term[lane]);
+        }
+    }
+    for (lane, since) in down_since.iter().enumerate() {
+        if let Some(since) = since {
+            lanes[lane].down.push((*since, to_ns));
+        }
+    }
+
+    let columns = [
+        "from",
+        "to",
+        "message",
+        "fate",
+        "sent_ns",
+        "received_ns",
+        "drawn",
+    ];
+    let mut data = DataTable::new(name, &columns);
+    for (i, a) in arrows.iter().enumerate() {
+        let fate = match a.fate {
+            Fate::Delivered => "delivered",
+            Fate::Held => "held",
+            Fate::Dropped => "dropped",
+            Fate::WriteAccepted => "accepted",
+            Fate::WriteRejected => "rejected",
+        };
+        data.push(vec![
+            lanes[a.from].name.as_str().into(),
+            lanes[a.to].name.as_str().into(),
+            a.kind.into(),
+            fate.into(),
+            a.sent.into(),
+            a.at.into(),
+            Cell::Text((i < SEQUENCE_MAX_ARROWS).to_string()),
+        ]);
+    }
+
+    let mut kinds: Vec<&str> = Vec::new();
+    for a in arrows.iter().take(SEQUENCE_MAX_ARROWS) {
+        if a.kind != "write" && !kinds.contains(&a.kind) {
+            kinds.push(a.kind);
+        }
+    }
+    let figure = SequenceFigure {
+        title,
+        from_ns,
+        to_ns,
+        lanes,
+        arrows,
+        markers,
+        rules,
+        kinds,
+    };
+    render(name, title, data, &figure)
+}

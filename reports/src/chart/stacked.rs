@@ -1,0 +1,191 @@
+//! Messages per election, stacked by message type, one bar per algorithm or parameter value.
+
+use super::legend::{Legend, Mark};
+use super::style::{
+    color, ellipsize, is_dark, split_parameter, text, tick, AXIS_DESC_PX, GRID, INK, LEGEND_WIDTH,
+    NOTE_PX,
+};
+use super::style::{TICK_PX, TITLE_PX, WIDTH};
+use super::{render, Chart, ChartError, DrawResult, Figure};
+use crate::table::DataTable;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The mean messages per election of one algorithm or parameter value, by message type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElectionMessages {
+    pub label: String,
+    /// `(message type, mean count per election)`, in the order to stack them (bottom first).
+    pub per_kind: Vec<(String, f64)>,
+}
+
+/// Stacked bars: one bar per group (`group_axis` names what the groups are, e.g.
+/// `algorithm`), one segment per message type, y = messages per election. Each type keeps
+/// one colour across bars (types in order of first appearance). The data table has one row
+/// per bar segment: `group, kind, messages_per_election`.
+pub fn messages_per_election(
+    name: &str,
+    title: &str,
+    group_axis: &str,
+    groups: &[ElectionMessages],
+) -> Result<Chart, ChartError> {
+    let mut data = DataTable::new(name, &["group", "kind", "messages_per_election"]);
+    let mut kinds: Vec<&str> = Vec::new();
+    for g in groups {
+        for (kind, mean) in &g.per_kind {
+            data.push(vec![
+                g.label.as_str().into(),
+                kind.as_str().into(),
+                (*mean).into(),
+            ]);
+            if !kinds.contains(&kind.as_str()) {
+                kinds.push(kind);
+            }
+        }
+    }
+    let figure = StackedFigure {
+        title,
+        group_axis,
+        groups,
+        kinds,
+    };
+    render(name, title, data, &figure)
+}
+
+struct StackedFigure<'a> {
+    title: &'a str,
+    group_axis: &'a str,
+    groups: &'a [ElectionMessages],
+    kinds: Vec<&'a str>,
+}
+
+impl StackedFigure<'_> {
+    fn kind_color(&self, kind: &str) -> RGBColor {
+        color(self.kinds.iter().position(|k| *k == kind).unwrap_or(0))
+    }
+}
+
+impl Figure for StackedFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        (WIDTH, 675)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let canvas = root;
+        canvas.fill(&WHITE)?;
+        let root = canvas.titled(self.title, text(TITLE_PX, INK))?;
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+
+        let totals: Vec<f64> = self
+            .groups
+            .iter()
+            .map(|g| g.per_kind.iter().map(|(_, m)| m.max(0.0)).sum())
+            .collect();
+        let max_total = totals.iter().copied().fold(0.0, f64::max);
+        let y_max = if max_total > 0.0 {
+            max_total * 1.12
+        } else {
+            1.0
+        };
+        let n = self.groups.len().max(1) as f64;
+
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin(16)
+            .x_label_area_size(70)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5..n - 0.5, 0.0..y_max)?;
+        let y_step = y_max / 10.0;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(GRID.mix(0.0))
+            .bold_line_style(GRID)
+            .x_labels(0)
+            .y_labels(10)
+            .x_desc(self.group_axis)
+            .y_desc("messages per election (mean)")
+            .axis_desc_style(text(AXIS_DESC_PX, INK))
+            .label_style(text(TICK_PX, INK))
+            .y_label_formatter(&|v| tick(*v, y_step))
+            .draw()?;
+
+        // Narrow bars when there are few groups, so one bar does not fill the chart.
+        let half_width = (0.32_f64).min(0.32 * n / 2.0).max(0.2);
+        let centered = |style| text(NOTE_PX, INK).pos(Pos::new(HPos::Center, style));
+        let labels: Vec<&str> = self.groups.iter().map(|g| g.label.as_str()).collect();
+        let (_, labels) = split_parameter(&labels);
+        let slot_px = {
+            let (x0, _) = chart.backend_coord(&(0.0, 0.0));
+            let (x1, _) = chart.backend_coord(&(1.0, 0.0));
+            (x1 - x0).max(1) as usize
+        };
+        // About 10 px per character at the tick size.
+        let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let crowded = widest * 10 > slot_px;
+        let max_label_chars = if crowded {
+            2 * slot_px / 10
+        } else {
+            slot_px / 10
+        }
+        .max(4);
+        for (i, ((group, total), label)) in self.groups.iter().zip(&totals).zip(&labels).enumerate()
+        {
+            let x = i as f64;
+            let mut base = 0.0;
+            for (kind, mean) in &group.per_kind {
+                let top = base + mean.max(0.0);
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x - half_width, base), (x + half_width, top)],
+                    self.kind_color(kind).filled(),
+                )))?;
+                let (_, y_base) = chart.backend_coord(&(x, base));
+                let (px, y_top) = chart.backend_coord(&(x, top));
+                if y_base - y_top >= 22 {
+                    let c = self.kind_color(kind);
+                    let ink = if is_dark(c) { WHITE } else { INK };
+                    canvas.draw(&Text::new(
+                        tick(*mean, 0.1),
+                        (px, (y_base + y_top) / 2),
+                        text(NOTE_PX, ink).pos(Pos::new(HPos::Center, VPos::Center)),
+                    ))?;
+                }
+                base = top;
+            }
+            let (px, py) = chart.backend_coord(&(x, *total));
+            canvas.draw(&Text::new(
+                tick(*total, 0.1),
+                (px, py - 6),
+                text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            ))?;
+            // Labels wider than a bar's slot alternate between two lines.
+            let (px, py) = chart.backend_coord(&(x, 0.0));
+            let stagger = if crowded && i % 2 == 1 { 24 } else { 0 };
+            canvas.draw(&Text::new(
+                ellipsize(label, max_label_chars),
+                (px, py + 10 + stagger),
+                text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Top)),
+            ))?;
+        }
+        if self.groups.is_empty() {
+            let (px, py) = chart.backend_coord(&(0.0, y_max / 2.0));
+            canvas.draw(&Text::new(
+                "no elections to show",
+                (px, py),
+                centered(VPos::Center),
+            ))?;
+        }
+
+        let mut legend = Legend {
+            heading: Some("message type".to_string()),
+            ..Legend::default()
+        };
+        // Top of the stack first, as the eye reads it.
+        for kind in self.kinds.iter().rev() {
+            legend.entry(*kind, self.kind_color(kind), Mark::Box);
+        }
+        legend.notes.push("bar total above each bar".to_string());
+        legend.draw(&legend_area.margin(60, 0, 0, 0))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! The look shared by every chart: sizes, colours, units and label placement.
+
+use super::FONT;
+use plotters::style::{FontDesc, RGBColor, TextStyle};
+
+/// Width of every chart, in pixels.
+pub(crate) const WIDTH: u32 = 1200;
+/// Width of the legend panel on the right of a chart.
+pub(crate) const LEGEND_WIDTH: u32 = 270;
+
+pub(crate) const TITLE_PX: u32 = 30;
+pub(crate) const AXIS_DESC_PX: u32 = 22;
+pub(crate) const TICK_PX: u32 = 18;
+pub(crate) const LEGEND_PX: u32 = 18;
+pub(crate) const NOTE_PX: u32 = 16;
+
+pub(crate) const INK: RGBColor = RGBColor(33, 33, 33);
+pub(crate) const MUTED: RGBColor = RGBColor(110, 110, 110);
+pub(crate) const GRID: RGBColor = RGBColor(225, 225, 225);
+pub(crate) const FAULT: RGBColor = RGBColor(214, 39, 40);
+pub(crate) const LEASE: RGBColor = RGBColor(0, 150, 136);
+
+/// Tableau 10: distinct, colour-blind tolerable, and readable on white.
+pub(crate) const PALETTE: [RGBColor; 10] = [
+    RGBColor(78, 121, 167),
+    RGBColor(242, 142, 43),
+    RGBColor(89, 161, 79),
+    RGBColor(225, 87, 89),
+    RGBColor(176, 122, 161),
+    RGBColor(118, 183, 178),
+    RGBColor(237, 201, 72),
+    RGBColor(156, 117, 95),
+    RGBColor(255, 157, 167),
+    RGBColor(186, 176, 172),
+];
+
+/// The `i`-th series colour (cycling after ten).
+pub(crate) fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Term colours: the palette without its reds (kept for faults and overlap) and its teal
+/// (kept for leases), so a term never reads as a warning.
+const TERM_PALETTE: [RGBColor; 7] = [
+    RGBColor(78, 121, 167),
+    RGBColor(242, 142, 43),
+    RGBColor(89, 161, 79),
+    RGBColor(176, 122, 161),
+    RGBColor(237, 201, 72),
+    RGBColor(156, 117, 95),
+    RGBColor(31, 56, 100),
+];
+
+/// The colour of term `term` (neighbouring terms always differ).
+pub(crate) fn term_color(term: u64) -> RGBColor {
+    TERM_PALETTE[(term % TERM_PALETTE.len() as u64) as usize]
+}
+
+/// Whether white text reads on `c` (else use dark text).
+pub(crate) fn is_dark(c: RGBColor) -> bool {
+    let RGBColor(r, g, b) = c;
+    0.299 * f64::from(r) + 0.587 * f64::from(g) + 0.114 * f64::from(b) < 160.0
+}
+
+/// A duration in three significant digits at most: `242ms`, `1.25s`, `38.4µs`, `2m30s`.
+pub(crate) fn short_duration(ns: u64) -> String {
+    let three = |v: f64, unit: &str| {
+        let decimals = if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        };
+        let text = format!("{v:.decimals$}");
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        };
+        format!("{text}{unit}")
+    };
+    match ns {
+        0..=999 => format!("{ns}ns"),
+        1_000..=999_999 => three(ns as f64 / 1e3, "µs"),
+        1_000_000..=999_999_999 => three(ns as f64 / 1e6, "ms"),
+        1_000_000_000..=59_999_999_999 => three(ns as f64 / 1e9, "s"),
+        _ => splitbrain_sim::format_duration(ns - ns % 1_000_000_000),
+    }
+}
+
+/// A text style of the chart font.
+pub(crate) fn text(px: u32, color: RGBColor) -> TextStyle<'static> {
+    FontDesc::new(
+        FONT.into(),
+        f64::from(px),
+        plotters::style::FontStyle::Normal,
+    )
+    .color(&color)
+}
+
+/// A time unit for an axis, chosen so the numbers stay short.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TimeUnit {
+    pub ns_per_unit: f64,
+    pub symbol: &'static str,
+}
+
+impl TimeUnit {
+    pub const MICROS: Self = Self {
+        ns_per_unit: 1e3,
+        symbol: "µs",
+    };
+    pub const MILLIS: Self = Self {
+        ns_per_unit: 1e6,
+        symbol: "ms",
+    };
+    pub const SECONDS: Self = Self {
+        ns_per_unit: 1e9,
+        symbol: "s",
+    };
+
+    /// Microseconds below 2 ms, milliseconds below 10 s, seconds from there on.
+    pub fn for_max(max_ns: u64) -> Self {
+        if max_ns < 2_000_000 {
+            Self::MICROS
+        } else if max_ns < 10_000_000_000 {
+            Self::MILLIS
+        } else {
+            Self::SECONDS
+        }
+    }
+
+    pub fn of(self, ns: u64) -> f64 {
+        ns as f64 / self.ns_per_unit
+    }
+}
+
+/// Formats an axis tick so that neighbouring ticks `step` apart stay distinct, with no
+/// trailing noise (`0.30000000000000004` becomes `0.3`).
+pub(crate) fn tick(value: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 || step <= 0.0 {
+        0
+    } else {
+        (-step.log10()).ceil().clamp(0.0, 6.0) as usize
+    };
+    let text = format!("{value:.decimals$}");
+    match text.strip_prefix('-') {
+        // Rounded to zero: no sign.
+        Some(digits) if digits.chars().all(|c| c == '0' || c == '.') => digits.to_string(),
+        _ => text,
+    }
+}
+
+/// Places labels without overlap: remembers the boxes already taken.
+#[derive(Default)]
+pub(crate) struct LabelPlacer {
+    taken: Vec<(i32, i32, i32, i32)>,
+}
+
+impl LabelPlacer {
+    /// Takes the box `(x0, y0)..(x1, y1)` if it overlaps none taken before.
+    pub fn try_take(&mut self, x0: i32, y0: i32, x1: i32, y1: i32) -> bool {
+        let free = self
+            .taken
+            .iter()
+            .all(|&(a0, b0, a1, b1)| x1 <= a0 || a1 <= x0 || y1 <= b0 || b1 <= y0);
+        if free {
+            self.taken.push((x0, y0, x1, y1));
+        }
+        free
+    }
+}
+
+/// Shortens `s` to at most `max_chars` characters, ending with an ellipsis when cut.
+pub(crate) fn ellipsize(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_string()
+    } else {
+        let kept: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+        format!("{kept}…")
+    }
+}
+
+/// Series labels of a sweep, `name=value` with one `name`, as the name and the values:
+/// `["timeout=1s", "timeout=2s"]` gives `(Some("timeout"), ["1s", "2s"])`, so legends can
+/// say the name once. Other labels come back unchanged with no name.
+pub(crate) fn split_parameter(labels: &[&str]) -> (Option<String>, Vec<String>) {
+    let unchanged = || (None, labels.iter().map(|l| l.to_string()).collect());
+    let Some(name) = labels
+        .first()
+        .and_then(|l| l.split_once('='))
+        .map(|(n, _)| n)
+    else {
+        return unchanged();
+    };
+    let prefix = format!("{name}=");
+    if labels.len() < 2
+        || !labels
+            .iter()
+            .all(|l| l.starts_with(&prefix) && l.len() > prefix.len())
+    {
+        return unchanged();
+    }
+    let values = labels
+        .iter()
+        .map(|l| l[prefix.len()..].to_string())
+        .collect();
+    (Some(name.to_string()), values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_unit_keeps_numbers_short() {
+        assert_eq!(TimeUnit::for_max(900_000).symbol, "µs");
+        assert_eq!(TimeUnit::for_max(450_000_000).symbol, "ms");
+        assert_eq!(TimeUnit::for_max(9_999_999_999).symbol, "ms");
+        assert_eq!(TimeUnit::for_max(30_000_000_000).symbol, "s");
+    }
+
+    #[test]
+    fn ticks_show_just_enough_decimals() {
+        assert_eq!(tick(0.30000000000000004, 0.1), "0.3");
+        assert_eq!(tick(250.0, 50.0), "250");
+        assert_eq!(tick(10.05, 0.05), "10.05");
+        assert_eq!(tick(-0.0, 0.5), "0.0");
+    }
+
+    #[test]
+    fn short_durations_keep_three_digits() {
+        assert_eq!(short_duration(242_430_000), "242ms");
+        assert_eq!(short_duration(1_250_000_000), "1.25s");
+        assert_eq!(short_duration(38_420), "38.4µs");
+        assert_eq!(short_duration(2_000_000_000), "2s");
+        assert_eq!(short_duration(150_000_000_000), "2m30s");
+        assert_eq!(short_duration(999_999_999), "1000ms");
+    }
+
+    #[test]
+    fn a_sweeps_parameter_name_is_said_once() {
+        let (name, values) = split_parameter(&["timeout=1s", "timeout=2s"]);
+        assert_eq!(name.as_deref(), Some("timeout"));
+        assert_eq!(values, ["1s", "2s"]);
+        assert_eq!(split_parameter(&["raft", "bully"]).0, None);
+        assert_eq!(split_parameter(&["a=1", "b=2"]).0, None);
+        assert_eq!(split_parameter(&["a=1"]).0, None);
+    }
+
+    #[test]
+    fn labels_that_overlap_are_refused() {
+        let mut p = LabelPlacer::default();
+        assert!(p.try_take(0, 0, 10, 10));
+        assert!(!p.try_take(5, 5, 15, 15));
+        assert!(p.try_take(10, 0, 20, 10));
+    }
+}

@@ -1,0 +1,111 @@
+//! The model of a report: what `report.md` and `report.html` say, in order.
+
+use crate::table::Table;
+
+/// A report for one output folder: its title, how it was made, and its sections.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportDoc {
+    pub title: String,
+    /// The exact command that produced the folder, as a user would type it again.
+    pub command: String,
+    /// The seeds of the runs behind the numbers, in the order they were run (any order is
+    /// fine: they are shown sorted, runs of consecutive seeds as ranges).
+    pub seeds: Vec<u64>,
+    /// Short facts shown under the title (scenario file, version...): `(name, value)`.
+    pub facts: Vec<(String, String)>,
+    pub sections: Vec<Section>,
+}
+
+/// A headed part of the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Section {
+    pub heading: String,
+    pub blocks: Vec<Block>,
+}
+
+/// One piece of a section.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// A paragraph of plain text (escaped, never interpreted as markup).
+    Text(String),
+    /// A bulleted list of plain-text items.
+    List(Vec<String>),
+    /// A table for people.
+    Table(Table),
+    /// A chart, by its name: shown as its PNG with its caption and links to its SVG, CSV
+    /// and JSON.
+    Chart(String),
+    /// Preformatted text (a command, a scenario excerpt).
+    Code(String),
+}
+
+impl Section {
+    pub fn new(heading: impl Into<String>) -> Self {
+        Self {
+            heading: heading.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.blocks.push(Block::Text(text.into()));
+        self
+    }
+
+    pub fn list(mut self, items: Vec<String>) -> Self {
+        self.blocks.push(Block::List(items));
+        self
+    }
+
+    pub fn table(mut self, table: Table) -> Self {
+        self.blocks.push(Block::Table(table));
+        self
+    }
+
+    pub fn chart(mut self, name: impl Into<String>) -> Self {
+        self.blocks.push(Block::Chart(name.into()));
+        self
+    }
+
+    pub fn code(mut self, code: impl Into<String>) -> Self {
+        self.blocks.push(Block::Code(code.into()));
+        self
+    }
+}
+
+/// Seeds for people: sorted, deduplicated, consecutive runs as `a..=b`:
+/// `[3, 1, 2, 7]` gives `1..=3, 7`.
+pub fn format_seeds(seeds: &[u64]) -> String {
+    let mut sorted = seeds.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(match end - start {
+            0 => start.to_string(),
+            1 => format!("{start}, {end}"),
+            _ => format!("{start}..={end}"),
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_shown_as_ranges() {
+        assert_eq!(format_seeds(&[3, 1, 2, 7, 9, 10]), "1..=3, 7, 9, 10");
+        assert_eq!(format_seeds(&[]), "");
+        assert_eq!(format_seeds(&[u64::MAX, 5, 5]), format!("5, {}", u64::MAX));
+    }
+}

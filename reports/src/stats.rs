@@ -1,0 +1,168 @@
+//! Summaries of samples of durations: the distributions that `compare` and `sweep` report.
+
+use serde::Serialize;
+
+/// The summary of a sample of durations in nanoseconds.
+///
+/// Percentiles are *nearest-rank*: with the `n` samples sorted ascending as `x[1] <= ... <=
+/// x[n]`, the p-th percentile (0 < p <= 100) is `x[ceil(p * n / 100)]`. It is always one of
+/// the samples (never interpolated), so `p50` of `[10, 20]` is `10` and `p99` of fewer than
+/// 100 samples is the maximum. The mean is the arithmetic mean rounded to the nearest
+/// nanosecond (halves round up), computed without overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Distribution {
+    pub count: usize,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: u64,
+}
+
+impl Distribution {
+    /// Summarises `samples_ns` (in any order); `None` when there are none.
+    pub fn from_nanos(samples_ns: &[u64]) -> Option<Self> {
+        if samples_ns.is_empty() {
+            return None;
+        }
+        let mut sorted = samples_ns.to_vec();
+        sorted.sort_unstable();
+        let count = sorted.len();
+        let sum: u128 = sorted.iter().map(|&x| u128::from(x)).sum();
+        let n = count as u128;
+        let mean = (sum + n / 2) / n;
+        let distribution = Self {
+            count,
+            min_ns: sorted[0],
+            p50_ns: percentile_sorted(&sorted, 50),
+            p90_ns: percentile_sorted(&sorted, 90),
+            p99_ns: percentile_sorted(&sorted, 99),
+            max_ns: sorted[count - 1],
+            mean_ns: u64::try_from(mean).expect("the mean of u64 values fits in u64"),
+        };
+        assert!(distribution.min_ns <= distribution.p50_ns);
+        assert!(distribution.p99_ns <= distribution.max_ns);
+        Some(distribution)
+    }
+}
+
+/// The nearest-rank `percent`-th percentile of `sorted` (ascending, non-empty):
+/// `sorted[ceil(percent * n / 100) - 1]`, the 100th being the maximum.
+pub fn percentile_sorted(sorted: &[u64], percent: u32) -> u64 {
+    assert!(!sorted.is_empty(), "a percentile of no samples");
+    assert!(
+        (1..=100).contains(&percent),
+        "percent must be in 1..=100, got {percent}"
+    );
+    debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]), "input not sorted");
+    let n = sorted.len() as u128;
+    let rank = (u128::from(percent) * n).div_ceil(100);
+    let rank = usize::try_from(rank.max(1)).expect("rank fits in usize");
+    sorted[rank - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The textbook definition, written as differently as possible: the smallest sample such
+    /// that at least `percent`% of the samples are at or below it.
+    fn oracle_percentile(samples: &[u64], percent: u32) -> u64 {
+        let n = samples.len() as f64;
+        let mut candidates: Vec<u64> = samples.to_vec();
+        candidates.sort();
+        candidates
+            .into_iter()
+            .find(|&c| {
+                let at_or_below = samples.iter().filter(|&&x| x <= c).count() as f64;
+                // Integer comparison in disguise: at_or_below / n >= percent / 100.
+                at_or_below * 100.0 >= f64::from(percent) * n
+            })
+            .expect("the maximum always qualifies")
+    }
+
+    /// A small deterministic generator so the test needs no rand dependency.
+    fn samples(seed: u64, len: usize, spread: u64) -> Vec<u64> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % spread
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_samples_have_no_distribution() {
+        assert_eq!(Distribution::from_nanos(&[]), None);
+    }
+
+    #[test]
+    fn one_sample_is_every_statistic() {
+        let d = Distribution::from_nanos(&[42]).unwrap();
+        assert_eq!(
+            d,
+            Distribution {
+                count: 1,
+                min_ns: 42,
+                p50_ns: 42,
+                p90_ns: 42,
+                p99_ns: 42,
+                max_ns: 42,
+                mean_ns: 42
+            }
+        );
+    }
+
+    #[test]
+    fn nearest_rank_never_interpolates() {
+        let d = Distribution::from_nanos(&[20, 10]).unwrap();
+        assert_eq!(d.p50_ns, 10);
+        assert_eq!(d.p90_ns, 20);
+        assert_eq!(d.mean_ns, 15);
+    }
+
+    #[test]
+    fn one_to_a_hundred_gives_the_percent_itself() {
+        let xs: Vec<u64> = (1..=100).rev().collect();
+        let d = Distribution::from_nanos(&xs).unwrap();
+        assert_eq!((d.p50_ns, d.p90_ns, d.p99_ns), (50, 90, 99));
+        assert_eq!((d.min_ns, d.max_ns, d.count), (1, 100, 100));
+    }
+
+    #[test]
+    fn the_mean_rounds_half_up_and_does_not_overflow() {
+        assert_eq!(Distribution::from_nanos(&[1, 2]).unwrap().mean_ns, 2);
+        let big = [u64::MAX, u64::MAX, u64::MAX - 1];
+        assert_eq!(Distribution::from_nanos(&big).unwrap().mean_ns, u64::MAX);
+    }
+
+    #[test]
+    fn percentiles_match_the_naive_oracle_on_many_samples() {
+        for seed in 0..200u64 {
+            let len = 1 + (seed as usize * 7) % 250;
+            let spread = [3, 100, 1_000_000_000][seed as usize % 3];
+            let xs = samples(seed, len, spread);
+            let mut sorted = xs.clone();
+            sorted.sort();
+            for percent in [1, 10, 25, 50, 75, 90, 95, 99, 100] {
+                assert_eq!(
+                    percentile_sorted(&sorted, percent),
+                    oracle_percentile(&xs, percent),
+                    "seed {seed}, len {len}, p{percent}"
+                );
+            }
+            let d = Distribution::from_nanos(&xs).unwrap();
+            assert_eq!(d.p50_ns, oracle_percentile(&xs, 50));
+            assert_eq!(d.p90_ns, oracle_percentile(&xs, 90));
+            assert_eq!(d.p99_ns, oracle_percentile(&xs, 99));
+            assert_eq!(d.min_ns, *xs.iter().min().unwrap());
+            assert_eq!(d.max_ns, *xs.iter().max().unwrap());
+            let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / xs.len() as f64;
+            assert!((d.mean_ns as f64 - mean).abs() <= 0.5 + mean * 1e-12);
+        }
+    }
+}

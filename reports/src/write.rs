@@ -1,0 +1,142 @@
+//! Writing an output folder: the report in two formats, every chart, every table of numbers.
+
+use crate::chart::{is_valid_name, Chart};
+use crate::doc::{Block, ReportDoc, Section};
+use crate::table::DataTable;
+use crate::{html, markdown};
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why an output folder could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A chart or table name that is not a file stem of `[a-z0-9_-]+`.
+    #[error("{name:?} is not a file stem of [a-z0-9_-]+")]
+    BadName { name: String },
+    /// Two charts or tables would write the same files.
+    #[error("two charts or tables are named {name:?}")]
+    DuplicateName { name: String },
+    /// A section shows a chart that was not given.
+    #[error("the report shows chart {name:?}, which was not given")]
+    UnknownChart { name: String },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// The stems the report itself uses.
+const RESERVED: [&str; 1] = ["report"];
+
+/// Writes the output folder `dir` (created if missing):
+///
+/// - `report.md` and a self-contained `report.html` from `doc`;
+/// - for each chart `NAME.svg`, `NAME.png`, and the numbers it plots as `NAME.csv` and
+///   `NAME.json`;
+/// - for each extra table in `data`, `NAME.csv` and `NAME.json`.
+///
+/// Charts that no section shows are appended in a last section, "Other charts". Every file is
+/// written to a temporary name and renamed into place, so a reader never sees half a file;
+/// nothing depends on the clock, so the same inputs give the same bytes. Files already in
+/// `dir` under other names are left alone. Returns the paths written, sorted.
+pub fn write_report(
+    dir: &Path,
+    doc: &ReportDoc,
+    charts: &[Chart],
+    data: &[DataTable],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut names = BTreeSet::new();
+    for name in charts
+        .iter()
+        .map(|c| &c.name)
+        .chain(data.iter().map(|d| &d.name))
+    {
+        if !is_valid_name(name) || RESERVED.contains(&name.as_str()) {
+            return Err(ReportError::BadName { name: name.clone() });
+        }
+        if !names.insert(name.as_str()) {
+            return Err(ReportError::DuplicateName { name: name.clone() });
+        }
+    }
+    let shown: BTreeSet<&str> = doc
+        .sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter_map(|b| match b {
+            Block::Chart(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Some(missing) = shown.iter().find(|n| !charts.iter().any(|c| c.name == **n)) {
+        return Err(ReportError::UnknownChart {
+            name: missing.to_string(),
+        });
+    }
+    let mut doc = doc.clone();
+    let unshown: Vec<&Chart> = charts
+        .iter()
+        .filter(|c| !shown.contains(c.name.as_str()))
+        .collect();
+    if !unshown.is_empty() {
+        let mut section = Section::new("Other charts");
+        for chart in unshown {
+            section = section.chart(chart.name.clone());
+        }
+        doc.sections.push(section);
+    }
+
+    fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    let mut put = |file: String, bytes: &[u8]| -> Result<(), ReportError> {
+        let path = dir.join(file);
+        write_atomically(&path, bytes).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        written.push(path);
+        Ok(())
+    };
+    for chart in charts {
+        put(format!("{}.svg", chart.name), chart.svg.as_bytes())?;
+        put(format!("{}.png", chart.name), &chart.png)?;
+        put(
+            format!("{}.csv", chart.name),
+            chart.data.to_csv().as_bytes(),
+        )?;
+        put(
+            format!("{}.json", chart.name),
+            chart.data.to_json().as_bytes(),
+        )?;
+    }
+    for table in data {
+        put(format!("{}.csv", table.name), table.to_csv().as_bytes())?;
+        put(format!("{}.json", table.name), table.to_json().as_bytes())?;
+    }
+    let chart_refs: Vec<&Chart> = charts.iter().collect();
+    put(
+        "report.md".to_string(),
+        markdown::render(&doc, &chart_refs, data).as_bytes(),
+    )?;
+    put(
+        "report.html".to_string(),
+        html::render(&doc, &chart_refs, data).as_bytes(),
+    )?;
+    written.sort();
+    Ok(written)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("output file names are ours and valid");
+    let temporary = path.with_file_name(format!(".{file_name}.partial"));
+    fs::write(&temporary, bytes)?;
+    fs::rename(&temporary, path).inspect_err(|_| {
+        let _ = fs::remove_file(&temporary);
+    })
+}

@@ -1,0 +1,353 @@
+//! Charts: well-formed SVG and PNG, the numbers behind them, determinism, edge cases.
+
+mod common;
+
+use common::*;
+use splitbrain_reports::*;
+use splitbrain_sim::NodeId;
+
+fn all_charts() -> Vec<Chart> {
+    let report = run_report();
+    let leases = [LeaseWindow {
+        node: NodeId(4),
+        from_ns: 5 * S + 182 * MS,
+        to_ns: 20 * S,
+    }];
+    let objective = Objective {
+        label: "objective: p99 ≤ 1s".to_string(),
+        at_ns: S,
+    };
+    vec![
+        failover_cdf(
+            "cdf",
+            "Failover <time> & more",
+            "recovery time",
+            &cdf_series(),
+            Some(&objective),
+        )
+        .unwrap(),
+        messages_per_election(
+            "stacked",
+            "Messages per election",
+            "algorithm",
+            &election_groups(),
+        )
+        .unwrap(),
+        messages_vs_cluster_size(
+            "scaling",
+            "Messages against size",
+            "messages",
+            &scaling_series(),
+        )
+        .unwrap(),
+        leadership_timeline("timeline", "Timeline", &report, &[], &leases).unwrap(),
+        sequence_diagram("sequence", "Sequence", &trace(3), 900 * MS, 1600 * MS, &[]).unwrap(),
+    ]
+}
+
+/// Decodes a PNG: its width, height and 8-bit RGB pixels.
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a png header");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a sane png size")];
+    let info = reader.next_frame(&mut pixels).expect("png pixels");
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+fn svg_size(doc: &roxmltree::Document) -> (u32, u32) {
+    let root = doc.root_element();
+    let dim = |a| {
+        root.attribute(a)
+            .expect("svg size")
+            .parse()
+            .expect("a number")
+    };
+    (dim("width"), dim("height"))
+}
+
+#[test]
+fn every_chart_is_a_well_formed_svg_with_its_title_as_text() {
+    for chart in all_charts() {
+        let doc = roxmltree::Document::parse(&chart.svg)
+            .unwrap_or_else(|e| panic!("{}: svg does not parse: {e}", chart.name));
+        assert_eq!(
+            doc.root_element().tag_name().name(),
+            "svg",
+            "{}",
+            chart.name
+        );
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        assert!(
+            texts.contains(&chart.title.as_str()),
+            "{}: {texts:?}",
+            chart.name
+        );
+    }
+}
+
+#[test]
+fn every_chart_is_a_png_of_the_same_size_as_its_svg() {
+    for chart in all_charts() {
+        let (width, height, pixels) = decode_png(&chart.png);
+        let doc = roxmltree::Document::parse(&chart.svg).unwrap();
+        assert_eq!((width, height), svg_size(&doc), "{}", chart.name);
+        assert_eq!(pixels.len(), width as usize * height as usize * 3);
+    }
+}
+
+#[test]
+fn png_text_is_drawn_with_the_embedded_font() {
+    // The title sits in the top 40 rows, centred: without a font those rows would be blank.
+    for chart in all_charts() {
+        let (width, _, pixels) = decode_png(&chart.png);
+        let row_bytes = width as usize * 3;
+        let dark = pixels[..40 * row_bytes]
+            .chunks(3)
+            .filter(|p| p.iter().all(|&c| c < 100))
+            .count();
+        assert!(
+            dark > 200,
+            "{}: only {dark} dark pixels in the title band",
+            chart.name
+        );
+    }
+}
+
+#[test]
+fn the_same_inputs_give_the_same_bytes() {
+    let (a, b) = (all_charts(), all_charts());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(
+            x.svg == y.svg,
+            "{}: svg differs between two renders",
+            x.name
+        );
+        assert!(
+            x.png == y.png,
+            "{}: png differs between two renders",
+            x.name
+        );
+        assert_eq!(x.data, y.data);
+    }
+}
+
+#[test]
+fn different_inputs_give_different_pictures() {
+    let mut series = cdf_series();
+    let a = failover_cdf("cdf", "t", "x", &series, None).unwrap();
+    series[0].samples_ns[0] += 40 * MS;
+    let b = failover_cdf("cdf", "t", "x", &series, None).unwrap();
+    assert_ne!(a.svg, b.svg);
+    assert_ne!(a.png, b.png);
+}
+
+#[test]
+fn the_cdf_data_is_every_sample_sorted_with_its_cumulative_fraction() {
+    let series = cdf_series();
+    let chart = failover_cdf("cdf", "t", "x", &series, None).unwrap();
+    let csv = chart.data.to_csv();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("series,failover_ns,cumulative_fraction"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // raft: 4 samples and 1 unresolved, so fractions of 5.
+    let raft: Vec<(u64, f64)> = rows
+        .iter()
+        .filter(|r| r[0] == "raft" && !r[1].is_empty())
+        .map(|r| (r[1].parse().unwrap(), r[2].parse().unwrap()))
+        .collect();
+    let mut sorted = series[0].samples_ns.clone();
+    sorted.sort();
+    let expected: Vec<(u64, f64)> = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x, (i + 1) as f64 / 5.0))
+        .collect();
+    assert_eq!(raft, expected);
+    let unresolved = rows.iter().filter(|r| r[0] == "raft" && r[1].is_empty());
+    assert_eq!(unresolved.count(), 1);
+    // The label with a comma-free but XML-special name is written as is.
+    assert_eq!(rows.iter().filter(|r| r[0] == "bully <&>").count(), 2);
+}
+
+#[test]
+fn the_stacked_bar_data_equals_the_input_means() {
+    let groups = election_groups();
+    let chart = messages_per_election("stacked", "t", "algorithm", &groups).unwrap();
+    let expected: Vec<Vec<Cell>> = groups
+        .iter()
+        .flat_map(|g| {
+            g.per_kind
+                .iter()
+                .map(|(k, m)| vec![g.label.as_str().into(), k.as_str().into(), (*m).into()])
+        })
+        .collect();
+    assert_eq!(chart.data.rows, expected);
+    assert!(chart
+        .data
+        .to_csv()
+        .contains("\nraft,RequestVoteResp,4.25\n"));
+}
+
+#[test]
+fn the_scaling_data_keeps_points_a_log_axis_cannot_show() {
+    let chart = messages_vs_cluster_size("scaling", "t", "messages", &scaling_series()).unwrap();
+    let csv = chart.data.to_csv();
+    assert!(csv.contains("\nbully,7,0.0\n"), "{csv}");
+    assert!(
+        csv.contains("\nbully,3,5.0\nbully,5,14.0\n"),
+        "sorted by size: {csv}"
+    );
+    assert_eq!(chart.data.rows.len(), 9);
+}
+
+#[test]
+fn the_timeline_data_equals_the_runs_spans_and_faults() {
+    let report = run_report();
+    let chart = leadership_timeline("timeline", "t", &report, &[], &[]).unwrap();
+    let rows = &chart.data.rows;
+    let spans: Vec<(String, u64, u64, u64)> = rows
+        .iter()
+        .filter(|r| r[0] == Cell::from("leadership"))
+        .map(|r| match (&r[1], &r[2], &r[3], &r[4]) {
+            (Cell::Text(n), Cell::Uint(t), Cell::Uint(f), Cell::Uint(e)) => (n.clone(), *t, *f, *e),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect();
+    let expected: Vec<(String, u64, u64, u64)> = report
+        .leadership_spans
+        .iter()
+        .map(|s| (s.node.to_string(), s.term, s.from_ns, s.to_ns))
+        .collect();
+    assert_eq!(spans, expected);
+    let faults: Vec<&Vec<Cell>> = rows
+        .iter()
+        .filter(|r| r[0] == Cell::from("fault"))
+        .collect();
+    assert_eq!(faults.len(), report.faults.len());
+    assert_eq!(
+        faults[2][4],
+        Cell::Empty,
+        "a fault that never healed has no end"
+    );
+    assert_eq!(faults[0][5], Cell::from("crash n1 (leader)"));
+    // n0 led 9s..11s while n4 led: that is the overlap.
+    let overlap: Vec<&Vec<Cell>> = rows
+        .iter()
+        .filter(|r| r[0] == Cell::from("overlap"))
+        .collect();
+    assert_eq!(overlap.len(), 1);
+    assert_eq!(
+        (&overlap[0][3], &overlap[0][4]),
+        (&Cell::Uint(9 * S), &Cell::Uint(11 * S))
+    );
+}
+
+#[test]
+fn the_sequence_data_is_every_message_in_the_window() {
+    let events = trace(0);
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[]).unwrap();
+    let csv = chart.data.to_csv();
+    let expected = "from,to,message,fate,sent_ns,received_ns,drawn\n\
+                    n1,n2,RequestVote,delivered,1195000000,1200000000,true\n\
+                    n1,n0,RequestVote,dropped,1195000000,1201000000,true\n\
+                    n2,n1,RequestVoteResp,delivered,1200000000,1205000000,true\n\
+                    n1,n2,RequestVote,delivered,1203000000,1206000000,true\n\
+                    n0,resource,write,rejected,1290000000,1300000000,true\n";
+    assert_eq!(csv, expected);
+    let texts = chart.svg;
+    for mark in [
+        "crash",
+        "restart",
+        "election_safety",
+        "rejected",
+        "fault: crash n0 (leader)",
+    ] {
+        assert!(texts.contains(mark), "the diagram marks {mark}");
+    }
+}
+
+#[test]
+fn a_busy_window_draws_at_most_the_cap_and_says_so() {
+    let events = trace(400);
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &[]).unwrap();
+    let total = 5 + 400;
+    assert_eq!(chart.data.rows.len(), total);
+    let drawn = chart
+        .data
+        .rows
+        .iter()
+        .filter(|r| r[6] == Cell::from("true"))
+        .count();
+    assert_eq!(drawn, SEQUENCE_MAX_ARROWS);
+    let note = format!("showing the first {SEQUENCE_MAX_ARROWS} of {total} messages");
+    assert!(chart.svg.contains(&note), "the chart says it is capped");
+}
+
+#[test]
+fn node_names_replace_the_default_ones() {
+    let names = ["alpha".to_string(), "beta".to_string()];
+    let chart = leadership_timeline("timeline", "t", &run_report(), &names, &[]).unwrap();
+    assert!(chart.svg.contains("alpha") && chart.svg.contains(">\nn2\n<"));
+    assert!(chart.data.to_csv().contains("\nleadership,beta,1,"));
+}
+
+#[test]
+fn a_fault_on_a_service_past_the_members_gets_its_own_row() {
+    let mut report = run_report();
+    report.faults[0].nodes = vec![NodeId(5)];
+    let names: Vec<String> = ["n0", "n1", "n2", "n3", "n4", "zk"]
+        .map(String::from)
+        .to_vec();
+    let chart = leadership_timeline("timeline", "t", &report, &names, &[]).unwrap();
+    assert!(chart.svg.contains(">\nzk\n<"));
+    assert!(chart
+        .data
+        .to_csv()
+        .contains("\nfault,zk,,5000000000,7000000000,crash n1 (leader)\n"));
+}
+
+#[test]
+fn empty_inputs_still_draw_a_chart() {
+    let mut empty_run = run_report();
+    empty_run.leadership_spans.clear();
+    empty_run.faults.clear();
+    let charts = [
+        failover_cdf("a", "t", "x", &[], None).unwrap(),
+        failover_cdf(
+            "b",
+            "t",
+            "x",
+            &[CdfSeries {
+                label: "x".into(),
+                samples_ns: vec![],
+                unresolved: 3,
+            }],
+            None,
+        )
+        .unwrap(),
+        messages_per_election("c", "t", "g", &[]).unwrap(),
+        messages_vs_cluster_size("d", "t", "m", &[]).unwrap(),
+        leadership_timeline("e", "t", &empty_run, &[], &[]).unwrap(),
+        sequence_diagram("f", "t", &[], 0, 0, &[]).unwrap(),
+        sequence_diagram("g", "t", &trace(0), 5 * S, 6 * S, &[]).unwrap(),
+    ];
+    for chart in charts {
+        roxmltree::Document::parse(&chart.svg).expect("svg parses");
+        decode_png(&chart.png);
+    }
+}
+
+#[test]
+fn a_chart_name_must_be_a_file_stem() {
+    for bad in ["", "Failover", "a/b", "a b", "../x"] {
+        let err = failover_cdf(bad, "t", "x", &[], None).unwrap_err();
+        assert!(matches!(err, ChartError::BadName { .. }), "{bad:?}: {err}");
+    }
+}
