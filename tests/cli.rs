@@ -351,7 +351,6 @@ mod run {
 
     #[test]
     #[cfg(target_os = "linux")]
-
     fn a_stdout_that_cannot_be_written_is_an_error_not_a_panic() {
         // /dev/full fails every write with ENOSPC; a closed pipe (`| head -1`) fails with EPIPE
         // and goes through the same code.
@@ -600,7 +599,6 @@ mod trace {
     }
 
     #[test]
-
     fn a_trace_path_that_is_a_directory_is_bad_input_and_leaves_no_partial_file() {
         let scratch = Scratch::new("trace-is-dir");
         let trace = scratch.path.join("out");

@@ -2,29 +2,48 @@
 //! engine's [`splitbrain_sim::Process`] API. The engine knows none of them; this crate's
 //! [`run`] is the one place that maps a configuration to a concrete process type.
 
+pub mod bully;
 pub mod raft;
+pub mod ring;
 
 use serde::Serialize;
 use splitbrain_sim::{AlgorithmInfo, NodeId, Process, RunReport, Sim, SimConfig, TraceSink};
+use std::sync::Arc;
 
 /// A validated algorithm choice with its settings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum AlgorithmConfig {
     Raft(raft::RaftConfig),
+    Bully(bully::BullyConfig),
+    Ring(ring::RingConfig),
 }
 
 /// One line per algorithm for `splitbrain list`: name and summary.
-pub const ALGORITHMS: &[(&str, &str)] = &[(
-    "Raft",
-    "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
-     pre_vote, check_quorum, leadership transfer; variant ForgetsVoteOnRestart is broken on purpose",
-)];
+pub const ALGORITHMS: &[(&str, &str)] = &[
+    (
+        "Raft",
+        "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
+         pre_vote, check_quorum, leadership transfer; variant ForgetsVoteOnRestart is broken on purpose",
+    ),
+    (
+        "Bully",
+        "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
+         COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum",
+    ),
+    (
+        "Ring",
+        "Ring election: Chang-Roberts (1979) or the all-ids token ring; ring order and initiators \
+         configurable, acknowledged hops that skip a dead successor; epochs, no quorum",
+    ),
+];
 
 impl AlgorithmConfig {
     /// Facts the engine's checks need, for a cluster of `members`.
     pub fn info(&self, members: usize) -> AlgorithmInfo {
         match self {
             AlgorithmConfig::Raft(c) => raft::info(c, members),
+            AlgorithmConfig::Bully(c) => bully::info(c, members),
+            AlgorithmConfig::Ring(c) => ring::info(c, members),
         }
     }
 
@@ -32,6 +51,8 @@ impl AlgorithmConfig {
     pub fn name(&self) -> &'static str {
         match self {
             AlgorithmConfig::Raft(_) => "raft",
+            AlgorithmConfig::Bully(_) => "bully",
+            AlgorithmConfig::Ring(_) => "ring",
         }
     }
 }
@@ -48,6 +69,20 @@ pub fn run(
         AlgorithmConfig::Raft(c) => {
             let nodes = (0..members)
                 .map(|i| raft::RaftNode::new(NodeId::from(i), members, c))
+                .collect();
+            run_processes(config, info, nodes, trace)
+        }
+        AlgorithmConfig::Bully(c) => {
+            let nodes = (0..members)
+                .map(|i| bully::BullyNode::new(NodeId::from(i), members, c))
+                .collect();
+            run_processes(config, info, nodes, trace)
+        }
+        AlgorithmConfig::Ring(c) => {
+            // Drawn once, before any node starts, so that every node agrees on the ring.
+            let topology = Arc::new(ring::RingTopology::new(c.order, members, config.seed));
+            let nodes = (0..members)
+                .map(|i| ring::RingNode::new(NodeId::from(i), c, Arc::clone(&topology)))
                 .collect();
             run_processes(config, info, nodes, trace)
         }

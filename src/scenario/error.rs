@@ -138,6 +138,28 @@ pub enum ErrorKind {
     ElectionTimeoutNotAboveHeartbeat { min_ns: u64, heartbeat_ns: u64 },
     #[error("log_lengths has {count} entries for {nodes} nodes")]
     LogLengthsWrongCount { count: usize, nodes: u64 },
+    #[error(
+        "the failure timeout ({}) must be longer than the heartbeat ({})",
+        dur(.failure_timeout_ns),
+        dur(.heartbeat_ns)
+    )]
+    FailureTimeoutNotAboveHeartbeat {
+        failure_timeout_ns: u64,
+        heartbeat_ns: u64,
+    },
+    #[error("the answer timeout must be longer than zero")]
+    ZeroAnswerTimeout,
+    #[error(
+        "the coordinator timeout ({}) must be longer than the answer timeout ({})",
+        dur(.coordinator_timeout_ns),
+        dur(.answer_timeout_ns)
+    )]
+    CoordinatorTimeoutNotAboveAnswerTimeout {
+        coordinator_timeout_ns: u64,
+        answer_timeout_ns: u64,
+    },
+    #[error("the ack timeout must be longer than zero")]
+    ZeroAckTimeout,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
     NoServiceProcess { algorithm: String },
 
@@ -243,6 +265,21 @@ impl ErrorKind {
             }
             ErrorKind::LogLengthsWrongCount { .. } => {
                 "give one initial log length per node, or leave log_lengths out".to_string()
+            }
+            ErrorKind::FailureTimeoutNotAboveHeartbeat { .. } => {
+                "followers suspect the coordinator when its heartbeats stop; keep the heartbeat \
+                 well below the failure timeout (a quarter of it, say)"
+                    .to_string()
+            }
+            ErrorKind::CoordinatorTimeoutNotAboveAnswerTimeout { .. } => {
+                "the node that answered OK waits the answer timeout itself before it announces; \
+                 leave room for that and two message delays (three times the answer timeout, say)"
+                    .to_string()
+            }
+            ErrorKind::ZeroAckTimeout => {
+                "a successor is skipped when its acknowledgement takes longer than this; keep it \
+                 above one round trip between neighbours"
+                    .to_string()
             }
             ErrorKind::NoServiceProcess { .. } => {
                 "no algorithm in this build models a coordination service yet".to_string()
@@ -493,6 +530,8 @@ fn struct_context(name: Option<&str>) -> String {
     match name {
         Some("Scenario") => "the scenario".to_string(),
         Some("Raft") => "`Raft` settings".to_string(),
+        Some("Bully") => "`Bully` settings".to_string(),
+        Some("Ring") => "`Ring` settings".to_string(),
         Some("Network") => "network settings".to_string(),
         Some("Link") => "a link override".to_string(),
         Some("Clocks") => "clock settings".to_string(),

@@ -54,6 +54,30 @@ pub(crate) enum RawAlgorithm {
         #[serde(default)]
         variant: Option<RawRaftVariant>,
     },
+    Bully {
+        #[serde(default)]
+        heartbeat: Option<DurationText>,
+        #[serde(default)]
+        failure_timeout: Option<DurationText>,
+        #[serde(default)]
+        answer_timeout: Option<DurationText>,
+        #[serde(default)]
+        coordinator_timeout: Option<DurationText>,
+    },
+    Ring {
+        #[serde(default)]
+        variant: Option<RawRingVariant>,
+        #[serde(default)]
+        order: Option<RawRingOrder>,
+        #[serde(default)]
+        initiators: Option<RawRingInitiators>,
+        #[serde(default)]
+        heartbeat: Option<DurationText>,
+        #[serde(default)]
+        failure_timeout: Option<DurationText>,
+        #[serde(default)]
+        ack_timeout: Option<DurationText>,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +86,28 @@ pub(crate) enum RawRaftVariant {
     Correct,
     ForgetsVoteOnRestart,
     ForgetsTermOnRestart,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ring variant")]
+pub(crate) enum RawRingVariant {
+    ChangRoberts,
+    AllIds,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ring order")]
+pub(crate) enum RawRingOrder {
+    Ascending,
+    Descending,
+    Random,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ring initiators")]
+pub(crate) enum RawRingInitiators {
+    All,
+    Detector,
 }
 
 #[derive(Debug, Deserialize)]

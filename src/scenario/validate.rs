@@ -5,13 +5,17 @@
 //! error can point at it. Validation goes on after a problem, so the caller can report the
 //! first problem in the file rather than the first one checked.
 
+use super::duration::DurationText;
 use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
 use super::raw::{
     RawAction, RawAlgorithm, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNetwork,
-    RawRaftVariant, RawShape, RawTarget, ScenarioFile,
+    RawRaftVariant, RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget,
+    ScenarioFile,
 };
 use super::{Expect, Scenario};
+use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
+use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Invariant, Latency, LinkConfig, LinkOverride,
@@ -104,6 +108,7 @@ impl Checker {
                 clocks,
                 write_every_ns,
                 fencing,
+                startup_delay_ns: 0,
                 faults,
                 liveness_bound_ns,
             },
@@ -185,7 +190,126 @@ impl Checker {
                 self.has_service = false;
                 (AlgorithmConfig::Raft(config), "raft")
             }
+            RawAlgorithm::Bully {
+                heartbeat,
+                failure_timeout,
+                answer_timeout,
+                coordinator_timeout,
+            } => {
+                let defaults = BullyConfig::default();
+                let answer_given = answer_timeout.is_some();
+                let coordinator_given = coordinator_timeout.is_some();
+                let (heartbeat_ns, failure_timeout_ns) = self.heartbeat_and_failure_timeout(
+                    heartbeat,
+                    failure_timeout,
+                    defaults.heartbeat_ns,
+                    defaults.failure_timeout_ns,
+                );
+                let answer_timeout_ns = answer_timeout.map_or(defaults.answer_timeout_ns, |d| d.0);
+                let coordinator_timeout_ns =
+                    coordinator_timeout.map_or(defaults.coordinator_timeout_ns, |d| d.0);
+                if answer_timeout_ns == 0 {
+                    self.problem("algorithm.answer_timeout", ErrorKind::ZeroAnswerTimeout);
+                } else if coordinator_timeout_ns <= answer_timeout_ns {
+                    let path = if coordinator_given || !answer_given {
+                        "algorithm.coordinator_timeout"
+                    } else {
+                        "algorithm.answer_timeout"
+                    };
+                    self.problem(
+                        path,
+                        ErrorKind::CoordinatorTimeoutNotAboveAnswerTimeout {
+                            coordinator_timeout_ns,
+                            answer_timeout_ns,
+                        },
+                    );
+                }
+                let config = BullyConfig {
+                    heartbeat_ns,
+                    failure_timeout_ns,
+                    answer_timeout_ns,
+                    coordinator_timeout_ns,
+                };
+                // Bully needs no coordination service: `Service` names nothing.
+                self.has_service = false;
+                (AlgorithmConfig::Bully(config), "bully")
+            }
+            RawAlgorithm::Ring {
+                variant,
+                order,
+                initiators,
+                heartbeat,
+                failure_timeout,
+                ack_timeout,
+            } => {
+                let defaults = RingConfig::default();
+                let (heartbeat_ns, failure_timeout_ns) = self.heartbeat_and_failure_timeout(
+                    heartbeat,
+                    failure_timeout,
+                    defaults.heartbeat_ns,
+                    defaults.failure_timeout_ns,
+                );
+                let ack_timeout_ns = ack_timeout.map_or(defaults.ack_timeout_ns, |d| d.0);
+                if ack_timeout_ns == 0 {
+                    self.problem("algorithm.ack_timeout", ErrorKind::ZeroAckTimeout);
+                }
+                let config = RingConfig {
+                    variant: match variant {
+                        None => defaults.variant,
+                        Some(RawRingVariant::ChangRoberts) => RingVariant::ChangRoberts,
+                        Some(RawRingVariant::AllIds) => RingVariant::AllIds,
+                    },
+                    order: match order {
+                        None => defaults.order,
+                        Some(RawRingOrder::Ascending) => RingOrder::Ascending,
+                        Some(RawRingOrder::Descending) => RingOrder::Descending,
+                        Some(RawRingOrder::Random) => RingOrder::Random,
+                    },
+                    initiators: match initiators {
+                        None => defaults.initiators,
+                        Some(RawRingInitiators::All) => RingInitiators::All,
+                        Some(RawRingInitiators::Detector) => RingInitiators::Detector,
+                    },
+                    heartbeat_ns,
+                    failure_timeout_ns,
+                    ack_timeout_ns,
+                };
+                // Ring needs no coordination service: `Service` names nothing.
+                self.has_service = false;
+                (AlgorithmConfig::Ring(config), "ring")
+            }
         }
+    }
+
+    /// The heartbeat and failure timeout of Bully and Ring: the heartbeat above zero, the
+    /// failure timeout above the heartbeat (reported at the failure timeout when it is
+    /// written, else at the heartbeat).
+    fn heartbeat_and_failure_timeout(
+        &mut self,
+        heartbeat: Option<DurationText>,
+        failure_timeout: Option<DurationText>,
+        default_heartbeat_ns: u64,
+        default_failure_timeout_ns: u64,
+    ) -> (u64, u64) {
+        let heartbeat_ns = heartbeat.map_or(default_heartbeat_ns, |d| d.0);
+        let path = if failure_timeout.is_some() {
+            "algorithm.failure_timeout"
+        } else {
+            "algorithm.heartbeat"
+        };
+        let failure_timeout_ns = failure_timeout.map_or(default_failure_timeout_ns, |d| d.0);
+        if heartbeat_ns == 0 {
+            self.problem("algorithm.heartbeat", ErrorKind::ZeroHeartbeat);
+        } else if failure_timeout_ns <= heartbeat_ns {
+            self.problem(
+                path,
+                ErrorKind::FailureTimeoutNotAboveHeartbeat {
+                    failure_timeout_ns,
+                    heartbeat_ns,
+                },
+            );
+        }
+        (heartbeat_ns, failure_timeout_ns)
     }
 
     fn network(&mut self, raw: Option<RawNetwork>) -> NetworkConfig {

@@ -5,6 +5,7 @@
 use super::duration::{format_duration_ron, format_signed_duration_ron};
 use super::{Expect, Scenario};
 use splitbrain_algorithms::raft::RaftVariant;
+use splitbrain_algorithms::ring::{RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape, Target,
@@ -91,6 +92,34 @@ fn algorithm(config: &AlgorithmConfig) -> String {
                 },
             )
         }
+        AlgorithmConfig::Bully(bully) => format!(
+            "Bully(\n        heartbeat: {},\n        failure_timeout: {},\n        \
+             answer_timeout: {},\n        coordinator_timeout: {},\n    )",
+            duration(bully.heartbeat_ns),
+            duration(bully.failure_timeout_ns),
+            duration(bully.answer_timeout_ns),
+            duration(bully.coordinator_timeout_ns),
+        ),
+        AlgorithmConfig::Ring(ring) => format!(
+            "Ring(\n        variant: {},\n        order: {},\n        initiators: {},\n        \
+             heartbeat: {},\n        failure_timeout: {},\n        ack_timeout: {},\n    )",
+            match ring.variant {
+                RingVariant::ChangRoberts => "ChangRoberts",
+                RingVariant::AllIds => "AllIds",
+            },
+            match ring.order {
+                RingOrder::Ascending => "Ascending",
+                RingOrder::Descending => "Descending",
+                RingOrder::Random => "Random",
+            },
+            match ring.initiators {
+                RingInitiators::All => "All",
+                RingInitiators::Detector => "Detector",
+            },
+            duration(ring.heartbeat_ns),
+            duration(ring.failure_timeout_ns),
+            duration(ring.ack_timeout_ns),
+        ),
     }
 }
 

@@ -133,7 +133,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 timer,
                 after_local_ns,
             } => {
-                let deadline = local.saturating_add(after_local_ns as i64);
+                // A duration beyond i64 (about 292 years) means "never": clamp, never wrap into the past.
+                let deadline =
+                    local.saturating_add(i64::try_from(after_local_ns).unwrap_or(i64::MAX));
                 self.arm(node, timer.index(), deadline);
             }
             Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
@@ -392,7 +394,7 @@ impl<'t, P: Process> Sim<'t, P> {
         self.arm(
             node,
             kind,
-            local.saturating_add(self.config.write_every_ns as i64),
+            local.saturating_add(i64::try_from(self.config.write_every_ns).unwrap_or(i64::MAX)),
         );
     }
 

@@ -622,3 +622,12 @@ fn a_new_leader_writes_nothing_during_its_startup_delay() {
         "recovery {recovery}"
     );
 }
+
+#[test]
+fn a_timer_too_long_for_the_clock_never_fires_instead_of_wrapping_into_the_past() {
+    let (_, procs) = run(
+        config(2, 100 * MS),
+        vec![Toy::pinger(u64::MAX), Toy::default()],
+    );
+    assert!(procs[0].ticks_at.is_empty());
+}

@@ -81,3 +81,50 @@ fn a_byte_order_mark_is_ignored_without_moving_positions() {
     let error = error_of("\u{feff}(algorithm: Raft(), nodes: 0)");
     assert_eq!(error.location, Some((1, 29)));
 }
+
+#[test]
+fn bully_and_ring_settings_that_are_left_out_keep_their_defaults() {
+    let scenario = parsed("(algorithm: Bully())");
+    assert_eq!(
+        scenario.algorithm,
+        AlgorithmConfig::Bully(BullyConfig::default())
+    );
+    assert_eq!(
+        BullyConfig::default(),
+        BullyConfig {
+            heartbeat_ns: 50 * MS,
+            failure_timeout_ns: 200 * MS,
+            answer_timeout_ns: 50 * MS,
+            coordinator_timeout_ns: 150 * MS,
+        }
+    );
+    let scenario = parsed(r#"(algorithm: Bully(answer_timeout: "20ms"))"#);
+    let expected = BullyConfig {
+        answer_timeout_ns: 20 * MS,
+        ..BullyConfig::default()
+    };
+    assert_eq!(scenario.algorithm, AlgorithmConfig::Bully(expected));
+
+    let scenario = parsed("(algorithm: Ring())");
+    assert_eq!(
+        scenario.algorithm,
+        AlgorithmConfig::Ring(RingConfig::default())
+    );
+    assert_eq!(
+        RingConfig::default(),
+        RingConfig {
+            variant: RingVariant::ChangRoberts,
+            order: RingOrder::Ascending,
+            initiators: RingInitiators::Detector,
+            heartbeat_ns: 50 * MS,
+            failure_timeout_ns: 200 * MS,
+            ack_timeout_ns: 30 * MS,
+        }
+    );
+    let scenario = parsed("(algorithm: Ring(variant: AllIds))");
+    let expected = RingConfig {
+        variant: RingVariant::AllIds,
+        ..RingConfig::default()
+    };
+    assert_eq!(scenario.algorithm, AlgorithmConfig::Ring(expected));
+}

@@ -135,6 +135,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 any::<bool>(),
                 proptest::collection::vec(0..5u64, 0..2),
             ),
+            (0..3u8, 0..3u8, 1..u64::MAX / 4),
         )
             .prop_map(
                 move |(
@@ -144,6 +145,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     faults,
                     (liveness, violates, fencing_bug),
                     raft,
+                    (which, choice, timeout_ns),
                 )| {
                     let (name, seed, write_every_ns, fencing) = basics;
                     let (latency, loss_ppm, duplicate_ppm, max_drift_ppm, max_offset_ns) = net;
@@ -183,22 +185,51 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             },
                             write_every_ns,
                             fencing,
+                            startup_delay_ns: 0,
                             faults,
                             liveness_bound_ns: liveness,
                         },
-                        algorithm: AlgorithmConfig::Raft(RaftConfig {
-                            election_timeout_min_ns: heartbeat_ns + 1,
-                            election_timeout_max_ns: heartbeat_ns * 2,
-                            heartbeat_ns,
-                            pre_vote,
-                            check_quorum,
-                            log_lengths,
-                            variant: if fencing_bug {
-                                RaftVariant::ForgetsVoteOnRestart
-                            } else {
-                                RaftVariant::Correct
-                            },
-                        }),
+                        algorithm: match which {
+                            0 => AlgorithmConfig::Raft(RaftConfig {
+                                election_timeout_min_ns: heartbeat_ns + 1,
+                                election_timeout_max_ns: heartbeat_ns * 2,
+                                heartbeat_ns,
+                                pre_vote,
+                                check_quorum,
+                                log_lengths,
+                                variant: if fencing_bug {
+                                    RaftVariant::ForgetsVoteOnRestart
+                                } else {
+                                    RaftVariant::Correct
+                                },
+                            }),
+                            1 => AlgorithmConfig::Bully(BullyConfig {
+                                heartbeat_ns,
+                                failure_timeout_ns: heartbeat_ns + 1,
+                                answer_timeout_ns: timeout_ns,
+                                coordinator_timeout_ns: timeout_ns * 3,
+                            }),
+                            _ => AlgorithmConfig::Ring(RingConfig {
+                                variant: if pre_vote {
+                                    RingVariant::AllIds
+                                } else {
+                                    RingVariant::ChangRoberts
+                                },
+                                order: [
+                                    RingOrder::Ascending,
+                                    RingOrder::Descending,
+                                    RingOrder::Random,
+                                ][usize::from(choice)],
+                                initiators: if check_quorum {
+                                    RingInitiators::All
+                                } else {
+                                    RingInitiators::Detector
+                                },
+                                heartbeat_ns,
+                                failure_timeout_ns: heartbeat_ns * 2,
+                                ack_timeout_ns: timeout_ns,
+                            }),
+                        },
                         expect,
                     }
                 },

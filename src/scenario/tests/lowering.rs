@@ -97,3 +97,37 @@ fn exponential_latency_has_a_zero_minimum_unless_given() {
         }
     );
 }
+
+#[test]
+fn bully_and_ring_settings_lower_to_their_configs() {
+    let scenario = parsed(
+        r#"(algorithm: Bully(heartbeat: "10ms", failure_timeout: "1s", answer_timeout: "25ms",
+            coordinator_timeout: "1m"))"#,
+    );
+    assert_eq!(
+        scenario.algorithm,
+        AlgorithmConfig::Bully(BullyConfig {
+            heartbeat_ns: 10 * MS,
+            failure_timeout_ns: S,
+            answer_timeout_ns: 25 * MS,
+            coordinator_timeout_ns: 60 * S,
+        })
+    );
+    assert_eq!(scenario.algorithm.name(), "bully");
+    let scenario = parsed(
+        r#"(algorithm: Ring(variant: AllIds, order: Random, initiators: All, heartbeat: "20ms",
+            failure_timeout: "100ms", ack_timeout: "7ms"))"#,
+    );
+    assert_eq!(
+        scenario.algorithm,
+        AlgorithmConfig::Ring(RingConfig {
+            variant: RingVariant::AllIds,
+            order: RingOrder::Random,
+            initiators: RingInitiators::All,
+            heartbeat_ns: 20 * MS,
+            failure_timeout_ns: 100 * MS,
+            ack_timeout_ns: 7 * MS,
+        })
+    );
+    assert_eq!(scenario.algorithm.name(), "ring");
+}

@@ -1,7 +1,9 @@
 //! End-to-end tests of the scenario loader: text in, `Scenario` or a located error out.
 
 use super::*;
+use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
+use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, LinkOverride, NetworkConfig,
     NodeClock, PartitionShape, Target,

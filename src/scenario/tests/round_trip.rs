@@ -43,3 +43,22 @@ fn probabilities_keep_their_parts_per_million() {
         assert_eq!(parse(&to_ron(&scenario), ORIGIN), Ok(scenario));
     }
 }
+
+#[test]
+fn bully_and_ring_settings_survive_writing_and_reading_back() {
+    let sources = [
+        "(algorithm: Bully())",
+        r#"(algorithm: Bully(heartbeat: "20ms", failure_timeout: "1.5s", answer_timeout: "30ms",
+            coordinator_timeout: "90ms"), faults: [(at: "1s", do: Crash(Node(4)), heal_after: "2s")])"#,
+        "(algorithm: Ring())",
+        "(algorithm: Ring(order: Descending, initiators: All))",
+        r#"(algorithm: Ring(variant: AllIds, order: Random, initiators: Detector, heartbeat: "10ms",
+            failure_timeout: "45ms", ack_timeout: "5ms"), expect: Violates([election_safety]))"#,
+    ];
+    for source in sources {
+        let scenario = parsed(source);
+        let text = to_ron(&scenario);
+        assert_eq!(parse(&text, "elsewhere.ron"), Ok(scenario), "\n{text}");
+        assert_eq!(to_ron(&parsed(&text)), text, "canonical");
+    }
+}

@@ -22,6 +22,16 @@ fn a_misspelt_field_renders_exactly_with_a_suggestion() {
 }
 
 #[test]
+fn a_misspelt_ring_variant_renders_exactly_with_a_suggestion() {
+    let source = "Scenario(\n    algorithm: Ring(variant: ChangRobert),\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:2:30: unknown ring variant `ChangRobert`\n  \
+         hint: did you mean `ChangRoberts`?"
+    );
+}
+
+#[test]
 fn a_bad_duration_points_at_its_string_and_lists_the_units() {
     let source = "Scenario(\n    algorithm: Raft(),\n    duration: \"5 parsecs\",\n)";
     assert_eq!(
@@ -39,6 +49,11 @@ fn ron_errors_point_at_the_offending_token() {
         ("(algorithm: Raft(), faults: [(at: \"1s\", do: Crash(@Leadr))])", "unknown target `Leadr`"),
         ("(algorithm: @Paxos())", "unknown algorithm `Paxos`"),
         ("(algorithm: Raft(variant: @Broken))", "unknown raft variant `Broken`"),
+        ("(algorithm: Ring(variant: @ChangRobert))", "unknown ring variant `ChangRobert`"),
+        ("(algorithm: Ring(order: @Shuffled))", "unknown ring order `Shuffled`"),
+        ("(algorithm: Ring(initiators: @Everyone))", "unknown ring initiators `Everyone`"),
+        ("(algorithm: Bully(@heartbeats: \"1s\"))", "unknown field `heartbeats` in `Bully` settings"),
+        ("(algorithm: Ring(@ack: \"1s\"))", "unknown field `ack` in `Ring` settings"),
         ("(algorithm: Raft(), network: (latency: @Normal(\"1ms\")))", "unknown latency distribution `Normal`"),
         ("(algorithm: Raft(), faults: [(at: \"1s\", do: Partition(@Split))])", "unknown partition shape `Split`"),
         ("(algorithm: Raft(), expect: Violates([@election_safty]))", "unknown invariant `election_safty`"),

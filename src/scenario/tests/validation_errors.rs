@@ -233,6 +233,70 @@ fn each_rule_fires_at_the_offending_value() {
 }
 
 #[test]
+fn each_bully_and_ring_rule_fires_at_the_offending_value() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "(algorithm: Bully(heartbeat: @\"0s\"))",
+            "the heartbeat interval must be longer than zero",
+        ),
+        (
+            "(algorithm: Bully(failure_timeout: @\"50ms\"))",
+            "the failure timeout (50ms) must be longer than the heartbeat (50ms)",
+        ),
+        (
+            "(algorithm: Bully(heartbeat: @\"300ms\"))",
+            "the failure timeout (200ms) must be longer than the heartbeat (300ms)",
+        ),
+        (
+            "(algorithm: Bully(answer_timeout: @\"0s\"))",
+            "the answer timeout must be longer than zero",
+        ),
+        (
+            "(algorithm: Bully(coordinator_timeout: @\"50ms\"))",
+            "the coordinator timeout (50ms) must be longer than the answer timeout (50ms)",
+        ),
+        (
+            "(algorithm: Bully(answer_timeout: @\"200ms\"))",
+            "the coordinator timeout (150ms) must be longer than the answer timeout (200ms)",
+        ),
+        (
+            "(algorithm: Bully(answer_timeout: \"1s\", coordinator_timeout: @\"1s\"))",
+            "the coordinator timeout (1s) must be longer than the answer timeout (1s)",
+        ),
+        (
+            "(algorithm: Ring(heartbeat: @\"0ms\"))",
+            "the heartbeat interval must be longer than zero",
+        ),
+        (
+            "(algorithm: Ring(variant: AllIds, failure_timeout: @\"10ms\"))",
+            "the failure timeout (10ms) must be longer than the heartbeat (50ms)",
+        ),
+        (
+            "(algorithm: Ring(ack_timeout: @\"0s\"))",
+            "the ack timeout must be longer than zero",
+        ),
+        (
+            "(algorithm: Bully(), faults: [(at: \"1s\", do: Crash(@Service))])",
+            "target `Service` names no process: bully has no coordination service",
+        ),
+        (
+            "(algorithm: Ring(), faults: [(at: \"1s\", do: Partition(Isolate(@Service)))])",
+            "target `Service` names no process: ring has no coordination service",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+    }
+    let source = "Scenario(\n    algorithm: Bully(failure_timeout: \"40ms\"),\n)";
+    assert_eq!(
+        error_of(source).to_string(),
+        "scenarios/x.ron:2:39: the failure timeout (40ms) must be longer than the heartbeat (50ms)\n  \
+         hint: followers suspect the coordinator when its heartbeats stop; keep the heartbeat \
+         well below the failure timeout (a quarter of it, say)"
+    );
+}
+
+#[test]
 fn valid_edge_values_are_accepted() {
     let scenario = parsed(
         r#"(nodes: 1, duration: "1ns", algorithm: Raft(election_timeout: ("2ns", "2ns"), heartbeat: "1ns"),
