@@ -11,7 +11,7 @@ Exit codes:
   0  the outcome matched the scenario's `expect`
   1  a safety outcome differed from `expect` (or --check-determinism found a difference)
   2  bad input or usage
-  3  liveness failed (and safety matched `expect`)";
+  3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)";
 
 /// Deterministic simulator for leader election: partitions, pauses, clock skew, message loss;
 /// checks election safety and fencing at every event; measures failover.
@@ -32,6 +32,14 @@ pub enum Command {
     /// Validate scenario files without running them.
     #[command(after_help = "Example:\n  splitbrain check scenarios/*.ron")]
     Check(CheckArgs),
+    /// Run many seeds (each with its own nemesis schedule) on every core; shrink failures.
+    #[command(
+        after_help = "Examples:\n  splitbrain hunt scenarios/raft-nemesis.ron --seeds 10000\n  splitbrain hunt scenarios/raft-nemesis.ron --seed-range 1..100001 --shard $JOB_COMPLETION_INDEX/8 --jsonl shard.jsonl --quiet\n  splitbrain hunt scenarios/raft-broken-nemesis.ron --keep-going --junit hunt.xml"
+    )]
+    Hunt(HuntArgs),
+    /// Combine the --jsonl files of hunt shards into one summary.
+    #[command(after_help = "Example:\n  splitbrain merge shard-*.jsonl --junit hunt.xml")]
+    Merge(MergeArgs),
     /// List the scenario library and the algorithms.
     List(ListArgs),
 }
@@ -56,6 +64,67 @@ pub struct RunArgs {
     /// Run twice and compare trace hashes; exit 1 if they differ.
     #[arg(long)]
     pub check_determinism: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HuntArgs {
+    /// The scenario file (RON); its `nemesis` draws a fault schedule per seed.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Run seeds 1..=N [default: 1000 seeds].
+    #[arg(long, value_name = "N", help_heading = "Seeds")]
+    pub seeds: Option<u64>,
+    /// Run the seeds A..B (B excluded) or A..=B.
+    #[arg(long, value_name = "A..B", help_heading = "Seeds")]
+    pub seed_range: Option<String>,
+    /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
+    #[arg(long, value_name = "I/N", help_heading = "Seeds")]
+    pub shard: Option<String>,
+    /// Stop starting new seeds after this long (e.g. 10m); report what ran.
+    #[arg(long, value_name = "DURATION", help_heading = "Seeds")]
+    pub time_budget: Option<String>,
+    /// Worker threads [default: every core]. Results are the same whatever this is.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run every seed instead of stopping after the first failing batch.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Do not shrink failures into reproducer files.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Where to write the shrunk reproducer scenarios.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "out",
+        help_heading = "Output"
+    )]
+    pub out: PathBuf,
+    /// Append one JSON line per seed to this file as the hunt goes (for `merge`).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub jsonl: Option<PathBuf>,
+    /// Write a JUnit XML report (one test case per invariant).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub junit: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// No progress bar, no coverage table.
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Files written by `hunt --jsonl`.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -89,6 +158,8 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Check(args) => commands::check::check(&args),
+        Command::Hunt(args) => commands::hunt::run(&args),
+        Command::Merge(args) => commands::merge::run(&args),
         Command::List(args) => commands::list::list(&args),
     };
     exit::code(code)

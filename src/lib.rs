@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod commands;
 pub mod exit;
+pub mod hunt;
 pub mod output;
 pub mod scenario;
 pub mod summary;

@@ -72,6 +72,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_leaders(report);
     print_faults(report);
     print_failovers(report);
+    print_objective(ctx.scenario, report);
     print_messages(report);
     print_counters(report);
     print_invariants(report);
@@ -157,6 +158,57 @@ fn print_failovers(report: &RunReport) {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+        ]);
+    }
+    table.print();
+}
+
+/// The recovery-time budget, broken down per failover: detection, election, the new leader's
+/// start-up, and the rest of the way to its first accepted write.
+fn print_objective(scenario: &Scenario, report: &RunReport) {
+    let Some(objective) = &scenario.objective else {
+        return;
+    };
+    let budget = objective
+        .failover_p99_ns
+        .map_or("no failover budget".to_string(), |b| {
+            format!("failover within {}", format_duration(b))
+        });
+    crate::outln!(
+        "\nRecovery-time objective: {budget}, start-up {}",
+        format_duration(objective.startup_delay_ns)
+    );
+    let mut table = Table::new(&[
+        "at",
+        "cause",
+        "detection",
+        "election",
+        "start-up",
+        "to first write",
+        "total",
+        "verdict",
+    ]);
+    for f in &report.failovers {
+        let (Some(detection), Some(election)) = (f.detection_ns, f.election_ns) else {
+            continue;
+        };
+        let startup = objective.startup_delay_ns;
+        let rest = f.recovery_ns.map(|r| r.saturating_sub(election + startup));
+        let verdict = match (objective.failover_p99_ns, f.recovery_ns) {
+            (None, _) => "-".to_string(),
+            (Some(_), None) => "MISSED (never recovered)".to_string(),
+            (Some(b), Some(r)) if r > b => "MISSED".to_string(),
+            (Some(_), Some(_)) => "met".to_string(),
+        };
+        table.row(vec![
+            format_duration(f.at_ns),
+            f.cause.clone(),
+            format_duration(detection),
+            format_duration(election.saturating_sub(detection)),
+            format_duration(startup),
+            opt_duration(rest),
+            opt_duration(f.recovery_ns),
+            verdict,
         ]);
     }
     table.print();
@@ -319,6 +371,18 @@ pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
         }
         Outcome::LivenessFailed => {
             crate::outln!("verdict: safety as expected ({expect}), but LIVENESS FAILED; exit 3")
+        }
+        Outcome::ObjectiveMissed { budget_ns, missed } => {
+            for m in missed {
+                let took = m.recovery_ns.map_or("never".to_string(), format_duration);
+                crate::outln!(
+                    "verdict: the failover at {} ({}) recovered in {took}, over the {} objective",
+                    format_duration(m.at_ns),
+                    m.cause,
+                    format_duration(*budget_ns)
+                );
+            }
+            crate::outln!("  safety as expected ({expect}), but the RECOVERY-TIME OBJECTIVE WAS MISSED; exit 3");
         }
     }
     if !report.violations.is_empty() || *outcome != Outcome::Matched {

@@ -1,9 +1,9 @@
 //! Judging a run against its scenario's `expect`, and the exit code that follows.
 
 use crate::exit;
-use crate::scenario::Expect;
+use crate::scenario::{Expect, Objective};
 use serde::Serialize;
-use splitbrain_sim::{Invariant, RunReport};
+use splitbrain_sim::{FailoverOutcome, Invariant, RunReport};
 
 /// How a run's outcome compares with what the scenario expected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -18,6 +18,20 @@ pub enum Outcome {
     },
     /// Safety as expected, but no leader appeared in time after the last fault.
     LivenessFailed,
+    /// Safety and liveness as expected, but a failover missed the recovery-time objective.
+    ObjectiveMissed {
+        budget_ns: u64,
+        missed: Vec<MissedFailover>,
+    },
+}
+
+/// A failover that did not recover within the objective.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissedFailover {
+    pub at_ns: u64,
+    pub cause: String,
+    /// `None` when it never recovered before the run ended.
+    pub recovery_ns: Option<u64>,
 }
 
 impl Outcome {
@@ -26,7 +40,7 @@ impl Outcome {
         match self {
             Outcome::Matched => exit::MATCHED,
             Outcome::SafetyMismatch { .. } => exit::SAFETY_MISMATCH,
-            Outcome::LivenessFailed => exit::LIVENESS_FAILED,
+            Outcome::LivenessFailed | Outcome::ObjectiveMissed { .. } => exit::LIVENESS_FAILED,
         }
     }
 }
@@ -58,6 +72,43 @@ pub fn judge(expect: &Expect, report: &RunReport) -> Outcome {
         return Outcome::LivenessFailed;
     }
     Outcome::Matched
+}
+
+/// Adds the recovery-time objective to a judgement: a matched outcome becomes
+/// `ObjectiveMissed` when a failover that a new leader resolved, or none did, took longer
+/// than the budget. Failovers ridden through or superseded are not judged.
+pub fn judge_objective(
+    outcome: Outcome,
+    objective: Option<&Objective>,
+    report: &RunReport,
+) -> Outcome {
+    let Some(budget_ns) = objective.and_then(|o| o.failover_p99_ns) else {
+        return outcome;
+    };
+    if outcome != Outcome::Matched {
+        return outcome;
+    }
+    let missed: Vec<MissedFailover> = report
+        .failovers
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.outcome,
+                FailoverOutcome::NewLeader | FailoverOutcome::Unresolved
+            )
+        })
+        .filter(|f| f.recovery_ns.is_none_or(|r| r > budget_ns))
+        .map(|f| MissedFailover {
+            at_ns: f.at_ns,
+            cause: f.cause.clone(),
+            recovery_ns: f.recovery_ns,
+        })
+        .collect();
+    if missed.is_empty() {
+        Outcome::Matched
+    } else {
+        Outcome::ObjectiveMissed { budget_ns, missed }
+    }
 }
 
 /// The expectation in words: `Safe` or `Violates([fencing_safety])`.

@@ -47,6 +47,24 @@ impl AlgorithmConfig {
         }
     }
 
+    /// The same settings for a cluster of `members` (shrinking a failing scenario drops
+    /// members); `None` if the algorithm cannot run with that many.
+    pub fn for_members(&self, members: usize) -> Option<Self> {
+        if members == 0 {
+            return None;
+        }
+        match self {
+            AlgorithmConfig::Raft(c) => {
+                let mut c = c.clone();
+                if !c.log_lengths.is_empty() {
+                    c.log_lengths.truncate(members);
+                }
+                Some(AlgorithmConfig::Raft(c))
+            }
+            AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) => Some(self.clone()),
+        }
+    }
+
     /// The algorithm's short name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -166,7 +166,7 @@ pub struct Counters {
     pub leader_changes: u64,
     /// Terms in which two or more nodes were candidates (dueling candidates).
     pub dueling_candidate_terms: u64,
-    /// Elections started by a node that could not reach a majority of the members.
+    /// Elections or pre-votes started by a node that could not reach a majority of the members.
     pub minority_elections: u64,
     /// Writes that reached the resource with a token below one it had accepted.
     pub stale_write_attempts: u64,

@@ -5,7 +5,7 @@ use crate::exit;
 use crate::output::OutputFile;
 use crate::scenario::{self, Scenario};
 use crate::summary;
-use crate::verdict::{describe_expect, judge, Outcome};
+use crate::verdict::{describe_expect, judge, judge_objective, Outcome};
 use serde::Serialize;
 use splitbrain_sim::{JsonLinesWriter, RunReport, TraceHasher};
 use std::path::Path;
@@ -46,6 +46,8 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(seed) = args.seed {
         scenario.sim.seed = seed;
     }
+    // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
+    let scenario = crate::hunt::materialize(&scenario, scenario.sim.seed);
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
@@ -60,7 +62,11 @@ pub fn run(args: &RunArgs) -> u8 {
         None => splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None),
     };
     let determinism = args.check_determinism.then(|| check_determinism(&scenario));
-    let outcome = judge(&scenario.expect, &report);
+    let outcome = judge_objective(
+        judge(&scenario.expect, &report),
+        scenario.objective.as_ref(),
+        &report,
+    );
     let deterministic = determinism.as_ref().is_none_or(|d| d.identical);
     let code = if deterministic {
         outcome.exit_code()

@@ -160,6 +160,25 @@ pub enum ErrorKind {
     },
     #[error("the ack timeout must be longer than zero")]
     ZeroAckTimeout,
+
+    // Validation: nemesis and objective.
+    #[error("the nemesis' mean interval must be longer than zero")]
+    ZeroMeanInterval,
+    #[error("the fault duration range is backwards: {} is above {}", dur(.low_ns), dur(.high_ns))]
+    FaultDurationRangeBackwards { low_ns: u64, high_ns: u64 },
+    #[error(
+        "the nemesis has no time to act: it starts at {} and must be quiet for the last {} of a {} run",
+        dur(.start_ns),
+        dur(.quiet_ns),
+        dur(.duration_ns)
+    )]
+    NemesisLeavesNoTime {
+        start_ns: u64,
+        quiet_ns: u64,
+        duration_ns: u64,
+    },
+    #[error("the failover objective must be longer than zero")]
+    ZeroFailoverObjective,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
     NoServiceProcess { algorithm: String },
 
@@ -280,6 +299,14 @@ impl ErrorKind {
                 "a successor is skipped when its acknowledgement takes longer than this; keep it \
                  above one round trip between neighbours"
                     .to_string()
+            }
+            ErrorKind::NemesisLeavesNoTime { .. } => {
+                "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
+                 after `start` and heal before the last `quiet` of the run"
+                    .to_string()
+            }
+            ErrorKind::FaultDurationRangeBackwards { .. } => {
+                "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. } => {
                 "no algorithm in this build models a coordination service yet".to_string()

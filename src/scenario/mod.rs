@@ -41,6 +41,20 @@ pub struct Scenario {
     pub sim: SimConfig,
     pub algorithm: AlgorithmConfig,
     pub expect: Expect,
+    /// Random faults drawn per seed; `None` when the scenario has only explicit faults.
+    pub nemesis: Option<splitbrain_sim::nemesis::NemesisConfig>,
+    /// A recovery-time objective (its start-up delay is also in `sim.startup_delay_ns`).
+    pub objective: Option<Objective>,
+}
+
+/// A recovery-time objective: how fast a failover must complete, and how long a new leader
+/// takes to start serving.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Objective {
+    /// Every failover (and, over many seeds, the 99th percentile) must recover within this.
+    pub failover_p99_ns: Option<u64>,
+    /// A new leader's start-up time before it serves.
+    pub startup_delay_ns: u64,
 }
 
 /// The safety outcome a scenario expects (liveness is judged separately, by exit code 3).

@@ -33,7 +33,64 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub faults: Vec<RawFault>,
     #[serde(default)]
+    pub nemesis: Option<RawNemesis>,
+    #[serde(default)]
+    pub objective: Option<RawObjective>,
+    #[serde(default)]
     pub expect: Option<RawExpect>,
+}
+
+/// Random faults per seed (used by `hunt`, and by `run` with the seed it is given).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "nemesis", deny_unknown_fields)]
+pub(crate) struct RawNemesis {
+    #[serde(default)]
+    pub kinds: Option<Vec<RawNemesisKind>>,
+    #[serde(default)]
+    pub mean_interval: Option<DurationText>,
+    #[serde(default)]
+    pub fault_duration: Option<(DurationText, DurationText)>,
+    #[serde(default)]
+    pub start: Option<DurationText>,
+    #[serde(default)]
+    pub quiet: Option<DurationText>,
+    #[serde(default)]
+    pub max_clock_jump: Option<DurationText>,
+    #[serde(default)]
+    pub max_drift_ppm: Option<u32>,
+    #[serde(default)]
+    pub max_loss: Option<f64>,
+    #[serde(default)]
+    pub swarm: Option<bool>,
+}
+
+/// A kind of fault the nemesis may inject.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename = "nemesis kind")]
+pub(crate) enum RawNemesisKind {
+    Crash,
+    Pause,
+    Stall,
+    Isolate,
+    MajorityMinority,
+    OneWay,
+    CutLink,
+    Bridge,
+    LossBurst,
+    Duplicate,
+    ClockJump,
+    ClockDrift,
+    Resign,
+}
+
+/// A recovery-time objective.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "objective", deny_unknown_fields)]
+pub(crate) struct RawObjective {
+    #[serde(default)]
+    pub failover_p99: Option<DurationText>,
+    #[serde(default)]
+    pub startup_delay: Option<DurationText>,
 }
 
 /// The algorithm and its settings; every setting has the algorithm's default.

@@ -8,15 +8,16 @@
 use super::duration::DurationText;
 use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
 use super::raw::{
-    RawAction, RawAlgorithm, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNetwork,
-    RawRaftVariant, RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget,
-    ScenarioFile,
+    RawAction, RawAlgorithm, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
+    RawNemesisKind, RawNetwork, RawObjective, RawRaftVariant, RawRingInitiators, RawRingOrder,
+    RawRingVariant, RawShape, RawTarget, ScenarioFile,
 };
-use super::{Expect, Scenario};
+use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Invariant, Latency, LinkConfig, LinkOverride,
     NetworkConfig, NodeClock, PartitionShape, SimConfig, Target, NANOS_PER_MILLI, NANOS_PER_SEC,
@@ -98,6 +99,9 @@ impl Checker {
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
             .collect();
         let expect = self.expect(file.expect);
+        let nemesis = file.nemesis.map(|raw| self.nemesis(raw, duration_ns));
+        let objective = file.objective.map(|raw| self.objective(raw));
+        let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
         Scenario {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
             sim: SimConfig {
@@ -108,12 +112,82 @@ impl Checker {
                 clocks,
                 write_every_ns,
                 fencing,
-                startup_delay_ns: 0,
+                startup_delay_ns,
                 faults,
                 liveness_bound_ns,
             },
             algorithm,
             expect,
+            nemesis,
+            objective,
+        }
+    }
+
+    fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
+        let d = NemesisConfig::default();
+        let kinds = raw.kinds.map_or(d.kinds.clone(), |kinds| {
+            kinds.into_iter().map(nemesis_kind).collect()
+        });
+        let mean_interval_ns = raw.mean_interval.map_or(d.mean_interval_ns, |t| t.0);
+        if mean_interval_ns == 0 {
+            self.problem("nemesis.mean_interval", ErrorKind::ZeroMeanInterval);
+        }
+        let fault_duration_ns = raw
+            .fault_duration
+            .map_or(d.fault_duration_ns, |(low, high)| (low.0, high.0));
+        if fault_duration_ns.0 > fault_duration_ns.1 {
+            let (low_ns, high_ns) = fault_duration_ns;
+            self.problem(
+                "nemesis.fault_duration",
+                ErrorKind::FaultDurationRangeBackwards { low_ns, high_ns },
+            );
+        }
+        let start_ns = raw.start.map_or(d.start_ns, |t| t.0);
+        let quiet_ns = raw.quiet.map_or(d.quiet_ns, |t| t.0);
+        if start_ns.saturating_add(quiet_ns) >= duration_ns {
+            self.problem(
+                "nemesis",
+                ErrorKind::NemesisLeavesNoTime {
+                    start_ns,
+                    quiet_ns,
+                    duration_ns,
+                },
+            );
+        }
+        let max_drift_ppm = raw.max_drift_ppm.unwrap_or(d.max_drift_ppm);
+        if max_drift_ppm > 999_999 {
+            self.problem(
+                "nemesis.max_drift_ppm",
+                ErrorKind::DriftOutOfRange {
+                    drift_ppm: i64::from(max_drift_ppm),
+                },
+            );
+        }
+        let max_loss_ppm = match raw.max_loss {
+            Some(p) => self.probability(p, "the nemesis' max_loss", "nemesis.max_loss"),
+            None => d.max_loss_ppm,
+        };
+        NemesisConfig {
+            kinds,
+            mean_interval_ns,
+            fault_duration_ns,
+            start_ns,
+            quiet_ns,
+            max_clock_jump_ns: raw.max_clock_jump.map_or(d.max_clock_jump_ns, |t| t.0),
+            max_drift_ppm,
+            max_loss_ppm,
+            swarm: raw.swarm.unwrap_or(d.swarm),
+        }
+    }
+
+    fn objective(&mut self, raw: RawObjective) -> Objective {
+        let failover_p99_ns = raw.failover_p99.map(|t| t.0);
+        if failover_p99_ns == Some(0) {
+            self.problem("objective.failover_p99", ErrorKind::ZeroFailoverObjective);
+        }
+        Objective {
+            failover_p99_ns,
+            startup_delay_ns: raw.startup_delay.map_or(0, |t| t.0),
         }
     }
 
@@ -687,5 +761,23 @@ pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
         FaultAction::Resign(_) => "Resign",
         FaultAction::Loss(_) => "Loss",
         FaultAction::Duplicate(_) => "Duplicate",
+    }
+}
+
+fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
+    match raw {
+        RawNemesisKind::Crash => NemesisKind::Crash,
+        RawNemesisKind::Pause => NemesisKind::Pause,
+        RawNemesisKind::Stall => NemesisKind::Stall,
+        RawNemesisKind::Isolate => NemesisKind::Isolate,
+        RawNemesisKind::MajorityMinority => NemesisKind::MajorityMinority,
+        RawNemesisKind::OneWay => NemesisKind::OneWay,
+        RawNemesisKind::CutLink => NemesisKind::CutLink,
+        RawNemesisKind::Bridge => NemesisKind::Bridge,
+        RawNemesisKind::LossBurst => NemesisKind::LossBurst,
+        RawNemesisKind::Duplicate => NemesisKind::Duplicate,
+        RawNemesisKind::ClockJump => NemesisKind::ClockJump,
+        RawNemesisKind::ClockDrift => NemesisKind::ClockDrift,
+        RawNemesisKind::Resign => NemesisKind::Resign,
     }
 }

@@ -34,6 +34,17 @@ pub fn to_ron(scenario: &Scenario) -> String {
         field("liveness", format!("(bound: {})", duration(bound)));
     }
     field("faults", list(sim.faults.iter().map(fault).collect()));
+    if let Some(n) = &scenario.nemesis {
+        field("nemesis", nemesis(n));
+    }
+    if let Some(o) = &scenario.objective {
+        let mut parts = Vec::new();
+        if let Some(p99) = o.failover_p99_ns {
+            parts.push(format!("failover_p99: {}", duration(p99)));
+        }
+        parts.push(format!("startup_delay: {}", duration(o.startup_delay_ns)));
+        field("objective", format!("({})", parts.join(", ")));
+    }
     field("expect", expect(&scenario.expect));
     out.push_str(")\n");
     out
@@ -267,4 +278,21 @@ fn expect(expect: &Expect) -> String {
             format!("Violates([{}])", names.join(", "))
         }
     }
+}
+
+fn nemesis(n: &splitbrain_sim::nemesis::NemesisConfig) -> String {
+    let kinds: Vec<String> = n.kinds.iter().map(|k| format!("{k:?}")).collect();
+    format!(
+        "(kinds: [{}], mean_interval: {}, fault_duration: ({}, {}), start: {}, quiet: {}, max_clock_jump: {}, max_drift_ppm: {}, max_loss: {}, swarm: {})",
+        kinds.join(", "),
+        duration(n.mean_interval_ns),
+        duration(n.fault_duration_ns.0),
+        duration(n.fault_duration_ns.1),
+        duration(n.start_ns),
+        duration(n.quiet_ns),
+        duration(n.max_clock_jump_ns),
+        n.max_drift_ppm,
+        probability(n.max_loss_ppm),
+        n.swarm
+    )
 }

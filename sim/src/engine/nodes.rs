@@ -153,6 +153,14 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn count_signal(&mut self, node: NodeId, signal: Signal) {
+        // A pre-vote is an attempt too: with pre-vote on, a cut-off node never gets further.
+        let attempt = matches!(
+            signal,
+            Signal::ElectionStarted { .. } | Signal::PreVoteStarted { .. }
+        );
+        if attempt && self.network.is_partitioned() && !self.reaches_majority(node) {
+            self.counters.minority_elections += 1;
+        }
         if matches!(
             signal,
             Signal::ElectionStarted { .. } | Signal::PreVoteStarted { .. }
@@ -172,9 +180,6 @@ impl<'t, P: Process> Sim<'t, P> {
         match signal {
             Signal::ElectionStarted { term } => {
                 c.elections_started += 1;
-                if self.network.is_partitioned() && !self.reaches_majority(node) {
-                    self.counters.minority_elections += 1;
-                }
                 let c = &mut self.counters;
                 let first = self.candidates.entry(term).or_insert((node, false));
                 if first.0 != node && !first.1 {

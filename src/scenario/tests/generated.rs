@@ -231,6 +231,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             }),
                         },
                         expect,
+                        nemesis: None,
+                        objective: None,
                     }
                 },
             )

@@ -62,3 +62,21 @@ fn bully_and_ring_settings_survive_writing_and_reading_back() {
         assert_eq!(to_ron(&parsed(&text)), text, "canonical");
     }
 }
+
+#[test]
+fn a_nemesis_and_an_objective_survive_the_round_trip() {
+    let source = r#"Scenario(
+        algorithm: Raft(),
+        nemesis: (kinds: [Crash, CutLink], mean_interval: "300ms", fault_duration: ("10ms", "2s"),
+                  start: "500ms", quiet: "5s", max_clock_jump: "1s", max_drift_ppm: 5000,
+                  max_loss: 0.25, swarm: true),
+        objective: (failover_p99: "1s", startup_delay: "200ms"),
+    )"#;
+    let scenario = parsed(source);
+    let nemesis = scenario.nemesis.as_ref().expect("a nemesis");
+    assert_eq!(nemesis.mean_interval_ns, 300_000_000);
+    assert_eq!(nemesis.max_loss_ppm, 250_000);
+    assert!(nemesis.swarm);
+    assert_eq!(scenario.sim.startup_delay_ns, 200_000_000);
+    assert_eq!(parse(&to_ron(&scenario), ORIGIN), Ok(scenario));
+}

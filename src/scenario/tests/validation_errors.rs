@@ -322,3 +322,53 @@ fn an_error_about_a_defaulted_value_points_at_the_nearest_written_one() {
     let error = error_of("(algorithm: Raft(log_lengths: [1]))");
     assert_eq!(error.location, Some((1, 31)));
 }
+
+#[test]
+fn a_nemesis_with_no_time_to_act_is_an_error_with_a_hint() {
+    let error = parse(
+        "Scenario(\n    duration: \"10s\",\n    algorithm: Raft(),\n    nemesis: (start: \"5s\", quiet: \"6s\"),\n)",
+        ORIGIN,
+    )
+    .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("{ORIGIN}:4:14: the nemesis has no time to act")),
+        "{text}"
+    );
+    assert!(text.contains("hint:"), "{text}");
+}
+
+#[test]
+fn a_backwards_fault_duration_range_and_a_zero_objective_are_errors() {
+    let error = parse(
+        "Scenario(algorithm: Raft(), nemesis: (fault_duration: (\"2s\", \"1s\")))",
+        ORIGIN,
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the fault duration range is backwards"),
+        "{error}"
+    );
+    let error = parse(
+        "Scenario(algorithm: Raft(), objective: (failover_p99: \"0s\"))",
+        ORIGIN,
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the failover objective must be longer than zero"),
+        "{error}"
+    );
+    let error = parse(
+        "Scenario(algorithm: Raft(), nemesis: (kinds: [Crsh]))",
+        ORIGIN,
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("did you mean `Crash`"),
+        "{error}"
+    );
+}

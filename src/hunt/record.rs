@@ -1,0 +1,147 @@
+//! What a hunt keeps of each seed: one JSON line per seed, appended as the hunt goes.
+
+use crate::verdict::Outcome;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::{Invariant, RunReport};
+
+/// Why a seed failed, under a stable key: an invariant name, `liveness`, or
+/// `missing:<invariant>` when an expected violation did not happen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub key: String,
+    pub at_ns: Option<u64>,
+    pub nodes: Vec<u32>,
+    pub detail: String,
+}
+
+/// The coverage counters of one run: the dangerous situations it reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub split_votes: u64,
+    pub dueling_candidates: u64,
+    pub stale_leader_writes: u64,
+    pub minority_elections: u64,
+    pub leases_expired_while_leading: u64,
+    pub failovers: u64,
+    pub faults: u64,
+}
+
+impl Coverage {
+    /// The counters by name, in output order.
+    pub fn named(&self) -> [(&'static str, u64); 7] {
+        [
+            ("split votes (failed election rounds)", self.split_votes),
+            (
+                "dueling candidates (terms with two or more)",
+                self.dueling_candidates,
+            ),
+            (
+                "stale leader writes reaching the resource",
+                self.stale_leader_writes,
+            ),
+            (
+                "elections attempted on a minority side",
+                self.minority_elections,
+            ),
+            (
+                "leases expired while the holder led",
+                self.leases_expired_while_leading,
+            ),
+            ("failovers", self.failovers),
+            ("faults injected", self.faults),
+        ]
+    }
+
+    fn from_report(report: &RunReport) -> Self {
+        let c = &report.counters;
+        Self {
+            split_votes: c.failed_rounds,
+            dueling_candidates: c.dueling_candidate_terms,
+            stale_leader_writes: c.stale_write_attempts,
+            minority_elections: c.minority_elections,
+            leases_expired_while_leading: c.leases_expired_while_leading,
+            failovers: report.failovers.len() as u64,
+            faults: report.faults.len() as u64,
+        }
+    }
+}
+
+/// One seed's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedRecord {
+    pub seed: u64,
+    /// `matched`, `safety_mismatch` or `liveness_failed`.
+    pub outcome: String,
+    pub failures: Vec<Failure>,
+    pub events: u64,
+    pub coverage: Coverage,
+}
+
+impl SeedRecord {
+    /// Judges one run's report against its outcome.
+    pub fn new(seed: u64, report: &RunReport, outcome: &Outcome) -> Self {
+        let failures = failures_of(report, outcome);
+        let outcome_name = match outcome {
+            Outcome::Matched => "matched",
+            Outcome::SafetyMismatch { .. } => "safety_mismatch",
+            Outcome::LivenessFailed => "liveness_failed",
+            Outcome::ObjectiveMissed { .. } => "objective_missed",
+        };
+        Self {
+            seed,
+            outcome: outcome_name.to_string(),
+            failures,
+            events: report.events,
+            coverage: Coverage::from_report(report),
+        }
+    }
+
+    /// Whether the seed's outcome differed from the scenario's `expect`.
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
+    }
+}
+
+fn failures_of(report: &RunReport, outcome: &Outcome) -> Vec<Failure> {
+    let violation = |inv: Invariant| {
+        let found = report.violations.iter().find(|v| v.invariant == inv);
+        Failure {
+            key: inv.name().to_string(),
+            at_ns: found.map(|v| v.at_ns),
+            nodes: found
+                .map(|v| v.nodes.iter().map(|n| n.0).collect())
+                .unwrap_or_default(),
+            detail: found.map(|v| v.detail.clone()).unwrap_or_default(),
+        }
+    };
+    match outcome {
+        Outcome::Matched => Vec::new(),
+        Outcome::SafetyMismatch {
+            unexpected,
+            missing,
+        } => {
+            let mut failures: Vec<Failure> = unexpected.iter().map(|inv| violation(*inv)).collect();
+            failures.extend(missing.iter().map(|inv| Failure {
+                key: format!("missing:{}", inv.name()),
+                at_ns: None,
+                nodes: Vec::new(),
+                detail: format!("expected {inv} to be violated, but it held"),
+            }));
+            failures
+        }
+        Outcome::LivenessFailed => vec![violation(Invariant::Liveness)],
+        Outcome::ObjectiveMissed { budget_ns, missed } => missed
+            .iter()
+            .take(1)
+            .map(|m| Failure {
+                key: "objective".to_string(),
+                at_ns: Some(m.at_ns),
+                nodes: Vec::new(),
+                detail: format!(
+                    "{} recovered in {:?} ns, over the {budget_ns} ns objective",
+                    m.cause, m.recovery_ns
+                ),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,185 @@
+//! The hunt's summary: a pure function of the per-seed records, so that merging shard
+//! outputs gives exactly what one unsharded hunt over the same seeds gives.
+
+use super::record::{Coverage, SeedRecord};
+use crate::exit;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How many failing seeds a group lists by number.
+const SEEDS_LISTED: usize = 20;
+
+/// The seeds that failed for one reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailureGroup {
+    pub key: String,
+    pub count: u64,
+    pub first_seed: u64,
+    /// The first few failing seeds, in order.
+    pub seeds: Vec<u64>,
+    /// The first failing seed's detail.
+    pub detail: String,
+}
+
+/// How often each coverage situation was reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CoverageLine {
+    pub situation: String,
+    /// Occurrences over all seeds.
+    pub total: u64,
+    /// Seeds in which it occurred at least once.
+    pub seeds: u64,
+}
+
+/// The summary of a hunt (or of merged shards).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HuntSummary {
+    pub scenario: String,
+    pub seeds_run: u64,
+    pub first_seed: Option<u64>,
+    pub last_seed: Option<u64>,
+    pub failed_seeds: u64,
+    pub events: u64,
+    pub failures: Vec<FailureGroup>,
+    pub coverage: Vec<CoverageLine>,
+    pub exit_code: u8,
+}
+
+impl HuntSummary {
+    /// Summarises `records` (any order; a seed recorded twice counts once).
+    pub fn from_records(scenario: &str, records: &[SeedRecord]) -> Self {
+        let mut by_seed: BTreeMap<u64, &SeedRecord> = BTreeMap::new();
+        for record in records {
+            by_seed.entry(record.seed).or_insert(record);
+        }
+        let mut builder = SummaryBuilder::new(scenario);
+        by_seed.values().for_each(|r| builder.add(r));
+        builder.finish()
+    }
+}
+
+/// Builds a summary one record at a time, in increasing seed order, keeping only counts:
+/// memory stays flat however many seeds a hunt runs.
+#[derive(Clone, Debug)]
+pub struct SummaryBuilder {
+    scenario: String,
+    seeds_run: u64,
+    first_seed: Option<u64>,
+    last_seed: Option<u64>,
+    failed_seeds: u64,
+    events: u64,
+    groups: BTreeMap<String, FailureGroup>,
+    coverage_total: Coverage,
+    coverage_seeds: [u64; 7],
+}
+
+impl SummaryBuilder {
+    pub fn new(scenario: &str) -> Self {
+        Self {
+            scenario: scenario.to_string(),
+            seeds_run: 0,
+            first_seed: None,
+            last_seed: None,
+            failed_seeds: 0,
+            events: 0,
+            groups: BTreeMap::new(),
+            coverage_total: Coverage::default(),
+            coverage_seeds: [0; 7],
+        }
+    }
+
+    /// Adds the next seed's record; seeds must come in increasing order.
+    pub fn add(&mut self, record: &SeedRecord) {
+        assert!(
+            self.last_seed.is_none_or(|last| record.seed > last),
+            "records come in seed order"
+        );
+        self.seeds_run += 1;
+        self.first_seed.get_or_insert(record.seed);
+        self.last_seed = Some(record.seed);
+        self.events += record.events;
+        self.failed_seeds += u64::from(record.failed());
+        for failure in &record.failures {
+            let group = self
+                .groups
+                .entry(failure.key.clone())
+                .or_insert_with(|| FailureGroup {
+                    key: failure.key.clone(),
+                    count: 0,
+                    first_seed: record.seed,
+                    seeds: Vec::new(),
+                    detail: failure.detail.clone(),
+                });
+            group.count += 1;
+            if group.seeds.len() < SEEDS_LISTED {
+                group.seeds.push(record.seed);
+            }
+        }
+        add_coverage(
+            &mut self.coverage_total,
+            &mut self.coverage_seeds,
+            &record.coverage,
+        );
+    }
+
+    /// Seeds added so far.
+    pub fn seeds_run(&self) -> u64 {
+        self.seeds_run
+    }
+
+    /// Failing seeds so far.
+    pub fn failed_seeds(&self) -> u64 {
+        self.failed_seeds
+    }
+
+    pub fn finish(&self) -> HuntSummary {
+        let coverage = self
+            .coverage_total
+            .named()
+            .iter()
+            .zip(self.coverage_seeds)
+            .map(|((name, total), seeds)| CoverageLine {
+                situation: name.to_string(),
+                total: *total,
+                seeds,
+            })
+            .collect();
+        let failures: Vec<FailureGroup> = self.groups.values().cloned().collect();
+        HuntSummary {
+            scenario: self.scenario.clone(),
+            seeds_run: self.seeds_run,
+            first_seed: self.first_seed,
+            last_seed: self.last_seed,
+            failed_seeds: self.failed_seeds,
+            events: self.events,
+            exit_code: exit_code(&failures),
+            failures,
+            coverage,
+        }
+    }
+}
+
+fn add_coverage(total: &mut Coverage, seeds: &mut [u64; 7], one: &Coverage) {
+    let values = one.named();
+    for (slot, (_, value)) in seeds.iter_mut().zip(values) {
+        *slot += u64::from(value > 0);
+    }
+    total.split_votes += one.split_votes;
+    total.dueling_candidates += one.dueling_candidates;
+    total.stale_leader_writes += one.stale_leader_writes;
+    total.minority_elections += one.minority_elections;
+    total.leases_expired_while_leading += one.leases_expired_while_leading;
+    total.failovers += one.failovers;
+    total.faults += one.faults;
+}
+
+/// 1 if any safety outcome differed, else 3 if liveness failed, else 0.
+fn exit_code(failures: &[FailureGroup]) -> u8 {
+    if failures.iter().any(|g| g.key != "liveness") {
+        exit::SAFETY_MISMATCH
+    } else if failures.is_empty() {
+        exit::MATCHED
+    } else {
+        exit::LIVENESS_FAILED
+    }
+}
