@@ -40,8 +40,70 @@ pub enum Command {
     /// Combine the --jsonl files of hunt shards into one summary.
     #[command(after_help = "Example:\n  splitbrain merge shard-*.jsonl --junit hunt.xml")]
     Merge(MergeArgs),
+    /// Run the same faults (same seeds) with several algorithms; charts and a report.
+    #[command(
+        after_help = "Example:\n  splitbrain compare scenarios/compare-failover.ron --algorithms raft,bully,ring --seeds 50 --out out/compare"
+    )]
+    Compare(CompareArgs),
+    /// Vary one parameter and measure a failover at each value over many trials.
+    #[command(
+        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --trials 200 --out out/sweep\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes"
+    )]
+    Sweep(SweepArgs),
     /// List the scenario library and the algorithms.
     List(ListArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The scenario file (RON): its faults (and nemesis) are run with every algorithm.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Algorithms to compare, each with its defaults (the scenario's own settings for its own).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        default_value = "raft,bully,ring"
+    )]
+    pub algorithms: Vec<String>,
+    /// Seeds 1..=N per algorithm.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub seeds: u64,
+    /// Cluster sizes for the message-count-versus-size chart.
+    #[arg(
+        long,
+        value_name = "SIZES",
+        value_delimiter = ',',
+        default_value = "3,5,9,17,33"
+    )]
+    pub sizes: Vec<usize>,
+    /// The output folder (report.md, report.html, charts, CSV and JSON).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The scenario file (RON): its faults define the failover each trial measures.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The parameter and its values: election_timeout=150ms..300ms,..., heartbeat=..,
+    /// nodes=3,5,7, loss=0,0.05, latency=1ms..10ms,..., failure_timeout=.., ack_timeout=..
+    #[arg(long, value_name = "NAME=V1,V2,...")]
+    pub param: String,
+    /// Trials (seeds 1..=N) per value.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub trials: u64,
+    /// The output folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -64,6 +126,10 @@ pub struct RunArgs {
     /// Run twice and compare trace hashes; exit 1 if they differ.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Write the single-run pictures (leadership timeline, sequence diagram around each
+    /// failover) and a report to this folder.
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -159,6 +225,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Check(args) => commands::check::check(&args),
         Command::Hunt(args) => commands::hunt::run(&args),
+        Command::Compare(args) => commands::compare::run(&args),
+        Command::Sweep(args) => commands::sweep::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
         Command::List(args) => commands::list::list(&args),
     };

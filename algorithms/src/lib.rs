@@ -65,6 +65,16 @@ impl AlgorithmConfig {
         }
     }
 
+    /// The algorithm named `name` (`raft`, `bully`, `ring`, any case) with its defaults.
+    pub fn default_named(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "raft" => Some(AlgorithmConfig::Raft(raft::RaftConfig::default())),
+            "bully" => Some(AlgorithmConfig::Bully(bully::BullyConfig::default())),
+            "ring" => Some(AlgorithmConfig::Ring(ring::RingConfig::default())),
+            _ => None,
+        }
+    }
+
     /// The algorithm's short name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -62,7 +62,8 @@ pub fn failover_series<'a>(
 }
 
 /// The mean messages per election, by type, over the *decided* elections among `elections`
-/// (one cut short by the end of the run is incomplete). Types appear in the order first met.
+/// (one cut short by the end of the run is incomplete), leaving out the workload's `write`s to
+/// the resource. Types appear in the order first met.
 /// Also returns how many elections the means are over (0 gives no types).
 pub fn election_messages<'a>(
     label: &str,
@@ -72,7 +73,8 @@ pub fn election_messages<'a>(
     let mut decided = 0usize;
     for e in elections.into_iter().filter(|e| e.decided_ns.is_some()) {
         decided += 1;
-        for m in &e.messages {
+        // Writes to the resource are the workload, not election traffic.
+        for m in e.messages.iter().filter(|m| m.kind != "write") {
             match totals.iter_mut().find(|(k, _)| *k == m.kind) {
                 Some((_, total)) => *total += m.count,
                 None => totals.push((m.kind.clone(), m.count)),

@@ -74,6 +74,24 @@ pub fn run(args: &RunArgs) -> u8 {
         exit::SAFETY_MISMATCH
     };
     let replay = replay_command(&args.file, scenario.sim.seed);
+    let plotted = match &args.plot {
+        Some(dir) => {
+            let command = format!(
+                "splitbrain run {} --seed {} --plot {}",
+                args.file.display(),
+                scenario.sim.seed,
+                dir.display()
+            );
+            match super::plot::write_plots(&scenario, &report, dir, &command) {
+                Ok(_) => Some(dir.join("report.html")),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return exit::BAD_INPUT;
+                }
+            }
+        }
+        None => None,
+    };
     if args.json {
         let doc = JsonOutput {
             seed: scenario.sim.seed,
@@ -103,6 +121,9 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         if let Some(d) = &determinism {
             summary::print_determinism(d);
+        }
+        if let Some(html) = &plotted {
+            crate::outln!("plots: {}", html.display());
         }
     }
     code

@@ -20,8 +20,9 @@ pub(crate) const GRID: RGBColor = RGBColor(225, 225, 225);
 pub(crate) const FAULT: RGBColor = RGBColor(214, 39, 40);
 pub(crate) const LEASE: RGBColor = RGBColor(0, 150, 136);
 
-/// Tableau 10: distinct, colour-blind tolerable, and readable on white.
-pub(crate) const PALETTE: [RGBColor; 10] = [
+/// Tableau 10, then ten darker companions, so that up to twenty series (message types of
+/// an algorithm and its service) never share a colour.
+pub(crate) const PALETTE: [RGBColor; 20] = [
     RGBColor(78, 121, 167),
     RGBColor(242, 142, 43),
     RGBColor(89, 161, 79),
@@ -32,9 +33,19 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(156, 117, 95),
     RGBColor(255, 157, 167),
     RGBColor(186, 176, 172),
+    RGBColor(38, 70, 110),
+    RGBColor(166, 86, 20),
+    RGBColor(44, 105, 50),
+    RGBColor(140, 30, 40),
+    RGBColor(100, 60, 125),
+    RGBColor(30, 115, 115),
+    RGBColor(150, 120, 15),
+    RGBColor(90, 60, 40),
+    RGBColor(200, 70, 150),
+    RGBColor(80, 80, 80),
 ];
 
-/// The `i`-th series colour (cycling after ten).
+/// The `i`-th series colour (cycling after twenty).
 pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Regenerates the README's chart gallery (docs/gallery/*.png) from shipped scenarios.
+# Every chart is a pure function of scenario and seeds: rerunning gives the same bytes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/splitbrain
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$bin" compare scenarios/compare-failover.ron --algorithms raft,bully,ring --seeds 20 --out "$work/compare" >/dev/null
+"$bin" sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..160ms,150ms..300ms,300ms..600ms --trials 100 --out "$work/sweep" >/dev/null
+"$bin" run scenarios/raft-leader-crash.ron --plot "$work/crash" --quiet >/dev/null
+"$bin" run scenarios/bully-partition.ron --plot "$work/bully" --quiet >/dev/null
+
+mkdir -p docs/gallery
+cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png
+cp "$work/compare/messages_per_election.png"    docs/gallery/compare-messages-per-election.png
+cp "$work/compare/messages_vs_cluster_size.png" docs/gallery/compare-messages-vs-cluster-size.png
+cp "$work/sweep/failover_cdf.png"               docs/gallery/sweep-election-timeout-cdf.png
+cp "$work/crash/sequence-failover-1.png"        docs/gallery/raft-leader-crash-sequence.png
+cp "$work/bully/timeline.png"                   docs/gallery/bully-partition-timeline.png
+echo "docs/gallery updated"

@@ -1,0 +1,429 @@
+//! What `compare` and `sweep` share: running a group of seeds, summarising a group's results
+//! (failover distributions, rounds, messages per election, the recovery-time objective), and
+//! the charts and tables built from the summaries.
+
+use crate::scenario::{Objective, Scenario};
+use rayon::prelude::*;
+use serde::Serialize;
+use splitbrain_reports::{
+    election_messages, failover_series, first_round_share, CdfSeries, DataTable, Distribution,
+    ElectionMessages, FailoverMeasure, Table,
+};
+use splitbrain_sim::{format_duration, FailoverOutcome, RunReport};
+
+/// One run of a group: its seed and its results.
+pub struct SeedRun {
+    pub seed: u64,
+    pub report: RunReport,
+}
+
+/// Runs every `(seed, scenario)` (already materialised) on every core, in order.
+pub fn run_all(scenarios: Vec<(u64, Scenario)>) -> Vec<SeedRun> {
+    scenarios
+        .into_par_iter()
+        .map(|(seed, s)| {
+            let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
+            SeedRun { seed, report }
+        })
+        .collect()
+}
+
+/// The elections a failover chart counts: those that started at or after the first fault of
+/// the run (the start-up election of a run with faults is left out; a run without faults
+/// keeps them all).
+pub fn failover_elections(
+    report: &RunReport,
+) -> impl Iterator<Item = &splitbrain_sim::report::ElectionRecord> {
+    let first_fault = report.faults.first().map_or(0, |f| f.at_ns);
+    report
+        .elections
+        .iter()
+        .filter(move |e| e.started_ns >= first_fault)
+}
+
+/// The recovery-time objective check of one group.
+#[derive(Clone, Debug, Serialize)]
+pub struct ObjectiveCheck {
+    pub budget_ns: u64,
+    /// p99 of recovery over the judged failovers (new leader or unresolved; an unresolved
+    /// one counts as longer than any budget); `None` when there were none.
+    pub recovery_p99_ns: Option<u64>,
+    pub detection_p99_ns: Option<u64>,
+    pub election_p99_ns: Option<u64>,
+    pub startup_delay_ns: u64,
+    /// Failovers judged, and how many of them recovered within the budget.
+    pub judged: usize,
+    pub within_budget: usize,
+    pub met: bool,
+}
+
+/// A group's results in numbers (one algorithm of a comparison, one value of a sweep).
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupSummary {
+    pub label: String,
+    pub seeds: usize,
+    /// Failovers in the CDF (samples + unresolved; superseded ones are left out).
+    pub failovers: usize,
+    pub unresolved: usize,
+    pub recovery: Option<Distribution>,
+    pub election: Option<Distribution>,
+    pub detection: Option<Distribution>,
+    /// Of the failovers that ended with a new leader, the share elected in one round.
+    pub first_round_share: Option<f64>,
+    pub mean_rounds: Option<f64>,
+    /// Decided failover elections behind `messages_per_election`.
+    pub elections: usize,
+    pub messages_per_election: f64,
+    pub messages_by_type: Vec<(String, f64)>,
+    pub mean_overlap_ns: f64,
+    pub fenced_rejections: u64,
+    pub seeds_with_safety_violations: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objective: Option<ObjectiveCheck>,
+    #[serde(skip)]
+    pub recovery_series: CdfSeries,
+    #[serde(skip)]
+    pub messages: ElectionMessages,
+}
+
+/// Summarises the runs of one group.
+pub fn summarise(label: &str, runs: &[SeedRun], objective: Option<&Objective>) -> GroupSummary {
+    let failovers = || runs.iter().flat_map(|r| &r.report.failovers);
+    let recovery_series = failover_series(label, failovers(), FailoverMeasure::Recovery);
+    let election_series = failover_series(label, failovers(), FailoverMeasure::Election);
+    let detection_series = failover_series(label, failovers(), FailoverMeasure::Detection);
+    let (messages, elections) = election_messages(
+        label,
+        runs.iter().flat_map(|r| failover_elections(&r.report)),
+    );
+    let new_leader: Vec<u32> = failovers()
+        .filter(|f| f.outcome == FailoverOutcome::NewLeader)
+        .map(|f| f.rounds)
+        .collect();
+    let mean_rounds = (!new_leader.is_empty())
+        .then(|| new_leader.iter().map(|&r| f64::from(r)).sum::<f64>() / new_leader.len() as f64);
+    let n = runs.len().max(1) as f64;
+    let objective = objective.and_then(|o| {
+        let budget_ns = o.failover_p99_ns?;
+        let judged: Vec<u64> = failovers()
+            .filter(|f| {
+                matches!(
+                    f.outcome,
+                    FailoverOutcome::NewLeader | FailoverOutcome::Unresolved
+                )
+            })
+            .map(|f| f.recovery_ns.unwrap_or(u64::MAX))
+            .collect();
+        let p99 = Distribution::from_nanos(&judged).map(|d| d.p99_ns);
+        let within_budget = judged.iter().filter(|&&r| r <= budget_ns).count();
+        Some(ObjectiveCheck {
+            budget_ns,
+            recovery_p99_ns: p99,
+            detection_p99_ns: Distribution::from_nanos(&detection_series.samples_ns)
+                .map(|d| d.p99_ns),
+            election_p99_ns: Distribution::from_nanos(&election_series.samples_ns)
+                .map(|d| d.p99_ns),
+            startup_delay_ns: o.startup_delay_ns,
+            judged: judged.len(),
+            within_budget,
+            met: p99.is_none_or(|p| p <= budget_ns),
+        })
+    });
+    GroupSummary {
+        label: label.to_string(),
+        seeds: runs.len(),
+        failovers: recovery_series.samples_ns.len() + recovery_series.unresolved,
+        unresolved: recovery_series.unresolved,
+        recovery: Distribution::from_nanos(&recovery_series.samples_ns),
+        election: Distribution::from_nanos(&election_series.samples_ns),
+        detection: Distribution::from_nanos(&detection_series.samples_ns),
+        first_round_share: first_round_share(failovers()),
+        mean_rounds,
+        elections,
+        messages_per_election: messages.per_kind.iter().map(|(_, v)| v).sum(),
+        messages_by_type: messages.per_kind.clone(),
+        mean_overlap_ns: runs.iter().map(|r| r.report.overlap_ns as f64).sum::<f64>() / n,
+        fenced_rejections: runs.iter().map(|r| r.report.writes.rejected_stale).sum(),
+        seeds_with_safety_violations: runs
+            .iter()
+            .filter(|r| !r.report.violated_safety().is_empty())
+            .count(),
+        objective,
+        recovery_series,
+        messages,
+    }
+}
+
+/// A duration for people, `-` when there is none; `never` for an unresolved maximum.
+pub fn dur(ns: Option<u64>) -> String {
+    match ns {
+        None => "-".to_string(),
+        Some(u64::MAX) => "never".to_string(),
+        Some(ns) => format_duration(ns),
+    }
+}
+
+fn share(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0))
+}
+
+/// The table of failover times and election measures, one row per group.
+pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
+    let mut t = Table::new(&[
+        first_column,
+        "failovers",
+        "unresolved",
+        "recovery p50",
+        "recovery p99",
+        "election p50",
+        "election p99",
+        "first-round share",
+        "mean rounds",
+        "messages/election",
+    ]);
+    for g in groups {
+        t.push(vec![
+            g.label.clone(),
+            g.failovers.to_string(),
+            g.unresolved.to_string(),
+            dur(g.recovery.map(|d| d.p50_ns)),
+            dur(g.recovery.map(|d| d.p99_ns)),
+            dur(g.election.map(|d| d.p50_ns)),
+            dur(g.election.map(|d| d.p99_ns)),
+            share(g.first_round_share),
+            g.mean_rounds.map_or("-".to_string(), |r| format!("{r:.2}")),
+            format!("{:.1}", g.messages_per_election),
+        ]);
+    }
+    t
+}
+
+/// The objective table: per group, the budget broken down and whether it is met.
+pub fn objective_table(first_column: &str, groups: &[GroupSummary]) -> Option<Table> {
+    if groups.iter().all(|g| g.objective.is_none()) {
+        return None;
+    }
+    let mut t = Table::new(&[
+        first_column,
+        "budget (p99)",
+        "detection p99",
+        "election p99",
+        "start-up",
+        "recovery p99",
+        "within budget",
+        "met",
+    ]);
+    for g in groups {
+        let Some(o) = &g.objective else { continue };
+        t.push(vec![
+            g.label.clone(),
+            format_duration(o.budget_ns),
+            dur(o.detection_p99_ns),
+            dur(o.election_p99_ns),
+            format_duration(o.startup_delay_ns),
+            dur(o.recovery_p99_ns),
+            format!("{}/{}", o.within_budget, o.judged),
+            if o.met { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    Some(t)
+}
+
+/// The summary as numbers: one row per group.
+pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> DataTable {
+    let mut t = DataTable::new(
+        name,
+        &[
+            first_column,
+            "seeds",
+            "failovers",
+            "unresolved",
+            "recovery_p50_ns",
+            "recovery_p90_ns",
+            "recovery_p99_ns",
+            "recovery_max_ns",
+            "recovery_mean_ns",
+            "election_p50_ns",
+            "election_p99_ns",
+            "detection_p50_ns",
+            "detection_p99_ns",
+            "first_round_share",
+            "mean_rounds",
+            "elections",
+            "messages_per_election",
+            "mean_overlap_ns",
+            "fenced_rejections",
+            "seeds_with_safety_violations",
+            "objective_budget_ns",
+            "objective_recovery_p99_ns",
+            "objective_met",
+        ],
+    );
+    for g in groups {
+        let o = g.objective.as_ref();
+        t.push(vec![
+            g.label.as_str().into(),
+            g.seeds.into(),
+            g.failovers.into(),
+            g.unresolved.into(),
+            g.recovery.map(|d| d.p50_ns).into(),
+            g.recovery.map(|d| d.p90_ns).into(),
+            g.recovery.map(|d| d.p99_ns).into(),
+            g.recovery.map(|d| d.max_ns).into(),
+            g.recovery.map(|d| d.mean_ns).into(),
+            g.election.map(|d| d.p50_ns).into(),
+            g.election.map(|d| d.p99_ns).into(),
+            g.detection.map(|d| d.p50_ns).into(),
+            g.detection.map(|d| d.p99_ns).into(),
+            g.first_round_share.into(),
+            g.mean_rounds.into(),
+            g.elections.into(),
+            g.messages_per_election.into(),
+            g.mean_overlap_ns.into(),
+            g.fenced_rejections.into(),
+            g.seeds_with_safety_violations.into(),
+            o.map(|o| o.budget_ns).into(),
+            o.and_then(|o| o.recovery_p99_ns).into(),
+            o.map(|o| if o.met { "yes" } else { "no" }).into(),
+        ]);
+    }
+    t
+}
+
+/// Every failover of every run, one row each.
+pub fn failover_data(name: &str, first_column: &str, groups: &[(String, &[SeedRun])]) -> DataTable {
+    let mut t = DataTable::new(
+        name,
+        &[
+            first_column,
+            "seed",
+            "at_ns",
+            "cause",
+            "fault_kind",
+            "outcome",
+            "detection_ns",
+            "election_ns",
+            "recovery_ns",
+            "rounds",
+        ],
+    );
+    for (label, runs) in groups {
+        for r in runs.iter() {
+            for f in &r.report.failovers {
+                let outcome = serde_json::to_value(f.outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| format!("{:?}", f.outcome));
+                t.push(vec![
+                    label.as_str().into(),
+                    r.seed.into(),
+                    f.at_ns.into(),
+                    f.cause.as_str().into(),
+                    f.fault_kind.as_str().into(),
+                    outcome.into(),
+                    f.detection_ns.into(),
+                    f.election_ns.into(),
+                    f.recovery_ns.into(),
+                    f.rounds.into(),
+                ]);
+            }
+        }
+    }
+    t
+}
+
+/// The objective line of a CDF chart.
+pub fn objective_line(objective: Option<&Objective>) -> Option<splitbrain_reports::Objective> {
+    let budget = objective?.failover_p99_ns?;
+    Some(splitbrain_reports::Objective {
+        label: format!("objective: p99 ≤ {}", format_duration(budget)),
+        at_ns: budget,
+    })
+}
+
+/// Quotes a command-line word when a shell would need it.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// An error for stderr: `error: MESSAGE`, then a hint line.
+pub fn bad_input(message: &str, hint: &str) -> u8 {
+    eprintln!("error: {message}\n  hint: {hint}");
+    crate::exit::BAD_INPUT
+}
+
+/// Writes the report folder; on error prints it and returns exit 2.
+pub fn write(
+    dir: &std::path::Path,
+    doc: &splitbrain_reports::ReportDoc,
+    charts: &[splitbrain_reports::Chart],
+    data: &[DataTable],
+) -> Result<(), u8> {
+    splitbrain_reports::write_report(dir, doc, charts, data).map_err(|e| {
+        eprintln!("error: cannot write the report to {}: {e}", dir.display());
+        crate::exit::BAD_INPUT
+    })?;
+    Ok(())
+}
+
+/// A chart error is a bug: report it as such.
+pub fn chart_failed(e: splitbrain_reports::ChartError) -> u8 {
+    eprintln!("error: {e}");
+    crate::exit::BAD_INPUT
+}
+
+/// Whether `fault` names a member with an index `>= members`.
+fn names_node_beyond(fault: &splitbrain_sim::FaultSpec, members: u32) -> bool {
+    use splitbrain_sim::{FaultAction as A, PartitionShape as P, Target};
+    let t = |t: &Target| matches!(t, Target::Node(i) if *i >= members);
+    match &fault.action {
+        A::Crash(x)
+        | A::Restart(x)
+        | A::Pause(x, _)
+        | A::Stall(x, _)
+        | A::ClockJump(x, _)
+        | A::ClockDrift(x, _)
+        | A::Resign(x) => t(x),
+        A::Partition(shape) => match shape {
+            P::Groups(groups) => groups.iter().flatten().any(|&i| i >= members),
+            P::Isolate(x) | P::MajorityMinority(x) | P::Bridge(x) => t(x),
+            P::OneWay { from, to } => t(from) || t(to),
+            P::CutLink(a, b) => t(a) || t(b),
+        },
+        A::Heal | A::Loss(_) | A::Duplicate(_) => false,
+    }
+}
+
+/// The scenario with `members` nodes: the algorithm adapted (`for_members`), faults, link
+/// overrides and clock settings naming nodes past the last one dropped.
+pub fn resize(scenario: &Scenario, members: usize) -> Option<Scenario> {
+    let mut s = scenario.clone();
+    let n = u32::try_from(members).ok()?;
+    s.algorithm = s.algorithm.for_members(members)?;
+    s.sim.members = members;
+    s.sim.faults.retain(|f| !names_node_beyond(f, n));
+    s.sim.network.overrides.retain(|o| o.from < n && o.to < n);
+    s.sim.clocks.per_node.retain(|c| c.node < n);
+    Some(s)
+}
+
+/// Checks a modified scenario as if it had been written to a file: writes it as RON and
+/// parses it again. The error names `what` (the value that made it invalid).
+pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, String> {
+    let text = crate::scenario::to_ron(scenario);
+    crate::scenario::parse(&text, what).map_err(|e| match e.hint() {
+        Some(hint) => format!(
+            "{what} makes the scenario invalid: {}\n  hint: {hint}",
+            e.message()
+        ),
+        None => format!("{what} makes the scenario invalid: {}", e.message()),
+    })
+}

@@ -1,0 +1,179 @@
+//! `splitbrain run FILE --plot DIR`: the single-run pictures and a report folder.
+
+use crate::scenario::Scenario;
+use splitbrain_reports::{
+    election_messages, leadership_timeline, messages_per_election, parse_trace, sequence_diagram,
+    sequence_window, write_report, Block, Chart, ReportDoc, Section, Table,
+};
+use splitbrain_sim::{format_duration, JsonLinesWriter, RunReport};
+use std::path::{Path, PathBuf};
+
+/// How many failovers get a sequence diagram.
+const SEQUENCES_SHOWN: usize = 3;
+
+/// Writes the pictures of one run (`report` of `scenario`) to `dir`; returns the files.
+pub fn write_plots(
+    scenario: &Scenario,
+    report: &RunReport,
+    dir: &Path,
+    command: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let events = traced_events(scenario)?;
+    let title = format!("{}, seed {}", scenario.name, scenario.sim.seed);
+    let chart_error = |e: splitbrain_reports::ChartError| format!("cannot draw a chart: {e}");
+    let mut charts: Vec<Chart> = Vec::new();
+    charts.push(
+        leadership_timeline(
+            "timeline",
+            &format!("Leadership timeline: {title}"),
+            report,
+            &[],
+            &[],
+        )
+        .map_err(chart_error)?,
+    );
+    for (i, f) in report.failovers.iter().take(SEQUENCES_SHOWN).enumerate() {
+        let settled = f.recovery_ns.or(f.election_ns).map(|d| f.at_ns + d);
+        let (from, to) = sequence_window(f.at_ns, settled);
+        let name = format!("sequence-failover-{}", i + 1);
+        let caption = format!(
+            "Messages around the failover at {} ({})",
+            format_duration(f.at_ns),
+            f.cause
+        );
+        charts
+            .push(sequence_diagram(&name, &caption, &events, from, to, &[]).map_err(chart_error)?);
+    }
+    if report.failovers.is_empty() {
+        if let Some(e) = report.elections.first() {
+            let (from, to) = sequence_window(e.started_ns, e.decided_ns);
+            let caption = format!(
+                "Messages of the first election, from {}",
+                format_duration(e.started_ns)
+            );
+            charts.push(
+                sequence_diagram("sequence-election", &caption, &events, from, to, &[])
+                    .map_err(chart_error)?,
+            );
+        }
+    }
+    let (per_election, decided) = election_messages(&report.algorithm, &report.elections);
+    if decided > 0 {
+        let caption = format!("Messages per election ({decided} decided elections)");
+        charts.push(
+            messages_per_election(
+                "messages-per-election",
+                &caption,
+                "algorithm",
+                &[per_election],
+            )
+            .map_err(chart_error)?,
+        );
+    }
+    let doc = ReportDoc {
+        title: format!("splitbrain run: {title}"),
+        command: command.to_string(),
+        seeds: vec![scenario.sim.seed],
+        facts: vec![
+            ("algorithm".to_string(), report.algorithm.clone()),
+            ("nodes".to_string(), report.members.to_string()),
+            ("simulated".to_string(), format_duration(report.end_ns)),
+            ("events".to_string(), report.events.to_string()),
+        ],
+        sections: sections(report, &charts),
+    };
+    write_report(dir, &doc, &charts, &[])
+        .map_err(|e| format!("cannot write the report to {}: {e}", dir.display()))
+}
+
+/// Runs the scenario again with a trace kept in memory, and parses it.
+fn traced_events(scenario: &Scenario) -> Result<Vec<splitbrain_reports::TraceEvent>, String> {
+    let mut buffer = Vec::new();
+    let mut writer = JsonLinesWriter::new(&mut buffer);
+    splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
+    drop(writer);
+    let text = String::from_utf8(buffer).map_err(|e| format!("the trace is not text: {e}"))?;
+    parse_trace(&text).map_err(|e| format!("cannot read the trace back: {e}"))
+}
+
+fn opt(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), format_duration)
+}
+
+fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
+    let mut leaders = Table::new(&["term", "leader", "claimed at"]);
+    for c in report.leaders.iter().take(50) {
+        leaders.push(vec![
+            c.term.to_string(),
+            c.node.to_string(),
+            format_duration(c.at_ns),
+        ]);
+    }
+    let mut failovers = Table::new(&[
+        "at",
+        "cause",
+        "detection",
+        "election",
+        "recovery",
+        "unavailable",
+        "rounds",
+        "outcome",
+    ]);
+    for f in &report.failovers {
+        failovers.push(vec![
+            format_duration(f.at_ns),
+            f.cause.clone(),
+            opt(f.detection_ns),
+            opt(f.election_ns),
+            opt(f.recovery_ns),
+            opt(f.unavailable_ns),
+            f.rounds.to_string(),
+            format!("{:?}", f.outcome),
+        ]);
+    }
+    let mut messages = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
+    for m in report.messages.iter().filter(|m| m.sent > 0) {
+        messages.push(vec![
+            m.kind.clone(),
+            m.sent.to_string(),
+            m.delivered.to_string(),
+            m.dropped.to_string(),
+            m.duplicated.to_string(),
+        ]);
+    }
+    let verdicts: Vec<String> = if report.violations.is_empty() {
+        vec!["no safety invariant broke".to_string()]
+    } else {
+        report
+            .violations
+            .iter()
+            .map(|v| format!("{}: {}", v.invariant, v.detail))
+            .collect()
+    };
+    let chart_blocks = |prefix: &str| -> Vec<Block> {
+        charts
+            .iter()
+            .filter(|c| c.name.starts_with(prefix))
+            .map(|c| Block::Chart(c.name.clone()))
+            .collect()
+    };
+    let mut out = vec![
+        Section {
+            heading: "Verdicts".to_string(),
+            blocks: vec![Block::List(verdicts)],
+        },
+        Section {
+            heading: "Leadership".to_string(),
+            blocks: [chart_blocks("timeline"), vec![Block::Table(leaders)]].concat(),
+        },
+    ];
+    out.push(Section {
+        heading: "Failovers".to_string(),
+        blocks: [vec![Block::Table(failovers)], chart_blocks("sequence")].concat(),
+    });
+    out.push(Section {
+        heading: "Messages".to_string(),
+        blocks: [vec![Block::Table(messages)], chart_blocks("messages")].concat(),
+    });
+    out
+}
