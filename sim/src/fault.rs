@@ -91,6 +91,29 @@ impl FaultAction {
         }
     }
 
+    /// Every target the fault names, partition shapes included (`Groups` names indices, not
+    /// targets, and so has none).
+    pub fn targets(&self) -> Vec<&Target> {
+        match self {
+            FaultAction::Crash(t)
+            | FaultAction::Restart(t)
+            | FaultAction::Pause(t, _)
+            | FaultAction::Stall(t, _)
+            | FaultAction::ClockJump(t, _)
+            | FaultAction::ClockDrift(t, _)
+            | FaultAction::Resign(t) => vec![t],
+            FaultAction::Partition(shape) => match shape {
+                PartitionShape::Groups(_) => Vec::new(),
+                PartitionShape::Isolate(t)
+                | PartitionShape::MajorityMinority(t)
+                | PartitionShape::Bridge(t) => vec![t],
+                PartitionShape::OneWay { from, to } => vec![from, to],
+                PartitionShape::CutLink(a, b) => vec![a, b],
+            },
+            FaultAction::Heal | FaultAction::Loss(_) | FaultAction::Duplicate(_) => Vec::new(),
+        }
+    }
+
     /// A short lowercase name of the kind of fault (`crash`, `partition`, ...).
     pub fn kind_name(&self) -> &'static str {
         match self {

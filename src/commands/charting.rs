@@ -380,41 +380,6 @@ pub fn chart_failed(e: splitbrain_reports::ChartError) -> u8 {
     crate::exit::BAD_INPUT
 }
 
-/// Whether `fault` names a member with an index `>= members`.
-fn names_node_beyond(fault: &splitbrain_sim::FaultSpec, members: u32) -> bool {
-    use splitbrain_sim::{FaultAction as A, PartitionShape as P, Target};
-    let t = |t: &Target| matches!(t, Target::Node(i) if *i >= members);
-    match &fault.action {
-        A::Crash(x)
-        | A::Restart(x)
-        | A::Pause(x, _)
-        | A::Stall(x, _)
-        | A::ClockJump(x, _)
-        | A::ClockDrift(x, _)
-        | A::Resign(x) => t(x),
-        A::Partition(shape) => match shape {
-            P::Groups(groups) => groups.iter().flatten().any(|&i| i >= members),
-            P::Isolate(x) | P::MajorityMinority(x) | P::Bridge(x) => t(x),
-            P::OneWay { from, to } => t(from) || t(to),
-            P::CutLink(a, b) => t(a) || t(b),
-        },
-        A::Heal | A::Loss(_) | A::Duplicate(_) => false,
-    }
-}
-
-/// The scenario with `members` nodes: the algorithm adapted (`for_members`), faults, link
-/// overrides and clock settings naming nodes past the last one dropped.
-pub fn resize(scenario: &Scenario, members: usize) -> Option<Scenario> {
-    let mut s = scenario.clone();
-    let n = u32::try_from(members).ok()?;
-    s.algorithm = s.algorithm.for_members(members)?;
-    s.sim.members = members;
-    s.sim.faults.retain(|f| !names_node_beyond(f, n));
-    s.sim.network.overrides.retain(|o| o.from < n && o.to < n);
-    s.sim.clocks.per_node.retain(|c| c.node < n);
-    Some(s)
-}
-
 /// Checks a modified scenario as if it had been written to a file: writes it as RON and
 /// parses it again. The error names `what` (the value that made it invalid).
 pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, String> {

@@ -365,7 +365,7 @@ fn build(
         let base = with_algorithm(scenario, alg);
         let mut jobs = Vec::new();
         for &n in &sizes {
-            if let Some(s) = charting::resize(&base, n) {
+            if let Some(s) = base.resized(n) {
                 for seed in 1..=SIZE_SEEDS {
                     jobs.push((
                         n as u64 * 1_000_000 + seed,

@@ -196,7 +196,9 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
         }
         (Param::AckTimeout, Value::Duration(d), AlgorithmConfig::Ring(c)) => c.ack_timeout_ns = *d,
         (Param::Nodes, Value::Count(n), _) => {
-            s = charting::resize(&s, *n).ok_or_else(|| format!("cannot resize to {n} nodes"))?;
+            s = s
+                .resized(*n)
+                .ok_or_else(|| format!("cannot resize to {n} nodes"))?;
         }
         (Param::Loss, Value::Fraction(p), _) => {
             s.sim.network.default.loss_ppm = (p * 1_000_000.0).round() as u32;

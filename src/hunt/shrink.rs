@@ -8,7 +8,7 @@
 use super::record::{Failure, SeedRecord};
 use crate::scenario::Scenario;
 use crate::verdict::judge;
-use splitbrain_sim::{FaultAction, FaultSpec, PartitionShape, Target};
+use splitbrain_sim::{FaultAction, FaultSpec};
 
 /// A shrunk scenario and what it cost.
 #[derive(Clone, Debug)]
@@ -171,7 +171,7 @@ fn move_faults_earlier(s: &mut Shrinker<'_>, best: &mut Scenario, failure: &mut 
 fn reduce_members(s: &mut Shrinker<'_>, best: &mut Scenario, failure: &mut Failure) -> bool {
     let mut progress = false;
     while best.sim.members > 1 {
-        let Some(candidate) = without_last_member(best) else {
+        let Some(candidate) = best.resized(best.sim.members - 1) else {
             break;
         };
         if !s.try_step(best, failure, candidate) {
@@ -180,53 +180,6 @@ fn reduce_members(s: &mut Shrinker<'_>, best: &mut Scenario, failure: &mut Failu
         progress = true;
     }
     progress
-}
-
-/// The scenario with one member fewer; faults and settings naming that member are dropped.
-fn without_last_member(scenario: &Scenario) -> Option<Scenario> {
-    let n = scenario.sim.members - 1;
-    let mut s = scenario.clone();
-    s.algorithm = s.algorithm.for_members(n)?;
-    s.sim.members = n;
-    let fits = |t: &Target| !matches!(t, Target::Node(i) if *i as usize >= n);
-    s.sim
-        .faults
-        .retain(|f| fault_targets(f).iter().all(|t| fits(t)));
-    for fault in &mut s.sim.faults {
-        if let FaultAction::Partition(PartitionShape::Groups(groups)) = &mut fault.action {
-            groups
-                .iter_mut()
-                .for_each(|g| g.retain(|i| (*i as usize) < n));
-            groups.retain(|g| !g.is_empty());
-        }
-    }
-    s.sim.clocks.per_node.retain(|c| (c.node as usize) < n);
-    s.sim
-        .network
-        .overrides
-        .retain(|o| (o.from as usize) < n && (o.to as usize) < n);
-    Some(s)
-}
-
-fn fault_targets(fault: &FaultSpec) -> Vec<&Target> {
-    match &fault.action {
-        FaultAction::Crash(t)
-        | FaultAction::Restart(t)
-        | FaultAction::Pause(t, _)
-        | FaultAction::Stall(t, _)
-        | FaultAction::ClockJump(t, _)
-        | FaultAction::ClockDrift(t, _)
-        | FaultAction::Resign(t) => vec![t],
-        FaultAction::Partition(shape) => match shape {
-            PartitionShape::Groups(_) => Vec::new(),
-            PartitionShape::Isolate(t)
-            | PartitionShape::MajorityMinority(t)
-            | PartitionShape::Bridge(t) => vec![t],
-            PartitionShape::OneWay { from, to } => vec![from, to],
-            PartitionShape::CutLink(a, b) => vec![a, b],
-        },
-        FaultAction::Heal | FaultAction::Loss(_) | FaultAction::Duplicate(_) => Vec::new(),
-    }
 }
 
 /// Ends the run just after a safety violation (liveness needs its whole bound).

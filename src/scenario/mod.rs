@@ -47,6 +47,36 @@ pub struct Scenario {
     pub objective: Option<Objective>,
 }
 
+impl Scenario {
+    /// The same scenario with `members` nodes: the algorithm adapted
+    /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one dropped,
+    /// partition groups trimmed to the nodes that remain, and per-node clock and link settings
+    /// past the last node dropped. `None` if the algorithm cannot run with that many.
+    pub fn resized(&self, members: usize) -> Option<Scenario> {
+        let n = u32::try_from(members).ok()?;
+        let mut s = self.clone();
+        s.algorithm = s.algorithm.for_members(members)?;
+        s.sim.members = members;
+        let beyond =
+            |t: &splitbrain_sim::Target| matches!(t, splitbrain_sim::Target::Node(i) if *i >= n);
+        s.sim
+            .faults
+            .retain(|f| !f.action.targets().into_iter().any(beyond));
+        for fault in &mut s.sim.faults {
+            if let splitbrain_sim::FaultAction::Partition(splitbrain_sim::PartitionShape::Groups(
+                groups,
+            )) = &mut fault.action
+            {
+                groups.iter_mut().for_each(|g| g.retain(|i| *i < n));
+                groups.retain(|g| !g.is_empty());
+            }
+        }
+        s.sim.clocks.per_node.retain(|c| c.node < n);
+        s.sim.network.overrides.retain(|o| o.from < n && o.to < n);
+        Some(s)
+    }
+}
+
 /// A recovery-time objective: how fast a failover must complete, and how long a new leader
 /// takes to start serving.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -55,25 +55,12 @@ impl<'t, P: Process> Sim<'t, P> {
         self.check_quiet();
     }
 
-    /// The nodes a fault acts on (for partitions: the nodes its shape names).
+    /// The nodes a fault acts on: its first target resolved now (for a one-way cut the
+    /// senders, for a cut link one end; the shape resolves any second target itself).
     fn fault_nodes_for(&mut self, action: &FaultAction) -> Vec<NodeId> {
-        match action {
-            FaultAction::Crash(t)
-            | FaultAction::Restart(t)
-            | FaultAction::Pause(t, _)
-            | FaultAction::Stall(t, _)
-            | FaultAction::ClockJump(t, _)
-            | FaultAction::ClockDrift(t, _)
-            | FaultAction::Resign(t) => self.resolve(t),
-            FaultAction::Partition(shape) => match shape {
-                PartitionShape::Groups(_) => Vec::new(),
-                PartitionShape::Isolate(t)
-                | PartitionShape::MajorityMinority(t)
-                | PartitionShape::Bridge(t) => self.resolve(t),
-                PartitionShape::OneWay { from, .. } => self.resolve(from),
-                PartitionShape::CutLink(a, _) => self.resolve(a),
-            },
-            FaultAction::Heal | FaultAction::Loss(_) | FaultAction::Duplicate(_) => Vec::new(),
+        match action.targets().first() {
+            Some(target) => self.resolve(target),
+            None => Vec::new(),
         }
     }
 
