@@ -1,0 +1,102 @@
+//! Recovery-time objectives in `run`: the budget broken down per failover, exit 3 when a
+//! failover misses it, and the start-up delay inside the measured recovery.
+
+use std::process::{Command, Output};
+
+fn run_with_objective(objective: &str, name: &str) -> Output {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/raft-leader-crash.ron"
+    ))
+    .unwrap()
+    .replace(
+        "    expect: Safe,",
+        &format!("    objective: {objective},\n    expect: Safe,"),
+    );
+    let file = std::env::temp_dir().join(format!(
+        "splitbrain-objective-{}-{name}.ron",
+        std::process::id()
+    ));
+    std::fs::write(&file, source).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+        .args(["run", file.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_failover_over_the_budget_exits_3_with_the_budget_broken_down() {
+    let o = run_with_objective(
+        "(failover_p99: \"50ms\", startup_delay: \"100ms\")",
+        "tight",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Recovery-time objective: failover within 50ms, start-up 100ms"),
+        "{text}"
+    );
+    for column in [
+        "detection",
+        "election",
+        "start-up",
+        "to first write",
+        "total",
+        "MISSED",
+    ] {
+        assert!(text.contains(column), "{column} missing:\n{text}");
+    }
+    assert!(
+        text.contains("RECOVERY-TIME OBJECTIVE WAS MISSED"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failover_within_the_budget_exits_0() {
+    let o = run_with_objective("(failover_p99: \"5s\")", "loose");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" met"));
+}
+
+#[test]
+fn the_startup_delay_is_inside_the_measured_recovery() {
+    let recovery_ns = |objective: &str, name: &str| {
+        let source = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/raft-leader-crash.ron"
+        ))
+        .unwrap()
+        .replace(
+            "    expect: Safe,",
+            &format!("    objective: {objective},\n    expect: Safe,"),
+        );
+        let file = std::env::temp_dir().join(format!(
+            "splitbrain-objective-{}-{name}.ron",
+            std::process::id()
+        ));
+        std::fs::write(&file, source).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+            .args(["run", file.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["report"]["failovers"][0]["recovery_ns"]
+            .as_u64()
+            .unwrap()
+    };
+    let without = recovery_ns("(startup_delay: \"0s\")", "zero");
+    let with = recovery_ns("(startup_delay: \"1s\")", "second");
+    // The new leader serves only after its delay: recovery grows by about the delay (the
+    // write ticks are 100 ms apart, so within one tick of it).
+    let grew = with - without;
+    assert!(
+        (900_000_000..=1_100_000_000).contains(&grew),
+        "recovery grew by {grew} ns"
+    );
+}
