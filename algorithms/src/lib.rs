@@ -3,8 +3,11 @@
 //! [`run`] is the one place that maps a configuration to a concrete process type.
 
 pub mod bully;
+pub mod etcd;
+pub mod k8s_lease;
 pub mod raft;
 pub mod ring;
+pub mod zookeeper;
 
 use serde::Serialize;
 use splitbrain_sim::{AlgorithmInfo, NodeId, Process, RunReport, Sim, SimConfig, TraceSink};
@@ -16,6 +19,7 @@ pub enum AlgorithmConfig {
     Raft(raft::RaftConfig),
     Bully(bully::BullyConfig),
     Ring(ring::RingConfig),
+    Etcd(etcd::EtcdConfig),
 }
 
 /// One line per algorithm for `splitbrain list`: name and summary.
@@ -35,6 +39,12 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "Ring election: Chang-Roberts (1979) or the all-ids token ring; ring order and initiators \
          configurable, acknowledged hops that skip a dead successor; epochs, no quorum",
     ),
+    (
+        "Etcd",
+        "etcd leases (TTL, keep-alives, expiry on the service clock) and the concurrency.Election \
+         recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \
+         variants WallClockToken and SetNx are unsafe on purpose",
+    ),
 ];
 
 impl AlgorithmConfig {
@@ -44,6 +54,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Raft(c) => raft::info(c, members),
             AlgorithmConfig::Bully(c) => bully::info(c, members),
             AlgorithmConfig::Ring(c) => ring::info(c, members),
+            AlgorithmConfig::Etcd(c) => etcd::info(c, members),
         }
     }
 
@@ -61,7 +72,9 @@ impl AlgorithmConfig {
                 }
                 Some(AlgorithmConfig::Raft(c))
             }
-            AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) => Some(self.clone()),
+            AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) | AlgorithmConfig::Etcd(_) => {
+                Some(self.clone())
+            }
         }
     }
 
@@ -71,6 +84,7 @@ impl AlgorithmConfig {
             "raft" => Some(AlgorithmConfig::Raft(raft::RaftConfig::default())),
             "bully" => Some(AlgorithmConfig::Bully(bully::BullyConfig::default())),
             "ring" => Some(AlgorithmConfig::Ring(ring::RingConfig::default())),
+            "etcd" => Some(AlgorithmConfig::Etcd(etcd::EtcdConfig::default())),
             _ => None,
         }
     }
@@ -81,6 +95,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Raft(_) => "raft",
             AlgorithmConfig::Bully(_) => "bully",
             AlgorithmConfig::Ring(_) => "ring",
+            AlgorithmConfig::Etcd(_) => "etcd",
         }
     }
 }
@@ -113,6 +128,11 @@ pub fn run(
                 .map(|i| ring::RingNode::new(NodeId::from(i), c, Arc::clone(&topology)))
                 .collect();
             run_processes(config, info, nodes, trace)
+        }
+        AlgorithmConfig::Etcd(c) => {
+            // The members campaign; the service is one more process, id `members`.
+            let processes = etcd::EtcdProcess::cluster(members, c);
+            run_processes(config, info, processes, trace)
         }
     }
 }

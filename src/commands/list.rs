@@ -29,18 +29,29 @@ pub fn list(args: &ListArgs) -> u8 {
     };
     files.sort();
     crate::outln!("\nScenarios in {}:", args.dir.display());
+    let width = files
+        .iter()
+        .map(|f| f.display().to_string().chars().count())
+        .max()
+        .unwrap_or(0);
     let mut bad = false;
     for file in files {
         match scenario::load(&file) {
-            Ok(s) => crate::outln!(
-                "  {:<40} {:<5} {:>2} nodes  {:>6}  {:>2} faults  expect {}",
-                file.display(),
-                s.algorithm.name(),
-                s.sim.members,
-                format_duration(s.sim.duration_ns),
-                s.sim.faults.len(),
-                describe_expect(&s.expect)
-            ),
+            Ok(s) => {
+                let faults = match s.nemesis {
+                    Some(_) => format!("{:>2} faults + nemesis", s.sim.faults.len()),
+                    None => format!("{:>2} faults", s.sim.faults.len()),
+                };
+                crate::outln!(
+                    "  {:<width$}  {:<5} {:>2} nodes  {:>6}  {:<19}  expect {}",
+                    file.display(),
+                    s.algorithm.name(),
+                    s.sim.members,
+                    format_duration(s.sim.duration_ns),
+                    faults,
+                    describe_expect(&s.expect)
+                );
+            }
             Err(e) => {
                 bad = true;
                 eprintln!("  {e}");

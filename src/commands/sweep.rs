@@ -187,6 +187,8 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             AlgorithmConfig::Raft(c) => c.heartbeat_ns = *d,
             AlgorithmConfig::Bully(c) => c.heartbeat_ns = *d,
             AlgorithmConfig::Ring(c) => c.heartbeat_ns = *d,
+            // A lease holder's keep-alive is its heartbeat.
+            AlgorithmConfig::Etcd(c) => c.keepalive_ns = *d,
         },
         (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Bully(c)) => {
             c.failure_timeout_ns = *d
@@ -220,6 +222,7 @@ fn heartbeat_ns(alg: &AlgorithmConfig) -> u64 {
         AlgorithmConfig::Raft(c) => c.heartbeat_ns,
         AlgorithmConfig::Bully(c) => c.heartbeat_ns,
         AlgorithmConfig::Ring(c) => c.heartbeat_ns,
+        AlgorithmConfig::Etcd(c) => c.keepalive_ns,
     }
 }
 

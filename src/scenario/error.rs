@@ -160,6 +160,12 @@ pub enum ErrorKind {
     },
     #[error("the ack timeout must be longer than zero")]
     ZeroAckTimeout,
+    #[error("the lease TTL must be longer than zero")]
+    ZeroTtl,
+    #[error("the TTL {} is below the service's minimum TTL {}", dur(.ttl_ns), dur(.min_ttl_ns))]
+    TtlBelowMinTtl { ttl_ns: u64, min_ttl_ns: u64 },
+    #[error("the keep-alive interval {} must be above zero and below the TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
+    KeepaliveNotBelowTtl { keepalive_ns: u64, ttl_ns: u64 },
 
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
@@ -300,6 +306,20 @@ impl ErrorKind {
                  above one round trip between neighbours"
                     .to_string()
             }
+            ErrorKind::ZeroTtl => {
+                "a lease with no TTL expires as it is granted; etcd's clients use seconds"
+                    .to_string()
+            }
+            ErrorKind::TtlBelowMinTtl { .. } => {
+                "etcd raises a TTL below its minimum silently; write the TTL you mean, at or above \
+                 `min_ttl`, or lower `min_ttl`"
+                    .to_string()
+            }
+            ErrorKind::KeepaliveNotBelowTtl { .. } => {
+                "etcd's clients keep a lease alive every TTL/3 (the default when `keepalive` is \
+                 left out); a keep-alive at or after the TTL lets the lease lapse"
+                    .to_string()
+            }
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
                  after `start` and heal before the last `quiet` of the run"
@@ -309,7 +329,8 @@ impl ErrorKind {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. } => {
-                "no algorithm in this build models a coordination service yet".to_string()
+                "only algorithms with a modeled service (`Etcd`) have a `Service` process"
+                    .to_string()
             }
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
                 0 => "the cluster has no nodes".to_string(),
@@ -559,6 +580,7 @@ fn struct_context(name: Option<&str>) -> String {
         Some("Raft") => "`Raft` settings".to_string(),
         Some("Bully") => "`Bully` settings".to_string(),
         Some("Ring") => "`Ring` settings".to_string(),
+        Some("Etcd") => "`Etcd` settings".to_string(),
         Some("Network") => "network settings".to_string(),
         Some("Link") => "a link override".to_string(),
         Some("Clocks") => "clock settings".to_string(),

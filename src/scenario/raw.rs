@@ -135,6 +135,24 @@ pub(crate) enum RawAlgorithm {
         #[serde(default)]
         ack_timeout: Option<DurationText>,
     },
+    Etcd {
+        #[serde(default)]
+        ttl: Option<DurationText>,
+        #[serde(default)]
+        min_ttl: Option<DurationText>,
+        #[serde(default)]
+        keepalive: Option<DurationText>,
+        #[serde(default)]
+        variant: Option<RawEtcdVariant>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "etcd variant")]
+pub(crate) enum RawEtcdVariant {
+    Revision,
+    WallClockToken,
+    SetNx,
 }
 
 #[derive(Debug, Deserialize)]

@@ -8,12 +8,13 @@
 use super::duration::DurationText;
 use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
 use super::raw::{
-    RawAction, RawAlgorithm, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
-    RawNemesisKind, RawNetwork, RawObjective, RawRaftVariant, RawRingInitiators, RawRingOrder,
-    RawRingVariant, RawShape, RawTarget, ScenarioFile,
+    RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
+    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawRaftVariant,
+    RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::bully::BullyConfig;
+use splitbrain_algorithms::etcd::{EtcdConfig, EtcdVariant};
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::AlgorithmConfig;
@@ -351,6 +352,55 @@ impl Checker {
                 // Ring needs no coordination service: `Service` names nothing.
                 self.has_service = false;
                 (AlgorithmConfig::Ring(config), "ring")
+            }
+            RawAlgorithm::Etcd {
+                ttl,
+                min_ttl,
+                keepalive,
+                variant,
+            } => {
+                let defaults = EtcdConfig::default();
+                let ttl_ns = ttl.map_or(defaults.ttl_ns, |d| d.0);
+                let min_ttl_ns = min_ttl.map_or(defaults.min_ttl_ns.min(ttl_ns), |d| d.0);
+                // etcd's clients keep alive every TTL/3.
+                let keepalive_ns = keepalive.map_or(ttl_ns / 3, |d| d.0);
+                if ttl_ns == 0 {
+                    self.problem("algorithm.ttl", ErrorKind::ZeroTtl);
+                } else if ttl_ns < min_ttl_ns {
+                    let path = if min_ttl.is_some() {
+                        "algorithm.min_ttl"
+                    } else {
+                        "algorithm.ttl"
+                    };
+                    self.problem(path, ErrorKind::TtlBelowMinTtl { ttl_ns, min_ttl_ns });
+                } else if keepalive_ns == 0 || keepalive_ns >= ttl_ns {
+                    let path = if keepalive.is_some() {
+                        "algorithm.keepalive"
+                    } else {
+                        "algorithm.ttl"
+                    };
+                    self.problem(
+                        path,
+                        ErrorKind::KeepaliveNotBelowTtl {
+                            keepalive_ns,
+                            ttl_ns,
+                        },
+                    );
+                }
+                let config = EtcdConfig {
+                    ttl_ns,
+                    min_ttl_ns,
+                    keepalive_ns,
+                    variant: match variant {
+                        None => defaults.variant,
+                        Some(RawEtcdVariant::Revision) => EtcdVariant::Revision,
+                        Some(RawEtcdVariant::WallClockToken) => EtcdVariant::WallClockToken,
+                        Some(RawEtcdVariant::SetNx) => EtcdVariant::SetNx,
+                    },
+                };
+                // The modeled etcd server is process `nodes`: `Service` names it.
+                self.has_service = true;
+                (AlgorithmConfig::Etcd(config), "etcd")
             }
         }
     }

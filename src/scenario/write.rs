@@ -4,6 +4,7 @@
 
 use super::duration::{format_duration_ron, format_signed_duration_ron};
 use super::{Expect, Scenario};
+use splitbrain_algorithms::etcd::EtcdVariant;
 use splitbrain_algorithms::raft::RaftVariant;
 use splitbrain_algorithms::ring::{RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::AlgorithmConfig;
@@ -103,6 +104,18 @@ fn algorithm(config: &AlgorithmConfig) -> String {
                 },
             )
         }
+        AlgorithmConfig::Etcd(etcd) => format!(
+            "Etcd(\n        ttl: {},\n        min_ttl: {},\n        keepalive: {},\n        \
+             variant: {},\n    )",
+            duration(etcd.ttl_ns),
+            duration(etcd.min_ttl_ns),
+            duration(etcd.keepalive_ns),
+            match etcd.variant {
+                EtcdVariant::Revision => "Revision",
+                EtcdVariant::WallClockToken => "WallClockToken",
+                EtcdVariant::SetNx => "SetNx",
+            },
+        ),
         AlgorithmConfig::Bully(bully) => format!(
             "Bully(\n        heartbeat: {},\n        failure_timeout: {},\n        \
              answer_timeout: {},\n        coordinator_timeout: {},\n    )",

@@ -19,6 +19,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let leader_term = leader.and_then(|l| self.leadership.term_of(l));
         let nodes = self.fault_nodes_for(&spec.action);
         let description = self.describe(&spec.action, &nodes, leader);
+        self.record_of_fault[index] = self.fault_records.len();
         self.fault_records.push(FaultRecord {
             at_ns: self.now,
             kind: spec.action.kind_name().to_string(),
@@ -47,7 +48,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         if let Some(d) = spec.action.built_in_duration() {
             if matches!(spec.action, FaultAction::Pause(..)) {
-                self.fault_records[index].healed_at_ns = Some(self.now + d);
+                self.record_mut(index).healed_at_ns = Some(self.now + d);
             }
         }
         self.faults_fired += 1;
@@ -98,7 +99,7 @@ impl<'t, P: Process> Sim<'t, P> {
 
     pub(super) fn heal_fault(&mut self, index: usize) {
         self.pending_heals -= 1;
-        self.fault_records[index].healed_at_ns = Some(self.now);
+        self.record_mut(index).healed_at_ns = Some(self.now);
         let nodes = self.fault_nodes[index].clone();
         match &self.config.faults[index].action {
             FaultAction::Crash(_) => nodes.iter().for_each(|n| self.restart(*n)),
@@ -113,7 +114,7 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Duplicate(_) => self.network.restore_duplicate(),
             other => unreachable!("{} cannot heal", other.kind_name()),
         }
-        let what = self.fault_records[index].description.clone();
+        let what = self.record_mut(index).description.clone();
         self.trace_global("heal", &what);
         self.check_quiet();
     }

@@ -86,6 +86,18 @@ struct NodeState<M, T> {
     pause_generation: u32,
 }
 
+impl<P: Process> Sim<'_, P> {
+    /// The applied record of fault `index` (it has fired).
+    fn record_mut(&mut self, index: usize) -> &mut FaultRecord {
+        let place = self.record_of_fault[index];
+        assert!(
+            place != usize::MAX,
+            "fault {index} is recorded when it fires"
+        );
+        &mut self.fault_records[place]
+    }
+}
+
 /// An election under way (see [`crate::report::ElectionRecord`]).
 struct OpenElection {
     started_ns: Nanos,
@@ -154,7 +166,11 @@ pub struct Sim<'t, P: Process> {
     candidates: BTreeMap<u64, (NodeId, bool)>,
     /// The stream of the fault being applied (each fault has its own).
     fault_rng: SimRng,
+    /// Faults as they were applied, in firing order.
     fault_records: Vec<FaultRecord>,
+    /// For each fault (by its index in the scenario), its place in `fault_records`; faults
+    /// need not be listed in time order.
+    record_of_fault: Vec<usize>,
     /// Resolved nodes of each fault, for its heal.
     fault_nodes: Vec<Vec<NodeId>>,
     saved_drift_ppm: Vec<Vec<(NodeId, i64)>>,
@@ -206,6 +222,7 @@ impl<'t, P: Process> Sim<'t, P> {
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
+            record_of_fault: vec![usize::MAX; config.faults.len()],
             fault_nodes: vec![Vec::new(); config.faults.len()],
             saved_drift_ppm: vec![Vec::new(); config.faults.len()],
             queue: EventQueue::new(count * slots_per_node),

@@ -105,7 +105,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pause(node, stall_ns);
             // The stall's own pending heal is replaced by the pause's resume.
             self.pending_heals -= 1;
-            self.fault_records[fault].healed_at_ns = Some(self.now + stall_ns);
+            self.record_mut(fault).healed_at_ns = Some(self.now + stall_ns);
         } else {
             for effect in effects.drain(..) {
                 self.apply(node, local, effect);

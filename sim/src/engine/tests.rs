@@ -631,3 +631,32 @@ fn a_timer_too_long_for_the_clock_never_fires_instead_of_wrapping_into_the_past(
     );
     assert!(procs[0].ticks_at.is_empty());
 }
+
+#[test]
+fn faults_listed_out_of_time_order_fire_and_heal_in_time_order() {
+    let mut c = config(3, 2 * S);
+    let late = FaultSpec {
+        at_ns: 900 * MS,
+        action: FaultAction::Crash(Target::Node(1)),
+        heal_after_ns: Some(100 * MS),
+    };
+    let early = FaultSpec {
+        at_ns: 100 * MS,
+        action: FaultAction::Crash(Target::Node(2)),
+        heal_after_ns: Some(300 * MS),
+    };
+    let stall = fault(50 * MS, FaultAction::Stall(Target::Node(0), 10 * MS));
+    c.faults = vec![late, early, stall];
+    let (report, _) = run(
+        c,
+        vec![Toy::pinger(10 * MS), Toy::default(), Toy::default()],
+    );
+    let healed: Vec<(u64, Option<u64>)> = report
+        .faults
+        .iter()
+        .map(|f| (f.at_ns, f.healed_at_ns))
+        .collect();
+    assert_eq!(healed[1], (100 * MS, Some(400 * MS)));
+    assert_eq!(healed[2], (900 * MS, Some(S)));
+    assert!(healed[0].1.is_some(), "the stall healed");
+}

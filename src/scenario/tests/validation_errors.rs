@@ -372,3 +372,49 @@ fn a_backwards_fault_duration_range_and_a_zero_objective_are_errors() {
         "{error}"
     );
 }
+
+#[test]
+fn etcd_settings_are_checked_at_the_offending_value() {
+    let cases = [
+        (
+            "(algorithm: Etcd(ttl: @\"0s\"))",
+            "the lease TTL must be longer than zero",
+        ),
+        (
+            "(algorithm: Etcd(ttl: \"1s\", min_ttl: @\"2s\"))",
+            "the TTL 1s is below the service's minimum TTL 2s",
+        ),
+        (
+            "(algorithm: Etcd(ttl: \"1s\", keepalive: @\"1s\"))",
+            "the keep-alive interval 1s must be above zero and below the TTL 1s",
+        ),
+        (
+            "(algorithm: Etcd(keepalive: @\"0s\"))",
+            "the keep-alive interval 0s must be above zero and below the TTL 2s",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+    }
+}
+
+#[test]
+fn etcd_has_a_service_that_faults_can_target_and_defaults_that_follow_the_ttl() {
+    let scenario = parsed(
+        r#"(nodes: 3, algorithm: Etcd(ttl: "600ms", variant: SetNx),
+           faults: [(at: "1s", do: Partition(Isolate(Service)), heal_after: "1s"),
+                    (at: "2s", do: ClockJump(Service, "1s"))])"#,
+    );
+    let AlgorithmConfig::Etcd(etcd) = &scenario.algorithm else {
+        panic!("{:?}", scenario.algorithm);
+    };
+    assert_eq!(etcd.ttl_ns, 600_000_000);
+    // The minimum TTL defaults to 1s but never above the TTL; keep-alive to TTL/3.
+    assert_eq!(etcd.min_ttl_ns, 600_000_000);
+    assert_eq!(etcd.keepalive_ns, 200_000_000);
+    assert_eq!(
+        etcd.variant,
+        splitbrain_algorithms::etcd::EtcdVariant::SetNx
+    );
+    assert_eq!(parsed(&to_ron(&scenario)), scenario);
+}

@@ -1,0 +1,378 @@
+//! An election candidate running etcd's `concurrency.Election` recipe (or the SetNx lock).
+//!
+//! Revision recipe: grant a lease; in one transaction create `prefix/<lease>` if it does not
+//! exist and range the prefix; lead when the own key has the lowest create revision, else
+//! watch the predecessor (the key with the highest create revision below the own one) for
+//! its delete, then range again. The lease is kept alive every `keepalive`; the client
+//! believes in its lease until its own clock reaches the send time of the last acknowledged
+//! keep-alive (or grant) plus the TTL. Waiters resync with a range every TTL (the `Observe`
+//! side of the recipe: it also tells them who leads).
+
+use super::config::{EtcdConfig, EtcdVariant};
+use super::messages::{EtcdMsg, EtcdTimer, KeyView};
+use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal, NANOS_PER_MILLI};
+
+type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
+
+/// Where a client is in its campaign.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for a lease grant (sent at the given local time).
+    Granting { sent_at: LocalNanos },
+    /// Holding a lease, waiting for the transaction's answer.
+    Creating,
+    /// Own key created; waiting for the predecessor `pred` to go.
+    Waiting { pred: u64 },
+    /// Own key is the lowest.
+    Leading,
+    /// SetNx: polling for the lock.
+    Polling,
+}
+
+#[derive(Clone, Debug)]
+pub struct EtcdClient {
+    me: NodeId,
+    service: NodeId,
+    config: EtcdConfig,
+    phase: Phase,
+    lease: Option<u64>,
+    /// The own key's create revision (Revision recipes) or the lock's term (SetNx).
+    my_rev: u64,
+    /// The lease is believed alive while the local clock reads less than this.
+    lease_deadline: LocalNanos,
+    token: u64,
+    /// The highest revision seen; kept across restarts (it only grows at the service).
+    seen_revision: u64,
+    leader_seen: Option<NodeId>,
+}
+
+impl EtcdClient {
+    /// Member `me` of `members`; the service is process `members`.
+    pub fn new(me: NodeId, members: usize, config: &EtcdConfig) -> Self {
+        Self {
+            me,
+            service: NodeId::from(members),
+            config: config.clone(),
+            phase: Phase::Granting { sent_at: 0 },
+            lease: None,
+            my_rev: 0,
+            lease_deadline: LocalNanos::MIN,
+            token: 0,
+            seen_revision: 0,
+            leader_seen: None,
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    pub fn lease_deadline(&self) -> LocalNanos {
+        self.lease_deadline
+    }
+
+    pub fn term(&self) -> u64 {
+        self.seen_revision
+    }
+
+    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        (self.phase == Phase::Leading && now < self.lease_deadline).then_some(self.token)
+    }
+
+    pub fn known_leader(&self) -> Option<NodeId> {
+        if self.phase == Phase::Leading {
+            Some(self.me)
+        } else {
+            self.leader_seen
+        }
+    }
+
+    fn see(&mut self, revision: u64) {
+        self.seen_revision = self.seen_revision.max(revision);
+    }
+
+    /// Starts (or restarts) a campaign from nothing.
+    fn campaign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.lease = None;
+        self.my_rev = 0;
+        self.lease_deadline = LocalNanos::MIN;
+        ctx.cancel_timer(EtcdTimer::KeepAlive);
+        ctx.cancel_timer(EtcdTimer::LeaseDeadline);
+        if self.config.variant == EtcdVariant::SetNx {
+            self.phase = Phase::Polling;
+            self.poll(ctx);
+            return;
+        }
+        let sent_at = ctx.local_now();
+        self.phase = Phase::Granting { sent_at };
+        ctx.send(
+            self.service,
+            EtcdMsg::LeaseGrant {
+                ttl_ns: self.config.ttl_ns,
+            },
+        );
+        ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+    }
+
+    fn poll(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.lease_deadline = ctx.local_now().saturating_add(self.config.ttl_ns as i64);
+        ctx.send(
+            self.service,
+            EtcdMsg::SetNx {
+                ttl_ns: self.config.ttl_ns,
+            },
+        );
+        ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+    }
+
+    /// Leaves leadership (if held) and campaigns again; revokes the old lease on the way
+    /// out so that a lease the service still honours does not block the new key.
+    fn lost_lease(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if self.phase == Phase::Leading {
+            ctx.stepped_down();
+        }
+        ctx.signal(Signal::LeaderSuspected);
+        match self.config.variant {
+            EtcdVariant::SetNx => {
+                if self.my_rev != 0 {
+                    ctx.send(self.service, EtcdMsg::Del { term: self.my_rev });
+                }
+            }
+            _ => {
+                if let Some(lease) = self.lease {
+                    ctx.send(self.service, EtcdMsg::Revoke { lease });
+                }
+            }
+        }
+        self.campaign(ctx);
+    }
+
+    pub fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.campaign(ctx);
+    }
+
+    pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.leader_seen = None;
+        self.campaign(ctx);
+    }
+
+    pub fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if self.phase == Phase::Leading {
+            ctx.stepped_down();
+            match self.config.variant {
+                EtcdVariant::SetNx => ctx.send(self.service, EtcdMsg::Del { term: self.my_rev }),
+                _ => {
+                    if let Some(lease) = self.lease {
+                        ctx.send(self.service, EtcdMsg::Revoke { lease });
+                    }
+                }
+            }
+            self.leader_seen = None;
+            self.phase = Phase::Granting { sent_at: 0 };
+            self.campaign(ctx);
+        }
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
+        let now = ctx.local_now();
+        match timer {
+            EtcdTimer::KeepAlive => {
+                if self.config.variant == EtcdVariant::SetNx {
+                    if self.phase == Phase::Leading {
+                        ctx.send(
+                            self.service,
+                            EtcdMsg::Extend {
+                                term: self.my_rev,
+                                sent_at: now,
+                            },
+                        );
+                    }
+                } else if let Some(lease) = self.lease {
+                    ctx.send(
+                        self.service,
+                        EtcdMsg::KeepAlive {
+                            lease,
+                            sent_at: now,
+                        },
+                    );
+                }
+                ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+            }
+            EtcdTimer::LeaseDeadline => {
+                if now >= self.lease_deadline {
+                    self.lost_lease(ctx);
+                } else {
+                    self.arm_deadline(ctx);
+                }
+            }
+            EtcdTimer::Retry => match self.phase {
+                Phase::Granting { .. } => {
+                    // Keep the first attempt's send time: the lease may date from it.
+                    ctx.send(
+                        self.service,
+                        EtcdMsg::LeaseGrant {
+                            ttl_ns: self.config.ttl_ns,
+                        },
+                    );
+                    ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+                }
+                Phase::Creating => {
+                    if let Some(lease) = self.lease {
+                        ctx.send(self.service, EtcdMsg::Txn { lease });
+                    }
+                    ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+                }
+                Phase::Waiting { .. } => {
+                    ctx.send(self.service, EtcdMsg::Range);
+                    ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
+                }
+                Phase::Polling => self.poll(ctx),
+                Phase::Leading => {}
+            },
+            EtcdTimer::Expiry => {}
+        }
+    }
+
+    fn arm_deadline(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let after = self.lease_deadline.saturating_sub(ctx.local_now()).max(0) as u64;
+        ctx.set_timer(EtcdTimer::LeaseDeadline, after);
+    }
+
+    fn renewed(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
+        let deadline = sent_at.saturating_add(ttl_ns as i64);
+        if deadline > self.lease_deadline {
+            self.lease_deadline = deadline;
+            self.arm_deadline(ctx);
+        }
+    }
+
+    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, _from: NodeId, msg: EtcdMsg) {
+        self.see(msg.term());
+        match msg {
+            EtcdMsg::LeaseGrantResp { lease, ttl_ns } => {
+                let Phase::Granting { sent_at } = self.phase else {
+                    return; // a late grant for an abandoned attempt: it will expire
+                };
+                self.lease = Some(lease);
+                self.lease_deadline = LocalNanos::MIN;
+                self.renewed(ctx, sent_at, ttl_ns);
+                self.phase = Phase::Creating;
+                ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                ctx.send(self.service, EtcdMsg::Txn { lease });
+                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+            }
+            EtcdMsg::KeepAliveResp {
+                lease,
+                ttl_ns,
+                sent_at,
+            } => {
+                if self.lease != Some(lease) {
+                    return;
+                }
+                if ttl_ns == 0 {
+                    self.lost_lease(ctx);
+                } else {
+                    self.renewed(ctx, sent_at, ttl_ns);
+                }
+            }
+            EtcdMsg::TxnResp {
+                create_rev,
+                revision,
+                keys,
+            } => {
+                if self.phase != Phase::Creating {
+                    return;
+                }
+                if create_rev == 0 {
+                    self.lost_lease(ctx);
+                    return;
+                }
+                self.my_rev = create_rev;
+                ctx.signal(Signal::ElectionStarted { term: create_rev });
+                self.evaluate(ctx, revision, &keys);
+            }
+            EtcdMsg::RangeResp { revision, keys } => {
+                if matches!(self.phase, Phase::Waiting { .. } | Phase::Leading) {
+                    self.evaluate(ctx, revision, &keys);
+                } else {
+                    self.leader_seen = keys.first().map(|k| k.1);
+                }
+            }
+            EtcdMsg::WatchEvent { key, .. } if self.phase == (Phase::Waiting { pred: key }) => {
+                ctx.send(self.service, EtcdMsg::Range);
+                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+            }
+            EtcdMsg::SetNxResp {
+                acquired,
+                term,
+                holder,
+            } => {
+                self.leader_seen = holder;
+                if self.phase == Phase::Polling && acquired {
+                    // The lease deadline was set from the poll's send time.
+                    self.my_rev = term;
+                    self.phase = Phase::Leading;
+                    self.token = 0;
+                    ctx.signal(Signal::ElectionStarted { term });
+                    ctx.became_leader(term, 0);
+                    ctx.cancel_timer(EtcdTimer::Retry);
+                    self.arm_deadline(ctx);
+                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                }
+            }
+            EtcdMsg::ExtendResp { ok, term, sent_at } => {
+                if self.phase != Phase::Leading || term != self.my_rev {
+                    return;
+                }
+                if ok {
+                    self.renewed(ctx, sent_at, self.config.ttl_ns);
+                } else {
+                    self.lost_lease(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The recipe's decision on a view of the prefix.
+    fn evaluate(&mut self, ctx: &mut EtcdCtx<'_, '_>, revision: u64, keys: &[KeyView]) {
+        self.leader_seen = keys.first().map(|k| k.1);
+        if !keys.iter().any(|k| k.0 == self.my_rev) {
+            // The own key is gone (the lease expired at the service): whatever the
+            // predecessor did, this client must not lead with it.
+            self.lost_lease(ctx);
+            return;
+        }
+        if keys[0].0 == self.my_rev {
+            if self.phase != Phase::Leading {
+                self.phase = Phase::Leading;
+                self.token = match self.config.variant {
+                    EtcdVariant::WallClockToken => {
+                        (ctx.local_now().max(0) as u64) / NANOS_PER_MILLI
+                    }
+                    _ => self.my_rev,
+                };
+                ctx.cancel_timer(EtcdTimer::Retry);
+                ctx.became_leader(self.my_rev, self.token);
+            }
+            return;
+        }
+        let pred = keys
+            .iter()
+            .filter(|k| k.0 < self.my_rev)
+            .map(|k| k.0)
+            .max()
+            .expect("a lower key exists");
+        if self.phase != (Phase::Waiting { pred }) {
+            self.phase = Phase::Waiting { pred };
+            ctx.send(
+                self.service,
+                EtcdMsg::Watch {
+                    key: pred,
+                    start_rev: revision + 1,
+                },
+            );
+        }
+        ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
+    }
+}

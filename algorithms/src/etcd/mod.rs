@@ -1,0 +1,120 @@
+//! Modeled etcd (leases with a TTL and a minimum TTL, keep-alives, expiry on the service's
+//! clock, compare-on-create-revision transactions, delete watches, a global revision) and
+//! the election recipe of etcd's `clientv3/concurrency` package, with two unsafe variants:
+//! a fencing token taken from the leader's wall clock, and a Redis-style `SET NX PX` lock
+//! with no token at all. `docs/algorithms/etcd.md` says what is modeled and decided.
+//!
+//! The service is one process, id `members`; the candidates are the members.
+
+pub mod client;
+pub mod config;
+pub mod messages;
+pub mod service;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{EtcdClient, Phase};
+pub use config::{EtcdConfig, EtcdVariant};
+pub use messages::{EtcdMsg, EtcdTimer};
+pub use service::EtcdService;
+
+use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
+
+/// What the engine's checks need to know about an etcd election.
+pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "etcd".to_string(),
+        // A dead leader's lease runs out within a TTL of its last keep-alive; its waiter
+        // hears the delete at once (one keep-alive interval of margin for latency and
+        // retries). The resync of waiters also runs once per TTL.
+        failure_detection_ns: config
+            .ttl_ns
+            .max(config.min_ttl_ns)
+            .saturating_add(config.keepalive_ns),
+        // One client and the service elect a leader.
+        min_group_for_progress: 1,
+    }
+}
+
+/// A process of an etcd run: a candidate, or the service.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum EtcdProcess {
+    Client(EtcdClient),
+    Service(EtcdService),
+}
+
+impl EtcdProcess {
+    /// The processes of a run: `members` clients, then the service.
+    pub fn cluster(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
+        (0..members)
+            .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)))
+            .chain(std::iter::once(EtcdProcess::Service(EtcdService::new(
+                config,
+            ))))
+            .collect()
+    }
+}
+
+type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
+
+impl Process for EtcdProcess {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
+
+    fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        match self {
+            EtcdProcess::Client(c) => c.on_start(ctx),
+            EtcdProcess::Service(s) => s.on_start(ctx),
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
+        match self {
+            EtcdProcess::Client(c) => c.on_message(ctx, from, msg),
+            EtcdProcess::Service(s) => s.on_message(ctx, from, msg),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
+        match self {
+            EtcdProcess::Client(c) => c.on_timer(ctx, timer),
+            EtcdProcess::Service(s) => s.on_timer(ctx, timer),
+        }
+    }
+
+    fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        match self {
+            EtcdProcess::Client(c) => c.on_restart(ctx),
+            EtcdProcess::Service(s) => s.on_restart(ctx),
+        }
+    }
+
+    fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if let EtcdProcess::Client(c) = self {
+            c.on_resign(ctx);
+        }
+    }
+
+    fn term(&self) -> u64 {
+        match self {
+            EtcdProcess::Client(c) => c.term(),
+            EtcdProcess::Service(s) => s.revision(),
+        }
+    }
+
+    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        match self {
+            EtcdProcess::Client(c) => c.write_token(local_now_ns),
+            EtcdProcess::Service(_) => None,
+        }
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        match self {
+            EtcdProcess::Client(c) => c.known_leader(),
+            EtcdProcess::Service(_) => None,
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The modeled etcd server: a global revision, leases with a TTL (raised to a minimum) that
+//! expire on the service's own clock, keys attached to leases under one election prefix,
+//! compare-on-create-revision transactions, ranges, delete watches, and (for the SetNx
+//! variant) one Redis-style lock with a TTL.
+
+use super::config::EtcdConfig;
+use super::messages::{EtcdMsg, EtcdTimer, KeyView};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+use std::collections::BTreeMap;
+
+type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Lease {
+    owner: NodeId,
+    ttl_ns: u64,
+    /// Expires when the service's clock reads this or later.
+    deadline: LocalNanos,
+    /// The create revision of the key attached to this lease, if any.
+    key: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Lock {
+    owner: NodeId,
+    term: u64,
+    deadline: LocalNanos,
+}
+
+/// The service process's state. It is one process (id = `members`) and keeps no durable
+/// state across a crash beyond the revision counters (a real etcd persists everything;
+/// a restarted service here keeps its keys and leases too: see `on_restart`).
+#[derive(Clone, Debug)]
+pub struct EtcdService {
+    config: EtcdConfig,
+    revision: u64,
+    next_lease: u64,
+    leases: BTreeMap<u64, Lease>,
+    /// Keys under the election prefix by create revision: (owner, lease).
+    keys: BTreeMap<u64, (NodeId, u64)>,
+    /// Delete watches: watched create revision -> watchers, in registration order.
+    watches: BTreeMap<u64, Vec<NodeId>>,
+    lock: Option<Lock>,
+    lock_terms: u64,
+}
+
+impl EtcdService {
+    pub fn new(config: &EtcdConfig) -> Self {
+        Self {
+            config: config.clone(),
+            revision: 1,
+            next_lease: 1,
+            leases: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            watches: BTreeMap::new(),
+            lock: None,
+            lock_terms: 0,
+        }
+    }
+
+    /// The global revision (the service's "term" for `term_monotonic`).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Live leases (for tests).
+    pub fn lease_count(&self) -> usize {
+        self.leases.len()
+    }
+
+    /// The election prefix's keys, lowest create revision first.
+    pub fn keys(&self) -> Vec<KeyView> {
+        self.keys
+            .iter()
+            .map(|(rev, (owner, _))| (*rev, *owner))
+            .collect()
+    }
+
+    pub fn on_start(&mut self, _ctx: &mut EtcdCtx<'_, '_>) {}
+
+    /// etcd persists its keys and leases; on restart it keeps them and, like etcd's lessor
+    /// after a leader change, extends every lease to a full TTL from now.
+    pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let now = ctx.local_now();
+        for lease in self.leases.values_mut() {
+            lease.deadline = now.saturating_add(lease.ttl_ns as i64);
+        }
+        if let Some(lock) = self.lock.as_mut() {
+            lock.deadline = now.saturating_add(self.config.ttl_ns as i64);
+        }
+        self.arm_expiry(ctx);
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
+        if timer == EtcdTimer::Expiry {
+            self.expire(ctx);
+            self.arm_expiry(ctx);
+        }
+    }
+
+    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
+        // Anything already past its deadline is expired before the request is served, so a
+        // keep-alive that arrives exactly at the deadline finds the lease gone.
+        self.expire(ctx);
+        match msg {
+            EtcdMsg::LeaseGrant { ttl_ns } => {
+                let ttl_ns = ttl_ns.max(self.config.min_ttl_ns);
+                let lease = self.next_lease;
+                self.next_lease += 1;
+                self.leases.insert(
+                    lease,
+                    Lease {
+                        owner: from,
+                        ttl_ns,
+                        deadline: ctx.local_now().saturating_add(ttl_ns as i64),
+                        key: None,
+                    },
+                );
+                ctx.send(from, EtcdMsg::LeaseGrantResp { lease, ttl_ns });
+            }
+            EtcdMsg::KeepAlive { lease, sent_at } => {
+                let now = ctx.local_now();
+                let ttl_ns = match self.leases.get_mut(&lease) {
+                    Some(l) => {
+                        l.deadline = now.saturating_add(l.ttl_ns as i64);
+                        l.ttl_ns
+                    }
+                    None => 0,
+                };
+                ctx.send(
+                    from,
+                    EtcdMsg::KeepAliveResp {
+                        lease,
+                        ttl_ns,
+                        sent_at,
+                    },
+                );
+            }
+            EtcdMsg::Revoke { lease } => self.revoke(ctx, lease, false),
+            EtcdMsg::Txn { lease } => {
+                let create_rev = match self.leases.get_mut(&lease) {
+                    // The lease is gone: the put fails (etcd: "requested lease not found").
+                    None => 0,
+                    Some(l) => match l.key {
+                        Some(rev) => rev,
+                        None => {
+                            self.revision += 1;
+                            l.key = Some(self.revision);
+                            self.keys.insert(self.revision, (from, lease));
+                            self.revision
+                        }
+                    },
+                };
+                ctx.send(
+                    from,
+                    EtcdMsg::TxnResp {
+                        create_rev,
+                        revision: self.revision,
+                        keys: self.keys(),
+                    },
+                );
+            }
+            EtcdMsg::Range => ctx.send(
+                from,
+                EtcdMsg::RangeResp {
+                    revision: self.revision,
+                    keys: self.keys(),
+                },
+            ),
+            EtcdMsg::Watch { key, .. } => {
+                if self.keys.contains_key(&key) {
+                    let watchers = self.watches.entry(key).or_default();
+                    if !watchers.contains(&from) {
+                        watchers.push(from);
+                    }
+                } else {
+                    // Already deleted (at or after start_rev): the history replays the delete.
+                    ctx.send(
+                        from,
+                        EtcdMsg::WatchEvent {
+                            key,
+                            revision: self.revision,
+                        },
+                    );
+                }
+            }
+            EtcdMsg::SetNx { ttl_ns } => {
+                let ttl_ns = ttl_ns.max(self.config.min_ttl_ns);
+                let acquired = self.lock.is_none();
+                if acquired {
+                    self.lock_terms += 1;
+                    self.revision += 1;
+                    self.lock = Some(Lock {
+                        owner: from,
+                        term: self.lock_terms,
+                        deadline: ctx.local_now().saturating_add(ttl_ns as i64),
+                    });
+                }
+                let lock = self.lock.as_ref();
+                ctx.send(
+                    from,
+                    EtcdMsg::SetNxResp {
+                        acquired,
+                        term: lock.map_or(self.lock_terms, |l| l.term),
+                        holder: lock.map(|l| l.owner),
+                    },
+                );
+            }
+            EtcdMsg::Extend { term, sent_at } => {
+                let now = ctx.local_now();
+                let ttl = self.config.ttl_ns.max(self.config.min_ttl_ns) as i64;
+                let ok = match self.lock.as_mut() {
+                    Some(l) if l.term == term && l.owner == from => {
+                        l.deadline = now.saturating_add(ttl);
+                        true
+                    }
+                    _ => false,
+                };
+                ctx.send(from, EtcdMsg::ExtendResp { ok, term, sent_at });
+            }
+            EtcdMsg::Del { term }
+                if self
+                    .lock
+                    .as_ref()
+                    .is_some_and(|l| l.term == term && l.owner == from) =>
+            {
+                self.lock = None;
+                self.revision += 1;
+            }
+            // Responses never reach the service.
+            _ => {}
+        }
+        self.arm_expiry(ctx);
+    }
+
+    /// Expires every lease and the lock whose deadline the service clock has reached.
+    fn expire(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let now = ctx.local_now();
+        let due: Vec<u64> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.deadline <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for lease in due {
+            self.revoke(ctx, lease, true);
+        }
+        if self.lock.as_ref().is_some_and(|l| l.deadline <= now) {
+            let lock = self.lock.take().expect("checked");
+            self.revision += 1;
+            ctx.signal(Signal::LeaseExpired { holder: lock.owner });
+        }
+    }
+
+    /// Deletes `lease` and its key; notifies the key's watchers.
+    fn revoke(&mut self, ctx: &mut EtcdCtx<'_, '_>, lease: u64, expired: bool) {
+        let Some(l) = self.leases.remove(&lease) else {
+            return;
+        };
+        let Some(key) = l.key else {
+            return;
+        };
+        let led = self.keys.keys().next() == Some(&key);
+        self.keys.remove(&key);
+        self.revision += 1;
+        if expired && led {
+            ctx.signal(Signal::LeaseExpired { holder: l.owner });
+        }
+        for watcher in self.watches.remove(&key).unwrap_or_default() {
+            ctx.send(
+                watcher,
+                EtcdMsg::WatchEvent {
+                    key,
+                    revision: self.revision,
+                },
+            );
+        }
+    }
+
+    /// Arms the expiry timer for the earliest deadline, or cancels it.
+    fn arm_expiry(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let earliest = self
+            .leases
+            .values()
+            .map(|l| l.deadline)
+            .chain(self.lock.as_ref().map(|l| l.deadline))
+            .min();
+        match earliest {
+            Some(deadline) => {
+                let after = deadline.saturating_sub(ctx.local_now()).max(0) as u64;
+                ctx.set_timer(EtcdTimer::Expiry, after);
+            }
+            None => ctx.cancel_timer(EtcdTimer::Expiry),
+        }
+    }
+}

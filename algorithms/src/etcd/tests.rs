@@ -1,0 +1,416 @@
+//! Unit tests of the modeled etcd: lease expiry at its boundaries, watch delivery order,
+//! and the recipe's decisions, driving the service and clients by hand.
+
+use super::*;
+use splitbrain_sim::{Effect, Signal, SimRng, StreamId, NANOS_PER_MILLI};
+
+const MS: i64 = NANOS_PER_MILLI as i64;
+
+type Out = Vec<Effect<EtcdMsg, EtcdTimer>>;
+
+fn service_call(
+    s: &mut EtcdService,
+    now: i64,
+    f: impl FnOnce(&mut EtcdService, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
+) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(3));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId::from(3usize), 3, now, &mut rng, &mut out);
+    f(s, &mut ctx);
+    out
+}
+
+fn msg(s: &mut EtcdService, now: i64, from: usize, m: EtcdMsg) -> Out {
+    service_call(s, now, |s, ctx| s.on_message(ctx, NodeId::from(from), m))
+}
+
+fn sends(out: &Out) -> Vec<(usize, EtcdMsg)> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, msg } => Some((to.index(), msg.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn expired(out: &Out) -> Vec<usize> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Signal(Signal::LeaseExpired { holder }) => Some(holder.index()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn config() -> EtcdConfig {
+    EtcdConfig {
+        ttl_ns: 1000 * NANOS_PER_MILLI,
+        min_ttl_ns: 500 * NANOS_PER_MILLI,
+        keepalive_ns: 333 * NANOS_PER_MILLI,
+        variant: EtcdVariant::Revision,
+    }
+}
+
+/// Grants a lease to `from` at `now` and creates its key; returns (lease, create revision).
+fn join(s: &mut EtcdService, now: i64, from: usize) -> (u64, u64) {
+    let out = msg(
+        s,
+        now,
+        from,
+        EtcdMsg::LeaseGrant {
+            ttl_ns: 1000 * MS as u64,
+        },
+    );
+    let lease = match &sends(&out)[0].1 {
+        EtcdMsg::LeaseGrantResp { lease, .. } => *lease,
+        other => panic!("{other:?}"),
+    };
+    let out = msg(s, now, from, EtcdMsg::Txn { lease });
+    match &sends(&out)[0].1 {
+        EtcdMsg::TxnResp { create_rev, .. } => (lease, *create_rev),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_lease_lives_until_one_tick_before_its_ttl_and_is_gone_exactly_at_it() {
+    let mut s = EtcdService::new(&config());
+    let (lease, _) = join(&mut s, 0, 0);
+    // One nanosecond before the TTL the keep-alive renews it.
+    let mut s2 = s.clone();
+    let out = msg(
+        &mut s2,
+        1000 * MS - 1,
+        0,
+        EtcdMsg::KeepAlive { lease, sent_at: 7 },
+    );
+    assert_eq!(
+        sends(&out),
+        vec![(
+            0,
+            EtcdMsg::KeepAliveResp {
+                lease,
+                ttl_ns: 1000 * MS as u64,
+                sent_at: 7
+            }
+        )]
+    );
+    assert!(expired(&out).is_empty());
+    // Exactly at the TTL it has expired: the keep-alive finds it gone, and the leader's
+    // expiry is signalled.
+    let out = msg(
+        &mut s,
+        1000 * MS,
+        0,
+        EtcdMsg::KeepAlive { lease, sent_at: 7 },
+    );
+    assert_eq!(expired(&out), vec![0]);
+    assert!(matches!(
+        sends(&out)[0].1,
+        EtcdMsg::KeepAliveResp { ttl_ns: 0, .. }
+    ));
+    assert_eq!(s.lease_count(), 0);
+}
+
+#[test]
+fn the_expiry_timer_fires_at_the_deadline_and_not_before() {
+    let mut s = EtcdService::new(&config());
+    let out = msg(
+        &mut s,
+        0,
+        0,
+        EtcdMsg::LeaseGrant {
+            ttl_ns: 1000 * MS as u64,
+        },
+    );
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer { timer: EtcdTimer::Expiry, after_local_ns } if *after_local_ns == 1000 * MS as u64
+    )));
+    let out = service_call(&mut s, 1000 * MS - 1, |s, ctx| {
+        s.on_timer(ctx, EtcdTimer::Expiry)
+    });
+    assert_eq!(s.lease_count(), 1);
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer {
+            timer: EtcdTimer::Expiry,
+            after_local_ns: 1
+        }
+    )));
+    service_call(&mut s, 1000 * MS, |s, ctx| {
+        s.on_timer(ctx, EtcdTimer::Expiry)
+    });
+    assert_eq!(s.lease_count(), 0);
+}
+
+#[test]
+fn a_ttl_below_the_minimum_is_raised_to_it() {
+    let mut s = EtcdService::new(&config());
+    let out = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns: 1 });
+    assert_eq!(
+        sends(&out)[0].1,
+        EtcdMsg::LeaseGrantResp {
+            lease: 1,
+            ttl_ns: 500 * MS as u64
+        }
+    );
+}
+
+#[test]
+fn the_create_revision_compare_makes_the_txn_idempotent_and_revisions_grow() {
+    let mut s = EtcdService::new(&config());
+    let (l0, r0) = join(&mut s, 0, 0);
+    let (_, r1) = join(&mut s, 0, 1);
+    assert!(r0 < r1);
+    let out = msg(&mut s, 0, 0, EtcdMsg::Txn { lease: l0 });
+    match &sends(&out)[0].1 {
+        EtcdMsg::TxnResp {
+            create_rev, keys, ..
+        } => {
+            assert_eq!(*create_rev, r0);
+            assert_eq!(keys, &vec![(r0, NodeId(0)), (r1, NodeId(1))]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn watchers_hear_a_delete_in_registration_order_and_only_once() {
+    let mut s = EtcdService::new(&config());
+    let (l0, r0) = join(&mut s, 0, 0);
+    join(&mut s, 0, 1);
+    join(&mut s, 0, 2);
+    msg(
+        &mut s,
+        1,
+        2,
+        EtcdMsg::Watch {
+            key: r0,
+            start_rev: 1,
+        },
+    );
+    msg(
+        &mut s,
+        2,
+        1,
+        EtcdMsg::Watch {
+            key: r0,
+            start_rev: 1,
+        },
+    );
+    let out = msg(&mut s, 3, 0, EtcdMsg::Revoke { lease: l0 });
+    let to: Vec<usize> = sends(&out).iter().map(|(to, _)| *to).collect();
+    assert_eq!(to, vec![2, 1]);
+    // Revoked, not expired: no expiry signal.
+    assert!(expired(&out).is_empty());
+    // A watch on a key already deleted replays the delete at once.
+    let out = msg(
+        &mut s,
+        4,
+        1,
+        EtcdMsg::Watch {
+            key: r0,
+            start_rev: 1,
+        },
+    );
+    assert!(matches!(sends(&out)[0], (1, EtcdMsg::WatchEvent { key, .. }) if key == r0));
+}
+
+#[test]
+fn a_waiters_expiry_is_not_signalled_as_a_leaders() {
+    let mut s = EtcdService::new(&config());
+    let (l0, _) = join(&mut s, 0, 0);
+    join(&mut s, 500 * MS, 1);
+    // Keep the leader alive; the waiter's lease runs out at 1500ms.
+    msg(
+        &mut s,
+        900 * MS,
+        0,
+        EtcdMsg::KeepAlive {
+            lease: l0,
+            sent_at: 0,
+        },
+    );
+    let out = msg(&mut s, 1500 * MS, 0, EtcdMsg::Range);
+    assert!(expired(&out).is_empty());
+    assert_eq!(s.keys().len(), 1);
+}
+
+#[test]
+fn setnx_grants_one_holder_until_the_ttl_then_the_next() {
+    let mut s = EtcdService::new(&EtcdConfig {
+        variant: EtcdVariant::SetNx,
+        ..config()
+    });
+    let a = msg(
+        &mut s,
+        0,
+        0,
+        EtcdMsg::SetNx {
+            ttl_ns: 1000 * MS as u64,
+        },
+    );
+    let b = msg(
+        &mut s,
+        999 * MS,
+        1,
+        EtcdMsg::SetNx {
+            ttl_ns: 1000 * MS as u64,
+        },
+    );
+    let c = msg(
+        &mut s,
+        1000 * MS,
+        1,
+        EtcdMsg::SetNx {
+            ttl_ns: 1000 * MS as u64,
+        },
+    );
+    let acquired = |o: &Out| matches!(sends(o)[0].1, EtcdMsg::SetNxResp { acquired: true, .. });
+    assert!(acquired(&a) && !acquired(&b) && acquired(&c));
+    assert_eq!(expired(&c), vec![0]);
+}
+
+/// Drives one client by hand with local time `now`.
+fn client_call(
+    c: &mut EtcdClient,
+    now: i64,
+    f: impl FnOnce(&mut EtcdClient, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
+) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId::from(0usize), 3, now, &mut rng, &mut out);
+    f(c, &mut ctx);
+    out
+}
+
+fn claims(out: &Out) -> Vec<(u64, u64)> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::BecameLeader { term, token } => Some((*term, *token)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A client that was granted a 1s lease (asked at local 0) and created key 5.
+fn client_with_key(variant: EtcdVariant, keys: Vec<(u64, usize)>) -> (EtcdClient, Out) {
+    let cfg = EtcdConfig {
+        variant,
+        ..config()
+    };
+    let mut c = EtcdClient::new(NodeId(0), 3, &cfg);
+    client_call(&mut c, 0, |c, ctx| c.on_start(ctx));
+    client_call(&mut c, 10 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::LeaseGrantResp {
+                lease: 1,
+                ttl_ns: 1000 * MS as u64,
+            },
+        )
+    });
+    let keys = keys
+        .into_iter()
+        .map(|(r, o)| (r, NodeId::from(o)))
+        .collect();
+    let out = client_call(&mut c, 20 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::TxnResp {
+                create_rev: 5,
+                revision: 6,
+                keys,
+            },
+        )
+    });
+    (c, out)
+}
+
+#[test]
+fn the_lowest_key_leads_with_its_revision_as_token_until_its_own_clock_says_the_lease_ran_out() {
+    let (c, out) = client_with_key(EtcdVariant::Revision, vec![(5, 0), (6, 1)]);
+    assert_eq!(claims(&out), vec![(5, 5)]);
+    // The deadline counts from the grant's send time (local 0), not its arrival.
+    assert_eq!(c.write_token(1000 * MS - 1), Some(5));
+    assert_eq!(c.write_token(1000 * MS), None);
+}
+
+#[test]
+fn the_wall_clock_variant_takes_its_token_from_the_local_clock() {
+    let (_, out) = client_with_key(EtcdVariant::WallClockToken, vec![(5, 0)]);
+    assert_eq!(claims(&out), vec![(5, 20)]);
+}
+
+#[test]
+fn a_waiter_watches_its_predecessor_not_the_leader() {
+    let (c, out) = client_with_key(EtcdVariant::Revision, vec![(2, 1), (4, 2), (5, 0)]);
+    assert!(claims(&out).is_empty());
+    assert_eq!(c.phase(), Phase::Waiting { pred: 4 });
+    assert_eq!(c.known_leader(), Some(NodeId(1)));
+    assert!(sends(&out).contains(&(
+        3,
+        EtcdMsg::Watch {
+            key: 4,
+            start_rev: 7
+        }
+    )));
+}
+
+#[test]
+fn a_waiter_whose_own_key_is_gone_does_not_lead_when_its_predecessor_goes() {
+    let (mut c, _) = client_with_key(EtcdVariant::Revision, vec![(4, 1), (5, 0)]);
+    client_call(&mut c, 30 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::WatchEvent {
+                key: 4,
+                revision: 9,
+            },
+        )
+    });
+    // The range shows neither the predecessor nor the own key (its lease expired).
+    let out = client_call(&mut c, 40 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::RangeResp {
+                revision: 9,
+                keys: vec![(8, NodeId(2))],
+            },
+        )
+    });
+    assert!(claims(&out).is_empty());
+    assert!(matches!(c.phase(), Phase::Granting { .. }));
+    assert!(sends(&out).contains(&(3, EtcdMsg::Revoke { lease: 1 })));
+}
+
+#[test]
+fn a_keepalive_answered_with_ttl_zero_ends_leadership() {
+    let (mut c, _) = client_with_key(EtcdVariant::Revision, vec![(5, 0)]);
+    let out = client_call(&mut c, 400 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::KeepAliveResp {
+                lease: 1,
+                ttl_ns: 0,
+                sent_at: 333 * MS,
+            },
+        )
+    });
+    assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    assert_eq!(c.write_token(400 * MS), None);
+}
+
+#[test]
+fn info_is_the_ttl_plus_one_keepalive() {
+    let about = info(&config(), 5);
+    assert_eq!(about.name, "etcd");
+    assert_eq!(about.min_group_for_progress, 1);
+    assert_eq!(about.failure_detection_ns, (1000 + 333) * NANOS_PER_MILLI);
+}

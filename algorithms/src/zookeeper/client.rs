@@ -1,0 +1,292 @@
+//! An election candidate running ZooKeeper's leader-election recipe: open a session, create
+//! an ephemeral sequential child of the election node, lead when it has the lowest sequence
+//! number, otherwise watch the predecessor with `exists` (or, in the herd variant, watch the
+//! children). The client pings every third of the session timeout and counts itself
+//! disconnected when it has heard nothing for two thirds of it.
+
+use super::config::{ZkConfig, ZkOnDisconnect, ZkRecipe};
+use super::messages::{Child, ZkMsg, ZkTimer};
+use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal};
+
+type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ZkPhase {
+    Connecting,
+    Creating,
+    /// Own node created; `pred` is the watched predecessor (the lowest child for the herd).
+    Waiting {
+        pred: u64,
+    },
+    Leading,
+}
+
+#[derive(Clone, Debug)]
+pub struct ZkClient {
+    me: NodeId,
+    service: NodeId,
+    config: ZkConfig,
+    phase: ZkPhase,
+    session: u64,
+    timeout_ns: u64,
+    seq: Option<u64>,
+    czxid: u64,
+    last_heard: LocalNanos,
+    /// Whether the leader has announced leadership and not stepped down since.
+    claimed: bool,
+    seen_zxid: u64,
+    leader_seen: Option<NodeId>,
+}
+
+impl ZkClient {
+    pub fn new(me: NodeId, members: usize, config: &ZkConfig) -> Self {
+        Self {
+            me,
+            service: NodeId::from(members),
+            config: config.clone(),
+            phase: ZkPhase::Connecting,
+            session: 0,
+            timeout_ns: config.negotiated_timeout_ns(),
+            seq: None,
+            czxid: 0,
+            last_heard: 0,
+            claimed: false,
+            seen_zxid: 0,
+            leader_seen: None,
+        }
+    }
+
+    pub fn phase(&self) -> ZkPhase {
+        self.phase
+    }
+
+    pub fn term(&self) -> u64 {
+        self.seen_zxid
+    }
+
+    fn connected(&self, now: LocalNanos) -> bool {
+        now < self
+            .last_heard
+            .saturating_add((2 * self.timeout_ns / 3) as i64)
+    }
+
+    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        let serving = self.claimed
+            && (self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired
+                || self.connected(now));
+        serving.then_some(self.czxid)
+    }
+
+    pub fn known_leader(&self) -> Option<NodeId> {
+        if self.phase == ZkPhase::Leading {
+            Some(self.me)
+        } else {
+            self.leader_seen
+        }
+    }
+
+    fn step_down(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if self.claimed {
+            self.claimed = false;
+            ctx.stepped_down();
+        }
+    }
+
+    fn start_over(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.step_down(ctx);
+        self.phase = ZkPhase::Connecting;
+        self.session = 0;
+        self.seq = None;
+        ctx.send(
+            self.service,
+            ZkMsg::Connect {
+                timeout_ns: self.config.session_timeout_ns,
+            },
+        );
+        ctx.set_timer(ZkTimer::Retry, self.timeout_ns / 3);
+    }
+
+    pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.last_heard = ctx.local_now();
+        self.start_over(ctx);
+    }
+
+    pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.claimed = false;
+        self.leader_seen = None;
+        self.last_heard = ctx.local_now();
+        self.start_over(ctx);
+    }
+
+    pub fn on_resign(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if self.phase == ZkPhase::Leading {
+            ctx.send(
+                self.service,
+                ZkMsg::CloseSession {
+                    session: self.session,
+                },
+            );
+            self.leader_seen = None;
+            self.start_over(ctx);
+        }
+    }
+
+    fn get_children(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        ctx.send(
+            self.service,
+            ZkMsg::GetChildren {
+                session: self.session,
+                watch: self.config.recipe == ZkRecipe::Herd,
+            },
+        );
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
+        let now = ctx.local_now();
+        match timer {
+            ZkTimer::Ping => {
+                if self.session != 0 {
+                    ctx.send(
+                        self.service,
+                        ZkMsg::Ping {
+                            session: self.session,
+                        },
+                    );
+                }
+                ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
+            }
+            ZkTimer::Disconnect => {
+                if !self.connected(now) {
+                    ctx.signal(Signal::LeaderSuspected);
+                    if self.config.on_disconnect == ZkOnDisconnect::StepDown {
+                        self.step_down(ctx);
+                    }
+                }
+            }
+            ZkTimer::Retry => match self.phase {
+                ZkPhase::Connecting => {
+                    ctx.send(
+                        self.service,
+                        ZkMsg::Connect {
+                            timeout_ns: self.config.session_timeout_ns,
+                        },
+                    );
+                    ctx.set_timer(ZkTimer::Retry, self.timeout_ns / 3);
+                }
+                ZkPhase::Creating => {
+                    ctx.send(
+                        self.service,
+                        ZkMsg::Create {
+                            session: self.session,
+                        },
+                    );
+                    ctx.set_timer(ZkTimer::Retry, self.timeout_ns / 3);
+                }
+                ZkPhase::Waiting { .. } | ZkPhase::Leading => {
+                    self.get_children(ctx);
+                    ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+                }
+            },
+            ZkTimer::Expiry => {}
+        }
+    }
+
+    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, _from: NodeId, msg: ZkMsg) {
+        let now = ctx.local_now();
+        self.seen_zxid = self.seen_zxid.max(msg.term());
+        self.last_heard = now;
+        ctx.set_timer(ZkTimer::Disconnect, 2 * self.timeout_ns / 3);
+        match msg {
+            ZkMsg::ConnectResp {
+                session,
+                timeout_ns,
+            } if self.phase == ZkPhase::Connecting => {
+                self.session = session;
+                self.timeout_ns = timeout_ns;
+                self.phase = ZkPhase::Creating;
+                ctx.set_timer(ZkTimer::Ping, timeout_ns / 3);
+                ctx.send(self.service, ZkMsg::Create { session });
+                ctx.set_timer(ZkTimer::Retry, timeout_ns / 3);
+            }
+            ZkMsg::Pong { session, expired } if session == self.session && session != 0 => {
+                if expired {
+                    self.start_over(ctx);
+                } else if self.phase == ZkPhase::Leading && !self.claimed {
+                    // Reconnected to a live session after a disconnect: check the children
+                    // before serving again.
+                    self.get_children(ctx);
+                }
+            }
+            ZkMsg::CreateResp { seq, czxid } if self.phase == ZkPhase::Creating => {
+                self.seq = Some(seq);
+                self.czxid = czxid;
+                ctx.signal(Signal::ElectionStarted { term: czxid });
+                self.phase = ZkPhase::Waiting { pred: u64::MAX };
+                self.get_children(ctx);
+                ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+            }
+            ZkMsg::Children { children, .. } => self.evaluate(ctx, &children),
+            ZkMsg::ExistsResp { seq, exists }
+                if !exists && self.phase == (ZkPhase::Waiting { pred: seq }) =>
+            {
+                self.get_children(ctx);
+            }
+            ZkMsg::NodeDeleted { seq, .. } if self.phase == (ZkPhase::Waiting { pred: seq }) => {
+                self.get_children(ctx);
+            }
+            ZkMsg::ChildrenChanged { .. } if matches!(self.phase, ZkPhase::Waiting { .. }) => {
+                self.get_children(ctx);
+            }
+            _ => {}
+        }
+    }
+
+    fn evaluate(&mut self, ctx: &mut ZkCtx<'_, '_>, children: &[Child]) {
+        self.leader_seen = children.first().map(|c| c.2);
+        let Some(me) = self.seq else {
+            return;
+        };
+        if !matches!(self.phase, ZkPhase::Waiting { .. } | ZkPhase::Leading) {
+            return;
+        }
+        if !children.iter().any(|c| c.0 == me) {
+            // The own node is gone: the session expired.
+            self.start_over(ctx);
+            return;
+        }
+        if children[0].0 == me {
+            self.phase = ZkPhase::Leading;
+            let now = ctx.local_now();
+            if !self.claimed
+                && (self.connected(now)
+                    || self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired)
+            {
+                self.claimed = true;
+                ctx.became_leader(self.czxid, self.czxid);
+            }
+            ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+            return;
+        }
+        let pred = match self.config.recipe {
+            ZkRecipe::Predecessor => children
+                .iter()
+                .filter(|c| c.0 < me)
+                .map(|c| c.0)
+                .max()
+                .expect("a lower child exists"),
+            ZkRecipe::Herd => children[0].0,
+        };
+        let was = self.phase;
+        self.phase = ZkPhase::Waiting { pred };
+        if self.config.recipe == ZkRecipe::Predecessor && was != self.phase {
+            ctx.send(
+                self.service,
+                ZkMsg::Exists {
+                    session: self.session,
+                    seq: pred,
+                },
+            );
+        }
+        ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+    }
+}

@@ -1,0 +1,256 @@
+//! The modeled ZooKeeper server: sessions with a negotiated timeout that expire on the
+//! server's clock in buckets of one tick, ephemeral sequential children of one election
+//! node, getChildren and exists with one-shot watches, and a zxid.
+
+use super::config::ZkConfig;
+use super::messages::{Child, ZkMsg, ZkTimer};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+use std::collections::BTreeMap;
+
+type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
+
+#[derive(Clone, Debug)]
+struct Session {
+    owner: NodeId,
+    timeout_ns: u64,
+    /// The expiry bucket: a multiple of the tick (ZooKeeper's `ExpiryQueue`).
+    expires_at: LocalNanos,
+    node: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ZkService {
+    config: ZkConfig,
+    zxid: u64,
+    next_session: u64,
+    next_seq: u64,
+    sessions: BTreeMap<u64, Session>,
+    /// Children by sequence number: (czxid, owner, session).
+    children: BTreeMap<u64, (u64, NodeId, u64)>,
+    /// One-shot exists watches per child, in registration order.
+    exists_watches: BTreeMap<u64, Vec<NodeId>>,
+    /// One-shot child watches on the election node.
+    child_watches: Vec<NodeId>,
+}
+
+impl ZkService {
+    pub fn new(config: &ZkConfig) -> Self {
+        Self {
+            config: config.clone(),
+            zxid: 0,
+            next_session: 1,
+            next_seq: 0,
+            sessions: BTreeMap::new(),
+            children: BTreeMap::new(),
+            exists_watches: BTreeMap::new(),
+            child_watches: Vec::new(),
+        }
+    }
+
+    pub fn zxid(&self) -> u64 {
+        self.zxid
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn children(&self) -> Vec<Child> {
+        self.children
+            .iter()
+            .map(|(seq, (czxid, owner, _))| (*seq, *czxid, *owner))
+            .collect()
+    }
+
+    /// ZooKeeper's `roundToNextInterval`: the first tick multiple after `time`.
+    fn bucket(&self, time: LocalNanos) -> LocalNanos {
+        let tick = self.config.tick_ns as i64;
+        (time.div_euclid(tick) + 1) * tick
+    }
+
+    fn touch(&mut self, now: LocalNanos, session: u64) -> bool {
+        let Some(timeout) = self.sessions.get(&session).map(|s| s.timeout_ns) else {
+            return false;
+        };
+        let at = self.bucket(now.saturating_add(timeout as i64));
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.expires_at = at;
+        }
+        true
+    }
+
+    pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        // Sessions survive a server restart (they are in the snapshot); like a new leader,
+        // the server gives every session a full timeout from now.
+        let now = ctx.local_now();
+        let ids: Vec<u64> = self.sessions.keys().copied().collect();
+        for id in ids {
+            self.touch(now, id);
+        }
+        self.arm(ctx);
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
+        if timer == ZkTimer::Expiry {
+            self.expire(ctx);
+            self.arm(ctx);
+        }
+    }
+
+    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+        self.expire(ctx);
+        let now = ctx.local_now();
+        match msg {
+            ZkMsg::Connect { timeout_ns } => {
+                let timeout_ns = ZkConfig {
+                    session_timeout_ns: timeout_ns,
+                    ..self.config.clone()
+                }
+                .negotiated_timeout_ns();
+                let session = self.next_session;
+                self.next_session += 1;
+                self.zxid += 1;
+                self.sessions.insert(
+                    session,
+                    Session {
+                        owner: from,
+                        timeout_ns,
+                        expires_at: 0,
+                        node: None,
+                    },
+                );
+                self.touch(now, session);
+                ctx.send(
+                    from,
+                    ZkMsg::ConnectResp {
+                        session,
+                        timeout_ns,
+                    },
+                );
+            }
+            ZkMsg::Ping { session } => {
+                let alive = self.touch(now, session);
+                ctx.send(
+                    from,
+                    ZkMsg::Pong {
+                        session,
+                        expired: !alive,
+                    },
+                );
+            }
+            ZkMsg::Create { session } => {
+                if !self.touch(now, session) {
+                    ctx.send(
+                        from,
+                        ZkMsg::Pong {
+                            session,
+                            expired: true,
+                        },
+                    );
+                } else {
+                    // One election node per session (a retried create returns the first,
+                    // like Curator's protected mode).
+                    let existing = self.sessions[&session].node;
+                    let seq = match existing {
+                        Some(seq) => seq,
+                        None => {
+                            let seq = self.next_seq;
+                            self.next_seq += 1;
+                            self.zxid += 1;
+                            self.children.insert(seq, (self.zxid, from, session));
+                            if let Some(s) = self.sessions.get_mut(&session) {
+                                s.node = Some(seq);
+                            }
+                            self.fire_child_watches(ctx);
+                            seq
+                        }
+                    };
+                    let czxid = self.children[&seq].0;
+                    ctx.send(from, ZkMsg::CreateResp { seq, czxid });
+                }
+            }
+            ZkMsg::GetChildren { session, watch } => {
+                self.touch(now, session);
+                if watch && !self.child_watches.contains(&from) {
+                    self.child_watches.push(from);
+                }
+                ctx.send(
+                    from,
+                    ZkMsg::Children {
+                        zxid: self.zxid,
+                        children: self.children(),
+                    },
+                );
+            }
+            ZkMsg::Exists { session, seq } => {
+                self.touch(now, session);
+                let exists = self.children.contains_key(&seq);
+                if exists {
+                    let w = self.exists_watches.entry(seq).or_default();
+                    if !w.contains(&from) {
+                        w.push(from);
+                    }
+                }
+                ctx.send(from, ZkMsg::ExistsResp { seq, exists });
+            }
+            ZkMsg::CloseSession { session } => self.close(ctx, session, false),
+            _ => {}
+        }
+        self.arm(ctx);
+    }
+
+    fn fire_child_watches(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        for watcher in std::mem::take(&mut self.child_watches) {
+            ctx.send(watcher, ZkMsg::ChildrenChanged { zxid: self.zxid });
+        }
+    }
+
+    fn close(&mut self, ctx: &mut ZkCtx<'_, '_>, session: u64, expired: bool) {
+        let Some(s) = self.sessions.remove(&session) else {
+            return;
+        };
+        self.zxid += 1;
+        let Some(seq) = s.node else {
+            return;
+        };
+        let led = self.children.keys().next() == Some(&seq);
+        self.children.remove(&seq);
+        if expired && led {
+            ctx.signal(Signal::LeaseExpired { holder: s.owner });
+        }
+        for watcher in self.exists_watches.remove(&seq).unwrap_or_default() {
+            ctx.send(
+                watcher,
+                ZkMsg::NodeDeleted {
+                    seq,
+                    zxid: self.zxid,
+                },
+            );
+        }
+        self.fire_child_watches(ctx);
+    }
+
+    /// Expires every session whose bucket the server's clock has reached.
+    fn expire(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        let now = ctx.local_now();
+        let due: Vec<u64> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.expires_at <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in due {
+            self.close(ctx, id, true);
+        }
+    }
+
+    fn arm(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        match self.sessions.values().map(|s| s.expires_at).min() {
+            Some(at) => {
+                let after = at.saturating_sub(ctx.local_now()).max(0) as u64;
+                ctx.set_timer(ZkTimer::Expiry, after);
+            }
+            None => ctx.cancel_timer(ZkTimer::Expiry),
+        }
+    }
+}
