@@ -20,6 +20,7 @@ pub enum AlgorithmConfig {
     Bully(bully::BullyConfig),
     Ring(ring::RingConfig),
     Etcd(etcd::EtcdConfig),
+    ZooKeeper(zookeeper::ZkConfig),
 }
 
 /// One line per algorithm for `splitbrain list`: name and summary.
@@ -45,6 +46,12 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
          recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \
          variants WallClockToken and SetNx are unsafe on purpose",
     ),
+    (
+        "ZooKeeper",
+        "ZooKeeper sessions (negotiated timeout, pings, expiry by tick on the server clock) and the \
+         election recipe (ephemeral sequential znodes, lowest leads, exists-watch on the \
+         predecessor, czxid as fencing token); variants Herd and KeepUntilExpired",
+    ),
 ];
 
 impl AlgorithmConfig {
@@ -55,6 +62,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Bully(c) => bully::info(c, members),
             AlgorithmConfig::Ring(c) => ring::info(c, members),
             AlgorithmConfig::Etcd(c) => etcd::info(c, members),
+            AlgorithmConfig::ZooKeeper(c) => zookeeper::info(c, members),
         }
     }
 
@@ -72,9 +80,10 @@ impl AlgorithmConfig {
                 }
                 Some(AlgorithmConfig::Raft(c))
             }
-            AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) | AlgorithmConfig::Etcd(_) => {
-                Some(self.clone())
-            }
+            AlgorithmConfig::Bully(_)
+            | AlgorithmConfig::Ring(_)
+            | AlgorithmConfig::Etcd(_)
+            | AlgorithmConfig::ZooKeeper(_) => Some(self.clone()),
         }
     }
 
@@ -85,6 +94,7 @@ impl AlgorithmConfig {
             "bully" => Some(AlgorithmConfig::Bully(bully::BullyConfig::default())),
             "ring" => Some(AlgorithmConfig::Ring(ring::RingConfig::default())),
             "etcd" => Some(AlgorithmConfig::Etcd(etcd::EtcdConfig::default())),
+            "zookeeper" => Some(AlgorithmConfig::ZooKeeper(zookeeper::ZkConfig::default())),
             _ => None,
         }
     }
@@ -96,6 +106,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Bully(_) => "bully",
             AlgorithmConfig::Ring(_) => "ring",
             AlgorithmConfig::Etcd(_) => "etcd",
+            AlgorithmConfig::ZooKeeper(_) => "zookeeper",
         }
     }
 }
@@ -132,6 +143,11 @@ pub fn run(
         AlgorithmConfig::Etcd(c) => {
             // The members campaign; the service is one more process, id `members`.
             let processes = etcd::EtcdProcess::cluster(members, c);
+            run_processes(config, info, processes, trace)
+        }
+        AlgorithmConfig::ZooKeeper(c) => {
+            // The members campaign; the server is one more process, id `members`.
+            let processes = zookeeper::ZkProcess::cluster(members, c);
             run_processes(config, info, processes, trace)
         }
     }

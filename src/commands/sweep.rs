@@ -189,6 +189,9 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             AlgorithmConfig::Ring(c) => c.heartbeat_ns = *d,
             // A lease holder's keep-alive is its heartbeat.
             AlgorithmConfig::Etcd(c) => c.keepalive_ns = *d,
+            AlgorithmConfig::ZooKeeper(_) => {
+                return Err("heartbeat does not apply to ZooKeeper: its clients ping at a third of the session timeout\n  hint: ZooKeeper has no sweepable timing parameter yet".to_string())
+            }
         },
         (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Bully(c)) => {
             c.failure_timeout_ns = *d
@@ -223,6 +226,8 @@ fn heartbeat_ns(alg: &AlgorithmConfig) -> u64 {
         AlgorithmConfig::Bully(c) => c.heartbeat_ns,
         AlgorithmConfig::Ring(c) => c.heartbeat_ns,
         AlgorithmConfig::Etcd(c) => c.keepalive_ns,
+        // Clients ping at a third of the negotiated session timeout.
+        AlgorithmConfig::ZooKeeper(c) => c.negotiated_timeout_ns() / 3,
     }
 }
 

@@ -166,6 +166,8 @@ pub enum ErrorKind {
     TtlBelowMinTtl { ttl_ns: u64, min_ttl_ns: u64 },
     #[error("the keep-alive interval {} must be above zero and below the TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
     KeepaliveNotBelowTtl { keepalive_ns: u64, ttl_ns: u64 },
+    #[error("the ZooKeeper tick must be longer than zero")]
+    ZeroTick,
 
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
@@ -320,6 +322,11 @@ impl ErrorKind {
                  left out); a keep-alive at or after the TTL lets the lease lapse"
                     .to_string()
             }
+            ErrorKind::ZeroTick => {
+                "the server's tick bounds session timeouts (2 to 20 ticks) and groups expiries; \
+                 ZooKeeper's default is 2s"
+                    .to_string()
+            }
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
                  after `start` and heal before the last `quiet` of the run"
@@ -329,7 +336,7 @@ impl ErrorKind {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. } => {
-                "only algorithms with a modeled service (`Etcd`) have a `Service` process"
+                "only algorithms with a modeled service (`Etcd`, `ZooKeeper`) have a `Service` process"
                     .to_string()
             }
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
@@ -581,6 +588,7 @@ fn struct_context(name: Option<&str>) -> String {
         Some("Bully") => "`Bully` settings".to_string(),
         Some("Ring") => "`Ring` settings".to_string(),
         Some("Etcd") => "`Etcd` settings".to_string(),
+        Some("ZooKeeper") => "`ZooKeeper` settings".to_string(),
         Some("Network") => "network settings".to_string(),
         Some("Link") => "a link override".to_string(),
         Some("Clocks") => "clock settings".to_string(),

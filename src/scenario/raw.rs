@@ -145,6 +145,30 @@ pub(crate) enum RawAlgorithm {
         #[serde(default)]
         variant: Option<RawEtcdVariant>,
     },
+    ZooKeeper {
+        #[serde(default)]
+        tick: Option<DurationText>,
+        #[serde(default)]
+        session_timeout: Option<DurationText>,
+        #[serde(default)]
+        recipe: Option<RawZkRecipe>,
+        #[serde(default)]
+        on_disconnect: Option<RawZkOnDisconnect>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "zookeeper recipe")]
+pub(crate) enum RawZkRecipe {
+    Predecessor,
+    Herd,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "zookeeper on_disconnect")]
+pub(crate) enum RawZkOnDisconnect {
+    StepDown,
+    KeepUntilExpired,
 }
 
 #[derive(Debug, Deserialize)]

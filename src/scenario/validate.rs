@@ -10,13 +10,15 @@ use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
 use super::raw::{
     RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
     RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawRaftVariant,
-    RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget, ScenarioFile,
+    RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget, RawZkOnDisconnect,
+    RawZkRecipe, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::etcd::{EtcdConfig, EtcdVariant};
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
+use splitbrain_algorithms::zookeeper::{ZkConfig, ZkOnDisconnect, ZkRecipe};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
@@ -401,6 +403,39 @@ impl Checker {
                 // The modeled etcd server is process `nodes`: `Service` names it.
                 self.has_service = true;
                 (AlgorithmConfig::Etcd(config), "etcd")
+            }
+            RawAlgorithm::ZooKeeper {
+                tick,
+                session_timeout,
+                recipe,
+                on_disconnect,
+            } => {
+                let defaults = ZkConfig::default();
+                let tick_ns = tick.map_or(defaults.tick_ns, |d| d.0);
+                if tick_ns == 0 {
+                    self.problem("algorithm.tick", ErrorKind::ZeroTick);
+                }
+                let config = ZkConfig {
+                    tick_ns: tick_ns.max(1),
+                    // Any request is allowed: the server negotiates it into [2, 20] ticks.
+                    session_timeout_ns: session_timeout
+                        .map_or(defaults.session_timeout_ns, |d| d.0),
+                    recipe: match recipe {
+                        None => defaults.recipe,
+                        Some(RawZkRecipe::Predecessor) => ZkRecipe::Predecessor,
+                        Some(RawZkRecipe::Herd) => ZkRecipe::Herd,
+                    },
+                    on_disconnect: match on_disconnect {
+                        None => defaults.on_disconnect,
+                        Some(RawZkOnDisconnect::StepDown) => ZkOnDisconnect::StepDown,
+                        Some(RawZkOnDisconnect::KeepUntilExpired) => {
+                            ZkOnDisconnect::KeepUntilExpired
+                        }
+                    },
+                };
+                // The modeled ZooKeeper server is process `nodes`: `Service` names it.
+                self.has_service = true;
+                (AlgorithmConfig::ZooKeeper(config), "zookeeper")
             }
         }
     }

@@ -7,6 +7,7 @@ use super::{Expect, Scenario};
 use splitbrain_algorithms::etcd::EtcdVariant;
 use splitbrain_algorithms::raft::RaftVariant;
 use splitbrain_algorithms::ring::{RingInitiators, RingOrder, RingVariant};
+use splitbrain_algorithms::zookeeper::{ZkOnDisconnect, ZkRecipe};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape, Target,
@@ -114,6 +115,20 @@ fn algorithm(config: &AlgorithmConfig) -> String {
                 EtcdVariant::Revision => "Revision",
                 EtcdVariant::WallClockToken => "WallClockToken",
                 EtcdVariant::SetNx => "SetNx",
+            },
+        ),
+        AlgorithmConfig::ZooKeeper(zk) => format!(
+            "ZooKeeper(\n        tick: {},\n        session_timeout: {},\n        recipe: {},\n        \
+             on_disconnect: {},\n    )",
+            duration(zk.tick_ns),
+            duration(zk.session_timeout_ns),
+            match zk.recipe {
+                ZkRecipe::Predecessor => "Predecessor",
+                ZkRecipe::Herd => "Herd",
+            },
+            match zk.on_disconnect {
+                ZkOnDisconnect::StepDown => "StepDown",
+                ZkOnDisconnect::KeepUntilExpired => "KeepUntilExpired",
             },
         ),
         AlgorithmConfig::Bully(bully) => format!(
