@@ -28,7 +28,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     (
         "Raft",
         "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
-         pre_vote, check_quorum, leadership transfer; variant ForgetsVoteOnRestart is broken on purpose",
+         pre_vote, check_quorum, leadership transfer; variants ForgetsVoteOnRestart and ForgetsTermOnRestart are broken on purpose",
     ),
     (
         "Bully",

@@ -11,7 +11,7 @@ use splitbrain_sim::format_duration;
 pub fn list(args: &ListArgs) -> u8 {
     crate::outln!("Algorithms:");
     for (name, summary) in ALGORITHMS {
-        crate::outln!("  {name:<8} {summary}");
+        crate::outln!("  {name:<10} {summary}");
     }
     let mut files: Vec<_> = match std::fs::read_dir(&args.dir) {
         Ok(entries) => entries
