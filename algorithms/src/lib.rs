@@ -7,6 +7,8 @@ pub mod etcd;
 pub mod k8s_lease;
 pub mod raft;
 pub mod ring;
+#[cfg(test)]
+mod testing;
 pub mod zookeeper;
 
 use serde::Serialize;

@@ -17,7 +17,7 @@ mod messages;
 mod node;
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;
 
 pub use config::BullyConfig;
 pub use messages::{BullyMsg, BullyTimer};

@@ -8,9 +8,9 @@
 //! and exactly one node, the detector, notices; the others join only when an ELECTION
 //! reaches them (their own failure detectors are disarmed).
 
-use super::harness::{counts_of, Cluster, MS};
 use super::settled;
 use crate::bully::{BullyNode, BullyTimer};
+use crate::testing::{counts_of, Cluster, MS};
 use proptest::prelude::*;
 
 const KINDS: [&str; 3] = ["Election", "Ok", "Coordinator"];

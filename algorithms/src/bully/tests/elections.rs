@@ -1,10 +1,10 @@
 //! Elections in a healthy network: who wins, with which epoch and token, and what the
 //! timeouts do.
 
-use super::harness::MS;
 use super::{cluster, settled};
 use crate::bully::node::Role;
 use crate::bully::{BullyMsg, BullyTimer};
+use crate::testing::{Observed, MS};
 use splitbrain_sim::{NodeId, Process, Signal};
 
 #[test]
@@ -90,12 +90,7 @@ fn the_failure_detector_fires_after_the_failure_timeout_and_signals_a_suspicion(
     assert!((1..=3).contains(&suspicions), "{suspicions}");
     let first_election = cluster.history[mark..]
         .iter()
-        .find(|(_, _, o)| {
-            matches!(
-                o,
-                super::harness::Observed::Signal(Signal::ElectionStarted { term: 2 })
-            )
-        })
+        .find(|(_, _, o)| matches!(o, Observed::Signal(Signal::ElectionStarted { term: 2 })))
         .map(|(at, ..)| *at)
         .expect("an election for epoch 2");
     let waited = first_election - crashed_at;

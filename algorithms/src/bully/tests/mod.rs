@@ -1,7 +1,5 @@
-//! Whole-cluster tests of the Bully algorithm on the in-memory network of `harness.rs`
-//! (which the Ring tests share).
-
-pub(crate) mod harness;
+//! Whole-cluster tests of the Bully algorithm on the shared in-memory network of
+//! [`crate::testing`].
 
 mod counts;
 mod elections;
@@ -9,7 +7,7 @@ mod partitions;
 mod restarts;
 
 use crate::bully::{info, BullyConfig, BullyNode};
-use harness::{Cluster, MS};
+use crate::testing::{Cluster, MS};
 use splitbrain_sim::NodeId;
 
 /// A cluster of `members` Bully nodes with the default settings, not started.

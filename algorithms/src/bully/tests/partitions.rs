@@ -2,8 +2,8 @@
 //! both lost the old coordinator announce the same epoch: the `election_safety` violation
 //! the shipped scenario `bully-partition.ron` shows. The fencing tokens still differ.
 
-use super::harness::MS;
 use super::settled;
+use crate::testing::MS;
 use splitbrain_sim::Process;
 
 #[test]

@@ -1,10 +1,10 @@
 //! Crashes and recoveries: the durable epoch, the takeover by a recovering higher id, and the
 //! flapping when it keeps crashing.
 
-use super::harness::MS;
 use super::settled;
 use crate::bully::node::Role;
 use crate::bully::BullyTimer;
+use crate::testing::MS;
 use splitbrain_sim::{Process, Signal};
 
 #[test]

@@ -1,6 +1,6 @@
 //! Basic elections: one leader per term, heartbeats, the up-to-date rule, split votes.
 
-use super::harness::{config, Cluster, Observed, MS};
+use super::harness::{config, started, unstarted, Cluster, Observed, MS};
 use crate::raft::node::Role;
 use crate::raft::{RaftConfig, RaftMsg, RaftTimer};
 use splitbrain_sim::{Process, Signal};
@@ -8,7 +8,7 @@ use splitbrain_sim::{Process, Signal};
 /// Runs a cluster for a while, crashing and restarting the leader again and again so that
 /// many terms are contested, and checks election safety over the whole history.
 fn churn(members: usize, config: &RaftConfig, seed: u64) -> Cluster {
-    let mut cluster = Cluster::started(members, config, seed);
+    let mut cluster = started(members, config, seed);
     for _ in 0..6 {
         let leader = cluster.run_until_leader(5_000 * MS);
         cluster.run_for(200 * MS);
@@ -55,7 +55,7 @@ fn narrow_timeouts_cause_split_votes_that_still_elect_one_leader_per_term() {
     };
     let mut failed_rounds = 0;
     for seed in 0..40 {
-        let mut cluster = Cluster::started(5, &tight, seed);
+        let mut cluster = started(5, &tight, seed);
         cluster.run_until_leader(10_000 * MS);
         cluster.assert_one_leader_per_term();
         failed_rounds +=
@@ -69,7 +69,7 @@ fn narrow_timeouts_cause_split_votes_that_still_elect_one_leader_per_term() {
 
 #[test]
 fn every_live_node_recognises_the_elected_leader() {
-    let mut cluster = Cluster::started(5, &config(false, false), 3);
+    let mut cluster = started(5, &config(false, false), 3);
     let leader = cluster.run_until_leader(2_000 * MS);
     cluster.run_for(100 * MS);
     for node in &cluster.nodes {
@@ -85,7 +85,7 @@ fn every_live_node_recognises_the_elected_leader() {
 #[test]
 fn a_leaders_heartbeats_keep_followers_from_starting_elections() {
     for seed in 0..10 {
-        let mut cluster = Cluster::started(5, &config(false, false), seed);
+        let mut cluster = started(5, &config(false, false), seed);
         let leader = cluster.run_until_leader(2_000 * MS);
         let term = cluster.nodes[leader].term();
         cluster.run_for(50 * MS);
@@ -102,7 +102,7 @@ fn a_leaders_heartbeats_keep_followers_from_starting_elections() {
 
 #[test]
 fn a_crashed_leader_is_replaced_in_a_later_term() {
-    let mut cluster = Cluster::started(3, &config(false, false), 11);
+    let mut cluster = started(3, &config(false, false), 11);
     let first = cluster.run_until_leader(2_000 * MS);
     let first_term = cluster.nodes[first].term();
     cluster.crash(first);
@@ -114,7 +114,7 @@ fn a_crashed_leader_is_replaced_in_a_later_term() {
 #[test]
 fn a_single_member_cluster_elects_itself_on_its_first_timeout() {
     for pre_vote in [false, true] {
-        let mut cluster = Cluster::started(1, &config(pre_vote, true), 1);
+        let mut cluster = started(1, &config(pre_vote, true), 1);
         cluster.run_for(300 * MS);
         assert_eq!(cluster.leader(), 0);
         cluster.run_for(5_000 * MS);
@@ -132,7 +132,7 @@ fn a_node_with_a_shorter_log_never_wins_while_the_longer_log_majority_is_reachab
         ..config(false, false)
     };
     for seed in 0..20 {
-        let mut cluster = Cluster::started(5, &lengths, seed);
+        let mut cluster = started(5, &lengths, seed);
         for _ in 0..4 {
             let leader = cluster.run_until_leader(5_000 * MS);
             assert!(leader >= 2, "seed {seed}: short-log n{leader} won");
@@ -153,21 +153,21 @@ fn a_node_with_a_shorter_log_never_wins_while_the_longer_log_majority_is_reachab
 
 #[test]
 fn a_candidate_retries_its_vote_request_only_to_peers_that_have_not_answered() {
-    let mut cluster = Cluster::new(3, &config(false, false), 5);
+    let mut cluster = unstarted(3, &config(false, false), 5);
     cluster.fire(0, RaftTimer::Election);
     assert_eq!(cluster.nodes[0].role(), Role::Candidate);
     cluster.deliver(0, 1, "RequestVote");
     cluster.deliver(1, 0, "RequestVoteResp"); // a grant: n0 wins with 2 of 3
     assert_eq!(cluster.nodes[0].role(), Role::Leader);
 
-    let mut cluster = Cluster::new(5, &config(false, false), 5);
+    let mut cluster = unstarted(5, &config(false, false), 5);
     cluster.fire(0, RaftTimer::Election);
     cluster.deliver(0, 1, "RequestVote");
     cluster.deliver(1, 0, "RequestVoteResp");
     let before = cluster.mark();
     cluster.fire(0, RaftTimer::Heartbeat);
     let retried: Vec<usize> = cluster
-        .sent_since(0, before)
+        .sent_by_since(0, before)
         .into_iter()
         .filter(|(_, msg)| matches!(msg, RaftMsg::RequestVote { term: 1, .. }))
         .map(|(to, _)| to)
@@ -178,7 +178,7 @@ fn a_candidate_retries_its_vote_request_only_to_peers_that_have_not_answered() {
 
 #[test]
 fn a_candidate_whose_timer_fires_reports_the_failed_round_and_runs_again_in_a_later_term() {
-    let mut cluster = Cluster::new(3, &config(false, false), 9);
+    let mut cluster = unstarted(3, &config(false, false), 9);
     cluster.fire(0, RaftTimer::Election);
     assert_eq!(cluster.nodes[0].term(), 1);
     cluster.fire(0, RaftTimer::Election);
@@ -201,7 +201,7 @@ fn a_candidate_whose_timer_fires_reports_the_failed_round_and_runs_again_in_a_la
 
 #[test]
 fn a_duplicated_grant_is_counted_once() {
-    let mut cluster = Cluster::new(5, &config(false, false), 2);
+    let mut cluster = unstarted(5, &config(false, false), 2);
     cluster.fire(0, RaftTimer::Election);
     cluster.deliver(0, 1, "RequestVote");
     cluster.fire(0, RaftTimer::Heartbeat); // n1's answer is still in flight: asked again
@@ -217,7 +217,7 @@ fn a_duplicated_grant_is_counted_once() {
 
 #[test]
 fn a_stale_leader_steps_down_when_a_follower_answers_with_a_later_term() {
-    let mut cluster = Cluster::started(3, &config(false, false), 4);
+    let mut cluster = started(3, &config(false, false), 4);
     let old = cluster.run_until_leader(2_000 * MS);
     cluster.isolate(old);
     cluster.run_for(2_000 * MS);

@@ -1,5 +1,5 @@
-//! Whole-cluster tests of Raft election, driven by a tiny deterministic in-memory network
-//! (`harness.rs`) instead of the engine.
+//! Whole-cluster tests of Raft election, driven by the shared deterministic in-memory
+//! network of [`crate::testing`] (under Raft's rules: `harness.rs`) instead of the engine.
 
 mod harness;
 

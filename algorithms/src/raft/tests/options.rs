@@ -1,6 +1,6 @@
 //! Pre-vote (thesis §9.6) and check-quorum with leader stickiness (thesis §6.2, §4.2.3).
 
-use super::harness::{config, Cluster, Observed, MS};
+use super::harness::{config, started, unstarted, Cluster, Observed, MS};
 use crate::raft::node::Role;
 use crate::raft::{RaftMsg, RaftTimer};
 use splitbrain_sim::{NodeId, Process, Signal};
@@ -9,7 +9,7 @@ use splitbrain_sim::{NodeId, Process, Signal};
 /// and lets things settle. Returns the cluster, the first leader, its term, the follower,
 /// and a history bookmark taken at the isolation.
 fn isolate_and_rejoin_a_follower(pre_vote: bool, seed: u64) -> (Cluster, usize, u64, usize, usize) {
-    let mut cluster = Cluster::started(5, &config(pre_vote, false), seed);
+    let mut cluster = started(5, &config(pre_vote, false), seed);
     let leader = cluster.run_until_leader(2_000 * MS);
     let term = cluster.nodes[leader].term();
     let follower = (leader + 1) % 5;
@@ -72,7 +72,7 @@ fn without_pre_vote_a_rejoining_isolated_node_forces_a_new_term() {
 
 #[test]
 fn a_pre_vote_grant_changes_neither_the_voters_term_nor_its_vote() {
-    let mut cluster = Cluster::new(3, &config(true, false), 1);
+    let mut cluster = unstarted(3, &config(true, false), 1);
     let mark = cluster.mark();
     cluster.drive(0, |node, ctx| {
         node.on_message(
@@ -86,7 +86,7 @@ fn a_pre_vote_grant_changes_neither_the_voters_term_nor_its_vote() {
         );
     });
     assert_eq!(
-        cluster.sent_since(0, mark),
+        cluster.sent_by_since(0, mark),
         [(
             1,
             RaftMsg::PreVoteResp {
@@ -105,7 +105,7 @@ fn a_pre_vote_grant_changes_neither_the_voters_term_nor_its_vote() {
 
 #[test]
 fn a_pre_candidate_becomes_candidate_only_on_a_majority_of_pre_votes() {
-    let mut cluster = Cluster::new(5, &config(true, false), 1);
+    let mut cluster = unstarted(5, &config(true, false), 1);
     cluster.fire(0, RaftTimer::Election);
     assert_eq!(cluster.nodes[0].role(), Role::PreCandidate);
     assert_eq!(
@@ -124,7 +124,7 @@ fn a_pre_candidate_becomes_candidate_only_on_a_majority_of_pre_votes() {
 
 #[test]
 fn a_pre_vote_refusal_from_a_later_term_makes_the_pre_candidate_follow_that_term() {
-    let mut cluster = Cluster::new(3, &config(true, false), 1);
+    let mut cluster = unstarted(3, &config(true, false), 1);
     cluster.nodes[1].durable.current_term = 7;
     cluster.fire(0, RaftTimer::Election);
     cluster.deliver(0, 1, "PreVote");
@@ -140,7 +140,7 @@ fn a_pre_vote_refusal_from_a_later_term_makes_the_pre_candidate_follow_that_term
 
 #[test]
 fn a_failed_pre_vote_round_is_reported_and_retried() {
-    let mut cluster = Cluster::new(3, &config(true, false), 1);
+    let mut cluster = unstarted(3, &config(true, false), 1);
     cluster.fire(0, RaftTimer::Election);
     let mark = cluster.mark();
     cluster.fire(0, RaftTimer::Election);
@@ -153,7 +153,7 @@ fn a_failed_pre_vote_round_is_reported_and_retried() {
 #[test]
 fn check_quorum_makes_an_isolated_leader_step_down_in_its_own_term() {
     for seed in 0..10 {
-        let mut cluster = Cluster::started(5, &config(false, true), seed);
+        let mut cluster = started(5, &config(false, true), seed);
         let leader = cluster.run_until_leader(2_000 * MS);
         let term = cluster.nodes[leader].term();
         let isolated_at = cluster.now();
@@ -182,7 +182,7 @@ fn check_quorum_makes_an_isolated_leader_step_down_in_its_own_term() {
 
 #[test]
 fn without_check_quorum_an_isolated_leader_keeps_believing_it_leads() {
-    let mut cluster = Cluster::started(5, &config(false, false), 2);
+    let mut cluster = started(5, &config(false, false), 2);
     let leader = cluster.run_until_leader(2_000 * MS);
     cluster.isolate(leader);
     cluster.run_for(3_000 * MS);
@@ -193,7 +193,7 @@ fn without_check_quorum_an_isolated_leader_keeps_believing_it_leads() {
 #[test]
 fn check_quorum_followers_refuse_votes_while_they_hear_from_a_live_leader() {
     for seed in 0..10 {
-        let mut cluster = Cluster::started(3, &config(false, true), seed);
+        let mut cluster = started(3, &config(false, true), seed);
         let leader = cluster.run_until_leader(2_000 * MS);
         let term = cluster.nodes[leader].term();
         // The leader's heartbeats no longer reach one follower, which starts elections.
@@ -218,7 +218,7 @@ fn check_quorum_followers_refuse_votes_while_they_hear_from_a_live_leader() {
 
 #[test]
 fn without_check_quorum_a_deaf_follower_deposes_a_live_leader() {
-    let mut cluster = Cluster::started(3, &config(false, false), 0);
+    let mut cluster = started(3, &config(false, false), 0);
     let leader = cluster.run_until_leader(2_000 * MS);
     let term = cluster.nodes[leader].term();
     cluster.cut_one_way(leader, (leader + 1) % 3);

@@ -1,6 +1,6 @@
 //! Restarts: what is durable (term, vote, log) and what is not; the broken variant.
 
-use super::harness::{config, Cluster, Observed, MS};
+use super::harness::{config, started, unstarted, Cluster, Observed, MS};
 use crate::raft::node::Role;
 use crate::raft::{RaftConfig, RaftMsg, RaftTimer, RaftVariant};
 use splitbrain_sim::Process;
@@ -16,7 +16,7 @@ fn forgetful() -> RaftConfig {
 /// request reaches it; n2 retries (paper §5.1) and its request reaches the restarted n0.
 /// Returns the cluster and n0's answer to n2's retried request.
 fn vote_restart_revote(config: &RaftConfig) -> (Cluster, bool) {
-    let mut cluster = Cluster::new(3, config, 1);
+    let mut cluster = unstarted(3, config, 1);
     cluster.fire(1, RaftTimer::Election);
     cluster.fire(2, RaftTimer::Election);
     cluster.deliver(1, 0, "RequestVote");
@@ -34,7 +34,7 @@ fn vote_restart_revote(config: &RaftConfig) -> (Cluster, bool) {
     cluster.fire(2, RaftTimer::Heartbeat); // n2 retries the peers that did not answer
     let mark = cluster.mark();
     cluster.deliver(2, 0, "RequestVote");
-    let granted = match cluster.sent_since(0, mark).as_slice() {
+    let granted = match cluster.sent_by_since(0, mark).as_slice() {
         [(2, RaftMsg::RequestVoteResp { term: 1, granted })] => *granted,
         other => panic!("unexpected answer {other:?}"),
     };
@@ -68,7 +68,7 @@ fn the_forgets_vote_on_restart_variant_grants_a_second_vote_in_the_same_term_aft
 #[test]
 fn the_forgetful_variant_behaves_like_correct_raft_when_nobody_restarts() {
     for seed in 0..10 {
-        let mut cluster = Cluster::started(5, &forgetful(), seed);
+        let mut cluster = started(5, &forgetful(), seed);
         let leader = cluster.run_until_leader(2_000 * MS);
         cluster.crash(leader);
         cluster.run_until_leader(2_000 * MS);
@@ -78,7 +78,7 @@ fn the_forgetful_variant_behaves_like_correct_raft_when_nobody_restarts() {
 
 #[test]
 fn a_restarted_node_comes_back_as_a_follower_with_its_term_and_a_fresh_election_timer() {
-    let mut cluster = Cluster::started(3, &config(false, false), 6);
+    let mut cluster = started(3, &config(false, false), 6);
     let leader = cluster.run_until_leader(2_000 * MS);
     let term = cluster.nodes[leader].term();
     cluster.crash(leader);
@@ -109,7 +109,7 @@ fn a_restarted_node_keeps_its_log_and_rejoins_the_cluster() {
         log_lengths: vec![2, 7, 2],
         ..config(false, false)
     };
-    let mut cluster = Cluster::started(3, &lengths, 8);
+    let mut cluster = started(3, &lengths, 8);
     let leader = cluster.run_until_leader(2_000 * MS);
     let follower = (0..3).find(|i| *i != leader).expect("a follower");
     cluster.crash(follower);
@@ -139,7 +139,7 @@ fn seeds_with_two_leaders_in_a_term(variant: RaftVariant, seeds: u64) -> usize {
     };
     let mut violating = 0;
     for seed in 0..seeds {
-        let mut cluster = Cluster::started(3, &settings, seed);
+        let mut cluster = started(3, &settings, seed);
         let mut faults = SimRng::stream(seed, StreamId::FAULTS);
         for _ in 0..100 {
             cluster.run_for(faults.between(MS, 20 * MS));
@@ -176,7 +176,7 @@ fn the_forgets_term_on_restart_variant_comes_back_in_term_zero() {
         variant: RaftVariant::ForgetsTermOnRestart,
         ..config(false, false)
     };
-    let mut cluster = Cluster::new(3, &config, 1);
+    let mut cluster = unstarted(3, &config, 1);
     cluster.fire(1, RaftTimer::Election);
     cluster.deliver(1, 0, "RequestVote");
     assert_eq!(cluster.nodes[0].term(), 1);

@@ -1,6 +1,6 @@
 //! Leadership transfer (thesis §3.10).
 
-use super::harness::{config, Cluster, Observed, MS};
+use super::harness::{config, started, unstarted, Observed, MS};
 use crate::raft::node::Role;
 use crate::raft::{RaftConfig, RaftMsg, RaftTimer};
 use splitbrain_sim::{Process, Signal};
@@ -27,7 +27,7 @@ fn transfer_hands_leadership_to_the_chosen_peer_with_timeout_now_and_stops_write
             log_lengths: lengths.clone(),
             ..config(true, true)
         };
-        let mut cluster = Cluster::started(5, &settings, seed);
+        let mut cluster = started(5, &settings, seed);
         let leader = cluster.run_until_leader(2_000 * MS);
         let term = cluster.nodes[leader].term();
         cluster.run_for(120 * MS); // every follower has answered a heartbeat recently
@@ -36,7 +36,7 @@ fn transfer_hands_leadership_to_the_chosen_peer_with_timeout_now_and_stops_write
         let mark = cluster.mark();
         cluster.resign(leader);
         assert_eq!(
-            cluster.sent_since(leader, mark),
+            cluster.sent_by_since(leader, mark),
             [(target, RaftMsg::TimeoutNow { term })]
         );
         assert_eq!(cluster.nodes[leader].role(), Role::Leader);
@@ -56,7 +56,7 @@ fn transfer_hands_leadership_to_the_chosen_peer_with_timeout_now_and_stops_write
         assert!(cluster
             .observed_since(leader, mark)
             .contains(&Observed::SteppedDown));
-        let asked = cluster.sent_since(target, mark);
+        let asked = cluster.sent_by_since(target, mark);
         assert!(asked
             .iter()
             .all(|(_, msg)| !matches!(msg, RaftMsg::PreVote { .. })));
@@ -73,7 +73,7 @@ fn transfer_hands_leadership_to_the_chosen_peer_with_timeout_now_and_stops_write
 
 #[test]
 fn a_transfer_that_does_not_complete_in_time_is_aborted_and_the_leader_serves_again() {
-    let mut cluster = Cluster::started(5, &config(false, true), 3);
+    let mut cluster = started(5, &config(false, true), 3);
     let leader = cluster.run_until_leader(2_000 * MS);
     let term = cluster.nodes[leader].term();
     cluster.run_for(120 * MS);
@@ -97,7 +97,7 @@ fn a_transfer_that_does_not_complete_in_time_is_aborted_and_the_leader_serves_ag
 
 #[test]
 fn resign_on_a_follower_does_nothing() {
-    let mut cluster = Cluster::started(3, &config(false, false), 4);
+    let mut cluster = started(3, &config(false, false), 4);
     let leader = cluster.run_until_leader(2_000 * MS);
     let follower = (leader + 1) % 3;
     let mark = cluster.mark();
@@ -108,27 +108,27 @@ fn resign_on_a_follower_does_nothing() {
 
 #[test]
 fn resign_without_a_recently_answering_peer_keeps_the_leader_serving() {
-    let mut cluster = Cluster::new(3, &config(false, false), 4);
+    let mut cluster = unstarted(3, &config(false, false), 4);
     cluster.fire(0, RaftTimer::Election);
     cluster.deliver(0, 1, "RequestVote");
     cluster.deliver(1, 0, "RequestVoteResp");
     assert_eq!(cluster.nodes[0].role(), Role::Leader);
     let mark = cluster.mark();
     cluster.resign(0); // no follower has answered a heartbeat yet
-    assert!(cluster.sent_since(0, mark).is_empty());
+    assert!(cluster.sent_by_since(0, mark).is_empty());
     assert_eq!(cluster.write_token(0), Some(1));
 }
 
 #[test]
 fn resigning_twice_sends_one_timeout_now() {
-    let mut cluster = Cluster::started(3, &config(false, false), 5);
+    let mut cluster = started(3, &config(false, false), 5);
     let leader = cluster.run_until_leader(2_000 * MS);
     cluster.run_for(60 * MS);
     let mark = cluster.mark();
     cluster.resign(leader);
     cluster.resign(leader);
     let timeouts = cluster
-        .sent_since(leader, mark)
+        .sent_by_since(leader, mark)
         .into_iter()
         .filter(|(_, m)| matches!(m, RaftMsg::TimeoutNow { .. }));
     assert_eq!(timeouts.count(), 1);

@@ -11,8 +11,8 @@
 //! only be lower, never higher).
 
 use super::{config, ring_of};
-use crate::bully::tests::harness::{counts_of, MS};
 use crate::ring::{RingInitiators, RingVariant};
+use crate::testing::{counts_of, MS};
 
 const KINDS: [&str; 5] = ["Election", "Elected", "Token", "Coordinator", "Ack"];
 

@@ -2,8 +2,8 @@
 //! skipping a dead successor, restarting a stalled election.
 
 use super::{config, ring_of, settled, ALL_CONFIGS};
-use crate::bully::tests::harness::{Observed, MS};
 use crate::ring::{RingInitiators, RingMsg, RingTimer, RingVariant};
+use crate::testing::{Observed, MS};
 use splitbrain_sim::{NodeId, Process, Signal};
 
 #[test]

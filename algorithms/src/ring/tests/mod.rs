@@ -1,12 +1,12 @@
-//! Whole-ring tests on the in-memory network of the Bully tests' harness.
+//! Whole-ring tests on the shared in-memory network of [`crate::testing`].
 
 mod counts;
 mod elections;
 mod engine;
 mod partitions;
 
-use crate::bully::tests::harness::{Cluster, MS};
 use crate::ring::{info, RingConfig, RingInitiators, RingNode, RingTopology, RingVariant};
+use crate::testing::{Cluster, MS};
 use splitbrain_sim::NodeId;
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! `scenarios/ring-partition.ron` shows.
 
 use super::{config, ring_of, ALL_CONFIGS};
-use crate::bully::tests::harness::MS;
+use crate::testing::MS;
 use splitbrain_sim::Process;
 
 #[test]

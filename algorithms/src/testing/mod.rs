@@ -1,7 +1,16 @@
-//! A tiny deterministic network for driving any [`Process`] by hand (the Bully and Ring
-//! tests share it): a manual clock equal to every node's local clock, messages in flight with
-//! seeded latency, one slot per (node, timer kind), crashes, restarts and cut links. Run it
-//! by time (`run_for`), or stage an exact interleaving (`fire`, `disarm`).
+//! A tiny deterministic network for driving any [`Process`] by hand, shared by the
+//! whole-cluster tests of every algorithm: a manual clock equal to every node's local clock,
+//! messages in flight with seeded latency, one slot per (node, timer kind), crashes,
+//! restarts and cut links. Run it by time (`run_for`), or stage an exact interleaving
+//! (`fire`, `disarm`, `deliver`). What differs between algorithms is data: [`Rules`].
+//!
+//! The random draws are part of every seeded test's schedule: node `i` draws from
+//! `StreamId::node(i)` and the network from `StreamId::NETWORK`, one latency per message in
+//! the order the messages are sent. Changing that order changes what those tests exercise.
+
+mod history;
+
+pub(crate) use history::counts_of;
 
 use splitbrain_sim::{
     Ctx, Effect, Message, NodeId, Process, Signal, SimRng, StreamId, TimerKind, NANOS_PER_MILLI,
@@ -17,6 +26,38 @@ pub(crate) enum Observed<M> {
     SteppedDown,
     Signal(Signal),
     Sent { to: usize, msg: M },
+}
+
+/// What a crash does to the messages already on their way to the crashed node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnCrash {
+    /// Nothing: each is lost if it arrives while the node is down, and delivered if the node
+    /// is back by then (as in the engine).
+    KeepInFlight,
+    /// They are all lost at once, even if the node restarts before they would arrive.
+    DropInFlight,
+}
+
+/// What the harness does differently for one algorithm's tests.
+pub(crate) struct Rules<P> {
+    /// Latency is drawn uniformly from this inclusive range for every message.
+    pub(crate) latency_ns: (u64, u64),
+    pub(crate) on_crash: OnCrash,
+    /// Asserts the algorithm's own facts about a leadership claim `(claimant, term, token)`,
+    /// with the claimant as the step that claimed left it.
+    pub(crate) check_claim: fn(&P, u64, u64),
+}
+
+impl<P> Default for Rules<P> {
+    /// 1-5 ms latency, messages to a crashed node lost only if they arrive while it is down,
+    /// nothing checked beyond what the harness checks for every algorithm.
+    fn default() -> Self {
+        Self {
+            latency_ns: (MS, 5 * MS),
+            on_crash: OnCrash::KeepInFlight,
+            check_claim: |_, _, _| {},
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -51,11 +92,19 @@ pub(crate) struct Cluster<P: Process> {
     pub(crate) latency_ns: (u64, u64),
     /// Messages sent to a crashed node or across a cut link, by kind name.
     pub(crate) lost: BTreeMap<&'static str, u64>,
+    on_crash: OnCrash,
+    check_claim: fn(&P, u64, u64),
 }
 
 impl<P: Process> Cluster<P> {
-    /// The given processes (member `i` is `nodes[i]`), not started yet.
+    /// The given processes (member `i` is `nodes[i]`) under the default [`Rules`], not
+    /// started yet.
     pub(crate) fn new(nodes: Vec<P>, seed: u64) -> Self {
+        Self::with_rules(nodes, seed, Rules::default())
+    }
+
+    /// The given processes (member `i` is `nodes[i]`) under `rules`, not started yet.
+    pub(crate) fn with_rules(nodes: Vec<P>, seed: u64, rules: Rules<P>) -> Self {
         let members = nodes.len();
         Self {
             rngs: (0..members)
@@ -72,8 +121,10 @@ impl<P: Process> Cluster<P> {
             history: Vec::new(),
             claims: BTreeMap::new(),
             believes: vec![None; members],
-            latency_ns: (MS, 5 * MS),
+            latency_ns: rules.latency_ns,
             lost: BTreeMap::new(),
+            on_crash: rules.on_crash,
+            check_claim: rules.check_claim,
         }
     }
 
@@ -153,6 +204,7 @@ impl<P: Process> Cluster<P> {
             }
             Effect::CancelTimer { timer } => self.timers[i][timer.index()] = None,
             Effect::BecameLeader { term, token } => {
+                (self.check_claim)(&self.nodes[i], term, token);
                 self.claims.entry(term).or_default().insert(i);
                 self.believes[i] = Some(term);
                 self.history
@@ -203,8 +255,7 @@ impl<P: Process> Cluster<P> {
                         let (from, msg) = (NodeId::from(flight.from), flight.msg);
                         self.drive(node, |n, ctx| n.on_message(ctx, from, msg));
                     } else {
-                        let name = P::Msg::KINDS[flight.msg.kind()];
-                        *self.lost.entry(name).or_default() += 1;
+                        self.count_lost(&flight.msg);
                     }
                 }
                 None => {
@@ -218,6 +269,10 @@ impl<P: Process> Cluster<P> {
 
     pub(crate) fn run_for(&mut self, duration: u64) {
         self.run_until(self.now + duration);
+    }
+
+    fn count_lost(&mut self, msg: &P::Msg) {
+        *self.lost.entry(P::Msg::KINDS[msg.kind()]).or_default() += 1;
     }
 
     /// Fires node `i`'s timer `timer` now, by hand (its slot is cleared first).
@@ -236,11 +291,35 @@ impl<P: Process> Cluster<P> {
         self.timers[i][timer.index()].is_some()
     }
 
-    /// Stops node `i`: its timers die, its leadership belief ends, messages to it are lost.
+    /// Delivers now, by hand, the first message in flight from `from` to `to` of type
+    /// `kind` (a name from `P::Msg::KINDS`), whatever the links. Panics if there is none.
+    pub(crate) fn deliver(&mut self, from: usize, to: usize, kind: &str) {
+        let index = self
+            .in_flight
+            .iter()
+            .position(|f| f.from == from && f.to == to && P::Msg::KINDS[f.msg.kind()] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in flight from n{from} to n{to}"));
+        let flight = self.in_flight.remove(index);
+        self.drive(to, |n, ctx| {
+            n.on_message(ctx, NodeId::from(from), flight.msg)
+        });
+    }
+
+    /// Stops node `i`: its timers die, its leadership belief ends, messages to it are lost
+    /// (those already in flight as [`OnCrash`] says).
     pub(crate) fn crash(&mut self, i: usize) {
         self.up[i] = false;
         self.timers[i].fill(None);
         self.believes[i] = None;
+        if self.on_crash == OnCrash::DropInFlight {
+            let (dropped, kept) = std::mem::take(&mut self.in_flight)
+                .into_iter()
+                .partition(|f| f.to == i);
+            self.in_flight = kept;
+            for flight in dropped {
+                self.count_lost(&flight.msg);
+            }
+        }
     }
 
     /// Brings node `i` back with its durable state only.
@@ -248,6 +327,11 @@ impl<P: Process> Cluster<P> {
         assert!(!self.up[i]);
         self.up[i] = true;
         self.drive(i, |n, ctx| n.on_restart(ctx));
+    }
+
+    /// Asks node `i` for a planned handover.
+    pub(crate) fn resign(&mut self, i: usize) {
+        self.drive(i, |n, ctx| n.on_resign(ctx));
     }
 
     /// Splits the members into groups that can only talk within their group.
@@ -264,6 +348,21 @@ impl<P: Process> Cluster<P> {
                 self.blocked[from][to] = group_of[from] != group_of[to];
             }
         }
+    }
+
+    /// Cuts node `i` off from everyone, both ways.
+    pub(crate) fn isolate(&mut self, i: usize) {
+        for other in 0..self.nodes.len() {
+            if other != i {
+                self.blocked[i][other] = true;
+                self.blocked[other][i] = true;
+            }
+        }
+    }
+
+    /// Cuts the directed link `from -> to` only.
+    pub(crate) fn cut_one_way(&mut self, from: usize, to: usize) {
+        self.blocked[from][to] = true;
     }
 
     pub(crate) fn heal(&mut self) {
@@ -298,16 +397,6 @@ impl<P: Process> Cluster<P> {
         panic!("no single leader within {limit}ns: {:?}", self.leaders());
     }
 
-    /// Election safety over the whole history: at most one claimant per term.
-    pub(crate) fn assert_one_leader_per_term(&self) {
-        for (term, claimants) in &self.claims {
-            assert!(
-                claimants.len() <= 1,
-                "term {term} has leaders {claimants:?}"
-            );
-        }
-    }
-
     /// Whether every live node recognises `leader` (through `known_leader`).
     pub(crate) fn all_recognise(&self, leader: usize) -> bool {
         (0..self.nodes.len())
@@ -315,66 +404,7 @@ impl<P: Process> Cluster<P> {
             .all(|i| self.nodes[i].known_leader() == Some(NodeId::from(leader)))
     }
 
-    /// A bookmark in the history, for the `*_since` queries.
-    pub(crate) fn mark(&self) -> usize {
-        self.history.len()
-    }
-
-    /// Messages sent by anyone since the bookmark `mark`, by kind name (kinds with none are
-    /// absent).
-    pub(crate) fn sent_since(&self, mark: usize) -> BTreeMap<&'static str, u64> {
-        let mut counts = BTreeMap::new();
-        for (_, _, observed) in &self.history[mark..] {
-            if let Observed::Sent { msg, .. } = observed {
-                *counts.entry(P::Msg::KINDS[msg.kind()]).or_default() += 1;
-            }
-        }
-        counts
-    }
-
-    /// The messages node `from` sent since the bookmark `mark`, with their receivers.
-    pub(crate) fn sent_by_since(&self, from: usize, mark: usize) -> Vec<(usize, P::Msg)> {
-        self.history[mark..]
-            .iter()
-            .filter_map(|(_, node, o)| match o {
-                Observed::Sent { to, msg } if *node == from => Some((*to, msg.clone())),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Signals of any node since the bookmark `mark` that match `wanted`.
-    pub(crate) fn count_signals_since(
-        &self,
-        mark: usize,
-        wanted: impl Fn(&Signal) -> bool,
-    ) -> usize {
-        self.history[mark..]
-            .iter()
-            .filter(|(_, _, o)| matches!(o, Observed::Signal(s) if wanted(s)))
-            .count()
-    }
-
-    /// The claims `(time, node, term, token)` since the bookmark `mark`.
-    pub(crate) fn claims_since(&self, mark: usize) -> Vec<(u64, usize, u64, u64)> {
-        self.history[mark..]
-            .iter()
-            .filter_map(|(at, node, o)| match o {
-                Observed::BecameLeader { term, token } => Some((*at, *node, *term, *token)),
-                _ => None,
-            })
-            .collect()
-    }
-
     pub(crate) fn write_token(&self, i: usize) -> Option<u64> {
         self.nodes[i].write_token(self.now as i64)
     }
-}
-
-/// Counts of `kinds` in `counts`, zero where absent, in the order given.
-pub(crate) fn counts_of(counts: &BTreeMap<&'static str, u64>, kinds: &[&str]) -> Vec<u64> {
-    kinds
-        .iter()
-        .map(|kind| counts.get(kind).copied().unwrap_or(0))
-        .collect()
 }
