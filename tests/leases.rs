@@ -1,6 +1,8 @@
 //! Lease-based election recipes under random fault schedules. With fencing enforced the
-//! resource never accepts a stale token from the etcd recipe (revision tokens), whatever
-//! strikes clients or the service; the unsafe variants are caught by the checker.
+//! resource never accepts a stale token from the etcd recipe (revision tokens) or the
+//! Kubernetes Lease lock (resourceVersion tokens, both variants), whatever strikes clients or
+//! the service; the unsafe variants are caught by the checker. The client-go Lease lock is
+//! safe even without fencing as long as client clocks are honest and no client stalls.
 //!
 //! A failing case prints its scenario as RON: save it and `splitbrain run FILE` replays it.
 
@@ -8,40 +10,117 @@ use proptest::prelude::*;
 use splitbrain::scenario::parse;
 use splitbrain_sim::{Invariant, RunReport};
 
-/// One fault as scenario text, with its time in ms.
-fn fault() -> impl Strategy<Value = (u64, String)> {
-    let target = prop_oneof![
+/// The clients a fault can strike.
+fn client() -> BoxedStrategy<String> {
+    prop_oneof![
         Just("Leader".to_string()),
         Just("Follower".to_string()),
+        (0..3u32).prop_map(|i| format!("Node({i})")),
+    ]
+    .boxed()
+}
+
+/// Any process: a client or the service.
+fn anyone() -> BoxedStrategy<String> {
+    prop_oneof![
+        client(),
         Just("Random".to_string()),
-        Just("Service".to_string()),
-        (0..3u32).prop_map(|i| format!("Node({i})")),
-    ];
-    let client = prop_oneof![
-        Just("Leader".to_string()),
-        Just("Follower".to_string()),
-        (0..3u32).prop_map(|i| format!("Node({i})")),
-    ];
-    let action = prop_oneof![
-        (client.clone(), 10..=800u64)
-            .prop_map(|(t, h)| format!("do: Crash({t}), heal_after: \"{h}ms\"")),
-        (target.clone(), 10..=3_000u64).prop_map(|(t, d)| format!("do: Pause({t}, \"{d}ms\")")),
-        (target.clone(), 10..=3_000u64).prop_map(|(t, d)| format!("do: Stall({t}, \"{d}ms\")")),
-        (target.clone(), 10..=3_000u64)
-            .prop_map(|(t, h)| format!("do: Partition(Isolate({t})), heal_after: \"{h}ms\"")),
-        (target.clone(), -2_000..=2_000i64)
-            .prop_map(|(t, d)| format!("do: ClockJump({t}, \"{d}ms\")")),
-        (target, -600_000..=600_000i64, 10..=3_000u64)
-            .prop_map(|(t, ppm, h)| format!("do: ClockDrift({t}, {ppm}), heal_after: \"{h}ms\"")),
-        Just("do: Resign(Leader)".to_string()),
-    ];
+        Just("Service".to_string())
+    ]
+    .boxed()
+}
+
+fn crash() -> BoxedStrategy<String> {
+    (client(), 10..=800u64)
+        .prop_map(|(t, h)| format!("do: Crash({t}), heal_after: \"{h}ms\""))
+        .boxed()
+}
+
+fn pause(target: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (target, 10..=3_000u64)
+        .prop_map(|(t, d)| format!("do: Pause({t}, \"{d}ms\")"))
+        .boxed()
+}
+
+fn stall(target: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (target, 10..=3_000u64)
+        .prop_map(|(t, d)| format!("do: Stall({t}, \"{d}ms\")"))
+        .boxed()
+}
+
+fn isolate(target: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (target, 10..=3_000u64)
+        .prop_map(|(t, h)| format!("do: Partition(Isolate({t})), heal_after: \"{h}ms\""))
+        .boxed()
+}
+
+fn clock_jump(target: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (target, -2_000..=2_000i64)
+        .prop_map(|(t, d)| format!("do: ClockJump({t}, \"{d}ms\")"))
+        .boxed()
+}
+
+fn clock_drift(target: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (target, -600_000..=600_000i64, 10..=3_000u64)
+        .prop_map(|(t, ppm, h)| format!("do: ClockDrift({t}, {ppm}), heal_after: \"{h}ms\""))
+        .boxed()
+}
+
+/// A fault of `action` at a time in the first 5s, as scenario text with its time in ms.
+fn at_some_time(action: BoxedStrategy<String>) -> impl Strategy<Value = (u64, String)> {
     (0..5_000u64, action).prop_map(|(at, a)| (at, format!("(at: \"{at}ms\", {a})")))
 }
 
+/// Any fault on anyone.
+fn fault() -> impl Strategy<Value = (u64, String)> {
+    at_some_time(
+        prop_oneof![
+            crash(),
+            pause(anyone()),
+            stall(anyone()),
+            isolate(anyone()),
+            clock_jump(anyone()),
+            clock_drift(anyone()),
+            Just("do: Resign(Leader)".to_string()),
+        ]
+        .boxed(),
+    )
+}
+
+/// Faults that leave client clocks honest and never stall a client: crashes, pauses,
+/// partitions of anyone, and anything on the service (a stall, clock jumps and drift).
+fn honest_fault() -> impl Strategy<Value = (u64, String)> {
+    let service = || Just("Service".to_string()).boxed();
+    at_some_time(
+        prop_oneof![
+            crash(),
+            pause(anyone()),
+            stall(service()),
+            isolate(anyone()),
+            clock_jump(service()),
+            clock_drift(service()),
+            Just("do: Resign(Leader)".to_string()),
+        ]
+        .boxed(),
+    )
+}
+
 fn scenario(seed: u64, variant: &str, fencing: bool, faults: &[String]) -> String {
+    let etcd = format!("Etcd(ttl: \"600ms\", min_ttl: \"300ms\", variant: {variant})");
+    scenario_of(seed, &etcd, fencing, faults)
+}
+
+fn k8s(seed: u64, variant: &str, fencing: bool, faults: &[String]) -> String {
+    let k8s = format!(
+        "K8sLease(lease_duration: \"900ms\", renew_deadline: \"600ms\", retry_period: \"120ms\", variant: {variant})"
+    );
+    scenario_of(seed, &k8s, fencing, faults)
+}
+
+fn scenario_of(seed: u64, algorithm: &str, fencing: bool, faults: &[String]) -> String {
     format!(
-        "Scenario(\n    name: \"etcd-random\",\n    seed: {seed},\n    duration: \"7s\",\n    nodes: 3,\n    \
-         algorithm: Etcd(ttl: \"600ms\", min_ttl: \"300ms\", variant: {variant}),\n    \
+        "Scenario(\n    name: \"lease-random\",\n    seed: {seed},\n    duration: \"7s\",\n    nodes: 3,\n    \
+         algorithm: {algorithm},\n    \
          network: (latency: Uniform(\"1ms\", \"10ms\"), loss: 0.02),\n    \
          workload: (write_every: \"50ms\"),\n    resource: (fencing: {fencing}),\n    \
          faults: [\n        {}\n    ],\n    expect: Safe,\n)\n",
@@ -50,25 +129,66 @@ fn scenario(seed: u64, variant: &str, fencing: bool, faults: &[String]) -> Strin
 }
 
 fn run(text: &str) -> RunReport {
-    let s = parse(text, "etcd-random.ron").expect("generated scenario is valid");
+    let s = parse(text, "lease-random.ron").expect("generated scenario is valid");
     splitbrain_algorithms::run(&s.algorithm, s.sim, None)
 }
 
+/// The faults as scenario text, in time order (a heal indexes the records of faults already
+/// fired).
+fn in_order(mut faults: Vec<(u64, String)>) -> Vec<String> {
+    faults.sort_by_key(|f| f.0);
+    faults.into_iter().map(|f| f.1).collect()
+}
+
+/// A run that elected someone and wrote: a property over runs that did nothing would hold
+/// vacuously.
+fn assert_it_ran(report: &RunReport, text: &str) -> Result<(), TestCaseError> {
+    prop_assert!(!report.leaders.is_empty(), "nobody was elected\n{text}");
+    prop_assert!(report.writes.accepted > 0, "no write was accepted\n{text}");
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn the_revision_recipe_with_fencing_never_lets_a_stale_token_through(
         seed in 0..u64::MAX,
         faults in prop::collection::vec(fault(), 0..8),
     ) {
-        // The engine expects faults in time order (a heal indexes the records of faults
-        // already fired).
-        let mut faults = faults;
-        faults.sort_by_key(|f| f.0);
-        let faults: Vec<String> = faults.into_iter().map(|f| f.1).collect();
-        let text = scenario(seed, "Revision", true, &faults);
+        let text = scenario(seed, "Revision", true, &in_order(faults));
         let report = run(&text);
+        assert_it_ran(&report, &text)?;
+        prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violated_safety());
+    }
+
+    #[test]
+    fn the_k8s_lease_with_fencing_never_lets_a_stale_token_through(
+        seed in 0..u64::MAX,
+        db_row in any::<bool>(),
+        faults in prop::collection::vec(fault(), 0..8),
+    ) {
+        let variant = if db_row { "DbRow" } else { "Lease" };
+        let text = k8s(seed, variant, true, &in_order(faults));
+        let report = run(&text);
+        assert_it_ran(&report, &text)?;
+        prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violated_safety());
+    }
+
+    #[test]
+    fn the_client_go_lease_needs_no_fencing_while_client_clocks_are_honest_and_nobody_stalls(
+        seed in 0..u64::MAX,
+        faults in prop::collection::vec(honest_fault(), 0..8),
+    ) {
+        // The leader stops at its renew deadline, counted from the send time of its last
+        // renewal; a candidate takes over only a lease duration after it saw that renewal,
+        // and only if no later one succeeded (optimistic concurrency). Server clocks are
+        // never read.
+        let text = k8s(seed, "Lease", false, &in_order(faults));
+        let report = run(&text);
+        assert_it_ran(&report, &text)?;
+        // A paused leader may still believe it leads (overlap) but it acts on nothing until
+        // it resumes, and then its first check is its renew deadline, by the clock.
         prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violated_safety());
     }
 }
@@ -117,4 +237,53 @@ fn the_service_counts_the_leases_it_expired_under_a_believing_holder() {
         kinds.contains(&"WatchEvent") && kinds.contains(&"KeepAlive"),
         "{kinds:?}"
     );
+}
+
+/// A GC pause of the Kubernetes Lease holder longer than its lease duration, striking inside
+/// the handler of its write tick (10ms past one) so that the write decided before the pause
+/// leaves after it.
+fn k8s_holder_stall(seed: u64, variant: &str, fencing: bool) -> RunReport {
+    run(&k8s(
+        seed,
+        variant,
+        fencing,
+        &["(at: \"3.01s\", do: Stall(Leader, \"2s\"))".to_string()],
+    ))
+}
+
+#[test]
+fn the_k8s_lease_survives_a_holder_stall_with_fencing_and_is_caught_without() {
+    for variant in ["Lease", "DbRow"] {
+        for seed in 0..8 {
+            let report = k8s_holder_stall(seed, variant, true);
+            assert!(report.violated_safety().is_empty(), "{variant} {seed}");
+            assert!(
+                report.leaders.len() >= 2,
+                "{variant} {seed}: nobody took over"
+            );
+        }
+        let caught = (0..8)
+            .filter(|s| {
+                k8s_holder_stall(*s, variant, false).violated_safety()
+                    == vec![Invariant::FencingSafety]
+            })
+            .count();
+        assert!(caught > 0, "{variant}: an unfenced stall is never caught");
+    }
+}
+
+#[test]
+fn a_database_row_lease_is_broken_by_a_jump_of_the_database_clock_and_the_client_go_lease_is_not() {
+    let jump = ["(at: \"3s\", do: ClockJump(Service, \"3s\"))".to_string()];
+    let caught = (0..16)
+        .filter(|s| {
+            run(&k8s(*s, "DbRow", false, &jump)).violated_safety() == vec![Invariant::FencingSafety]
+        })
+        .count();
+    assert!(caught > 0, "the database clock jump is never caught");
+    for seed in 0..16 {
+        let report = run(&k8s(seed, "Lease", false, &jump));
+        assert!(report.violated_safety().is_empty(), "seed {seed}");
+        assert_eq!(report.leaders.len(), 1, "seed {seed}: {:?}", report.leaders);
+    }
 }

@@ -23,6 +23,7 @@ pub enum AlgorithmConfig {
     Ring(ring::RingConfig),
     Etcd(etcd::EtcdConfig),
     ZooKeeper(zookeeper::ZkConfig),
+    K8sLease(k8s_lease::K8sConfig),
 }
 
 /// One line per algorithm for `splitbrain list`: name and summary.
@@ -54,6 +55,12 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
          election recipe (ephemeral sequential znodes, lowest leads, exists-watch on the \
          predecessor, czxid as fencing token); variants Herd and KeepUntilExpired",
     ),
+    (
+        "K8sLease",
+        "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \
+         period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
+         last change; variant DbRow, a database-row lease judged by the database's clock",
+    ),
 ];
 
 impl AlgorithmConfig {
@@ -65,6 +72,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Ring(c) => ring::info(c, members),
             AlgorithmConfig::Etcd(c) => etcd::info(c, members),
             AlgorithmConfig::ZooKeeper(c) => zookeeper::info(c, members),
+            AlgorithmConfig::K8sLease(c) => k8s_lease::info(c, members),
         }
     }
 
@@ -85,7 +93,8 @@ impl AlgorithmConfig {
             AlgorithmConfig::Bully(_)
             | AlgorithmConfig::Ring(_)
             | AlgorithmConfig::Etcd(_)
-            | AlgorithmConfig::ZooKeeper(_) => Some(self.clone()),
+            | AlgorithmConfig::ZooKeeper(_)
+            | AlgorithmConfig::K8sLease(_) => Some(self.clone()),
         }
     }
 
@@ -97,6 +106,9 @@ impl AlgorithmConfig {
             "ring" => Some(AlgorithmConfig::Ring(ring::RingConfig::default())),
             "etcd" => Some(AlgorithmConfig::Etcd(etcd::EtcdConfig::default())),
             "zookeeper" => Some(AlgorithmConfig::ZooKeeper(zookeeper::ZkConfig::default())),
+            "k8slease" | "k8s-lease" | "kubernetes" => {
+                Some(AlgorithmConfig::K8sLease(k8s_lease::K8sConfig::default()))
+            }
             _ => None,
         }
     }
@@ -109,6 +121,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Ring(_) => "ring",
             AlgorithmConfig::Etcd(_) => "etcd",
             AlgorithmConfig::ZooKeeper(_) => "zookeeper",
+            AlgorithmConfig::K8sLease(_) => "k8s-lease",
         }
     }
 }
@@ -150,6 +163,11 @@ pub fn run(
         AlgorithmConfig::ZooKeeper(c) => {
             // The members campaign; the server is one more process, id `members`.
             let processes = zookeeper::ZkProcess::cluster(members, c);
+            run_processes(config, info, processes, trace)
+        }
+        AlgorithmConfig::K8sLease(c) => {
+            // The members campaign; the API server (or database) is process `members`.
+            let processes = k8s_lease::K8sProcess::cluster(members, c);
             run_processes(config, info, processes, trace)
         }
     }

@@ -57,7 +57,7 @@ pub fn run(args: &CompareArgs) -> u8 {
                 None => {
                     return charting::bad_input(
                         &format!("unknown algorithm {name:?}"),
-                        "the algorithms are raft, bully and ring: --algorithms raft,bully,ring",
+                        "the algorithms are raft, bully, ring, etcd, zookeeper and k8s-lease: --algorithms raft,etcd,k8s-lease",
                     )
                 }
             }

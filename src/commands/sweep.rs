@@ -192,6 +192,9 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             AlgorithmConfig::ZooKeeper(_) => {
                 return Err("heartbeat does not apply to ZooKeeper: its clients ping at a third of the session timeout\n  hint: ZooKeeper has no sweepable timing parameter yet".to_string())
             }
+            AlgorithmConfig::K8sLease(_) => {
+                return Err("heartbeat does not apply to K8sLease: its retry period is bound to the renew deadline\n  hint: K8sLease has no sweepable timing parameter yet".to_string())
+            }
         },
         (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Bully(c)) => {
             c.failure_timeout_ns = *d
@@ -228,6 +231,8 @@ fn heartbeat_ns(alg: &AlgorithmConfig) -> u64 {
         AlgorithmConfig::Etcd(c) => c.keepalive_ns,
         // Clients ping at a third of the negotiated session timeout.
         AlgorithmConfig::ZooKeeper(c) => c.negotiated_timeout_ns() / 3,
+        // The leader renews, and candidates poll, every retry period.
+        AlgorithmConfig::K8sLease(c) => c.retry_period_ns,
     }
 }
 

@@ -168,6 +168,26 @@ pub enum ErrorKind {
     KeepaliveNotBelowTtl { keepalive_ns: u64, ttl_ns: u64 },
     #[error("the ZooKeeper tick must be longer than zero")]
     ZeroTick,
+    #[error("the retry period must be longer than zero")]
+    ZeroRetryPeriod,
+    #[error(
+        "the renew deadline {} must be longer than 1.2 retry periods ({})",
+        dur(.renew_deadline_ns),
+        dur(.retry_period_ns)
+    )]
+    RenewDeadlineNotAboveRetry {
+        renew_deadline_ns: u64,
+        retry_period_ns: u64,
+    },
+    #[error(
+        "the lease duration {} must be longer than the renew deadline {}",
+        dur(.lease_duration_ns),
+        dur(.renew_deadline_ns)
+    )]
+    LeaseNotAboveRenewDeadline {
+        lease_duration_ns: u64,
+        renew_deadline_ns: u64,
+    },
 
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
@@ -327,6 +347,21 @@ impl ErrorKind {
                  ZooKeeper's default is 2s"
                     .to_string()
             }
+            ErrorKind::ZeroRetryPeriod => {
+                "candidates poll and the leader renews every retry period; client-go's default \
+                 is 2s"
+                    .to_string()
+            }
+            ErrorKind::RenewDeadlineNotAboveRetry { .. } => {
+                "client-go refuses a renew deadline of 1.2 retry periods or less (its jitter \
+                 factor): the leader must get more than one try before it gives up"
+                    .to_string()
+            }
+            ErrorKind::LeaseNotAboveRenewDeadline { .. } => {
+                "the leader stops at the renew deadline and candidates take over after the lease \
+                 duration; the gap between them is the safety margin (client-go: 15s and 10s)"
+                    .to_string()
+            }
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
                  after `start` and heal before the last `quiet` of the run"
@@ -336,7 +371,8 @@ impl ErrorKind {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. } => {
-                "only algorithms with a modeled service (`Etcd`, `ZooKeeper`) have a `Service` process"
+                "only algorithms with a modeled service (`Etcd`, `ZooKeeper`, `K8sLease`) have a \
+                 `Service` process"
                     .to_string()
             }
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
@@ -589,6 +625,7 @@ fn struct_context(name: Option<&str>) -> String {
         Some("Ring") => "`Ring` settings".to_string(),
         Some("Etcd") => "`Etcd` settings".to_string(),
         Some("ZooKeeper") => "`ZooKeeper` settings".to_string(),
+        Some("K8sLease") => "`K8sLease` settings".to_string(),
         Some("Network") => "network settings".to_string(),
         Some("Link") => "a link override".to_string(),
         Some("Clocks") => "clock settings".to_string(),

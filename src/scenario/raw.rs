@@ -155,6 +155,23 @@ pub(crate) enum RawAlgorithm {
         #[serde(default)]
         on_disconnect: Option<RawZkOnDisconnect>,
     },
+    K8sLease {
+        #[serde(default)]
+        lease_duration: Option<DurationText>,
+        #[serde(default)]
+        renew_deadline: Option<DurationText>,
+        #[serde(default)]
+        retry_period: Option<DurationText>,
+        #[serde(default)]
+        variant: Option<RawK8sVariant>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "k8s lease variant")]
+pub(crate) enum RawK8sVariant {
+    Lease,
+    DbRow,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,13 +9,14 @@ use super::duration::DurationText;
 use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
 use super::raw::{
     RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
-    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawRaftVariant,
-    RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget, RawZkOnDisconnect,
-    RawZkRecipe, ScenarioFile,
+    RawK8sVariant, RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective,
+    RawRaftVariant, RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget,
+    RawZkOnDisconnect, RawZkRecipe, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::etcd::{EtcdConfig, EtcdVariant};
+use splitbrain_algorithms::k8s_lease::{K8sConfig, K8sVariant};
 use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::zookeeper::{ZkConfig, ZkOnDisconnect, ZkRecipe};
@@ -437,6 +438,72 @@ impl Checker {
                 self.has_service = true;
                 (AlgorithmConfig::ZooKeeper(config), "zookeeper")
             }
+            RawAlgorithm::K8sLease {
+                lease_duration,
+                renew_deadline,
+                retry_period,
+                variant,
+            } => {
+                let config = self.k8s_lease(lease_duration, renew_deadline, retry_period, variant);
+                // The modeled API server (or database) is process `nodes`: `Service` names it.
+                self.has_service = true;
+                (AlgorithmConfig::K8sLease(config), "k8s-lease")
+            }
+        }
+    }
+
+    /// The Kubernetes Lease timings, checked as client-go checks them. Left out, the renew
+    /// deadline is 2/3 of the lease duration and the retry period 1/5 of the renew deadline
+    /// (client-go's 15s, 10s and 2s).
+    fn k8s_lease(
+        &mut self,
+        lease_duration: Option<DurationText>,
+        renew_deadline: Option<DurationText>,
+        retry_period: Option<DurationText>,
+        variant: Option<RawK8sVariant>,
+    ) -> K8sConfig {
+        let defaults = K8sConfig::default();
+        let lease_duration_ns = lease_duration.map_or(defaults.lease_duration_ns, |d| d.0);
+        let renew_deadline_ns = renew_deadline.map_or(lease_duration_ns / 3 * 2, |d| d.0);
+        let retry_period_ns = retry_period.map_or(renew_deadline_ns / 5, |d| d.0);
+        let at = |field: &'static str, given: bool| {
+            if given {
+                field
+            } else {
+                "algorithm.lease_duration"
+            }
+        };
+        if retry_period_ns == 0 {
+            let path = at("algorithm.retry_period", retry_period.is_some());
+            self.problem(path, ErrorKind::ZeroRetryPeriod);
+        } else if u128::from(renew_deadline_ns) * 5 <= u128::from(retry_period_ns) * 6 {
+            let path = if retry_period.is_some() {
+                "algorithm.retry_period"
+            } else {
+                at("algorithm.renew_deadline", renew_deadline.is_some())
+            };
+            let kind = ErrorKind::RenewDeadlineNotAboveRetry {
+                renew_deadline_ns,
+                retry_period_ns,
+            };
+            self.problem(path, kind);
+        } else if lease_duration_ns <= renew_deadline_ns {
+            let path = at("algorithm.renew_deadline", renew_deadline.is_some());
+            let kind = ErrorKind::LeaseNotAboveRenewDeadline {
+                lease_duration_ns,
+                renew_deadline_ns,
+            };
+            self.problem(path, kind);
+        }
+        K8sConfig {
+            lease_duration_ns,
+            renew_deadline_ns,
+            retry_period_ns: retry_period_ns.max(1),
+            variant: match variant {
+                None => defaults.variant,
+                Some(RawK8sVariant::Lease) => K8sVariant::Lease,
+                Some(RawK8sVariant::DbRow) => K8sVariant::DbRow,
+            },
         }
     }
 

@@ -5,6 +5,7 @@
 use super::duration::{format_duration_ron, format_signed_duration_ron};
 use super::{Expect, Scenario};
 use splitbrain_algorithms::etcd::EtcdVariant;
+use splitbrain_algorithms::k8s_lease::K8sVariant;
 use splitbrain_algorithms::raft::RaftVariant;
 use splitbrain_algorithms::ring::{RingInitiators, RingOrder, RingVariant};
 use splitbrain_algorithms::zookeeper::{ZkOnDisconnect, ZkRecipe};
@@ -129,6 +130,17 @@ fn algorithm(config: &AlgorithmConfig) -> String {
             match zk.on_disconnect {
                 ZkOnDisconnect::StepDown => "StepDown",
                 ZkOnDisconnect::KeepUntilExpired => "KeepUntilExpired",
+            },
+        ),
+        AlgorithmConfig::K8sLease(k8s) => format!(
+            "K8sLease(\n        lease_duration: {},\n        renew_deadline: {},\n        \
+             retry_period: {},\n        variant: {},\n    )",
+            duration(k8s.lease_duration_ns),
+            duration(k8s.renew_deadline_ns),
+            duration(k8s.retry_period_ns),
+            match k8s.variant {
+                K8sVariant::Lease => "Lease",
+                K8sVariant::DbRow => "DbRow",
             },
         ),
         AlgorithmConfig::Bully(bully) => format!(

@@ -4,7 +4,7 @@
 //! record's timestamps; the leader renews every retry period and steps down when it has not
 //! renewed within the renew deadline. Variant `DbRow`: a database-row lease whose expiry the
 //! database judges by its own clock (`UPDATE .. WHERE holder IS NULL OR expires < now()`).
-//! The server is one process, id `members`. Not yet selectable from scenario files.
+//! The server is one process, id `members`.
 
 use serde::Serialize;
 use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, Message, NodeId, Process, Signal, TimerKind};
@@ -185,17 +185,33 @@ impl K8sServer {
         }
     }
 
+    /// DbRow: whether the row is held and the database clock has reached its expiry (`expires
+    /// <= now()`: expired exactly at the boundary).
+    pub fn row_expired(&self, now: LocalNanos) -> bool {
+        self.record.holder.is_some() && self.record.expires_at <= now
+    }
+
     /// DbRow: the database frees a row whose expiry its clock has reached.
     fn expire(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        if self.config.variant == K8sVariant::DbRow
-            && self.record.holder.is_some()
-            && self.record.expires_at <= ctx.local_now()
-        {
+        if self.config.variant == K8sVariant::DbRow && self.row_expired(ctx.local_now()) {
             let holder = self.record.holder.take().expect("checked");
             self.record.resource_version += 1;
             ctx.signal(Signal::LeaseExpired { holder });
         }
     }
+}
+
+/// Whether a candidate that first saw `record` at `seen` takes the lease for free at `now` (its
+/// own clock): nobody holds it, or it has not changed for a whole lease duration. client-go's
+/// `observedTime + leaseDuration > now` means "still held", so the lease is free exactly at
+/// the boundary.
+pub fn looks_free(
+    record: &Record,
+    seen: LocalNanos,
+    now: LocalNanos,
+    lease_duration_ns: u64,
+) -> bool {
+    record.holder.is_none() || now >= seen.saturating_add(lease_duration_ns as i64)
 }
 
 #[derive(Clone, Debug)]
@@ -210,33 +226,76 @@ pub struct K8sClient {
     /// The leader's last successful renewal, by the send time of its request.
     renewed_at: LocalNanos,
     seen_rv: u64,
+    /// The local time of the last release. The client lets the others take over: it does not
+    /// try to acquire again for one lease duration, and an answer to an update it sent
+    /// before the release makes it lead no more.
+    released_at: LocalNanos,
 }
 
 impl K8sClient {
+    /// A retry period is up. The leader renews at once on the record it last saw (client-go's
+    /// fast path for the holder); a candidate reads the record first and decides on what it
+    /// reads (`tryAcquireOrRenew`).
     fn tick(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        let now = ctx.local_now();
-        let rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
-        let try_update = match &self.observed {
-            None => false,
-            Some((r, seen)) => {
-                r.holder.is_none()
-                    || r.holder == Some(self.me)
-                    || self.config.variant == K8sVariant::DbRow
-                    || now >= seen.saturating_add(self.config.lease_duration_ns as i64)
-            }
-        };
-        if try_update {
-            ctx.send(
-                self.server,
-                K8sMsg::Update {
-                    expected_rv: rv,
-                    sent_at: now,
-                },
-            );
+        if self.leading {
+            self.update(ctx);
         } else {
             ctx.send(self.server, K8sMsg::Get);
         }
-        ctx.set_timer(K8sTimer::Retry, self.config.retry_period_ns);
+        self.arm_retry(ctx);
+    }
+
+    /// A candidate has read the record: it tries to acquire when the lease looks free to it
+    /// (no holder, or no change seen for a lease duration by its own clock) or still names
+    /// it. A database row is upserted on every try: the database, not the client, judges
+    /// expiry there.
+    fn consider(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let now = ctx.local_now();
+        let Some((record, seen)) = &self.observed else {
+            return;
+        };
+        let sitting_out_until = self
+            .released_at
+            .saturating_add(self.config.lease_duration_ns as i64);
+        if self.leading || now < sitting_out_until {
+            return;
+        }
+        let mine = record.holder == Some(self.me);
+        let vacant = looks_free(record, *seen, now, self.config.lease_duration_ns);
+        if vacant && !mine {
+            // An attempt to take a lease that looks free: the update would win `rv + 1`.
+            ctx.signal(Signal::ElectionStarted {
+                term: record.resource_version + 1,
+            });
+        }
+        if vacant || mine || self.config.variant == K8sVariant::DbRow {
+            self.update(ctx);
+        }
+    }
+
+    fn update(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
+        let sent_at = ctx.local_now();
+        ctx.send(
+            self.server,
+            K8sMsg::Update {
+                expected_rv,
+                sent_at,
+            },
+        );
+    }
+
+    /// The next try: the leader renews every retry period (client-go's `renew` loop); a
+    /// candidate waits a retry period plus up to 1.2 more (`wait.JitterUntil` with
+    /// client-go's `JitterFactor`), so that candidates do not poll in lockstep.
+    fn arm_retry(&self, ctx: &mut K8sCtx<'_, '_>) {
+        let period_ns = self.config.retry_period_ns;
+        let jitter_ns = if self.leading {
+            0
+        } else {
+            ctx.rng().between(0, period_ns / 5 * 6)
+        };
+        ctx.set_timer(K8sTimer::Retry, period_ns + jitter_ns);
     }
 
     fn observe(&mut self, now: LocalNanos, record: Record) {
@@ -258,21 +317,22 @@ impl K8sClient {
     fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
         let now = ctx.local_now();
         match msg {
-            K8sMsg::GetResp { record } => self.observe(now, record),
+            K8sMsg::GetResp { record } => {
+                self.observe(now, record);
+                self.consider(ctx);
+            }
             K8sMsg::UpdateResp {
                 ok,
                 record,
                 sent_at,
             } => {
-                let mine = ok && record.holder == Some(self.me);
+                // An update sent before a release was answered after it: not a mandate.
+                let mine = ok && record.holder == Some(self.me) && sent_at > self.released_at;
                 self.observe(now, record.clone());
                 if mine {
                     if !self.leading || self.token != record.acquired_rv {
                         self.leading = true;
                         self.token = record.acquired_rv;
-                        ctx.signal(Signal::ElectionStarted {
-                            term: record.acquired_rv,
-                        });
                         ctx.became_leader(record.acquired_rv, record.acquired_rv);
                     }
                     self.renewed_at = self.renewed_at.max(sent_at);
@@ -319,6 +379,7 @@ impl K8sProcess {
                     token: 0,
                     renewed_at: LocalNanos::MIN,
                     seen_rv: 0,
+                    released_at: LocalNanos::MIN,
                 })
             })
             .chain(std::iter::once(K8sProcess::Server(K8sServer {
@@ -341,7 +402,7 @@ impl Process for K8sProcess {
     fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         if let K8sProcess::Client(c) = self {
             ctx.send(c.server, K8sMsg::Get);
-            ctx.set_timer(K8sTimer::Retry, c.config.retry_period_ns);
+            c.arm_retry(ctx);
         }
     }
 
@@ -370,7 +431,7 @@ impl Process for K8sProcess {
                 c.observed = None;
                 c.leading = false;
                 ctx.send(c.server, K8sMsg::Get);
-                ctx.set_timer(K8sTimer::Retry, c.config.retry_period_ns);
+                c.arm_retry(ctx);
             }
             K8sProcess::Server(s) => {
                 if s.config.variant == K8sVariant::DbRow {
@@ -388,6 +449,7 @@ impl Process for K8sProcess {
                 ctx.send(c.server, K8sMsg::Release);
                 c.step_down(ctx);
                 c.observed = None;
+                c.released_at = ctx.local_now();
             }
         }
     }

@@ -87,3 +87,254 @@ fn a_partitioned_leader_steps_down_at_its_renew_deadline_before_anyone_takes_ove
     );
     assert_eq!(report.overlap_ns, 0);
 }
+
+// Driving the server and clients by hand.
+
+use splitbrain_sim::{Effect, SimRng, StreamId};
+
+type Out = Vec<Effect<K8sMsg, K8sTimer>>;
+
+const MS: i64 = NANOS_PER_MILLI as i64;
+
+fn server(variant: K8sVariant) -> K8sServer {
+    match K8sProcess::cluster(
+        3,
+        &K8sConfig {
+            variant,
+            ..K8sConfig::default()
+        },
+    )
+    .pop()
+    {
+        Some(K8sProcess::Server(s)) => s,
+        _ => unreachable!("the last process is the server"),
+    }
+}
+
+fn client(variant: K8sVariant, me: usize) -> K8sClient {
+    match K8sProcess::cluster(
+        3,
+        &K8sConfig {
+            variant,
+            ..K8sConfig::default()
+        },
+    )
+    .swap_remove(me)
+    {
+        K8sProcess::Client(c) => c,
+        K8sProcess::Server(_) => unreachable!("ids below members are clients"),
+    }
+}
+
+fn to_server(s: &mut K8sServer, now: i64, from: usize, m: K8sMsg) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(3));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId::from(3usize), 3, now, &mut rng, &mut out);
+    s.on_message(&mut ctx, NodeId::from(from), m);
+    out
+}
+
+fn to_client(c: &mut K8sClient, now: i64, m: K8sMsg) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(c.me.index()));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(c.me, 3, now, &mut rng, &mut out);
+    c.on_message(&mut ctx, m);
+    out
+}
+
+fn update_resp(out: &Out) -> (bool, Record) {
+    out.iter()
+        .find_map(|e| match e {
+            Effect::Send {
+                msg: K8sMsg::UpdateResp { ok, record, .. },
+                ..
+            } => Some((*ok, record.clone())),
+            _ => None,
+        })
+        .expect("an update is answered")
+}
+
+fn update(expected_rv: u64) -> K8sMsg {
+    K8sMsg::Update {
+        expected_rv,
+        sent_at: 0,
+    }
+}
+
+fn held(holder: usize, rv: u64) -> Record {
+    Record {
+        holder: Some(NodeId::from(holder)),
+        resource_version: rv,
+        acquired_rv: rv,
+        expires_at: 0,
+    }
+}
+
+#[test]
+fn a_held_lease_looks_free_exactly_one_lease_duration_after_its_last_change_was_seen() {
+    let duration_ns = 1_500 * NANOS_PER_MILLI;
+    let seen = 1_000 * MS;
+    let record = held(0, 7);
+    assert!(!looks_free(
+        &record,
+        seen,
+        seen + 1_500 * MS - 1,
+        duration_ns
+    ));
+    assert!(looks_free(&record, seen, seen + 1_500 * MS, duration_ns));
+    let released = Record {
+        holder: None,
+        ..record
+    };
+    assert!(looks_free(&released, seen, seen, duration_ns));
+}
+
+#[test]
+fn the_lease_object_takes_one_update_per_resource_version() {
+    let mut s = server(K8sVariant::Lease);
+    let (ok, won) = update_resp(&to_server(&mut s, 10 * MS, 0, update(1)));
+    assert!(ok);
+    assert_eq!(
+        (won.holder, won.resource_version, won.acquired_rv),
+        (Some(NodeId::from(0usize)), 2, 2)
+    );
+    // A second candidate that read the same version loses, and is shown the winner.
+    let (ok, seen) = update_resp(&to_server(&mut s, 11 * MS, 1, update(1)));
+    assert!(!ok);
+    assert_eq!(seen, won);
+    // The holder renews on the current version: a new version, the same token.
+    let (ok, renewed) = update_resp(&to_server(&mut s, 200 * MS, 0, update(2)));
+    assert!(ok);
+    assert_eq!((renewed.resource_version, renewed.acquired_rv), (3, 2));
+    // A release by anyone but the holder is ignored; the holder's clears the record.
+    to_server(&mut s, 300 * MS, 1, K8sMsg::Release);
+    assert_eq!(s.record.holder, Some(NodeId::from(0usize)));
+    to_server(&mut s, 300 * MS, 0, K8sMsg::Release);
+    assert_eq!((s.record.holder, s.record.resource_version), (None, 4));
+}
+
+#[test]
+fn a_database_row_expires_exactly_at_its_deadline_on_the_database_clock() {
+    let mut s = server(K8sVariant::DbRow);
+    let (ok, _) = update_resp(&to_server(&mut s, 100 * MS, 0, update(0)));
+    assert!(ok);
+    let deadline = 100 * MS + 1_500 * MS;
+    assert_eq!(s.record.expires_at, deadline);
+    assert!(!s.row_expired(deadline - 1));
+    assert!(s.row_expired(deadline));
+    // One nanosecond before, another client's upsert finds the row held.
+    let (ok, _) = update_resp(&to_server(&mut s, deadline - 1, 1, update(0)));
+    assert!(!ok);
+    // At the deadline the database frees the row first, and the upsert wins it.
+    let (ok, record) = update_resp(&to_server(&mut s, deadline, 1, update(0)));
+    assert!(ok);
+    assert_eq!(record.holder, Some(NodeId::from(1usize)));
+    assert!(record.acquired_rv > 2, "a new holder gets a new token");
+}
+
+#[test]
+fn a_candidate_reads_before_it_tries_and_tries_only_when_the_lease_looks_free() {
+    let mut c = client(K8sVariant::Lease, 1);
+    let held_by_0 = K8sMsg::GetResp { record: held(0, 5) };
+    let tries = |out: &Out| {
+        out.iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    Effect::Send {
+                        msg: K8sMsg::Update { expected_rv: 5, .. },
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    assert_eq!(tries(&to_client(&mut c, 0, held_by_0.clone())), 0);
+    // The same record again is no change: the lease duration runs from the first sight.
+    assert_eq!(tries(&to_client(&mut c, 1_499 * MS, held_by_0.clone())), 0);
+    let out = to_client(&mut c, 1_500 * MS, held_by_0);
+    assert_eq!(tries(&out), 1);
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::Signal(Signal::ElectionStarted { term: 6 }))));
+}
+
+#[test]
+fn the_leader_serves_until_its_renew_deadline_counted_from_sending_its_last_renewal() {
+    let mut c = client(K8sVariant::Lease, 0);
+    let out = to_client(
+        &mut c,
+        20 * MS,
+        K8sMsg::UpdateResp {
+            ok: true,
+            record: held(0, 2),
+            sent_at: 10 * MS,
+        },
+    );
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::BecameLeader { term: 2, token: 2 })));
+    let deadline = 10 * MS + 1_000 * MS;
+    assert_eq!(c.write_token(deadline - 1), Some(2));
+    assert_eq!(c.write_token(deadline), None);
+}
+
+#[test]
+fn candidates_retry_with_client_gos_jitter_and_the_leader_without() {
+    let retry_ns = K8sConfig::default().retry_period_ns;
+    let mut seen = Vec::new();
+    for seed in 0..200 {
+        let c = client(K8sVariant::Lease, 1);
+        let mut rng = SimRng::stream(seed, StreamId::node(1));
+        let mut out: Out = Vec::new();
+        c.arm_retry(&mut Ctx::new(c.me, 3, 0, &mut rng, &mut out));
+        let Some(Effect::SetTimer { after_local_ns, .. }) = out.pop() else {
+            panic!("a retry is armed");
+        };
+        seen.push(after_local_ns);
+    }
+    assert!(
+        seen.iter()
+            .all(|d| (retry_ns..=retry_ns * 11 / 5).contains(d)),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|d| *d > retry_ns * 2),
+        "the jitter reaches past 2 periods"
+    );
+    let mut leader = client(K8sVariant::Lease, 0);
+    leader.leading = true;
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out: Out = Vec::new();
+    leader.arm_retry(&mut Ctx::new(leader.me, 3, 0, &mut rng, &mut out));
+    assert!(
+        matches!(out[..], [Effect::SetTimer { after_local_ns, .. }] if after_local_ns == retry_ns)
+    );
+}
+
+#[test]
+fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
+    for seed in 0..8 {
+        let config = K8sConfig::default();
+        let mut sim = SimConfig::quiet(seed, 3, 10 * S);
+        sim.faults = vec![FaultSpec {
+            at_ns: 5 * S,
+            action: FaultAction::Resign(Target::Leader),
+            heal_after_ns: None,
+        }];
+        let report = Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config)).run();
+        assert_eq!(report.leaders.len(), 2, "seed {seed}: {:?}", report.leaders);
+        let (first, second) = (&report.leaders[0], &report.leaders[1]);
+        assert_ne!(
+            first.node, second.node,
+            "seed {seed}: the resigner sits out"
+        );
+        let handover_ns = second.at_ns - 5 * S;
+        // The next poll (at most 2.2 retry periods away) sees the empty Lease and updates it.
+        assert!(
+            handover_ns < config.retry_period_ns * 11 / 5 + 50 * NANOS_PER_MILLI,
+            "seed {seed}: {handover_ns}"
+        );
+        assert!(second.term > first.term);
+    }
+}

@@ -418,3 +418,65 @@ fn etcd_has_a_service_that_faults_can_target_and_defaults_that_follow_the_ttl() 
     );
     assert_eq!(parsed(&to_ron(&scenario)), scenario);
 }
+
+#[test]
+fn zookeeper_and_k8s_lease_settings_are_checked_at_the_offending_value() {
+    let cases = [
+        (
+            "(algorithm: ZooKeeper(tick: @\"0s\"))",
+            "the ZooKeeper tick must be longer than zero",
+        ),
+        (
+            "(algorithm: K8sLease(retry_period: @\"0s\"))",
+            "the retry period must be longer than zero",
+        ),
+        (
+            "(algorithm: K8sLease(renew_deadline: \"1s\", retry_period: @\"900ms\"))",
+            "the renew deadline 1s must be longer than 1.2 retry periods (900ms)",
+        ),
+        (
+            "(algorithm: K8sLease(renew_deadline: @\"2s\"))",
+            "the lease duration 1.5s must be longer than the renew deadline 2s",
+        ),
+        (
+            "(algorithm: K8sLease(lease_duration: \"1s\", renew_deadline: @\"1s\"))",
+            "the lease duration 1s must be longer than the renew deadline 1s",
+        ),
+        (
+            "(algorithm: K8sLease(lease_duration: @\"2ns\"))",
+            "the retry period must be longer than zero",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+    }
+}
+
+#[test]
+fn k8s_lease_has_a_service_and_timings_that_follow_the_lease_duration() {
+    use splitbrain_algorithms::k8s_lease::K8sVariant;
+    let scenario = parsed(
+        r#"(nodes: 3, algorithm: K8sLease(lease_duration: "3s", variant: DbRow),
+           faults: [(at: "1s", do: Partition(Isolate(Service)), heal_after: "1s"),
+                    (at: "2s", do: ClockJump(Service, "1s"))])"#,
+    );
+    let AlgorithmConfig::K8sLease(k8s) = &scenario.algorithm else {
+        panic!("{:?}", scenario.algorithm);
+    };
+    // client-go's ratios: 15s, 10s, 2s.
+    assert_eq!(
+        (
+            k8s.lease_duration_ns,
+            k8s.renew_deadline_ns,
+            k8s.retry_period_ns
+        ),
+        (3_000_000_000, 2_000_000_000, 400_000_000)
+    );
+    assert_eq!(k8s.variant, K8sVariant::DbRow);
+    assert_eq!(parsed(&to_ron(&scenario)), scenario);
+    let zk = parsed(
+        r#"(nodes: 3, algorithm: ZooKeeper(tick: "200ms", session_timeout: "9s", recipe: Herd,
+           on_disconnect: KeepUntilExpired), faults: [(at: "1s", do: Crash(Service), heal_after: "1s")])"#,
+    );
+    assert_eq!(parsed(&to_ron(&zk)), zk);
+}
