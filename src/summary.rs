@@ -245,6 +245,13 @@ fn print_messages(report: &RunReport) {
         w.accepted,
         w.rejected_stale
     );
+    let locked_out = report.counters.locked_out_writes;
+    if locked_out > 0 {
+        crate::outln!(
+            "  {locked_out} of them from a leader of a newer term: an older leader's higher token \
+             locks it out"
+        );
+    }
 }
 
 fn print_counters(report: &RunReport) {

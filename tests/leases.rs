@@ -287,3 +287,18 @@ fn a_database_row_lease_is_broken_by_a_jump_of_the_database_clock_and_the_client
         assert_eq!(report.leaders.len(), 1, "seed {seed}: {:?}", report.leaders);
     }
 }
+
+#[test]
+fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_does_not() {
+    let shipped = include_str!("../scenarios/etcd-wallclock-token.ron");
+    let wall = run(shipped);
+    assert!(
+        wall.violated_safety().is_empty(),
+        "fencing holds: no lower token is accepted"
+    );
+    assert!(wall.counters.locked_out_writes > 0, "{:?}", wall.counters);
+    assert_eq!(wall.counters.locked_out_writes, wall.writes.rejected_stale);
+    let revision = run(&shipped.replace("variant: WallClockToken", "variant: Revision"));
+    assert_eq!(revision.counters.locked_out_writes, 0);
+    assert!(revision.leaders.len() >= 2, "the crash failed over");
+}

@@ -172,6 +172,10 @@ pub struct Counters {
     pub stale_write_attempts: u64,
     /// Leases or sessions a service expired while their holder still believed it led.
     pub leases_expired_while_leading: u64,
+    /// Writes that fencing rejected from a leader of a higher term than the writer of the
+    /// highest accepted token: an older leader's token locks the newer one out (tokens that
+    /// do not follow terms, like wall-clock tokens under a clock step). Safe, but unavailable.
+    pub locked_out_writes: u64,
 }
 
 /// A fault as it was applied.

@@ -22,13 +22,16 @@ pub struct Coverage {
     pub stale_leader_writes: u64,
     pub minority_elections: u64,
     pub leases_expired_while_leading: u64,
+    /// Absent from records written before it was counted.
+    #[serde(default)]
+    pub locked_out_writes: u64,
     pub failovers: u64,
     pub faults: u64,
 }
 
 impl Coverage {
     /// The counters by name, in output order.
-    pub fn named(&self) -> [(&'static str, u64); 7] {
+    pub fn named(&self) -> [(&'static str, u64); 8] {
         [
             ("split votes (failed election rounds)", self.split_votes),
             (
@@ -47,6 +50,10 @@ impl Coverage {
                 "leases expired while the holder led",
                 self.leases_expired_while_leading,
             ),
+            (
+                "newer leaders' writes locked out by an older token",
+                self.locked_out_writes,
+            ),
             ("failovers", self.failovers),
             ("faults injected", self.faults),
         ]
@@ -60,6 +67,7 @@ impl Coverage {
             stale_leader_writes: c.stale_write_attempts,
             minority_elections: c.minority_elections,
             leases_expired_while_leading: c.leases_expired_while_leading,
+            locked_out_writes: c.locked_out_writes,
             failovers: report.failovers.len() as u64,
             faults: report.faults.len() as u64,
         }

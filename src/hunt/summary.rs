@@ -169,6 +169,7 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; 7], one: &Coverage) {
     total.stale_leader_writes += one.stale_leader_writes;
     total.minority_elections += one.minority_elections;
     total.leases_expired_while_leading += one.leases_expired_while_leading;
+    total.locked_out_writes += one.locked_out_writes;
     total.failovers += one.failovers;
     total.faults += one.faults;
 }

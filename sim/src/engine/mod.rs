@@ -150,6 +150,8 @@ pub struct Sim<'t, P: Process> {
     outbox: Vec<Effect<P::Msg, P::Timer>>,
     network: Network,
     resource: Resource,
+    /// The term the writer of the resource's highest accepted token believed it led.
+    highest_token_term: Option<u64>,
     resource_id: NodeId,
     checker: Checker,
     leadership: Leadership,
@@ -215,6 +217,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 SimRng::stream(config.seed, StreamId::NETWORK),
             ),
             resource: Resource::new(config.fencing),
+            highest_token_term: None,
             resource_id: NodeId::from(count),
             checker: Checker::new(count),
             leadership: Leadership::new(count),

@@ -315,6 +315,9 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         match self.resource.write(self.now, token) {
             WriteVerdict::Accepted => {
+                if self.resource.highest_token() == Some(token) {
+                    self.highest_token_term = self.leadership.term_of(from);
+                }
                 if let Some(broken) = self.checker.on_accepted_write(self.now, from, token) {
                     self.flagged.push(broken);
                 }
@@ -322,6 +325,10 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.trace_write(from, sent_ns, "write_accepted", token);
             }
             WriteVerdict::RejectedStale { .. } => {
+                let writer_term = self.leadership.term_of(from);
+                if matches!((writer_term, self.highest_token_term), (Some(w), Some(h)) if w > h) {
+                    self.counters.locked_out_writes += 1;
+                }
                 self.trace_write(from, sent_ns, "write_rejected", token)
             }
         }
