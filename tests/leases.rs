@@ -302,3 +302,34 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
     assert_eq!(revision.counters.locked_out_writes, 0);
     assert!(revision.leaders.len() >= 2, "the crash failed over");
 }
+
+/// The service's clock can be set like a member's: `clocks: (service: (...))`.
+#[test]
+fn the_service_clock_takes_its_own_offset_and_drift() {
+    let text = k8s(1, "DbRow", true, &[]).replace(
+        "workload:",
+        "clocks: (service: (drift_ppm: 500000, offset: \"-2s\")),\n    workload:",
+    );
+    let s = parse(&text, "service-clock.ron").expect("valid");
+    let mut sink = splitbrain_sim::JsonLinesWriter::new(Vec::new());
+    splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut sink));
+    let trace = String::from_utf8(sink.into_inner()).expect("utf-8");
+    let (mut service_events, mut member_events) = (0, 0);
+    for line in trace.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        let (Some(t), Some(local), Some(node)) =
+            (v["t"].as_i64(), v["local"].as_i64(), v["node"].as_u64())
+        else {
+            continue;
+        };
+        if node == 3 {
+            // local = -2s + t * 1.5
+            assert_eq!(local, -2_000_000_000 + t + t / 2, "{line}");
+            service_events += 1;
+        } else {
+            assert_eq!(local, t, "members keep perfect clocks: {line}");
+            member_events += 1;
+        }
+    }
+    assert!(service_events > 0 && member_events > 0);
+}

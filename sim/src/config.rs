@@ -14,6 +14,15 @@ pub struct ClockConfig {
     pub max_offset_ns: Nanos,
     /// Explicit settings that replace the random draws for one member.
     pub per_node: Vec<NodeClock>,
+    /// An explicit clock for the coordination service's process (id `members`), if any.
+    pub service: Option<FixedClock>,
+}
+
+/// An explicit clock: drift and initial offset.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FixedClock {
+    pub drift_ppm: i64,
+    pub offset_ns: LocalNanos,
 }
 
 /// One member's explicit clock.

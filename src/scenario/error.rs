@@ -209,6 +209,8 @@ pub enum ErrorKind {
     ZeroFailoverObjective,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
     NoServiceProcess { algorithm: String },
+    #[error("`clocks.service` sets no clock: {algorithm} has no coordination service")]
+    NoServiceClock { algorithm: String },
 
     // Validation: network and clocks.
     #[error("{what} must be between 0 and 1, not {value}")]
@@ -370,7 +372,7 @@ impl ErrorKind {
             ErrorKind::FaultDurationRangeBackwards { .. } => {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
-            ErrorKind::NoServiceProcess { .. } => {
+            ErrorKind::NoServiceProcess { .. } | ErrorKind::NoServiceClock { .. } => {
                 "only algorithms with a modeled service (`Etcd`, `ZooKeeper`, `K8sLease`) have a \
                  `Service` process"
                     .to_string()

@@ -274,6 +274,18 @@ pub(crate) struct RawClocks {
     pub offset: Option<DurationText>,
     #[serde(default)]
     pub nodes: Vec<RawNodeClock>,
+    #[serde(default)]
+    pub service: Option<RawServiceClock>,
+}
+
+/// The coordination service's explicit clock; absent fields are zero.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ServiceClock", deny_unknown_fields)]
+pub(crate) struct RawServiceClock {
+    #[serde(default)]
+    pub drift_ppm: Option<i64>,
+    #[serde(default)]
+    pub offset: Option<SignedDurationText>,
 }
 
 /// One member's explicit clock; absent fields are zero.

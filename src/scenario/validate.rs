@@ -23,7 +23,7 @@ use splitbrain_algorithms::zookeeper::{ZkConfig, ZkOnDisconnect, ZkRecipe};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
-    ClockConfig, FaultAction, FaultSpec, Invariant, Latency, LinkConfig, LinkOverride,
+    ClockConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig, LinkOverride,
     NetworkConfig, NodeClock, PartitionShape, SimConfig, Target, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
@@ -83,7 +83,7 @@ impl Checker {
         }
         let (algorithm, algorithm_name) = self.algorithm(file.algorithm);
         let network = self.network(file.network);
-        let clocks = self.clocks(file.clocks);
+        let clocks = self.clocks(file.clocks, algorithm_name);
         let write_every_ns = file
             .workload
             .and_then(|w| w.write_every)
@@ -632,7 +632,7 @@ impl Checker {
         (value * 1_000_000.0).round() as u32
     }
 
-    fn clocks(&mut self, raw: Option<RawClocks>) -> ClockConfig {
+    fn clocks(&mut self, raw: Option<RawClocks>, algorithm: &str) -> ClockConfig {
         let Some(raw) = raw else {
             return ClockConfig::default();
         };
@@ -667,10 +667,23 @@ impl Checker {
                 offset_ns: clock.offset.map_or(0, |d| d.0),
             });
         }
+        let service = raw.service.map(|clock| {
+            if !self.has_service {
+                let algorithm = algorithm.to_string();
+                self.problem("clocks.service", ErrorKind::NoServiceClock { algorithm });
+            }
+            let drift_ppm = clock.drift_ppm.unwrap_or(0);
+            self.drift(drift_ppm, "clocks.service.drift_ppm");
+            FixedClock {
+                drift_ppm,
+                offset_ns: clock.offset.map_or(0, |d| d.0),
+            }
+        });
         ClockConfig {
             max_drift_ppm,
             max_offset_ns: raw.offset.map_or(0, |d| d.0),
             per_node,
+            service,
         }
     }
 

@@ -233,8 +233,15 @@ fn clocks(config: &ClockConfig) -> String {
             )
         })
         .collect();
+    let service = config.service.map_or(String::new(), |clock| {
+        format!(
+            ", service: (drift_ppm: {}, offset: \"{}\")",
+            clock.drift_ppm,
+            format_signed_duration_ron(clock.offset_ns)
+        )
+    });
     format!(
-        "(drift_ppm: {}, offset: {}, nodes: [{}])",
+        "(drift_ppm: {}, offset: {}, nodes: [{}]{service})",
         config.max_drift_ppm,
         duration(config.max_offset_ns),
         nodes.join(", ")

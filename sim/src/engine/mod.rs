@@ -280,6 +280,10 @@ impl<'t, P: Process> Sim<'t, P> {
                     drift = fixed.drift_ppm;
                     offset = fixed.offset_ns;
                 }
+                if let Some(fixed) = config.clocks.service.filter(|_| index >= config.members) {
+                    drift = fixed.drift_ppm;
+                    offset = fixed.offset_ns;
+                }
                 NodeState {
                     status: Status::Up,
                     clock: LocalClock::new(offset, drift),

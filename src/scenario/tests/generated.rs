@@ -182,6 +182,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                 max_drift_ppm,
                                 max_offset_ns,
                                 per_node,
+                                service: None,
                             },
                             write_every_ns,
                             fencing,

@@ -30,6 +30,7 @@ fn the_full_example_lowers_to_engine_terms() {
                 drift_ppm: 5000,
                 offset_ns: S as i64
             }],
+            service: None,
         }
     );
     assert_eq!(

@@ -480,3 +480,26 @@ fn k8s_lease_has_a_service_and_timings_that_follow_the_lease_duration() {
     );
     assert_eq!(parsed(&to_ron(&zk)), zk);
 }
+
+#[test]
+fn the_service_clock_is_set_only_where_there_is_a_service() {
+    assert_error_at(
+        "(algorithm: Raft(), clocks: (service: @(drift_ppm: 100)))",
+        "`clocks.service` sets no clock: raft has no coordination service",
+    );
+    assert_error_at(
+        "(algorithm: Etcd(), clocks: (service: (drift_ppm: @-1000000)))",
+        "clock drift -1000000 ppm is out of range",
+    );
+    let scenario = parsed(
+        r#"(nodes: 3, algorithm: Etcd(), clocks: (service: (drift_ppm: -300000, offset: "1s")))"#,
+    );
+    assert_eq!(
+        scenario.sim.clocks.service,
+        Some(splitbrain_sim::FixedClock {
+            drift_ppm: -300_000,
+            offset_ns: 1_000_000_000
+        })
+    );
+    assert_eq!(parsed(&to_ron(&scenario)), scenario);
+}
