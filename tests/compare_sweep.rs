@@ -317,3 +317,43 @@ fn bad_arguments_exit_2_with_a_hint_and_no_panic() {
     assert!(!dir.exists(), "nothing is written on bad input");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_lease_sweep_scales_the_lease_design_and_failover_follows_it() {
+    let out = scratch("lease");
+    let dir = out.join("report");
+    let o = splitbrain(&[
+        "sweep",
+        "scenarios/k8s-handover.ron",
+        "--param",
+        "lease=600ms,3s",
+        "--trials",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let files = check_folder(&dir, &["failover_cdf", "messages_per_election"]);
+    let summary = csv_rows(&files, "summary");
+    let slowest = |value: &str| -> u64 {
+        let row = summary
+            .iter()
+            .find(|r| r["value"] == value)
+            .unwrap_or_else(|| panic!("no {value} in {summary:?}"));
+        row["recovery_max_ns"].parse().expect("a number")
+    };
+    // The crash fails over after about one lease duration, counted from the candidates' last
+    // sight of a renewal, which may come before the crash (the handover is faster).
+    assert!(
+        slowest("lease=600ms") < 1_000_000_000,
+        "{}",
+        slowest("lease=600ms")
+    );
+    assert!(
+        slowest("lease=3s") > 2_000_000_000,
+        "{}",
+        slowest("lease=3s")
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

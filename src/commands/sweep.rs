@@ -24,7 +24,8 @@ use splitbrain_reports::{
 use splitbrain_sim::{Latency, SimRng, StreamId};
 
 const PARAMS: &str = "election_timeout=150ms..300ms (raft), heartbeat=50ms (raft, bully, ring), \
-failure_timeout=500ms (bully, ring), ack_timeout=100ms (ring), nodes=3,5,7 (integers >= 1), \
+failure_timeout=500ms (bully, ring), ack_timeout=100ms (ring), lease=1s,2s (etcd, zookeeper, \
+k8s-lease), nodes=3,5,7 (integers >= 1), \
 loss=0,0.05 (0..1), latency=1ms..10ms (uniform) or latency=5ms (constant)";
 
 /// The parameters a sweep can vary.
@@ -34,6 +35,7 @@ enum Param {
     Heartbeat,
     FailureTimeout,
     AckTimeout,
+    Lease,
     Nodes,
     Loss,
     Latency,
@@ -46,6 +48,7 @@ impl Param {
             "heartbeat" => Param::Heartbeat,
             "failure_timeout" => Param::FailureTimeout,
             "ack_timeout" => Param::AckTimeout,
+            "lease" => Param::Lease,
             "nodes" => Param::Nodes,
             "loss" => Param::Loss,
             "latency" => Param::Latency,
@@ -59,6 +62,7 @@ impl Param {
             Param::Heartbeat => "heartbeat",
             Param::FailureTimeout => "failure_timeout",
             Param::AckTimeout => "ack_timeout",
+            Param::Lease => "lease",
             Param::Nodes => "nodes",
             Param::Loss => "loss",
             Param::Latency => "latency",
@@ -69,7 +73,7 @@ impl Param {
     fn form(self) -> &'static str {
         match self {
             Param::ElectionTimeout => "a range MIN..MAX of durations, like 150ms..300ms",
-            Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout => {
+            Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout | Param::Lease => {
                 "a duration longer than zero, like 50ms"
             }
             Param::Nodes => "an integer of at least 1, like 5",
@@ -85,6 +89,7 @@ impl Param {
             Param::Heartbeat => Some(&["raft", "bully", "ring"]),
             Param::FailureTimeout => Some(&["bully", "ring"]),
             Param::AckTimeout => Some(&["ring"]),
+            Param::Lease => Some(&["etcd", "zookeeper", "k8s-lease"]),
             Param::Nodes | Param::Loss | Param::Latency => None,
         }
     }
@@ -109,7 +114,7 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
 fn parse_value(param: Param, text: &str) -> Option<Value> {
     match param {
         Param::ElectionTimeout => parse_range(text).map(|(a, b)| Value::Range(a, b)),
-        Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout => {
+        Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout | Param::Lease => {
             let d = scenario::parse_duration(text).ok()?;
             (d > 0).then_some(Value::Duration(d))
         }
@@ -203,6 +208,7 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             c.failure_timeout_ns = *d
         }
         (Param::AckTimeout, Value::Duration(d), AlgorithmConfig::Ring(c)) => c.ack_timeout_ns = *d,
+        (Param::Lease, Value::Duration(d), alg) => set_lease(alg, *d)?,
         (Param::Nodes, Value::Count(n), _) => {
             s = s
                 .resized(*n)
@@ -220,6 +226,44 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
         _ => unreachable!("values are parsed for their parameter"),
     }
     Ok(s)
+}
+
+/// Sets the lease length to `lease_ns`: etcd's TTL, ZooKeeper's session timeout, the
+/// Kubernetes lease duration. The timings that go with it keep their ratio to it (etcd's
+/// keep-alive; the renew deadline and retry period), so one value is one design.
+fn set_lease(alg: &mut AlgorithmConfig, lease_ns: u64) -> Result<(), String> {
+    let scaled =
+        |x: u64, old: u64| (u128::from(x) * u128::from(lease_ns) / u128::from(old.max(1))) as u64;
+    match alg {
+        AlgorithmConfig::Etcd(c) => {
+            c.keepalive_ns = scaled(c.keepalive_ns, c.ttl_ns);
+            c.min_ttl_ns = c.min_ttl_ns.min(lease_ns);
+            c.ttl_ns = lease_ns;
+        }
+        AlgorithmConfig::ZooKeeper(c) => {
+            let (low, high) = (2 * c.tick_ns, 20 * c.tick_ns);
+            if !(low..=high).contains(&lease_ns) {
+                return Err(format!(
+                    "lease={} is outside what the ZooKeeper server grants: 2 to 20 ticks of {}\n  \
+                     hint: give session timeouts from {} to {}, or change the scenario's tick",
+                    scenario::format_duration_ron(lease_ns),
+                    scenario::format_duration_ron(c.tick_ns),
+                    scenario::format_duration_ron(low),
+                    scenario::format_duration_ron(high),
+                ));
+            }
+            c.session_timeout_ns = lease_ns;
+        }
+        AlgorithmConfig::K8sLease(c) => {
+            c.renew_deadline_ns = scaled(c.renew_deadline_ns, c.lease_duration_ns);
+            c.retry_period_ns = scaled(c.retry_period_ns, c.lease_duration_ns);
+            c.lease_duration_ns = lease_ns;
+        }
+        AlgorithmConfig::Raft(_) | AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) => {
+            unreachable!("`lease` is checked to apply before it is set")
+        }
+    }
+    Ok(())
 }
 
 /// The algorithm's heartbeat interval.

@@ -48,10 +48,18 @@ pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
     }
 }
 
+/// A holder identity: the node and its incarnation. Like the `hostname_uuid` identities of
+/// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub node: NodeId,
+    pub incarnation: u32,
+}
+
 /// The lease record as the server stores it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
-    pub holder: Option<NodeId>,
+    pub holder: Option<Identity>,
     /// Bumped by every successful update; the fencing token of the holder that acquired.
     pub resource_version: u64,
     /// The resource version at which the current holder acquired (its term and token).
@@ -71,6 +79,7 @@ pub enum K8sMsg {
     Update {
         expected_rv: u64,
         sent_at: LocalNanos,
+        identity: Identity,
     },
     UpdateResp {
         ok: bool,
@@ -78,7 +87,9 @@ pub enum K8sMsg {
         sent_at: LocalNanos,
     },
     /// Release: clear the holder if still ours.
-    Release,
+    Release {
+        identity: Identity,
+    },
 }
 
 impl Message for K8sMsg {
@@ -89,7 +100,7 @@ impl Message for K8sMsg {
             K8sMsg::GetResp { .. } => 1,
             K8sMsg::Update { .. } => 2,
             K8sMsg::UpdateResp { .. } => 3,
-            K8sMsg::Release => 4,
+            K8sMsg::Release { .. } => 4,
         }
     }
     fn term(&self) -> u64 {
@@ -149,17 +160,18 @@ impl K8sServer {
             K8sMsg::Update {
                 expected_rv,
                 sent_at,
+                identity,
             } => {
                 let ok = match self.config.variant {
                     K8sVariant::Lease => expected_rv == self.record.resource_version,
                     K8sVariant::DbRow => {
-                        self.record.holder.is_none() || self.record.holder == Some(from)
+                        self.record.holder.is_none() || self.record.holder == Some(identity)
                     }
                 };
                 if ok {
                     self.record.resource_version += 1;
-                    if self.record.holder != Some(from) {
-                        self.record.holder = Some(from);
+                    if self.record.holder != Some(identity) {
+                        self.record.holder = Some(identity);
                         self.record.acquired_rv = self.record.resource_version;
                     }
                     self.record.expires_at =
@@ -177,7 +189,7 @@ impl K8sServer {
                     },
                 );
             }
-            K8sMsg::Release if self.record.holder == Some(from) => {
+            K8sMsg::Release { identity } if self.record.holder == Some(identity) => {
                 self.record.holder = None;
                 self.record.resource_version += 1;
             }
@@ -196,7 +208,9 @@ impl K8sServer {
         if self.config.variant == K8sVariant::DbRow && self.row_expired(ctx.local_now()) {
             let holder = self.record.holder.take().expect("checked");
             self.record.resource_version += 1;
-            ctx.signal(Signal::LeaseExpired { holder });
+            ctx.signal(Signal::LeaseExpired {
+                holder: holder.node,
+            });
         }
     }
 }
@@ -230,6 +244,8 @@ pub struct K8sClient {
     /// try to acquire again for one lease duration, and an answer to an update it sent
     /// before the release makes it lead no more.
     released_at: LocalNanos,
+    /// Bumped by every restart: a restarted process is a new identity.
+    incarnation: u32,
 }
 
 impl K8sClient {
@@ -260,7 +276,7 @@ impl K8sClient {
         if self.leading || now < sitting_out_until {
             return;
         }
-        let mine = record.holder == Some(self.me);
+        let mine = record.holder == Some(self.identity());
         let vacant = looks_free(record, *seen, now, self.config.lease_duration_ns);
         if vacant && !mine {
             // An attempt to take a lease that looks free: the update would win `rv + 1`.
@@ -273,6 +289,13 @@ impl K8sClient {
         }
     }
 
+    fn identity(&self) -> Identity {
+        Identity {
+            node: self.me,
+            incarnation: self.incarnation,
+        }
+    }
+
     fn update(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
         let sent_at = ctx.local_now();
@@ -281,6 +304,7 @@ impl K8sClient {
             K8sMsg::Update {
                 expected_rv,
                 sent_at,
+                identity: self.identity(),
             },
         );
     }
@@ -327,7 +351,8 @@ impl K8sClient {
                 sent_at,
             } => {
                 // An update sent before a release was answered after it: not a mandate.
-                let mine = ok && record.holder == Some(self.me) && sent_at > self.released_at;
+                let mine =
+                    ok && record.holder == Some(self.identity()) && sent_at > self.released_at;
                 self.observe(now, record.clone());
                 if mine {
                     if !self.leading || self.token != record.acquired_rv {
@@ -342,7 +367,7 @@ impl K8sClient {
                         .saturating_sub(now)
                         .max(0) as u64;
                     ctx.set_timer(K8sTimer::RenewDeadline, left);
-                } else if record.holder != Some(self.me) {
+                } else if record.holder != Some(self.identity()) {
                     self.step_down(ctx);
                 }
             }
@@ -380,6 +405,7 @@ impl K8sProcess {
                     renewed_at: LocalNanos::MIN,
                     seen_rv: 0,
                     released_at: LocalNanos::MIN,
+                    incarnation: 0,
                 })
             })
             .chain(std::iter::once(K8sProcess::Server(K8sServer {
@@ -430,6 +456,7 @@ impl Process for K8sProcess {
             K8sProcess::Client(c) => {
                 c.observed = None;
                 c.leading = false;
+                c.incarnation += 1;
                 ctx.send(c.server, K8sMsg::Get);
                 c.arm_retry(ctx);
             }
@@ -446,7 +473,8 @@ impl Process for K8sProcess {
     fn on_resign(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         if let K8sProcess::Client(c) = self {
             if c.leading {
-                ctx.send(c.server, K8sMsg::Release);
+                let identity = c.identity();
+                ctx.send(c.server, K8sMsg::Release { identity });
                 c.step_down(ctx);
                 c.observed = None;
                 c.released_at = ctx.local_now();
@@ -471,7 +499,7 @@ impl Process for K8sProcess {
     fn known_leader(&self) -> Option<NodeId> {
         match self {
             K8sProcess::Client(c) if c.leading => Some(c.me),
-            K8sProcess::Client(c) => c.observed.as_ref().and_then(|o| o.0.holder),
+            K8sProcess::Client(c) => c.observed.as_ref().and_then(|o| o.0.holder.map(|h| h.node)),
             K8sProcess::Server(_) => None,
         }
     }
