@@ -70,6 +70,9 @@ pub struct NemesisConfig {
     pub max_loss_ppm: u32,
     /// Draw the enabled kinds and their weights per seed.
     pub swarm: bool,
+    /// The algorithm runs a coordination service: crashes, pauses, stalls, isolations and
+    /// clock faults strike it too (one in six of them). Set from the algorithm, not written.
+    pub strike_service: bool,
 }
 
 impl Default for NemesisConfig {
@@ -84,6 +87,7 @@ impl Default for NemesisConfig {
             max_drift_ppm: 100_000,
             max_loss_ppm: 500_000,
             swarm: false,
+            strike_service: false,
         }
     }
 }
@@ -153,13 +157,30 @@ fn pick_weighted(enabled: &[(NemesisKind, u32)], total: u32, rng: &mut SimRng) -
     unreachable!("the tickets add up to the total weight")
 }
 
-/// A node target: mostly the leader (the interesting case), else followers and anyone.
-fn node_target(members: usize, rng: &mut SimRng) -> Target {
-    match rng.below(10) {
+/// A node target: mostly the leader (the interesting case), else followers and anyone, and
+/// with `service` the coordination service.
+fn node_target(members: usize, service: bool, rng: &mut SimRng) -> Target {
+    match rng.below(if service { 12 } else { 10 }) {
         0..=3 => Target::Leader,
         4..=6 => Target::Follower,
         7..=8 => Target::Random,
-        _ => Target::Node(rng.below(members as u64) as u32),
+        9 => Target::Node(rng.below(members as u64) as u32),
+        _ => Target::Service,
+    }
+}
+
+impl NemesisKind {
+    /// Whether the kind strikes one process, which may be the service.
+    fn strikes_one_process(self) -> bool {
+        matches!(
+            self,
+            NemesisKind::Crash
+                | NemesisKind::Pause
+                | NemesisKind::Stall
+                | NemesisKind::Isolate
+                | NemesisKind::ClockJump
+                | NemesisKind::ClockDrift
+        )
     }
 }
 
@@ -171,7 +192,8 @@ fn fault_of(
     members: usize,
     rng: &mut SimRng,
 ) -> FaultSpec {
-    let target = node_target(members, rng);
+    let service = config.strike_service && kind.strikes_one_process();
+    let target = node_target(members, service, rng);
     let healing = |action| FaultSpec {
         at_ns,
         action,
@@ -229,6 +251,45 @@ fn fault_of(
 mod tests {
     use super::*;
     use crate::time::NANOS_PER_SEC as S;
+
+    #[test]
+    fn the_service_is_struck_only_when_there_is_one_and_only_by_single_process_kinds() {
+        let without = NemesisConfig {
+            mean_interval_ns: S / 10,
+            ..NemesisConfig::default()
+        };
+        let with = NemesisConfig {
+            strike_service: true,
+            ..without.clone()
+        };
+        let targets_service = |f: &FaultSpec| f.action.targets().contains(&&Target::Service);
+        let plain = generate(&without, 9, 3, 120 * S);
+        assert!(!plain.faults.iter().any(targets_service));
+        let struck = generate(&with, 9, 3, 120 * S);
+        let on_service: Vec<&FaultSpec> = struck
+            .faults
+            .iter()
+            .filter(|f| targets_service(f))
+            .collect();
+        assert!(
+            !on_service.is_empty(),
+            "one in six single-process faults strikes the service"
+        );
+        for f in on_service {
+            assert!(
+                matches!(
+                    f.action,
+                    FaultAction::Crash(_)
+                        | FaultAction::Pause(..)
+                        | FaultAction::Stall(..)
+                        | FaultAction::Partition(PartitionShape::Isolate(_))
+                        | FaultAction::ClockJump(..)
+                        | FaultAction::ClockDrift(..)
+                ),
+                "{f:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_schedule_is_a_pure_function_of_the_seed() {
