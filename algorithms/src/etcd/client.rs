@@ -288,7 +288,6 @@ impl EtcdClient {
                     return;
                 }
                 self.my_rev = create_rev;
-                ctx.signal(Signal::ElectionStarted { term: create_rev });
                 self.evaluate(ctx, revision, &keys);
             }
             EtcdMsg::RangeResp { revision, keys } => {
@@ -313,7 +312,6 @@ impl EtcdClient {
                     self.my_rev = term;
                     self.phase = Phase::Leading;
                     self.token = 0;
-                    ctx.signal(Signal::ElectionStarted { term });
                     ctx.became_leader(term, 0);
                     ctx.cancel_timer(EtcdTimer::Retry);
                     self.arm_deadline(ctx);

@@ -2,6 +2,12 @@
 //! expire on the service's own clock, keys attached to leases under one election prefix,
 //! compare-on-create-revision transactions, ranges, delete watches, and (for the SetNx
 //! variant) one Redis-style lock with a TTL.
+//!
+//! The service is also where an election begins as the system sees it: leadership falls
+//! vacant when the lowest key under the prefix (the leader's) is deleted, by lease expiry or
+//! revocation, or when the SetNx lock expires or is released; the first key (or the first
+//! acquisition) ever opens the initial election. It signals `ElectionStarted` then, with the
+//! revision as term; the next claim ends the election.
 
 use super::config::EtcdConfig;
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
@@ -42,6 +48,11 @@ pub struct EtcdService {
     watches: BTreeMap<u64, Vec<NodeId>>,
     lock: Option<Lock>,
     lock_terms: u64,
+    /// Whether a key was ever created under the prefix (the initial election has begun).
+    prefix_used: bool,
+    /// Whether the handler under way has already signalled a vacancy: leases that expire
+    /// together (each delete making the next key the lowest) leave the seat vacant once.
+    vacancy_signalled: bool,
 }
 
 impl EtcdService {
@@ -55,6 +66,8 @@ impl EtcdService {
             watches: BTreeMap::new(),
             lock: None,
             lock_terms: 0,
+            prefix_used: false,
+            vacancy_signalled: false,
         }
     }
 
@@ -92,6 +105,7 @@ impl EtcdService {
     }
 
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
+        self.vacancy_signalled = false;
         if timer == EtcdTimer::Expiry {
             self.expire(ctx);
             self.arm_expiry(ctx);
@@ -99,6 +113,7 @@ impl EtcdService {
     }
 
     pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
+        self.vacancy_signalled = false;
         // Anything already past its deadline is expired before the request is served, so a
         // keep-alive that arrives exactly at the deadline finds the lease gone.
         self.expire(ctx);
@@ -147,6 +162,13 @@ impl EtcdService {
                             self.revision += 1;
                             l.key = Some(self.revision);
                             self.keys.insert(self.revision, (from, lease));
+                            if !self.prefix_used {
+                                // The first candidate ever: the initial election begins.
+                                self.prefix_used = true;
+                                ctx.signal(Signal::ElectionStarted {
+                                    term: self.revision,
+                                });
+                            }
                             self.revision
                         }
                     },
@@ -190,6 +212,13 @@ impl EtcdService {
                 if acquired {
                     self.lock_terms += 1;
                     self.revision += 1;
+                    if self.lock_terms == 1 {
+                        // The first acquisition ever: the initial election begins (and ends
+                        // when the holder hears it).
+                        ctx.signal(Signal::ElectionStarted {
+                            term: self.revision,
+                        });
+                    }
                     self.lock = Some(Lock {
                         owner: from,
                         term: self.lock_terms,
@@ -226,6 +255,9 @@ impl EtcdService {
             {
                 self.lock = None;
                 self.revision += 1;
+                ctx.signal(Signal::ElectionStarted {
+                    term: self.revision,
+                });
             }
             // Responses never reach the service.
             _ => {}
@@ -249,6 +281,9 @@ impl EtcdService {
             let lock = self.lock.take().expect("checked");
             self.revision += 1;
             ctx.signal(Signal::LeaseExpired { holder: lock.owner });
+            ctx.signal(Signal::ElectionStarted {
+                term: self.revision,
+            });
         }
     }
 
@@ -265,6 +300,13 @@ impl EtcdService {
         self.revision += 1;
         if expired && led {
             ctx.signal(Signal::LeaseExpired { holder: l.owner });
+        }
+        if led && !self.vacancy_signalled {
+            // The leader's key is gone: leadership is vacant until the next claim.
+            self.vacancy_signalled = true;
+            ctx.signal(Signal::ElectionStarted {
+                term: self.revision,
+            });
         }
         for watcher in self.watches.remove(&key).unwrap_or_default() {
             ctx.send(

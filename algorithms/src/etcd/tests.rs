@@ -414,3 +414,201 @@ fn info_is_the_ttl_plus_one_keepalive() {
     assert_eq!(about.min_group_for_progress, 1);
     assert_eq!(about.failure_detection_ns, (1000 + 333) * NANOS_PER_MILLI);
 }
+
+// What an election record means for the recipe: it opens when the service deletes the
+// leader's key (its lease expired or was revoked) or creates the first key of all, and
+// closes at the next claim.
+
+use splitbrain_sim::{FaultAction, FaultSpec, RunReport, Sim, SimConfig, Target, TraceSink};
+
+const S: u64 = 1_000_000_000;
+
+/// Keeps every trace line.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl TraceSink for Lines {
+    fn record(&mut self, line: &str) {
+        self.0.push(line.to_string());
+    }
+}
+
+fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
+    let mut sim = SimConfig::quiet(7, members, 15 * S);
+    sim.write_every_ns = 100 * NANOS_PER_MILLI;
+    sim.faults = faults;
+    let mut lines = Lines::default();
+    let report = Sim::new(sim, info(cfg, members), EtcdProcess::cluster(members, cfg))
+        .with_trace(&mut lines)
+        .run();
+    (report, lines)
+}
+
+/// The true times at which the service (process `members`) took delivery of a message of
+/// one of `kinds` from `client` before `until_ns`.
+fn deliveries(
+    lines: &Lines,
+    members: usize,
+    kinds: &[&str],
+    client: NodeId,
+    until_ns: u64,
+) -> Vec<u64> {
+    let at_service = format!(",\"node\":{members},");
+    let from = format!(",\"from\":{},", client.index());
+    lines
+        .0
+        .iter()
+        .filter(|l| l.contains(&at_service) && l.contains(&from))
+        .filter(|l| {
+            kinds
+                .iter()
+                .any(|k| l.contains(&format!("\"ev\":\"deliver\",\"what\":\"{k}\"")))
+        })
+        .map(|l| {
+            let t = &l["{\"t\":".len()..];
+            t[..t.find(',').expect("a time")].parse().expect("a number")
+        })
+        .filter(|t| *t < until_ns)
+        .collect()
+}
+
+fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
+    FaultSpec {
+        at_ns: at_s * S,
+        action: FaultAction::Crash(Target::Leader),
+        heal_after_ns: Some(down_s * S),
+    }
+}
+
+/// Runs two crashes of the leader and checks each failover's election: it starts when the
+/// service expires the dead holder's lease (its last renewal, by `renewals`, plus the TTL)
+/// and ends at the next claim.
+fn assert_one_election_per_failover_from_the_expiry(cfg: &EtcdConfig, renewals: &[&str]) {
+    let (report, lines) = run_traced(5, cfg, vec![crash_leader(4, 3), crash_leader(10, 3)]);
+    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
+    assert_eq!(report.failovers.len(), 2);
+    assert_eq!(report.counters.elections_started, 3);
+    assert_eq!(report.leaders.len(), 3);
+    for (i, failover) in report.failovers.iter().enumerate() {
+        let election = &report.elections[i + 1];
+        let restart_ns = failover.at_ns + 3 * S;
+        let last = *deliveries(&lines, 5, renewals, failover.old_leader, restart_ns)
+            .last()
+            .expect("the leader renewed");
+        let expiry = last + cfg.ttl_ns.max(cfg.min_ttl_ns);
+        assert_eq!(election.started_ns, expiry, "failover {i}");
+        assert_eq!(failover.detection_ns, Some(expiry - failover.at_ns));
+        let next = &report.leaders[i + 1];
+        assert_eq!(election.decided_ns, Some(next.at_ns));
+        assert_eq!(election.winner, Some(next.node));
+        assert_eq!(election.term, Some(next.term));
+        assert_eq!(election.campaigns, 1);
+        assert_eq!(failover.rounds, 1);
+    }
+}
+
+#[test]
+fn each_failover_is_one_election_from_the_expiry_of_the_dead_leaders_lease_to_the_next_claim() {
+    assert_one_election_per_failover_from_the_expiry(&config(), &["LeaseGrant", "KeepAlive"]);
+}
+
+#[test]
+fn a_setnx_failover_is_one_election_from_the_locks_expiry_to_the_next_acquisition() {
+    let cfg = EtcdConfig {
+        variant: EtcdVariant::SetNx,
+        ..config()
+    };
+    assert_one_election_per_failover_from_the_expiry(&cfg, &["SetNx", "Extend"]);
+}
+
+#[test]
+fn a_quiet_run_has_one_election_and_leaves_none_open() {
+    for variant in [EtcdVariant::Revision, EtcdVariant::SetNx] {
+        let cfg = EtcdConfig {
+            variant,
+            ..config()
+        };
+        let (report, _) = run_traced(5, &cfg, Vec::new());
+        assert_eq!(report.leaders.len(), 1, "{variant:?}");
+        assert_eq!(
+            report.elections.len(),
+            1,
+            "{variant:?}: {:#?}",
+            report.elections
+        );
+        let initial = &report.elections[0];
+        assert_eq!(initial.decided_ns, Some(report.leaders[0].at_ns));
+        assert!(initial.started_ns < report.leaders[0].at_ns);
+        assert_eq!(report.counters.elections_started, 1);
+        assert_eq!(report.counters.dueling_candidate_terms, 0);
+    }
+}
+
+#[test]
+fn a_resignation_starts_the_election_when_the_service_revokes_the_lease() {
+    let resign = FaultSpec {
+        at_ns: 5 * S,
+        action: FaultAction::Resign(Target::Leader),
+        heal_after_ns: None,
+    };
+    let (report, _) = run_traced(3, &config(), vec![resign]);
+    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
+    let handover = &report.elections[1];
+    // The revoke travels one message latency (1 to 10ms here); nobody waits for a TTL.
+    assert!(handover.started_ns > 5 * S && handover.started_ns <= 5 * S + 10 * NANOS_PER_MILLI);
+    assert_eq!(handover.decided_ns, Some(report.leaders[1].at_ns));
+}
+
+fn elections_started(out: &Out) -> usize {
+    out.iter()
+        .filter(|e| matches!(e, Effect::Signal(Signal::ElectionStarted { .. })))
+        .count()
+}
+
+/// The lease a grant answered.
+fn lease_of(out: &Out) -> u64 {
+    match &sends(out)[0].1 {
+        EtcdMsg::LeaseGrantResp { lease, .. } => *lease,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_service_starts_an_election_for_the_first_key_and_for_the_leaders_only() {
+    let mut s = EtcdService::new(&config());
+    let ttl_ns = 1000 * MS as u64;
+    let grant = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns });
+    assert_eq!(elections_started(&grant), 0);
+    let l0 = lease_of(&grant);
+    let first = msg(&mut s, 0, 0, EtcdMsg::Txn { lease: l0 });
+    assert_eq!(elections_started(&first), 1, "the first key");
+    let (l1, _) = join(&mut s, 0, 1);
+    let (l2, _) = join(&mut s, 0, 2);
+    // A waiter leaving is no vacancy; the leader leaving is one.
+    let waiter = msg(&mut s, 1, 1, EtcdMsg::Revoke { lease: l1 });
+    assert_eq!(elections_started(&waiter), 0);
+    let leader = msg(&mut s, 2, 0, EtcdMsg::Revoke { lease: l0 });
+    assert_eq!(elections_started(&leader), 1);
+    let last = msg(&mut s, 3, 2, EtcdMsg::Revoke { lease: l2 });
+    assert_eq!(elections_started(&last), 1);
+    // The seat is already vacant: a new first key does not start another election.
+    let lease = lease_of(&msg(&mut s, 4, 0, EtcdMsg::LeaseGrant { ttl_ns }));
+    assert_eq!(
+        elections_started(&msg(&mut s, 4, 0, EtcdMsg::Txn { lease })),
+        0
+    );
+}
+
+#[test]
+fn leases_expiring_together_leave_the_seat_vacant_once() {
+    let mut s = EtcdService::new(&config());
+    for client in 0..3 {
+        join(&mut s, 0, client);
+    }
+    let out = service_call(&mut s, 1000 * MS, |s, ctx| {
+        s.on_timer(ctx, EtcdTimer::Expiry)
+    });
+    assert_eq!(s.lease_count(), 0);
+    assert_eq!(expired(&out), vec![0, 1, 2]);
+    assert_eq!(elections_started(&out), 1);
+}

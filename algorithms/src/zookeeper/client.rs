@@ -156,11 +156,15 @@ impl ZkClient {
                 ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
             }
             ZkTimer::Disconnect => {
-                if !self.connected(now) {
+                // Only a leader that gives up acts on a lost connection (a waiter keeps
+                // waiting; a leader that keeps leading until expired does nothing), so only
+                // its step-down counts as noticing the fault.
+                if !self.connected(now)
+                    && self.claimed
+                    && self.config.on_disconnect == ZkOnDisconnect::StepDown
+                {
                     ctx.signal(Signal::LeaderSuspected);
-                    if self.config.on_disconnect == ZkOnDisconnect::StepDown {
-                        self.step_down(ctx);
-                    }
+                    self.step_down(ctx);
                 }
             }
             ZkTimer::Retry => match self.phase {
@@ -220,7 +224,6 @@ impl ZkClient {
             ZkMsg::CreateResp { seq, czxid } if self.phase == ZkPhase::Creating => {
                 self.seq = Some(seq);
                 self.czxid = czxid;
-                ctx.signal(Signal::ElectionStarted { term: czxid });
                 self.phase = ZkPhase::Waiting { pred: u64::MAX };
                 self.get_children(ctx);
                 ctx.set_timer(ZkTimer::Retry, self.timeout_ns);

@@ -1,6 +1,10 @@
 //! The modeled ZooKeeper server: sessions with a negotiated timeout that expire on the
 //! server's clock in buckets of one tick, ephemeral sequential children of one election
 //! node, getChildren and exists with one-shot watches, and a zxid.
+//!
+//! The server is also where an election begins as the system sees it: leadership falls
+//! vacant when the lowest child (the leader's) is deleted, and the first child ever created
+//! opens the initial election. It signals `ElectionStarted` then; the next claim ends it.
 
 use super::config::ZkConfig;
 use super::messages::{Child, ZkMsg, ZkTimer};
@@ -27,10 +31,13 @@ pub struct ZkService {
     sessions: BTreeMap<u64, Session>,
     /// Children by sequence number: (czxid, owner, session).
     children: BTreeMap<u64, (u64, NodeId, u64)>,
-    /// One-shot exists watches per child, in registration order.
-    exists_watches: BTreeMap<u64, Vec<NodeId>>,
-    /// One-shot child watches on the election node.
-    child_watches: Vec<NodeId>,
+    /// One-shot exists watches per child, in registration order: (watcher, its session).
+    exists_watches: BTreeMap<u64, Vec<(NodeId, u64)>>,
+    /// One-shot child watches on the election node: (watcher, its session).
+    child_watches: Vec<(NodeId, u64)>,
+    /// Whether the handler under way has already signalled a vacancy: sessions that expire
+    /// together (each delete making the next child the lowest) leave the seat vacant once.
+    vacancy_signalled: bool,
 }
 
 impl ZkService {
@@ -44,6 +51,7 @@ impl ZkService {
             children: BTreeMap::new(),
             exists_watches: BTreeMap::new(),
             child_watches: Vec::new(),
+            vacancy_signalled: false,
         }
     }
 
@@ -91,6 +99,7 @@ impl ZkService {
     }
 
     pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
+        self.vacancy_signalled = false;
         if timer == ZkTimer::Expiry {
             self.expire(ctx);
             self.arm(ctx);
@@ -98,6 +107,7 @@ impl ZkService {
     }
 
     pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+        self.vacancy_signalled = false;
         self.expire(ctx);
         let now = ctx.local_now();
         match msg {
@@ -161,6 +171,10 @@ impl ZkService {
                             if let Some(s) = self.sessions.get_mut(&session) {
                                 s.node = Some(seq);
                             }
+                            if seq == 0 {
+                                // The first candidate ever: the initial election begins.
+                                ctx.signal(Signal::ElectionStarted { term: self.zxid });
+                            }
                             self.fire_child_watches(ctx);
                             seq
                         }
@@ -170,9 +184,11 @@ impl ZkService {
                 }
             }
             ZkMsg::GetChildren { session, watch } => {
-                self.touch(now, session);
-                if watch && !self.child_watches.contains(&from) {
-                    self.child_watches.push(from);
+                // A watch belongs to a live session (ZooKeeper refuses an expired one's
+                // requests and drops its watches with its connection).
+                let live = self.touch(now, session);
+                if watch && live && !self.child_watches.contains(&(from, session)) {
+                    self.child_watches.push((from, session));
                 }
                 ctx.send(
                     from,
@@ -183,12 +199,12 @@ impl ZkService {
                 );
             }
             ZkMsg::Exists { session, seq } => {
-                self.touch(now, session);
+                let live = self.touch(now, session);
                 let exists = self.children.contains_key(&seq);
-                if exists {
+                if exists && live {
                     let w = self.exists_watches.entry(seq).or_default();
-                    if !w.contains(&from) {
-                        w.push(from);
+                    if !w.contains(&(from, session)) {
+                        w.push((from, session));
                     }
                 }
                 ctx.send(from, ZkMsg::ExistsResp { seq, exists });
@@ -200,7 +216,7 @@ impl ZkService {
     }
 
     fn fire_child_watches(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        for watcher in std::mem::take(&mut self.child_watches) {
+        for (watcher, _) in std::mem::take(&mut self.child_watches) {
             ctx.send(watcher, ZkMsg::ChildrenChanged { zxid: self.zxid });
         }
     }
@@ -210,6 +226,12 @@ impl ZkService {
             return;
         };
         self.zxid += 1;
+        // A closed session's watches go with it: they never fire to its (former) owner.
+        self.child_watches.retain(|w| w.1 != session);
+        self.exists_watches.retain(|_, watchers| {
+            watchers.retain(|w| w.1 != session);
+            !watchers.is_empty()
+        });
         let Some(seq) = s.node else {
             return;
         };
@@ -218,7 +240,13 @@ impl ZkService {
         if expired && led {
             ctx.signal(Signal::LeaseExpired { holder: s.owner });
         }
-        for watcher in self.exists_watches.remove(&seq).unwrap_or_default() {
+        if led && !self.vacancy_signalled {
+            // The leader's node is gone: leadership is vacant until the next claim (the
+            // next child's owner hears of it, or, with no child left, the next candidate).
+            self.vacancy_signalled = true;
+            ctx.signal(Signal::ElectionStarted { term: self.zxid });
+        }
+        for (watcher, _) in self.exists_watches.remove(&seq).unwrap_or_default() {
             ctx.send(
                 watcher,
                 ZkMsg::NodeDeleted {

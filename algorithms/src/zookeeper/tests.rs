@@ -259,3 +259,226 @@ fn a_partitioned_leader_steps_down_on_disconnect_or_keeps_leading_until_expired(
     assert_eq!(keep.violated_safety(), vec![Invariant::FencingSafety]);
     assert!(keep.overlap_ns > step_down.overlap_ns);
 }
+
+// What an election record means for the recipe: it opens when the server deletes the
+// leader's node (or creates the first node of all) and closes at the next claim.
+
+use splitbrain_sim::TraceSink;
+
+/// Keeps every trace line.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl TraceSink for Lines {
+    fn record(&mut self, line: &str) {
+        self.0.push(line.to_string());
+    }
+}
+
+fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
+    let mut sim = SimConfig::quiet(7, members, 15 * S);
+    sim.write_every_ns = 100 * NANOS_PER_MILLI;
+    sim.faults = faults;
+    let mut lines = Lines::default();
+    let report = Sim::new(sim, info(zk, members), ZkProcess::cluster(members, zk))
+        .with_trace(&mut lines)
+        .run();
+    (report, lines)
+}
+
+/// The true times at which the server (process `members`) took delivery of anything from
+/// `client` before `until_ns`: every request renews the client's session.
+fn touches(lines: &Lines, members: usize, client: NodeId, until_ns: u64) -> Vec<u64> {
+    let at_server = format!(",\"node\":{members},");
+    let from = format!(",\"from\":{},", client.index());
+    lines
+        .0
+        .iter()
+        .filter(|l| l.contains(&at_server) && l.contains("\"ev\":\"deliver\"") && l.contains(&from))
+        .map(|l| {
+            let t = &l["{\"t\":".len()..];
+            t[..t.find(',').expect("a time")].parse().expect("a number")
+        })
+        .filter(|t| *t < until_ns)
+        .collect()
+}
+
+fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
+    FaultSpec {
+        at_ns: at_s * S,
+        action: FaultAction::Crash(Target::Leader),
+        heal_after_ns: Some(down_s * S),
+    }
+}
+
+#[test]
+fn each_failover_is_one_election_from_the_servers_expiry_of_the_dead_leader_to_the_next_claim() {
+    let zk = config();
+    let (report, lines) = run_traced(5, &zk, vec![crash_leader(4, 3), crash_leader(10, 3)]);
+    assert!(
+        report.violated_safety().is_empty(),
+        "{:?}",
+        report.violations
+    );
+    // The initial election, then one per failover.
+    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
+    assert_eq!(report.failovers.len(), 2);
+    assert_eq!(report.counters.elections_started, 3);
+    assert_eq!(report.leaders.len(), 3);
+    for (i, failover) in report.failovers.iter().enumerate() {
+        let election = &report.elections[i + 1];
+        // The dead leader's session expires at the first tick after its last request plus
+        // the timeout, by the server's (here perfect) clock.
+        let restart_ns = failover.at_ns + 3 * S;
+        let last = *touches(&lines, 5, failover.old_leader, restart_ns)
+            .last()
+            .expect("the leader was heard");
+        let expiry = ((last + zk.session_timeout_ns) / zk.tick_ns + 1) * zk.tick_ns;
+        assert_eq!(election.started_ns, expiry, "failover {i}");
+        assert_eq!(failover.detection_ns, Some(expiry - failover.at_ns));
+        // It ends at the next claim, which is the failover's.
+        let next = &report.leaders[i + 1];
+        assert_eq!(election.decided_ns, Some(next.at_ns));
+        assert_eq!(election.winner, Some(next.node));
+        assert_eq!(election.term, Some(next.term));
+        assert_eq!(failover.election_ns, Some(next.at_ns - failover.at_ns));
+        assert_eq!(election.campaigns, 1);
+        assert_eq!(failover.rounds, 1);
+    }
+}
+
+#[test]
+fn a_quiet_run_has_one_election_and_leaves_none_open() {
+    let (report, _) = run_traced(5, &config(), Vec::new());
+    assert_eq!(report.leaders.len(), 1);
+    assert_eq!(report.elections.len(), 1, "{:#?}", report.elections);
+    let initial = &report.elections[0];
+    assert_eq!(initial.decided_ns, Some(report.leaders[0].at_ns));
+    assert!(initial.started_ns < report.leaders[0].at_ns);
+    assert_eq!(report.counters.elections_started, 1);
+    assert_eq!(report.counters.dueling_candidate_terms, 0);
+    assert_eq!(report.counters.minority_elections, 0);
+}
+
+#[test]
+fn with_no_candidate_left_the_election_waits_for_the_next_one_without_starting_twice() {
+    // One candidate: its session expires while it is down, and it wins again on restart.
+    let (report, _) = run_traced(1, &config(), vec![crash_leader(3, 5)]);
+    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
+    let vacancy = &report.elections[1];
+    assert!(vacancy.started_ns > 3 * S && vacancy.started_ns < 5 * S);
+    assert!(vacancy.decided_ns.is_some_and(|d| d > 8 * S));
+    assert_eq!(vacancy.campaigns, 1);
+    assert_eq!(report.counters.elections_started, 2);
+}
+
+#[test]
+fn a_resignation_starts_the_election_when_the_server_closes_the_session() {
+    let resign = FaultSpec {
+        at_ns: 5 * S,
+        action: FaultAction::Resign(Target::Leader),
+        heal_after_ns: None,
+    };
+    let (report, _) = run_traced(3, &config(), vec![resign]);
+    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
+    let handover = &report.elections[1];
+    // The close travels one message latency (1 to 10ms here); nobody waits for an expiry.
+    assert!(handover.started_ns > 5 * S && handover.started_ns <= 5 * S + 10 * NANOS_PER_MILLI);
+    assert_eq!(handover.decided_ns, Some(report.leaders[1].at_ns));
+    assert_ne!(handover.winner, Some(report.leaders[0].node));
+}
+
+#[test]
+fn a_closed_sessions_watches_do_not_fire() {
+    let mut s = ZkService::new(&config());
+    let (s0, n0) = join(&mut s, 0, 0);
+    let (s1, _) = join(&mut s, 0, 1);
+    call(
+        &mut s,
+        1,
+        1,
+        ZkMsg::Exists {
+            session: s1,
+            seq: n0,
+        },
+    );
+    call(
+        &mut s,
+        1,
+        1,
+        ZkMsg::GetChildren {
+            session: s1,
+            watch: true,
+        },
+    );
+    call(&mut s, 2, 1, ZkMsg::CloseSession { session: s1 });
+    let out = call(&mut s, 3, 0, ZkMsg::CloseSession { session: s0 });
+    assert!(sends(&out).is_empty(), "{:?}", sends(&out));
+}
+
+fn elections_started(out: &Out) -> usize {
+    out.iter()
+        .filter(|e| matches!(e, Effect::Signal(Signal::ElectionStarted { .. })))
+        .count()
+}
+
+#[test]
+fn the_server_starts_an_election_for_the_first_node_and_for_the_leaders_only() {
+    let mut s = ZkService::new(&config());
+    let first = call(
+        &mut s,
+        0,
+        0,
+        ZkMsg::Connect {
+            timeout_ns: 1000 * MS as u64,
+        },
+    );
+    assert_eq!(elections_started(&first), 0);
+    let (s0, _) = join(&mut s, 0, 0);
+    let (s1, _) = join(&mut s, 0, 1);
+    let (s2, _) = join(&mut s, 0, 2);
+    // A waiter leaving is no vacancy; the leader leaving is one.
+    assert_eq!(
+        elections_started(&call(&mut s, 1, 1, ZkMsg::CloseSession { session: s1 })),
+        0
+    );
+    assert_eq!(
+        elections_started(&call(&mut s, 2, 0, ZkMsg::CloseSession { session: s0 })),
+        1
+    );
+    assert_eq!(
+        elections_started(&call(&mut s, 3, 2, ZkMsg::CloseSession { session: s2 })),
+        1
+    );
+    // The seat is already vacant: a new first node does not start another election.
+    let mut again = s.clone();
+    let out = call(
+        &mut again,
+        4,
+        3,
+        ZkMsg::Connect {
+            timeout_ns: 1000 * MS as u64,
+        },
+    );
+    let ZkMsg::ConnectResp { session, .. } = sends(&out)[0].1 else {
+        panic!()
+    };
+    assert_eq!(
+        elections_started(&call(&mut again, 4, 3, ZkMsg::Create { session })),
+        0
+    );
+}
+
+#[test]
+fn sessions_expiring_together_leave_the_seat_vacant_once() {
+    let mut s = ZkService::new(&config());
+    for client in 0..3 {
+        join(&mut s, 0, client);
+    }
+    let mut rng = SimRng::stream(1, StreamId::node(5));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId(5), 5, 1100 * MS, &mut rng, &mut out);
+    s.on_timer(&mut ctx, ZkTimer::Expiry);
+    assert_eq!(s.session_count(), 0);
+    assert_eq!(elections_started(&out), 1);
+}
