@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 use splitbrain::scenario::parse;
-use splitbrain_sim::{Invariant, RunReport};
+use splitbrain_sim::{Invariant, LivenessVerdict, RunReport};
 
 /// The clients a fault can strike.
 fn client() -> BoxedStrategy<String> {
@@ -332,4 +332,30 @@ fn the_service_clock_takes_its_own_offset_and_drift() {
         }
     }
     assert!(service_events > 0 && member_events > 0);
+}
+
+/// Found by `hunt` (etcd nemesis, seed 201): after a stall of the service, answers to
+/// requests of an abandoned campaign arrived in a new one, and a client led on a key its own
+/// revoke had deleted, for the rest of the run.
+#[test]
+fn late_answers_from_an_abandoned_campaign_do_not_make_a_leader() {
+    let text = r#"Scenario(
+    seed: 201,
+    duration: "1m",
+    nodes: 2,
+    algorithm: Etcd(ttl: "1s", min_ttl: "500ms", variant: Revision),
+    network: (latency: Uniform("1ms", "10ms")),
+    workload: (write_every: "100ms"),
+    faults: [
+        (at: "27.848101515s", do: Crash(Leader), heal_after: "2.447050121s"),
+        (at: "28.360950873s", do: Stall(Service, "3.716962424s")),
+    ],
+)"#;
+    let report = run(text);
+    assert!(report.violated_safety().is_empty());
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Met { .. }),
+        "one leader that both clients recognise: {:?}",
+        report.liveness
+    );
 }

@@ -17,8 +17,9 @@ type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 /// Where a client is in its campaign.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Waiting for a lease grant (sent at the given local time).
-    Granting { sent_at: LocalNanos },
+    /// Waiting for a lease grant, asked for since the given local time (grants of requests
+    /// sent before it belong to an abandoned campaign).
+    Granting { since: LocalNanos },
     /// Holding a lease, waiting for the transaction's answer.
     Creating,
     /// Own key created; waiting for the predecessor `pred` to go.
@@ -44,6 +45,9 @@ pub struct EtcdClient {
     /// The highest revision seen; kept across restarts (it only grows at the service).
     seen_revision: u64,
     leader_seen: Option<NodeId>,
+    /// The revision of the newest view of the prefix acted on: an older one, answered before
+    /// it but delivered after, is stale and ignored.
+    view_revision: u64,
 }
 
 impl EtcdClient {
@@ -53,13 +57,14 @@ impl EtcdClient {
             me,
             service: NodeId::from(members),
             config: config.clone(),
-            phase: Phase::Granting { sent_at: 0 },
+            phase: Phase::Granting { since: 0 },
             lease: None,
             my_rev: 0,
             lease_deadline: LocalNanos::MIN,
             token: 0,
             seen_revision: 0,
             leader_seen: None,
+            view_revision: 0,
         }
     }
 
@@ -103,12 +108,18 @@ impl EtcdClient {
             self.poll(ctx);
             return;
         }
-        let sent_at = ctx.local_now();
-        self.phase = Phase::Granting { sent_at };
+        self.phase = Phase::Granting {
+            since: ctx.local_now(),
+        };
+        self.ask_for_lease(ctx);
+    }
+
+    fn ask_for_lease(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         ctx.send(
             self.service,
             EtcdMsg::LeaseGrant {
                 ttl_ns: self.config.ttl_ns,
+                sent_at: ctx.local_now(),
             },
         );
         ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
@@ -168,7 +179,6 @@ impl EtcdClient {
                 }
             }
             self.leader_seen = None;
-            self.phase = Phase::Granting { sent_at: 0 };
             self.campaign(ctx);
         }
     }
@@ -206,16 +216,7 @@ impl EtcdClient {
                 }
             }
             EtcdTimer::Retry => match self.phase {
-                Phase::Granting { .. } => {
-                    // Keep the first attempt's send time: the lease may date from it.
-                    ctx.send(
-                        self.service,
-                        EtcdMsg::LeaseGrant {
-                            ttl_ns: self.config.ttl_ns,
-                        },
-                    );
-                    ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
-                }
+                Phase::Granting { .. } => self.ask_for_lease(ctx),
                 Phase::Creating => {
                     if let Some(lease) = self.lease {
                         ctx.send(self.service, EtcdMsg::Txn { lease });
@@ -249,10 +250,17 @@ impl EtcdClient {
     pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, _from: NodeId, msg: EtcdMsg) {
         self.see(msg.term());
         match msg {
-            EtcdMsg::LeaseGrantResp { lease, ttl_ns } => {
-                let Phase::Granting { sent_at } = self.phase else {
+            EtcdMsg::LeaseGrantResp {
+                lease,
+                ttl_ns,
+                sent_at,
+            } => {
+                let Phase::Granting { since } = self.phase else {
                     return; // a late grant for an abandoned attempt: it will expire
                 };
+                if sent_at < since {
+                    return; // asked for by an earlier campaign: it will expire
+                }
                 self.lease = Some(lease);
                 self.lease_deadline = LocalNanos::MIN;
                 self.renewed(ctx, sent_at, ttl_ns);
@@ -276,11 +284,14 @@ impl EtcdClient {
                 }
             }
             EtcdMsg::TxnResp {
+                lease,
                 create_rev,
                 revision,
                 keys,
             } => {
-                if self.phase != Phase::Creating {
+                // Only the answer for the lease held now: a key created on an abandoned lease
+                // is revoked with it.
+                if self.phase != Phase::Creating || self.lease != Some(lease) {
                     return;
                 }
                 if create_rev == 0 {
@@ -334,6 +345,10 @@ impl EtcdClient {
 
     /// The recipe's decision on a view of the prefix.
     fn evaluate(&mut self, ctx: &mut EtcdCtx<'_, '_>, revision: u64, keys: &[KeyView]) {
+        if revision < self.view_revision {
+            return;
+        }
+        self.view_revision = revision;
         self.leader_seen = keys.first().map(|k| k.1);
         if !keys.iter().any(|k| k.0 == self.my_rev) {
             // The own key is gone (the lease expired at the service): whatever the
@@ -353,6 +368,12 @@ impl EtcdClient {
                 ctx.cancel_timer(EtcdTimer::Retry);
                 ctx.became_leader(self.my_rev, self.token);
             }
+            return;
+        }
+        if self.phase == Phase::Leading {
+            // A lower key cannot appear after the own one: a fresh view never says this. Step
+            // down rather than lead on a view that disagrees.
+            self.lost_lease(ctx);
             return;
         }
         let pred = keys

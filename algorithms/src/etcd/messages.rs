@@ -8,14 +8,17 @@ pub type KeyView = (u64, NodeId);
 /// A request to the modeled etcd or its answer. Requests are client -> service.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EtcdMsg {
-    /// `LeaseGrant(TTL)`.
+    /// `LeaseGrant(TTL)`; `sent_at` is the client's clock, echoed back (the request a grant
+    /// answers, as etcd's client matches a response to its request).
     LeaseGrant {
         ttl_ns: u64,
+        sent_at: LocalNanos,
     },
     /// The granted lease id and TTL (raised to the minimum TTL).
     LeaseGrantResp {
         lease: u64,
         ttl_ns: u64,
+        sent_at: LocalNanos,
     },
     /// One keep-alive on the lease stream; `sent_at` is the client's clock, echoed back.
     KeepAlive {
@@ -37,7 +40,9 @@ pub enum EtcdMsg {
     Txn {
         lease: u64,
     },
+    /// The answer, for the transaction on `lease`.
     TxnResp {
+        lease: u64,
         create_rev: u64,
         revision: u64,
         keys: Vec<KeyView>,
@@ -191,10 +196,14 @@ mod tests {
     #[test]
     fn every_kind_names_its_variant() {
         let samples = [
-            EtcdMsg::LeaseGrant { ttl_ns: 1 },
+            EtcdMsg::LeaseGrant {
+                ttl_ns: 1,
+                sent_at: 0,
+            },
             EtcdMsg::LeaseGrantResp {
                 lease: 1,
                 ttl_ns: 1,
+                sent_at: 0,
             },
             EtcdMsg::KeepAlive {
                 lease: 1,
@@ -208,6 +217,7 @@ mod tests {
             EtcdMsg::Revoke { lease: 1 },
             EtcdMsg::Txn { lease: 1 },
             EtcdMsg::TxnResp {
+                lease: 1,
                 create_rev: 1,
                 revision: 1,
                 keys: vec![],

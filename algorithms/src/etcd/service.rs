@@ -118,7 +118,7 @@ impl EtcdService {
         // keep-alive that arrives exactly at the deadline finds the lease gone.
         self.expire(ctx);
         match msg {
-            EtcdMsg::LeaseGrant { ttl_ns } => {
+            EtcdMsg::LeaseGrant { ttl_ns, sent_at } => {
                 let ttl_ns = ttl_ns.max(self.config.min_ttl_ns);
                 let lease = self.next_lease;
                 self.next_lease += 1;
@@ -131,7 +131,12 @@ impl EtcdService {
                         key: None,
                     },
                 );
-                ctx.send(from, EtcdMsg::LeaseGrantResp { lease, ttl_ns });
+                let grant = EtcdMsg::LeaseGrantResp {
+                    lease,
+                    ttl_ns,
+                    sent_at,
+                };
+                ctx.send(from, grant);
             }
             EtcdMsg::KeepAlive { lease, sent_at } => {
                 let now = ctx.local_now();
@@ -176,6 +181,7 @@ impl EtcdService {
                 ctx.send(
                     from,
                     EtcdMsg::TxnResp {
+                        lease,
                         create_rev,
                         revision: self.revision,
                         keys: self.keys(),

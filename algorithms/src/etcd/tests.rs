@@ -59,6 +59,7 @@ fn join(s: &mut EtcdService, now: i64, from: usize) -> (u64, u64) {
         from,
         EtcdMsg::LeaseGrant {
             ttl_ns: 1000 * MS as u64,
+            sent_at: 0,
         },
     );
     let lease = match &sends(&out)[0].1 {
@@ -121,6 +122,7 @@ fn the_expiry_timer_fires_at_the_deadline_and_not_before() {
         0,
         EtcdMsg::LeaseGrant {
             ttl_ns: 1000 * MS as u64,
+            sent_at: 0,
         },
     );
     assert!(out.iter().any(|e| matches!(
@@ -147,12 +149,21 @@ fn the_expiry_timer_fires_at_the_deadline_and_not_before() {
 #[test]
 fn a_ttl_below_the_minimum_is_raised_to_it() {
     let mut s = EtcdService::new(&config());
-    let out = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns: 1 });
+    let out = msg(
+        &mut s,
+        0,
+        0,
+        EtcdMsg::LeaseGrant {
+            ttl_ns: 1,
+            sent_at: 0,
+        },
+    );
     assert_eq!(
         sends(&out)[0].1,
         EtcdMsg::LeaseGrantResp {
             lease: 1,
-            ttl_ns: 500 * MS as u64
+            ttl_ns: 500 * MS as u64,
+            sent_at: 0,
         }
     );
 }
@@ -309,6 +320,7 @@ fn client_with_key(variant: EtcdVariant, keys: Vec<(u64, usize)>) -> (EtcdClient
             EtcdMsg::LeaseGrantResp {
                 lease: 1,
                 ttl_ns: 1000 * MS as u64,
+                sent_at: 0,
             },
         )
     });
@@ -321,6 +333,7 @@ fn client_with_key(variant: EtcdVariant, keys: Vec<(u64, usize)>) -> (EtcdClient
             ctx,
             NodeId(3),
             EtcdMsg::TxnResp {
+                lease: 1,
                 create_rev: 5,
                 revision: 6,
                 keys,
@@ -577,7 +590,7 @@ fn lease_of(out: &Out) -> u64 {
 fn the_service_starts_an_election_for_the_first_key_and_for_the_leaders_only() {
     let mut s = EtcdService::new(&config());
     let ttl_ns = 1000 * MS as u64;
-    let grant = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns });
+    let grant = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns, sent_at: 0 });
     assert_eq!(elections_started(&grant), 0);
     let l0 = lease_of(&grant);
     let first = msg(&mut s, 0, 0, EtcdMsg::Txn { lease: l0 });
@@ -592,7 +605,12 @@ fn the_service_starts_an_election_for_the_first_key_and_for_the_leaders_only() {
     let last = msg(&mut s, 3, 2, EtcdMsg::Revoke { lease: l2 });
     assert_eq!(elections_started(&last), 1);
     // The seat is already vacant: a new first key does not start another election.
-    let lease = lease_of(&msg(&mut s, 4, 0, EtcdMsg::LeaseGrant { ttl_ns }));
+    let lease = lease_of(&msg(
+        &mut s,
+        4,
+        0,
+        EtcdMsg::LeaseGrant { ttl_ns, sent_at: 0 },
+    ));
     assert_eq!(
         elections_started(&msg(&mut s, 4, 0, EtcdMsg::Txn { lease })),
         0
@@ -611,4 +629,78 @@ fn leases_expiring_together_leave_the_seat_vacant_once() {
     assert_eq!(s.lease_count(), 0);
     assert_eq!(expired(&out), vec![0, 1, 2]);
     assert_eq!(elections_started(&out), 1);
+}
+
+/// The grant of `lease` for the request the client sent at `sent_at`.
+fn granted(lease: u64, sent_at: i64) -> EtcdMsg {
+    EtcdMsg::LeaseGrantResp {
+        lease,
+        ttl_ns: 1000 * MS as u64,
+        sent_at,
+    }
+}
+
+#[test]
+fn answers_meant_for_an_abandoned_campaign_are_ignored() {
+    let mut c = EtcdClient::new(NodeId(0), 3, &config());
+    client_call(&mut c, 0, |c, ctx| c.on_start(ctx));
+    client_call(&mut c, 10 * MS, |c, ctx| {
+        c.on_message(ctx, NodeId(3), granted(1, 0))
+    });
+    // The lease runs out (by the client's clock) before the transaction is answered: the
+    // client revokes lease 1 and campaigns again from local 1s.
+    client_call(&mut c, 1000 * MS, |c, ctx| {
+        c.on_timer(ctx, EtcdTimer::LeaseDeadline)
+    });
+    assert_eq!(c.phase(), Phase::Granting { since: 1000 * MS });
+    // A grant asked for by the first campaign is not this campaign's lease.
+    client_call(&mut c, 1010 * MS, |c, ctx| {
+        c.on_message(ctx, NodeId(3), granted(2, 300 * MS))
+    });
+    assert_eq!(c.phase(), Phase::Granting { since: 1000 * MS });
+    client_call(&mut c, 1020 * MS, |c, ctx| {
+        c.on_message(ctx, NodeId(3), granted(3, 1000 * MS))
+    });
+    assert_eq!(c.phase(), Phase::Creating);
+    // The late answer to lease 1's transaction says its key is the lowest; lease 1 is
+    // revoked, so this must not make a leader.
+    let out = client_call(&mut c, 1030 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            EtcdMsg::TxnResp {
+                lease: 1,
+                create_rev: 4,
+                revision: 4,
+                keys: vec![(4, NodeId(0))],
+            },
+        )
+    });
+    assert!(claims(&out).is_empty());
+    assert_eq!(c.phase(), Phase::Creating);
+}
+
+#[test]
+fn a_leader_ignores_an_older_view_and_steps_down_on_a_newer_one_that_disagrees() {
+    let (mut c, out) = client_with_key(EtcdVariant::Revision, vec![(5, 0)]);
+    assert_eq!(claims(&out), vec![(5, 5)]);
+    let range = |revision, keys| EtcdMsg::RangeResp { revision, keys };
+    // Answered before the claim's view (revision 6), delivered after it: stale.
+    client_call(&mut c, 30 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            range(5, vec![(3, NodeId(1)), (5, NodeId(0))]),
+        )
+    });
+    assert_eq!(c.phase(), Phase::Leading);
+    let out = client_call(&mut c, 40 * MS, |c, ctx| {
+        c.on_message(
+            ctx,
+            NodeId(3),
+            range(7, vec![(3, NodeId(1)), (5, NodeId(0))]),
+        )
+    });
+    assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    assert_ne!(c.phase(), Phase::Leading);
 }
