@@ -139,13 +139,13 @@ impl Figure for StackedFigure<'_> {
                     [(x - half_width, base), (x + half_width, top)],
                     self.kind_color(kind).filled(),
                 )))?;
-                let (_, y_base) = chart.backend_coord(&(x, base));
+                let (x_left, y_base) = chart.backend_coord(&(x - half_width, base));
                 let (px, y_top) = chart.backend_coord(&(x, top));
                 if y_base - y_top >= 22 {
                     let c = self.kind_color(kind);
                     let ink = if is_dark(c) { WHITE } else { INK };
                     canvas.draw(&Text::new(
-                        tick(*mean, 0.1),
+                        segment_label(kind, *mean, 2 * (px - x_left).max(0) as usize),
                         (px, (y_base + y_top) / 2),
                         text(NOTE_PX, ink).pos(Pos::new(HPos::Center, VPos::Center)),
                     ))?;
@@ -187,5 +187,29 @@ impl Figure for StackedFigure<'_> {
         legend.notes.push("bar total above each bar".to_string());
         legend.draw(&legend_area.margin(60, 0, 0, 0))?;
         Ok(())
+    }
+}
+
+/// A segment's label: its type and mean when they fit the bar (`bar_px` wide, about 8 px a
+/// character at the note size), else the mean alone. With many types the palette repeats
+/// and the legend is cut short, so the big segments name themselves.
+fn segment_label(kind: &str, mean: f64, bar_px: usize) -> String {
+    let value = tick(mean, 0.1);
+    let named = format!("{kind} {value}");
+    if named.chars().count() * 8 + 8 <= bar_px {
+        named
+    } else {
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_label;
+
+    #[test]
+    fn a_segment_names_its_type_when_the_bar_is_wide_enough() {
+        assert_eq!(segment_label("KeepAlive", 1.8, 200), "KeepAlive 1.8");
+        assert_eq!(segment_label("KeepAlive", 1.8, 60), "1.8");
     }
 }
