@@ -359,3 +359,35 @@ fn late_answers_from_an_abandoned_campaign_do_not_make_a_leader() {
         report.liveness
     );
 }
+
+#[test]
+fn lease_windows_show_a_stalled_holder_believing_past_its_lease() {
+    let report = holder_stall(1, "Revision", true);
+    let old = report.leaders[0].node;
+    let lease_end = report
+        .lease_spans
+        .iter()
+        .filter(|s| s.node == old)
+        .map(|s| s.to_ns)
+        .min()
+        .expect("the holder's key had a lease window");
+    let belief_end = report
+        .leadership_spans
+        .iter()
+        .filter(|s| s.node == old)
+        .map(|s| s.to_ns)
+        .min()
+        .expect("the holder led");
+    assert!(
+        lease_end < belief_end,
+        "the service expired the lease at {lease_end}, the holder believed until {belief_end}"
+    );
+    // Every candidate's key has a window; the new leader's runs to the end.
+    let new = report.leaders[1].node;
+    assert!(report
+        .lease_spans
+        .iter()
+        .any(|s| s.node == new && s.to_ns == report.end_ns));
+    let raft = run("Scenario(algorithm: Raft(), duration: \"2s\")");
+    assert!(raft.lease_spans.is_empty());
+}

@@ -76,6 +76,7 @@ fn synthetic_report() -> RunReport {
             span(4, 2, 12 * s + 500 * NANOS_PER_MILLI, 13 * s),
             span(2, 4, 20 * s + 400 * NANOS_PER_MILLI, 30 * s),
         ],
+        lease_spans: Vec::new(),
         failovers: Vec::new(),
         elections: Vec::new(),
         messages: Vec::new(),

@@ -26,6 +26,7 @@ pub mod checker;
 pub mod engine;
 pub mod failover;
 pub mod leadership;
+pub mod lease_windows;
 pub mod liveness;
 pub mod nemesis;
 pub mod network;

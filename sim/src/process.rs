@@ -41,8 +41,14 @@ pub enum Signal {
     LeaderSuspected,
     /// The process refused a request because it heard from a leader recently.
     DisruptionPrevented,
-    /// A coordination service expired `holder`'s lease or session (by the service's clock).
+    /// A coordination service expired `holder`'s lease or session (by the service's clock),
+    /// while it led. Counted; the lease's end is signalled with `LeaseEnded` as well.
     LeaseExpired { holder: NodeId },
+    /// A coordination service now holds a lease for `holder`'s candidacy (a key or znode
+    /// created, a lock or Lease record acquired): a lease window opens on the timeline.
+    LeaseHeld { holder: NodeId },
+    /// That lease ended: expired, revoked, released, closed or taken over.
+    LeaseEnded { holder: NodeId },
 }
 
 /// An effect a handler asks for. Observations take effect at once; sends and timers are

@@ -20,6 +20,9 @@ pub struct RunReport {
     pub leaders: Vec<TermRecord>,
     /// Every interval during which a node believed it led.
     pub leadership_spans: Vec<LeadershipSpan>,
+    /// Every interval during which a coordination service held a lease (key, session, Lease
+    /// record) for a candidate, by true time; empty for algorithms without a service.
+    pub lease_spans: Vec<LeaseSpan>,
     pub failovers: Vec<Failover>,
     /// Every election: from the first campaign signal to the next claim.
     pub elections: Vec<ElectionRecord>,
@@ -83,6 +86,14 @@ pub struct TermRecord {
 pub struct LeadershipSpan {
     pub node: NodeId,
     pub term: u64,
+    pub from_ns: Nanos,
+    pub to_ns: Nanos,
+}
+
+/// A lease a coordination service held for `node`, in true time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LeaseSpan {
+    pub node: NodeId,
     pub from_ns: Nanos,
     pub to_ns: Nanos,
 }

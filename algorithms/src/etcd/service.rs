@@ -167,6 +167,7 @@ impl EtcdService {
                             self.revision += 1;
                             l.key = Some(self.revision);
                             self.keys.insert(self.revision, (from, lease));
+                            ctx.signal(Signal::LeaseHeld { holder: from });
                             if !self.prefix_used {
                                 // The first candidate ever: the initial election begins.
                                 self.prefix_used = true;
@@ -225,6 +226,7 @@ impl EtcdService {
                             term: self.revision,
                         });
                     }
+                    ctx.signal(Signal::LeaseHeld { holder: from });
                     self.lock = Some(Lock {
                         owner: from,
                         term: self.lock_terms,
@@ -261,6 +263,7 @@ impl EtcdService {
             {
                 self.lock = None;
                 self.revision += 1;
+                ctx.signal(Signal::LeaseEnded { holder: from });
                 ctx.signal(Signal::ElectionStarted {
                     term: self.revision,
                 });
@@ -287,6 +290,7 @@ impl EtcdService {
             let lock = self.lock.take().expect("checked");
             self.revision += 1;
             ctx.signal(Signal::LeaseExpired { holder: lock.owner });
+            ctx.signal(Signal::LeaseEnded { holder: lock.owner });
             ctx.signal(Signal::ElectionStarted {
                 term: self.revision,
             });
@@ -304,6 +308,7 @@ impl EtcdService {
         let led = self.keys.keys().next() == Some(&key);
         self.keys.remove(&key);
         self.revision += 1;
+        ctx.signal(Signal::LeaseEnded { holder: l.owner });
         if expired && led {
             ctx.signal(Signal::LeaseExpired { holder: l.owner });
         }

@@ -171,6 +171,14 @@ impl K8sServer {
                 if ok {
                     self.record.resource_version += 1;
                     if self.record.holder != Some(identity) {
+                        if let Some(previous) = self.record.holder {
+                            ctx.signal(Signal::LeaseEnded {
+                                holder: previous.node,
+                            });
+                        }
+                        ctx.signal(Signal::LeaseHeld {
+                            holder: identity.node,
+                        });
                         self.record.holder = Some(identity);
                         self.record.acquired_rv = self.record.resource_version;
                     }
@@ -190,6 +198,9 @@ impl K8sServer {
                 );
             }
             K8sMsg::Release { identity } if self.record.holder == Some(identity) => {
+                ctx.signal(Signal::LeaseEnded {
+                    holder: identity.node,
+                });
                 self.record.holder = None;
                 self.record.resource_version += 1;
             }
@@ -209,6 +220,9 @@ impl K8sServer {
             let holder = self.record.holder.take().expect("checked");
             self.record.resource_version += 1;
             ctx.signal(Signal::LeaseExpired {
+                holder: holder.node,
+            });
+            ctx.signal(Signal::LeaseEnded {
                 holder: holder.node,
             });
         }

@@ -168,6 +168,7 @@ impl ZkService {
                             self.next_seq += 1;
                             self.zxid += 1;
                             self.children.insert(seq, (self.zxid, from, session));
+                            ctx.signal(Signal::LeaseHeld { holder: from });
                             if let Some(s) = self.sessions.get_mut(&session) {
                                 s.node = Some(seq);
                             }
@@ -237,6 +238,7 @@ impl ZkService {
         };
         let led = self.children.keys().next() == Some(&seq);
         self.children.remove(&seq);
+        ctx.signal(Signal::LeaseEnded { holder: s.owner });
         if expired && led {
             ctx.signal(Signal::LeaseExpired { holder: s.owner });
         }

@@ -33,6 +33,7 @@ pub fn run_report() -> RunReport {
             span(4, 2, 5 * S + 182 * MS, 20 * S),
             span(0, 1, 9 * S, 11 * S),
         ],
+        lease_spans: Vec::new(),
         failovers: Vec::new(),
         elections: Vec::new(),
         messages: Vec::new(),

@@ -155,6 +155,7 @@ pub struct Sim<'t, P: Process> {
     resource_id: NodeId,
     checker: Checker,
     leadership: Leadership,
+    lease_windows: crate::lease_windows::LeaseWindows,
     failovers: FailoverTracker,
     liveness: LivenessMonitor,
     message_stats: Vec<MessageStats>,
@@ -221,6 +222,7 @@ impl<'t, P: Process> Sim<'t, P> {
             resource_id: NodeId::from(count),
             checker: Checker::new(count),
             leadership: Leadership::new(count),
+            lease_windows: crate::lease_windows::LeaseWindows::new(count),
             failovers: FailoverTracker::default(),
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
@@ -454,6 +456,7 @@ impl<'t, P: Process> Sim<'t, P> {
             .close(crate::report::FailoverOutcome::Unresolved);
         let final_leader = self.leadership.leader();
         self.leadership.finish(end);
+        self.lease_windows.finish(end);
         if let Some(trace) = self.trace.as_mut() {
             // A failed trace write is reported by the caller through `TraceSink::finish`.
             let _ = trace.finish();
@@ -466,6 +469,7 @@ impl<'t, P: Process> Sim<'t, P> {
             events: self.events,
             leaders: std::mem::take(&mut self.leadership.claims),
             leadership_spans: std::mem::take(&mut self.leadership.spans),
+            lease_spans: std::mem::take(&mut self.lease_windows.spans),
             failovers: std::mem::take(&mut self.failovers.done),
             elections: std::mem::take(&mut self.elections),
             messages: self.message_stats.clone(),

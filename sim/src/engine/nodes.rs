@@ -196,6 +196,8 @@ impl<'t, P: Process> Sim<'t, P> {
                     c.leases_expired_while_leading += 1;
                 }
             }
+            Signal::LeaseHeld { holder } => self.lease_windows.held(self.now, holder),
+            Signal::LeaseEnded { holder } => self.lease_windows.ended(self.now, holder),
         }
         self.failovers.on_signal(self.now, signal);
     }
