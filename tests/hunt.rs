@@ -212,6 +212,18 @@ fn correct_raft_stays_clean_over_a_sweep_with_a_swarm_nemesis() {
     assert_eq!(summary["failed_seeds"], 0);
     // A clean sweep proves something only if the dangerous cases happened.
     let coverage = summary["coverage"].as_array().unwrap();
+    let situations: Vec<&str> = coverage
+        .iter()
+        .map(|c| c["situation"].as_str().unwrap())
+        .collect();
+    let named: Vec<&str> = splitbrain::hunt::record::Coverage::default()
+        .named()
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    assert_eq!(situations, named, "every coverage counter is reported");
+    let faults = coverage.last().unwrap();
+    assert!(faults["seeds"].as_u64().unwrap() > 0, "{faults}");
     for situation in [
         "split votes",
         "dueling candidates",

@@ -14,6 +14,9 @@ pub struct Failure {
     pub detail: String,
 }
 
+/// How many coverage counters there are.
+pub const COVERAGE_KINDS: usize = 8;
+
 /// The coverage counters of one run: the dangerous situations it reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coverage {
@@ -31,7 +34,7 @@ pub struct Coverage {
 
 impl Coverage {
     /// The counters by name, in output order.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    pub fn named(&self) -> [(&'static str, u64); COVERAGE_KINDS] {
         [
             ("split votes (failed election rounds)", self.split_votes),
             (

@@ -1,7 +1,7 @@
 //! The hunt's summary: a pure function of the per-seed records, so that merging shard
 //! outputs gives exactly what one unsharded hunt over the same seeds gives.
 
-use super::record::{Coverage, SeedRecord};
+use super::record::{Coverage, SeedRecord, COVERAGE_KINDS};
 use crate::exit;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ pub struct SummaryBuilder {
     events: u64,
     groups: BTreeMap<String, FailureGroup>,
     coverage_total: Coverage,
-    coverage_seeds: [u64; 7],
+    coverage_seeds: [u64; COVERAGE_KINDS],
 }
 
 impl SummaryBuilder {
@@ -84,7 +84,7 @@ impl SummaryBuilder {
             events: 0,
             groups: BTreeMap::new(),
             coverage_total: Coverage::default(),
-            coverage_seeds: [0; 7],
+            coverage_seeds: [0; COVERAGE_KINDS],
         }
     }
 
@@ -159,7 +159,7 @@ impl SummaryBuilder {
     }
 }
 
-fn add_coverage(total: &mut Coverage, seeds: &mut [u64; 7], one: &Coverage) {
+fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &Coverage) {
     let values = one.named();
     for (slot, (_, value)) in seeds.iter_mut().zip(values) {
         *slot += u64::from(value > 0);
