@@ -34,7 +34,11 @@ pub use nodes::Status;
 #[derive(Clone, Debug)]
 enum Payload<M> {
     Algo(M),
-    Write { token: u64 },
+    /// A write to the resource, with the term its writer believed it led when it sent it.
+    Write {
+        token: u64,
+        term: Option<u64>,
+    },
 }
 
 /// A queued event that is not a timer.

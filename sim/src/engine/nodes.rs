@@ -127,7 +127,8 @@ impl<'t, P: Process> Sim<'t, P> {
             Effect::Send { to, msg } => self.send(node, to, Payload::Algo(msg)),
             Effect::Write { token } => {
                 self.writes.attempted += 1;
-                self.send(node, self.resource_id, Payload::Write { token });
+                let term = self.leadership.term_of(node);
+                self.send(node, self.resource_id, Payload::Write { token, term });
             }
             Effect::SetTimer {
                 timer,
@@ -272,9 +273,9 @@ impl<'t, P: Process> Sim<'t, P> {
     ) {
         let kind = Self::kind_of(&payload);
         if to == self.resource_id {
-            if let Payload::Write { token } = payload {
+            if let Payload::Write { token, term } = payload {
                 self.message_stats[kind].delivered += 1;
-                self.on_write(from, token, sent_ns);
+                self.on_write(from, token, term, sent_ns);
             }
             return;
         }
@@ -307,7 +308,9 @@ impl<'t, P: Process> Sim<'t, P> {
         self.invoke(to, Input::Message { from, sent_ns, msg });
     }
 
-    fn on_write(&mut self, from: NodeId, token: u64, sent_ns: Nanos) {
+    /// A write of `token` reaches the resource; `term` is the term its writer believed it led
+    /// when it sent it.
+    fn on_write(&mut self, from: NodeId, token: u64, term: Option<u64>, sent_ns: Nanos) {
         if self
             .resource
             .highest_token()
@@ -318,7 +321,7 @@ impl<'t, P: Process> Sim<'t, P> {
         match self.resource.write(self.now, token) {
             WriteVerdict::Accepted => {
                 if self.resource.highest_token() == Some(token) {
-                    self.highest_token_term = self.leadership.term_of(from);
+                    self.highest_token_term = term;
                 }
                 if let Some(broken) = self.checker.on_accepted_write(self.now, from, token) {
                     self.flagged.push(broken);
@@ -327,8 +330,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.trace_write(from, sent_ns, "write_accepted", token);
             }
             WriteVerdict::RejectedStale { .. } => {
-                let writer_term = self.leadership.term_of(from);
-                if matches!((writer_term, self.highest_token_term), (Some(w), Some(h)) if w > h) {
+                if matches!((term, self.highest_token_term), (Some(w), Some(h)) if w > h) {
                     self.counters.locked_out_writes += 1;
                 }
                 self.trace_write(from, sent_ns, "write_rejected", token)
