@@ -80,11 +80,15 @@ pub enum K8sMsg {
         expected_rv: u64,
         sent_at: LocalNanos,
         identity: Identity,
+        /// The client's request number, echoed back: the newest answered request is the
+        /// last renewal, whatever its client's clock did since.
+        request: u64,
     },
     UpdateResp {
         ok: bool,
         record: Record,
         sent_at: LocalNanos,
+        request: u64,
     },
     /// Release: clear the holder if still ours.
     Release {
@@ -161,6 +165,7 @@ impl K8sServer {
                 expected_rv,
                 sent_at,
                 identity,
+                request,
             } => {
                 let ok = match self.config.variant {
                     K8sVariant::Lease => expected_rv == self.record.resource_version,
@@ -194,6 +199,7 @@ impl K8sServer {
                         ok,
                         record: self.record.clone(),
                         sent_at,
+                        request,
                     },
                 );
             }
@@ -225,6 +231,10 @@ impl K8sServer {
             ctx.signal(Signal::LeaseEnded {
                 holder: holder.node,
             });
+            // The database freed the row: leadership is vacant until the next claim.
+            ctx.signal(Signal::ElectionStarted {
+                term: self.record.resource_version,
+            });
         }
     }
 }
@@ -253,6 +263,9 @@ pub struct K8sClient {
     token: u64,
     /// The leader's last successful renewal, by the send time of its request.
     renewed_at: LocalNanos,
+    /// The number of the request that renewal answered, and of the last request sent.
+    renewed_request: u64,
+    requests: u64,
     seen_rv: u64,
     /// The local time of the last release. The client lets the others take over: it does not
     /// try to acquire again for one lease duration, and an answer to an update it sent
@@ -313,12 +326,14 @@ impl K8sClient {
     fn update(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
         let sent_at = ctx.local_now();
+        self.requests += 1;
         ctx.send(
             self.server,
             K8sMsg::Update {
                 expected_rv,
                 sent_at,
                 identity: self.identity(),
+                request: self.requests,
             },
         );
     }
@@ -363,10 +378,17 @@ impl K8sClient {
                 ok,
                 record,
                 sent_at,
+                request,
             } => {
-                // An update sent before a release was answered after it: not a mandate.
-                let mine =
-                    ok && record.holder == Some(self.identity()) && sent_at > self.released_at;
+                // An update sent before a release was answered after it: not a mandate. Nor
+                // is an answer older than the newest one, or one whose renew deadline has
+                // passed by the time it arrives (after a pause, or duplicated).
+                let deadline = sent_at.saturating_add(self.config.renew_deadline_ns as i64);
+                let mine = ok
+                    && record.holder == Some(self.identity())
+                    && sent_at > self.released_at
+                    && request > self.renewed_request
+                    && now < deadline;
                 self.observe(now, record.clone());
                 if mine {
                     if !self.leading || self.token != record.acquired_rv {
@@ -374,7 +396,8 @@ impl K8sClient {
                         self.token = record.acquired_rv;
                         ctx.became_leader(record.acquired_rv, record.acquired_rv);
                     }
-                    self.renewed_at = self.renewed_at.max(sent_at);
+                    self.renewed_at = sent_at;
+                    self.renewed_request = request;
                     let left = self
                         .renewed_at
                         .saturating_add(self.config.renew_deadline_ns as i64)
@@ -417,6 +440,8 @@ impl K8sProcess {
                     leading: false,
                     token: 0,
                     renewed_at: LocalNanos::MIN,
+                    renewed_request: 0,
+                    requests: 0,
                     seen_rv: 0,
                     released_at: LocalNanos::MIN,
                     incarnation: 0,
@@ -471,6 +496,9 @@ impl Process for K8sProcess {
                 c.observed = None;
                 c.leading = false;
                 c.incarnation += 1;
+                // A new identity: nothing of the old one's leadership or release holds.
+                c.renewed_at = LocalNanos::MIN;
+                c.released_at = LocalNanos::MIN;
                 ctx.send(c.server, K8sMsg::Get);
                 c.arm_retry(ctx);
             }

@@ -167,6 +167,7 @@ fn update(node: usize, expected_rv: u64) -> K8sMsg {
         expected_rv,
         sent_at: 0,
         identity: id(node),
+        request: 1,
     }
 }
 
@@ -271,21 +272,39 @@ fn a_candidate_reads_before_it_tries_and_tries_only_when_the_lease_looks_free() 
 #[test]
 fn the_leader_serves_until_its_renew_deadline_counted_from_sending_its_last_renewal() {
     let mut c = client(K8sVariant::Lease, 0);
-    let out = to_client(
-        &mut c,
-        20 * MS,
-        K8sMsg::UpdateResp {
-            ok: true,
-            record: held(0, 2),
-            sent_at: 10 * MS,
-        },
-    );
+    let out = to_client(&mut c, 20 * MS, answer(2, 10 * MS, 1));
     assert!(out
         .iter()
         .any(|e| matches!(e, Effect::BecameLeader { term: 2, token: 2 })));
     let deadline = 10 * MS + 1_000 * MS;
     assert_eq!(c.write_token(deadline - 1), Some(2));
     assert_eq!(c.write_token(deadline), None);
+}
+
+/// A successful answer to request `request`, sent at `sent_at`, for a record held by n0.
+fn answer(rv: u64, sent_at: i64, request: u64) -> K8sMsg {
+    K8sMsg::UpdateResp {
+        ok: true,
+        record: held(0, rv),
+        sent_at,
+        request,
+    }
+}
+
+#[test]
+fn only_the_newest_answer_in_time_is_a_mandate() {
+    let mut c = client(K8sVariant::Lease, 0);
+    to_client(&mut c, 20 * MS, answer(2, 10 * MS, 2));
+    // An older request answered later (its clock read more then: a backward jump since)
+    // does not move the renewal.
+    to_client(&mut c, 30 * MS, answer(2, 500 * MS, 1));
+    assert_eq!(c.write_token(1_010 * MS - 1), Some(2));
+    assert_eq!(c.write_token(1_010 * MS), None);
+    // An answer that arrives after its own renew deadline makes no leader.
+    let mut late = client(K8sVariant::Lease, 0);
+    let out = to_client(&mut late, 1_010 * MS, answer(2, 10 * MS, 1));
+    assert!(!out.iter().any(|e| matches!(e, Effect::BecameLeader { .. })));
+    assert_eq!(late.write_token(1_010 * MS), None);
 }
 
 #[test]
