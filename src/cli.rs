@@ -92,7 +92,8 @@ pub struct SweepArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The parameter and its values: election_timeout=150ms..300ms,..., heartbeat=..,
-    /// nodes=3,5,7, loss=0,0.05, latency=1ms..10ms,..., failure_timeout=.., ack_timeout=..
+    /// nodes=3,5,7, loss=0,0.05, latency=1ms..10ms,..., failure_timeout=.., ack_timeout=..,
+    /// lease=1s,2s (etcd TTL, ZooKeeper session timeout, Kubernetes lease duration)
     #[arg(long, value_name = "NAME=V1,V2,...")]
     pub param: String,
     /// Trials (seeds 1..=N) per value.

@@ -407,3 +407,55 @@ fn lease_windows_show_a_stalled_holder_believing_past_its_lease() {
     let raft = run("Scenario(algorithm: Raft(), duration: \"2s\")");
     assert!(raft.lease_spans.is_empty());
 }
+
+#[test]
+fn lease_windows_follow_each_service_s_own_record() {
+    // Kubernetes: a renewal opens no second window; the release closes it at once and the
+    // next holder's opens at its acquisition.
+    let handover = run(include_str!("../scenarios/k8s-handover.ron"));
+    let windows: Vec<(usize, u64, u64)> = handover
+        .lease_spans
+        .iter()
+        .map(|s| (s.node.index(), s.from_ns, s.to_ns))
+        .collect();
+    // One window per tenure, back to back: n1 until its release at 5s, n0 from its
+    // acquisition until n1 takes over after n0's crash at 12s, then n1 again.
+    assert_eq!(windows.len(), 3, "{windows:?}");
+    assert_eq!(windows[0].0, handover.leaders[0].node.index());
+    assert!(
+        (5_000_000_000..5_050_000_000).contains(&windows[0].2),
+        "{windows:?}"
+    );
+    for (window, claim) in windows.iter().zip(&handover.leaders) {
+        assert_eq!(window.0, claim.node.index());
+        // The record names the holder a round trip before the holder hears it.
+        assert!(claim.at_ns - window.1 < 20_000_000, "{window:?} {claim:?}");
+    }
+    assert_eq!(windows[1].2, windows[2].1, "taken over at one instant");
+    // A database row ends when the database's clock says so: at the 5s jump.
+    let jump = run(include_str!("../scenarios/k8s-dbrow-clock-jump.ron"));
+    let holder = jump.leaders[0].node;
+    let ended = jump
+        .lease_spans
+        .iter()
+        .find(|s| s.node == holder)
+        .map(|s| s.to_ns)
+        .expect("the first holder's row had a window");
+    assert_eq!(ended, 5_000_000_000);
+    // ZooKeeper: the cut-off leader's znode goes with its session, while it still believes.
+    let zk = run(include_str!("../scenarios/zk-partitioned-leader.ron"));
+    let old = zk.leaders[0].node;
+    let znode_gone = zk
+        .lease_spans
+        .iter()
+        .find(|s| s.node == old)
+        .map(|s| s.to_ns)
+        .expect("the leader's znode had a window");
+    let belief_ends = zk
+        .leadership_spans
+        .iter()
+        .find(|s| s.node == old)
+        .map(|s| s.to_ns)
+        .expect("it led");
+    assert!(znode_gone < belief_ends, "{znode_gone} vs {belief_ends}");
+}

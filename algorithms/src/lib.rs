@@ -113,6 +113,14 @@ impl AlgorithmConfig {
         }
     }
 
+    /// Whether the algorithm runs a modeled coordination service (process id `members`).
+    pub fn has_service(&self) -> bool {
+        matches!(
+            self,
+            AlgorithmConfig::Etcd(_) | AlgorithmConfig::ZooKeeper(_) | AlgorithmConfig::K8sLease(_)
+        )
+    }
+
     /// The algorithm's short name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -192,13 +192,10 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             AlgorithmConfig::Raft(c) => c.heartbeat_ns = *d,
             AlgorithmConfig::Bully(c) => c.heartbeat_ns = *d,
             AlgorithmConfig::Ring(c) => c.heartbeat_ns = *d,
-            // A lease holder's keep-alive is its heartbeat.
-            AlgorithmConfig::Etcd(c) => c.keepalive_ns = *d,
-            AlgorithmConfig::ZooKeeper(_) => {
-                return Err("heartbeat does not apply to ZooKeeper: its clients ping at a third of the session timeout\n  hint: ZooKeeper has no sweepable timing parameter yet".to_string())
-            }
-            AlgorithmConfig::K8sLease(_) => {
-                return Err("heartbeat does not apply to K8sLease: its retry period is bound to the renew deadline\n  hint: K8sLease has no sweepable timing parameter yet".to_string())
+            AlgorithmConfig::Etcd(_)
+            | AlgorithmConfig::ZooKeeper(_)
+            | AlgorithmConfig::K8sLease(_) => {
+                unreachable!("`heartbeat` is checked to apply before it is set")
             }
         },
         (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Bully(c)) => {

@@ -32,7 +32,7 @@ pub const DURATION_HINT: &str =
 
 /// The hint printed under a signed duration error (clock jumps).
 pub const SIGNED_DURATION_HINT: &str =
-    "a clock jump is a duration with an optional sign, like \"-3s\", \"+250ms\" or \"1m30s\"";
+    "a clock jump or offset is a duration with an optional sign, like \"-3s\", \"+250ms\" or \"1m30s\"";
 
 /// Why a duration string was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]

@@ -18,6 +18,8 @@ pub const MIN_DRIFT_PPM: i64 = -1_000_000;
 /// A clock drift may be at most this (a clock 1001 times too fast); larger values would
 /// overflow the engine's clock arithmetic over a long run.
 pub const MAX_DRIFT_PPM: i64 = 1_000_000_000;
+/// The longest lease, session or tick a coordination service takes: a day.
+pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
 
 /// A scenario that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,6 +172,8 @@ pub enum ErrorKind {
     ZeroTick,
     #[error("the retry period must be longer than zero")]
     ZeroRetryPeriod,
+    #[error("the timing {} is longer than a day", dur(.ns))]
+    TimingTooLong { ns: u64 },
     #[error(
         "the renew deadline {} must be longer than 1.2 retry periods ({})",
         dur(.renew_deadline_ns),
@@ -347,6 +351,11 @@ impl ErrorKind {
             ErrorKind::ZeroTick => {
                 "the server's tick bounds session timeouts (2 to 20 ticks) and groups expiries; \
                  ZooKeeper's default is 2s"
+                    .to_string()
+            }
+            ErrorKind::TimingTooLong { .. } => {
+                "leases, sessions and their timers run for seconds to minutes; splitbrain takes \
+                 them up to a day"
                     .to_string()
             }
             ErrorKind::ZeroRetryPeriod => {

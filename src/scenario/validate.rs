@@ -6,7 +6,7 @@
 //! first problem in the file rather than the first one checked.
 
 use super::duration::DurationText;
-use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
+use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MAX_TIMING_NS, MIN_DRIFT_PPM};
 use super::raw::{
     RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
     RawK8sVariant, RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective,
@@ -371,6 +371,8 @@ impl Checker {
                 let keepalive_ns = keepalive.map_or(ttl_ns / 3, |d| d.0);
                 if ttl_ns == 0 {
                     self.problem("algorithm.ttl", ErrorKind::ZeroTtl);
+                } else if ttl_ns > MAX_TIMING_NS {
+                    self.problem("algorithm.ttl", ErrorKind::TimingTooLong { ns: ttl_ns });
                 } else if ttl_ns < min_ttl_ns {
                     let path = if min_ttl.is_some() {
                         "algorithm.min_ttl"
@@ -417,6 +419,12 @@ impl Checker {
                 let tick_ns = tick.map_or(defaults.tick_ns, |d| d.0);
                 if tick_ns == 0 {
                     self.problem("algorithm.tick", ErrorKind::ZeroTick);
+                } else if tick_ns > MAX_TIMING_NS {
+                    self.problem("algorithm.tick", ErrorKind::TimingTooLong { ns: tick_ns });
+                }
+                if let Some(timeout) = session_timeout.filter(|t| t.0 > MAX_TIMING_NS) {
+                    let kind = ErrorKind::TimingTooLong { ns: timeout.0 };
+                    self.problem("algorithm.session_timeout", kind);
                 }
                 let config = ZkConfig {
                     tick_ns: tick_ns.max(1),
@@ -468,29 +476,39 @@ impl Checker {
         let lease_duration_ns = lease_duration.map_or(defaults.lease_duration_ns, |d| d.0);
         let renew_deadline_ns = renew_deadline.map_or(lease_duration_ns / 3 * 2, |d| d.0);
         let retry_period_ns = retry_period.map_or(renew_deadline_ns / 5, |d| d.0);
-        let at = |field: &'static str, given: bool| {
-            if given {
-                field
-            } else {
-                "algorithm.lease_duration"
-            }
+        // A timing left out derives from the next one up: report at the first one written.
+        let written = [
+            ("algorithm.retry_period", retry_period.is_some()),
+            ("algorithm.renew_deadline", renew_deadline.is_some()),
+            ("algorithm.lease_duration", lease_duration.is_some()),
+        ];
+        let from = |level: usize| {
+            written[level..]
+                .iter()
+                .find(|(_, given)| *given)
+                .map_or("algorithm", |(path, _)| *path)
         };
-        if retry_period_ns == 0 {
-            let path = at("algorithm.retry_period", retry_period.is_some());
-            self.problem(path, ErrorKind::ZeroRetryPeriod);
+        if let Some((path, ns)) = [
+            (2, lease_duration_ns),
+            (1, renew_deadline_ns),
+            (0, retry_period_ns),
+        ]
+        .into_iter()
+        .find(|(_, ns)| *ns > MAX_TIMING_NS)
+        .map(|(level, ns)| (from(level), ns))
+        {
+            self.problem(path, ErrorKind::TimingTooLong { ns });
+        } else if retry_period_ns == 0 {
+            self.problem(from(0), ErrorKind::ZeroRetryPeriod);
         } else if u128::from(renew_deadline_ns) * 5 <= u128::from(retry_period_ns) * 6 {
-            let path = if retry_period.is_some() {
-                "algorithm.retry_period"
-            } else {
-                at("algorithm.renew_deadline", renew_deadline.is_some())
-            };
+            let path = from(0);
             let kind = ErrorKind::RenewDeadlineNotAboveRetry {
                 renew_deadline_ns,
                 retry_period_ns,
             };
             self.problem(path, kind);
         } else if lease_duration_ns <= renew_deadline_ns {
-            let path = at("algorithm.renew_deadline", renew_deadline.is_some());
+            let path = from(1);
             let kind = ErrorKind::LeaseNotAboveRenewDeadline {
                 lease_duration_ns,
                 renew_deadline_ns,

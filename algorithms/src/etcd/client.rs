@@ -17,9 +17,9 @@ type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 /// Where a client is in its campaign.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Waiting for a lease grant, asked for since the given local time (grants of requests
-    /// sent before it belong to an abandoned campaign).
-    Granting { since: LocalNanos },
+    /// Waiting for a lease grant in campaign number `campaign` (grants asked for by an
+    /// earlier campaign belong to an abandoned one).
+    Granting { campaign: u64 },
     /// Holding a lease, waiting for the transaction's answer.
     Creating,
     /// Own key created; waiting for the predecessor `pred` to go.
@@ -45,6 +45,8 @@ pub struct EtcdClient {
     /// The highest revision seen; kept across restarts (it only grows at the service).
     seen_revision: u64,
     leader_seen: Option<NodeId>,
+    /// Campaigns started, the current one's number included (kept across restarts).
+    campaigns: u64,
     /// The revision of the newest view of the prefix acted on: an older one, answered before
     /// it but delivered after, is stale and ignored.
     view_revision: u64,
@@ -57,13 +59,14 @@ impl EtcdClient {
             me,
             service: NodeId::from(members),
             config: config.clone(),
-            phase: Phase::Granting { since: 0 },
+            phase: Phase::Granting { campaign: 0 },
             lease: None,
             my_rev: 0,
             lease_deadline: LocalNanos::MIN,
             token: 0,
             seen_revision: 0,
             leader_seen: None,
+            campaigns: 0,
             view_revision: 0,
         }
     }
@@ -108,8 +111,9 @@ impl EtcdClient {
             self.poll(ctx);
             return;
         }
+        self.campaigns += 1;
         self.phase = Phase::Granting {
-            since: ctx.local_now(),
+            campaign: self.campaigns,
         };
         self.ask_for_lease(ctx);
     }
@@ -120,6 +124,7 @@ impl EtcdClient {
             EtcdMsg::LeaseGrant {
                 ttl_ns: self.config.ttl_ns,
                 sent_at: ctx.local_now(),
+                campaign: self.campaigns,
             },
         );
         ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
@@ -254,12 +259,11 @@ impl EtcdClient {
                 lease,
                 ttl_ns,
                 sent_at,
+                campaign,
             } => {
-                let Phase::Granting { since } = self.phase else {
-                    return; // a late grant for an abandoned attempt: it will expire
-                };
-                if sent_at < since {
-                    return; // asked for by an earlier campaign: it will expire
+                if self.phase != (Phase::Granting { campaign }) {
+                    // Asked for by an abandoned campaign, or already granted: it will expire.
+                    return;
                 }
                 self.lease = Some(lease);
                 self.lease_deadline = LocalNanos::MIN;

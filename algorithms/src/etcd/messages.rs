@@ -8,17 +8,19 @@ pub type KeyView = (u64, NodeId);
 /// A request to the modeled etcd or its answer. Requests are client -> service.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EtcdMsg {
-    /// `LeaseGrant(TTL)`; `sent_at` is the client's clock, echoed back (the request a grant
-    /// answers, as etcd's client matches a response to its request).
+    /// `LeaseGrant(TTL)`; `sent_at` (the client's clock) and `campaign` (the client's
+    /// campaign number) are echoed back: etcd's client matches a response to its request.
     LeaseGrant {
         ttl_ns: u64,
         sent_at: LocalNanos,
+        campaign: u64,
     },
     /// The granted lease id and TTL (raised to the minimum TTL).
     LeaseGrantResp {
         lease: u64,
         ttl_ns: u64,
         sent_at: LocalNanos,
+        campaign: u64,
     },
     /// One keep-alive on the lease stream; `sent_at` is the client's clock, echoed back.
     KeepAlive {
@@ -199,11 +201,13 @@ mod tests {
             EtcdMsg::LeaseGrant {
                 ttl_ns: 1,
                 sent_at: 0,
+                campaign: 1,
             },
             EtcdMsg::LeaseGrantResp {
                 lease: 1,
                 ttl_ns: 1,
                 sent_at: 0,
+                campaign: 1,
             },
             EtcdMsg::KeepAlive {
                 lease: 1,

@@ -118,7 +118,11 @@ impl EtcdService {
         // keep-alive that arrives exactly at the deadline finds the lease gone.
         self.expire(ctx);
         match msg {
-            EtcdMsg::LeaseGrant { ttl_ns, sent_at } => {
+            EtcdMsg::LeaseGrant {
+                ttl_ns,
+                sent_at,
+                campaign,
+            } => {
                 let ttl_ns = ttl_ns.max(self.config.min_ttl_ns);
                 let lease = self.next_lease;
                 self.next_lease += 1;
@@ -135,6 +139,7 @@ impl EtcdService {
                     lease,
                     ttl_ns,
                     sent_at,
+                    campaign,
                 };
                 ctx.send(from, grant);
             }

@@ -60,6 +60,7 @@ fn join(s: &mut EtcdService, now: i64, from: usize) -> (u64, u64) {
         EtcdMsg::LeaseGrant {
             ttl_ns: 1000 * MS as u64,
             sent_at: 0,
+            campaign: 1,
         },
     );
     let lease = match &sends(&out)[0].1 {
@@ -123,6 +124,7 @@ fn the_expiry_timer_fires_at_the_deadline_and_not_before() {
         EtcdMsg::LeaseGrant {
             ttl_ns: 1000 * MS as u64,
             sent_at: 0,
+            campaign: 1,
         },
     );
     assert!(out.iter().any(|e| matches!(
@@ -156,6 +158,7 @@ fn a_ttl_below_the_minimum_is_raised_to_it() {
         EtcdMsg::LeaseGrant {
             ttl_ns: 1,
             sent_at: 0,
+            campaign: 1,
         },
     );
     assert_eq!(
@@ -164,6 +167,7 @@ fn a_ttl_below_the_minimum_is_raised_to_it() {
             lease: 1,
             ttl_ns: 500 * MS as u64,
             sent_at: 0,
+            campaign: 1,
         }
     );
 }
@@ -321,6 +325,7 @@ fn client_with_key(variant: EtcdVariant, keys: Vec<(u64, usize)>) -> (EtcdClient
                 lease: 1,
                 ttl_ns: 1000 * MS as u64,
                 sent_at: 0,
+                campaign: 1,
             },
         )
     });
@@ -590,7 +595,16 @@ fn lease_of(out: &Out) -> u64 {
 fn the_service_starts_an_election_for_the_first_key_and_for_the_leaders_only() {
     let mut s = EtcdService::new(&config());
     let ttl_ns = 1000 * MS as u64;
-    let grant = msg(&mut s, 0, 0, EtcdMsg::LeaseGrant { ttl_ns, sent_at: 0 });
+    let grant = msg(
+        &mut s,
+        0,
+        0,
+        EtcdMsg::LeaseGrant {
+            ttl_ns,
+            sent_at: 0,
+            campaign: 1,
+        },
+    );
     assert_eq!(elections_started(&grant), 0);
     let l0 = lease_of(&grant);
     let first = msg(&mut s, 0, 0, EtcdMsg::Txn { lease: l0 });
@@ -609,7 +623,11 @@ fn the_service_starts_an_election_for_the_first_key_and_for_the_leaders_only() {
         &mut s,
         4,
         0,
-        EtcdMsg::LeaseGrant { ttl_ns, sent_at: 0 },
+        EtcdMsg::LeaseGrant {
+            ttl_ns,
+            sent_at: 0,
+            campaign: 1,
+        },
     ));
     assert_eq!(
         elections_started(&msg(&mut s, 4, 0, EtcdMsg::Txn { lease })),
@@ -631,12 +649,13 @@ fn leases_expiring_together_leave_the_seat_vacant_once() {
     assert_eq!(elections_started(&out), 1);
 }
 
-/// The grant of `lease` for the request the client sent at `sent_at`.
-fn granted(lease: u64, sent_at: i64) -> EtcdMsg {
+/// The grant of `lease` for the request the client sent at `sent_at` in `campaign`.
+fn granted(lease: u64, sent_at: i64, campaign: u64) -> EtcdMsg {
     EtcdMsg::LeaseGrantResp {
         lease,
         ttl_ns: 1000 * MS as u64,
         sent_at,
+        campaign,
     }
 }
 
@@ -645,21 +664,22 @@ fn answers_meant_for_an_abandoned_campaign_are_ignored() {
     let mut c = EtcdClient::new(NodeId(0), 3, &config());
     client_call(&mut c, 0, |c, ctx| c.on_start(ctx));
     client_call(&mut c, 10 * MS, |c, ctx| {
-        c.on_message(ctx, NodeId(3), granted(1, 0))
+        c.on_message(ctx, NodeId(3), granted(1, 0, 1))
     });
     // The lease runs out (by the client's clock) before the transaction is answered: the
     // client revokes lease 1 and campaigns again from local 1s.
     client_call(&mut c, 1000 * MS, |c, ctx| {
         c.on_timer(ctx, EtcdTimer::LeaseDeadline)
     });
-    assert_eq!(c.phase(), Phase::Granting { since: 1000 * MS });
-    // A grant asked for by the first campaign is not this campaign's lease.
+    assert_eq!(c.phase(), Phase::Granting { campaign: 2 });
+    // A grant asked for by the first campaign is not this campaign's lease, whatever the
+    // clocks say (a backward jump can make an old request look newer).
     client_call(&mut c, 1010 * MS, |c, ctx| {
-        c.on_message(ctx, NodeId(3), granted(2, 300 * MS))
+        c.on_message(ctx, NodeId(3), granted(2, 300 * MS, 1))
     });
-    assert_eq!(c.phase(), Phase::Granting { since: 1000 * MS });
+    assert_eq!(c.phase(), Phase::Granting { campaign: 2 });
     client_call(&mut c, 1020 * MS, |c, ctx| {
-        c.on_message(ctx, NodeId(3), granted(3, 1000 * MS))
+        c.on_message(ctx, NodeId(3), granted(3, 1000 * MS, 2))
     });
     assert_eq!(c.phase(), Phase::Creating);
     // The late answer to lease 1's transaction says its key is the lowest; lease 1 is

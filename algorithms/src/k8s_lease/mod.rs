@@ -43,7 +43,9 @@ impl Default for K8sConfig {
 pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
         name: "k8s-lease".to_string(),
-        failure_detection_ns: config.lease_duration_ns + 2 * config.retry_period_ns,
+        failure_detection_ns: config
+            .lease_duration_ns
+            .saturating_add(config.retry_period_ns.saturating_mul(2)),
         min_group_for_progress: 1,
     }
 }

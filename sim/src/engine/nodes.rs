@@ -159,7 +159,9 @@ impl<'t, P: Process> Sim<'t, P> {
             signal,
             Signal::ElectionStarted { .. } | Signal::PreVoteStarted { .. }
         );
-        if attempt && self.network.is_partitioned() && !self.reaches_majority(node) {
+        // A service declaring a vacancy is no candidate on a minority side.
+        let member = node.index() < self.config.members;
+        if attempt && member && self.network.is_partitioned() && !self.reaches_majority(node) {
             self.counters.minority_elections += 1;
         }
         if matches!(

@@ -124,7 +124,7 @@ fn a_bad_clock_jump_shows_the_signed_duration_hint() {
     assert!(
         error
             .to_string()
-            .contains("hint: a clock jump is a duration with an optional sign"),
+            .contains("hint: a clock jump or offset is a duration with an optional sign"),
         "{error}"
     );
 }

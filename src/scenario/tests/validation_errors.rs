@@ -503,3 +503,32 @@ fn the_service_clock_is_set_only_where_there_is_a_service() {
     );
     assert_eq!(parsed(&to_ron(&scenario)), scenario);
 }
+
+#[test]
+fn lease_timings_are_bounded_and_reported_where_they_were_written() {
+    let cases = [
+        (
+            "(algorithm: K8sLease(lease_duration: @\"5000000h\"))",
+            "the timing 5000000h is longer than a day",
+        ),
+        (
+            "(algorithm: K8sLease(renew_deadline: @\"4ns\"))",
+            "the retry period must be longer than zero",
+        ),
+        (
+            "(algorithm: ZooKeeper(tick: @\"5000000h\"))",
+            "the timing 5000000h is longer than a day",
+        ),
+        (
+            "(algorithm: ZooKeeper(session_timeout: @\"25h\"))",
+            "the timing 25h is longer than a day",
+        ),
+        (
+            "(algorithm: Etcd(ttl: @\"25h\"))",
+            "the timing 25h is longer than a day",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+    }
+}
