@@ -437,65 +437,18 @@ fn info_is_the_ttl_plus_one_keepalive() {
 // leader's key (its lease expired or was revoked) or creates the first key of all, and
 // closes at the next claim.
 
-use splitbrain_sim::{FaultAction, FaultSpec, RunReport, Sim, SimConfig, Target, TraceSink};
+use crate::testing::traced::{self, crash_leader, deliveries, Lines};
+use splitbrain_sim::{FaultAction, FaultSpec, RunReport, Target};
 
 const S: u64 = 1_000_000_000;
 
-/// Keeps every trace line.
-#[derive(Default)]
-struct Lines(Vec<String>);
-
-impl TraceSink for Lines {
-    fn record(&mut self, line: &str) {
-        self.0.push(line.to_string());
-    }
-}
-
 fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
-    let mut sim = SimConfig::quiet(7, members, 15 * S);
-    sim.write_every_ns = 100 * NANOS_PER_MILLI;
-    sim.faults = faults;
-    let mut lines = Lines::default();
-    let report = Sim::new(sim, info(cfg, members), EtcdProcess::cluster(members, cfg))
-        .with_trace(&mut lines)
-        .run();
-    (report, lines)
-}
-
-/// The true times at which the service (process `members`) took delivery of a message of
-/// one of `kinds` from `client` before `until_ns`.
-fn deliveries(
-    lines: &Lines,
-    members: usize,
-    kinds: &[&str],
-    client: NodeId,
-    until_ns: u64,
-) -> Vec<u64> {
-    let at_service = format!(",\"node\":{members},");
-    let from = format!(",\"from\":{},", client.index());
-    lines
-        .0
-        .iter()
-        .filter(|l| l.contains(&at_service) && l.contains(&from))
-        .filter(|l| {
-            kinds
-                .iter()
-                .any(|k| l.contains(&format!("\"ev\":\"deliver\",\"what\":\"{k}\"")))
-        })
-        .map(|l| {
-            let t = &l["{\"t\":".len()..];
-            t[..t.find(',').expect("a time")].parse().expect("a number")
-        })
-        .filter(|t| *t < until_ns)
-        .collect()
-}
-
-fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
-    FaultSpec {
-        at_ns: at_s * S,
-        action: FaultAction::Crash(Target::Leader),
-        heal_after_ns: Some(down_s * S),
-    }
+    traced::run_traced(
+        members,
+        info(cfg, members),
+        EtcdProcess::cluster(members, cfg),
+        faults,
+    )
 }
 
 /// Runs two crashes of the leader and checks each failover's election: it starts when the
@@ -510,7 +463,7 @@ fn assert_one_election_per_failover_from_the_expiry(cfg: &EtcdConfig, renewals: 
     for (i, failover) in report.failovers.iter().enumerate() {
         let election = &report.elections[i + 1];
         let restart_ns = failover.at_ns + 3 * S;
-        let last = *deliveries(&lines, 5, renewals, failover.old_leader, restart_ns)
+        let last = *deliveries(&lines, 5, failover.old_leader, renewals, restart_ns)
             .last()
             .expect("the leader renewed");
         let expiry = last + cfg.ttl_ns.max(cfg.min_ttl_ns);

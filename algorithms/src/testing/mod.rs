@@ -9,6 +9,7 @@
 //! the order the messages are sent. Changing that order changes what those tests exercise.
 
 mod history;
+pub(crate) mod traced;
 
 pub(crate) use history::counts_of;
 

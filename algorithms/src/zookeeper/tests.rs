@@ -263,52 +263,21 @@ fn a_partitioned_leader_steps_down_on_disconnect_or_keeps_leading_until_expired(
 // What an election record means for the recipe: it opens when the server deletes the
 // leader's node (or creates the first node of all) and closes at the next claim.
 
-use splitbrain_sim::TraceSink;
-
-/// Keeps every trace line.
-#[derive(Default)]
-struct Lines(Vec<String>);
-
-impl TraceSink for Lines {
-    fn record(&mut self, line: &str) {
-        self.0.push(line.to_string());
-    }
-}
+use crate::testing::traced::{self, crash_leader, deliveries, Lines};
 
 fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
-    let mut sim = SimConfig::quiet(7, members, 15 * S);
-    sim.write_every_ns = 100 * NANOS_PER_MILLI;
-    sim.faults = faults;
-    let mut lines = Lines::default();
-    let report = Sim::new(sim, info(zk, members), ZkProcess::cluster(members, zk))
-        .with_trace(&mut lines)
-        .run();
-    (report, lines)
+    traced::run_traced(
+        members,
+        info(zk, members),
+        ZkProcess::cluster(members, zk),
+        faults,
+    )
 }
 
 /// The true times at which the server (process `members`) took delivery of anything from
 /// `client` before `until_ns`: every request renews the client's session.
 fn touches(lines: &Lines, members: usize, client: NodeId, until_ns: u64) -> Vec<u64> {
-    let at_server = format!(",\"node\":{members},");
-    let from = format!(",\"from\":{},", client.index());
-    lines
-        .0
-        .iter()
-        .filter(|l| l.contains(&at_server) && l.contains("\"ev\":\"deliver\"") && l.contains(&from))
-        .map(|l| {
-            let t = &l["{\"t\":".len()..];
-            t[..t.find(',').expect("a time")].parse().expect("a number")
-        })
-        .filter(|t| *t < until_ns)
-        .collect()
-}
-
-fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
-    FaultSpec {
-        at_ns: at_s * S,
-        action: FaultAction::Crash(Target::Leader),
-        heal_after_ns: Some(down_s * S),
-    }
+    deliveries(lines, members, client, &[], until_ns)
 }
 
 #[test]
