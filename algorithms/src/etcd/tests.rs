@@ -438,7 +438,7 @@ fn info_is_the_ttl_plus_one_keepalive() {
 // closes at the next claim.
 
 use crate::testing::traced::{self, crash_leader, deliveries, Lines};
-use splitbrain_sim::{FaultAction, FaultSpec, RunReport, Target};
+use splitbrain_sim::{FaultSpec, RunReport};
 
 const S: u64 = 1_000_000_000;
 
@@ -456,26 +456,13 @@ fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunR
 /// and ends at the next claim.
 fn assert_one_election_per_failover_from_the_expiry(cfg: &EtcdConfig, renewals: &[&str]) {
     let (report, lines) = run_traced(5, cfg, vec![crash_leader(4, 3), crash_leader(10, 3)]);
-    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
-    assert_eq!(report.failovers.len(), 2);
-    assert_eq!(report.counters.elections_started, 3);
-    assert_eq!(report.leaders.len(), 3);
-    for (i, failover) in report.failovers.iter().enumerate() {
-        let election = &report.elections[i + 1];
+    traced::assert_one_election_per_failover(&report, |failover| {
         let restart_ns = failover.at_ns + 3 * S;
         let last = *deliveries(&lines, 5, failover.old_leader, renewals, restart_ns)
             .last()
             .expect("the leader renewed");
-        let expiry = last + cfg.ttl_ns.max(cfg.min_ttl_ns);
-        assert_eq!(election.started_ns, expiry, "failover {i}");
-        assert_eq!(failover.detection_ns, Some(expiry - failover.at_ns));
-        let next = &report.leaders[i + 1];
-        assert_eq!(election.decided_ns, Some(next.at_ns));
-        assert_eq!(election.winner, Some(next.node));
-        assert_eq!(election.term, Some(next.term));
-        assert_eq!(election.campaigns, 1);
-        assert_eq!(failover.rounds, 1);
-    }
+        last + cfg.ttl_ns.max(cfg.min_ttl_ns)
+    });
 }
 
 #[test]
@@ -500,34 +487,15 @@ fn a_quiet_run_has_one_election_and_leaves_none_open() {
             ..config()
         };
         let (report, _) = run_traced(5, &cfg, Vec::new());
-        assert_eq!(report.leaders.len(), 1, "{variant:?}");
-        assert_eq!(
-            report.elections.len(),
-            1,
-            "{variant:?}: {:#?}",
-            report.elections
-        );
-        let initial = &report.elections[0];
-        assert_eq!(initial.decided_ns, Some(report.leaders[0].at_ns));
-        assert!(initial.started_ns < report.leaders[0].at_ns);
-        assert_eq!(report.counters.elections_started, 1);
-        assert_eq!(report.counters.dueling_candidate_terms, 0);
+        traced::assert_one_election_and_none_left_open(&report, &format!("{variant:?}"));
     }
 }
 
 #[test]
 fn a_resignation_starts_the_election_when_the_service_revokes_the_lease() {
-    let resign = FaultSpec {
-        at_ns: 5 * S,
-        action: FaultAction::Resign(Target::Leader),
-        heal_after_ns: None,
-    };
-    let (report, _) = run_traced(3, &config(), vec![resign]);
-    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
-    let handover = &report.elections[1];
+    let (report, _) = run_traced(3, &config(), vec![traced::resign_leader(5)]);
     // The revoke travels one message latency (1 to 10ms here); nobody waits for a TTL.
-    assert!(handover.started_ns > 5 * S && handover.started_ns <= 5 * S + 10 * NANOS_PER_MILLI);
-    assert_eq!(handover.decided_ns, Some(report.leaders[1].at_ns));
+    traced::assert_handover_election_starts_at_the_service(&report);
 }
 
 fn elections_started(out: &Out) -> usize {

@@ -1,6 +1,7 @@
 //! Whole runs on the real engine with every trace line kept, for tests that time what a
 //! modeled service saw (deliveries at process `members`).
 
+use splitbrain_sim::report::Failover;
 use splitbrain_sim::{
     AlgorithmInfo, FaultAction, FaultSpec, NodeId, Process, RunReport, Sim, SimConfig, Target,
     TraceSink, NANOS_PER_MILLI, NANOS_PER_SEC,
@@ -67,4 +68,66 @@ pub(crate) fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
         action: FaultAction::Crash(Target::Leader),
         heal_after_ns: Some(down_s * NANOS_PER_SEC),
     }
+}
+
+/// The leader resigns at `at_s` seconds.
+pub(crate) fn resign_leader(at_s: u64) -> FaultSpec {
+    FaultSpec {
+        at_ns: at_s * NANOS_PER_SEC,
+        action: FaultAction::Resign(Target::Leader),
+        heal_after_ns: None,
+    }
+}
+
+/// A run without faults: one election, started before the one claim and decided by it.
+pub(crate) fn assert_one_election_and_none_left_open(report: &RunReport, label: &str) {
+    assert_eq!(report.leaders.len(), 1, "{label}");
+    assert_eq!(
+        report.elections.len(),
+        1,
+        "{label}: {:#?}",
+        report.elections
+    );
+    let initial = &report.elections[0];
+    assert_eq!(initial.decided_ns, Some(report.leaders[0].at_ns));
+    assert!(initial.started_ns < report.leaders[0].at_ns);
+    assert_eq!(report.counters.elections_started, 1);
+    assert_eq!(report.counters.dueling_candidate_terms, 0);
+}
+
+/// Two crashes of the leader after the initial election: each failover is one election,
+/// starting when the service ended the dead leader's lease (`expiry_of` the failover) and
+/// decided by the next claim.
+pub(crate) fn assert_one_election_per_failover(
+    report: &RunReport,
+    expiry_of: impl Fn(&Failover) -> u64,
+) {
+    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
+    assert_eq!(report.failovers.len(), 2);
+    assert_eq!(report.counters.elections_started, 3);
+    assert_eq!(report.leaders.len(), 3);
+    for (i, failover) in report.failovers.iter().enumerate() {
+        let election = &report.elections[i + 1];
+        let expiry = expiry_of(failover);
+        assert_eq!(election.started_ns, expiry, "failover {i}");
+        assert_eq!(failover.detection_ns, Some(expiry - failover.at_ns));
+        let next = &report.leaders[i + 1];
+        assert_eq!(election.decided_ns, Some(next.at_ns));
+        assert_eq!(election.winner, Some(next.node));
+        assert_eq!(election.term, Some(next.term));
+        assert_eq!(election.campaigns, 1);
+        assert_eq!(failover.rounds, 1);
+    }
+}
+
+/// A resignation at 5 s: the second election starts one message latency (at most 10 ms)
+/// after it, when the service ends the lease, and the next claim decides it.
+pub(crate) fn assert_handover_election_starts_at_the_service(report: &RunReport) {
+    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
+    let handover = &report.elections[1];
+    let resigned = 5 * NANOS_PER_SEC;
+    assert!(
+        handover.started_ns > resigned && handover.started_ns <= resigned + 10 * NANOS_PER_MILLI
+    );
+    assert_eq!(handover.decided_ns, Some(report.leaders[1].at_ns));
 }

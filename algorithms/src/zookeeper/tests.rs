@@ -289,43 +289,26 @@ fn each_failover_is_one_election_from_the_servers_expiry_of_the_dead_leader_to_t
         "{:?}",
         report.violations
     );
-    // The initial election, then one per failover.
-    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
-    assert_eq!(report.failovers.len(), 2);
-    assert_eq!(report.counters.elections_started, 3);
-    assert_eq!(report.leaders.len(), 3);
-    for (i, failover) in report.failovers.iter().enumerate() {
-        let election = &report.elections[i + 1];
-        // The dead leader's session expires at the first tick after its last request plus
-        // the timeout, by the server's (here perfect) clock.
+    // The initial election, then one per failover. The dead leader's session expires at
+    // the first tick after its last request plus the timeout, by the server's (here
+    // perfect) clock.
+    traced::assert_one_election_per_failover(&report, |failover| {
         let restart_ns = failover.at_ns + 3 * S;
         let last = *touches(&lines, 5, failover.old_leader, restart_ns)
             .last()
             .expect("the leader was heard");
-        let expiry = ((last + zk.session_timeout_ns) / zk.tick_ns + 1) * zk.tick_ns;
-        assert_eq!(election.started_ns, expiry, "failover {i}");
-        assert_eq!(failover.detection_ns, Some(expiry - failover.at_ns));
-        // It ends at the next claim, which is the failover's.
-        let next = &report.leaders[i + 1];
-        assert_eq!(election.decided_ns, Some(next.at_ns));
-        assert_eq!(election.winner, Some(next.node));
-        assert_eq!(election.term, Some(next.term));
+        ((last + zk.session_timeout_ns) / zk.tick_ns + 1) * zk.tick_ns
+    });
+    // It ends at the next claim, which is the failover's.
+    for (failover, next) in report.failovers.iter().zip(&report.leaders[1..]) {
         assert_eq!(failover.election_ns, Some(next.at_ns - failover.at_ns));
-        assert_eq!(election.campaigns, 1);
-        assert_eq!(failover.rounds, 1);
     }
 }
 
 #[test]
 fn a_quiet_run_has_one_election_and_leaves_none_open() {
     let (report, _) = run_traced(5, &config(), Vec::new());
-    assert_eq!(report.leaders.len(), 1);
-    assert_eq!(report.elections.len(), 1, "{:#?}", report.elections);
-    let initial = &report.elections[0];
-    assert_eq!(initial.decided_ns, Some(report.leaders[0].at_ns));
-    assert!(initial.started_ns < report.leaders[0].at_ns);
-    assert_eq!(report.counters.elections_started, 1);
-    assert_eq!(report.counters.dueling_candidate_terms, 0);
+    traced::assert_one_election_and_none_left_open(&report, "zookeeper");
     assert_eq!(report.counters.minority_elections, 0);
 }
 
@@ -343,17 +326,10 @@ fn with_no_candidate_left_the_election_waits_for_the_next_one_without_starting_t
 
 #[test]
 fn a_resignation_starts_the_election_when_the_server_closes_the_session() {
-    let resign = FaultSpec {
-        at_ns: 5 * S,
-        action: FaultAction::Resign(Target::Leader),
-        heal_after_ns: None,
-    };
-    let (report, _) = run_traced(3, &config(), vec![resign]);
-    assert_eq!(report.elections.len(), 2, "{:#?}", report.elections);
-    let handover = &report.elections[1];
+    let (report, _) = run_traced(3, &config(), vec![traced::resign_leader(5)]);
     // The close travels one message latency (1 to 10ms here); nobody waits for an expiry.
-    assert!(handover.started_ns > 5 * S && handover.started_ns <= 5 * S + 10 * NANOS_PER_MILLI);
-    assert_eq!(handover.decided_ns, Some(report.leaders[1].at_ns));
+    traced::assert_handover_election_starts_at_the_service(&report);
+    let handover = &report.elections[1];
     assert_ne!(handover.winner, Some(report.leaders[0].node));
 }
 
