@@ -71,7 +71,8 @@ pub struct NemesisConfig {
     /// Draw the enabled kinds and their weights per seed.
     pub swarm: bool,
     /// The algorithm runs a coordination service: crashes, pauses, stalls, isolations and
-    /// clock faults strike it too (one in six of them). Set from the algorithm, not written.
+    /// clock faults strike it too (one in six of them). Not a scenario setting: the caller
+    /// derives it from the algorithm when it draws the schedule.
     pub strike_service: bool,
 }
 

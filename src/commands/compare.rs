@@ -173,10 +173,6 @@ fn with_algorithm(scenario: &Scenario, alg: &AlgorithmConfig) -> Scenario {
     s.algorithm = alg
         .for_members(s.sim.members)
         .unwrap_or_else(|| alg.clone());
-    // The nemesis strikes a service only where there is one.
-    if let Some(nemesis) = s.nemesis.as_mut() {
-        nemesis.strike_service = alg.has_service();
-    }
     s
 }
 

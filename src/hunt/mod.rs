@@ -25,7 +25,10 @@ pub const BATCH_SEEDS: u64 = 64;
 pub fn materialize(scenario: &Scenario, seed: u64) -> Scenario {
     let mut s = scenario.clone();
     s.sim.seed = seed;
-    if let Some(config) = s.nemesis.take() {
+    if let Some(mut config) = s.nemesis.take() {
+        // Derived here, the one place every run's schedule is drawn: whatever algorithm the
+        // scenario runs now (compare swaps it), a service is struck only if it has one.
+        config.strike_service = s.algorithm.has_service();
         let schedule = nemesis::generate(&config, seed, s.sim.members, s.sim.duration_ns);
         s.sim.faults.extend(schedule.faults);
         // Stable: faults at the same time keep their order, so the run is unchanged.

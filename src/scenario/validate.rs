@@ -181,8 +181,8 @@ impl Checker {
             max_drift_ppm,
             max_loss_ppm,
             swarm: raw.swarm.unwrap_or(d.swarm),
-            // Set from the algorithm: validated before the nemesis.
-            strike_service: self.has_service,
+            // Derived from the algorithm when the schedule is drawn (hunt::materialize).
+            strike_service: false,
         }
     }
 
