@@ -82,6 +82,8 @@ impl Checker {
             self.problem("nodes", ErrorKind::NodesOutOfRange { nodes: self.nodes });
         }
         let (algorithm, algorithm_name) = self.algorithm(file.algorithm);
+        // The modeled service is process `nodes`: `Service` names it.
+        self.has_service = algorithm.has_service();
         let network = self.network(file.network);
         let clocks = self.clocks(file.clocks, algorithm_name);
         let write_every_ns = file
@@ -266,8 +268,6 @@ impl Checker {
                         }
                     },
                 };
-                // Raft needs no coordination service: `Service` names nothing.
-                self.has_service = false;
                 (AlgorithmConfig::Raft(config), "raft")
             }
             RawAlgorithm::Bully {
@@ -310,8 +310,6 @@ impl Checker {
                     answer_timeout_ns,
                     coordinator_timeout_ns,
                 };
-                // Bully needs no coordination service: `Service` names nothing.
-                self.has_service = false;
                 (AlgorithmConfig::Bully(config), "bully")
             }
             RawAlgorithm::Ring {
@@ -354,8 +352,6 @@ impl Checker {
                     failure_timeout_ns,
                     ack_timeout_ns,
                 };
-                // Ring needs no coordination service: `Service` names nothing.
-                self.has_service = false;
                 (AlgorithmConfig::Ring(config), "ring")
             }
             RawAlgorithm::Etcd {
@@ -405,8 +401,6 @@ impl Checker {
                         Some(RawEtcdVariant::SetNx) => EtcdVariant::SetNx,
                     },
                 };
-                // The modeled etcd server is process `nodes`: `Service` names it.
-                self.has_service = true;
                 (AlgorithmConfig::Etcd(config), "etcd")
             }
             RawAlgorithm::ZooKeeper {
@@ -444,8 +438,6 @@ impl Checker {
                         }
                     },
                 };
-                // The modeled ZooKeeper server is process `nodes`: `Service` names it.
-                self.has_service = true;
                 (AlgorithmConfig::ZooKeeper(config), "zookeeper")
             }
             RawAlgorithm::K8sLease {
@@ -455,8 +447,6 @@ impl Checker {
                 variant,
             } => {
                 let config = self.k8s_lease(lease_duration, renew_deadline, retry_period, variant);
-                // The modeled API server (or database) is process `nodes`: `Service` names it.
-                self.has_service = true;
                 (AlgorithmConfig::K8sLease(config), "k8s-lease")
             }
         }
