@@ -48,10 +48,14 @@ impl LeaseWindows {
 
     /// Closes every window still open at the end of the run.
     pub fn finish(&mut self, end_ns: Nanos) {
-        for index in 0..self.open.len() {
-            if self.open[index].0 > 0 {
-                self.open[index].0 = 1;
-                self.ended(end_ns, NodeId::from(index));
+        for (index, (count, since)) in self.open.iter_mut().enumerate() {
+            if *count > 0 {
+                *count = 0;
+                self.spans.push(LeaseSpan {
+                    node: NodeId::from(index),
+                    from_ns: *since,
+                    to_ns: end_ns,
+                });
             }
         }
         self.spans.sort_by_key(|s| (s.from_ns, s.node));

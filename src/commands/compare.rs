@@ -427,7 +427,7 @@ fn build(
             &format!("Leadership timeline: {}, seed 1", alg.name()),
             &report,
             &[],
-            &super::plot::lease_windows(&report),
+            &report.lease_spans,
         )?);
         seed_one = seed_one.chart(name);
         let text = String::from_utf8_lossy(&writer.into_inner()).into_owned();

@@ -3,7 +3,7 @@
 use crate::scenario::Scenario;
 use splitbrain_reports::{
     election_messages, leadership_timeline, messages_per_election, parse_trace, sequence_diagram,
-    sequence_window, write_report, Block, Chart, LeaseWindow, ReportDoc, Section, Table,
+    sequence_window, write_report, Block, Chart, ReportDoc, Section, Table,
 };
 use splitbrain_sim::{format_duration, JsonLinesWriter, RunReport};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub fn write_plots(
             &format!("Leadership timeline: {title}"),
             report,
             &[],
-            &lease_windows(report),
+            &report.lease_spans,
         )
         .map_err(chart_error)?,
     );
@@ -176,18 +176,4 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
         blocks: [vec![Block::Table(messages)], chart_blocks("messages")].concat(),
     });
     out
-}
-
-/// The leases the run's coordination service held, for the timeline (none for Raft, Bully
-/// and Ring).
-pub fn lease_windows(report: &RunReport) -> Vec<LeaseWindow> {
-    report
-        .lease_spans
-        .iter()
-        .map(|s| LeaseWindow {
-            node: s.node,
-            from_ns: s.from_ns,
-            to_ns: s.to_ns,
-        })
-        .collect()
 }

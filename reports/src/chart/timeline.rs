@@ -13,14 +13,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use splitbrain_sim::report::{FaultRecord, LeadershipSpan, RunReport};
 use splitbrain_sim::{format_duration, Nanos, NodeId};
 
-/// A node's lease (or session) was valid from `from_ns` to `to_ns`, by the service's clock
-/// mapped to true time. Raft has none: pass an empty slice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LeaseWindow {
-    pub node: NodeId,
-    pub from_ns: Nanos,
-    pub to_ns: Nanos,
-}
+/// A lease the service held for a node, in true time: a run report's `lease_spans`. Raft
+/// has none: pass an empty slice.
+pub type LeaseWindow = splitbrain_sim::report::LeaseSpan;
 
 /// Fault kinds that last until healed (or the end of the run); the others are instants.
 const LASTING_FAULTS: [&str; 6] = ["crash", "partition", "pause", "stall", "loss", "duplicate"];
