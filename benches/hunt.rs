@@ -8,7 +8,7 @@
 // A benchmark measures wall time; the determinism rule against clocks is for sim/ and algorithms/.
 #![allow(clippy::disallowed_types)]
 
-use splitbrain::hunt::{hunt, summary::SummaryBuilder};
+use splitbrain::hunt::{hunt, seeds::SeedSpan, summary::SummaryBuilder};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -35,10 +35,15 @@ fn sweep(
         .expect("threads start");
     let mut summary = SummaryBuilder::new(&scenario.name);
     let start = Instant::now();
-    hunt(scenario, first..first + seeds, true, &pool, |records| {
+    let span = SeedSpan {
+        first,
+        last: first + seeds - 1,
+    };
+    let ended = hunt(scenario, span, true, &pool, |records| {
         records.iter().for_each(|r| summary.add(r));
-        ControlFlow::Continue(())
+        ControlFlow::<()>::Continue(())
     });
+    assert!(ended.is_ok(), "nothing stops the benchmark's hunt");
     (start.elapsed().as_secs_f64(), summary.finish().failed_seeds)
 }
 

@@ -10,8 +10,11 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  the outcome matched the scenario's `expect`
   1  a safety outcome differed from `expect` (or --check-determinism found a difference)
-  2  bad input or usage
-  3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)";
+  2  bad input or usage, or an output that could not be written; merge: seeds missing or
+     recorded twice with different outcomes
+  3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)
+  130, 143  hunt: interrupted by SIGINT (Ctrl-C) or SIGTERM (128 + the signal's number); the
+     records so far are kept and summarised";
 
 /// Deterministic simulator for leader election: partitions, pauses, clock skew, message loss;
 /// checks election safety and fencing at every event; measures failover.
@@ -147,10 +150,12 @@ pub struct HuntArgs {
     /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
     #[arg(long, value_name = "I/N", help_heading = "Seeds")]
     pub shard: Option<String>,
-    /// Stop starting new seeds after this long (e.g. 10m); report what ran.
+    /// Stop starting new seeds after this long (e.g. 10m); report what ran, with the verdict
+    /// of the seeds run (every output says the budget ended it).
     #[arg(long, value_name = "DURATION", help_heading = "Seeds")]
     pub time_budget: Option<String>,
-    /// Worker threads [default: every core]. Results are the same whatever this is.
+    /// Worker threads, 1 to 1024 (at most 64 are used: a batch is 64 seeds) [default: every
+    /// core]. Results are the same whatever this is.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Run every seed instead of stopping after the first failing batch.
@@ -167,9 +172,14 @@ pub struct HuntArgs {
         help_heading = "Output"
     )]
     pub out: PathBuf,
-    /// Append one JSON line per seed to this file as the hunt goes (for `merge`).
+    /// Write one JSON line per seed to this file (a header first, a line saying how the hunt
+    /// ended last), for `merge`. Written as FILE.partial and renamed when whole; an existing
+    /// FILE is refused unless --force.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub jsonl: Option<PathBuf>,
+    /// Replace an existing --jsonl file.
+    #[arg(long, help_heading = "Output")]
+    pub force: bool,
     /// Write a JUnit XML report (one test case per invariant).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub junit: Option<PathBuf>,
@@ -186,6 +196,11 @@ pub struct MergeArgs {
     /// Files written by `hunt --jsonl`.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// Merge what is there even if seeds are missing (absent shards, hunts cut short or
+    /// stopped by a time budget); every output then says it is partial. Without it, missing
+    /// seeds are an error (exit 2). Conflicting records are an error either way.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,

@@ -42,6 +42,16 @@ pub struct OutputFile {
     /// The temporary file, when writing atomically.
     partial: Option<std::path::PathBuf>,
     writer: std::io::BufWriter<std::fs::File>,
+    /// Moved into place; otherwise dropping the file removes the temporary one.
+    committed: bool,
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.discard();
+        }
+    }
 }
 
 impl OutputFile {
@@ -68,6 +78,7 @@ impl OutputFile {
             path: path.to_path_buf(),
             partial,
             writer: std::io::BufWriter::with_capacity(1 << 20, file),
+            committed: false,
         })
     }
 
@@ -76,7 +87,8 @@ impl OutputFile {
         &mut self.writer
     }
 
-    /// Flushes and moves the file into place; on failure nothing is left behind.
+    /// Flushes and moves the file into place; on failure nothing is left behind (the temporary
+    /// file is removed when `self` drops).
     pub fn commit(mut self) -> Result<(), String> {
         let shown = self.path.display().to_string();
         let flushed = self
@@ -89,10 +101,10 @@ impl OutputFile {
         }
         if let Some(partial) = &self.partial {
             if let Err(e) = std::fs::rename(partial, &self.path) {
-                let _ = std::fs::remove_file(partial);
                 return Err(format!("cannot write to {shown}: {}", io_message(&e)));
             }
         }
+        self.committed = true;
         Ok(())
     }
 

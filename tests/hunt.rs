@@ -242,7 +242,7 @@ fn correct_raft_stays_clean_over_a_sweep_with_a_swarm_nemesis() {
 }
 
 #[test]
-fn per_seed_records_are_appended_and_junit_is_well_formed() {
+fn per_seed_records_are_written_and_junit_is_well_formed() {
     let dir = scratch("ci");
     let jsonl = dir.join("seeds.jsonl");
     let junit = dir.join("hunt.xml");
@@ -265,9 +265,14 @@ fn per_seed_records_are_appended_and_junit_is_well_formed() {
         .lines()
         .map(str::to_string)
         .collect();
-    assert_eq!(lines.len(), 101, "a header and one line per seed");
+    assert_eq!(lines.len(), 102, "a header, one line per seed, an end line");
     assert!(lines[0].contains("\"hunt\""));
-    for (i, line) in lines[1..].iter().enumerate() {
+    assert!(
+        lines[101].contains("\"ended\":\"complete\""),
+        "{}",
+        lines[101]
+    );
+    for (i, line) in lines[1..101].iter().enumerate() {
         let record: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(record["seed"], i as u64 + 1);
     }

@@ -5,21 +5,21 @@
 
 use crate::cli::HuntArgs;
 use crate::exit;
+use crate::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
+use crate::hunt::junit::{self, Completeness};
 use crate::hunt::record::{Failure, SeedRecord};
+use crate::hunt::seeds::{self, SeedSpan, Shard};
 use crate::hunt::shrink::{shrink, Shrunk};
+use crate::hunt::signals::Interrupt;
 use crate::hunt::summary::{HuntSummary, SummaryBuilder};
-use crate::hunt::{self, junit, Ended};
+use crate::hunt::{self, panics, Ended};
 use crate::scenario::{self, Scenario};
-use crate::verdict::judge;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::ops::{ControlFlow, Range};
+use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How many runs shrinking one failure may spend.
@@ -43,20 +43,38 @@ pub struct Reproducer {
 
 #[derive(Serialize)]
 struct JsonOutput<'a> {
-    seeds: [u64; 2],
+    seeds: SeedSpan,
     shard: Option<String>,
     ended: &'a str,
+    /// The signal that interrupted the hunt, if one did.
+    signal: Option<String>,
+    /// Seeds the hunt was asked to run (a string: it may exceed 2^53).
+    seeds_planned: String,
     summary: &'a HuntSummary,
     reproducers: &'a [Reproducer],
+    /// Outputs that could not be written (the exit code is then 2).
+    errors: &'a [String],
 }
 
-/// The first line of a per-seed JSON Lines file: what the records belong to.
-#[derive(Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct JsonlHeader {
-    pub scenario: String,
-    pub file: String,
-    pub seeds: [u64; 2],
-    pub shard: Option<String>,
+/// The most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+/// Which seeds, on how many threads, for how long.
+struct Plan {
+    /// The whole hunt's seeds (every shard together).
+    range: SeedSpan,
+    shard: Option<Shard>,
+    /// The seeds this process runs.
+    seeds: SeedSpan,
+    time_budget: Option<Duration>,
+    threads: usize,
+}
+
+/// Why the hunt stopped before its natural end.
+enum Stop {
+    TimeBudget,
+    Signal,
+    WriteFailed(String),
 }
 
 /// Runs the hunt described by `args`; returns the exit code.
@@ -71,110 +89,123 @@ pub fn run(args: &HuntArgs) -> u8 {
 }
 
 fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
+    let started = Instant::now();
+    // First, so that a signal at any point from here is a clean, reported stop.
+    let interrupt = Interrupt::install();
     let scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
-    let all_seeds = seed_range(args)?;
-    let seeds = match &args.shard {
-        Some(shard) => shard_range(&all_seeds, shard)?,
-        None => all_seeds.clone(),
-    };
-    let time_budget = match &args.time_budget {
-        Some(text) => Some(Duration::from_nanos(
-            scenario::parse_duration(text)
-                .map_err(|e| format!("error: --time-budget {text:?}: {e}"))?,
-        )),
+    let plan = plan(args)?;
+    if !args.no_shrink {
+        check_out_folder(&args.out)?;
+    }
+    let shard_label = plan.shard.map(|s| s.to_string());
+    let mut jsonl = match &args.jsonl {
+        Some(path) => {
+            let header = JsonlHeader::new(
+                &scenario,
+                &args.file,
+                plan.range,
+                shard_label.clone(),
+                plan.seeds,
+            );
+            Some(JsonlWriter::create(path, args.force, &header)?)
+        }
         None => None,
     };
-    let shard_label = args.shard.clone();
     if !args.json {
-        let last = seeds.end.saturating_sub(1);
         match &shard_label {
-            Some(s) => crate::outln!(
-                "seeds {}..={last} (shard {s} of {}..={})",
-                seeds.start,
-                all_seeds.start,
-                all_seeds.end - 1
-            ),
-            None => crate::outln!("seeds {}..={last}", seeds.start),
+            Some(s) => crate::outln!("seeds {} (shard {s} of {})", plan.seeds, plan.range),
+            None => crate::outln!("seeds {}", plan.seeds),
         }
     }
-    let mut jsonl = open_jsonl(args, &scenario, &seeds, shard_label.clone())?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
+        .num_threads(plan.threads)
         .build()
-        .map_err(|e| format!("error: cannot start {jobs} worker threads: {e}"))?;
-    let stop = interrupt_flag();
-    let progress = progress_bar(args, seeds.end - seeds.start);
-    let started = Instant::now();
+        .map_err(|e| format!("error: cannot start {} worker threads: {e}", plan.threads))?;
+    let progress = progress_bar(args, plan.seeds.count());
     let mut builder = SummaryBuilder::new(&scenario.name);
     // The first failing record of each key, for shrinking.
     let mut first_failures: BTreeMap<String, SeedRecord> = BTreeMap::new();
-    let mut write_error: Option<String> = None;
-    let ended = hunt::hunt(
-        &scenario,
-        seeds.clone(),
-        args.keep_going,
-        &pool,
-        |records| {
-            for record in records {
-                builder.add(record);
-                for failure in &record.failures {
-                    first_failures
-                        .entry(failure.key.clone())
-                        .or_insert_with(|| record.clone());
-                }
-                if let Some(out) = jsonl.as_mut() {
-                    if let Err(e) = writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string(record).expect("records serialize")
-                    ) {
-                        write_error.get_or_insert(e.to_string());
-                    }
-                }
+    let natural_end = hunt::hunt(&scenario, plan.seeds, args.keep_going, &pool, |records| {
+        for record in records {
+            builder.add(record);
+            for failure in &record.failures {
+                first_failures
+                    .entry(failure.key.clone())
+                    .or_insert_with(|| record.clone());
             }
-            if let Some(out) = jsonl.as_mut() {
-                let _ = out.flush();
+            if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
+                return ControlFlow::Break(Stop::WriteFailed(e));
             }
-            progress.inc(records.len() as u64);
-            progress.set_message(format!("{} failing", builder.failed_seeds()));
-            let out_of_time = time_budget.is_some_and(|b| started.elapsed() >= b);
-            if stop.load(Ordering::SeqCst) || out_of_time || write_error.is_some() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        },
-    );
+        }
+        progress.inc(records.len() as u64);
+        progress.set_message(format!("{} failing", builder.failed_seeds()));
+        if interrupt.signal().is_some() {
+            ControlFlow::Break(Stop::Signal)
+        } else if plan.time_budget.is_some_and(|b| started.elapsed() >= b) {
+            ControlFlow::Break(Stop::TimeBudget)
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
     progress.finish_and_clear();
-    if let Some(e) = write_error {
-        return Err(format!("error: cannot write the per-seed records: {e}"));
-    }
+    let seeds_took = started.elapsed();
+    let ended = match natural_end {
+        Ok(ended) => ended,
+        Err(Stop::WriteFailed(e)) => {
+            if let Some(out) = jsonl {
+                out.abandon();
+            }
+            return Err(e);
+        }
+        Err(Stop::TimeBudget) => Ended::TimeBudget,
+        Err(Stop::Signal) => Ended::Interrupted,
+    };
+    let signal = (ended == Ended::Interrupted)
+        .then(|| interrupt.signal())
+        .flatten();
     let summary = builder.finish();
-    let reproducers = if args.no_shrink {
+    let mut errors = Vec::new();
+    let reproducers = if args.no_shrink || signal.is_some() {
         Vec::new()
     } else {
-        shrink_failures(args, &scenario, &first_failures)
+        shrink_failures(args, &scenario, &first_failures, &interrupt, &mut errors)
     };
-    let ended_name = match ended {
-        Ended::Complete => "complete",
-        Ended::FirstFailure => "first_failure",
-        Ended::Stopped if stop.load(Ordering::SeqCst) => "interrupted",
-        Ended::Stopped => "time_budget",
+    let status = Status {
+        ended,
+        signal,
+        seeds_run: summary.seeds_run,
+        seeds_planned: plan.seeds.count(),
+        time_budget: args.time_budget.clone(),
     };
+    if let Some(out) = jsonl {
+        let end = JsonlEnd {
+            ended,
+            signal: signal.map(Interrupt::name),
+            seeds_run: summary.seeds_run,
+            failed_seeds: summary.failed_seeds,
+            last_seed: summary.last_seed,
+        };
+        if let Err(e) = out.finish(&end) {
+            errors.push(e);
+        }
+    }
     if let Some(path) = &args.junit {
         let replay = format!("splitbrain run {} --seed {{seed}}", args.file.display());
-        crate::output::write_file(path, &junit::render(&summary, &replay))?;
+        let xml = junit::render(&summary, &replay, &status.completeness());
+        if let Err(e) = crate::output::write_file(path, &xml) {
+            errors.push(format!("error: {e}"));
+        }
     }
     if args.json {
         let doc = JsonOutput {
-            seeds: [seeds.start, seeds.end.saturating_sub(1)],
+            seeds: plan.seeds,
             shard: shard_label,
-            ended: ended_name,
+            ended: ended.name(),
+            signal: signal.map(Interrupt::name),
+            seeds_planned: plan.seeds.count().to_string(),
             summary: &summary,
             reproducers: &reproducers,
+            errors: &errors,
         };
         crate::outln!(
             "{}",
@@ -183,104 +214,126 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else {
         print_summary(
             &summary,
-            ended_name,
-            started.elapsed(),
+            status.line().as_deref(),
+            seeds_took,
             &reproducers,
             args.quiet,
         );
     }
-    Ok(summary.exit_code)
+    for e in &errors {
+        eprintln!("{e}");
+    }
+    Ok(if let Some(signal) = signal {
+        Interrupt::exit_code(signal)
+    } else if !errors.is_empty() {
+        exit::BAD_INPUT
+    } else {
+        summary.exit_code
+    })
 }
 
-fn seed_range(args: &HuntArgs) -> Result<Range<u64>, String> {
-    match (&args.seeds, &args.seed_range) {
-        (Some(n), None) => Ok(1..n.saturating_add(1)),
-        (None, Some(text)) => parse_seed_range(text),
-        (None, None) => Ok(1..1001),
-        (Some(_), Some(_)) => {
-            Err("error: give either --seeds or --seed-range, not both".to_string())
+/// How the seed phase ended, for the summary and the JUnit report.
+struct Status {
+    ended: Ended,
+    signal: Option<i32>,
+    seeds_run: u64,
+    seeds_planned: u128,
+    time_budget: Option<String>,
+}
+
+impl Status {
+    /// The line the summary prints about how the hunt ended (none when it simply finished).
+    fn line(&self) -> Option<String> {
+        let ran = format!("{} of {} seeds ran", self.seeds_run, self.seeds_planned);
+        match self.ended {
+            Ended::Complete => None,
+            Ended::FirstFailure => Some(format!(
+                "stopped at the first failing batch: {ran} (--keep-going runs on)"
+            )),
+            Ended::TimeBudget => Some(format!(
+                "the time budget ({}) ended the hunt: {ran}; the verdict is theirs",
+                self.time_budget.as_deref().unwrap_or("?")
+            )),
+            Ended::Interrupted => Some(format!(
+                "interrupted by {}: partial results, {ran}",
+                self.signal.map_or("a signal".to_string(), Interrupt::name)
+            )),
+        }
+    }
+
+    fn completeness(&self) -> Completeness {
+        match (self.ended, self.line()) {
+            (Ended::Interrupted, Some(line)) => Completeness::Cut(line),
+            (Ended::TimeBudget | Ended::FirstFailure, Some(line)) => Completeness::Partial(line),
+            _ => Completeness::Complete,
         }
     }
 }
 
-/// Parses `A..B` (B excluded) or `A..=B`.
-pub fn parse_seed_range(text: &str) -> Result<Range<u64>, String> {
-    let bad = || {
-        format!("error: invalid seed range {text:?}\n  hint: write A..B (B excluded) or A..=B, like 1..1001")
+fn plan(args: &HuntArgs) -> Result<Plan, String> {
+    let range = match (&args.seeds, &args.seed_range) {
+        (Some(n), None) => seeds::first_n(*n)?,
+        (None, Some(text)) => seeds::parse_range(text)?,
+        (None, None) => seeds::first_n(1000)?,
+        (Some(_), Some(_)) => {
+            return Err("error: give either --seeds or --seed-range, not both".to_string())
+        }
     };
-    let (a, b, inclusive) = if let Some((a, b)) = text.split_once("..=") {
-        (a, b, true)
-    } else if let Some((a, b)) = text.split_once("..") {
-        (a, b, false)
-    } else {
-        return Err(bad());
+    let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+    let seeds = match shard {
+        Some(s) => s.slice(&range).ok_or_else(|| {
+            format!(
+                "error: shard {s} of seeds {range} has no seeds: there are more shards than seeds\n  hint: use at most {} shards for {} seeds",
+                range.count(),
+                range.count()
+            )
+        })?,
+        None => range,
     };
-    let a: u64 = a.trim().parse().map_err(|_| bad())?;
-    let b: u64 = b.trim().parse().map_err(|_| bad())?;
-    let end = if inclusive {
-        b.checked_add(1).ok_or_else(bad)?
-    } else {
-        b
+    let time_budget = match &args.time_budget {
+        Some(text) => Some(Duration::from_nanos(
+            scenario::parse_duration(text)
+                .map_err(|e| format!("error: --time-budget {text:?}: {e}"))?,
+        )),
+        None => None,
     };
-    if end <= a {
-        return Err(format!("error: the seed range {text:?} is empty"));
+    let jobs = match args.jobs {
+        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
+    if args.jobs == Some(0) || jobs > MAX_JOBS {
+        return Err(format!(
+            "error: --jobs {}: must be 1 to {MAX_JOBS}\n  hint: leave it out to use every core",
+            args.jobs.unwrap_or(jobs)
+        ));
     }
-    Ok(a..end)
-}
-
-/// The contiguous slice of `seeds` that shard `I/N` (I from 0) runs.
-pub fn shard_range(seeds: &Range<u64>, shard: &str) -> Result<Range<u64>, String> {
-    let bad = || {
-        format!("error: invalid shard {shard:?}\n  hint: write I/N with 0 <= I < N, like 0/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)")
-    };
-    let (i, n) = shard.split_once('/').ok_or_else(bad)?;
-    let i: u64 = i.trim().parse().map_err(|_| bad())?;
-    let n: u64 = n.trim().parse().map_err(|_| bad())?;
-    if n == 0 || i >= n {
-        return Err(bad());
-    }
-    let len = u128::from(seeds.end - seeds.start);
-    let cut = |k: u64| seeds.start + (len * u128::from(k) / u128::from(n)) as u64;
-    Ok(cut(i)..cut(i + 1))
-}
-
-fn open_jsonl(
-    args: &HuntArgs,
-    scenario: &Scenario,
-    seeds: &Range<u64>,
-    shard: Option<String>,
-) -> Result<Option<BufWriter<File>>, String> {
-    let Some(path) = &args.jsonl else {
-        return Ok(None);
-    };
-    let file =
-        File::create(path).map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    let header = JsonlHeader {
-        scenario: scenario.name.clone(),
-        file: args.file.display().to_string(),
-        seeds: [seeds.start, seeds.end.saturating_sub(1)],
+    // A batch runs at most BATCH_SEEDS seeds at once: more threads would only sit idle.
+    let threads = jobs.min(hunt::BATCH_SEEDS as usize);
+    Ok(Plan {
+        range,
         shard,
-    };
-    let line = serde_json::json!({ "hunt": header });
-    writeln!(out, "{line}").map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
-    Ok(Some(out))
+        seeds,
+        time_budget,
+        threads,
+    })
 }
 
-/// Set by Ctrl-C (or SIGTERM): the hunt finishes its batch, then reports what it has.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let handler_flag = Arc::clone(&flag);
-    // Fails only if a handler is already installed (a second hunt in one process).
-    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst));
-    flag
+/// Refuses, before any seed runs, a reproducer folder that cannot be one.
+fn check_out_folder(out: &Path) -> Result<(), String> {
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => Err(format!(
+            "error: --out {}: exists and is not a folder\n  hint: name a folder for the reproducers (it is made if missing), or pass --no-shrink",
+            out.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
-fn progress_bar(args: &HuntArgs, total: u64) -> ProgressBar {
+fn progress_bar(args: &HuntArgs, total: u128) -> ProgressBar {
     if args.quiet || args.json || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total);
+    let bar = ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX));
     let style =
         ProgressStyle::with_template("{bar:30} {pos}/{len} seeds  {per_sec}  {msg}  eta {eta}")
             .expect("a valid progress template");
@@ -288,15 +341,22 @@ fn progress_bar(args: &HuntArgs, total: u64) -> ProgressBar {
     bar
 }
 
+/// Shrinks the first failure of each key into a reproducer file; stops early on a signal.
+/// A reproducer that cannot be written is an error (the hunt then exits 2).
 fn shrink_failures(
     args: &HuntArgs,
     scenario: &Scenario,
     first: &BTreeMap<String, SeedRecord>,
+    interrupt: &Interrupt,
+    errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
     let mut reproducers = Vec::new();
     for (key, record) in first {
         if key.starts_with("missing:") {
             continue; // nothing to shrink: the run was safe where it was expected not to be
+        }
+        if interrupt.signal().is_some() {
+            break;
         }
         let failure = record
             .failures
@@ -312,10 +372,26 @@ fn shrink_failures(
                 start.sim.members
             );
         }
-        let shrunk = shrink(&start, failure, SHRINK_BUDGET_RUNS);
+        let shrunk = match panics::catch(|| shrink(&start, failure, SHRINK_BUDGET_RUNS)) {
+            Ok(shrunk) => shrunk,
+            Err(e) => {
+                eprintln!(
+                    "warning: shrinking seed {} {e}; replay it with `splitbrain run {} --seed {}`",
+                    record.seed,
+                    args.file.display(),
+                    record.seed
+                );
+                continue;
+            }
+        };
         match write_reproducer(args, scenario, record.seed, &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
-            Err(e) => eprintln!("{e}"),
+            Err(e) => errors.push(format!(
+                "{e}\n  the reproducer of seed {} ({key}) is lost; replay the seed with `splitbrain run {} --seed {}`",
+                record.seed,
+                args.file.display(),
+                record.seed
+            )),
         }
     }
     reproducers
@@ -331,8 +407,13 @@ fn write_reproducer(
 ) -> Result<Reproducer, String> {
     let mut s = shrunk.scenario.clone();
     s.name = format!("{}-seed{seed}-{}", original.name, key.replace(':', "-"));
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("error: cannot create {}: {e}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        format!(
+            "error: cannot create {}: {}",
+            args.out.display(),
+            crate::output::io_message(&e)
+        )
+    })?;
     let path = args.out.join(format!("{}.ron", s.name));
     let header = format!(
         "// Shrunk by `splitbrain hunt {}` from seed {seed}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
@@ -341,9 +422,10 @@ fn write_reproducer(
         start.sim.members,
         s.sim.faults.len(),
         s.sim.members,
-        shrunk.failure.detail
+        shrunk.failure.detail.replace('\n', " ")
     );
-    crate::output::write_file(&path, &format!("{header}{}", scenario::to_ron(&s)))?;
+    crate::output::write_file(&path, &format!("{header}{}", scenario::to_ron(&s)))
+        .map_err(|e| format!("error: {e}"))?;
     Ok(Reproducer {
         key: key.to_string(),
         seed,
@@ -363,15 +445,15 @@ fn replays(path: &Path, key: &str) -> bool {
     let Ok(s) = scenario::load(path) else {
         return false;
     };
-    let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
-    let record = SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report));
+    let record = hunt::run_judged(&s);
     record.failures.iter().any(|f: &Failure| f.key == key)
 }
 
-/// Prints a hunt's (or merged shards') summary for people.
+/// Prints a hunt's (or merged shards') summary for people; `status` says how it ended when
+/// that was not simply every seed.
 pub fn print_summary(
     summary: &HuntSummary,
-    ended: &str,
+    status: Option<&str>,
     took: Duration,
     reproducers: &[Reproducer],
     quiet: bool,
@@ -393,13 +475,8 @@ pub fn print_summary(
             summary.failed_seeds
         );
     }
-    match ended {
-        "interrupted" => crate::outln!("interrupted: partial results"),
-        "time_budget" => crate::outln!("time budget spent: partial results"),
-        "first_failure" => {
-            crate::outln!("stopped at the first failing batch (--keep-going runs on)")
-        }
-        _ => {}
+    if let Some(status) = status {
+        crate::outln!("{status}");
     }
     if !summary.failures.is_empty() {
         crate::outln!("\nFailures");

@@ -1,19 +1,30 @@
 //! `splitbrain merge`: combine the per-seed records of hunt shards into the summary one
-//! unsharded hunt over the same seeds would have printed.
+//! unsharded hunt over the same seeds would have printed, after proving the files are the
+//! whole hunt: missing seeds, absent shards and cut files are an error (exit 2) unless
+//! `--allow-partial`, and then every output says the result is partial; records that
+//! disagree are an error either way. See [`crate::hunt::merging`].
 
 use crate::cli::MergeArgs;
-use crate::commands::hunt::{print_summary, JsonlHeader};
+use crate::commands::hunt::print_summary;
 use crate::exit;
-use crate::hunt::junit;
-use crate::hunt::record::SeedRecord;
+use crate::hunt::junit::{self, Completeness};
+use crate::hunt::merging::{self, Merged};
+use crate::hunt::seeds::{self, SeedSpan};
 use crate::hunt::summary::HuntSummary;
 use serde::Serialize;
 use std::time::Duration;
 
 #[derive(Serialize)]
 struct JsonOutput<'a> {
-    seeds: [u64; 2],
-    shards: Vec<Option<String>>,
+    /// The seeds the files' headers promise.
+    seeds: &'a [SeedSpan],
+    shards: &'a [Option<String>],
+    /// Whether every promised seed has a record.
+    complete: bool,
+    /// Promised seeds with no record (merged only with --allow-partial).
+    missing: &'a [SeedSpan],
+    /// Why seeds are missing, and how the partial result was allowed.
+    notes: &'a [String],
     summary: &'a HuntSummary,
 }
 
@@ -29,54 +40,42 @@ pub fn run(args: &MergeArgs) -> u8 {
 }
 
 fn merge(args: &MergeArgs) -> Result<u8, String> {
-    let mut headers: Vec<JsonlHeader> = Vec::new();
-    let mut records: Vec<SeedRecord> = Vec::new();
-    for path in &args.files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
-        for (index, line) in text.lines().enumerate() {
-            let at = || format!("{}:{}", path.display(), index + 1);
-            if line.trim().is_empty() {
-                continue;
-            }
-            if index == 0 {
-                let value: serde_json::Value =
-                    serde_json::from_str(line).map_err(|e| format!("{}: {e}", at()))?;
-                let header: JsonlHeader = serde_json::from_value(value.get("hunt").cloned().unwrap_or_default())
-                    .map_err(|_| format!("{}: not a hunt record file\n  hint: pass files written by `splitbrain hunt --jsonl FILE`", at()))?;
-                headers.push(header);
-                continue;
-            }
-            // A hunt killed mid-write can leave a torn last line: skip it, say so.
-            match serde_json::from_str::<SeedRecord>(line) {
-                Ok(record) => records.push(record),
-                Err(_) if index + 1 == text.lines().count() => {
-                    eprintln!("warning: {}: ignoring a torn last line", at())
-                }
-                Err(e) => return Err(format!("error: {}: {e}", at())),
-            }
-        }
-    }
-    let first = headers.first().ok_or("error: no records to merge")?;
-    if let Some(other) = headers.iter().find(|h| h.scenario != first.scenario) {
+    let merged = merging::merge(&args.files)?;
+    if !merged.conflicts.is_empty() {
         return Err(format!(
-            "error: the files come from different scenarios ({:?} and {:?})",
-            first.scenario, other.scenario
+            "error: the files disagree or are damaged; nothing merged:\n{}\n  hint: merge the files of one hunt, written by one binary, unedited",
+            bullets(&merged.conflicts)
         ));
     }
-    let summary = HuntSummary::from_records(&first.scenario, &records);
+    let notes = completeness_notes(&merged);
+    let unexplained = !merged.missing.is_empty() && !merged.only_after_first_failures;
+    if unexplained && !args.allow_partial {
+        return Err(format!(
+            "error: the files do not hold the whole hunt:\n{}\n  hint: run the missing seeds (the absent shards, or the cut ones again), or pass --allow-partial to merge what is there",
+            bullets(&notes)
+        ));
+    }
+    let completeness = match (merged.missing.is_empty(), unexplained) {
+        (true, _) => Completeness::Complete,
+        (false, true) => {
+            Completeness::Partial(format!("merged with --allow-partial: {}", notes.join("; ")))
+        }
+        (false, false) => Completeness::Partial(notes.join("; ")),
+    };
+    let summary = &merged.summary;
     if let Some(path) = &args.junit {
-        let replay = format!("splitbrain run {} --seed {{seed}}", first.file);
-        crate::output::write_file(path, &junit::render(&summary, &replay))?;
+        let replay = format!("splitbrain run {} --seed {{seed}}", merged.scenario_file);
+        crate::output::write_file(path, &junit::render(summary, &replay, &completeness))
+            .map_err(|e| format!("error: {e}"))?;
     }
     if args.json {
         let doc = JsonOutput {
-            seeds: [
-                summary.first_seed.unwrap_or(0),
-                summary.last_seed.unwrap_or(0),
-            ],
-            shards: headers.iter().map(|h| h.shard.clone()).collect(),
-            summary: &summary,
+            seeds: &merged.expected,
+            shards: &merged.shards,
+            complete: merged.missing.is_empty(),
+            missing: &merged.missing,
+            notes: &notes,
+            summary,
         };
         crate::outln!(
             "{}",
@@ -84,12 +83,39 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
         );
     } else {
         crate::outln!(
-            "merged {} files: seeds {}..={}",
+            "merged {} files: seeds {}",
             args.files.len(),
-            summary.first_seed.unwrap_or(0),
-            summary.last_seed.unwrap_or(0)
+            seeds::list(&merged.expected, 10)
         );
-        print_summary(&summary, "complete", Duration::ZERO, &[], false);
+        let status = match &completeness {
+            Completeness::Partial(note) => Some(format!("PARTIAL: {note}")),
+            _ => None,
+        };
+        print_summary(summary, status.as_deref(), Duration::ZERO, &[], false);
     }
     Ok(summary.exit_code)
+}
+
+/// Sentences saying which seeds are missing and why.
+fn completeness_notes(merged: &Merged) -> Vec<String> {
+    if merged.missing.is_empty() {
+        return Vec::new();
+    }
+    let mut notes = vec![merging::list_missing(&merged.missing)];
+    notes.extend(merged.gaps_explained.iter().cloned());
+    if merged.only_after_first_failures {
+        notes.push(
+            "the missing seeds come after shards' first failures (hunt without --keep-going)"
+                .to_string(),
+        );
+    }
+    notes
+}
+
+fn bullets(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("  - {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -1,11 +1,26 @@
-//! A JUnit XML report of a hunt: one test case per invariant, failed when any seed broke it.
+//! A JUnit XML report of a hunt: one test case per invariant, failed when any seed broke it,
+//! and a `completeness` case that says whether every planned seed ran: failed when a signal
+//! cut the hunt short, skipped (visible, not failing) when a time budget ended it or `merge
+//! --allow-partial` merged an incomplete set.
 
 use super::summary::HuntSummary;
 use splitbrain_sim::Invariant;
 use std::fmt::Write;
 
-/// Renders the summary as JUnit XML (one suite; one case per invariant and unmet expectation).
-pub fn render(summary: &HuntSummary, replay_hint: &str) -> String {
+/// Whether every planned seed ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completeness {
+    /// Every planned seed ran.
+    Complete,
+    /// Deliberately partial (a time budget, `merge --allow-partial`): the note says what ran.
+    Partial(String),
+    /// Cut short against the user's plan (a signal): a failure.
+    Cut(String),
+}
+
+/// Renders the summary as JUnit XML (one suite; one case per invariant and unmet expectation,
+/// and one for completeness).
+pub fn render(summary: &HuntSummary, replay_hint: &str, completeness: &Completeness) -> String {
     let mut keys: Vec<String> = Invariant::ALL
         .iter()
         .map(|i| i.name().to_string())
@@ -15,23 +30,24 @@ pub fn render(summary: &HuntSummary, replay_hint: &str) -> String {
             keys.push(group.key.clone());
         }
     }
-    let failures = summary.failures.len();
+    let failures =
+        summary.failures.len() + usize::from(matches!(completeness, Completeness::Cut(_)));
+    let tests = keys.len() + 1;
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
-        "<testsuites name=\"splitbrain hunt\" tests=\"{}\" failures=\"{failures}\">",
-        keys.len()
+        "<testsuites name=\"splitbrain hunt\" tests=\"{tests}\" failures=\"{failures}\">"
     );
     let _ = writeln!(
         xml,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
-        escape(&summary.scenario),
-        keys.len()
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">",
+        escape(&summary.scenario)
     );
     let _ = writeln!(
         xml,
-        "    <properties><property name=\"seeds_run\" value=\"{}\"/></properties>",
-        summary.seeds_run
+        "    <properties><property name=\"seeds_run\" value=\"{}\"/><property name=\"complete\" value=\"{}\"/></properties>",
+        summary.seeds_run,
+        *completeness == Completeness::Complete
     );
     for key in keys {
         let name = escape(&key);
@@ -68,6 +84,29 @@ pub fn render(summary: &HuntSummary, replay_hint: &str) -> String {
                 );
                 let _ = writeln!(xml, "    </testcase>");
             }
+        }
+    }
+    let classname = escape(&summary.scenario);
+    match completeness {
+        Completeness::Complete => {
+            let _ = writeln!(
+                xml,
+                "    <testcase classname=\"{classname}\" name=\"completeness\"/>"
+            );
+        }
+        Completeness::Partial(note) => {
+            let _ = writeln!(
+                xml,
+                "    <testcase classname=\"{classname}\" name=\"completeness\"><skipped message=\"{}\"/></testcase>",
+                escape(note)
+            );
+        }
+        Completeness::Cut(note) => {
+            let _ = writeln!(
+                xml,
+                "    <testcase classname=\"{classname}\" name=\"completeness\"><failure message=\"{}\"/></testcase>",
+                escape(note)
+            );
         }
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");

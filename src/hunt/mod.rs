@@ -5,20 +5,27 @@
 //! seed order: the records, the summary and where a hunt stops at its first failure are the
 //! same whatever the number of jobs.
 
+pub mod jsonl;
 pub mod junit;
+pub mod merging;
+pub mod panics;
 pub mod record;
+pub mod seeds;
 pub mod shrink;
+pub mod signals;
 pub mod summary;
 
 use crate::scenario::Scenario;
 use crate::verdict::judge;
 use rayon::prelude::*;
 use record::SeedRecord;
+use seeds::SeedSpan;
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::nemesis;
-use std::ops::{ControlFlow, Range};
+use std::ops::ControlFlow;
 
 /// Seeds per batch. Fixed (not derived from the number of jobs) so that where a hunt stops
-/// does not depend on the machine.
+/// does not depend on the machine. It is also the most worker threads a hunt can use.
 pub const BATCH_SEEDS: u64 = 64;
 
 /// The scenario as one seed runs it: that seed, its nemesis drawn into explicit faults.
@@ -39,75 +46,188 @@ pub fn materialize(scenario: &Scenario, seed: u64) -> Scenario {
 
 /// Runs one seed and judges it.
 pub fn run_seed(scenario: &Scenario, seed: u64) -> SeedRecord {
-    let s = materialize(scenario, seed);
-    let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
-    SeedRecord::new(seed, &report, &judge(&s.expect, &report))
+    run_judged(&materialize(scenario, seed))
 }
 
-/// Why a hunt ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Runs an explicit scenario (no nemesis left to draw) and judges it. A panic in the run (a
+/// bug in splitbrain) is that run's failure, under the key `panic`, not the end of the hunt;
+/// the shrinker then shrinks it like any other failure.
+pub fn run_judged(s: &Scenario) -> SeedRecord {
+    panics::catch(|| {
+        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
+        SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report))
+    })
+    .unwrap_or_else(|message| SeedRecord::panicked(s.sim.seed, message))
+}
+
+/// How a hunt ended; written in its JSON Lines trailer, so `merge` can tell a finished
+/// shard from a cut one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Ended {
     /// Every seed in the range ran.
     Complete,
     /// A seed failed and the hunt was not asked to keep going.
     FirstFailure,
-    /// The caller stopped it (interrupt, time budget).
-    Stopped,
+    /// Its own `--time-budget` ran out: a deliberate, partial outcome.
+    TimeBudget,
+    /// A signal (SIGINT, SIGTERM, SIGHUP) stopped it.
+    Interrupted,
 }
 
-/// Runs `seeds` in batches on `pool`, handing each batch's records (in seed order) to
-/// `on_batch`, which may stop the hunt.
-pub fn hunt(
+impl Ended {
+    /// The name written in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Complete => "complete",
+            Ended::FirstFailure => "first_failure",
+            Ended::TimeBudget => "time_budget",
+            Ended::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Runs `seeds` of `scenario` in batches on `pool`, handing each batch's records (in seed
+/// order) to `on_batch`. Ends `Ok` when the hunt reached its own end (every seed ran, or the
+/// first failure when not keeping going), or `Err` with what `on_batch` stopped it for.
+pub fn hunt<B>(
     scenario: &Scenario,
-    seeds: Range<u64>,
+    seeds: SeedSpan,
     keep_going: bool,
     pool: &rayon::ThreadPool,
-    mut on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<()>,
-) -> Ended {
-    let mut start = seeds.start;
-    while start < seeds.end {
-        let end = start.saturating_add(BATCH_SEEDS).min(seeds.end);
-        let batch: Vec<u64> = (start..end).collect();
+    on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
+) -> Result<Ended, B> {
+    run_batches(
+        seeds,
+        keep_going,
+        pool,
+        |seed| run_seed(scenario, seed),
+        on_batch,
+    )
+}
+
+/// [`hunt`] with any per-seed run. A seed whose run panics is recorded as that seed's
+/// failure (key `panic`) and the hunt goes on.
+pub fn run_batches<B>(
+    seeds: SeedSpan,
+    keep_going: bool,
+    pool: &rayon::ThreadPool,
+    run: impl Fn(u64) -> SeedRecord + Sync,
+    mut on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
+) -> Result<Ended, B> {
+    let mut start = seeds.first;
+    loop {
+        let end = start.saturating_add(BATCH_SEEDS - 1).min(seeds.last);
+        let batch: Vec<u64> = (start..=end).collect();
         let records: Vec<SeedRecord> = pool.install(|| {
             batch
                 .par_iter()
-                .map(|seed| run_seed(scenario, *seed))
+                .map(|&seed| {
+                    panics::catch(|| run(seed))
+                        .unwrap_or_else(|message| SeedRecord::panicked(seed, message))
+                })
                 .collect()
         });
-        if on_batch(&records).is_break() {
-            return Ended::Stopped;
+        if let ControlFlow::Break(why) = on_batch(&records) {
+            return Err(why);
+        }
+        if end == seeds.last {
+            return Ok(Ended::Complete);
         }
         if !keep_going && records.iter().any(SeedRecord::failed) {
-            return Ended::FirstFailure;
+            return Ok(Ended::FirstFailure);
         }
-        start = end;
+        start = end + 1;
     }
-    Ended::Complete
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::hunt::{parse_seed_range, shard_range};
+    use super::*;
 
-    #[test]
-    fn seed_ranges_read_exclusive_and_inclusive_ends() {
-        assert_eq!(parse_seed_range("1..1001").unwrap(), 1..1001);
-        assert_eq!(parse_seed_range("5..=7").unwrap(), 5..8);
-        assert!(parse_seed_range("7..7").is_err());
-        assert!(parse_seed_range("a..b").is_err());
+    fn matched(seed: u64) -> SeedRecord {
+        SeedRecord {
+            seed,
+            outcome: "matched".to_string(),
+            failures: Vec::new(),
+            events: 1,
+            coverage: record::Coverage::default(),
+        }
+    }
+
+    fn pool() -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("threads start")
     }
 
     #[test]
-    fn shards_cover_the_range_exactly_once_in_order() {
-        let seeds = 1..1001;
-        let mut next = seeds.start;
-        for i in 0..7 {
-            let shard = shard_range(&seeds, &format!("{i}/7")).unwrap();
-            assert_eq!(shard.start, next);
-            next = shard.end;
-        }
-        assert_eq!(next, seeds.end);
-        assert!(shard_range(&seeds, "7/7").is_err());
-        assert!(shard_range(&seeds, "0/0").is_err());
+    fn a_seed_that_panics_is_that_seeds_failure_and_the_hunt_goes_on() {
+        let mut seen = Vec::new();
+        let ended = run_batches(
+            SeedSpan {
+                first: 1,
+                last: 200,
+            },
+            true,
+            &pool(),
+            |seed| {
+                assert_ne!(seed, 70, "seed seventy breaks");
+                matched(seed)
+            },
+            |records| {
+                seen.extend_from_slice(records);
+                ControlFlow::<()>::Continue(())
+            },
+        );
+        assert_eq!(ended, Ok(Ended::Complete));
+        assert_eq!(seen.len(), 200);
+        let failed: Vec<&SeedRecord> = seen.iter().filter(|r| r.failed()).collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].seed, 70);
+        assert_eq!(failed[0].failures[0].key, record::PANIC_KEY);
+        assert!(
+            failed[0].failures[0].detail.contains("seed seventy breaks"),
+            "{:?}",
+            failed[0].failures
+        );
+    }
+
+    #[test]
+    fn without_keep_going_a_panic_stops_the_hunt_after_its_batch() {
+        let ended = run_batches(
+            SeedSpan {
+                first: 1,
+                last: 1000,
+            },
+            false,
+            &pool(),
+            |seed| {
+                assert_ne!(seed, 3);
+                matched(seed)
+            },
+            |_| ControlFlow::<()>::Continue(()),
+        );
+        assert_eq!(ended, Ok(Ended::FirstFailure));
+    }
+
+    #[test]
+    fn a_hunt_ends_complete_at_the_largest_seed() {
+        let mut last = 0;
+        let ended = run_batches(
+            SeedSpan {
+                first: u64::MAX - 99,
+                last: u64::MAX,
+            },
+            true,
+            &pool(),
+            matched,
+            |records| {
+                last = records.last().map_or(last, |r| r.seed);
+                ControlFlow::<()>::Continue(())
+            },
+        );
+        assert_eq!((ended, last), (Ok(Ended::Complete), u64::MAX));
     }
 }

@@ -14,6 +14,9 @@ pub struct Failure {
     pub detail: String,
 }
 
+/// The failure key of a seed whose run panicked.
+pub const PANIC_KEY: &str = "panic";
+
 /// How many coverage counters there are.
 pub const COVERAGE_KINDS: usize = 8;
 
@@ -81,7 +84,7 @@ impl Coverage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRecord {
     pub seed: u64,
-    /// `matched`, `safety_mismatch` or `liveness_failed`.
+    /// `matched`, `safety_mismatch`, `liveness_failed`, `objective_missed` or `panicked`.
     pub outcome: String,
     pub failures: Vec<Failure>,
     pub events: u64,
@@ -104,6 +107,22 @@ impl SeedRecord {
             failures,
             events: report.events,
             coverage: Coverage::from_report(report),
+        }
+    }
+
+    /// A seed whose run panicked (a bug in splitbrain): failed under the key `panic`.
+    pub fn panicked(seed: u64, message: String) -> Self {
+        Self {
+            seed,
+            outcome: "panicked".to_string(),
+            failures: vec![Failure {
+                key: PANIC_KEY.to_string(),
+                at_ns: None,
+                nodes: Vec::new(),
+                detail: message,
+            }],
+            events: 0,
+            coverage: Coverage::default(),
         }
     }
 

@@ -5,9 +5,8 @@
 //! Each fault draws its targets from its own stream (keyed by the fault), so removing one
 //! fault leaves the others striking the same nodes; that is what lets this converge.
 
-use super::record::{Failure, SeedRecord};
+use super::record::Failure;
 use crate::scenario::Scenario;
-use crate::verdict::judge;
 use splitbrain_sim::{FaultAction, FaultSpec};
 
 /// A shrunk scenario and what it cost.
@@ -32,9 +31,7 @@ impl Shrinker<'_> {
             return None;
         }
         self.runs += 1;
-        let report = splitbrain_algorithms::run(&candidate.algorithm, candidate.sim.clone(), None);
-        let outcome = judge(&candidate.expect, &report);
-        let record = SeedRecord::new(candidate.sim.seed, &report, &outcome);
+        let record = super::run_judged(candidate);
         record.failures.into_iter().find(|f| f.key == self.key)
     }
 

@@ -1,0 +1,487 @@
+//! A hunt in CI never passes by mistake: failed writes, cut or missing shards, conflicting
+//! records, signals and time budgets each end in an exit code and outputs that say so.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_splitbrain")
+}
+
+fn splitbrain(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("splitbrain-trust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&output.stdout)))
+}
+
+const NEMESIS: &str = "scenarios/raft-nemesis.ron";
+const BROKEN: &str = "scenarios/raft-broken-nemesis.ron";
+
+/// Runs `hunt NEMESIS --seeds <seeds>` with `extra` arguments; the JSON Lines file goes to `jsonl`.
+fn hunt_to(jsonl: &Path, seeds: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        seeds,
+        "--quiet",
+        "--no-shrink",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    splitbrain(&args)
+}
+
+/// Writes shards `0..count` of `seeds` seeds (those in `which`) to `dir/s<I>.jsonl`.
+fn shards(dir: &Path, seeds: &str, count: u32, which: &[u32]) -> Vec<PathBuf> {
+    which
+        .iter()
+        .map(|i| {
+            let path = dir.join(format!("s{i}.jsonl"));
+            let shard = format!("{i}/{count}");
+            let o = hunt_to(&path, seeds, &["--shard", &shard]);
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+            path
+        })
+        .collect()
+}
+
+fn merge(files: &[PathBuf], extra: &[&str]) -> Output {
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend_from_slice(extra);
+    splitbrain(&args)
+}
+
+/// Runs `script` in a private mount namespace (so a tiny filesystem can be mounted for the
+/// test alone); `None` where this machine cannot make one.
+fn in_mount_namespace(script: &str) -> Option<Output> {
+    let can = Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=4k tmpfs /mnt"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !can {
+        eprintln!("skipped: cannot mount a tmpfs in a private mount namespace here");
+        return None;
+    }
+    Some(
+        Command::new("unshare")
+            .args(["-m", "sh", "-c", script])
+            .env("SB", bin())
+            .current_dir(repo())
+            .output()
+            .expect("unshare runs"),
+    )
+}
+
+#[test]
+fn a_per_seed_file_on_a_device_that_fails_writes_is_exit_2() {
+    let o = hunt_to(Path::new("/dev/full"), "10", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no space left"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn a_per_seed_file_on_a_full_disk_is_exit_2_and_leaves_no_file() {
+    // 8 KiB holds the header and some records, not 100 seeds' worth.
+    let script = "d=$(mktemp -d) && mount -t tmpfs -o size=8k tmpfs \"$d\" && \
+        \"$SB\" hunt scenarios/raft-nemesis.ron --seeds 100 --quiet --no-shrink --jsonl \"$d/seeds.jsonl\"; \
+        code=$?; echo; echo \"files:$(ls -A \"$d\" | tr '\\n' ' ')\"; exit $code";
+    let Some(o) = in_mount_namespace(script) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no space left"),
+        "{}",
+        text(&o.stderr)
+    );
+    let files = out.lines().find_map(|l| l.strip_prefix("files:")).unwrap();
+    assert_eq!(files.trim(), "", "nothing half-written is left: {files}");
+}
+
+#[test]
+fn reproducers_and_junit_that_cannot_be_written_are_exit_2_not_a_verdict() {
+    // The reproducer folder and the JUnit report live on a filesystem filled beforehand.
+    let script = "d=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs \"$d\" && \
+        dd if=/dev/zero of=\"$d/fill\" bs=1k count=8 2>/dev/null; \
+        \"$SB\" hunt scenarios/raft-broken-nemesis.ron --seeds 100 --quiet --out \"$d/out\" --junit \"$d/hunt.xml\"; \
+        code=$?; echo; echo \"files:$(ls -A \"$d\" | tr '\\n' ' ')\"; exit $code";
+    let Some(o) = in_mount_namespace(script) else {
+        return;
+    };
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}\n{err}", text(&o.stdout));
+    assert!(err.contains("is lost"), "{err}");
+    assert!(err.contains("hunt.xml"), "{err}");
+    let files = text(&o.stdout);
+    let files = files
+        .lines()
+        .find_map(|l| l.strip_prefix("files:"))
+        .unwrap();
+    assert!(!files.contains("hunt.xml"), "{files}");
+}
+
+#[test]
+fn an_existing_per_seed_file_is_refused_unless_forced() {
+    let dir = scratch("exists");
+    let path = dir.join("seeds.jsonl");
+    std::fs::write(&path, "keep me\n").unwrap();
+    let o = hunt_to(&path, "5", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me\n");
+    let o = hunt_to(&path, "5", &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        written.lines().count(),
+        7,
+        "header, 5 seeds, end: {written}"
+    );
+}
+
+#[test]
+fn merged_shards_that_are_all_there_pass() {
+    let dir = scratch("whole");
+    let files = shards(&dir, "30", 3, &[2, 0, 1]);
+    let o = merge(&files, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let doc = json(&o);
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["summary"]["seeds_run"], 30);
+}
+
+#[test]
+fn a_missing_shard_is_exit_2_naming_it_and_its_seeds() {
+    let dir = scratch("absent");
+    let files = shards(&dir, "30", 3, &[0, 2]);
+    let o = merge(&files, &[]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("1/3"), "{err}");
+    assert!(err.contains("11..=20"), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "no summary that could pass for a result"
+    );
+}
+
+#[test]
+fn allow_partial_merges_what_is_there_and_says_so_everywhere() {
+    let dir = scratch("partial");
+    let files = shards(&dir, "30", 3, &[0, 2]);
+    let junit = dir.join("hunt.xml");
+    let o = merge(
+        &files,
+        &["--allow-partial", "--junit", junit.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("PARTIAL"), "{}", text(&o.stdout));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("completeness"))
+        .expect("a completeness case");
+    assert!(case.children().any(|c| c.has_tag_name("skipped")), "{xml}");
+    let o = merge(&files, &["--allow-partial", "--json"]);
+    let doc = json(&o);
+    assert_eq!(doc["complete"], false);
+    assert_eq!(doc["missing"], serde_json::json!([[11, 20]]));
+}
+
+#[test]
+fn a_record_deleted_from_the_middle_of_a_file_is_found() {
+    let dir = scratch("deleted");
+    let files = shards(&dir, "20", 1, &[0]);
+    let lines: Vec<String> = std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let kept: Vec<&str> = lines
+        .iter()
+        .filter(|l| !l.starts_with("{\"seed\":7,"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(kept.len() + 1, lines.len());
+    std::fs::write(&files[0], kept.join("\n") + "\n").unwrap();
+    let o = merge(&files, &[]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("seed missing: 7"), "{err}");
+}
+
+#[test]
+fn a_shard_cut_short_is_not_a_complete_one() {
+    let dir = scratch("cut");
+    let path = dir.join("cut.jsonl");
+    // The budget ends the hunt after its first batch of a million seeds.
+    let o = hunt_to(&path, "1000000", &["--time-budget", "1ns"]);
+    assert_eq!(o.status.code(), Some(0), "the verdict of the seeds run");
+    let o = merge(std::slice::from_ref(&path), &[]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("time budget"), "{err}");
+    assert!(err.contains("65..=1000000"), "{err}");
+    // A file without its end line (a killed hunt, or a torn copy) is cut too.
+    let text_of = std::fs::read_to_string(&path).unwrap();
+    let torn: Vec<&str> = text_of.lines().take(30).collect();
+    std::fs::write(&path, torn.join("\n") + "\n{\"seed\":30,\"outc").unwrap();
+    let o = merge(std::slice::from_ref(&path), &[]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no end line"), "{err}");
+}
+
+#[test]
+fn one_seed_recorded_twice_with_different_outcomes_is_exit_2_even_when_partial_is_allowed() {
+    let dir = scratch("conflict");
+    let a = dir.join("a.jsonl");
+    assert_eq!(hunt_to(&a, "10", &[]).status.code(), Some(0));
+    let b = dir.join("b.jsonl");
+    let changed = std::fs::read_to_string(&a)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.starts_with("{\"seed\":4,") {
+                l.replace("\"outcome\":\"matched\",\"failures\":[]", "\"outcome\":\"safety_mismatch\",\"failures\":[{\"key\":\"election_safety\",\"at_ns\":1,\"nodes\":[0,1],\"detail\":\"two leaders\"}]")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(changed.contains("safety_mismatch"));
+    std::fs::write(&b, changed).unwrap();
+    for extra in [&[][..], &["--allow-partial"][..]] {
+        // Whichever comes first, the failure cannot vanish.
+        for files in [[a.clone(), b.clone()], [b.clone(), a.clone()]] {
+            let o = merge(&files, extra);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains("seed 4 is recorded twice"), "{err}");
+        }
+    }
+    // The same file twice is the same records: merged once.
+    let o = merge(&[a.clone(), a.clone()], &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(json(&o)["summary"]["seeds_run"], 10);
+}
+
+#[test]
+fn files_of_different_scenarios_or_formats_do_not_merge() {
+    let dir = scratch("mixed");
+    let a = dir.join("a.jsonl");
+    assert_eq!(hunt_to(&a, "3", &[]).status.code(), Some(0));
+    let edited = dir.join("edited.ron");
+    let source = std::fs::read_to_string(repo().join(NEMESIS)).unwrap();
+    std::fs::write(&edited, source.replace("nodes: 5", "nodes: 7")).unwrap();
+    let b = dir.join("b.jsonl");
+    let o = splitbrain(&[
+        "hunt",
+        edited.to_str().unwrap(),
+        "--seed-range",
+        "4..=6",
+        "--quiet",
+        "--jsonl",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = merge(&[a.clone(), b], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("different versions of the scenario file"),
+        "{}",
+        text(&o.stderr)
+    );
+    let old = dir.join("old.jsonl");
+    std::fs::write(
+        &old,
+        "{\"hunt\":{\"scenario\":\"raft-nemesis\",\"file\":\"x\",\"seeds\":[1,3],\"shard\":null}}\n",
+    )
+    .unwrap();
+    let o = merge(&[old], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not the header"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn shards_that_stopped_at_their_first_failure_merge_to_that_failure() {
+    let dir = scratch("first-failure");
+    let paths: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let path = dir.join(format!("b{i}.jsonl"));
+            let shard = format!("{i}/2");
+            let o = splitbrain(&[
+                "hunt",
+                BROKEN,
+                "--seeds",
+                "400",
+                "--shard",
+                &shard,
+                "--no-shrink",
+                "--quiet",
+                "--jsonl",
+                path.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+            path
+        })
+        .collect();
+    let o = merge(&paths, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("first failures"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn a_time_budget_is_stated_in_every_output() {
+    let dir = scratch("budget");
+    let jsonl = dir.join("b.jsonl");
+    let junit = dir.join("b.xml");
+    let o = splitbrain(&[
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "100000",
+        "--time-budget",
+        "1ns",
+        "--json",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc = json(&o);
+    assert_eq!(doc["ended"], "time_budget");
+    assert_eq!(doc["seeds_planned"], "100000");
+    assert_eq!(doc["summary"]["seeds_run"], 64);
+    let last = std::fs::read_to_string(&jsonl).unwrap();
+    let last = last.lines().last().unwrap();
+    assert!(last.contains("\"ended\":\"time_budget\""), "{last}");
+    assert!(last.contains("\"seeds_run\":64"), "{last}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("64 of 100000 seeds ran"), "{xml}");
+}
+
+/// Starts a long hunt, waits until it has begun, sends `signal`; returns its output.
+fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
+    let mut child = Command::new(bin())
+        .args([
+            "hunt",
+            NEMESIS,
+            "--seeds",
+            "10000000",
+            "--no-shrink",
+            "--jsonl",
+            jsonl.to_str().unwrap(),
+        ])
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("seeds "), "{first}");
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    (status.code(), rest)
+}
+
+#[test]
+fn an_interrupted_hunt_keeps_its_records_and_exits_128_plus_the_signal() {
+    let dir = scratch("signals");
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let jsonl = dir.join(format!("{signal}.jsonl"));
+        let (status, out) = interrupted_hunt(signal, &jsonl);
+        assert_eq!(status, Some(code), "{out}");
+        assert!(
+            out.contains(&format!("interrupted by SIG{signal}")),
+            "{out}"
+        );
+        let written = std::fs::read_to_string(&jsonl).unwrap();
+        let last = written.lines().last().unwrap();
+        assert!(last.contains("\"ended\":\"interrupted\""), "{last}");
+        assert!(written.lines().count() > 2, "records kept");
+    }
+}
+
+#[test]
+fn seed_ranges_reach_the_largest_seed_and_empty_ones_are_refused() {
+    let o = splitbrain(&[
+        "hunt",
+        NEMESIS,
+        "--seed-range",
+        "18446744073709551613..=18446744073709551615",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let doc = json(&o);
+    assert_eq!(doc["seeds"], serde_json::json!([u64::MAX - 2, u64::MAX]));
+    assert_eq!(doc["summary"]["seeds_run"], 3);
+    for args in [
+        vec!["--seeds", "0"],
+        vec!["--seeds", "10", "--shard", "1/18446744073709551615"],
+        vec!["--seeds", "10", "--jobs", "0"],
+        vec!["--seeds", "10", "--jobs", "8000"],
+        vec!["--seeds", "10", "--out", "Cargo.toml"],
+    ] {
+        let mut all = vec!["hunt", NEMESIS];
+        all.extend(args.iter());
+        let o = splitbrain(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
+        assert!(
+            text(&o.stderr).contains("hint:"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
