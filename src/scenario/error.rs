@@ -97,7 +97,7 @@ pub enum ErrorKind {
     InvalidUtf8 { byte_offset: usize },
     #[error("unclosed block comment")]
     UnclosedBlockComment,
-    #[error("`{number}%` is not a number")]
+    #[error("`{}%` is not a number", echo(.number))]
     PercentSign { number: String },
     #[error("unexpected control character U+{code:04X}")]
     ControlCharacter { code: u32 },
@@ -318,11 +318,16 @@ impl ErrorKind {
                  suggests this is not a text file)"
                     .to_string()
             }
-            ErrorKind::PercentSign { number } => format!(
+            ErrorKind::PercentSign { number } if number.len() <= MAX_ECHO_CHARS => format!(
                 "RON has no percentages; a probability is a fraction between 0 and 1: write `{}` \
                  for {number}%",
                 percent_as_fraction(number)
             ),
+            ErrorKind::PercentSign { .. } => {
+                "RON has no percentages; a probability is a fraction between 0 and 1: write \
+                 `0.01` for 1%"
+                    .to_string()
+            }
             ErrorKind::EmptyFile => {
                 "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
                     .to_string()

@@ -192,6 +192,16 @@ fn a_percentage_is_reported_with_the_fraction_to_write_instead() {
         "(algorithm: Raft(), network: (loss: @1%))",
         "`1%` is not a number",
     );
+    let long = format!(
+        "(algorithm: Raft(), network: (loss: {}%))",
+        "1".repeat(1_000_000)
+    );
+    let error = error_of(&long);
+    assert_eq!(
+        error.message(),
+        format!("`{}…%` is not a number", "1".repeat(40))
+    );
+    assert!(error.to_string().len() < 300, "{error}");
 }
 
 #[test]
