@@ -791,6 +791,107 @@ mod bad_input {
         }
     }
 
+    /// Runs the binary like [`splitbrain`], but kills it if it has not exited within a minute
+    /// (a guard so that a blocking read fails the test instead of hanging it; no timing is
+    /// asserted).
+    fn splitbrain_or_hang(args: &[&std::ffi::OsStr]) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_splitbrain"))
+            .args(args)
+            .current_dir(repo_root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the splitbrain binary starts");
+        for _ in 0..600 {
+            if child.try_wait().expect("wait").is_some() {
+                return child.wait_with_output().expect("output");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("splitbrain {args:?} did not exit: it blocked on its input");
+    }
+
+    #[test]
+    fn a_named_pipe_or_a_device_is_refused_by_every_command_that_reads_a_scenario() {
+        let scratch = Scratch::new("fifo");
+        let fifo = scratch.path.join("scenario.ron");
+        let mut files = vec![PathBuf::from("/dev/zero")];
+        match Command::new("mkfifo").arg(&fifo).status() {
+            Ok(status) if status.success() => files.push(fifo),
+            other => eprintln!("mkfifo is not available here ({other:?}); /dev/zero only"),
+        }
+        files.retain(|file| file.exists());
+        let out = scratch.path.join("out");
+        let commands: [&[&str]; 5] = [
+            &["check"],
+            &["run"],
+            &["hunt", "--seeds", "2"],
+            &["compare", "--out"],
+            &["sweep", "--param", "nodes=3", "--out"],
+        ];
+        for file in &files {
+            for command in commands {
+                let subcommand = command[0];
+                let mut args: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_ref()).collect();
+                if args.last() == Some(&"--out".as_ref()) {
+                    args.push(out.as_os_str());
+                }
+                args.push(file.as_os_str());
+                let output = splitbrain_or_hang(&args);
+                assert_exit(&output, 2);
+                let err = stderr(&output);
+                assert!(
+                    err.contains("not a regular file\n  hint: give the path of a `.ron` file"),
+                    "{subcommand} {}:\n{err}",
+                    file.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unreadable_text_is_reported_at_its_line_and_column_with_a_hint() {
+        let scratch = Scratch::new("unreadable");
+        let cases: [(&str, &[u8], &str); 4] = [
+            (
+                "comment.ron",
+                b"/* hello",
+                "comment.ron:1:1: unclosed block comment\n  hint: ",
+            ),
+            (
+                "latin1.ron",
+                b"Scenario(\n  name: \"caf\xe9\",\n)",
+                "latin1.ron:2:13: the scenario is not valid UTF-8: invalid bytes at byte offset \
+                 22\n  hint: save the file as UTF-8",
+            ),
+            (
+                "percent.ron",
+                b"Scenario(algorithm: Raft(), network: (loss: 1%))",
+                "percent.ron:1:45: `1%` is not a number\n  hint: ",
+            ),
+            (
+                "nul.ron",
+                b"Scenario(\0)",
+                "nul.ron:1:10: unexpected control character U+0000\n  hint: ",
+            ),
+        ];
+        for (name, contents, expected) in cases {
+            let file = scratch.write(name, contents);
+            for subcommand in ["check", "run"] {
+                let output = splitbrain([subcommand.as_ref(), file.as_os_str()]);
+                assert_exit(&output, 2);
+                let err = stderr(&output);
+                assert!(
+                    err.starts_with(&format!("{}/{expected}", scratch.path.display())),
+                    "{subcommand} {name}:\n{err}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn an_empty_file_gets_a_hint_on_what_a_scenario_looks_like() {
         let scratch = Scratch::new("empty");

@@ -86,15 +86,30 @@ pub enum ErrorKind {
     Read { reason: String },
     #[error("the scenario file is empty")]
     EmptyFile,
+    #[error("the scenario is {kind}, not a regular file")]
+    NotARegularFile { kind: NonRegularFile },
+    #[error(
+        "the scenario file is {size_bytes} bytes, over the limit of {max} bytes",
+        max = super::file::MAX_SCENARIO_BYTES
+    )]
+    FileTooLarge { size_bytes: u64 },
+    #[error("the scenario is not valid UTF-8: invalid bytes at byte offset {byte_offset}")]
+    InvalidUtf8 { byte_offset: usize },
+    #[error("unclosed block comment")]
+    UnclosedBlockComment,
+    #[error("`{}%` is not a number", echo(.number))]
+    PercentSign { number: String },
+    #[error("unexpected control character U+{code:04X}")]
+    ControlCharacter { code: u32 },
     #[error("{message}")]
     Syntax { message: String },
-    #[error("unknown {context} `{found}`")]
+    #[error("unknown {context} `{}`", echo(.found))]
     UnknownVariant {
         context: String,
         found: String,
         expected: Vec<String>,
     },
-    #[error("unknown field `{found}` in {context}")]
+    #[error("unknown field `{}` in {context}", echo(.found))]
     UnknownField {
         context: String,
         found: String,
@@ -104,9 +119,9 @@ pub enum ErrorKind {
     MissingField { context: String, field: String },
     #[error("field `{field}` appears twice in {context}")]
     DuplicateField { context: String, field: String },
-    #[error("expected `{expected}(...)` or `(...)`, found `{found}(...)`")]
+    #[error("expected `{expected}(...)` or `(...)`, found `{}(...)`", echo(.found))]
     WrongStructName { expected: String, found: String },
-    #[error("expected {expected}, found {found}")]
+    #[error("expected {expected}, found {}", echo(.found))]
     WrongType { expected: String, found: String },
     #[error("{what} takes {expected}, found {found}")]
     WrongLength {
@@ -114,7 +129,7 @@ pub enum ErrorKind {
         expected: String,
         found: usize,
     },
-    #[error("invalid duration \"{text}\": {error}")]
+    #[error("invalid duration \"{}\": {error}", echo(.text))]
     BadDuration {
         text: String,
         error: DurationError,
@@ -282,6 +297,37 @@ impl ErrorKind {
                 let candidates: Vec<&str> = expected.iter().map(String::as_str).collect();
                 return names_hint(found, &candidates);
             }
+            ErrorKind::NotARegularFile { kind } => kind.hint().to_string(),
+            ErrorKind::FileTooLarge { .. } => {
+                "a scenario is a few kilobytes of RON; splitbrain reads at most 16 MiB: is this \
+                 the right file?"
+                    .to_string()
+            }
+            ErrorKind::InvalidUtf8 { .. } => {
+                "save the file as UTF-8 (RON is UTF-8 text); the line and column point at the \
+                 first invalid byte"
+                    .to_string()
+            }
+            ErrorKind::UnclosedBlockComment => {
+                "this `/*` has no matching `*/`; block comments nest, so every `/*` inside it \
+                 needs its own `*/`"
+                    .to_string()
+            }
+            ErrorKind::ControlCharacter { .. } => {
+                "RON is plain text: remove the character (a NUL byte or other binary data \
+                 suggests this is not a text file)"
+                    .to_string()
+            }
+            ErrorKind::PercentSign { number } if number.len() <= MAX_ECHO_CHARS => format!(
+                "RON has no percentages; a probability is a fraction between 0 and 1: write `{}` \
+                 for {number}%",
+                percent_as_fraction(number)
+            ),
+            ErrorKind::PercentSign { .. } => {
+                "RON has no percentages; a probability is a fraction between 0 and 1: write \
+                 `0.01` for 1%"
+                    .to_string()
+            }
             ErrorKind::EmptyFile => {
                 "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
                     .to_string()
@@ -440,7 +486,12 @@ fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
 }
 
 /// The candidate nearest to `found`, if it is close enough to be what the author meant.
+/// A name longer than [`MAX_SUGGEST_CHARS`] is nobody's typo, and comparing it would cost
+/// time and memory in proportion to its length: it gets no suggestion.
 pub(crate) fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    if found.chars().nth(MAX_SUGGEST_CHARS).is_some() {
+        return None;
+    }
     let found_lower = found.to_lowercase();
     candidates
         .iter()
@@ -462,6 +513,81 @@ pub(crate) fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str
         .map(|(candidate, _)| candidate)
 }
 
+/// The longest name that gets a "did you mean" suggestion.
+const MAX_SUGGEST_CHARS: usize = 64;
+
+/// The most characters of a name or text from the file that a message repeats.
+pub(crate) const MAX_ECHO_CHARS: usize = 40;
+
+/// `text` as a message repeats it: its first [`MAX_ECHO_CHARS`] characters, then `…` if cut.
+fn echo(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// `1` -> `0.01`, `12.5` -> `0.125`: the decimal point moved two places left, exactly.
+fn percent_as_fraction(number: &str) -> String {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits_only = |part: &str| part.chars().all(|c| c.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !digits_only(whole) || !digits_only(fraction) {
+        return format!("{number} / 100");
+    }
+    // At least three digits before the point, so that two can move after it.
+    let padded = format!("{whole:0>3}");
+    let (kept, moved) = padded.split_at(padded.len() - 2);
+    let kept = kept.trim_start_matches('0');
+    let fraction = format!("{moved}{fraction}");
+    let fraction = fraction.trim_end_matches('0');
+    match (kept.is_empty(), fraction.is_empty()) {
+        (true, true) => "0".to_string(),
+        (false, true) => kept.to_string(),
+        (true, false) => format!("0.{fraction}"),
+        (false, false) => format!("{kept}.{fraction}"),
+    }
+}
+
+/// What kind of file a scenario path named when it was not a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NonRegularFile {
+    Directory,
+    /// A FIFO: reading it waits for a writer.
+    NamedPipe,
+    /// Such as `/dev/zero` or a terminal: reading it may never end.
+    CharacterDevice,
+    BlockDevice,
+    Socket,
+    Other,
+}
+
+impl NonRegularFile {
+    fn hint(self) -> &'static str {
+        match self {
+            NonRegularFile::Directory => {
+                "give a `.ron` file; `splitbrain list --dir DIR` lists the scenarios in a folder"
+            }
+            _ => {
+                "give the path of a `.ron` file; to use text from a pipe or a device, save it \
+                 to a file first"
+            }
+        }
+    }
+}
+
+impl fmt::Display for NonRegularFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NonRegularFile::Directory => "a directory",
+            NonRegularFile::NamedPipe => "a named pipe (FIFO)",
+            NonRegularFile::CharacterDevice => "a character device",
+            NonRegularFile::BlockDevice => "a block device",
+            NonRegularFile::Socket => "a socket",
+            NonRegularFile::Other => "a special file",
+        })
+    }
+}
+
 /// Converts ron's error into ours, with a location that points at the offending token.
 pub(crate) fn from_ron(
     error: ron::error::SpannedError,
@@ -469,7 +595,14 @@ pub(crate) fn from_ron(
     origin: &str,
 ) -> ScenarioError {
     use ron::error::Error as Ron;
-    if locate::skip_trivia_from(source, (1, 1)).is_none() {
+    let only_trivia = locate::skip_trivia_from(source, (1, 1)).is_none();
+    if only_trivia || matches!(error.code, Ron::UnclosedBlockComment) {
+        // A comment that never closes hides the rest of the file: point at where it opens.
+        if let Some(at) = locate::unclosed_comment(source) {
+            return ScenarioError::new(origin, Some(at), ErrorKind::UnclosedBlockComment);
+        }
+    }
+    if only_trivia {
         return ScenarioError::new(origin, None, ErrorKind::EmptyFile);
     }
     let start = (error.span.start.line, error.span.start.col);
@@ -530,9 +663,7 @@ pub(crate) fn from_ron(
         }
         Ron::UnclosedBlockComment => {
             location = Some(start);
-            ErrorKind::Syntax {
-                message: "unclosed block comment".to_string(),
-            }
+            ErrorKind::UnclosedBlockComment
         }
         Ron::TrailingCharacters => ErrorKind::Syntax {
             message: "unexpected text after the end of the scenario".to_string(),
@@ -544,6 +675,21 @@ pub(crate) fn from_ron(
             message: plain_words(&other),
         },
     };
+    // `loss: 1%`: ron stops at the `%`; say what a probability looks like instead.
+    if let Some((at, number)) = location.and_then(|at| locate::number_before_percent(source, at)) {
+        return ScenarioError::new(origin, Some(at), ErrorKind::PercentSign { number });
+    }
+    // A NUL byte or another control character: ron's complaint about it would mislead.
+    if let Some(c) = location
+        .and_then(|at| locate::char_at(source, at))
+        .filter(|c| c.is_control() && !c.is_whitespace())
+    {
+        return ScenarioError::new(
+            origin,
+            location,
+            ErrorKind::ControlCharacter { code: c.into() },
+        );
+    }
     // "expected X" with nothing but whitespace and comments after it: the text is cut short.
     let end = (error.span.end.line, error.span.end.col);
     let cut_short = matches!(&kind, ErrorKind::Syntax { message } if message.starts_with("expected"))
@@ -675,6 +821,42 @@ mod tests {
             ),
             Some("election_timeout")
         );
+    }
+
+    #[test]
+    fn a_name_too_long_to_be_a_typo_gets_no_suggestion() {
+        let kinds = ["Crash", "Partition"];
+        // Close enough by Jaro-Winkler (a shared prefix), but 69 characters long.
+        let long = format!("Partition{}", "n".repeat(60));
+        assert_eq!(suggest(&long, &kinds), None);
+        assert_eq!(suggest(&"Partition".repeat(100_000), &kinds), None);
+        assert_eq!(suggest("Partitionn", &kinds), Some("Partition"));
+    }
+
+    #[test]
+    fn echoes_are_cut_after_forty_characters() {
+        assert_eq!(echo("Partiton"), "Partiton");
+        assert_eq!(echo(&"x".repeat(40)), "x".repeat(40));
+        assert_eq!(echo(&"ü".repeat(41)), format!("{}…", "ü".repeat(40)));
+    }
+
+    #[test]
+    fn a_percentage_becomes_the_same_fraction_written_exactly() {
+        let cases = [
+            ("1", "0.01"),
+            ("12.5", "0.125"),
+            ("0.5", "0.005"),
+            (".5", "0.005"),
+            ("50", "0.5"),
+            ("100", "1"),
+            ("150", "1.5"),
+            ("0", "0"),
+            ("007", "0.07"),
+            ("1e3", "1e3 / 100"),
+        ];
+        for (percent, fraction) in cases {
+            assert_eq!(percent_as_fraction(percent), fraction, "{percent}%");
+        }
     }
 
     #[test]

@@ -33,9 +33,18 @@ struct Token {
     at: Position,
 }
 
+/// Why the tokenizer stopped before the end of the text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Unreadable {
+    /// A block comment that opens here never closes.
+    UnclosedComment(Position),
+    /// Anything else it does not understand.
+    Other,
+}
+
 /// The position of every value in `source`, by path; `None` if the text is not readable RON.
 pub(crate) fn value_positions(source: &str) -> Option<BTreeMap<String, Position>> {
-    let tokens = tokenize(source)?;
+    let tokens = tokenize(source).ok()?;
     let mut reader = Reader {
         tokens: &tokens,
         next: 0,
@@ -191,7 +200,39 @@ fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-fn tokenize(source: &str) -> Option<Vec<Token>> {
+/// Where the block comment that never closes opens, when the text has one (outside strings)
+/// and nothing before it stops the tokenizer.
+pub(crate) fn unclosed_comment(source: &str) -> Option<Position> {
+    match tokenize(source) {
+        Err(Unreadable::UnclosedComment(at)) => Some(at),
+        _ => None,
+    }
+}
+
+/// The character at `at`, if `at` is inside the text.
+pub(crate) fn char_at(source: &str, at: Position) -> Option<char> {
+    let chars: Vec<char> = source.chars().collect();
+    chars.get(index_of(&chars, at)?).copied()
+}
+
+/// The number written just before a `%` at `at`, with its position: `loss: 1%` gives `1`.
+pub(crate) fn number_before_percent(source: &str, at: Position) -> Option<(Position, String)> {
+    let chars: Vec<char> = source.chars().collect();
+    let index = index_of(&chars, at)?;
+    if chars.get(index) != Some(&'%') {
+        return None;
+    }
+    let start = (0..index)
+        .rev()
+        .take_while(|&i| chars[i].is_ascii_digit() || chars[i] == '.')
+        .last()?;
+    let number: String = chars[start..index].iter().collect();
+    number
+        .contains(|c: char| c.is_ascii_digit())
+        .then(|| (position_of(&chars, start), number))
+}
+
+fn tokenize(source: &str) -> Result<Vec<Token>, Unreadable> {
     let chars: Vec<char> = source.chars().collect();
     let mut tokens = Vec::new();
     let mut index = 0;
@@ -220,25 +261,36 @@ fn tokenize(source: &str) -> Option<Vec<Token>> {
                 }
                 (None, end)
             }
-            '/' if next == Some('*') => (None, skip_block_comment(&chars, index)?),
+            '/' if next == Some('*') => (
+                None,
+                skip_block_comment(&chars, index).ok_or(Unreadable::UnclosedComment(at))?,
+            ),
             '(' | '[' | '{' => (Some(Tok::Open(c)), index + 1),
             ')' | ']' | '}' => (Some(Tok::Close(c)), index + 1),
             ',' => (Some(Tok::Comma), index + 1),
             ':' => (Some(Tok::Colon), index + 1),
             '#' => (Some(Tok::Hash), index + 1),
             '!' => (Some(Tok::Bang), index + 1),
-            '"' => (Some(Tok::Literal), skip_quoted(&chars, index, '"')?),
-            '\'' => (Some(Tok::Literal), skip_quoted(&chars, index, '\'')?),
+            '"' => (
+                Some(Tok::Literal),
+                unclosed(skip_quoted(&chars, index, '"'))?,
+            ),
+            '\'' => (
+                Some(Tok::Literal),
+                unclosed(skip_quoted(&chars, index, '\''))?,
+            ),
             'b' if matches!(next, Some('"' | '\'')) => (
                 Some(Tok::Literal),
-                skip_quoted(&chars, index + 1, next.unwrap_or('"'))?,
+                unclosed(skip_quoted(&chars, index + 1, next.unwrap_or('"')))?,
             ),
-            'b' if next == Some('r') && raw_string_at(&chars, index + 1) => {
-                (Some(Tok::Literal), skip_raw_string(&chars, index + 1)?)
-            }
-            'r' if raw_string_at(&chars, index) => {
-                (Some(Tok::Literal), skip_raw_string(&chars, index)?)
-            }
+            'b' if next == Some('r') && raw_string_at(&chars, index + 1) => (
+                Some(Tok::Literal),
+                unclosed(skip_raw_string(&chars, index + 1))?,
+            ),
+            'r' if raw_string_at(&chars, index) => (
+                Some(Tok::Literal),
+                unclosed(skip_raw_string(&chars, index))?,
+            ),
             'r' if next == Some('#') && chars.get(index + 2).is_some_and(|&c| is_ident_char(c)) => {
                 // A raw identifier `r#name`.
                 let end = scan(&chars, index + 2, is_ident_char);
@@ -253,7 +305,7 @@ fn tokenize(source: &str) -> Option<Vec<Token>> {
             c if c.is_ascii_digit() || matches!(c, '+' | '-' | '.') => {
                 (Some(Tok::Literal), skip_number(&chars, index))
             }
-            _ => return None,
+            _ => return Err(Unreadable::Other),
         };
         if let Some(tok) = tok {
             tokens.push(Token { tok, at });
@@ -262,7 +314,12 @@ fn tokenize(source: &str) -> Option<Vec<Token>> {
         let to = end.max(index + 1).min(chars.len());
         advance(&mut index, to, &mut line, &mut column);
     }
-    Some(tokens)
+    Ok(tokens)
+}
+
+/// A literal that runs to the end of the text.
+fn unclosed(end: Option<usize>) -> Result<usize, Unreadable> {
+    end.ok_or(Unreadable::Other)
 }
 
 fn scan(chars: &[char], from: usize, keep: impl Fn(char) -> bool) -> usize {

@@ -11,6 +11,7 @@
 
 mod duration;
 mod error;
+mod file;
 mod locate;
 mod raw;
 mod validate;
@@ -23,7 +24,10 @@ pub use duration::{
     format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
     DurationError,
 };
-pub use error::{ErrorKind, ScenarioError, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM};
+pub use error::{
+    ErrorKind, NonRegularFile, ScenarioError, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM,
+};
+pub use file::MAX_SCENARIO_BYTES;
 pub use write::to_ron;
 
 use ron::extensions::Extensions;
@@ -114,18 +118,12 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         .map_err(|problems| first_problem(problems, &source, origin))
 }
 
-/// Reads, parses and validates the scenario file at `path`.
+/// Reads, parses and validates the scenario file at `path`. Only a regular file of at most
+/// [`MAX_SCENARIO_BYTES`] of UTF-8 is read: a named pipe, a device or a directory is refused
+/// before anything is read from it.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let origin = path.display().to_string();
-    let source = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(
-            origin.clone(),
-            None,
-            ErrorKind::Read {
-                reason: error::lowercase_first(&e.to_string()),
-            },
-        )
-    })?;
+    let source = file::read_source(path, &origin)?;
     parse(&source, &origin)
 }
 

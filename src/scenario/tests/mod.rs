@@ -90,6 +90,7 @@ mod docs;
 mod fuzz;
 mod generated;
 mod library;
+mod loading;
 mod lowering;
 mod round_trip;
 mod syntax_errors;

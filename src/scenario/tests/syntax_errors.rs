@@ -153,3 +153,117 @@ fn a_file_on_disk_loads_and_is_named_after_its_stem() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(loaded.expect("valid").name, "from-disk");
 }
+
+#[test]
+fn an_unclosed_block_comment_is_reported_where_it_opens() {
+    let cases: &[&str] = &[
+        "@/* hello",
+        "// a line comment\n  @/* a /* nested */ comment that never ends",
+        "Scenario(algorithm: Raft()) @/* trailing",
+        "Scenario(name: \"/* in a string */\", algorithm: @/* x /* y */ Raft())",
+    ];
+    for marked in cases {
+        assert_error_at(marked, "unclosed block comment");
+        let (source, _) = unmark(marked);
+        assert_eq!(
+            error_of(&source).hint().as_deref(),
+            Some(
+                "this `/*` has no matching `*/`; block comments nest, so every `/*` inside it \
+                 needs its own `*/`"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_percentage_is_reported_with_the_fraction_to_write_instead() {
+    let (source, location) = unmark("(algorithm: Raft(), network: (loss: @12.5%))");
+    let error = error_of(&source);
+    assert_eq!(error.location, Some(location));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "scenarios/x.ron:{}:{}: `12.5%` is not a number\n  hint: RON has no percentages; a \
+             probability is a fraction between 0 and 1: write `0.125` for 12.5%",
+            location.0, location.1
+        )
+    );
+    assert_error_at(
+        "(algorithm: Raft(), network: (loss: @1%))",
+        "`1%` is not a number",
+    );
+    let long = format!(
+        "(algorithm: Raft(), network: (loss: {}%))",
+        "1".repeat(1_000_000)
+    );
+    let error = error_of(&long);
+    assert_eq!(
+        error.message(),
+        format!("`{}…%` is not a number", "1".repeat(40))
+    );
+    assert!(error.to_string().len() < 300, "{error}");
+}
+
+#[test]
+fn a_control_character_is_named_instead_of_what_ron_expected_there() {
+    assert_error_at(
+        "Scenario(algorithm: Raft(),@\u{0})",
+        "unexpected control character U+0000",
+    );
+    assert_error_at("@\u{7}", "unexpected control character U+0007");
+}
+
+#[test]
+fn a_huge_unknown_name_is_echoed_cut_short_with_the_list_of_valid_names() {
+    let name = "A".repeat(1_000_000);
+    let source = format!("(algorithm: Raft(), faults: [(at: \"1s\", do: {name}(Leader))])");
+    let error = error_of(&source);
+    assert_eq!(
+        error.message(),
+        format!("unknown fault kind `{}…`", "A".repeat(40))
+    );
+    assert!(
+        error
+            .hint()
+            .is_some_and(|hint| hint.starts_with("expected one of `Crash`")),
+        "{error}"
+    );
+    let field = format!("(algorithm: Raft({}: 1))", "é".repeat(100_000));
+    assert_eq!(
+        error_of(&field).message(),
+        format!("unknown field `{}…` in `Raft` settings", "é".repeat(40))
+    );
+}
+
+#[test]
+fn a_huge_bad_duration_is_echoed_cut_short() {
+    let source = format!(
+        "(algorithm: Raft(), duration: \"{}x\")",
+        "1".repeat(1_000_000)
+    );
+    assert_eq!(
+        error_of(&source).message(),
+        format!("invalid duration \"{}…\": unknown unit `x`", "1".repeat(40))
+    );
+}
+
+#[test]
+fn text_that_is_not_a_scenario_is_an_error_not_a_crash() {
+    let deep = |open: &str| {
+        format!(
+            "Scenario(algorithm: Raft(), faults: {})",
+            open.repeat(100_000)
+        )
+    };
+    let cases = [
+        "[".repeat(100_000),
+        "(".repeat(100_000),
+        deep("["),
+        deep("("),
+        format!("(algorithm: Raft(), name: \"{}\"", "x".repeat(1_000_000)),
+    ];
+    for source in &cases {
+        let error = error_of(source);
+        assert!(error.location.is_some(), "{error}");
+    }
+}
