@@ -91,6 +91,16 @@ impl FaultAction {
         }
     }
 
+    /// How long a clock stepped back takes to read again what it read before the step: until
+    /// then the node's timers and elapsed-time checks lag behind (true time, at the clock's
+    /// nominal rate). `None` for anything but a backward `ClockJump`.
+    pub fn clock_catch_up_ns(&self) -> Option<Nanos> {
+        match self {
+            FaultAction::ClockJump(_, delta) if *delta < 0 => Some(delta.unsigned_abs()),
+            _ => None,
+        }
+    }
+
     /// Every target the fault names, partition shapes included (`Groups` names indices, not
     /// targets, and so has none).
     pub fn targets(&self) -> Vec<&Target> {
@@ -150,6 +160,9 @@ impl FaultSpec {
             self.action.built_in_duration(),
         ) {
             (_, _, Some(d)) => Some(self.at_ns + d),
+            (FaultAction::ClockJump(..), _, None) => {
+                Some(self.at_ns + self.action.clock_catch_up_ns().unwrap_or(0))
+            }
             (_, Some(h), None) => Some(self.at_ns + h),
             (FaultAction::Crash(_), None, None) | (FaultAction::Partition(_), None, None) => None,
             (FaultAction::Loss(_) | FaultAction::Duplicate(_), None, None) => None,

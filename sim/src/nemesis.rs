@@ -119,9 +119,22 @@ pub fn generate(config: &NemesisConfig, seed: u64, members: usize, duration_ns: 
             break;
         }
         let kind = pick_weighted(&enabled, total_weight, &mut rng);
-        faults.push(fault_of(kind, at, lasts, config, members, &mut rng));
+        let fault = fault_of(kind, at, lasts, config, members, &mut rng);
+        faults.push(catch_up_before(fault, end));
     }
     Schedule { enabled, faults }
+}
+
+/// A clock stepped back lags (its timers, its elapsed-time checks) until it has caught up
+/// with what it read before: the step is shortened so that this ends by `end`, like every
+/// other fault, and the quiet tail really is quiet. Only the size changes: the random
+/// draws, and so every other fault, stay as they were.
+fn catch_up_before(mut fault: FaultSpec, end: Nanos) -> FaultSpec {
+    if let FaultAction::ClockJump(_, delta) = &mut fault.action {
+        let room_ns = end.saturating_sub(fault.at_ns).min(i64::MAX as u64) as i64;
+        *delta = (*delta).max(-room_ns);
+    }
+    fault
 }
 
 fn enabled_kinds(config: &NemesisConfig, rng: &mut SimRng) -> Vec<(NemesisKind, u32)> {
@@ -319,6 +332,25 @@ mod tests {
                 assert!(healed <= 50 * S, "{fault:?} heals at {healed}");
             }
         }
+    }
+
+    #[test]
+    fn clocks_stepped_back_catch_up_before_the_quiet_tail() {
+        let config = NemesisConfig {
+            kinds: vec![NemesisKind::ClockJump],
+            max_clock_jump_ns: 3_600 * S,
+            swarm: false,
+            ..NemesisConfig::default()
+        };
+        let mut backward = 0;
+        for seed in 0..50 {
+            for fault in generate(&config, seed, 5, 60 * S).faults {
+                let healed = fault.healed_by_ns().expect("nemesis faults heal");
+                assert!(healed <= 50 * S, "{fault:?} catches up at {healed}");
+                backward += usize::from(fault.action.clock_catch_up_ns().is_some());
+            }
+        }
+        assert!(backward > 10, "backward steps were drawn: {backward}");
     }
 
     #[test]

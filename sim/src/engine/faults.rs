@@ -46,6 +46,15 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals += 1;
             self.push_event(self.now + after_ns, EventData::HealFault(index));
         }
+        if let Some(catch_up_ns) = spec.action.clock_catch_up_ns() {
+            // A clock stepped back keeps the node's timers and elapsed-time checks behind
+            // until it reads again what it read before the step: the fault lasts until then
+            // for liveness (docs/engine.md), though nothing undoes the step.
+            self.pending_heals += 1;
+            let at_ns = self.now.saturating_add(catch_up_ns);
+            self.record_mut(index).healed_at_ns = Some(at_ns);
+            self.push_event(at_ns, EventData::HealFault(index));
+        }
         if let Some(d) = spec.action.built_in_duration() {
             if matches!(spec.action, FaultAction::Pause(..)) {
                 self.record_mut(index).healed_at_ns = Some(self.now + d);
@@ -102,6 +111,12 @@ impl<'t, P: Process> Sim<'t, P> {
         self.record_mut(index).healed_at_ns = Some(self.now);
         let nodes = self.fault_nodes[index].clone();
         match &self.config.faults[index].action {
+            FaultAction::ClockJump(..) => {
+                let what = self.record_mut(index).description.clone();
+                self.trace_global("caught_up", &what);
+                self.check_quiet();
+                return;
+            }
             FaultAction::Crash(_) => nodes.iter().for_each(|n| self.restart(*n)),
             FaultAction::Partition(_) => self.network.remove_cut(index),
             FaultAction::ClockDrift(..) => {
