@@ -418,12 +418,30 @@ fn absurd_seed_and_trial_counts_exit_2_naming_the_maximum_before_any_work() {
             "--out",
             d,
         ],
+        vec![
+            "compare",
+            sweep,
+            "--seeds",
+            "1",
+            "--sizes",
+            "3,4000000000",
+            "--out",
+            d,
+        ],
     ];
     for args in cases {
         let o = splitbrain_limited(2_000_000, &args);
         no_panic(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
+        if args.contains(&"--sizes") {
+            assert!(err.contains("more nodes than a scenario may have"), "{err}");
+            assert!(
+                err.contains("  hint: give cluster sizes from 3 to 10000"),
+                "{err}"
+            );
+            continue;
+        }
         assert!(err.contains("100000 runs"), "{args:?}: {err}");
         assert!(err.contains("  hint: give at most --"), "{args:?}: {err}");
         assert!(err.contains("splitbrain hunt"), "{args:?}: {err}");

@@ -14,9 +14,9 @@ use splitbrain_sim::{format_duration, FailoverOutcome, RunReport};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
-/// run is kept as rows of the report's per-seed tables (about 2 KB each): past this the work
-/// and the tables would be absurd for a report, and `hunt` is the tool for a search over
-/// many seeds.
+/// run is kept as rows of the report's per-seed tables (about 3 KB each: ~330 MB at the
+/// most); past this the work and the tables would be absurd for a report, and `hunt` is the
+/// tool for a search over many seeds.
 pub const MAX_RUNS: u64 = 100_000;
 
 /// Seeds run on every core at a time before their results are folded in: bounds the

@@ -71,6 +71,19 @@ pub fn run(args: &CompareArgs) -> u8 {
     if let Err(code) = counted {
         return code;
     }
+    if let Some(&n) = args
+        .sizes
+        .iter()
+        .find(|&&n| n as u64 > crate::scenario::MAX_NODES)
+    {
+        return charting::bad_input(
+            &format!("--sizes {n} is more nodes than a scenario may have"),
+            &format!(
+                "give cluster sizes from 3 to {} (smaller ones count as 3), like --sizes 3,5,9",
+                crate::scenario::MAX_NODES
+            ),
+        );
+    }
     let command = command_line(args);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
 
