@@ -571,6 +571,29 @@ fn a_report_folder_under_a_regular_file_is_bad_input() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cannot write the report to"), "{err}");
     assert!(err.contains("not a directory"), "{err}");
+    // The file itself as the folder: said as such, not as "file exists".
+    let o = splitbrain(&[
+        "compare",
+        "scenarios/compare-failover.ron",
+        "--seeds",
+        "1",
+        "--sizes",
+        "3",
+        "--out",
+        out.join("file").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("exists and is not a folder"), "{err}");
+    assert!(
+        err.contains("  hint: the report is a folder of files"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("file")).unwrap(),
+        b"",
+        "the file is left alone"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

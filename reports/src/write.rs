@@ -21,6 +21,9 @@ pub enum ReportError {
     /// A section shows a chart that was not given.
     #[error("the report shows chart {name:?}, which was not given")]
     UnknownChart { name: String },
+    /// The output folder's path names something that is not a folder (a file, a device).
+    #[error("{path} exists and is not a folder")]
+    NotAFolder { path: PathBuf },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
 }
@@ -90,6 +93,11 @@ pub fn write_report(
         doc.sections.push(section);
     }
 
+    if dir.exists() && !dir.is_dir() {
+        return Err(ReportError::NotAFolder {
+            path: dir.to_path_buf(),
+        });
+    }
     fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
         source,

@@ -510,6 +510,18 @@ pub fn write(
     Ok(())
 }
 
+/// Refuses, before any run, an output path that exists and is not a folder.
+pub fn check_out_folder(dir: &std::path::Path) -> Result<(), u8> {
+    if dir.exists() && !dir.is_dir() {
+        let e = splitbrain_reports::ReportError::NotAFolder {
+            path: dir.to_path_buf(),
+        };
+        eprintln!("error: {}", report_write_error(dir, &e));
+        return Err(crate::exit::BAD_INPUT);
+    }
+    Ok(())
+}
+
 /// The message for a report folder that could not be written, with its hint line.
 pub fn report_write_error(dir: &std::path::Path, e: &splitbrain_reports::ReportError) -> String {
     let (what, hint) = match e {
@@ -517,6 +529,10 @@ pub fn report_write_error(dir: &std::path::Path, e: &splitbrain_reports::ReportE
             format!("{}: {}", path.display(), crate::output::io_message(source)),
             "nothing of this report was kept (files it had written were removed): free some \
              space or choose another folder, and run the command again",
+        ),
+        splitbrain_reports::ReportError::NotAFolder { .. } => (
+            e.to_string(),
+            "the report is a folder of files: give a new or existing folder",
         ),
         _ => (
             e.to_string(),

@@ -71,6 +71,9 @@ pub fn run(args: &CompareArgs) -> u8 {
     if let Err(code) = counted {
         return code;
     }
+    if let Err(code) = charting::check_out_folder(&args.out) {
+        return code;
+    }
     if let Some(&n) = args
         .sizes
         .iter()

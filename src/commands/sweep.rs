@@ -321,6 +321,9 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Err(code) = charting::check_count("--trials", args.trials, values.len(), "per value") {
         return code;
     }
+    if let Err(code) = charting::check_out_folder(&args.out) {
+        return code;
+    }
     let scenario = match scenario::load(&args.file) {
         Ok(s) => s,
         Err(e) => {
