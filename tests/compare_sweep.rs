@@ -357,3 +357,296 @@ fn a_lease_sweep_scales_the_lease_design_and_failover_follows_it() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Runs the binary with its address space limited to `limit_kb`, so that a regression that
+/// allocates by the user's count fails fast instead of eating the machine.
+fn splitbrain_limited(limit_kb: u64, args: &[&str]) -> Output {
+    let bin = env!("CARGO_BIN_EXE_splitbrain");
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {limit_kb}; exec \"$0\" \"$@\""))
+        .arg(bin)
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn absurd_seed_and_trial_counts_exit_2_naming_the_maximum_before_any_work() {
+    let out = scratch("absurd");
+    let dir = out.join("never");
+    let d = dir.to_str().unwrap();
+    let sweep = "scenarios/sweep-election-timeout.ron";
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["compare", sweep, "--seeds", "1000000000", "--out", d],
+        vec![
+            "compare",
+            sweep,
+            "--seeds",
+            "18446744073709551615",
+            "--out",
+            d,
+        ],
+        vec![
+            "compare",
+            sweep,
+            "--algorithms",
+            "raft,bully",
+            "--seeds",
+            "50001",
+            "--out",
+            d,
+        ],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "nodes=3",
+            "--trials",
+            "1000000000",
+            "--out",
+            d,
+        ],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "nodes=3,5",
+            "--trials",
+            "50001",
+            "--out",
+            d,
+        ],
+        vec![
+            "compare",
+            sweep,
+            "--seeds",
+            "1",
+            "--sizes",
+            "3,4000000000",
+            "--out",
+            d,
+        ],
+    ];
+    for args in cases {
+        let o = splitbrain_limited(2_000_000, &args);
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        if args.contains(&"--sizes") {
+            assert!(err.contains("more nodes than a scenario may have"), "{err}");
+            assert!(
+                err.contains("  hint: give cluster sizes from 3 to 10000"),
+                "{err}"
+            );
+            continue;
+        }
+        assert!(err.contains("100000 runs"), "{args:?}: {err}");
+        assert!(err.contains("  hint: give at most --"), "{args:?}: {err}");
+        assert!(err.contains("splitbrain hunt"), "{args:?}: {err}");
+    }
+    assert!(!dir.exists(), "nothing is written on bad input");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
+    let out = scratch("nothing-elected");
+    let dir = out.join("report");
+    let args = [
+        "sweep",
+        "scenarios/sweep-election-timeout.ron",
+        "--param",
+        "loss=0,1",
+        "--trials",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let text = splitbrain(&args);
+    assert_eq!(text.status.code(), Some(0), "{text:?}");
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    let lost = stdout.lines().find(|l| l.starts_with("loss=1")).unwrap();
+    assert!(lost.trim_end().ends_with("n/a"), "{lost}");
+    let o = splitbrain(&[&args[..], &["--json"]].concat());
+    let values = json(&o)["values"].as_array().unwrap().clone();
+    assert!(values[0]["messages_per_election"].as_f64().unwrap() > 0.0);
+    assert!(values[1]["messages_per_election"].is_null(), "{values:?}");
+    let files = snapshot(&dir);
+    let summary = csv_rows(&files, "summary");
+    assert_eq!(summary[1]["messages_per_election"], "");
+    for (name, bytes) in files.iter().chain([(
+        &"stdout".to_string(),
+        &[text.stdout.clone(), o.stdout.clone()].concat(),
+    )]) {
+        if name.ends_with(".png") {
+            continue;
+        }
+        let t = String::from_utf8_lossy(bytes);
+        for bad in ["-0.0", "NaN", "inf"] {
+            assert!(!t.contains(bad), "{name} contains {bad}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_cluster_size_past_the_maximum_names_the_maximum() {
+    let o = splitbrain(&[
+        "sweep",
+        "scenarios/sweep-election-timeout.ron",
+        "--param",
+        "nodes=10001",
+        "--out",
+        "never-written",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("  hint: "), "{err}");
+    assert!(err.contains("from 1 to 10000"), "{err}");
+}
+
+/// Files in `dir` that a report writes (or leaves half-written), not folders.
+fn report_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_report_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
+    let out = scratch("unfinished");
+    let dir = out.join("report");
+    // The last file, report.html, cannot be renamed into place: a folder has its name. An
+    // earlier run's report.md is there too, and would describe the wrong files.
+    std::fs::create_dir_all(dir.join("report.html").join("in-the-way")).unwrap();
+    std::fs::write(dir.join("report.md"), "an earlier report\n").unwrap();
+    let d = dir.to_str().unwrap();
+    let sweep = "scenarios/sweep-election-timeout.ron";
+    for args in [
+        vec!["compare", sweep, "--seeds", "2", "--sizes", "3", "--out", d],
+        vec![
+            "sweep", sweep, "--param", "nodes=3", "--trials", "2", "--out", d,
+        ],
+    ] {
+        let o = splitbrain(&args);
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("cannot write the report to"), "{err}");
+        assert!(err.contains("report.html"), "{err}");
+        assert!(
+            err.contains("  hint: nothing of this report was kept"),
+            "{err}"
+        );
+        assert_eq!(report_files(&dir), Vec::<String>::new(), "{args:?}");
+        assert!(o.stdout.is_empty(), "no summary for a report not written");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_report_folder_under_a_regular_file_is_bad_input() {
+    let out = scratch("under-file");
+    std::fs::write(out.join("file"), "").unwrap();
+    let d = out.join("file").join("sub");
+    let o = splitbrain(&[
+        "sweep",
+        "scenarios/sweep-election-timeout.ron",
+        "--param",
+        "nodes=3",
+        "--trials",
+        "1",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot write the report to"), "{err}");
+    assert!(err.contains("not a directory"), "{err}");
+    // The file itself as the folder: said as such, not as "file exists".
+    let o = splitbrain(&[
+        "compare",
+        "scenarios/compare-failover.ron",
+        "--seeds",
+        "1",
+        "--sizes",
+        "3",
+        "--out",
+        out.join("file").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("exists and is not a folder"), "{err}");
+    assert!(
+        err.contains("  hint: the report is a folder of files"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("file")).unwrap(),
+        b"",
+        "the file is left alone"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A tiny tmpfs mounted for one test and unmounted when dropped; `None` where this process
+/// may not mount (not root).
+struct TinyDisk(PathBuf);
+
+impl TinyDisk {
+    fn mount(dir: &Path, size: &str) -> Option<Self> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then(|| TinyDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_the_report_with_exit_2_and_leaves_nothing_behind() {
+    let out = scratch("full");
+    let Some(disk) = TinyDisk::mount(&out.join("disk"), "256k") else {
+        // Writes that fail midway are still covered by the folder-in-the-way test above.
+        eprintln!("skipped: cannot mount a tmpfs here (not root)");
+        return;
+    };
+    let d = disk.0.join("report");
+    let o = splitbrain(&[
+        "compare",
+        "scenarios/compare-failover.ron",
+        "--seeds",
+        "2",
+        "--sizes",
+        "3",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no space left on device"), "{err}");
+    assert!(
+        err.contains("  hint: nothing of this report was kept"),
+        "{err}"
+    );
+    assert_eq!(report_files(&d), Vec::<String>::new());
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&out);
+}

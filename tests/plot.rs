@@ -133,3 +133,78 @@ fn an_unwritable_plot_folder_is_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
+
+/// A copy of a shipped scenario that runs for `duration` instead.
+fn longer(scenario: &str, duration: &str, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario))
+        .unwrap()
+        .replace("duration: \"20s\"", &format!("duration: \"{duration}\""));
+    assert!(text.contains(duration), "the scenario runs for 20s");
+    let path = dir.join("longer.ron");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn run_plot_memory_stays_flat_in_the_length_of_the_run() {
+    let dir =
+        std::env::temp_dir().join(format!("splitbrain-plot-test-{}-flat", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = longer("scenarios/raft-leader-crash.ron", "30m", &dir);
+    // Keeping the whole trace of 30 simulated minutes took about 170 MB; the charts need only
+    // the windows around the failovers. 150 MB of address space leaves room for the (debug)
+    // binary and no room for the trace.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 150000; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_splitbrain"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--plot")
+        .arg(dir.join("plot"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let names: Vec<String> = files(&dir.join("plot"))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        names.contains(&"sequence-failover-1.png".to_string()),
+        "{names:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_plot_folder_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
+    let dir = std::env::temp_dir().join(format!(
+        "splitbrain-plot-test-{}-unfinished",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("report.html").join("in-the-way")).unwrap();
+    let o = splitbrain(&[
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot write the report to"), "{err}");
+    assert!(
+        err.contains("  hint: nothing of this report was kept"),
+        "{err}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,24 +69,48 @@ pub fn election_messages<'a>(
     label: &str,
     elections: impl IntoIterator<Item = &'a ElectionRecord>,
 ) -> (ElectionMessages, usize) {
-    let mut totals: Vec<(String, u64)> = Vec::new();
-    let mut decided = 0usize;
-    for e in elections.into_iter().filter(|e| e.decided_ns.is_some()) {
-        decided += 1;
+    let mut tally = ElectionTally::default();
+    for e in elections {
+        tally.add(e);
+    }
+    tally.finish(label)
+}
+
+/// [`election_messages`] folded one election at a time, for results that arrive run by run
+/// and are not kept: the totals by type and the count of decided elections.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ElectionTally {
+    totals: Vec<(String, u64)>,
+    decided: usize,
+}
+
+impl ElectionTally {
+    /// Counts `e` if it was decided.
+    pub fn add(&mut self, e: &ElectionRecord) {
+        if e.decided_ns.is_none() {
+            return;
+        }
+        self.decided += 1;
         // Writes to the resource are the workload, not election traffic.
         for m in e.messages.iter().filter(|m| m.kind != "write") {
-            match totals.iter_mut().find(|(k, _)| *k == m.kind) {
+            match self.totals.iter_mut().find(|(k, _)| *k == m.kind) {
                 Some((_, total)) => *total += m.count,
-                None => totals.push((m.kind.clone(), m.count)),
+                None => self.totals.push((m.kind.clone(), m.count)),
             }
         }
     }
-    let per_kind = totals
-        .into_iter()
-        .map(|(kind, total)| (kind, total as f64 / decided as f64))
-        .collect();
-    let label = label.to_string();
-    (ElectionMessages { label, per_kind }, decided)
+
+    /// The means by type, and how many decided elections they are over.
+    pub fn finish(&self, label: &str) -> (ElectionMessages, usize) {
+        let decided = self.decided;
+        let per_kind = self
+            .totals
+            .iter()
+            .map(|(kind, total)| (kind.clone(), *total as f64 / decided as f64))
+            .collect();
+        let label = label.to_string();
+        (ElectionMessages { label, per_kind }, decided)
+    }
 }
 
 /// The share of failovers that ended with a new leader elected in the first round, over

@@ -23,11 +23,14 @@ pub mod table;
 pub mod trace;
 mod write;
 
-pub use aggregate::{election_messages, failover_series, first_round_share, FailoverMeasure};
+pub use aggregate::{
+    election_messages, failover_series, first_round_share, ElectionTally, FailoverMeasure,
+};
 pub use chart::{
     failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
-    sequence_diagram, sequence_window, CdfSeries, Chart, ChartError, ElectionMessages, LeaseWindow,
-    Objective, ScalingSeries, SEQUENCE_MAX_ARROWS,
+    sequence_diagram, sequence_diagram_of, sequence_window, CdfSeries, Chart, ChartError,
+    ElectionMessages, LeaseWindow, Objective, ScalingSeries, SequenceRecorder, SequenceTrace,
+    SEQUENCE_MAX_ARROWS,
 };
 pub use doc::{format_seeds, Block, ReportDoc, Section};
 pub use stats::Distribution;

@@ -79,7 +79,8 @@ impl Serialize for Cell {
             Cell::Uint(v) => s.serialize_u64(*v),
             // JSON has no NaN or infinity; such a value is no number and becomes null.
             Cell::Float(v) if !v.is_finite() => s.serialize_none(),
-            Cell::Float(v) => s.serialize_f64(*v),
+            // `+ 0.0` turns -0.0 into 0.0: a signed zero is no number a reader expects.
+            Cell::Float(v) => s.serialize_f64(*v + 0.0),
             Cell::Text(v) => s.serialize_str(v),
         }
     }
@@ -89,7 +90,7 @@ impl Serialize for Cell {
 fn format_float(v: f64) -> String {
     if v.is_finite() {
         // serde_json prints `1.0` for 1.0 and the shortest round-trip form otherwise.
-        serde_json::to_string(&v).expect("a finite float serialises")
+        serde_json::to_string(&(v + 0.0)).expect("a finite float serialises")
     } else {
         String::new()
     }
@@ -236,6 +237,18 @@ mod tests {
         let z = json.find("\"zeta\": 1").unwrap();
         let a = json.find("\"alpha\": null").unwrap();
         assert!(z < a, "{json}");
+    }
+
+    #[test]
+    fn a_negative_zero_is_written_as_zero_and_no_number_as_empty() {
+        let mut t = DataTable::new("t", &["a", "b", "c"]);
+        t.push(vec![(-0.0).into(), f64::NAN.into(), f64::INFINITY.into()]);
+        assert_eq!(t.to_csv(), "a,b,c\n0.0,,\n");
+        let json = t.to_json();
+        assert!(json.contains("\"a\": 0.0"), "{json}");
+        assert!(!json.contains("-0"), "{json}");
+        assert!(json.contains("\"b\": null"), "{json}");
+        assert!(json.contains("\"c\": null"), "{json}");
     }
 
     #[test]

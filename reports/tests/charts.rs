@@ -351,3 +351,41 @@ fn a_chart_name_must_be_a_file_stem() {
         assert!(matches!(err, ChartError::BadName { .. }), "{bad:?}: {err}");
     }
 }
+
+#[test]
+fn a_recorder_fed_line_by_line_draws_the_same_diagrams_keeping_only_its_windows() {
+    use splitbrain_sim::TraceSink;
+    let text = trace_text(400);
+    let events = trace(400);
+    let windows = [(900 * MS, 1600 * MS), (1700 * MS, 1750 * MS)];
+    let mut recorder = SequenceRecorder::new(&windows);
+    for line in text.lines() {
+        recorder.record(line);
+    }
+    let traces = recorder.finish_windows().unwrap();
+    assert_eq!(traces.len(), windows.len());
+    for ((from, to), window) in windows.iter().zip(&traces) {
+        let inside = events.iter().filter(|e| (*from..=*to).contains(&e.t));
+        assert_eq!(window.events_kept(), inside.count());
+        assert!(
+            window.events_kept() < events.len() / 2,
+            "only the window is kept"
+        );
+        let whole = sequence_diagram("s", "t", &events, *from, *to, &[]).unwrap();
+        let kept = sequence_diagram_of("s", "t", window, &[]).unwrap();
+        assert_eq!(kept, whole, "window {from}..={to}");
+    }
+}
+
+#[test]
+fn a_recorder_reports_the_first_line_that_is_no_trace_event() {
+    use splitbrain_sim::TraceSink;
+    let mut recorder = SequenceRecorder::new(&[(0, S)]);
+    let text = trace_text(0);
+    let mut lines = text.lines();
+    recorder.record(lines.next().unwrap());
+    recorder.record("{\"t\": 1}");
+    recorder.record(lines.next().unwrap());
+    let err = recorder.finish_windows().unwrap_err();
+    assert_eq!(err.line, 2, "{err}");
+}

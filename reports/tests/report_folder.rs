@@ -236,3 +236,31 @@ fn a_missing_chart_or_a_clash_of_names_is_an_error() {
     );
     fs::remove_dir_all(dir).unwrap();
 }
+
+/// The regular files of `dir`, by name.
+fn regular_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_failed_write_leaves_neither_partial_files_nor_a_report_of_a_mixed_folder() {
+    let dir = scratch_dir("failed-write");
+    // A report from an earlier, complete write...
+    write(&dir);
+    fs::write(dir.join("notes.txt"), "mine").unwrap();
+    // ...then a chart's file cannot be created: a folder is in the way of its temporary file.
+    fs::create_dir_all(dir.join(".messages.png.partial").join("x")).unwrap();
+    let err = write_report(&dir, &doc(), &charts(), &[summary_table()]).unwrap_err();
+    assert!(matches!(err, ReportError::Io { .. }), "{err}");
+    assert!(err.to_string().contains("messages.png"), "{err}");
+    // Nothing of the report is left, neither what this write wrote nor the earlier files
+    // under its names; other files are left alone.
+    assert_eq!(regular_files(&dir), ["notes.txt"]);
+}

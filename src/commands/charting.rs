@@ -6,26 +6,122 @@ use crate::scenario::{Objective, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
 use splitbrain_reports::{
-    election_messages, failover_series, first_round_share, CdfSeries, DataTable, Distribution,
-    ElectionMessages, FailoverMeasure, Table,
+    failover_series, first_round_share, CdfSeries, DataTable, Distribution, ElectionMessages,
+    ElectionTally, FailoverMeasure, Table,
 };
+use splitbrain_sim::report::Failover;
 use splitbrain_sim::{format_duration, FailoverOutcome, RunReport};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One run of a group: its seed and its results.
+/// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
+/// run is kept as rows of the report's per-seed tables (about 3 KB each: ~330 MB at the
+/// most); past this the work and the tables would be absurd for a report, and `hunt` is the
+/// tool for a search over many seeds.
+pub const MAX_RUNS: u64 = 100_000;
+
+/// Seeds run on every core at a time before their results are folded in: bounds the
+/// run reports held at once, whatever the count asked for.
+const CHUNK_SEEDS: u64 = 1024;
+
+/// What a group keeps of one run: its seed and the numbers the per-seed tables list. The
+/// run's report itself is folded into its [`GroupRuns`] and dropped.
 pub struct SeedRun {
     pub seed: u64,
-    pub report: RunReport,
+    pub failovers: Vec<Failover>,
+    /// The safety invariants broken, by name, space-separated (empty: none).
+    pub safety_violations: String,
+    pub liveness_failed: bool,
+    pub overlap_ns: u64,
+    pub fenced_rejections: u64,
 }
 
-/// Runs every `(seed, scenario)` (already materialised) on every core, in order.
-pub fn run_all(scenarios: Vec<(u64, Scenario)>) -> Vec<SeedRun> {
-    scenarios
-        .into_par_iter()
-        .map(|(seed, s)| {
-            let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
-            SeedRun { seed, report }
-        })
-        .collect()
+/// Per fault kind: the seeds it struck, and of them the seeds with a safety violation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KindSeeds {
+    pub with_kind: usize,
+    pub violated: usize,
+}
+
+/// The runs of one group (an algorithm of a comparison, a value of a sweep), folded in one
+/// at a time, in seed order.
+pub struct GroupRuns {
+    pub label: String,
+    pub runs: Vec<SeedRun>,
+    /// Messages of the decided failover elections (see [`failover_elections`]).
+    pub elections: ElectionTally,
+    pub fault_kinds: BTreeMap<String, KindSeeds>,
+}
+
+impl GroupRuns {
+    fn new(label: &str) -> Self {
+        Self {
+            label: label.to_string(),
+            runs: Vec::new(),
+            elections: ElectionTally::default(),
+            fault_kinds: BTreeMap::new(),
+        }
+    }
+
+    /// Folds in the report of `seed`, keeping only what the summary and tables need.
+    fn add(&mut self, seed: u64, report: RunReport) {
+        for e in failover_elections(&report) {
+            self.elections.add(e);
+        }
+        let broken: Vec<&str> = report.violated_safety().iter().map(|i| i.name()).collect();
+        let kinds: BTreeSet<&str> = report.faults.iter().map(|f| f.kind.as_str()).collect();
+        for kind in kinds {
+            let seeds = self.fault_kinds.entry(kind.to_string()).or_default();
+            seeds.with_kind += 1;
+            seeds.violated += usize::from(!broken.is_empty());
+        }
+        self.runs.push(SeedRun {
+            seed,
+            safety_violations: broken.join(" "),
+            liveness_failed: report.liveness_failed(),
+            overlap_ns: report.overlap_ns,
+            fenced_rejections: report.writes.rejected_stale,
+            failovers: report.failovers,
+        });
+    }
+}
+
+/// Runs `seeds` of the scenario `scenario_of(seed)` (already materialised) on every core, a
+/// chunk at a time, and folds each report into the group in seed order as it comes.
+pub fn run_group(
+    label: &str,
+    seeds: std::ops::RangeInclusive<u64>,
+    scenario_of: impl Fn(u64) -> Scenario + Sync,
+) -> GroupRuns {
+    let mut group = GroupRuns::new(label);
+    for chunk in seed_chunks(seeds, CHUNK_SEEDS) {
+        let reports: Vec<(u64, RunReport)> = chunk
+            .into_par_iter()
+            .map(|seed| {
+                let s = scenario_of(seed);
+                (seed, splitbrain_algorithms::run(&s.algorithm, s.sim, None))
+            })
+            .collect();
+        for (seed, report) in reports {
+            group.add(seed, report);
+        }
+    }
+    group
+}
+
+/// `seeds` cut into consecutive ranges of at most `size` (at least 1) seeds, in order.
+fn seed_chunks(
+    seeds: std::ops::RangeInclusive<u64>,
+    size: u64,
+) -> impl Iterator<Item = std::ops::RangeInclusive<u64>> {
+    let (first, last) = (*seeds.start(), *seeds.end());
+    let step = size.max(1) - 1;
+    let mut next = (first <= last).then_some(first);
+    std::iter::from_fn(move || {
+        let start = next?;
+        let end = start.saturating_add(step).min(last);
+        next = end.checked_add(1).filter(|&n| n <= last);
+        Some(start..=end)
+    })
 }
 
 /// The elections a failover chart counts: those that started at or after the first fault of
@@ -39,6 +135,32 @@ pub fn failover_elections(
         .elections
         .iter()
         .filter(move |e| e.started_ns >= first_fault)
+}
+
+/// Checks a count of seeds or trials (`flag`, like `--seeds`) for `groups` groups (`per`,
+/// like `per algorithm`): at least 1, and at most [`MAX_RUNS`] runs in all.
+pub fn check_count(flag: &str, count: u64, groups: usize, per: &str) -> Result<(), u8> {
+    if count == 0 {
+        return Err(bad_input(
+            &format!("{flag} must be at least 1"),
+            &format!("give how many to run {per}, like {flag} 100"),
+        ));
+    }
+    let groups = groups.max(1) as u64;
+    if count.saturating_mul(groups) > MAX_RUNS {
+        let most = MAX_RUNS / groups;
+        return Err(bad_input(
+            &format!(
+                "{flag} {count} {per} ({groups} of them) is more than the {MAX_RUNS} runs a \
+                 report makes"
+            ),
+            &format!(
+                "give at most {flag} {most} here; to search more seeds for a violation, use \
+                 `splitbrain hunt FILE --seeds N`"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The recovery-time objective check of one group.
@@ -73,7 +195,9 @@ pub struct GroupSummary {
     pub mean_rounds: Option<f64>,
     /// Decided failover elections behind `messages_per_election`.
     pub elections: usize,
-    pub messages_per_election: f64,
+    /// The mean messages per decided failover election; `None` (JSON `null`, an empty CSV
+    /// cell, `n/a` in tables) when no election was decided: there is nothing to average.
+    pub messages_per_election: Option<f64>,
     pub messages_by_type: Vec<(String, f64)>,
     pub mean_overlap_ns: f64,
     pub fenced_rejections: u64,
@@ -87,15 +211,14 @@ pub struct GroupSummary {
 }
 
 /// Summarises the runs of one group.
-pub fn summarise(label: &str, runs: &[SeedRun], objective: Option<&Objective>) -> GroupSummary {
-    let failovers = || runs.iter().flat_map(|r| &r.report.failovers);
+pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSummary {
+    let label = group.label.as_str();
+    let runs = group.runs.as_slice();
+    let failovers = || runs.iter().flat_map(|r| &r.failovers);
     let recovery_series = failover_series(label, failovers(), FailoverMeasure::Recovery);
     let election_series = failover_series(label, failovers(), FailoverMeasure::Election);
     let detection_series = failover_series(label, failovers(), FailoverMeasure::Detection);
-    let (messages, elections) = election_messages(
-        label,
-        runs.iter().flat_map(|r| failover_elections(&r.report)),
-    );
+    let (messages, elections) = group.elections.finish(label);
     let new_leader: Vec<u32> = failovers()
         .filter(|f| f.outcome == FailoverOutcome::NewLeader)
         .map(|f| f.rounds)
@@ -140,18 +263,31 @@ pub fn summarise(label: &str, runs: &[SeedRun], objective: Option<&Objective>) -
         first_round_share: first_round_share(failovers()),
         mean_rounds,
         elections,
-        messages_per_election: messages.per_kind.iter().map(|(_, v)| v).sum(),
+        messages_per_election: per_election_total(elections, &messages),
         messages_by_type: messages.per_kind.clone(),
-        mean_overlap_ns: runs.iter().map(|r| r.report.overlap_ns as f64).sum::<f64>() / n,
-        fenced_rejections: runs.iter().map(|r| r.report.writes.rejected_stale).sum(),
+        // A fold from +0.0: `Sum for f64` starts from -0.0.
+        mean_overlap_ns: runs.iter().fold(0.0, |sum, r| sum + r.overlap_ns as f64) / n,
+        fenced_rejections: runs.iter().map(|r| r.fenced_rejections).sum(),
         seeds_with_safety_violations: runs
             .iter()
-            .filter(|r| !r.report.violated_safety().is_empty())
+            .filter(|r| !r.safety_violations.is_empty())
             .count(),
         objective,
         recovery_series,
         messages,
     }
+}
+
+/// The mean messages per decided election (the sum of the per-type means), `None` when no
+/// election was decided. Summed from +0.0: `Sum for f64` starts from -0.0, which printed as
+/// `-0.0` messages per election when nothing was elected.
+fn per_election_total(decided: usize, messages: &ElectionMessages) -> Option<f64> {
+    (decided > 0).then(|| messages.per_kind.iter().fold(0.0, |sum, (_, v)| sum + v))
+}
+
+/// A number of messages per election for people: one decimal, `n/a` when there is none.
+pub fn per_election(v: Option<f64>) -> String {
+    v.map_or("n/a".to_string(), |v| format!("{v:.1}"))
 }
 
 /// A duration for people, `-` when there is none; `never` for an unresolved maximum.
@@ -192,7 +328,7 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             dur(g.election.map(|d| d.p99_ns)),
             share(g.first_round_share),
             g.mean_rounds.map_or("-".to_string(), |r| format!("{r:.2}")),
-            format!("{:.1}", g.messages_per_election),
+            per_election(g.messages_per_election),
         ]);
     }
     t
@@ -291,7 +427,7 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
 }
 
 /// Every failover of every run, one row each.
-pub fn failover_data(name: &str, first_column: &str, groups: &[(String, &[SeedRun])]) -> DataTable {
+pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> DataTable {
     let mut t = DataTable::new(
         name,
         &[
@@ -307,15 +443,15 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[(String, &[SeedRu
             "rounds",
         ],
     );
-    for (label, runs) in groups {
-        for r in runs.iter() {
-            for f in &r.report.failovers {
+    for group in groups {
+        for r in &group.runs {
+            for f in &r.failovers {
                 let outcome = serde_json::to_value(f.outcome)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_else(|| format!("{:?}", f.outcome));
                 t.push(vec![
-                    label.as_str().into(),
+                    group.label.as_str().into(),
                     r.seed.into(),
                     f.at_ns.into(),
                     f.cause.as_str().into(),
@@ -368,10 +504,45 @@ pub fn write(
     data: &[DataTable],
 ) -> Result<(), u8> {
     splitbrain_reports::write_report(dir, doc, charts, data).map_err(|e| {
-        eprintln!("error: cannot write the report to {}: {e}", dir.display());
+        eprintln!("error: {}", report_write_error(dir, &e));
         crate::exit::BAD_INPUT
     })?;
     Ok(())
+}
+
+/// Refuses, before any run, an output path that exists and is not a folder.
+pub fn check_out_folder(dir: &std::path::Path) -> Result<(), u8> {
+    if dir.exists() && !dir.is_dir() {
+        let e = splitbrain_reports::ReportError::NotAFolder {
+            path: dir.to_path_buf(),
+        };
+        eprintln!("error: {}", report_write_error(dir, &e));
+        return Err(crate::exit::BAD_INPUT);
+    }
+    Ok(())
+}
+
+/// The message for a report folder that could not be written, with its hint line.
+pub fn report_write_error(dir: &std::path::Path, e: &splitbrain_reports::ReportError) -> String {
+    let (what, hint) = match e {
+        splitbrain_reports::ReportError::Io { path, source } => (
+            format!("{}: {}", path.display(), crate::output::io_message(source)),
+            "nothing of this report was kept (files it had written were removed): free some \
+             space or choose another folder, and run the command again",
+        ),
+        splitbrain_reports::ReportError::NotAFolder { .. } => (
+            e.to_string(),
+            "the report is a folder of files: give a new or existing folder",
+        ),
+        _ => (
+            e.to_string(),
+            "this is a bug in splitbrain; please report it with the command",
+        ),
+    };
+    format!(
+        "cannot write the report to {}: {what}\n  hint: {hint}",
+        dir.display()
+    )
 }
 
 /// A chart error is a bug: report it as such.
@@ -391,4 +562,39 @@ pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, String> {
         ),
         None => format!("{what} makes the scenario invalid: {}", e.message()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_cut_into_chunks_that_cover_the_range_once_in_order() {
+        let chunks: Vec<_> = seed_chunks(1..=10, 4).collect();
+        assert_eq!(chunks, [1..=4, 5..=8, 9..=10]);
+        assert_eq!(seed_chunks(3..=3, 4).collect::<Vec<_>>(), [3..=3]);
+        let (first, last) = (5, 4);
+        assert_eq!(seed_chunks(first..=last, 4).count(), 0);
+        let top: Vec<_> = seed_chunks(u64::MAX - 4..=u64::MAX, 3).collect();
+        assert_eq!(top, [u64::MAX - 4..=u64::MAX - 2, u64::MAX - 1..=u64::MAX]);
+    }
+
+    #[test]
+    fn counts_from_1_to_the_most_runs_are_accepted() {
+        assert!(check_count("--seeds", 1, 3, "per algorithm").is_ok());
+        assert!(check_count("--seeds", MAX_RUNS / 4, 4, "per algorithm").is_ok());
+        assert!(check_count("--trials", MAX_RUNS, 1, "per value").is_ok());
+    }
+
+    #[test]
+    fn zero_and_counts_past_the_most_runs_are_bad_input() {
+        let bad = Err(crate::exit::BAD_INPUT);
+        assert_eq!(check_count("--seeds", 0, 3, "per algorithm"), bad);
+        assert_eq!(check_count("--trials", MAX_RUNS + 1, 1, "per value"), bad);
+        assert_eq!(
+            check_count("--seeds", MAX_RUNS / 2 + 1, 2, "per algorithm"),
+            bad
+        );
+        assert_eq!(check_count("--seeds", u64::MAX, 6, "per algorithm"), bad);
+    }
 }

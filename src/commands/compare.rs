@@ -5,18 +5,18 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some algorithm misses it
 //! (safety violations are results to compare here, not a mismatch: they are in the report).
 
-use super::charting::{self, GroupSummary, SeedRun};
+use super::charting::{self, GroupRuns, GroupSummary};
 use crate::cli::CompareArgs;
 use crate::exit;
 use crate::scenario::{self, Scenario};
+use rayon::prelude::*;
 use serde::Serialize;
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
-    messages_vs_cluster_size, parse_trace, sequence_diagram, sequence_window, Chart, DataTable,
-    ReportDoc, ScalingSeries, Section, Table,
+    messages_vs_cluster_size, sequence_diagram_of, sequence_window, Chart, DataTable, ReportDoc,
+    ScalingSeries, Section, SequenceRecorder, Table,
 };
-use splitbrain_sim::JsonLinesWriter;
 use std::collections::BTreeSet;
 
 /// Seeds per algorithm and size for the message-count-versus-size chart.
@@ -41,12 +41,6 @@ pub fn run(args: &CompareArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    if args.seeds == 0 {
-        return charting::bad_input(
-            "--seeds must be at least 1",
-            "compare 1..=N seeds, like --seeds 20",
-        );
-    }
     let mut algorithms: Vec<AlgorithmConfig> = Vec::new();
     for name in &args.algorithms {
         let config = if scenario.algorithm.name() == name.to_ascii_lowercase() {
@@ -73,22 +67,42 @@ pub fn run(args: &CompareArgs) -> u8 {
     if algorithms.is_empty() {
         return charting::bad_input("no algorithms to compare", "--algorithms raft,bully,ring");
     }
+    let counted = charting::check_count("--seeds", args.seeds, algorithms.len(), "per algorithm");
+    if let Err(code) = counted {
+        return code;
+    }
+    if let Err(code) = charting::check_out_folder(&args.out) {
+        return code;
+    }
+    if let Some(&n) = args
+        .sizes
+        .iter()
+        .find(|&&n| n as u64 > crate::scenario::MAX_NODES)
+    {
+        return charting::bad_input(
+            &format!("--sizes {n} is more nodes than a scenario may have"),
+            &format!(
+                "give cluster sizes from 3 to {} (smaller ones count as 3), like --sizes 3,5,9",
+                crate::scenario::MAX_NODES
+            ),
+        );
+    }
     let command = command_line(args);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
 
-    // The runs: every algorithm on every seed.
-    let mut groups: Vec<(String, Vec<SeedRun>)> = Vec::new();
-    for alg in &algorithms {
-        let with_alg = with_algorithm(&scenario, alg);
-        let jobs = seeds
-            .iter()
-            .map(|&seed| (seed, crate::hunt::materialize(&with_alg, seed)))
-            .collect();
-        groups.push((alg.name().to_string(), charting::run_all(jobs)));
-    }
+    // The runs: every algorithm on every seed, each folded in as it completes.
+    let groups: Vec<GroupRuns> = algorithms
+        .iter()
+        .map(|alg| {
+            let with_alg = with_algorithm(&scenario, alg);
+            charting::run_group(alg.name(), 1..=args.seeds, |seed| {
+                crate::hunt::materialize(&with_alg, seed)
+            })
+        })
+        .collect();
     let summaries: Vec<GroupSummary> = groups
         .iter()
-        .map(|(label, runs)| charting::summarise(label, runs, scenario.objective.as_ref()))
+        .map(|g| charting::summarise(g, scenario.objective.as_ref()))
         .collect();
 
     let mut charts: Vec<Chart> = Vec::new();
@@ -222,7 +236,7 @@ fn build(
     args: &CompareArgs,
     scenario: &Scenario,
     algorithms: &[AlgorithmConfig],
-    groups: &[(String, Vec<SeedRun>)],
+    groups: &[GroupRuns],
     summaries: &[GroupSummary],
     charts: &mut Vec<Chart>,
     data: &mut Vec<DataTable>,
@@ -315,7 +329,7 @@ fn build(
         counts.push(vec![
             g.label.clone(),
             g.elections.to_string(),
-            format!("{:.1}", g.messages_per_election),
+            charting::per_election(g.messages_per_election),
         ]);
     }
     sections.push(
@@ -363,33 +377,17 @@ fn build(
     let sizes: BTreeSet<usize> = args.sizes.iter().map(|&n| n.max(3)).collect();
     for alg in algorithms {
         let base = with_algorithm(scenario, alg);
-        let mut jobs = Vec::new();
-        for &n in &sizes {
-            if let Some(s) = base.resized(n) {
-                for seed in 1..=SIZE_SEEDS {
-                    jobs.push((
-                        n as u64 * 1_000_000 + seed,
-                        crate::hunt::materialize(&s, seed),
-                    ));
-                }
-            }
-        }
-        let runs = charting::run_all(jobs);
-        let mut points = Vec::new();
-        for &n in &sizes {
-            let of_size: Vec<&SeedRun> = runs
-                .iter()
-                .filter(|r| r.seed / 1_000_000 == n as u64)
-                .collect();
-            let (total, decided) = of_size
-                .iter()
-                .flat_map(|r| &r.report.elections)
-                .filter(|e| e.decided_ns.is_some())
-                .fold((0u64, 0u64), |(t, d), e| (t + e.total_messages(), d + 1));
-            if decided > 0 {
-                points.push((n as u64, total as f64 / decided as f64));
-            }
-        }
+        let jobs: Vec<(usize, Scenario)> = sizes
+            .iter()
+            .filter_map(|&n| Some((n, base.resized(n)?)))
+            .collect();
+        let points = jobs
+            .into_par_iter()
+            .filter_map(|(n, s)| {
+                let (total, decided) = messages_at_size(&s);
+                (decided > 0).then(|| (n as u64, total as f64 / decided as f64))
+            })
+            .collect();
         scaling.push(ScalingSeries {
             label: alg.name().to_string(),
             points,
@@ -419,8 +417,7 @@ fn build(
     );
     for alg in algorithms {
         let s = crate::hunt::materialize(&with_algorithm(scenario, alg), 1);
-        let mut writer = JsonLinesWriter::new(Vec::<u8>::new());
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), Some(&mut writer));
+        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
         let name = format!("timeline_{}", alg.name());
         charts.push(leadership_timeline(
             &name,
@@ -430,21 +427,21 @@ fn build(
             &report.lease_spans,
         )?);
         seed_one = seed_one.chart(name);
-        let text = String::from_utf8_lossy(&writer.into_inner()).into_owned();
         let Some(f) = report.failovers.first() else {
             continue;
         };
-        let Ok(events) = parse_trace(&text) else {
+        let window = sequence_window(f.at_ns, f.recovery_ns.map(|r| f.at_ns + r));
+        // The run again, keeping of its trace only the window (not the whole trace).
+        let mut recorder = SequenceRecorder::new(&[window]);
+        splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), Some(&mut recorder));
+        let Some(trace) = recorder.finish_windows().ok().and_then(|mut w| w.pop()) else {
             continue;
         };
-        let (from, to) = sequence_window(f.at_ns, f.recovery_ns.map(|r| f.at_ns + r));
         let name = format!("sequence_{}", alg.name());
-        charts.push(sequence_diagram(
+        charts.push(sequence_diagram_of(
             &name,
             &format!("Messages around the first failover: {}, seed 1", alg.name()),
-            &events,
-            from,
-            to,
+            &trace,
             &[],
         )?);
         seed_one = seed_one.chart(name);
@@ -452,25 +449,34 @@ fn build(
     sections.push(seed_one);
 
     data.push(charting::summary_data("summary", "algorithm", summaries));
-    let borrowed: Vec<(String, &[SeedRun])> = groups
-        .iter()
-        .map(|(l, r)| (l.clone(), r.as_slice()))
-        .collect();
-    data.push(charting::failover_data("failovers", "algorithm", &borrowed));
+    data.push(charting::failover_data("failovers", "algorithm", groups));
     data.push(seed_data(groups));
     Ok(sections)
 }
 
+/// Messages and decided elections (start-up ones included) over seeds 1..=[`SIZE_SEEDS`]
+/// of `scenario`.
+fn messages_at_size(scenario: &Scenario) -> (u64, u64) {
+    let mut sums = (0u64, 0u64);
+    for seed in 1..=SIZE_SEEDS {
+        let s = crate::hunt::materialize(scenario, seed);
+        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None);
+        for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
+            sums = (sums.0 + e.total_messages(), sums.1 + 1);
+        }
+    }
+    sums
+}
+
 /// Fault kind x algorithm: seeds with any safety violation / seeds with that kind.
-fn safety_by_kind(groups: &[(String, Vec<SeedRun>)]) -> (Table, DataTable) {
+fn safety_by_kind(groups: &[GroupRuns]) -> (Table, DataTable) {
     let kinds: BTreeSet<&str> = groups
         .iter()
-        .flat_map(|(_, runs)| runs)
-        .flat_map(|r| &r.report.faults)
-        .map(|f| f.kind.as_str())
+        .flat_map(|g| g.fault_kinds.keys())
+        .map(String::as_str)
         .collect();
     let mut header = vec!["fault kind"];
-    header.extend(groups.iter().map(|(l, _)| l.as_str()));
+    header.extend(groups.iter().map(|g| g.label.as_str()));
     let mut table = Table::new(&header);
     let mut data = DataTable::new(
         "safety_by_fault_kind",
@@ -483,21 +489,14 @@ fn safety_by_kind(groups: &[(String, Vec<SeedRun>)]) -> (Table, DataTable) {
     );
     for kind in kinds {
         let mut row = vec![kind.to_string()];
-        for (label, runs) in groups {
-            let with: Vec<&SeedRun> = runs
-                .iter()
-                .filter(|r| r.report.faults.iter().any(|f| f.kind == kind))
-                .collect();
-            let bad = with
-                .iter()
-                .filter(|r| !r.report.violated_safety().is_empty())
-                .count();
-            row.push(format!("{bad}/{}", with.len()));
+        for g in groups {
+            let seeds = g.fault_kinds.get(kind).copied().unwrap_or_default();
+            row.push(format!("{}/{}", seeds.violated, seeds.with_kind));
             data.push(vec![
                 kind.into(),
-                label.as_str().into(),
-                with.len().into(),
-                bad.into(),
+                g.label.as_str().into(),
+                seeds.with_kind.into(),
+                seeds.violated.into(),
             ]);
         }
         table.push(row);
@@ -506,7 +505,7 @@ fn safety_by_kind(groups: &[(String, Vec<SeedRun>)]) -> (Table, DataTable) {
 }
 
 /// Per algorithm and seed: the numbers behind the safety section.
-fn seed_data(groups: &[(String, Vec<SeedRun>)]) -> DataTable {
+fn seed_data(groups: &[GroupRuns]) -> DataTable {
     let mut t = DataTable::new(
         "seeds",
         &[
@@ -519,22 +518,16 @@ fn seed_data(groups: &[(String, Vec<SeedRun>)]) -> DataTable {
             "failovers",
         ],
     );
-    for (label, runs) in groups {
-        for r in runs {
-            let broken: Vec<&str> = r
-                .report
-                .violated_safety()
-                .iter()
-                .map(|i| i.name())
-                .collect();
+    for g in groups {
+        for r in &g.runs {
             t.push(vec![
-                label.as_str().into(),
+                g.label.as_str().into(),
                 r.seed.into(),
-                broken.join(" ").into(),
-                u64::from(r.report.liveness_failed()).into(),
-                r.report.overlap_ns.into(),
-                r.report.writes.rejected_stale.into(),
-                r.report.failovers.len().into(),
+                r.safety_violations.as_str().into(),
+                u64::from(r.liveness_failed).into(),
+                r.overlap_ns.into(),
+                r.fenced_rejections.into(),
+                r.failovers.len().into(),
             ]);
         }
     }

@@ -2,10 +2,11 @@
 
 use crate::scenario::Scenario;
 use splitbrain_reports::{
-    election_messages, leadership_timeline, messages_per_election, parse_trace, sequence_diagram,
-    sequence_window, write_report, Block, Chart, ReportDoc, Section, Table,
+    election_messages, leadership_timeline, messages_per_election, sequence_diagram_of,
+    sequence_window, write_report, Block, Chart, ReportDoc, Section, SequenceRecorder,
+    SequenceTrace, Table,
 };
-use splitbrain_sim::{format_duration, JsonLinesWriter, RunReport};
+use splitbrain_sim::{format_duration, RunReport};
 use std::path::{Path, PathBuf};
 
 /// How many failovers get a sequence diagram.
@@ -18,7 +19,6 @@ pub fn write_plots(
     dir: &Path,
     command: &str,
 ) -> Result<Vec<PathBuf>, String> {
-    let events = traced_events(scenario)?;
     let title = format!("{}, seed {}", scenario.name, scenario.sim.seed);
     let chart_error = |e: splitbrain_reports::ChartError| format!("cannot draw a chart: {e}");
     let mut charts: Vec<Chart> = Vec::new();
@@ -32,30 +32,12 @@ pub fn write_plots(
         )
         .map_err(chart_error)?,
     );
-    for (i, f) in report.failovers.iter().take(SEQUENCES_SHOWN).enumerate() {
-        let settled = f.recovery_ns.or(f.election_ns).map(|d| f.at_ns + d);
-        let (from, to) = sequence_window(f.at_ns, settled);
-        let name = format!("sequence-failover-{}", i + 1);
-        let caption = format!(
-            "Messages around the failover at {} ({})",
-            format_duration(f.at_ns),
-            f.cause
-        );
+    let sequences = sequence_plans(report);
+    let windows: Vec<(u64, u64)> = sequences.iter().map(|p| p.window).collect();
+    let traces = windows_of_trace(scenario, &windows)?;
+    for (plan, trace) in sequences.iter().zip(&traces) {
         charts
-            .push(sequence_diagram(&name, &caption, &events, from, to, &[]).map_err(chart_error)?);
-    }
-    if report.failovers.is_empty() {
-        if let Some(e) = report.elections.first() {
-            let (from, to) = sequence_window(e.started_ns, e.decided_ns);
-            let caption = format!(
-                "Messages of the first election, from {}",
-                format_duration(e.started_ns)
-            );
-            charts.push(
-                sequence_diagram("sequence-election", &caption, &events, from, to, &[])
-                    .map_err(chart_error)?,
-            );
-        }
+            .push(sequence_diagram_of(&plan.name, &plan.caption, trace, &[]).map_err(chart_error)?);
     }
     let (per_election, decided) = election_messages(&report.algorithm, &report.elections);
     if decided > 0 {
@@ -82,18 +64,70 @@ pub fn write_plots(
         ],
         sections: sections(report, &charts),
     };
-    write_report(dir, &doc, &charts, &[])
-        .map_err(|e| format!("cannot write the report to {}: {e}", dir.display()))
+    write_report(dir, &doc, &charts, &[]).map_err(|e| super::charting::report_write_error(dir, &e))
 }
 
-/// Runs the scenario again with a trace kept in memory, and parses it.
-fn traced_events(scenario: &Scenario) -> Result<Vec<splitbrain_reports::TraceEvent>, String> {
-    let mut buffer = Vec::new();
-    let mut writer = JsonLinesWriter::new(&mut buffer);
-    splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
-    drop(writer);
-    let text = String::from_utf8(buffer).map_err(|e| format!("the trace is not text: {e}"))?;
-    parse_trace(&text).map_err(|e| format!("cannot read the trace back: {e}"))
+/// A sequence diagram to draw: its file stem, caption and window of true time.
+struct SequencePlan {
+    name: String,
+    caption: String,
+    window: (u64, u64),
+}
+
+/// The sequence diagrams of a run: around each of its first failovers or, without one,
+/// its first election.
+fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
+    let mut plans: Vec<SequencePlan> = report
+        .failovers
+        .iter()
+        .take(SEQUENCES_SHOWN)
+        .enumerate()
+        .map(|(i, f)| {
+            let settled = f.recovery_ns.or(f.election_ns).map(|d| f.at_ns + d);
+            SequencePlan {
+                name: format!("sequence-failover-{}", i + 1),
+                caption: format!(
+                    "Messages around the failover at {} ({})",
+                    format_duration(f.at_ns),
+                    f.cause
+                ),
+                window: sequence_window(f.at_ns, settled),
+            }
+        })
+        .collect();
+    if report.failovers.is_empty() {
+        if let Some(e) = report.elections.first() {
+            plans.push(SequencePlan {
+                name: "sequence-election".to_string(),
+                caption: format!(
+                    "Messages of the first election, from {}",
+                    format_duration(e.started_ns)
+                ),
+                window: sequence_window(e.started_ns, e.decided_ns),
+            });
+        }
+    }
+    plans
+}
+
+/// Runs the scenario again and keeps, of its trace, only what the sequence diagrams of
+/// `windows` draw: memory stays flat in the length of the run (no trace is kept whole).
+fn windows_of_trace(
+    scenario: &Scenario,
+    windows: &[(u64, u64)],
+) -> Result<Vec<SequenceTrace>, String> {
+    if windows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut recorder = SequenceRecorder::new(windows);
+    splitbrain_algorithms::run(
+        &scenario.algorithm,
+        scenario.sim.clone(),
+        Some(&mut recorder),
+    );
+    recorder
+        .finish_windows()
+        .map_err(|e| format!("cannot read the trace back: {e}"))
 }
 
 fn opt(ns: Option<u64>) -> String {

@@ -11,7 +11,7 @@
 //!
 //! Exit code: 0, or 3 when the scenario states an objective and some value misses it.
 
-use super::charting::{self, GroupSummary, SeedRun};
+use super::charting::{self, GroupRuns, GroupSummary};
 use crate::cli::SweepArgs;
 use crate::exit;
 use crate::scenario::{self, Scenario};
@@ -70,16 +70,22 @@ impl Param {
     }
 
     /// The form of a value, for hints.
-    fn form(self) -> &'static str {
-        match self {
+    fn form(self) -> String {
+        let form = match self {
             Param::ElectionTimeout => "a range MIN..MAX of durations, like 150ms..300ms",
             Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout | Param::Lease => {
                 "a duration longer than zero, like 50ms"
             }
-            Param::Nodes => "an integer of at least 1, like 5",
+            Param::Nodes => {
+                return format!(
+                    "an integer from 1 to {} (the largest cluster a scenario may ask for), like 5",
+                    scenario::MAX_NODES
+                )
+            }
             Param::Loss => "a probability from 0 to 1, like 0.05",
             Param::Latency => "a range MIN..MAX of durations (uniform), like 1ms..10ms, or one duration (constant), like 5ms",
-        }
+        };
+        form.to_string()
     }
 
     /// The algorithms the parameter belongs to (`None`: every algorithm).
@@ -277,6 +283,15 @@ fn heartbeat_ns(alg: &AlgorithmConfig) -> u64 {
     }
 }
 
+/// The scenario with every explicit fault shifted by `offset_ns`.
+fn shifted(scenario: &Scenario, offset_ns: u64) -> Scenario {
+    let mut s = scenario.clone();
+    for f in &mut s.sim.faults {
+        f.at_ns = f.at_ns.saturating_add(offset_ns);
+    }
+    s
+}
+
 /// The offset of trial `seed`: uniform in `[0, heartbeat)`, the same phase for every value.
 pub fn trial_offset(seed: u64, heartbeat_ns: u64) -> u64 {
     let u = SimRng::stream(seed, StreamId::SETUP ^ 0x5eed).next_u64();
@@ -303,11 +318,11 @@ pub fn run(args: &SweepArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    if args.trials == 0 {
-        return charting::bad_input(
-            "--trials must be at least 1",
-            "run trials 1..=N per value, like --trials 100",
-        );
+    if let Err(code) = charting::check_count("--trials", args.trials, values.len(), "per value") {
+        return code;
+    }
+    if let Err(code) = charting::check_out_folder(&args.out) {
+        return code;
     }
     let scenario = match scenario::load(&args.file) {
         Ok(s) => s,
@@ -332,31 +347,19 @@ pub fn run(args: &SweepArgs) -> u8 {
         variants.push((label.clone(), s));
     }
     let trials: Vec<u64> = (1..=args.trials).collect();
-    let mut groups: Vec<(String, Vec<SeedRun>)> = Vec::new();
-    let mut offsets: Vec<(String, u64, u64)> = Vec::new();
-    for (label, s) in &variants {
-        let hb = heartbeat_ns(&s.algorithm);
-        let mut jobs = Vec::new();
-        for &seed in &trials {
-            let offset = trial_offset(seed, hb);
-            offsets.push((label.clone(), seed, offset));
-            let mut shifted = s.clone();
-            for f in &mut shifted.sim.faults {
-                f.at_ns += offset;
-            }
-            jobs.push((seed, crate::hunt::materialize(&shifted, seed)));
-        }
-        groups.push((label.clone(), charting::run_all(jobs)));
-    }
+    let groups: Vec<GroupRuns> = variants
+        .iter()
+        .map(|(label, s)| {
+            let hb = heartbeat_ns(&s.algorithm);
+            charting::run_group(label, 1..=args.trials, |seed| {
+                crate::hunt::materialize(&shifted(s, trial_offset(seed, hb)), seed)
+            })
+        })
+        .collect();
     let summaries: Vec<GroupSummary> = groups
         .iter()
-        .map(|(label, runs)| {
-            let objective = variants
-                .iter()
-                .find(|(l, _)| l == label)
-                .and_then(|(_, s)| s.objective.as_ref());
-            charting::summarise(label, runs, objective)
-        })
+        .zip(&variants)
+        .map(|(g, (_, s))| charting::summarise(g, s.objective.as_ref()))
         .collect();
     let missed = summaries
         .iter()
@@ -379,7 +382,7 @@ pub fn run(args: &SweepArgs) -> u8 {
     ]
     .join(" ");
 
-    let built = build(&scenario, param, &variants, &groups, &summaries, &offsets);
+    let built = build(&scenario, param, &variants, &groups, &summaries);
     let (sections, charts, data) = match built {
         Ok(b) => b,
         Err(e) => return charting::chart_failed(e),
@@ -440,9 +443,8 @@ fn build(
     scenario: &Scenario,
     param: Param,
     variants: &[(String, Scenario)],
-    groups: &[(String, Vec<SeedRun>)],
+    groups: &[GroupRuns],
     summaries: &[GroupSummary],
-    offsets: &[(String, u64, u64)],
 ) -> Result<Built, splitbrain_reports::ChartError> {
     let mut charts = Vec::new();
     let mut data = Vec::new();
@@ -515,8 +517,7 @@ fn build(
         let points: Vec<(u64, f64)> = variants
             .iter()
             .zip(summaries)
-            .filter(|(_, g)| g.elections > 0)
-            .map(|((_, s), g)| (s.sim.members as u64, g.messages_per_election))
+            .filter_map(|((_, s), g)| Some((s.sim.members as u64, g.messages_per_election?)))
             .collect();
         charts.push(messages_vs_cluster_size(
             "messages_vs_cluster_size",
@@ -532,11 +533,7 @@ fn build(
     sections.push(messages);
 
     data.push(charting::summary_data("summary", "value", summaries));
-    let borrowed: Vec<(String, &[SeedRun])> = groups
-        .iter()
-        .map(|(l, r)| (l.clone(), r.as_slice()))
-        .collect();
-    data.push(charting::failover_data("failovers", "value", &borrowed));
+    data.push(charting::failover_data("failovers", "value", groups));
     let mut t = DataTable::new(
         "trials",
         &[
@@ -547,21 +544,17 @@ fn build(
             "safety_violations",
         ],
     );
-    for ((label, seed, offset), run) in offsets.iter().zip(groups.iter().flat_map(|(_, runs)| runs))
-    {
-        let broken: Vec<&str> = run
-            .report
-            .violated_safety()
-            .iter()
-            .map(|i| i.name())
-            .collect();
-        t.push(vec![
-            label.as_str().into(),
-            (*seed).into(),
-            (*offset).into(),
-            run.report.failovers.len().into(),
-            broken.join(" ").into(),
-        ]);
+    for (group, (_, s)) in groups.iter().zip(variants) {
+        let hb = heartbeat_ns(&s.algorithm);
+        for run in &group.runs {
+            t.push(vec![
+                group.label.as_str().into(),
+                run.seed.into(),
+                trial_offset(run.seed, hb).into(),
+                run.failovers.len().into(),
+                run.safety_violations.as_str().into(),
+            ]);
+        }
     }
     data.push(t);
     Ok((sections, charts, data))

@@ -13,7 +13,10 @@ mod timeline;
 
 pub use cdf::{failover_cdf, CdfSeries, Objective};
 pub use cluster::{messages_vs_cluster_size, ScalingSeries};
-pub use sequence::{sequence_diagram, sequence_window, SEQUENCE_MAX_ARROWS};
+pub use sequence::{
+    sequence_diagram, sequence_diagram_of, sequence_window, SequenceRecorder, SequenceTrace,
+    SEQUENCE_MAX_ARROWS,
+};
 pub use stacked::{messages_per_election, ElectionMessages};
 pub use timeline::{leadership_timeline, LeaseWindow};
 

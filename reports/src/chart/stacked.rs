@@ -80,7 +80,8 @@ impl Figure for StackedFigure<'_> {
         let totals: Vec<f64> = self
             .groups
             .iter()
-            .map(|g| g.per_kind.iter().map(|(_, m)| m.max(0.0)).sum())
+            // From +0.0: `Sum for f64` starts from -0.0.
+            .map(|g| g.per_kind.iter().fold(0.0, |sum, (_, m)| sum + m.max(0.0)))
             .collect();
         let max_total = totals.iter().copied().fold(0.0, f64::max);
         let y_max = if max_total > 0.0 {
@@ -153,8 +154,14 @@ impl Figure for StackedFigure<'_> {
                 base = top;
             }
             let (px, py) = chart.backend_coord(&(x, *total));
+            // A group without messages had no decided election: no mean to show.
+            let total_label = if group.per_kind.is_empty() {
+                "n/a".to_string()
+            } else {
+                tick(*total, 0.1)
+            };
             canvas.draw(&Text::new(
-                tick(*total, 0.1),
+                total_label,
                 (px, py - 6),
                 text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
             ))?;

@@ -2,8 +2,11 @@
 //! This module replays the trace into lanes, arrows and markers; `figure` draws them on a
 //! time axis (`time_axis`) that gives bursts of messages the room.
 
+mod capture;
 mod figure;
 mod time_axis;
+
+pub use capture::{SequenceRecorder, SequenceTrace};
 
 use super::{render, Chart, ChartError};
 use crate::table::{Cell, DataTable};
@@ -11,7 +14,6 @@ use crate::trace::TraceEvent;
 use figure::SequenceFigure;
 use plotters::style::RGBColor;
 use splitbrain_sim::{Nanos, NANOS_PER_MILLI};
-use std::collections::BTreeSet;
 
 /// At most this many message arrows are drawn; the chart says so when it leaves some out.
 pub const SEQUENCE_MAX_ARROWS: usize = 150;
@@ -116,34 +118,40 @@ pub fn sequence_diagram(
     to_ns: Nanos,
     node_names: &[String],
 ) -> Result<Chart, ChartError> {
-    let (from_ns, to_ns) = (from_ns.min(to_ns), to_ns.max(from_ns));
-    let ids: BTreeSet<u32> = events
-        .iter()
-        .flat_map(|e| e.node.into_iter().chain(e.from))
-        .collect();
-    let ids: Vec<u32> = ids.into_iter().collect();
-    let lane_of = |id: u32| ids.binary_search(&id).expect("every id has a lane");
-    let resources: BTreeSet<u32> = events
-        .iter()
-        .filter(|e| e.ev.starts_with("write_"))
-        .filter_map(|e| e.node)
-        .collect();
+    let mut recorder = SequenceRecorder::new(&[(from_ns, to_ns)]);
+    for e in events {
+        recorder.observe(e);
+    }
+    let window = recorder
+        .finish_windows()
+        .expect("events already parsed")
+        .pop()
+        .expect("one window asked, one given");
+    sequence_diagram_of(name, title, &window, node_names)
+}
 
-    // Replay the state before the window.
+/// [`sequence_diagram`] of a window gathered by a [`SequenceRecorder`] as the run went, without
+/// keeping the whole trace.
+pub fn sequence_diagram_of(
+    name: &str,
+    title: &str,
+    window: &SequenceTrace,
+    node_names: &[String],
+) -> Result<Chart, ChartError> {
+    let (from_ns, to_ns) = (window.from_ns, window.to_ns);
+    let ids: Vec<u32> = window.ids.iter().copied().collect();
+    let lane_of = |id: u32| ids.binary_search(&id).expect("every id has a lane");
+    let resources = &window.resources;
+
+    // The state before the window.
     let n = ids.len();
     let (mut leader, mut down, mut term) = (vec![false; n], vec![false; n], vec![None; n]);
-    for e in events.iter().filter(|e| e.t < from_ns) {
-        if let Some(id) = e.node {
-            let lane = lane_of(id);
-            match e.ev.as_str() {
-                "crash" => down[lane] = true,
-                "restart" => down[lane] = false,
-                _ => {}
-            }
-            if !resources.contains(&id) {
-                leader[lane] = e.leader;
-                term[lane] = e.term.or(term[lane]);
-            }
+    for (&id, state) in &window.before {
+        let lane = lane_of(id);
+        down[lane] = state.down;
+        if !resources.contains(&id) {
+            leader[lane] = state.leader;
+            term[lane] = state.term;
         }
     }
     let mut lanes: Vec<Lane> = ids
@@ -178,7 +186,7 @@ pub fn sequence_diagram(
     let mut markers = Vec::new();
     let mut rules = Vec::new();
     let mut down_since: Vec<Option<Nanos>> = down.iter().map(|&d| d.then_some(from_ns)).collect();
-    for e in events.iter().filter(|e| (from_ns..=to_ns).contains(&e.t)) {
+    for e in &window.events {
         let Some(id) = e.node else {
             match e.ev.as_str() {
                 "fault" => rules.push(Rule {
