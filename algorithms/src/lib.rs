@@ -121,28 +121,56 @@ impl AlgorithmConfig {
         )
     }
 
-    /// The shortest timing in the settings: no process of the algorithm acts on its own
-    /// timers more often than this, at least 1 ns (the basis of [`expected_events`]).
-    pub fn shortest_timing_ns(&self) -> Nanos {
-        let timings = match self {
-            AlgorithmConfig::Raft(c) => vec![c.heartbeat_ns, c.election_timeout_min_ns],
-            AlgorithmConfig::Bully(c) => vec![
-                c.heartbeat_ns,
-                c.failure_timeout_ns,
-                c.answer_timeout_ns,
-                c.coordinator_timeout_ns,
+    /// Every timing in the settings, each with its field name in a scenario file (a range's
+    /// ends as `name[0]` and `name[1]`).
+    pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
+        match self {
+            AlgorithmConfig::Raft(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("election_timeout[0]", c.election_timeout_min_ns),
+                ("election_timeout[1]", c.election_timeout_max_ns),
             ],
-            AlgorithmConfig::Ring(c) => {
-                vec![c.heartbeat_ns, c.failure_timeout_ns, c.ack_timeout_ns]
-            }
-            AlgorithmConfig::Etcd(c) => vec![c.keepalive_ns, c.ttl_ns, c.min_ttl_ns],
-            // Clients ping every third of the negotiated session timeout; the server ticks.
-            AlgorithmConfig::ZooKeeper(c) => vec![c.tick_ns, c.negotiated_timeout_ns() / 3],
-            AlgorithmConfig::K8sLease(c) => {
-                vec![c.retry_period_ns, c.renew_deadline_ns, c.lease_duration_ns]
-            }
-        };
-        timings.into_iter().min().unwrap_or(1).max(1)
+            AlgorithmConfig::Bully(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("failure_timeout", c.failure_timeout_ns),
+                ("answer_timeout", c.answer_timeout_ns),
+                ("coordinator_timeout", c.coordinator_timeout_ns),
+            ],
+            AlgorithmConfig::Ring(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("failure_timeout", c.failure_timeout_ns),
+                ("ack_timeout", c.ack_timeout_ns),
+            ],
+            AlgorithmConfig::Etcd(c) => vec![
+                ("keepalive", c.keepalive_ns),
+                ("ttl", c.ttl_ns),
+                ("min_ttl", c.min_ttl_ns),
+            ],
+            AlgorithmConfig::ZooKeeper(c) => vec![
+                ("tick", c.tick_ns),
+                ("session_timeout", c.session_timeout_ns),
+            ],
+            AlgorithmConfig::K8sLease(c) => vec![
+                ("retry_period", c.retry_period_ns),
+                ("renew_deadline", c.renew_deadline_ns),
+                ("lease_duration", c.lease_duration_ns),
+            ],
+        }
+    }
+
+    /// The shortest timing in the settings, with its field name, at least 1 ns: no process
+    /// of the algorithm acts on its own timers more often (the basis of [`expected_events`]).
+    pub fn shortest_timing(&self) -> (&'static str, Nanos) {
+        let mut timings = self.timings();
+        if let AlgorithmConfig::ZooKeeper(c) = self {
+            // Clients ping every third of the negotiated session timeout.
+            timings.push(("session_timeout", c.negotiated_timeout_ns() / 3));
+        }
+        let (name, ns) = timings
+            .into_iter()
+            .min_by_key(|(_, ns)| *ns)
+            .unwrap_or(("", 1));
+        (name, ns.max(1))
     }
 
     /// The algorithm's short name.
@@ -179,7 +207,7 @@ pub fn run(
 /// and the workload. Validation refuses runs whose estimate is absurd, and `run` shows a
 /// progress bar for long ones.
 pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
-    let mut period_ns = algorithm.shortest_timing_ns();
+    let mut period_ns = algorithm.shortest_timing().1;
     if config.write_every_ns > 0 {
         period_ns = period_ns.min(config.write_every_ns);
     }

@@ -149,8 +149,8 @@ impl FaultSpec {
             self.heal_after_ns,
             self.action.built_in_duration(),
         ) {
-            (_, _, Some(d)) => Some(self.at_ns + d),
-            (_, Some(h), None) => Some(self.at_ns + h),
+            (_, _, Some(d)) => Some(self.at_ns.saturating_add(d)),
+            (_, Some(h), None) => Some(self.at_ns.saturating_add(h)),
             (FaultAction::Crash(_), None, None) | (FaultAction::Partition(_), None, None) => None,
             (FaultAction::Loss(_) | FaultAction::Duplicate(_), None, None) => None,
             _ => Some(self.at_ns),

@@ -44,11 +44,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self.fault_nodes[index] = nodes;
         if let Some(after_ns) = spec.heal_after_ns.filter(|_| spec.action.can_heal()) {
             self.pending_heals += 1;
-            self.push_event(self.now + after_ns, EventData::HealFault(index));
+            self.push_event(
+                self.now.saturating_add(after_ns),
+                EventData::HealFault(index),
+            );
         }
         if let Some(d) = spec.action.built_in_duration() {
             if matches!(spec.action, FaultAction::Pause(..)) {
-                self.record_mut(index).healed_at_ns = Some(self.now + d);
+                self.record_mut(index).healed_at_ns = Some(self.now.saturating_add(d));
             }
         }
         self.faults_fired += 1;
@@ -259,9 +262,11 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn heals_at(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
         match action {
-            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => Some(self.now + d),
+            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => {
+                Some(self.now.saturating_add(*d))
+            }
             FaultAction::Resign(_) => Some(self.now),
-            FaultAction::Partition(_) => heal_after_ns.map(|h| self.now + h),
+            FaultAction::Partition(_) => heal_after_ns.map(|h| self.now.saturating_add(h)),
             _ => None,
         }
     }

@@ -278,7 +278,8 @@ impl<'t, P: Process> Sim<'t, P> {
     ) -> Vec<NodeState<P::Msg, P::Timer>> {
         let mut clock_rng = SimRng::stream(config.seed, StreamId::CLOCKS);
         let max_drift = i64::from(config.clocks.max_drift_ppm);
-        let max_offset = config.clocks.max_offset_ns as i64;
+        // Validation keeps the bound far below `i64::MAX`; saturate if handed more.
+        let max_offset = i64::try_from(config.clocks.max_offset_ns).unwrap_or(i64::MAX);
         (0..count)
             .map(|index| {
                 // Always draw both, so an explicit override does not shift other nodes' draws.
