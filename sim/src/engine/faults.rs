@@ -82,8 +82,12 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Heal => self.network.heal_all(),
             FaultAction::ClockJump(_, delta) => {
                 for node in nodes {
+                    let before = self.nodes[node.index()].clock.local_at(self.now);
                     self.nodes[node.index()].clock.jump(self.now, *delta);
                     self.rekey_timers(*node);
+                    if *delta < 0 {
+                        self.await_catch_up(*node, before);
+                    }
                 }
             }
             FaultAction::ClockDrift(_, ppm) => {
@@ -98,6 +102,30 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Loss(ppm) => self.network.set_loss_ppm(*ppm),
             FaultAction::Duplicate(ppm) => self.network.set_duplicate_ppm(*ppm),
         }
+    }
+
+    /// A backward jump has a lasting effect: until `node`'s clock reads again what it read
+    /// before the jump (`local_before`), its timers run late by up to the jump and it judges
+    /// "recent" by a clock behind the rest. The liveness watch waits for that moment like
+    /// for a heal, so a correct algorithm is not blamed for the time the clock takes to catch
+    /// up (docs/engine.md, "Checker and measurements").
+    fn await_catch_up(&mut self, node: NodeId, local_before: crate::time::LocalNanos) {
+        let clock = &self.nodes[node.index()].clock;
+        if clock.stopped_at(self.now) {
+            return;
+        }
+        let caught_up_ns = clock.true_when(local_before, self.now);
+        if caught_up_ns > self.now {
+            self.pending_heals += 1;
+            self.push_event(caught_up_ns, EventData::ClockCaughtUp { node });
+        }
+    }
+
+    /// `node`'s clock reads again what it read before a backward jump.
+    pub(super) fn on_clock_caught_up(&mut self, node: NodeId) {
+        self.pending_heals -= 1;
+        self.trace_node(node, "clock_caught_up", "", None);
+        self.check_quiet();
     }
 
     pub(super) fn heal_fault(&mut self, index: usize) {

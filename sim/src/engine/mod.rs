@@ -61,6 +61,10 @@ enum EventData<M> {
         generation: u32,
     },
     LivenessDeadline,
+    /// A node's clock reads again what it read before a backward jump.
+    ClockCaughtUp {
+        node: NodeId,
+    },
 }
 
 /// Something that came due while its process was paused, handled at resume in order.
@@ -409,6 +413,7 @@ impl<'t, P: Process> Sim<'t, P> {
             EventData::HealFault(index) => self.heal_fault(index),
             EventData::Resume { node, generation } => self.on_resume(node, generation),
             EventData::LivenessDeadline => self.on_liveness_deadline(),
+            EventData::ClockCaughtUp { node } => self.on_clock_caught_up(node),
         }
     }
 
