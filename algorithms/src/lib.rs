@@ -12,7 +12,7 @@ mod testing;
 pub mod zookeeper;
 
 use serde::Serialize;
-use splitbrain_sim::{AlgorithmInfo, NodeId, Process, RunReport, Sim, SimConfig, TraceSink};
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunReport, Sim, SimConfig, TraceSink};
 use std::sync::Arc;
 
 /// A validated algorithm choice with its settings.
@@ -121,6 +121,58 @@ impl AlgorithmConfig {
         )
     }
 
+    /// Every timing in the settings, each with its field name in a scenario file (a range's
+    /// ends as `name[0]` and `name[1]`).
+    pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
+        match self {
+            AlgorithmConfig::Raft(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("election_timeout[0]", c.election_timeout_min_ns),
+                ("election_timeout[1]", c.election_timeout_max_ns),
+            ],
+            AlgorithmConfig::Bully(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("failure_timeout", c.failure_timeout_ns),
+                ("answer_timeout", c.answer_timeout_ns),
+                ("coordinator_timeout", c.coordinator_timeout_ns),
+            ],
+            AlgorithmConfig::Ring(c) => vec![
+                ("heartbeat", c.heartbeat_ns),
+                ("failure_timeout", c.failure_timeout_ns),
+                ("ack_timeout", c.ack_timeout_ns),
+            ],
+            AlgorithmConfig::Etcd(c) => vec![
+                ("keepalive", c.keepalive_ns),
+                ("ttl", c.ttl_ns),
+                ("min_ttl", c.min_ttl_ns),
+            ],
+            AlgorithmConfig::ZooKeeper(c) => vec![
+                ("tick", c.tick_ns),
+                ("session_timeout", c.session_timeout_ns),
+            ],
+            AlgorithmConfig::K8sLease(c) => vec![
+                ("retry_period", c.retry_period_ns),
+                ("renew_deadline", c.renew_deadline_ns),
+                ("lease_duration", c.lease_duration_ns),
+            ],
+        }
+    }
+
+    /// The shortest timing in the settings, with its field name, at least 1 ns: no process
+    /// of the algorithm acts on its own timers more often (the basis of [`expected_events`]).
+    pub fn shortest_timing(&self) -> (&'static str, Nanos) {
+        let mut timings = self.timings();
+        if let AlgorithmConfig::ZooKeeper(c) = self {
+            // Clients ping every third of the negotiated session timeout.
+            timings.push(("session_timeout", c.negotiated_timeout_ns() / 3));
+        }
+        let (name, ns) = timings
+            .into_iter()
+            .min_by_key(|(_, ns)| *ns)
+            .unwrap_or(("", 1));
+        (name, ns.max(1))
+    }
+
     /// The algorithm's short name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -140,6 +192,43 @@ pub fn run(
     config: SimConfig,
     trace: Option<&mut dyn TraceSink>,
 ) -> RunReport {
+    run_with(
+        algorithm,
+        config,
+        RunOptions {
+            trace,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// An upper estimate of the events a run of `config` handles in the steady state: every
+/// process (members and the service) acting once per the shortest timing of the algorithm
+/// and the workload. Validation refuses runs whose estimate is absurd, and `run` shows a
+/// progress bar for long ones.
+pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
+    let mut period_ns = algorithm.shortest_timing().1;
+    if config.write_every_ns > 0 {
+        period_ns = period_ns.min(config.write_every_ns);
+    }
+    let processes = config.members as u128 + u128::from(algorithm.has_service());
+    u128::from(config.duration_ns / period_ns) * processes
+}
+
+/// What a caller may attach to a run besides its configuration.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Receives one JSON line per event.
+    pub trace: Option<&'a mut dyn TraceSink>,
+    /// Told the true time every [`splitbrain_sim::engine::PROGRESS_EVERY_EVENTS`] events.
+    pub progress: Option<&'a mut dyn FnMut(Nanos)>,
+    /// Stops the run after this many events even if simulated time remains (bounded runs in
+    /// tests); the report then ends at the last event handled.
+    pub max_events: Option<u64>,
+}
+
+/// Runs `config` with this algorithm and the given options.
+pub fn run_with(algorithm: &AlgorithmConfig, config: SimConfig, options: RunOptions) -> RunReport {
     let members = config.members;
     let info = algorithm.info(members);
     match algorithm {
@@ -147,13 +236,13 @@ pub fn run(
             let nodes = (0..members)
                 .map(|i| raft::RaftNode::new(NodeId::from(i), members, c))
                 .collect();
-            run_processes(config, info, nodes, trace)
+            run_processes(config, info, nodes, options)
         }
         AlgorithmConfig::Bully(c) => {
             let nodes = (0..members)
                 .map(|i| bully::BullyNode::new(NodeId::from(i), members, c))
                 .collect();
-            run_processes(config, info, nodes, trace)
+            run_processes(config, info, nodes, options)
         }
         AlgorithmConfig::Ring(c) => {
             // Drawn once, before any node starts, so that every node agrees on the ring.
@@ -161,22 +250,22 @@ pub fn run(
             let nodes = (0..members)
                 .map(|i| ring::RingNode::new(NodeId::from(i), c, Arc::clone(&topology)))
                 .collect();
-            run_processes(config, info, nodes, trace)
+            run_processes(config, info, nodes, options)
         }
         AlgorithmConfig::Etcd(c) => {
             // The members campaign; the service is one more process, id `members`.
             let processes = etcd::EtcdProcess::cluster(members, c);
-            run_processes(config, info, processes, trace)
+            run_processes(config, info, processes, options)
         }
         AlgorithmConfig::ZooKeeper(c) => {
             // The members campaign; the server is one more process, id `members`.
             let processes = zookeeper::ZkProcess::cluster(members, c);
-            run_processes(config, info, processes, trace)
+            run_processes(config, info, processes, options)
         }
         AlgorithmConfig::K8sLease(c) => {
             // The members campaign; the API server (or database) is process `members`.
             let processes = k8s_lease::K8sProcess::cluster(members, c);
-            run_processes(config, info, processes, trace)
+            run_processes(config, info, processes, options)
         }
     }
 }
@@ -185,14 +274,17 @@ fn run_processes<P: Process>(
     config: SimConfig,
     info: AlgorithmInfo,
     processes: Vec<P>,
-    trace: Option<&mut dyn TraceSink>,
+    options: RunOptions,
 ) -> RunReport {
-    let sim = Sim::new(config, info, processes);
-    match trace {
-        Some(sink) => sim.with_trace(sink).run(),
-        None => {
-            let mut sim = sim;
-            sim.run()
-        }
+    let mut sim = Sim::new(config, info, processes);
+    if let Some(sink) = options.trace {
+        sim = sim.with_trace(sink);
     }
+    if let Some(progress) = options.progress {
+        sim = sim.with_progress(progress);
+    }
+    if let Some(limit) = options.max_events {
+        sim = sim.with_event_limit(limit);
+    }
+    sim.run()
 }

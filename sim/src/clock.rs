@@ -52,6 +52,13 @@ impl LocalClock {
         at.clamp(i128::from(now_ns), i128::from(u64::MAX)) as Nanos
     }
 
+    /// Whether the clock has reached its largest reading (`i64::MAX` ns, about 292 years after
+    /// its epoch) at true time `now_ns` and so stands still: no local deadline set from now on
+    /// can be reached. (A clock far below zero still moves forwards: its offset is an `i64`.)
+    pub fn stopped_at(&self, now_ns: Nanos) -> bool {
+        self.local_at(now_ns) == LocalNanos::MAX
+    }
+
     /// Steps the clock by `delta_ns` at true time `now_ns` (NTP step, VM migration, operator).
     pub fn jump(&mut self, now_ns: Nanos, delta_ns: i64) {
         self.rebase(now_ns);

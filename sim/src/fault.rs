@@ -159,11 +159,12 @@ impl FaultSpec {
             self.heal_after_ns,
             self.action.built_in_duration(),
         ) {
-            (_, _, Some(d)) => Some(self.at_ns + d),
-            (FaultAction::ClockJump(..), _, None) => {
-                Some(self.at_ns + self.action.clock_catch_up_ns().unwrap_or(0))
-            }
-            (_, Some(h), None) => Some(self.at_ns + h),
+            (_, _, Some(d)) => Some(self.at_ns.saturating_add(d)),
+            (FaultAction::ClockJump(..), _, None) => Some(
+                self.at_ns
+                    .saturating_add(self.action.clock_catch_up_ns().unwrap_or(0)),
+            ),
+            (_, Some(h), None) => Some(self.at_ns.saturating_add(h)),
             (FaultAction::Crash(_), None, None) | (FaultAction::Partition(_), None, None) => None,
             (FaultAction::Loss(_) | FaultAction::Duplicate(_), None, None) => None,
             _ => Some(self.at_ns),

@@ -22,7 +22,9 @@ impl Latency {
         match self {
             Latency::Constant(d) => *d,
             Latency::Uniform(_, high) => *high,
-            Latency::Exponential { mean_ns, min_ns } => min_ns + mean_ns * 7,
+            Latency::Exponential { mean_ns, min_ns } => {
+                min_ns.saturating_add(mean_ns.saturating_mul(7))
+            }
         }
     }
 }

@@ -6,9 +6,16 @@ use crate::output::OutputFile;
 use crate::scenario::{self, Scenario};
 use crate::summary;
 use crate::verdict::{describe_expect, judge, judge_objective, Outcome};
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use splitbrain_sim::{JsonLinesWriter, RunReport, TraceHasher};
+use splitbrain_algorithms::RunOptions;
+use splitbrain_sim::{JsonLinesWriter, Nanos, RunReport, TraceHasher};
+use std::io::IsTerminal;
 use std::path::Path;
+
+/// A run expected to handle more events than this (about a second of simulation) shows a
+/// progress bar on a terminal.
+const PROGRESS_FROM_EVENTS: u128 = 5_000_000;
 
 /// The `--json` document. The seed comes first, as in the human output.
 #[derive(Serialize)]
@@ -51,16 +58,18 @@ pub fn run(args: &RunArgs) -> u8 {
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
+    let bar = progress_bar(args, &scenario);
     let report = match &args.trace {
-        Some(path) => match run_traced_to_file(&scenario, path) {
+        Some(path) => match run_traced_to_file(&scenario, path, &bar) {
             Ok(report) => report,
             Err(message) => {
                 eprintln!("error: {message}");
                 return exit::BAD_INPUT;
             }
         },
-        None => splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None),
+        None => run_observed(&scenario, None, &bar),
     };
+    bar.finish_and_clear();
     let determinism = args.check_determinism.then(|| check_determinism(&scenario));
     let outcome = judge_objective(
         judge(&scenario.expect, &report),
@@ -139,17 +148,54 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
 
 /// Runs with a trace written to `path` (atomically, see [`OutputFile`]): on any error nothing
 /// is left behind.
-fn run_traced_to_file(scenario: &Scenario, path: &Path) -> Result<RunReport, String> {
+fn run_traced_to_file(
+    scenario: &Scenario,
+    path: &Path,
+    bar: &ProgressBar,
+) -> Result<RunReport, String> {
     let mut file = OutputFile::create(path)?;
     let mut writer = JsonLinesWriter::new(file.writer());
-    let report =
-        splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
+    let report = run_observed(scenario, Some(&mut writer), bar);
     if let Err(e) = splitbrain_sim::TraceSink::finish(&mut writer) {
         file.discard();
         return Err(format!("cannot write to {}: {e}", path.display()));
     }
     file.commit()?;
     Ok(report)
+}
+
+/// Runs `scenario`, moving `bar` along in simulated time.
+fn run_observed(
+    scenario: &Scenario,
+    trace: Option<&mut dyn splitbrain_sim::TraceSink>,
+    bar: &ProgressBar,
+) -> RunReport {
+    let mut advance = |now_ns: Nanos| bar.set_position(now_ns);
+    let options = RunOptions {
+        // Re-borrowed for as long as `advance` lives.
+        trace: match trace {
+            Some(sink) => Some(sink),
+            None => None,
+        },
+        progress: (!bar.is_hidden()).then_some(&mut advance as &mut dyn FnMut(Nanos)),
+        max_events: None,
+    };
+    splitbrain_algorithms::run_with(&scenario.algorithm, scenario.sim.clone(), options)
+}
+
+/// A bar over the run's simulated time, for a run expected to take a while; hidden when
+/// stderr is not a terminal, with `--quiet` or `--json`, and for short runs.
+fn progress_bar(args: &RunArgs, scenario: &Scenario) -> ProgressBar {
+    let work = splitbrain_algorithms::expected_events(&scenario.algorithm, &scenario.sim);
+    let wanted = work > PROGRESS_FROM_EVENTS && !args.quiet && !args.json;
+    if !wanted || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(scenario.sim.duration_ns);
+    let style = ProgressStyle::with_template("{bar:30} {percent}% of simulated time  eta {eta}")
+        .expect("a valid progress template");
+    bar.set_style(style);
+    bar
 }
 
 /// Runs the scenario twice more, hashing the traces, and compares.

@@ -20,6 +20,15 @@ pub const MIN_DRIFT_PPM: i64 = -1_000_000;
 pub const MAX_DRIFT_PPM: i64 = 1_000_000_000;
 /// The longest lease, session or tick a coordination service takes: a day.
 pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
+/// The longest duration, and the largest clock offset or jump either way, that a scenario may
+/// hold: 100 years (`"876600h"`). Any two such values add up without overflowing the engine's
+/// true time (a `u64`, 584 years) or a local clock (an `i64`, 292 years either way).
+pub const MAX_DURATION_NS: u64 = 3_155_760_000_000_000_000;
+/// The most faults a nemesis may be expected to inject in one run.
+pub const MAX_NEMESIS_FAULTS: u64 = 100_000;
+/// The most events a run may be expected to handle (see
+/// [`splitbrain_algorithms::expected_events`]): about ten minutes of simulation.
+pub const MAX_EXPECTED_EVENTS: u128 = 1_000_000_000;
 
 /// A scenario that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +84,10 @@ impl std::error::Error for ScenarioError {}
 
 fn dur(ns: &u64) -> String {
     format_duration_ron(*ns)
+}
+
+fn signed_dur(ns: &i64) -> String {
+    super::duration::format_signed_duration_ron(*ns)
 }
 
 /// What is wrong with a scenario.
@@ -264,6 +277,39 @@ pub enum ErrorKind {
     NodeInTwoGroups { node: u64 },
     #[error("empty partition group")]
     EmptyPartitionGroup,
+
+    // Validation: limits that keep a run bounded.
+    #[error("{} is longer than the longest duration a scenario may hold ({})", dur(.ns), dur(&MAX_DURATION_NS))]
+    DurationTooLong { ns: u64 },
+    #[error(
+        "a clock offset or jump of {} is beyond the largest a scenario may hold ({} either way)",
+        signed_dur(.ns),
+        dur(&MAX_DURATION_NS)
+    )]
+    ClockStepTooLarge { ns: i64 },
+    #[error(
+        "the nemesis would inject about {expected} faults per run (one every {} over {}), more than {max}",
+        dur(.mean_interval_ns),
+        dur(.window_ns),
+        max = MAX_NEMESIS_FAULTS
+    )]
+    TooManyNemesisFaults {
+        expected: u64,
+        mean_interval_ns: u64,
+        window_ns: u64,
+    },
+    #[error(
+        "the run would handle about {expected} events ({processes} processes acting every {} for {}), more than {max}",
+        dur(.period_ns),
+        dur(.duration_ns),
+        max = MAX_EXPECTED_EVENTS
+    )]
+    TooManyEvents {
+        expected: u128,
+        processes: u64,
+        period_ns: u64,
+        duration_ns: u64,
+    },
 
     // Validation: liveness and expectations.
     #[error("the liveness bound must be longer than zero")]
@@ -459,6 +505,25 @@ impl ErrorKind {
             ErrorKind::EmptyViolates => {
                 "use `expect: Safe` when no violation is expected".to_string()
             }
+            ErrorKind::DurationTooLong { .. } => format!(
+                "splitbrain keeps every duration within {} so that no sum of two overflows its \
+                 clocks; a fault meant to outlast the run needs no `heal_after` at all",
+                dur(&MAX_DURATION_NS)
+            ),
+            ErrorKind::ClockStepTooLarge { .. } => format!(
+                "clock offsets and jumps are kept within {} either way: a local clock reads at \
+                 most about 292 years, and one that reached its end would stand still",
+                dur(&MAX_DURATION_NS)
+            ),
+            ErrorKind::TooManyNemesisFaults { .. } => format!(
+                "raise `mean_interval`: (duration - start - quiet) / mean_interval is the expected \
+                 number of faults per run, at most {MAX_NEMESIS_FAULTS}"
+            ),
+            ErrorKind::TooManyEvents { .. } => format!(
+                "raise the shortest timing (the algorithm's heartbeat, timeout, keep-alive, tick or \
+                 retry period, or `workload.write_every`), shorten `duration` or use fewer nodes: \
+                 duration / shortest timing x processes must stay within {MAX_EXPECTED_EVENTS}"
+            ),
             ErrorKind::LivenessExpected => {
                 "a liveness failure is reported as exit code 3, not as an expectation; `Violates` \
                  names safety invariants only (election_safety, fencing_safety, term_monotonic)"

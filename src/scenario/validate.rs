@@ -6,7 +6,10 @@
 //! first problem in the file rather than the first one checked.
 
 use super::duration::DurationText;
-use super::error::{ErrorKind, MAX_DRIFT_PPM, MAX_NODES, MAX_TIMING_NS, MIN_DRIFT_PPM};
+use super::error::{
+    ErrorKind, MAX_DRIFT_PPM, MAX_DURATION_NS, MAX_EXPECTED_EVENTS, MAX_NEMESIS_FAULTS, MAX_NODES,
+    MAX_TIMING_NS, MIN_DRIFT_PPM,
+};
 use super::raw::{
     RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
     RawK8sVariant, RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective,
@@ -77,19 +80,33 @@ impl Checker {
         if duration_ns == 0 {
             self.problem("duration", ErrorKind::ZeroDuration);
         }
+        self.bounded(duration_ns, "duration");
         self.nodes = file.nodes.unwrap_or(DEFAULT_NODES);
         if !(1..=MAX_NODES).contains(&self.nodes) {
             self.problem("nodes", ErrorKind::NodesOutOfRange { nodes: self.nodes });
         }
+        let problems_before_algorithm = self.problems.len();
         let (algorithm, algorithm_name) = self.algorithm(file.algorithm);
         // The modeled service is process `nodes`: `Service` names it.
         self.has_service = algorithm.has_service();
+        // Timings the algorithm's own rules refused (a lease longer than a day) are not
+        // reported twice.
+        if self.problems.len() == problems_before_algorithm {
+            for (name, ns) in algorithm.timings() {
+                self.bounded(ns, &format!("algorithm.{name}"));
+            }
+        }
         let network = self.network(file.network);
         let clocks = self.clocks(file.clocks, algorithm_name);
+        let file_write_every_given = file
+            .workload
+            .as_ref()
+            .is_some_and(|w| w.write_every.is_some());
         let write_every_ns = file
             .workload
             .and_then(|w| w.write_every)
             .map_or(DEFAULT_WRITE_EVERY_NS, |d| d.0);
+        self.bounded(write_every_ns, "workload.write_every");
         let fencing = file
             .resource
             .and_then(|r| r.fencing)
@@ -97,6 +114,9 @@ impl Checker {
         let liveness_bound_ns = file.liveness.and_then(|l| l.bound).map(|d| d.0);
         if liveness_bound_ns == Some(0) {
             self.problem("liveness.bound", ErrorKind::ZeroLivenessBound);
+        }
+        if let Some(bound_ns) = liveness_bound_ns {
+            self.bounded(bound_ns, "liveness.bound");
         }
         let faults = file
             .faults
@@ -108,7 +128,7 @@ impl Checker {
         let nemesis = file.nemesis.map(|raw| self.nemesis(raw, duration_ns));
         let objective = file.objective.map(|raw| self.objective(raw));
         let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
-        Scenario {
+        let scenario = Scenario {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
             sim: SimConfig {
                 seed: file.seed.unwrap_or(DEFAULT_SEED),
@@ -126,7 +146,51 @@ impl Checker {
             expect,
             nemesis,
             objective,
+        };
+        self.work(&scenario, file_write_every_given);
+        scenario
+    }
+
+    /// `ns`, reported at `path` when longer than [`MAX_DURATION_NS`].
+    fn bounded(&mut self, ns: u64, path: &str) {
+        if ns > MAX_DURATION_NS {
+            self.problem(path, ErrorKind::DurationTooLong { ns });
         }
+    }
+
+    /// A clock offset or jump, reported at `path` when beyond [`MAX_DURATION_NS`] either way.
+    fn bounded_step(&mut self, ns: i64, path: &str) {
+        if ns.unsigned_abs() > MAX_DURATION_NS {
+            self.problem(path, ErrorKind::ClockStepTooLarge { ns });
+        }
+    }
+
+    /// Refuses a run whose expected work is absurd (see
+    /// [`splitbrain_algorithms::expected_events`]); reported at the shortest timing.
+    fn work(&mut self, scenario: &Scenario, write_every_given: bool) {
+        let sim = &scenario.sim;
+        if sim.duration_ns == 0 || !self.problems.is_empty() {
+            return; // the estimate means nothing for a scenario already refused
+        }
+        let expected = splitbrain_algorithms::expected_events(&scenario.algorithm, sim);
+        if expected <= MAX_EXPECTED_EVENTS {
+            return;
+        }
+        let (name, timing_ns) = scenario.algorithm.shortest_timing();
+        let workload = sim.write_every_ns > 0 && sim.write_every_ns < timing_ns;
+        let (path, period_ns) = match (workload, write_every_given) {
+            (true, true) => ("workload.write_every".to_string(), sim.write_every_ns),
+            (true, false) => ("duration".to_string(), sim.write_every_ns),
+            (false, _) => (format!("algorithm.{name}"), timing_ns),
+        };
+        let processes = sim.members as u64 + u64::from(scenario.algorithm.has_service());
+        let kind = ErrorKind::TooManyEvents {
+            expected,
+            processes,
+            period_ns,
+            duration_ns: sim.duration_ns,
+        };
+        self.problem(path, kind);
     }
 
     fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
@@ -169,6 +233,28 @@ impl Checker {
                 },
             );
         }
+        let max_clock_jump_ns = raw.max_clock_jump.map_or(d.max_clock_jump_ns, |t| t.0);
+        let paths = [
+            ("nemesis.mean_interval", mean_interval_ns),
+            ("nemesis.fault_duration[0]", fault_duration_ns.0),
+            ("nemesis.fault_duration[1]", fault_duration_ns.1),
+            ("nemesis.start", start_ns),
+            ("nemesis.quiet", quiet_ns),
+            ("nemesis.max_clock_jump", max_clock_jump_ns),
+        ];
+        for (path, ns) in paths {
+            self.bounded(ns, path);
+        }
+        let window_ns = duration_ns.saturating_sub(start_ns.saturating_add(quiet_ns));
+        let expected = window_ns.checked_div(mean_interval_ns).unwrap_or(0);
+        if expected > MAX_NEMESIS_FAULTS {
+            let kind = ErrorKind::TooManyNemesisFaults {
+                expected,
+                mean_interval_ns,
+                window_ns,
+            };
+            self.problem("nemesis.mean_interval", kind);
+        }
         let max_loss_ppm = match raw.max_loss {
             Some(p) => self.probability(p, "the nemesis' max_loss", "nemesis.max_loss"),
             None => d.max_loss_ppm,
@@ -179,7 +265,7 @@ impl Checker {
             fault_duration_ns,
             start_ns,
             quiet_ns,
-            max_clock_jump_ns: raw.max_clock_jump.map_or(d.max_clock_jump_ns, |t| t.0),
+            max_clock_jump_ns,
             max_drift_ppm,
             max_loss_ppm,
             swarm: raw.swarm.unwrap_or(d.swarm),
@@ -193,9 +279,14 @@ impl Checker {
         if failover_p99_ns == Some(0) {
             self.problem("objective.failover_p99", ErrorKind::ZeroFailoverObjective);
         }
+        if let Some(ns) = failover_p99_ns {
+            self.bounded(ns, "objective.failover_p99");
+        }
+        let startup_delay_ns = raw.startup_delay.map_or(0, |t| t.0);
+        self.bounded(startup_delay_ns, "objective.startup_delay");
         Objective {
             failover_p99_ns,
-            startup_delay_ns: raw.startup_delay.map_or(0, |t| t.0),
+            startup_delay_ns,
         }
     }
 
@@ -606,6 +697,21 @@ impl Checker {
     }
 
     fn latency(&mut self, raw: RawLatency, path: &str) -> Latency {
+        let latency = self.latency_unbounded(raw, path);
+        let ends = match &latency {
+            Latency::Constant(d) => vec![("[0]", *d)],
+            Latency::Uniform(low, high) => vec![("[0]", *low), ("[1]", *high)],
+            Latency::Exponential { mean_ns, min_ns } => {
+                vec![(".mean", *mean_ns), (".min", *min_ns)]
+            }
+        };
+        for (suffix, ns) in ends {
+            self.bounded(ns, &format!("{path}{suffix}"));
+        }
+        latency
+    }
+
+    fn latency_unbounded(&mut self, raw: RawLatency, path: &str) -> Latency {
         match raw {
             RawLatency::Constant(d) => Latency::Constant(d.0),
             RawLatency::Uniform(low, high) => {
@@ -671,10 +777,12 @@ impl Checker {
             }
             let drift_ppm = clock.drift_ppm.unwrap_or(0);
             self.drift(drift_ppm, &format!("{path}.drift_ppm"));
+            let offset_ns = clock.offset.map_or(0, |d| d.0);
+            self.bounded_step(offset_ns, &format!("{path}.offset"));
             per_node.push(NodeClock {
                 node,
                 drift_ppm,
-                offset_ns: clock.offset.map_or(0, |d| d.0),
+                offset_ns,
             });
         }
         let service = raw.service.map(|clock| {
@@ -684,14 +792,18 @@ impl Checker {
             }
             let drift_ppm = clock.drift_ppm.unwrap_or(0);
             self.drift(drift_ppm, "clocks.service.drift_ppm");
+            let offset_ns = clock.offset.map_or(0, |d| d.0);
+            self.bounded_step(offset_ns, "clocks.service.offset");
             FixedClock {
                 drift_ppm,
-                offset_ns: clock.offset.map_or(0, |d| d.0),
+                offset_ns,
             }
         });
+        let max_offset_ns = raw.offset.map_or(0, |d| d.0);
+        self.bounded(max_offset_ns, "clocks.offset");
         ClockConfig {
             max_drift_ppm,
-            max_offset_ns: raw.offset.map_or(0, |d| d.0),
+            max_offset_ns,
             per_node,
             service,
         }
@@ -745,6 +857,7 @@ impl Checker {
             } else if heal_after == 0 {
                 self.problem(format!("{path}.heal_after"), ErrorKind::ZeroHealAfter);
             }
+            self.bounded(heal_after, &format!("{path}.heal_after"));
         }
         FaultSpec {
             at_ns,
@@ -771,6 +884,7 @@ impl Checker {
                         },
                     );
                 }
+                self.bounded(d.0, &arg(1));
                 if kind == "Pause" {
                     FaultAction::Pause(t, d.0)
                 } else {
@@ -782,6 +896,7 @@ impl Checker {
             }
             RawAction::Heal => FaultAction::Heal,
             RawAction::ClockJump(t, d) => {
+                self.bounded_step(d.0, &arg(1));
                 FaultAction::ClockJump(self.target(&t, &arg(0), kind, algorithm), d.0)
             }
             RawAction::ClockDrift(t, ppm) => {

@@ -73,7 +73,8 @@ impl ZkService {
     /// ZooKeeper's `roundToNextInterval`: the first tick multiple after `time`.
     fn bucket(&self, time: LocalNanos) -> LocalNanos {
         let tick = self.config.tick_ns as i64;
-        (time.div_euclid(tick) + 1) * tick
+        // Saturating: a server clock stopped at its largest reading must not overflow.
+        time.div_euclid(tick).saturating_add(1).saturating_mul(tick)
     }
 
     fn touch(&mut self, now: LocalNanos, session: u64) -> bool {

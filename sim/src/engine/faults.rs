@@ -44,20 +44,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self.fault_nodes[index] = nodes;
         if let Some(after_ns) = spec.heal_after_ns.filter(|_| spec.action.can_heal()) {
             self.pending_heals += 1;
-            self.push_event(self.now + after_ns, EventData::HealFault(index));
-        }
-        if let Some(catch_up_ns) = spec.action.clock_catch_up_ns() {
-            // A clock stepped back keeps the node's timers and elapsed-time checks behind
-            // until it reads again what it read before the step: the fault lasts until then
-            // for liveness (docs/engine.md), though nothing undoes the step.
-            self.pending_heals += 1;
-            let at_ns = self.now.saturating_add(catch_up_ns);
-            self.record_mut(index).healed_at_ns = Some(at_ns);
-            self.push_event(at_ns, EventData::HealFault(index));
+            self.push_event(
+                self.now.saturating_add(after_ns),
+                EventData::HealFault(index),
+            );
         }
         if let Some(d) = spec.action.built_in_duration() {
             if matches!(spec.action, FaultAction::Pause(..)) {
-                self.record_mut(index).healed_at_ns = Some(self.now + d);
+                self.record_mut(index).healed_at_ns = Some(self.now.saturating_add(d));
             }
         }
         self.faults_fired += 1;
@@ -88,8 +82,12 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Heal => self.network.heal_all(),
             FaultAction::ClockJump(_, delta) => {
                 for node in nodes {
+                    let before = self.nodes[node.index()].clock.local_at(self.now);
                     self.nodes[node.index()].clock.jump(self.now, *delta);
                     self.rekey_timers(*node);
+                    if *delta < 0 {
+                        self.await_catch_up(*node, before);
+                    }
                 }
             }
             FaultAction::ClockDrift(_, ppm) => {
@@ -106,17 +104,35 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
+    /// A backward jump has a lasting effect: until `node`'s clock reads again what it read
+    /// before the jump (`local_before`), its timers run late by up to the jump and it judges
+    /// "recent" by a clock behind the rest. The liveness watch waits for that moment like
+    /// for a heal, so a correct algorithm is not blamed for the time the clock takes to catch
+    /// up (docs/engine.md, "Checker and measurements").
+    fn await_catch_up(&mut self, node: NodeId, local_before: crate::time::LocalNanos) {
+        let clock = &self.nodes[node.index()].clock;
+        if clock.stopped_at(self.now) {
+            return;
+        }
+        let caught_up_ns = clock.true_when(local_before, self.now);
+        if caught_up_ns > self.now {
+            self.pending_heals += 1;
+            self.push_event(caught_up_ns, EventData::ClockCaughtUp { node });
+        }
+    }
+
+    /// `node`'s clock reads again what it read before a backward jump.
+    pub(super) fn on_clock_caught_up(&mut self, node: NodeId) {
+        self.pending_heals -= 1;
+        self.trace_node(node, "clock_caught_up", "", None);
+        self.check_quiet();
+    }
+
     pub(super) fn heal_fault(&mut self, index: usize) {
         self.pending_heals -= 1;
         self.record_mut(index).healed_at_ns = Some(self.now);
         let nodes = self.fault_nodes[index].clone();
         match &self.config.faults[index].action {
-            FaultAction::ClockJump(..) => {
-                let what = self.record_mut(index).description.clone();
-                self.trace_global("caught_up", &what);
-                self.check_quiet();
-                return;
-            }
             FaultAction::Crash(_) => nodes.iter().for_each(|n| self.restart(*n)),
             FaultAction::Partition(_) => self.network.remove_cut(index),
             FaultAction::ClockDrift(..) => {
@@ -274,9 +290,11 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn heals_at(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
         match action {
-            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => Some(self.now + d),
+            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => {
+                Some(self.now.saturating_add(*d))
+            }
             FaultAction::Resign(_) => Some(self.now),
-            FaultAction::Partition(_) => heal_after_ns.map(|h| self.now + h),
+            FaultAction::Partition(_) => heal_after_ns.map(|h| self.now.saturating_add(h)),
             _ => None,
         }
     }

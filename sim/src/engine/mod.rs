@@ -30,6 +30,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 pub use nodes::Status;
 
+/// How many events pass between two calls of a run's progress observer: often enough for a
+/// progress bar (about ten times a second), rarely enough to cost nothing.
+pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
+
 /// What travels on a link.
 #[derive(Clone, Debug)]
 enum Payload<M> {
@@ -57,6 +61,10 @@ enum EventData<M> {
         generation: u32,
     },
     LivenessDeadline,
+    /// A node's clock reads again what it read before a backward jump.
+    ClockCaughtUp {
+        node: NodeId,
+    },
 }
 
 /// Something that came due while its process was paused, handled at resume in order.
@@ -186,6 +194,8 @@ pub struct Sim<'t, P: Process> {
     pending_heals: usize,
     quiet: bool,
     trace: Option<&'t mut dyn TraceSink>,
+    /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
+    progress: Option<&'t mut dyn FnMut(Nanos)>,
     trace_line: String,
     /// Violations found since the last trace line.
     flagged: Vec<Invariant>,
@@ -257,6 +267,7 @@ impl<'t, P: Process> Sim<'t, P> {
             pending_heals: 0,
             quiet: false,
             trace: None,
+            progress: None,
             trace_line: String::new(),
             flagged: Vec::new(),
             config,
@@ -271,7 +282,8 @@ impl<'t, P: Process> Sim<'t, P> {
     ) -> Vec<NodeState<P::Msg, P::Timer>> {
         let mut clock_rng = SimRng::stream(config.seed, StreamId::CLOCKS);
         let max_drift = i64::from(config.clocks.max_drift_ppm);
-        let max_offset = config.clocks.max_offset_ns as i64;
+        // Validation keeps the bound far below `i64::MAX`; saturate if handed more.
+        let max_offset = i64::try_from(config.clocks.max_offset_ns).unwrap_or(i64::MAX);
         (0..count)
             .map(|index| {
                 // Always draw both, so an explicit override does not shift other nodes' draws.
@@ -311,7 +323,13 @@ impl<'t, P: Process> Sim<'t, P> {
         self
     }
 
-    /// Stops after `limit` events even if simulated time remains (benchmarks).
+    /// Calls `progress` with the true time every [`PROGRESS_EVERY_EVENTS`] events.
+    pub fn with_progress(mut self, progress: &'t mut dyn FnMut(Nanos)) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Stops after `limit` events even if simulated time remains (benchmarks, bounded runs).
     pub fn with_event_limit(mut self, limit: u64) -> Self {
         self.max_events = Some(limit);
         self
@@ -338,6 +356,11 @@ impl<'t, P: Process> Sim<'t, P> {
             self.now = entry.time;
             self.events += 1;
             self.dispatch(entry.handle);
+            if self.events % PROGRESS_EVERY_EVENTS == 0 {
+                if let Some(progress) = self.progress.as_mut() {
+                    progress(self.now);
+                }
+            }
         }
         if self.max_events.is_none() {
             self.now = self.config.duration_ns;
@@ -390,6 +413,7 @@ impl<'t, P: Process> Sim<'t, P> {
             EventData::HealFault(index) => self.heal_fault(index),
             EventData::Resume { node, generation } => self.on_resume(node, generation),
             EventData::LivenessDeadline => self.on_liveness_deadline(),
+            EventData::ClockCaughtUp { node } => self.on_clock_caught_up(node),
         }
     }
 

@@ -69,7 +69,7 @@ impl<'t, P: Process> Sim<'t, P> {
             && self
                 .leadership
                 .since(node)
-                .is_some_and(|since| self.now < since + delay)
+                .is_some_and(|since| self.now < since.saturating_add(delay))
     }
 
     fn label(
@@ -105,7 +105,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pause(node, stall_ns);
             // The stall's own pending heal is replaced by the pause's resume.
             self.pending_heals -= 1;
-            self.record_mut(fault).healed_at_ns = Some(self.now + stall_ns);
+            self.record_mut(fault).healed_at_ns = Some(self.now.saturating_add(stall_ns));
         } else {
             for effect in effects.drain(..) {
                 self.apply(node, local, effect);
@@ -134,10 +134,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 timer,
                 after_local_ns,
             } => {
-                // A duration beyond i64 (about 292 years) means "never": clamp, never wrap into the past.
-                let deadline =
-                    local.saturating_add(i64::try_from(after_local_ns).unwrap_or(i64::MAX));
-                self.arm(node, timer.index(), deadline);
+                self.arm_after(node, timer.index(), local, after_local_ns);
             }
             Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
             Effect::BecameLeader { term, token } => {
@@ -251,10 +248,10 @@ impl<'t, P: Process> Sim<'t, P> {
                         sent_ns,
                         payload: payload.clone(),
                     };
-                    self.push_event(self.now + dup_ns, copy);
+                    self.push_event(self.now.saturating_add(dup_ns), copy);
                 }
                 self.push_event(
-                    self.now + latency_ns,
+                    self.now.saturating_add(latency_ns),
                     EventData::Deliver {
                         from,
                         to,
@@ -374,8 +371,28 @@ impl<'t, P: Process> Sim<'t, P> {
         self.slots_per_node - 1
     }
 
-    /// Arms a timer slot for the local deadline `deadline`.
+    /// Arms a timer slot to fire `after_local_ns` after the local reading `local`. A deadline
+    /// the clock cannot represent (past `i64::MAX`, about 292 years) is never reached: the
+    /// timer is disarmed, never clamped (a clamped deadline on a clock stopped at its largest
+    /// reading would fire again and again at one instant).
+    fn arm_after(&mut self, node: NodeId, kind: usize, local: LocalNanos, after_local_ns: Nanos) {
+        let deadline = i64::try_from(after_local_ns)
+            .ok()
+            .and_then(|after| local.checked_add(after));
+        match deadline {
+            Some(deadline) => self.arm(node, kind, deadline),
+            None => self.disarm(node, kind),
+        }
+    }
+
+    /// Arms a timer slot for the local deadline `deadline`. On a stopped clock (see
+    /// [`crate::clock::LocalClock::stopped_at`]) the timer never fires: it is disarmed, so
+    /// that every timer fires at a strictly later true time than it was armed, or not at all.
     pub(super) fn arm(&mut self, node: NodeId, kind: usize, deadline: LocalNanos) {
+        if self.nodes[node.index()].clock.stopped_at(self.now) {
+            self.disarm(node, kind);
+            return;
+        }
         let state = &mut self.nodes[node.index()];
         state.local_deadline[kind] = deadline;
         state.timer_generation[kind] = state.timer_generation[kind].wrapping_add(1);
@@ -409,11 +426,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         let local = self.nodes[node.index()].clock.local_at(self.now);
         let kind = self.workload_kind();
-        self.arm(
-            node,
-            kind,
-            local.saturating_add(i64::try_from(self.config.write_every_ns).unwrap_or(i64::MAX)),
-        );
+        self.arm_after(node, kind, local, self.config.write_every_ns);
     }
 
     pub(super) fn on_timer_slot(&mut self, node: NodeId, kind: usize) {
@@ -442,8 +455,8 @@ impl<'t, P: Process> Sim<'t, P> {
         let state = &mut self.nodes[node.index()];
         let until_ns = match state.status {
             Status::Crashed => return,
-            Status::Paused { until_ns } => until_ns.max(self.now + duration_ns),
-            Status::Up => self.now + duration_ns,
+            Status::Paused { until_ns } => until_ns.max(self.now.saturating_add(duration_ns)),
+            Status::Up => self.now.saturating_add(duration_ns),
         };
         state.status = Status::Paused { until_ns };
         state.pause_generation = state.pause_generation.wrapping_add(1);

@@ -660,3 +660,82 @@ fn faults_listed_out_of_time_order_fire_and_heal_in_time_order() {
     assert_eq!(healed[2], (900 * MS, Some(S)));
     assert!(healed[0].1.is_some(), "the stall healed");
 }
+
+// Extreme values handed to the engine directly (validation keeps them out of scenarios; the
+// engine must not panic or livelock on them anyway).
+
+fn with_event_limit(config: SimConfig, processes: Vec<Toy>) -> RunReport {
+    let members = config.members;
+    Sim::new(config, info(members), processes)
+        .with_event_limit(100_000)
+        .run()
+}
+
+#[test]
+fn durations_near_u64_max_saturate_instead_of_overflowing() {
+    let mut c = config(3, S);
+    c.network.default.latency = Latency::Constant(u64::MAX);
+    c.startup_delay_ns = u64::MAX;
+    c.clocks.max_offset_ns = u64::MAX;
+    c.faults = vec![
+        FaultSpec {
+            heal_after_ns: Some(u64::MAX),
+            ..fault(10 * MS, FaultAction::Crash(Target::Node(1)))
+        },
+        FaultSpec {
+            heal_after_ns: Some(u64::MAX),
+            ..fault(
+                20 * MS,
+                FaultAction::Partition(PartitionShape::Isolate(Target::Node(2))),
+            )
+        },
+        fault(30 * MS, FaultAction::Pause(Target::Node(0), u64::MAX)),
+        fault(40 * MS, FaultAction::Stall(Target::Node(2), u64::MAX)),
+    ];
+    let report = with_event_limit(c, vec![Toy::pinger(10 * MS); 3]);
+    assert!(report.events < 100_000, "{} events", report.events);
+}
+
+#[test]
+fn a_clock_driven_past_its_largest_reading_stops_firing_timers_instead_of_livelocking() {
+    let mut c = config(2, S);
+    c.faults = vec![
+        fault(12 * MS, FaultAction::ClockJump(Target::Node(0), i64::MAX)),
+        fault(13 * MS, FaultAction::ClockJump(Target::Node(0), i64::MAX)),
+    ];
+    let members = c.members;
+    let mut sim = Sim::new(c, info(members), vec![Toy::pinger(10 * MS), Toy::default()])
+        .with_event_limit(100_000);
+    let report = sim.run();
+    assert!(
+        report.events < 100_000,
+        "{} events: a livelock",
+        report.events
+    );
+    let ticks = &sim.processes()[0].ticks_at;
+    assert_eq!(
+        ticks.len(),
+        2,
+        "one tick before the jump, one at it: {ticks:?}"
+    );
+}
+
+#[test]
+fn a_clock_offset_at_the_largest_reading_arms_no_timer() {
+    let mut c = config(2, S);
+    c.clocks.per_node = vec![crate::config::NodeClock {
+        node: 0,
+        drift_ppm: 0,
+        offset_ns: i64::MAX,
+    }];
+    let members = c.members;
+    let mut sim = Sim::new(c, info(members), vec![Toy::pinger(10 * MS), Toy::default()])
+        .with_event_limit(100_000);
+    let report = sim.run();
+    assert!(
+        report.events < 100_000,
+        "{} events: a livelock",
+        report.events
+    );
+    assert!(sim.processes()[0].ticks_at.is_empty());
+}

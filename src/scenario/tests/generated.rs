@@ -3,6 +3,10 @@
 use super::*;
 use proptest::prelude::*;
 
+/// The longest duration, and largest clock step either way, that a scenario may hold.
+const LIMIT_NS: u64 = crate::scenario::error::MAX_DURATION_NS;
+const LIMIT_SIGNED_NS: i64 = LIMIT_NS as i64;
+
 fn target(nodes: u32) -> impl Strategy<Value = Target> {
     prop_oneof![
         Just(Target::Leader),
@@ -29,11 +33,12 @@ fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
     prop_oneof![
         target(nodes).prop_map(FaultAction::Crash),
         prop_oneof![target(nodes), Just(Target::AllCrashed)].prop_map(FaultAction::Restart),
-        (target(nodes), 1..u64::MAX).prop_map(|(t, d)| FaultAction::Pause(t, d)),
-        (target(nodes), 1..u64::MAX).prop_map(|(t, d)| FaultAction::Stall(t, d)),
+        (target(nodes), 1..=LIMIT_NS).prop_map(|(t, d)| FaultAction::Pause(t, d)),
+        (target(nodes), 1..=LIMIT_NS).prop_map(|(t, d)| FaultAction::Stall(t, d)),
         shape(nodes).prop_map(FaultAction::Partition),
         Just(FaultAction::Heal),
-        (target(nodes), any::<i64>()).prop_map(|(t, d)| FaultAction::ClockJump(t, d)),
+        (target(nodes), -LIMIT_SIGNED_NS..=LIMIT_SIGNED_NS)
+            .prop_map(|(t, d)| FaultAction::ClockJump(t, d)),
         (target(nodes), -999_999..=MAX_DRIFT_PPM).prop_map(|(t, p)| FaultAction::ClockDrift(t, p)),
         target(nodes).prop_map(FaultAction::Resign),
         (0..=1_000_000u32).prop_map(FaultAction::Loss),
@@ -45,7 +50,7 @@ fn fault(nodes: u32, duration_ns: u64) -> impl Strategy<Value = FaultSpec> {
     (
         0..duration_ns,
         action(nodes),
-        proptest::option::of(1..u64::MAX),
+        proptest::option::of(1..=LIMIT_NS),
     )
         .prop_map(|(at_ns, action, heal)| FaultSpec {
             at_ns,
@@ -56,9 +61,9 @@ fn fault(nodes: u32, duration_ns: u64) -> impl Strategy<Value = FaultSpec> {
 
 fn latency() -> impl Strategy<Value = Latency> {
     prop_oneof![
-        any::<u64>().prop_map(Latency::Constant),
-        (any::<u64>(), any::<u64>()).prop_map(|(a, b)| Latency::Uniform(a.min(b), a.max(b))),
-        (any::<u64>(), any::<u64>())
+        (0..=LIMIT_NS).prop_map(Latency::Constant),
+        (0..=LIMIT_NS, 0..=LIMIT_NS).prop_map(|(a, b)| Latency::Uniform(a.min(b), a.max(b))),
+        (0..=LIMIT_NS, 0..=LIMIT_NS)
             .prop_map(|(mean_ns, min_ns)| Latency::Exponential { mean_ns, min_ns }),
     ]
 }
@@ -98,44 +103,48 @@ fn links(nodes: u32) -> impl Strategy<Value = Vec<LinkOverride>> {
 
 /// Clock overrides for distinct nodes.
 fn node_clocks(nodes: u32) -> impl Strategy<Value = Vec<NodeClock>> {
-    proptest::collection::btree_map(0..nodes, (-999_999..=MAX_DRIFT_PPM, any::<i64>()), 0..4)
-        .prop_map(|clocks| {
-            clocks
-                .into_iter()
-                .map(|(node, (drift_ppm, offset_ns))| NodeClock {
-                    node,
-                    drift_ppm,
-                    offset_ns,
-                })
-                .collect()
-        })
+    proptest::collection::btree_map(
+        0..nodes,
+        (-999_999..=MAX_DRIFT_PPM, -LIMIT_SIGNED_NS..=LIMIT_SIGNED_NS),
+        0..4,
+    )
+    .prop_map(|clocks| {
+        clocks
+            .into_iter()
+            .map(|(node, (drift_ppm, offset_ns))| NodeClock {
+                node,
+                drift_ppm,
+                offset_ns,
+            })
+            .collect()
+    })
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
-    (1u32..8, 1..u64::MAX).prop_flat_map(|(nodes, duration_ns)| {
+    (1u32..8, 1..=LIMIT_NS).prop_flat_map(|(nodes, duration_ns)| {
         (
-            ("[ -~]{0,12}", any::<u64>(), any::<u64>(), any::<bool>()),
+            ("[ -~]{0,12}", any::<u64>(), 0..=LIMIT_NS, any::<bool>()),
             (
                 latency(),
                 0..=1_000_000u32,
                 0..=1_000_000u32,
                 0..=999_999u32,
-                any::<u64>(),
+                0..=LIMIT_NS,
             ),
             (links(nodes), node_clocks(nodes)),
             proptest::collection::vec(fault(nodes, duration_ns), 0..6),
             (
-                proptest::option::of(1..u64::MAX),
+                proptest::option::of(1..=LIMIT_NS),
                 any::<bool>(),
                 any::<bool>(),
             ),
             (
-                1..u64::MAX / 2,
+                1..LIMIT_NS / 2,
                 any::<bool>(),
                 any::<bool>(),
                 proptest::collection::vec(0..5u64, 0..2),
             ),
-            (0..3u8, 0..3u8, 1..u64::MAX / 4),
+            (0..3u8, 0..3u8, 1..LIMIT_NS / 4),
         )
             .prop_map(
                 move |(
@@ -245,6 +254,9 @@ proptest! {
 
     #[test]
     fn every_valid_scenario_is_written_so_that_it_reads_back_equal(scenario in scenario()) {
+        // A run expected to handle too many events is refused (and so not valid).
+        let work = splitbrain_algorithms::expected_events(&scenario.algorithm, &scenario.sim);
+        prop_assume!(work <= crate::scenario::error::MAX_EXPECTED_EVENTS);
         let text = to_ron(&scenario);
         prop_assert_eq!(parse(&text, ORIGIN), Ok(scenario), "{}", text);
     }

@@ -532,3 +532,99 @@ fn lease_timings_are_bounded_and_reported_where_they_were_written() {
         assert_error_at(marked, message);
     }
 }
+
+#[test]
+fn durations_beyond_a_hundred_years_are_refused_where_they_are_written() {
+    let r = "algorithm: Raft()";
+    let max = "18446744073709551615ns";
+    let too_long = "5124095h34m33.709551615s is longer than the longest duration a scenario may hold (876600h)";
+    let cases = [
+        format!("({r}, faults: [(at: \"1s\", do: Crash(Leader), heal_after: @\"{max}\")])"),
+        format!(
+            "({r}, faults: [(at: \"1s\", do: Partition(Isolate(Leader)), heal_after: @\"{max}\")])"
+        ),
+        format!(
+            "({r}, faults: [(at: \"1s\", do: ClockDrift(Node(0), 5), heal_after: @\"{max}\")])"
+        ),
+        format!("({r}, faults: [(at: \"1s\", do: Pause(Leader, @\"{max}\"))])"),
+        format!("({r}, faults: [(at: \"1s\", do: Stall(Leader, @\"{max}\"))])"),
+        format!("({r}, network: (latency: Constant(@\"{max}\")))"),
+        format!("({r}, network: (latency: Exponential(mean: @\"{max}\")))"),
+        format!("({r}, objective: (startup_delay: @\"{max}\"))"),
+        format!("({r}, clocks: (offset: @\"{max}\"))"),
+        format!("({r}, duration: @\"{max}\")"),
+    ];
+    for marked in &cases {
+        assert_error_at(marked, too_long);
+        let (source, _) = unmark(marked);
+        assert!(error_of(&source).hint().is_some(), "{source}");
+    }
+    assert_error_at(
+        &format!("({r}, clocks: (offset: @\"9223372036854775808ns\"))"),
+        "2562047h47m16.854775808s is longer than the longest duration a scenario may hold (876600h)",
+    );
+    assert!(parse(
+        &format!("({r}, faults: [(at: \"1s\", do: Pause(Leader, \"876600h\"))])"),
+        ORIGIN
+    )
+    .is_ok());
+}
+
+#[test]
+fn clock_offsets_and_jumps_beyond_a_hundred_years_are_refused() {
+    let r = "algorithm: Raft()";
+    assert_error_at(
+        &format!("({r}, faults: [(at: \"1s\", do: ClockJump(Node(0), @\"+2000000h\"))])"),
+        "a clock offset or jump of 2000000h is beyond the largest a scenario may hold (876600h either way)",
+    );
+    assert_error_at(
+        &format!("({r}, clocks: (nodes: [(node: 0, offset: @\"2562047h47m16s\")]))"),
+        "a clock offset or jump of 2562047h47m16s is beyond the largest a scenario may hold (876600h either way)",
+    );
+    assert_error_at(
+        &format!("({r}, nemesis: (max_clock_jump: @\"1000000h\"))"),
+        "1000000h is longer than the longest duration a scenario may hold (876600h)",
+    );
+}
+
+#[test]
+fn a_nemesis_expected_to_inject_absurdly_many_faults_is_refused() {
+    let error = error_of("(algorithm: Raft(), nemesis: (mean_interval: \"1ns\"))");
+    assert!(
+        error
+            .message()
+            .starts_with("the nemesis would inject about 49000000000 faults per run"),
+        "{error}"
+    );
+    assert!(error.hint().unwrap().contains("mean_interval"));
+    assert!(parse(
+        "(algorithm: Raft(), nemesis: (mean_interval: \"1ms\"))",
+        ORIGIN
+    )
+    .is_ok());
+}
+
+#[test]
+fn runs_expected_to_handle_absurdly_many_events_are_refused_at_the_shortest_timing() {
+    let cases = [
+        "(algorithm: Raft(heartbeat: @\"1ns\", election_timeout: (\"150ms\", \"300ms\")))",
+        "(algorithm: Raft(), workload: (write_every: @\"1ns\"))",
+        "(algorithm: Etcd(keepalive: @\"1ns\"))",
+        "(algorithm: ZooKeeper(tick: @\"1ns\"))",
+    ];
+    for marked in cases {
+        let (source, location) = unmark(marked);
+        let error = error_of(&source);
+        assert!(
+            error.message().starts_with("the run would handle about"),
+            "{error}"
+        );
+        assert_eq!(error.location, Some(location), "{source}");
+        assert!(error.hint().is_some());
+    }
+    let error = error_of("(algorithm: Raft(), nodes: 10000, duration: \"876600h\")");
+    assert!(
+        error.message().starts_with("the run would handle about"),
+        "{error}"
+    );
+}
