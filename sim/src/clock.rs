@@ -13,17 +13,24 @@ pub struct LocalClock {
     offset_ns: LocalNanos,
     base_ns: Nanos,
     drift_ppm: i64,
+    /// The first true time at which the clock reads its largest value (it then stands
+    /// still); kept so that [`LocalClock::stopped_at`], asked at every timer, costs a
+    /// comparison, not a 128-bit division.
+    stops_at_ns: Nanos,
 }
 
 impl LocalClock {
     /// A clock that reads `offset_ns` at true time zero and gains `drift_ppm` per million.
     pub fn new(offset_ns: LocalNanos, drift_ppm: i64) -> Self {
         assert!(drift_ppm > -1_000_000, "a clock must move forwards");
-        Self {
+        let mut clock = Self {
             offset_ns,
             base_ns: 0,
             drift_ppm,
-        }
+            stops_at_ns: 0,
+        };
+        clock.find_stop();
+        clock
     }
 
     /// The drift now in force, in parts per million.
@@ -56,13 +63,18 @@ impl LocalClock {
     /// its epoch) at true time `now_ns` and so stands still: no local deadline set from now on
     /// can be reached. (A clock far below zero still moves forwards: its offset is an `i64`.)
     pub fn stopped_at(&self, now_ns: Nanos) -> bool {
-        self.local_at(now_ns) == LocalNanos::MAX
+        now_ns >= self.stops_at_ns && self.local_at(now_ns) == LocalNanos::MAX
+    }
+
+    fn find_stop(&mut self) {
+        self.stops_at_ns = self.true_when(LocalNanos::MAX, self.base_ns);
     }
 
     /// Steps the clock by `delta_ns` at true time `now_ns` (NTP step, VM migration, operator).
     pub fn jump(&mut self, now_ns: Nanos, delta_ns: i64) {
         self.rebase(now_ns);
         self.offset_ns = self.offset_ns.saturating_add(delta_ns);
+        self.find_stop();
     }
 
     /// Changes the drift from true time `now_ns` on; earlier readings stay as they were.
@@ -70,6 +82,7 @@ impl LocalClock {
         assert!(drift_ppm > -1_000_000, "a clock must move forwards");
         self.rebase(now_ns);
         self.drift_ppm = drift_ppm;
+        self.find_stop();
     }
 
     fn rebase(&mut self, now_ns: Nanos) {
