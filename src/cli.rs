@@ -13,8 +13,8 @@ Exit codes:
   2  bad input or usage, or an output that could not be written; merge: seeds missing or
      recorded twice with different outcomes
   3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)
-  130, 143  hunt: interrupted by SIGINT (Ctrl-C) or SIGTERM (128 + the signal's number); the
-     records so far are kept and summarised";
+  129, 130, 143  hunt: interrupted by SIGHUP, SIGINT (Ctrl-C) or SIGTERM (128 + the signal's
+     number); the records so far are kept and summarised";
 
 /// Deterministic simulator for leader election: partitions, pauses, clock skew, message loss;
 /// checks election safety and fencing at every event; measures failover.
@@ -150,8 +150,9 @@ pub struct HuntArgs {
     /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
     #[arg(long, value_name = "I/N", help_heading = "Seeds")]
     pub shard: Option<String>,
-    /// Stop starting new seeds after this long (e.g. 10m); report what ran, with the verdict
-    /// of the seeds run (every output says the budget ended it).
+    /// Start no new batch of 64 seeds after this long (e.g. 10m; the batch under way
+    /// finishes); report what ran, with the verdict of the seeds run (every output says the
+    /// budget ended it).
     #[arg(long, value_name = "DURATION", help_heading = "Seeds")]
     pub time_budget: Option<String>,
     /// Worker threads, 1 to 1024 (at most 64 are used: a batch is 64 seeds) [default: every

@@ -44,6 +44,9 @@ pub struct OutputFile {
     writer: std::io::BufWriter<std::fs::File>,
     /// Moved into place; otherwise dropping the file removes the temporary one.
     committed: bool,
+    /// Whether an existing target may be replaced (otherwise the temporary file is created
+    /// only if absent, and moved into place only if the target is still absent).
+    replace: bool,
 }
 
 impl Drop for OutputFile {
@@ -57,6 +60,18 @@ impl Drop for OutputFile {
 impl OutputFile {
     /// Opens `path` for writing. A directory (or a path ending in `/`) is an error.
     pub fn create(path: &std::path::Path) -> Result<Self, String> {
+        Self::open(path, true)
+    }
+
+    /// Like [`OutputFile::create`], but never replaces a file: another writer's temporary
+    /// file (two hunts given one `--jsonl` path) is an error at once, and a file that
+    /// appears at `path` meanwhile is an error at [`OutputFile::commit`] (which then keeps
+    /// the temporary file, to lose nothing).
+    pub fn create_new(path: &std::path::Path) -> Result<Self, String> {
+        Self::open(path, false)
+    }
+
+    fn open(path: &std::path::Path, replace: bool) -> Result<Self, String> {
         let shown = path.display();
         let is_dir_path = path.as_os_str().to_string_lossy().ends_with('/') || path.is_dir();
         if is_dir_path {
@@ -72,13 +87,25 @@ impl OutputFile {
             path.with_file_name(name)
         });
         let target = partial.as_deref().unwrap_or(path);
-        let file = std::fs::File::create(target)
-            .map_err(|e| format!("cannot write to {shown}: {}", io_message(&e)))?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .create_new(!replace && partial.is_some())
+            .open(target)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => format!(
+                    "cannot write to {shown}: {} exists: another run is writing it, or one was killed\n  hint: remove it if no run is writing {shown}",
+                    target.display()
+                ),
+                _ => format!("cannot write to {shown}: {}", io_message(&e)),
+            })?;
         Ok(Self {
             path: path.to_path_buf(),
             partial,
             writer: std::io::BufWriter::with_capacity(1 << 20, file),
             committed: false,
+            replace,
         })
     }
 
@@ -100,10 +127,37 @@ impl OutputFile {
             return Err(format!("cannot write to {shown}: {}", io_message(&e)));
         }
         if let Some(partial) = &self.partial {
+            if !self.replace {
+                return self.commit_new(partial.clone());
+            }
             if let Err(e) = std::fs::rename(partial, &self.path) {
                 return Err(format!("cannot write to {shown}: {}", io_message(&e)));
             }
         }
+        self.committed = true;
+        Ok(())
+    }
+
+    /// Moves the temporary file into place only if nothing is there: a hard link fails on an
+    /// existing name, where a rename would replace it.
+    fn commit_new(&mut self, partial: std::path::PathBuf) -> Result<(), String> {
+        let shown = self.path.display().to_string();
+        if let Err(e) = std::fs::hard_link(&partial, &self.path) {
+            let no_links = e.kind() != std::io::ErrorKind::AlreadyExists && !self.path.exists();
+            if no_links && std::fs::rename(&partial, &self.path).is_ok() {
+                // A filesystem without hard links: the name was free a moment ago.
+                self.committed = true;
+                return Ok(());
+            }
+            // Keep what was written: it is whole, only its name is taken.
+            self.committed = true;
+            return Err(format!(
+                "cannot write to {shown}: {}; what was written is in {}",
+                io_message(&e),
+                partial.display()
+            ));
+        }
+        let _ = std::fs::remove_file(&partial);
         self.committed = true;
         Ok(())
     }
@@ -128,4 +182,43 @@ pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
         ));
     }
     file.commit()
+}
+
+/// Whether two paths name the same file (or would, once written): compared by their
+/// canonical folder and file name, so `./a.jsonl` and `out/../a.jsonl` are one.
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    fn key(p: &std::path::Path) -> Option<std::path::PathBuf> {
+        if let Ok(full) = p.canonicalize() {
+            return Some(full);
+        }
+        let parent = match p.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.canonicalize().ok()?,
+            _ => std::env::current_dir().ok()?,
+        };
+        Some(parent.join(p.file_name()?))
+    }
+    match (key(a), key(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Refuses a set of paths in which an output names an input or another output.
+pub fn distinct_outputs(
+    inputs: &[(&str, &std::path::Path)],
+    outputs: &[(&str, &std::path::Path)],
+) -> Result<(), String> {
+    for (i, (what, out)) in outputs.iter().enumerate() {
+        let clash = inputs
+            .iter()
+            .chain(&outputs[..i])
+            .find(|(_, other)| same_file(out, other));
+        if let Some((other_what, _)) = clash {
+            return Err(format!(
+                "error: {what} {} is also the {other_what}: writing it would destroy the other\n  hint: give every output its own file",
+                out.display()
+            ));
+        }
+    }
+    Ok(())
 }

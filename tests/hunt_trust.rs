@@ -485,3 +485,169 @@ fn seed_ranges_reach_the_largest_seed_and_empty_ones_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
+    let dir = scratch("killed");
+    let jsonl = dir.join("k.jsonl");
+    let partial = dir.join("k.jsonl.partial");
+    let mut child = Command::new(bin())
+        .args([
+            "hunt",
+            NEMESIS,
+            "--seeds",
+            "10000000",
+            "--no-shrink",
+            "--quiet",
+        ])
+        .args(["--jsonl", jsonl.to_str().unwrap()])
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Each finished batch of 64 seeds is flushed: wait for the first one (bounded).
+    let mut lines = 0;
+    for _ in 0..600 {
+        lines = std::fs::read_to_string(&partial).map_or(0, |t| t.lines().count());
+        if lines > 64 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        lines > 64,
+        "a batch reached the file before the kill: {lines} lines"
+    );
+    assert!(!jsonl.exists(), "a cut file is never presented as whole");
+    std::fs::rename(&partial, &jsonl).unwrap();
+    let o = merge(&[jsonl], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("no end line"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn a_signal_while_shrinking_stops_the_hunt_and_says_so() {
+    let dir = scratch("shrink-signal");
+    let mut child = Command::new(bin())
+        .args([
+            "hunt",
+            BROKEN,
+            "--seeds",
+            "64",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            panic!("the hunt ended before shrinking:\n{seen}");
+        }
+        seen.push_str(&line);
+        if line.starts_with("shrinking seed") {
+            break;
+        }
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(143), "{seen}{rest}");
+    assert!(
+        rest.contains("interrupted by SIGTERM while shrinking"),
+        "{rest}"
+    );
+}
+
+#[test]
+fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
+    let dir = scratch("clash");
+    let same = dir.join("same.out");
+    let o = hunt_to(&same, "3", &["--junit", same.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--junit"), "{}", text(&o.stderr));
+    let copy = dir.join("copy.ron");
+    std::fs::copy(repo().join(NEMESIS), &copy).unwrap();
+    let before = std::fs::read_to_string(&copy).unwrap();
+    let o = splitbrain(&[
+        "hunt",
+        copy.to_str().unwrap(),
+        "--seeds",
+        "3",
+        "--junit",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        before,
+        "the scenario is untouched"
+    );
+    let a = dir.join("a.jsonl");
+    assert_eq!(hunt_to(&a, "3", &[]).status.code(), Some(0));
+    let o = merge(std::slice::from_ref(&a), &["--junit", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    // Another hunt writing the same file (its partial file is there) is not clobbered.
+    let b = dir.join("b.jsonl");
+    std::fs::write(dir.join("b.jsonl.partial"), "another hunt's records\n").unwrap();
+    let o = hunt_to(&b, "3", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("another run is writing it"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("b.jsonl.partial")).unwrap(),
+        "another hunt's records\n"
+    );
+}
+
+#[test]
+fn the_json_summary_carries_the_exit_code_and_a_zero_budget_is_refused() {
+    let o = splitbrain(&["hunt", NEMESIS, "--seeds", "3", "--json"]);
+    assert_eq!(json(&o)["exit_code"], 0);
+    let o = splitbrain(&["hunt", NEMESIS, "--seeds", "3", "--time-budget", "0s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("hint:"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn clusters_whose_memory_grows_with_their_square_are_bounded() {
+    let dir = scratch("big");
+    for (algorithm, nodes, code) in [
+        ("Raft()", 10_000, 2),
+        ("Bully()", 4_001, 2),
+        ("Raft()", 4_000, 0),
+        ("Ring()", 10_000, 0),
+    ] {
+        let file = dir.join("big.ron");
+        std::fs::write(
+            &file,
+            format!("Scenario(duration: \"1s\", nodes: {nodes}, algorithm: {algorithm})"),
+        )
+        .unwrap();
+        let o = splitbrain(&["check", file.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{algorithm} {nodes}: {}",
+            text(&o.stderr)
+        );
+    }
+}

@@ -113,6 +113,13 @@ impl AlgorithmConfig {
         }
     }
 
+    /// Whether members send to every other member (Raft's votes and heartbeats, Bully's
+    /// coordinator announcements): the messages in flight then grow with the square of the
+    /// cluster, and so does the memory of a run.
+    pub fn sends_to_every_member(&self) -> bool {
+        matches!(self, AlgorithmConfig::Raft(_) | AlgorithmConfig::Bully(_))
+    }
+
     /// Whether the algorithm runs a modeled coordination service (process id `members`).
     pub fn has_service(&self) -> bool {
         matches!(

@@ -87,6 +87,17 @@ pub fn run(args: &CompareArgs) -> u8 {
             ),
         );
     }
+    for alg in &algorithms {
+        let most = crate::scenario::max_members(alg);
+        if let Some(&n) = args.sizes.iter().find(|&&n| n as u64 > most) {
+            return charting::bad_input(
+                &format!("--sizes {n} is more nodes than {} can run here", alg.name()),
+                &format!(
+                    "its members send to every other member, so memory grows with the square of the cluster: give sizes up to {most}"
+                ),
+            );
+        }
+    }
     let command = command_line(args);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
 

@@ -43,6 +43,8 @@ pub struct Reproducer {
 
 #[derive(Serialize)]
 struct JsonOutput<'a> {
+    /// The process's exit code (the summary's, unless a signal or a failed output changed it).
+    exit_code: u8,
     seeds: SeedSpan,
     shard: Option<String>,
     ended: &'a str,
@@ -94,6 +96,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     let plan = plan(args)?;
+    let mut outputs = Vec::new();
+    if let Some(path) = &args.jsonl {
+        outputs.push(("--jsonl", path.as_path()));
+    }
+    if let Some(path) = &args.junit {
+        outputs.push(("--junit", path.as_path()));
+    }
+    crate::output::distinct_outputs(&[("scenario file", args.file.as_path())], &outputs)?;
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }
@@ -137,6 +147,11 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
                 return ControlFlow::Break(Stop::WriteFailed(e));
             }
         }
+        // Each batch reaches the file: a hunt killed outright leaves its records in
+        // FILE.partial (without an end line, so merge knows it was cut).
+        if let Some(Err(e)) = jsonl.as_mut().map(JsonlWriter::flush) {
+            return ControlFlow::Break(Stop::WriteFailed(e));
+        }
         progress.inc(records.len() as u64);
         progress.set_message(format!("{} failing", builder.failed_seeds()));
         if interrupt.signal().is_some() {
@@ -160,16 +175,15 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         Err(Stop::TimeBudget) => Ended::TimeBudget,
         Err(Stop::Signal) => Ended::Interrupted,
     };
-    let signal = (ended == Ended::Interrupted)
-        .then(|| interrupt.signal())
-        .flatten();
     let summary = builder.finish();
     let mut errors = Vec::new();
-    let reproducers = if args.no_shrink || signal.is_some() {
+    let reproducers = if args.no_shrink || interrupt.signal().is_some() {
         Vec::new()
     } else {
         shrink_failures(args, &scenario, &first_failures, &interrupt, &mut errors)
     };
+    // Asked now: a signal while shrinking stops the hunt too, and says so.
+    let signal = interrupt.signal();
     let status = Status {
         ended,
         signal,
@@ -196,8 +210,16 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             errors.push(format!("error: {e}"));
         }
     }
+    let exit_code = if let Some(signal) = signal {
+        Interrupt::exit_code(signal)
+    } else if !errors.is_empty() {
+        exit::BAD_INPUT
+    } else {
+        summary.exit_code
+    };
     if args.json {
         let doc = JsonOutput {
+            exit_code,
             seeds: plan.seeds,
             shard: shard_label,
             ended: ended.name(),
@@ -223,13 +245,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     for e in &errors {
         eprintln!("{e}");
     }
-    Ok(if let Some(signal) = signal {
-        Interrupt::exit_code(signal)
-    } else if !errors.is_empty() {
-        exit::BAD_INPUT
-    } else {
-        summary.exit_code
-    })
+    Ok(exit_code)
 }
 
 /// How the seed phase ended, for the summary and the JUnit report.
@@ -259,11 +275,19 @@ impl Status {
                 self.signal.map_or("a signal".to_string(), Interrupt::name)
             )),
         }
+        .or_else(|| {
+            self.signal.map(|signal| {
+                format!(
+                    "interrupted by {} while shrinking: every seed ran, reproducers are missing",
+                    Interrupt::name(signal)
+                )
+            })
+        })
     }
 
     fn completeness(&self) -> Completeness {
         match (self.ended, self.line()) {
-            (Ended::Interrupted, Some(line)) => Completeness::Cut(line),
+            (_, Some(line)) if self.signal.is_some() => Completeness::Cut(line),
             (Ended::TimeBudget | Ended::FirstFailure, Some(line)) => Completeness::Partial(line),
             _ => Completeness::Complete,
         }
@@ -291,10 +315,15 @@ fn plan(args: &HuntArgs) -> Result<Plan, String> {
         None => range,
     };
     let time_budget = match &args.time_budget {
-        Some(text) => Some(Duration::from_nanos(
-            scenario::parse_duration(text)
-                .map_err(|e| format!("error: --time-budget {text:?}: {e}"))?,
-        )),
+        Some(text) => match scenario::parse_duration(text) {
+            Ok(0) => {
+                return Err(format!(
+                    "error: --time-budget {text:?} allows no time\n  hint: give a duration longer than zero, like 10m, or leave it out"
+                ))
+            }
+            Ok(ns) => Some(Duration::from_nanos(ns)),
+            Err(e) => return Err(format!("error: --time-budget {text:?}: {e}")),
+        },
         None => None,
     };
     let jobs = match args.jobs {
@@ -372,7 +401,8 @@ fn shrink_failures(
                 start.sim.members
             );
         }
-        let shrunk = match panics::catch(|| shrink(&start, failure, SHRINK_BUDGET_RUNS)) {
+        let stop = || interrupt.signal().is_some();
+        let shrunk = match panics::catch(|| shrink(&start, failure, SHRINK_BUDGET_RUNS, &stop)) {
             Ok(shrunk) => shrunk,
             Err(e) => {
                 eprintln!(
@@ -384,6 +414,9 @@ fn shrink_failures(
                 continue;
             }
         };
+        if stop() {
+            break; // cut short: the hunt reports the signal and exits
+        }
         match write_reproducer(args, scenario, record.seed, &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
             Err(e) => errors.push(format!(

@@ -40,6 +40,14 @@ pub fn run(args: &MergeArgs) -> u8 {
 }
 
 fn merge(args: &MergeArgs) -> Result<u8, String> {
+    if let Some(junit) = &args.junit {
+        let inputs: Vec<(&str, &std::path::Path)> = args
+            .files
+            .iter()
+            .map(|f| ("file to merge", f.as_path()))
+            .collect();
+        crate::output::distinct_outputs(&inputs, &[("--junit", junit.as_path())])?;
+    }
     let merged = merging::merge(&args.files)?;
     if !merged.conflicts.is_empty() {
         return Err(format!(

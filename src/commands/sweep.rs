@@ -213,9 +213,13 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
         (Param::AckTimeout, Value::Duration(d), AlgorithmConfig::Ring(c)) => c.ack_timeout_ns = *d,
         (Param::Lease, Value::Duration(d), alg) => set_lease(alg, *d)?,
         (Param::Nodes, Value::Count(n), _) => {
-            s = s
-                .resized(*n)
-                .ok_or_else(|| format!("cannot resize to {n} nodes"))?;
+            s = s.resized(*n).ok_or_else(|| {
+                format!(
+                    "cannot resize to {n} nodes: {} runs at most {} nodes here",
+                    s.algorithm.name(),
+                    scenario::max_members(&s.algorithm)
+                )
+            })?;
         }
         (Param::Loss, Value::Fraction(p), _) => {
             s.sim.network.default.loss_ppm = (p * 1_000_000.0).round() as u32;

@@ -138,7 +138,12 @@ impl JsonlWriter {
                 path.display()
             ));
         }
-        let file = OutputFile::create(path).map_err(|e| format!("error: {e}"))?;
+        let file = if force {
+            OutputFile::create(path)
+        } else {
+            OutputFile::create_new(path)
+        }
+        .map_err(|e| format!("error: {e}"))?;
         let mut writer = Self {
             file,
             path: path.to_path_buf(),
@@ -150,6 +155,17 @@ impl JsonlWriter {
     /// Appends one seed's record.
     pub fn record(&mut self, record: &SeedRecord) -> Result<(), String> {
         self.line(record)
+    }
+
+    /// Pushes what is buffered to the (partial) file.
+    pub fn flush(&mut self) -> Result<(), String> {
+        self.file.writer().flush().map_err(|e| {
+            format!(
+                "error: cannot write to {}: {}",
+                self.path.display(),
+                io_message(&e)
+            )
+        })
     }
 
     /// Writes the trailer, flushes, and moves the file into place.

@@ -22,12 +22,18 @@ struct Shrinker<'a> {
     key: &'a str,
     runs: u32,
     max_runs: u32,
+    /// Asked before every run: true ends the shrinking where it is (a signal arrived).
+    stop: &'a dyn Fn() -> bool,
 }
 
 impl Shrinker<'_> {
     /// Runs `candidate`; returns its failure with our key, if it still fails that way.
     fn still_fails(&mut self, candidate: &Scenario) -> Option<Failure> {
         if self.runs >= self.max_runs {
+            return None;
+        }
+        if (self.stop)() {
+            self.max_runs = self.runs;
             return None;
         }
         self.runs += 1;
@@ -53,12 +59,19 @@ impl Shrinker<'_> {
     }
 }
 
-/// Shrinks `start` (explicit faults, no nemesis) that fails with `failure`.
-pub fn shrink(start: &Scenario, failure: &Failure, max_runs: u32) -> Shrunk {
+/// Shrinks `start` (explicit faults, no nemesis) that fails with `failure`, in at most
+/// `max_runs` runs, ending early (with what it has) when `stop` says so.
+pub fn shrink(
+    start: &Scenario,
+    failure: &Failure,
+    max_runs: u32,
+    stop: &dyn Fn() -> bool,
+) -> Shrunk {
     let mut s = Shrinker {
         key: &failure.key,
         runs: 0,
         max_runs,
+        stop,
     };
     let mut best = start.clone();
     let mut current = failure.clone();

@@ -25,7 +25,8 @@ pub use duration::{
     DurationError,
 };
 pub use error::{
-    ErrorKind, NonRegularFile, ScenarioError, MAX_DRIFT_PPM, MAX_NODES, MIN_DRIFT_PPM,
+    ErrorKind, NonRegularFile, ScenarioError, MAX_BROADCAST_NODES, MAX_DRIFT_PPM, MAX_NODES,
+    MIN_DRIFT_PPM,
 };
 pub use file::MAX_SCENARIO_BYTES;
 pub use write::to_ron;
@@ -57,6 +58,9 @@ impl Scenario {
     /// partition groups trimmed to the nodes that remain, and per-node clock and link settings
     /// past the last node dropped. `None` if the algorithm cannot run with that many.
     pub fn resized(&self, members: usize) -> Option<Scenario> {
+        if members as u64 > max_members(&self.algorithm) {
+            return None;
+        }
         let n = u32::try_from(members).ok()?;
         let mut s = self.clone();
         s.algorithm = s.algorithm.for_members(members)?;
@@ -78,6 +82,16 @@ impl Scenario {
         s.sim.clocks.per_node.retain(|c| c.node < n);
         s.sim.network.overrides.retain(|o| o.from < n && o.to < n);
         Some(s)
+    }
+}
+
+/// The largest cluster `algorithm` may run ([`MAX_BROADCAST_NODES`] when its members send to
+/// every other member, else [`MAX_NODES`]).
+pub fn max_members(algorithm: &AlgorithmConfig) -> u64 {
+    if algorithm.sends_to_every_member() {
+        MAX_BROADCAST_NODES
+    } else {
+        MAX_NODES
     }
 }
 

@@ -87,6 +87,13 @@ impl Checker {
         }
         let problems_before_algorithm = self.problems.len();
         let (algorithm, algorithm_name) = self.algorithm(file.algorithm);
+        if self.nodes <= MAX_NODES && self.nodes > super::max_members(&algorithm) {
+            let kind = ErrorKind::TooManyNodesForBroadcast {
+                nodes: self.nodes,
+                algorithm: algorithm_name,
+            };
+            self.problem("nodes", kind);
+        }
         // The modeled service is process `nodes`: `Service` names it.
         self.has_service = algorithm.has_service();
         // Timings the algorithm's own rules refused (a lease longer than a day) are not

@@ -305,8 +305,20 @@ fn valid_edge_values_are_accepted() {
     );
     assert_eq!(scenario.sim.write_every_ns, 0);
     assert_eq!(scenario.sim.members, 1);
-    let scenario = parsed("(nodes: 10000, algorithm: Raft())");
+    let scenario = parsed("(nodes: 10000, algorithm: Ring())");
     assert_eq!(scenario.sim.members, 10_000);
+    let scenario = parsed("(nodes: 4000, algorithm: Raft())");
+    assert_eq!(scenario.sim.members, 4_000);
+}
+
+#[test]
+fn algorithms_that_send_to_every_member_take_at_most_4000_nodes() {
+    for algorithm in ["Raft()", "Bully()"] {
+        let error = error_of(&format!("(nodes: 4001, algorithm: {algorithm})"));
+        assert!(error.message().contains("at most 4000"), "{error}");
+        assert_eq!(error.location, Some((1, 9)));
+        assert!(error.hint().is_some_and(|h| h.contains("square")));
+    }
 }
 
 #[test]
@@ -622,7 +634,7 @@ fn runs_expected_to_handle_absurdly_many_events_are_refused_at_the_shortest_timi
         assert_eq!(error.location, Some(location), "{source}");
         assert!(error.hint().is_some());
     }
-    let error = error_of("(algorithm: Raft(), nodes: 10000, duration: \"876600h\")");
+    let error = error_of("(algorithm: Ring(), nodes: 10000, duration: \"876600h\")");
     assert!(
         error.message().starts_with("the run would handle about"),
         "{error}"
