@@ -70,6 +70,13 @@ fn shards(dir: &Path, seeds: &str, count: u32, which: &[u32]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Asserts that `o` is exit 2 with `needle` in its message.
+fn refused(o: &Output, needle: &str) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
 fn merge(files: &[PathBuf], extra: &[&str]) -> Output {
     let mut args: Vec<&str> = vec!["merge"];
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
@@ -186,9 +193,8 @@ fn a_missing_shard_is_exit_2_naming_it_and_its_seeds() {
     let dir = scratch("absent");
     let files = shards(&dir, "30", 3, &[0, 2]);
     let o = merge(&files, &[]);
+    refused(&o, "1/3");
     let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("1/3"), "{err}");
     assert!(err.contains("11..=20"), "{err}");
     assert!(
         o.stdout.is_empty(),
@@ -237,9 +243,7 @@ fn a_record_deleted_from_the_middle_of_a_file_is_found() {
     assert_eq!(kept.len() + 1, lines.len());
     std::fs::write(&files[0], kept.join("\n") + "\n").unwrap();
     let o = merge(&files, &[]);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("seed missing: 7"), "{err}");
+    refused(&o, "seed missing: 7");
 }
 
 #[test]
@@ -250,18 +254,15 @@ fn a_shard_cut_short_is_not_a_complete_one() {
     let o = hunt_to(&path, "1000000", &["--time-budget", "1ns"]);
     assert_eq!(o.status.code(), Some(0), "the verdict of the seeds run");
     let o = merge(std::slice::from_ref(&path), &[]);
+    refused(&o, "time budget");
     let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("time budget"), "{err}");
     assert!(err.contains("65..=1000000"), "{err}");
     // A file without its end line (a killed hunt, or a torn copy) is cut too.
     let text_of = std::fs::read_to_string(&path).unwrap();
     let torn: Vec<&str> = text_of.lines().take(30).collect();
     std::fs::write(&path, torn.join("\n") + "\n{\"seed\":30,\"outc").unwrap();
     let o = merge(std::slice::from_ref(&path), &[]);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("no end line"), "{err}");
+    refused(&o, "no end line");
 }
 
 #[test]
@@ -319,12 +320,7 @@ fn files_of_different_scenarios_or_formats_do_not_merge() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let o = merge(&[a.clone(), b], &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("different versions of the scenario file"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&o, "different versions of the scenario file");
     let old = dir.join("old.jsonl");
     std::fs::write(
         &old,
@@ -332,12 +328,7 @@ fn files_of_different_scenarios_or_formats_do_not_merge() {
     )
     .unwrap();
     let o = merge(&[old], &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("not the header"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&o, "not the header");
 }
 
 #[test]
@@ -523,12 +514,7 @@ fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
     assert!(!jsonl.exists(), "a cut file is never presented as whole");
     std::fs::rename(&partial, &jsonl).unwrap();
     let o = merge(&[jsonl], &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("no end line"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&o, "no end line");
 }
 
 #[test]
@@ -606,12 +592,7 @@ fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
     let b = dir.join("b.jsonl");
     std::fs::write(dir.join("b.jsonl.partial"), "another hunt's records\n").unwrap();
     let o = hunt_to(&b, "3", &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("another run is writing it"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&o, "another run is writing it");
     assert_eq!(
         std::fs::read_to_string(dir.join("b.jsonl.partial")).unwrap(),
         "another hunt's records\n"
