@@ -222,3 +222,26 @@ pub fn distinct_outputs(
     }
     Ok(())
 }
+
+/// Refuses, before any work, an output file that cannot be created: its folder is missing
+/// or not a folder, or the path is a folder. (Whether the disk has room is known only when
+/// writing.)
+pub fn check_can_create(what: &str, path: &std::path::Path) -> Result<(), String> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(format!(
+            "error: {what} {shown}: it is a folder\n  hint: name a file, like {what} hunt.xml"
+        ));
+    }
+    let folder = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "error: {what} {shown}: the folder {} does not exist\n  hint: create it first, or name a file in an existing folder",
+            folder.display()
+        ));
+    }
+    Ok(())
+}

@@ -600,6 +600,65 @@ fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
 }
 
 #[test]
+fn an_output_that_cannot_be_created_is_refused_before_the_hunt_runs() {
+    let dir = scratch("no-folder");
+    let junit = dir.join("missing/hunt.xml");
+    let o = splitbrain(&[
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "100000",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    refused(&o, "does not exist");
+    assert!(o.stdout.is_empty(), "nothing ran: {}", text(&o.stdout));
+    let o = splitbrain(&[
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "3",
+        "--junit",
+        dir.to_str().unwrap(),
+    ]);
+    refused(&o, "it is a folder");
+}
+
+#[test]
+fn a_cut_file_whose_seeds_other_files_hold_is_noted_not_blamed() {
+    let dir = scratch("covered-cut");
+    let whole = dir.join("whole.jsonl");
+    assert_eq!(hunt_to(&whole, "10", &[]).status.code(), Some(0));
+    let cut = dir.join("cut.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&whole)
+        .unwrap()
+        .lines()
+        .take(5)
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&cut, lines.join("\n") + "\n").unwrap();
+    let o = merge(&[cut, whole], &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(json(&o)["complete"], true);
+    assert!(
+        text(&o.stderr).contains("no end line"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A shard whose seeds another file holds is not named absent.
+    let a = dir.join("a.jsonl");
+    let b = dir.join("b.jsonl");
+    let run = |path: &Path, seeds: &str, shard: &str| {
+        hunt_to(path, seeds, &["--shard", shard]).status.code()
+    };
+    assert_eq!(run(&a, "60", "0/3"), Some(0));
+    assert_eq!(run(&b, "60", "2/3"), Some(0));
+    let o = merge(&[a, b], &[]);
+    refused(&o, "1/3");
+    assert!(!text(&o.stderr).contains("0/3"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn the_json_summary_carries_the_exit_code_and_a_zero_budget_is_refused() {
     let o = splitbrain(&["hunt", NEMESIS, "--seeds", "3", "--json"]);
     assert_eq!(json(&o)["exit_code"], 0);

@@ -104,6 +104,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         outputs.push(("--junit", path.as_path()));
     }
     crate::output::distinct_outputs(&[("scenario file", args.file.as_path())], &outputs)?;
+    for (what, path) in &outputs {
+        crate::output::check_can_create(what, path)?;
+    }
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }

@@ -47,6 +47,7 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
             .map(|f| ("file to merge", f.as_path()))
             .collect();
         crate::output::distinct_outputs(&inputs, &[("--junit", junit.as_path())])?;
+        crate::output::check_can_create("--junit", junit)?;
     }
     let merged = merging::merge(&args.files)?;
     if !merged.conflicts.is_empty() {
@@ -54,6 +55,12 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
             "error: the files disagree or are damaged; nothing merged:\n{}\n  hint: merge the files of one hunt, written by one binary, unedited",
             bullets(&merged.conflicts)
         ));
+    }
+    if merged.missing.is_empty() {
+        // Files cut short whose seeds other files hold: the merge is whole, but say so.
+        for note in &merged.gaps_explained {
+            eprintln!("note: {note} (its seeds are all in other files)");
+        }
     }
     let notes = completeness_notes(&merged);
     let unexplained = !merged.missing.is_empty() && !merged.only_after_first_failures;

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 /// How many seeds or ranges a message lists before it says "and N more".
 const LISTED: usize = 10;
+/// How many absent shards are looked at (a hunt may be cut into billions).
+const SCANNED: u64 = 10_000;
 
 /// One input file, once its header is read.
 struct Input {
@@ -69,7 +71,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<Merged, String> {
         .iter()
         .flat_map(|span| seeds::gaps(span, &stream.covered))
         .collect();
-    let mut gaps_explained = absent_shards(&inputs);
+    let mut gaps_explained = absent_shards(&inputs, &missing);
     gaps_explained.extend(cut);
     let summary = stream.builder.finish();
     let only_after_first_failures = summary.failed_seeds > 0
@@ -319,8 +321,9 @@ fn describe_end(input: &Input, end: Option<&JsonlEnd>, stream: &Stream) -> FileE
     }
 }
 
-/// For each hunt range cut into N shards: the shards no file holds.
-fn absent_shards(inputs: &[Input]) -> Vec<String> {
+/// For each hunt range cut into N shards: the shards no file holds whose seeds are (at least
+/// partly) `missing`; a shard whose seeds another file holds is not absent.
+fn absent_shards(inputs: &[Input], missing: &[SeedSpan]) -> Vec<String> {
     let mut present: BTreeMap<(SeedSpan, u64), BTreeSet<u64>> = BTreeMap::new();
     for input in inputs {
         if let Some(shard) = input
@@ -338,16 +341,32 @@ fn absent_shards(inputs: &[Input]) -> Vec<String> {
     present
         .into_iter()
         .filter_map(|((range, count), have)| {
+            let lacking = |index: &u64| {
+                let slice = Shard {
+                    index: *index,
+                    count,
+                }
+                .slice(&range);
+                slice.is_some_and(|slice| missing.iter().any(|m| m.intersection(&slice).is_some()))
+            };
+            let absent_count = (0..count)
+                .filter(|i| !have.contains(i))
+                .take(SCANNED as usize)
+                .filter(lacking)
+                .count() as u64;
             let absent: Vec<String> = (0..count)
                 .filter(|i| !have.contains(i))
+                .take(SCANNED as usize)
+                .filter(lacking)
                 .take(LISTED)
                 .map(|i| format!("{i}/{count}"))
                 .collect();
-            let more = (count - have.len() as u64).saturating_sub(LISTED as u64);
-            let more = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
+            // Counted among the first SCANNED absent shards only (N may be huge).
+            let more = absent_count.saturating_sub(LISTED as u64);
+            let more = match more {
+                0 => String::new(),
+                _ if absent_count >= SCANNED => " and more".to_string(),
+                n => format!(" and {n} more"),
             };
             (!absent.is_empty()).then(|| {
                 format!(
