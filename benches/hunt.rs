@@ -39,7 +39,7 @@ fn sweep(
         first,
         last: first + seeds - 1,
     };
-    let ended = hunt(scenario, span, true, &pool, |records| {
+    let ended = hunt(scenario, span, true, &pool, &|| false, |records| {
         records.iter().for_each(|r| summary.add(r));
         ControlFlow::<()>::Continue(())
     });

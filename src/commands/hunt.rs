@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many runs shrinking one failure may spend.
@@ -138,33 +139,48 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let mut builder = SummaryBuilder::new(&scenario.name);
     // The first failing record of each key, for shrinking.
     let mut first_failures: BTreeMap<String, SeedRecord> = BTreeMap::new();
-    let natural_end = hunt::hunt(&scenario, plan.seeds, args.keep_going, &pool, |records| {
-        for record in records {
-            builder.add(record);
-            for failure in &record.failures {
-                first_failures
-                    .entry(failure.key.clone())
-                    .or_insert_with(|| record.clone());
+    // The first batch always runs whole, so that a budget never yields a verdict of nothing.
+    let batches_done = AtomicU64::new(0);
+    let out_of_time = || {
+        batches_done.load(Ordering::SeqCst) > 0
+            && plan.time_budget.is_some_and(|b| started.elapsed() >= b)
+    };
+    let stopping = || interrupt.signal().is_some() || out_of_time();
+    let natural_end = hunt::hunt(
+        &scenario,
+        plan.seeds,
+        args.keep_going,
+        &pool,
+        &stopping,
+        |records| {
+            for record in records {
+                builder.add(record);
+                for failure in &record.failures {
+                    first_failures
+                        .entry(failure.key.clone())
+                        .or_insert_with(|| record.clone());
+                }
+                if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
+                    return ControlFlow::Break(Stop::WriteFailed(e));
+                }
             }
-            if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
+            // Each batch reaches the file: a hunt killed outright leaves its records in
+            // FILE.partial (without an end line, so merge knows it was cut).
+            if let Some(Err(e)) = jsonl.as_mut().map(JsonlWriter::flush) {
                 return ControlFlow::Break(Stop::WriteFailed(e));
             }
-        }
-        // Each batch reaches the file: a hunt killed outright leaves its records in
-        // FILE.partial (without an end line, so merge knows it was cut).
-        if let Some(Err(e)) = jsonl.as_mut().map(JsonlWriter::flush) {
-            return ControlFlow::Break(Stop::WriteFailed(e));
-        }
-        progress.inc(records.len() as u64);
-        progress.set_message(format!("{} failing", builder.failed_seeds()));
-        if interrupt.signal().is_some() {
-            ControlFlow::Break(Stop::Signal)
-        } else if plan.time_budget.is_some_and(|b| started.elapsed() >= b) {
-            ControlFlow::Break(Stop::TimeBudget)
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
+            batches_done.fetch_add(1, Ordering::SeqCst);
+            progress.inc(records.len() as u64);
+            progress.set_message(format!("{} failing", builder.failed_seeds()));
+            if interrupt.signal().is_some() {
+                ControlFlow::Break(Stop::Signal)
+            } else if out_of_time() {
+                ControlFlow::Break(Stop::TimeBudget)
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    );
     progress.finish_and_clear();
     let seeds_took = started.elapsed();
     let ended = match natural_end {

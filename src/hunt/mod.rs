@@ -90,29 +90,27 @@ impl Ended {
 /// Runs `seeds` of `scenario` in batches on `pool`, handing each batch's records (in seed
 /// order) to `on_batch`. Ends `Ok` when the hunt reached its own end (every seed ran, or the
 /// first failure when not keeping going), or `Err` with what `on_batch` stopped it for.
+/// `stopping` is asked before each seed starts: once it says yes (a signal, a spent time
+/// budget), no further seed starts, and `on_batch` must then stop the hunt.
 pub fn hunt<B>(
     scenario: &Scenario,
     seeds: SeedSpan,
     keep_going: bool,
     pool: &rayon::ThreadPool,
+    stopping: &(dyn Fn() -> bool + Sync),
     on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
 ) -> Result<Ended, B> {
-    run_batches(
-        seeds,
-        keep_going,
-        pool,
-        |seed| run_seed(scenario, seed),
-        on_batch,
-    )
+    let run = |seed| (!stopping()).then(|| run_seed(scenario, seed));
+    run_batches(seeds, keep_going, pool, run, on_batch)
 }
 
-/// [`hunt`] with any per-seed run. A seed whose run panics is recorded as that seed's
-/// failure (key `panic`) and the hunt goes on.
+/// [`hunt`] with any per-seed run (`None`: the seed was not started). A seed whose run
+/// panics is recorded as that seed's failure (key `panic`) and the hunt goes on.
 pub fn run_batches<B>(
     seeds: SeedSpan,
     keep_going: bool,
     pool: &rayon::ThreadPool,
-    run: impl Fn(u64) -> SeedRecord + Sync,
+    run: impl Fn(u64) -> Option<SeedRecord> + Sync,
     mut on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
 ) -> Result<Ended, B> {
     let mut start = seeds.first;
@@ -122,9 +120,9 @@ pub fn run_batches<B>(
         let records: Vec<SeedRecord> = pool.install(|| {
             batch
                 .par_iter()
-                .map(|&seed| {
+                .filter_map(|&seed| {
                     panics::catch(|| run(seed))
-                        .unwrap_or_else(|message| SeedRecord::panicked(seed, message))
+                        .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
                 })
                 .collect()
         });
@@ -144,6 +142,40 @@ pub fn run_batches<B>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn once_stopping_no_further_seed_starts() {
+        let stop = AtomicBool::new(false);
+        let mut seen = 0;
+        let ended = run_batches(
+            SeedSpan {
+                first: 1,
+                last: 640,
+            },
+            true,
+            &pool(),
+            |seed| {
+                if seed == 100 {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                (!stop.load(Ordering::SeqCst) || seed == 100).then(|| matched(seed))
+            },
+            |records| {
+                seen += records.len();
+                if stop.load(Ordering::SeqCst) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
+        assert_eq!(ended, Err(()));
+        assert!(
+            seen < 128,
+            "the batch holding seed 100 ran only what had started: {seen}"
+        );
+    }
 
     fn matched(seed: u64) -> SeedRecord {
         SeedRecord {
@@ -174,7 +206,7 @@ mod tests {
             &pool(),
             |seed| {
                 assert_ne!(seed, 70, "seed seventy breaks");
-                matched(seed)
+                Some(matched(seed))
             },
             |records| {
                 seen.extend_from_slice(records);
@@ -205,7 +237,7 @@ mod tests {
             &pool(),
             |seed| {
                 assert_ne!(seed, 3);
-                matched(seed)
+                Some(matched(seed))
             },
             |_| ControlFlow::<()>::Continue(()),
         );
@@ -222,7 +254,7 @@ mod tests {
             },
             true,
             &pool(),
-            matched,
+            |seed| Some(matched(seed)),
             |records| {
                 last = records.last().map_or(last, |r| r.seed);
                 ControlFlow::<()>::Continue(())
