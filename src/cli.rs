@@ -150,9 +150,9 @@ pub struct HuntArgs {
     /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
     #[arg(long, value_name = "I/N", help_heading = "Seeds")]
     pub shard: Option<String>,
-    /// Start no new seed after this long (e.g. 10m; seeds under way finish, and the first
-    /// batch of 64 always runs); report what ran, with the verdict of the seeds run (every
-    /// output says the budget ended it).
+    /// Start no new seed after this long (e.g. 10m; seeds under way finish, and at least one
+    /// seed always runs); report what ran, with the verdict of the seeds run (every output
+    /// says the budget ended it).
     #[arg(long, value_name = "DURATION", help_heading = "Seeds")]
     pub time_budget: Option<String>,
     /// Worker threads, 1 to 1024 (at most 64 are used: a batch is 64 seeds) [default: every

@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many runs shrinking one failure may spend.
@@ -139,12 +138,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let mut builder = SummaryBuilder::new(&scenario.name);
     // The first failing record of each key, for shrinking.
     let mut first_failures: BTreeMap<String, SeedRecord> = BTreeMap::new();
-    // The first batch always runs whole, so that a budget never yields a verdict of nothing.
-    let batches_done = AtomicU64::new(0);
-    let out_of_time = || {
-        batches_done.load(Ordering::SeqCst) > 0
-            && plan.time_budget.is_some_and(|b| started.elapsed() >= b)
-    };
+    let out_of_time = || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || interrupt.signal().is_some() || out_of_time();
     let natural_end = hunt::hunt(
         &scenario,
@@ -169,7 +163,6 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             if let Some(Err(e)) = jsonl.as_mut().map(JsonlWriter::flush) {
                 return ControlFlow::Break(Stop::WriteFailed(e));
             }
-            batches_done.fetch_add(1, Ordering::SeqCst);
             progress.inc(records.len() as u64);
             progress.set_message(format!("{} failing", builder.failed_seeds()));
             if interrupt.signal().is_some() {

@@ -23,6 +23,7 @@ use seeds::SeedSpan;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::nemesis;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Seeds per batch. Fixed (not derived from the number of jobs) so that where a hunt stops
 /// does not depend on the machine. It is also the most worker threads a hunt can use.
@@ -91,7 +92,8 @@ impl Ended {
 /// order) to `on_batch`. Ends `Ok` when the hunt reached its own end (every seed ran, or the
 /// first failure when not keeping going), or `Err` with what `on_batch` stopped it for.
 /// `stopping` is asked before each seed starts: once it says yes (a signal, a spent time
-/// budget), no further seed starts, and `on_batch` must then stop the hunt.
+/// budget) and some seed has finished, no further seed starts, and `on_batch` must then stop
+/// the hunt. (At least one seed always finishes: a hunt never gives a verdict on nothing.)
 pub fn hunt<B>(
     scenario: &Scenario,
     seeds: SeedSpan,
@@ -100,7 +102,15 @@ pub fn hunt<B>(
     stopping: &(dyn Fn() -> bool + Sync),
     on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
 ) -> Result<Ended, B> {
-    let run = |seed| (!stopping()).then(|| run_seed(scenario, seed));
+    let finished = AtomicU64::new(0);
+    let run = |seed| {
+        if finished.load(Ordering::SeqCst) > 0 && stopping() {
+            return None;
+        }
+        let record = run_seed(scenario, seed);
+        finished.fetch_add(1, Ordering::SeqCst);
+        Some(record)
+    };
     run_batches(seeds, keep_going, pool, run, on_batch)
 }
 
@@ -142,7 +152,7 @@ pub fn run_batches<B>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn once_stopping_no_further_seed_starts() {
