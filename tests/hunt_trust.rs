@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -421,26 +421,57 @@ fn wait_for_first_batch(partial: &Path) -> usize {
 /// Starts a long hunt, waits until its first batch is written, sends `signal`; returns its
 /// output.
 fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
+    let jsonl_arg = jsonl.to_str().unwrap();
+    let args = [
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "10000000",
+        "--no-shrink",
+        "--jsonl",
+        jsonl_arg,
+    ];
+    let (mut child, mut stdout) = spawn_reading(&args);
+    let seen = read_until(&mut stdout, "seeds ");
+    wait_for_first_batch(&partial_of(jsonl));
+    let (code, rest) = signal_and_finish(signal, &mut child, stdout);
+    (code, format!("{seen}{rest}"))
+}
+
+/// Starts the binary with `args`, its output read as it comes.
+fn spawn_reading(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(bin())
-        .args([
-            "hunt",
-            NEMESIS,
-            "--seeds",
-            "10000000",
-            "--no-shrink",
-            "--jsonl",
-            jsonl.to_str().unwrap(),
-        ])
+        .args(args)
         .current_dir(repo())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    assert!(first.starts_with("seeds "), "{first}");
-    wait_for_first_batch(&partial_of(jsonl));
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdout)
+}
+
+/// Reads lines up to and including the first that starts with `prefix`; returns them.
+fn read_until(stdout: &mut BufReader<ChildStdout>, prefix: &str) -> String {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            panic!("ended before a line starting {prefix:?}:\n{seen}");
+        }
+        seen.push_str(&line);
+        if line.starts_with(prefix) {
+            return seen;
+        }
+    }
+}
+
+/// Sends `signal` (`INT`, `TERM`) to `child`; returns its exit code and the rest of its output.
+fn signal_and_finish(
+    signal: &str,
+    child: &mut Child,
+    mut stdout: BufReader<ChildStdout>,
+) -> (Option<i32>, String) {
     let killed = Command::new("kill")
         .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
@@ -448,8 +479,7 @@ fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
     assert!(killed.success());
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
-    let status = child.wait().unwrap();
-    (status.code(), rest)
+    (child.wait().unwrap().code(), rest)
 }
 
 #[test]
@@ -542,40 +572,18 @@ fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
 #[test]
 fn a_signal_while_shrinking_stops_the_hunt_and_says_so() {
     let dir = scratch("shrink-signal");
-    let mut child = Command::new(bin())
-        .args([
-            "hunt",
-            BROKEN,
-            "--seeds",
-            "64",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            panic!("the hunt ended before shrinking:\n{seen}");
-        }
-        seen.push_str(&line);
-        if line.starts_with("shrinking seed") {
-            break;
-        }
-    }
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(143), "{seen}{rest}");
+    let args = [
+        "hunt",
+        BROKEN,
+        "--seeds",
+        "64",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let (mut child, mut stdout) = spawn_reading(&args);
+    let seen = read_until(&mut stdout, "shrinking seed");
+    let (code, rest) = signal_and_finish("TERM", &mut child, stdout);
+    assert_eq!(code, Some(143), "{seen}{rest}");
     assert!(
         rest.contains("interrupted by SIGTERM while shrinking"),
         "{rest}"

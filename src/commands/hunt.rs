@@ -178,12 +178,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let seeds_took = started.elapsed();
     let ended = match natural_end {
         Ok(ended) => ended,
-        Err(Stop::WriteFailed(e)) => {
-            if let Some(out) = jsonl {
-                out.abandon();
-            }
-            return Err(e);
-        }
+        // Dropping the unfinished writer removes its partial file.
+        Err(Stop::WriteFailed(e)) => return Err(e),
         Err(Stop::TimeBudget) => Ended::TimeBudget,
         Err(Stop::Signal) => Ended::Interrupted,
     };

@@ -5,9 +5,10 @@
 //! [`SeedRecord`] per line, in seed order. The last line is `{"end": trailer}`: how the hunt
 //! ended and how many seeds it ran. A file without the trailer was cut short.
 //!
-//! The file is written as `FILE.partial` and renamed to `FILE` only once the trailer is
-//! written and flushed, so a file named `FILE` is always whole; a failed write removes the
-//! partial file and ends the hunt with exit 2. An existing `FILE` is refused unless `--force`.
+//! The file is written as `FILE.partial`, flushed after every batch, and renamed to `FILE`
+//! only once the trailer is written, so a file named `FILE` is always whole; a failed write
+//! ends the hunt with exit 2, and dropping the unfinished writer removes the partial file.
+//! An existing `FILE` (or `FILE.partial`) is refused unless `--force`.
 
 use super::record::SeedRecord;
 use super::seeds::SeedSpan;
@@ -172,11 +173,6 @@ impl JsonlWriter {
     pub fn finish(mut self, end: &JsonlEnd) -> Result<(), String> {
         self.line(&serde_json::json!({ "end": end }))?;
         self.file.commit().map_err(|e| format!("error: {e}"))
-    }
-
-    /// Gives up: removes the partial file.
-    pub fn abandon(self) {
-        self.file.discard();
     }
 
     fn line(&mut self, value: &impl Serialize) -> Result<(), String> {

@@ -349,23 +349,20 @@ fn absent_shards(inputs: &[Input], missing: &[SeedSpan]) -> Vec<String> {
                 .slice(&range);
                 slice.is_some_and(|slice| missing.iter().any(|m| m.intersection(&slice).is_some()))
             };
-            let absent_count = (0..count)
+            // Looked for among the first SCANNED absent shards only (N may be huge).
+            let lacking: Vec<u64> = (0..count)
                 .filter(|i| !have.contains(i))
                 .take(SCANNED as usize)
                 .filter(lacking)
-                .count() as u64;
-            let absent: Vec<String> = (0..count)
-                .filter(|i| !have.contains(i))
-                .take(SCANNED as usize)
-                .filter(lacking)
+                .collect();
+            let absent: Vec<String> = lacking
+                .iter()
                 .take(LISTED)
                 .map(|i| format!("{i}/{count}"))
                 .collect();
-            // Counted among the first SCANNED absent shards only (N may be huge).
-            let more = absent_count.saturating_sub(LISTED as u64);
-            let more = match more {
+            let more = match lacking.len().saturating_sub(LISTED) {
                 0 => String::new(),
-                _ if absent_count >= SCANNED => " and more".to_string(),
+                _ if lacking.len() as u64 >= SCANNED => " and more".to_string(),
                 n => format!(" and {n} more"),
             };
             (!absent.is_empty()).then(|| {
