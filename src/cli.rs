@@ -45,12 +45,12 @@ pub enum Command {
     Merge(MergeArgs),
     /// Run the same faults (same seeds) with several algorithms; charts and a report.
     #[command(
-        after_help = "Example:\n  splitbrain compare scenarios/compare-failover.ron --algorithms raft,bully,ring --seeds 50 --out out/compare"
+        after_help = "Example:\n  splitbrain compare scenarios/compare-failover.ron --seeds 50 --out out/compare\n  splitbrain list    # the algorithms --algorithms takes"
     )]
     Compare(CompareArgs),
     /// Vary one parameter and measure a failover at each value over many trials.
     #[command(
-        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --trials 200 --out out/sweep\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes"
+        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain list    # each algorithm's settings --param takes"
     )]
     Sweep(SweepArgs),
     /// List the scenario library and the algorithms.
@@ -67,7 +67,7 @@ pub struct CompareArgs {
         long,
         value_name = "NAMES",
         value_delimiter = ',',
-        default_value = "raft,bully,ring"
+        default_value = splitbrain_algorithms::DEFAULT_COMPARISON
     )]
     pub algorithms: Vec<String>,
     /// Seeds 1..=N per algorithm.
@@ -94,9 +94,9 @@ pub struct SweepArgs {
     /// The scenario file (RON): its faults define the failover each trial measures.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The parameter and its values: election_timeout=150ms..300ms,..., heartbeat=..,
-    /// nodes=3,5,7, loss=0,0.05, latency=1ms..10ms,..., failure_timeout=.., ack_timeout=..,
-    /// lease=1s,2s (etcd TTL, ZooKeeper session timeout, Kubernetes lease duration)
+    /// The parameter and its values: a setting of the scenario's algorithm (`splitbrain list`
+    /// shows each algorithm's, e.g. heartbeat=50ms,100ms), or nodes=3,5,7, loss=0,0.05,
+    /// latency=1ms..10ms,...
     #[arg(long, value_name = "NAME=V1,V2,...")]
     pub param: String,
     /// Trials (seeds 1..=N) per value.

@@ -6,7 +6,6 @@
 //! the scenario asks for).
 
 use proptest::prelude::*;
-use splitbrain::hunt::materialize;
 use splitbrain::scenario::{parse, Scenario};
 use splitbrain::verdict::judge;
 use splitbrain_algorithms::{expected_events, run_with, RunOptions};
@@ -271,7 +270,7 @@ fn check_and_run(source: &str) -> Result<(), TestCaseError> {
 /// Runs `scenario` cut to [`RUN_CAP_NS`]; a run whose estimated work is small must reach its
 /// end (a livelock at one instant would not).
 fn bounded_run(scenario: &Scenario, source: &str) -> Result<(), TestCaseError> {
-    let mut s = materialize(scenario, scenario.sim.seed);
+    let mut s = scenario.materialize(scenario.sim.seed);
     s.sim.duration_ns = s.sim.duration_ns.min(RUN_CAP_NS);
     let members = s.sim.members as u128;
     let work = expected_events(&s.algorithm, &s.sim) + s.sim.faults.len() as u128 * members * 8;

@@ -1,195 +1,256 @@
 //! Leader-election algorithms for splitbrain, one module each, as pure state machines on the
-//! engine's [`splitbrain_sim::Process`] API. The engine knows none of them; this crate's
-//! [`run`] is the one place that maps a configuration to a concrete process type.
+//! engine's [`splitbrain_sim::Process`] API. The engine knows none of them; each implements
+//! [`Algorithm`] in its own module and is registered by one line in [`registry!`] below:
+//! nothing else in the workspace names an algorithm.
 
+pub mod algorithm;
 pub mod bully;
 pub mod etcd;
 pub mod k8s_lease;
 pub mod raft;
 pub mod ring;
+mod rules;
 #[cfg(test)]
 mod testing;
 pub mod zookeeper;
 
-use serde::Serialize;
-use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunReport, Sim, SimConfig, TraceSink};
-use std::sync::Arc;
+pub use algorithm::{
+    Algorithm, Cluster, Knob, KnobShape, KnobValue, Problem, SettingError, MAX_TIMING_NS,
+};
+pub use rules::CommonRule;
 
-/// A validated algorithm choice with its settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum AlgorithmConfig {
-    Raft(raft::RaftConfig),
-    Bully(bully::BullyConfig),
-    Ring(ring::RingConfig),
-    Etcd(etcd::EtcdConfig),
-    ZooKeeper(zookeeper::ZkConfig),
-    K8sLease(k8s_lease::K8sConfig),
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::{Nanos, RunReport, SimConfig, TraceSink};
+
+/// Declares the registry: for each algorithm `Variant => path::Type`, where `Type`
+/// implements [`Algorithm`] and `Variant` is the name a scenario writes
+/// (`algorithm: Variant(...)`). Generates [`AlgorithmSettings`] (what a scenario says),
+/// [`AlgorithmConfig`] (what runs), [`AlgorithmError`] (what was wrong), [`ALGORITHMS`] (what
+/// `list`, help texts and hints show) and the dispatch between them.
+macro_rules! registry {
+    ($($variant:ident => $alg:ty),+ $(,)?) => {
+        /// An algorithm's settings as a scenario writes them: `Raft(heartbeat: "50ms")`.
+        #[derive(Debug, Deserialize, Serialize)]
+        #[serde(rename = "algorithm")]
+        pub enum AlgorithmSettings {
+            $($variant(<$alg as Algorithm>::Settings),)+
+        }
+
+        /// A validated algorithm choice with its settings.
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+        pub enum AlgorithmConfig {
+            $($variant(<$alg as Algorithm>::Config),)+
+        }
+
+        /// A rule an algorithm's settings broke.
+        #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+        pub enum AlgorithmError {
+            $(#[error(transparent)] $variant(<$alg as Algorithm>::Error),)+
+        }
+
+        /// Every algorithm, in the order `list` shows them.
+        pub static ALGORITHMS: &[AlgorithmEntry] = &[
+            $(AlgorithmEntry {
+                name: <$alg as Algorithm>::NAME,
+                scenario_name: stringify!($variant),
+                aliases: <$alg as Algorithm>::ALIASES,
+                summary: <$alg as Algorithm>::SUMMARY,
+                has_service: <$alg as Algorithm>::HAS_SERVICE,
+                knobs: <$alg as Algorithm>::KNOBS,
+                default: || AlgorithmConfig::$variant(Default::default()),
+            },)+
+        ];
+
+        impl AlgorithmSettings {
+            /// Validates the settings for `cluster` and fills in the defaults; every broken
+            /// rule is reported, each at its field.
+            pub fn lower(self, cluster: &Cluster) -> (AlgorithmConfig, Vec<Problem<AlgorithmError>>) {
+                match self {
+                    $(AlgorithmSettings::$variant(s) => {
+                        let (config, problems) = <$alg as Algorithm>::lower(s, cluster);
+                        (AlgorithmConfig::$variant(config), wrap_problems(problems, AlgorithmError::$variant))
+                    })+
+                }
+            }
+        }
+
+        impl AlgorithmError {
+            /// What to do about it, if there is something useful to say.
+            pub fn hint(&self) -> Option<String> {
+                match self {
+                    $(AlgorithmError::$variant(e) => e.hint(),)+
+                }
+            }
+        }
+
+        impl AlgorithmConfig {
+            /// Every setting written out, such that lowering them gives this configuration.
+            pub fn settings(&self) -> AlgorithmSettings {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => AlgorithmSettings::$variant(<$alg as Algorithm>::settings(c)),)+
+                }
+            }
+
+            /// The registry entry of this algorithm.
+            pub fn entry(&self) -> &'static AlgorithmEntry {
+                let names = [$(stringify!($variant)),+];
+                let variant = match self {
+                    $(AlgorithmConfig::$variant(_) => stringify!($variant),)+
+                };
+                let index = names.iter().position(|n| *n == variant).unwrap_or(0);
+                &ALGORITHMS[index]
+            }
+
+            /// Facts the engine's checks need, for a cluster of `members`.
+            pub fn info(&self, members: usize) -> splitbrain_sim::AlgorithmInfo {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::info(c, members),)+
+                }
+            }
+
+            /// The same settings for a cluster of `members` (shrinking a failing scenario drops
+            /// members); `None` if the algorithm cannot run with that many.
+            pub fn for_members(&self, members: usize) -> Option<Self> {
+                if members == 0 {
+                    return None;
+                }
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::for_members(c, members).map(AlgorithmConfig::$variant),)+
+                }
+            }
+
+            /// Every timing in the settings, each with its field name in a scenario file (a
+            /// range's ends as `name[0]` and `name[1]`).
+            pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::timings(c),)+
+                }
+            }
+
+            /// The shortest period at which a process of the algorithm acts on its own timers,
+            /// with its field name, at least 1 ns (the basis of [`expected_events`]).
+            pub fn shortest_timing(&self) -> (&'static str, Nanos) {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::shortest_timing(c),)+
+                }
+            }
+
+            /// The interval at which a live leader or lease holder shows it is alive.
+            pub fn heartbeat_ns(&self) -> Nanos {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::heartbeat_ns(c),)+
+                }
+            }
+
+            /// The configuration with knob `name` set to `value`, checked like a scenario.
+            pub fn vary(&self, cluster: &Cluster, name: &str, value: KnobValue) -> Result<Self, Problem<AlgorithmError>> {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::vary(c, cluster, name, value)
+                        .map(AlgorithmConfig::$variant)
+                        .map_err(|p| Problem { field: p.field, error: AlgorithmError::$variant(p.error) }),)+
+                }
+            }
+
+            /// Whether members send to every other member (messages in flight, and the memory
+            /// of a run, grow with the square of the cluster).
+            pub fn sends_to_every_member(&self) -> bool {
+                match self {
+                    $(AlgorithmConfig::$variant(_) => <$alg as Algorithm>::SENDS_TO_EVERY_MEMBER,)+
+                }
+            }
+
+            /// Runs `config` with this algorithm and the given options.
+            pub fn run_with(&self, config: SimConfig, options: RunOptions) -> RunReport {
+                let info = self.info(config.members);
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::run(c, config, info, options),)+
+                }
+            }
+        }
+    };
 }
 
-/// One line per algorithm for `splitbrain list`: name and summary.
-pub const ALGORITHMS: &[(&str, &str)] = &[
-    (
-        "Raft",
-        "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
-         pre_vote, check_quorum, leadership transfer; variants ForgetsVoteOnRestart and ForgetsTermOnRestart are broken on purpose",
-    ),
-    (
-        "Bully",
-        "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
-         COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum",
-    ),
-    (
-        "Ring",
-        "Ring election: Chang-Roberts (1979) or the all-ids token ring; ring order and initiators \
-         configurable, acknowledged hops that skip a dead successor; epochs, no quorum",
-    ),
-    (
-        "Etcd",
-        "etcd leases (TTL, keep-alives, expiry on the service clock) and the concurrency.Election \
-         recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \
-         variants WallClockToken and SetNx are unsafe on purpose",
-    ),
-    (
-        "ZooKeeper",
-        "ZooKeeper sessions (negotiated timeout, pings, expiry by tick on the server clock) and the \
-         election recipe (ephemeral sequential znodes, lowest leads, exists-watch on the \
-         predecessor, czxid as fencing token); variants Herd and KeepUntilExpired",
-    ),
-    (
-        "K8sLease",
-        "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \
-         period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
-         last change; variant DbRow, a database-row lease judged by the database's clock",
-    ),
-];
+registry! {
+    Raft => raft::Raft,
+    Bully => bully::Bully,
+    Ring => ring::Ring,
+    Etcd => etcd::Etcd,
+    ZooKeeper => zookeeper::ZooKeeper,
+    K8sLease => k8s_lease::K8sLease,
+}
+
+/// The algorithms `compare` runs when not told which (command-line names, comma-separated).
+pub const DEFAULT_COMPARISON: &str = "raft,bully,ring";
+
+/// One algorithm as `list`, help texts, hints and `compare --algorithms` see it.
+#[derive(Debug)]
+pub struct AlgorithmEntry {
+    /// The name on the command line and in reports (`raft`).
+    pub name: &'static str,
+    /// The name a scenario writes (`Raft` in `algorithm: Raft(...)`).
+    pub scenario_name: &'static str,
+    /// Other names the command line accepts.
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    /// Whether it models a coordination service (the `Service` process).
+    pub has_service: bool,
+    /// The settings `sweep --param` may vary.
+    pub knobs: &'static [Knob],
+    default: fn() -> AlgorithmConfig,
+}
+
+impl AlgorithmEntry {
+    /// The algorithm with its default settings.
+    pub fn default_config(&self) -> AlgorithmConfig {
+        (self.default)()
+    }
+
+    /// Whether `name` (any case) names this algorithm.
+    pub fn is_named(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        name == self.name
+            || name == self.scenario_name.to_ascii_lowercase()
+            || self.aliases.contains(&name.as_str())
+    }
+
+    /// The entry named `name` (any case, or an alias).
+    pub fn named(name: &str) -> Option<&'static AlgorithmEntry> {
+        ALGORITHMS.iter().find(|entry| entry.is_named(name))
+    }
+}
+
+fn wrap_problems<E>(
+    problems: Vec<Problem<E>>,
+    into: fn(E) -> AlgorithmError,
+) -> Vec<Problem<AlgorithmError>> {
+    problems
+        .into_iter()
+        .map(|p| Problem {
+            field: p.field,
+            error: into(p.error),
+        })
+        .collect()
+}
 
 impl AlgorithmConfig {
-    /// Facts the engine's checks need, for a cluster of `members`.
-    pub fn info(&self, members: usize) -> AlgorithmInfo {
-        match self {
-            AlgorithmConfig::Raft(c) => raft::info(c, members),
-            AlgorithmConfig::Bully(c) => bully::info(c, members),
-            AlgorithmConfig::Ring(c) => ring::info(c, members),
-            AlgorithmConfig::Etcd(c) => etcd::info(c, members),
-            AlgorithmConfig::ZooKeeper(c) => zookeeper::info(c, members),
-            AlgorithmConfig::K8sLease(c) => k8s_lease::info(c, members),
-        }
-    }
-
-    /// The same settings for a cluster of `members` (shrinking a failing scenario drops
-    /// members); `None` if the algorithm cannot run with that many.
-    pub fn for_members(&self, members: usize) -> Option<Self> {
-        if members == 0 {
-            return None;
-        }
-        match self {
-            AlgorithmConfig::Raft(c) => {
-                let mut c = c.clone();
-                if !c.log_lengths.is_empty() {
-                    c.log_lengths.truncate(members);
-                }
-                Some(AlgorithmConfig::Raft(c))
-            }
-            AlgorithmConfig::Bully(_)
-            | AlgorithmConfig::Ring(_)
-            | AlgorithmConfig::Etcd(_)
-            | AlgorithmConfig::ZooKeeper(_)
-            | AlgorithmConfig::K8sLease(_) => Some(self.clone()),
-        }
-    }
-
-    /// The algorithm named `name` (`raft`, `bully`, `ring`, any case) with its defaults.
+    /// The algorithm named `name` (any case, or an alias) with its defaults.
     pub fn default_named(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().as_str() {
-            "raft" => Some(AlgorithmConfig::Raft(raft::RaftConfig::default())),
-            "bully" => Some(AlgorithmConfig::Bully(bully::BullyConfig::default())),
-            "ring" => Some(AlgorithmConfig::Ring(ring::RingConfig::default())),
-            "etcd" => Some(AlgorithmConfig::Etcd(etcd::EtcdConfig::default())),
-            "zookeeper" => Some(AlgorithmConfig::ZooKeeper(zookeeper::ZkConfig::default())),
-            "k8slease" | "k8s-lease" | "kubernetes" => {
-                Some(AlgorithmConfig::K8sLease(k8s_lease::K8sConfig::default()))
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether members send to every other member (Raft's votes and heartbeats, Bully's
-    /// coordinator announcements): the messages in flight then grow with the square of the
-    /// cluster, and so does the memory of a run.
-    pub fn sends_to_every_member(&self) -> bool {
-        matches!(self, AlgorithmConfig::Raft(_) | AlgorithmConfig::Bully(_))
+        AlgorithmEntry::named(name).map(AlgorithmEntry::default_config)
     }
 
     /// Whether the algorithm runs a modeled coordination service (process id `members`).
     pub fn has_service(&self) -> bool {
-        matches!(
-            self,
-            AlgorithmConfig::Etcd(_) | AlgorithmConfig::ZooKeeper(_) | AlgorithmConfig::K8sLease(_)
-        )
-    }
-
-    /// Every timing in the settings, each with its field name in a scenario file (a range's
-    /// ends as `name[0]` and `name[1]`).
-    pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
-        match self {
-            AlgorithmConfig::Raft(c) => vec![
-                ("heartbeat", c.heartbeat_ns),
-                ("election_timeout[0]", c.election_timeout_min_ns),
-                ("election_timeout[1]", c.election_timeout_max_ns),
-            ],
-            AlgorithmConfig::Bully(c) => vec![
-                ("heartbeat", c.heartbeat_ns),
-                ("failure_timeout", c.failure_timeout_ns),
-                ("answer_timeout", c.answer_timeout_ns),
-                ("coordinator_timeout", c.coordinator_timeout_ns),
-            ],
-            AlgorithmConfig::Ring(c) => vec![
-                ("heartbeat", c.heartbeat_ns),
-                ("failure_timeout", c.failure_timeout_ns),
-                ("ack_timeout", c.ack_timeout_ns),
-            ],
-            AlgorithmConfig::Etcd(c) => vec![
-                ("keepalive", c.keepalive_ns),
-                ("ttl", c.ttl_ns),
-                ("min_ttl", c.min_ttl_ns),
-            ],
-            AlgorithmConfig::ZooKeeper(c) => vec![
-                ("tick", c.tick_ns),
-                ("session_timeout", c.session_timeout_ns),
-            ],
-            AlgorithmConfig::K8sLease(c) => vec![
-                ("retry_period", c.retry_period_ns),
-                ("renew_deadline", c.renew_deadline_ns),
-                ("lease_duration", c.lease_duration_ns),
-            ],
-        }
-    }
-
-    /// The shortest timing in the settings, with its field name, at least 1 ns: no process
-    /// of the algorithm acts on its own timers more often (the basis of [`expected_events`]).
-    pub fn shortest_timing(&self) -> (&'static str, Nanos) {
-        let mut timings = self.timings();
-        if let AlgorithmConfig::ZooKeeper(c) = self {
-            // Clients ping every third of the negotiated session timeout.
-            timings.push(("session_timeout", c.negotiated_timeout_ns() / 3));
-        }
-        let (name, ns) = timings
-            .into_iter()
-            .min_by_key(|(_, ns)| *ns)
-            .unwrap_or(("", 1));
-        (name, ns.max(1))
+        self.entry().has_service
     }
 
     /// The algorithm's short name.
     pub fn name(&self) -> &'static str {
-        match self {
-            AlgorithmConfig::Raft(_) => "raft",
-            AlgorithmConfig::Bully(_) => "bully",
-            AlgorithmConfig::Ring(_) => "ring",
-            AlgorithmConfig::Etcd(_) => "etcd",
-            AlgorithmConfig::ZooKeeper(_) => "zookeeper",
-            AlgorithmConfig::K8sLease(_) => "k8s-lease",
-        }
+        self.entry().name
+    }
+
+    /// The name a scenario writes for it (`Raft`).
+    pub fn scenario_name(&self) -> &'static str {
+        self.entry().scenario_name
     }
 }
 
@@ -236,62 +297,122 @@ pub struct RunOptions<'a> {
 
 /// Runs `config` with this algorithm and the given options.
 pub fn run_with(algorithm: &AlgorithmConfig, config: SimConfig, options: RunOptions) -> RunReport {
-    let members = config.members;
-    let info = algorithm.info(members);
-    match algorithm {
-        AlgorithmConfig::Raft(c) => {
-            let nodes = (0..members)
-                .map(|i| raft::RaftNode::new(NodeId::from(i), members, c))
-                .collect();
-            run_processes(config, info, nodes, options)
-        }
-        AlgorithmConfig::Bully(c) => {
-            let nodes = (0..members)
-                .map(|i| bully::BullyNode::new(NodeId::from(i), members, c))
-                .collect();
-            run_processes(config, info, nodes, options)
-        }
-        AlgorithmConfig::Ring(c) => {
-            // Drawn once, before any node starts, so that every node agrees on the ring.
-            let topology = Arc::new(ring::RingTopology::new(c.order, members, config.seed));
-            let nodes = (0..members)
-                .map(|i| ring::RingNode::new(NodeId::from(i), c, Arc::clone(&topology)))
-                .collect();
-            run_processes(config, info, nodes, options)
-        }
-        AlgorithmConfig::Etcd(c) => {
-            // The members campaign; the service is one more process, id `members`.
-            let processes = etcd::EtcdProcess::cluster(members, c);
-            run_processes(config, info, processes, options)
-        }
-        AlgorithmConfig::ZooKeeper(c) => {
-            // The members campaign; the server is one more process, id `members`.
-            let processes = zookeeper::ZkProcess::cluster(members, c);
-            run_processes(config, info, processes, options)
-        }
-        AlgorithmConfig::K8sLease(c) => {
-            // The members campaign; the API server (or database) is process `members`.
-            let processes = k8s_lease::K8sProcess::cluster(members, c);
-            run_processes(config, info, processes, options)
-        }
-    }
+    algorithm.run_with(config, options)
 }
 
-fn run_processes<P: Process>(
-    config: SimConfig,
-    info: AlgorithmInfo,
-    processes: Vec<P>,
-    options: RunOptions,
-) -> RunReport {
-    let mut sim = Sim::new(config, info, processes);
-    if let Some(sink) = options.trace {
-        sim = sim.with_trace(sink);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn five() -> Cluster {
+        Cluster { nodes: 5 }
     }
-    if let Some(progress) = options.progress {
-        sim = sim.with_progress(progress);
+
+    #[test]
+    fn every_default_configuration_is_written_so_that_it_lowers_back_equal() {
+        for entry in ALGORITHMS {
+            let config = entry.default_config();
+            let (lowered, problems) = config.settings().lower(&five());
+            assert!(problems.is_empty(), "{}: {problems:?}", entry.name);
+            assert_eq!(lowered, config, "{}", entry.name);
+        }
     }
-    if let Some(limit) = options.max_events {
-        sim = sim.with_event_limit(limit);
+
+    #[test]
+    fn empty_settings_lower_to_the_default_configuration() {
+        for entry in ALGORITHMS {
+            let text = format!("{}()", entry.scenario_name);
+            let options = ron::Options::default()
+                .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES);
+            let settings: AlgorithmSettings = options.from_str(&text).expect(&text);
+            let (config, problems) = settings.lower(&five());
+            assert!(problems.is_empty(), "{}: {problems:?}", entry.name);
+            assert_eq!(config, entry.default_config(), "{}", entry.name);
+        }
     }
-    sim.run()
+
+    #[test]
+    fn names_and_aliases_find_their_algorithm_and_nothing_else() {
+        for entry in ALGORITHMS {
+            assert!(std::ptr::eq(
+                AlgorithmEntry::named(entry.name).unwrap(),
+                entry
+            ));
+            assert!(std::ptr::eq(entry.default_config().entry(), entry));
+            for alias in entry.aliases {
+                assert_eq!(AlgorithmEntry::named(alias).unwrap().name, entry.name);
+            }
+        }
+        assert!(AlgorithmEntry::named("paxos").is_none());
+    }
+
+    #[test]
+    fn a_knob_name_means_the_same_shape_in_every_algorithm_that_has_it() {
+        let knobs: Vec<&Knob> = ALGORITHMS.iter().flat_map(|e| e.knobs).collect();
+        for a in &knobs {
+            for b in knobs.iter().filter(|b| b.name == a.name) {
+                assert_eq!(a.shape, b.shape, "knob {}", a.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_knob_varies_its_setting_within_the_rules_and_refuses_values_that_break_them() {
+        for entry in ALGORITHMS {
+            let config = entry.default_config();
+            for knob in entry.knobs {
+                let value = |ns: Nanos| match knob.shape {
+                    KnobShape::Duration => KnobValue::Duration(ns),
+                    KnobShape::DurationRange => KnobValue::Range(ns, 2 * ns),
+                };
+                // A value a tenth above one of the default's own timings is a valid design...
+                let accepted: Vec<AlgorithmConfig> = config
+                    .timings()
+                    .into_iter()
+                    .filter_map(|(_, ns)| config.vary(&five(), knob.name, value(ns + ns / 10)).ok())
+                    .collect();
+                assert!(
+                    !accepted.is_empty(),
+                    "{} {}: no value accepted",
+                    entry.name,
+                    knob.name
+                );
+                assert!(
+                    accepted.iter().all(|varied| *varied != config),
+                    "{} {} changed nothing",
+                    entry.name,
+                    knob.name
+                );
+                // ...and zero never is: every rule set refuses it or something derived from it.
+                assert!(
+                    config.vary(&five(), knob.name, value(0)).is_err(),
+                    "{} {}=0 accepted",
+                    entry.name,
+                    knob.name
+                );
+            }
+            let unknown = config.vary(&five(), "no_such_knob", KnobValue::Duration(1));
+            assert!(unknown.is_err(), "{}", entry.name);
+        }
+    }
+
+    #[test]
+    fn a_broken_rule_names_its_field_and_renders_with_its_hint() {
+        let settings: AlgorithmSettings = ron::Options::default()
+            .with_default_extension(
+                ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES
+                    | ron::extensions::Extensions::IMPLICIT_SOME,
+            )
+            .from_str("Raft(heartbeat: \"400ms\")")
+            .unwrap();
+        let (_, problems) = settings.lower(&five());
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].field, "heartbeat");
+        assert_eq!(
+            problems[0].error.to_string(),
+            "the shortest election timeout (\"150ms\") must be longer than the heartbeat (\"400ms\")"
+                .replace('"', "")
+        );
+        assert!(problems[0].error.hint().unwrap().contains("heartbeat"));
+    }
 }

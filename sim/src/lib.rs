@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod duration;
 pub mod fault;
 pub mod ids;
 pub mod invariant;

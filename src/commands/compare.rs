@@ -11,7 +11,7 @@ use crate::exit;
 use crate::scenario::{self, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
-use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
     messages_vs_cluster_size, sequence_diagram_of, sequence_window, Chart, DataTable, ReportDoc,
@@ -30,6 +30,16 @@ struct JsonSummary<'a> {
     seeds: u64,
     algorithms: &'a [GroupSummary],
     exit_code: u8,
+}
+
+/// Every algorithm's command-line name, for hints: `raft, bully, ... and k8s-lease`.
+fn algorithm_names() -> String {
+    let names: Vec<&str> = ALGORITHMS.iter().map(|entry| entry.name).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Runs the command; returns the exit code.
@@ -51,7 +61,7 @@ pub fn run(args: &CompareArgs) -> u8 {
                 None => {
                     return charting::bad_input(
                         &format!("unknown algorithm {name:?}"),
-                        "the algorithms are raft, bully, ring, etcd, zookeeper and k8s-lease: --algorithms raft,etcd,k8s-lease",
+                        &format!("the algorithms are {}", algorithm_names()),
                     )
                 }
             }
@@ -65,7 +75,8 @@ pub fn run(args: &CompareArgs) -> u8 {
         algorithms.push(config);
     }
     if algorithms.is_empty() {
-        return charting::bad_input("no algorithms to compare", "--algorithms raft,bully,ring");
+        let hint = format!("--algorithms {DEFAULT_COMPARISON}");
+        return charting::bad_input("no algorithms to compare", &hint);
     }
     let counted = charting::check_count("--seeds", args.seeds, algorithms.len(), "per algorithm");
     if let Err(code) = counted {
@@ -107,7 +118,7 @@ pub fn run(args: &CompareArgs) -> u8 {
         .map(|alg| {
             let with_alg = with_algorithm(&scenario, alg);
             charting::run_group(alg.name(), 1..=args.seeds, |seed| {
-                crate::hunt::materialize(&with_alg, seed)
+                with_alg.materialize(seed)
             })
         })
         .collect();
@@ -427,7 +438,7 @@ fn build(
          accepted write).",
     );
     for alg in algorithms {
-        let s = crate::hunt::materialize(&with_algorithm(scenario, alg), 1);
+        let s = with_algorithm(scenario, alg).materialize(1);
         let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
         let name = format!("timeline_{}", alg.name());
         charts.push(leadership_timeline(
@@ -470,7 +481,7 @@ fn build(
 fn messages_at_size(scenario: &Scenario) -> (u64, u64) {
     let mut sums = (0u64, 0u64);
     for seed in 1..=SIZE_SEEDS {
-        let s = crate::hunt::materialize(scenario, seed);
+        let s = scenario.materialize(seed);
         let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None);
         for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
             sums = (sums.0 + e.total_messages(), sums.1 + 1);

@@ -400,7 +400,7 @@ fn shrink_failures(
             .iter()
             .find(|f| &f.key == key)
             .expect("grouped by this key");
-        let start = hunt::materialize(scenario, record.seed);
+        let start = scenario.materialize(record.seed);
         if !args.quiet && !args.json {
             crate::outln!(
                 "shrinking seed {} ({key}, {} faults, {} nodes)...",

@@ -10,8 +10,16 @@ use splitbrain_sim::format_duration;
 /// Prints the algorithms, then every scenario in the library folder.
 pub fn list(args: &ListArgs) -> u8 {
     crate::outln!("Algorithms:");
-    for (name, summary) in ALGORITHMS {
-        crate::outln!("  {name:<10} {summary}");
+    for entry in ALGORITHMS {
+        crate::outln!("  {:<10} {}", entry.scenario_name, entry.summary);
+        let knobs: Vec<String> = entry
+            .knobs
+            .iter()
+            .map(|k| format!("{}={}", k.name, k.example))
+            .collect();
+        if !knobs.is_empty() {
+            crate::outln!("  {:<10} sweep --param {}", "", knobs.join(" | "));
+        }
     }
     let mut files: Vec<_> = match std::fs::read_dir(&args.dir) {
         Ok(entries) => entries

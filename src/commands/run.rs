@@ -54,7 +54,7 @@ pub fn run(args: &RunArgs) -> u8 {
         scenario.sim.seed = seed;
     }
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
-    let scenario = crate::hunt::materialize(&scenario, scenario.sim.seed);
+    let scenario = scenario.materialize(scenario.sim.seed);
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }

@@ -16,26 +16,51 @@ use crate::cli::SweepArgs;
 use crate::exit;
 use crate::scenario::{self, Scenario};
 use serde::Serialize;
-use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_algorithms::{
+    AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue, ALGORITHMS,
+};
 use splitbrain_reports::{
     failover_cdf, format_seeds, messages_per_election, messages_vs_cluster_size, Chart, DataTable,
     ReportDoc, ScalingSeries, Section,
 };
 use splitbrain_sim::{Latency, SimRng, StreamId};
 
-const PARAMS: &str = "election_timeout=150ms..300ms (raft), heartbeat=50ms (raft, bully, ring), \
-failure_timeout=500ms (bully, ring), ack_timeout=100ms (ring), lease=1s,2s (etcd, zookeeper, \
-k8s-lease), nodes=3,5,7 (integers >= 1), \
-loss=0,0.05 (0..1), latency=1ms..10ms (uniform) or latency=5ms (constant)";
+/// The parameters of the scenario itself (the algorithms' own come from their knobs), with an
+/// example value and what they take.
+const SCENARIO_PARAMS: &[(&str, &str, &str)] = &[
+    ("nodes", "3,5,7", "integers >= 1"),
+    ("loss", "0,0.05", "0..1"),
+    ("latency", "1ms..10ms", "uniform) or latency=5ms (constant"),
+];
+
+/// Every parameter with an example and who takes it, for hints.
+fn params_help() -> String {
+    let mut knobs: Vec<(Knob, Vec<&str>)> = Vec::new();
+    for entry in ALGORITHMS {
+        for knob in entry.knobs {
+            match knobs.iter_mut().find(|(k, _)| k.name == knob.name) {
+                Some((_, algorithms)) => algorithms.push(entry.name),
+                None => knobs.push((*knob, vec![entry.name])),
+            }
+        }
+    }
+    let algorithm_params = knobs
+        .iter()
+        .map(|(k, algorithms)| format!("{}={} ({})", k.name, k.example, algorithms.join(", ")));
+    let scenario_params = SCENARIO_PARAMS
+        .iter()
+        .map(|(name, example, takes)| format!("{name}={example} ({takes})"));
+    algorithm_params
+        .chain(scenario_params)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The parameters a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Param {
-    ElectionTimeout,
-    Heartbeat,
-    FailureTimeout,
-    AckTimeout,
-    Lease,
+    /// A setting of the scenario's algorithm (one of its knobs).
+    Algorithm(Knob),
     Nodes,
     Loss,
     Latency,
@@ -44,25 +69,21 @@ enum Param {
 impl Param {
     fn parse(name: &str) -> Option<Self> {
         Some(match name {
-            "election_timeout" => Param::ElectionTimeout,
-            "heartbeat" => Param::Heartbeat,
-            "failure_timeout" => Param::FailureTimeout,
-            "ack_timeout" => Param::AckTimeout,
-            "lease" => Param::Lease,
             "nodes" => Param::Nodes,
             "loss" => Param::Loss,
             "latency" => Param::Latency,
-            _ => return None,
+            _ => Param::Algorithm(
+                *ALGORITHMS
+                    .iter()
+                    .flat_map(|entry| entry.knobs)
+                    .find(|knob| knob.name == name)?,
+            ),
         })
     }
 
     fn name(self) -> &'static str {
         match self {
-            Param::ElectionTimeout => "election_timeout",
-            Param::Heartbeat => "heartbeat",
-            Param::FailureTimeout => "failure_timeout",
-            Param::AckTimeout => "ack_timeout",
-            Param::Lease => "lease",
+            Param::Algorithm(knob) => knob.name,
             Param::Nodes => "nodes",
             Param::Loss => "loss",
             Param::Latency => "latency",
@@ -72,10 +93,14 @@ impl Param {
     /// The form of a value, for hints.
     fn form(self) -> String {
         let form = match self {
-            Param::ElectionTimeout => "a range MIN..MAX of durations, like 150ms..300ms",
-            Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout | Param::Lease => {
-                "a duration longer than zero, like 50ms"
-            }
+            Param::Algorithm(Knob {
+                shape: KnobShape::DurationRange,
+                ..
+            }) => "a range MIN..MAX of durations, like 150ms..300ms",
+            Param::Algorithm(Knob {
+                shape: KnobShape::Duration,
+                ..
+            }) => "a duration longer than zero, like 50ms",
             Param::Nodes => {
                 return format!(
                     "an integer from 1 to {} (the largest cluster a scenario may ask for), like 5",
@@ -88,16 +113,13 @@ impl Param {
         form.to_string()
     }
 
-    /// The algorithms the parameter belongs to (`None`: every algorithm).
-    fn algorithms(self) -> Option<&'static [&'static str]> {
-        match self {
-            Param::ElectionTimeout => Some(&["raft"]),
-            Param::Heartbeat => Some(&["raft", "bully", "ring"]),
-            Param::FailureTimeout => Some(&["bully", "ring"]),
-            Param::AckTimeout => Some(&["ring"]),
-            Param::Lease => Some(&["etcd", "zookeeper", "k8s-lease"]),
-            Param::Nodes | Param::Loss | Param::Latency => None,
-        }
+    /// The algorithms that have the parameter (`None`: every algorithm).
+    fn algorithms(self) -> Option<Vec<&'static str>> {
+        let Param::Algorithm(knob) = self else {
+            return None;
+        };
+        let has_knob = |entry: &&AlgorithmEntry| entry.knobs.iter().any(|k| k.name == knob.name);
+        Some(ALGORITHMS.iter().filter(has_knob).map(|e| e.name).collect())
     }
 }
 
@@ -119,8 +141,14 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
 
 fn parse_value(param: Param, text: &str) -> Option<Value> {
     match param {
-        Param::ElectionTimeout => parse_range(text).map(|(a, b)| Value::Range(a, b)),
-        Param::Heartbeat | Param::FailureTimeout | Param::AckTimeout | Param::Lease => {
+        Param::Algorithm(Knob {
+            shape: KnobShape::DurationRange,
+            ..
+        }) => parse_range(text).map(|(a, b)| Value::Range(a, b)),
+        Param::Algorithm(Knob {
+            shape: KnobShape::Duration,
+            ..
+        }) => {
             let d = scenario::parse_duration(text).ok()?;
             (d > 0).then_some(Value::Duration(d))
         }
@@ -146,13 +174,15 @@ fn parse_value(param: Param, text: &str) -> Option<Value> {
 fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), String> {
     let Some((name, values)) = text.split_once('=') else {
         return Err(format!(
-            "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {PARAMS}"
+            "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {}",
+            params_help()
         ));
     };
     let name = name.trim();
     let Some(param) = Param::parse(name) else {
         return Err(format!(
-            "unknown parameter {name:?}\n  hint: the parameters: {PARAMS}"
+            "unknown parameter {name:?}\n  hint: the parameters: {}",
+            params_help()
         ));
     };
     let mut parsed: Vec<(String, Value)> = Vec::new();
@@ -189,30 +219,24 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             ));
         }
     }
-    match (param, value, &mut s.algorithm) {
-        (Param::ElectionTimeout, Value::Range(a, b), AlgorithmConfig::Raft(c)) => {
-            c.election_timeout_min_ns = *a;
-            c.election_timeout_max_ns = *b;
+    match (param, value) {
+        (Param::Algorithm(knob), value) => {
+            let value = match *value {
+                Value::Range(a, b) => KnobValue::Range(a, b),
+                Value::Duration(d) => KnobValue::Duration(d),
+                Value::Count(_) | Value::Fraction(_) => {
+                    unreachable!("knob values are parsed as durations")
+                }
+            };
+            let cluster = Cluster {
+                nodes: s.sim.members as u64,
+            };
+            s.algorithm = s
+                .algorithm
+                .vary(&cluster, knob.name, value)
+                .map_err(|problem| setting_error(knob.name, value, &problem.error))?;
         }
-        (Param::Heartbeat, Value::Duration(d), alg) => match alg {
-            AlgorithmConfig::Raft(c) => c.heartbeat_ns = *d,
-            AlgorithmConfig::Bully(c) => c.heartbeat_ns = *d,
-            AlgorithmConfig::Ring(c) => c.heartbeat_ns = *d,
-            AlgorithmConfig::Etcd(_)
-            | AlgorithmConfig::ZooKeeper(_)
-            | AlgorithmConfig::K8sLease(_) => {
-                unreachable!("`heartbeat` is checked to apply before it is set")
-            }
-        },
-        (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Bully(c)) => {
-            c.failure_timeout_ns = *d
-        }
-        (Param::FailureTimeout, Value::Duration(d), AlgorithmConfig::Ring(c)) => {
-            c.failure_timeout_ns = *d
-        }
-        (Param::AckTimeout, Value::Duration(d), AlgorithmConfig::Ring(c)) => c.ack_timeout_ns = *d,
-        (Param::Lease, Value::Duration(d), alg) => set_lease(alg, *d)?,
-        (Param::Nodes, Value::Count(n), _) => {
+        (Param::Nodes, Value::Count(n)) => {
             s = s.resized(*n).ok_or_else(|| {
                 format!(
                     "cannot resize to {n} nodes: {} runs at most {} nodes here",
@@ -221,13 +245,13 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
                 )
             })?;
         }
-        (Param::Loss, Value::Fraction(p), _) => {
+        (Param::Loss, Value::Fraction(p)) => {
             s.sim.network.default.loss_ppm = (p * 1_000_000.0).round() as u32;
         }
-        (Param::Latency, Value::Range(a, b), _) => {
+        (Param::Latency, Value::Range(a, b)) => {
             s.sim.network.default.latency = Latency::Uniform(*a, *b);
         }
-        (Param::Latency, Value::Duration(d), _) => {
+        (Param::Latency, Value::Duration(d)) => {
             s.sim.network.default.latency = Latency::Constant(*d);
         }
         _ => unreachable!("values are parsed for their parameter"),
@@ -235,56 +259,21 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
     Ok(s)
 }
 
-/// Sets the lease length to `lease_ns`: etcd's TTL, ZooKeeper's session timeout, the
-/// Kubernetes lease duration. The timings that go with it keep their ratio to it (etcd's
-/// keep-alive; the renew deadline and retry period), so one value is one design.
-fn set_lease(alg: &mut AlgorithmConfig, lease_ns: u64) -> Result<(), String> {
-    let scaled =
-        |x: u64, old: u64| (u128::from(x) * u128::from(lease_ns) / u128::from(old.max(1))) as u64;
-    match alg {
-        AlgorithmConfig::Etcd(c) => {
-            c.keepalive_ns = scaled(c.keepalive_ns, c.ttl_ns);
-            c.min_ttl_ns = c.min_ttl_ns.min(lease_ns);
-            c.ttl_ns = lease_ns;
-        }
-        AlgorithmConfig::ZooKeeper(c) => {
-            let (low, high) = (2 * c.tick_ns, 20 * c.tick_ns);
-            if !(low..=high).contains(&lease_ns) {
-                return Err(format!(
-                    "lease={} is outside what the ZooKeeper server grants: 2 to 20 ticks of {}\n  \
-                     hint: give session timeouts from {} to {}, or change the scenario's tick",
-                    scenario::format_duration_ron(lease_ns),
-                    scenario::format_duration_ron(c.tick_ns),
-                    scenario::format_duration_ron(low),
-                    scenario::format_duration_ron(high),
-                ));
-            }
-            c.session_timeout_ns = lease_ns;
-        }
-        AlgorithmConfig::K8sLease(c) => {
-            c.renew_deadline_ns = scaled(c.renew_deadline_ns, c.lease_duration_ns);
-            c.retry_period_ns = scaled(c.retry_period_ns, c.lease_duration_ns);
-            c.lease_duration_ns = lease_ns;
-        }
-        AlgorithmConfig::Raft(_) | AlgorithmConfig::Bully(_) | AlgorithmConfig::Ring(_) => {
-            unreachable!("`lease` is checked to apply before it is set")
-        }
+/// A knob value the algorithm's rules refuse: which value, what rule, and the rule's hint.
+fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String {
+    let value = match value {
+        KnobValue::Duration(ns) => scenario::format_duration_ron(ns),
+        KnobValue::Range(a, b) => format!(
+            "{}..{}",
+            scenario::format_duration_ron(a),
+            scenario::format_duration_ron(b)
+        ),
+    };
+    let mut message = format!("{knob}={value}: {error}");
+    if let Some(hint) = error.hint() {
+        message.push_str(&format!("\n  hint: {hint}"));
     }
-    Ok(())
-}
-
-/// The algorithm's heartbeat interval.
-fn heartbeat_ns(alg: &AlgorithmConfig) -> u64 {
-    match alg {
-        AlgorithmConfig::Raft(c) => c.heartbeat_ns,
-        AlgorithmConfig::Bully(c) => c.heartbeat_ns,
-        AlgorithmConfig::Ring(c) => c.heartbeat_ns,
-        AlgorithmConfig::Etcd(c) => c.keepalive_ns,
-        // Clients ping at a third of the negotiated session timeout.
-        AlgorithmConfig::ZooKeeper(c) => c.negotiated_timeout_ns() / 3,
-        // The leader renews, and candidates poll, every retry period.
-        AlgorithmConfig::K8sLease(c) => c.retry_period_ns,
-    }
+    message
 }
 
 /// The scenario with every explicit fault shifted by `offset_ns`.
@@ -354,9 +343,9 @@ pub fn run(args: &SweepArgs) -> u8 {
     let groups: Vec<GroupRuns> = variants
         .iter()
         .map(|(label, s)| {
-            let hb = heartbeat_ns(&s.algorithm);
+            let hb = s.algorithm.heartbeat_ns();
             charting::run_group(label, 1..=args.trials, |seed| {
-                crate::hunt::materialize(&shifted(s, trial_offset(seed, hb)), seed)
+                shifted(s, trial_offset(seed, hb)).materialize(seed)
             })
         })
         .collect();
@@ -549,7 +538,7 @@ fn build(
         ],
     );
     for (group, (_, s)) in groups.iter().zip(variants) {
-        let hb = heartbeat_ns(&s.algorithm);
+        let hb = s.algorithm.heartbeat_ns();
         for run in &group.runs {
             t.push(vec![
                 group.label.as_str().into(),

@@ -21,7 +21,6 @@ use rayon::prelude::*;
 use record::SeedRecord;
 use seeds::SeedSpan;
 use serde::{Deserialize, Serialize};
-use splitbrain_sim::nemesis;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,25 +28,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// does not depend on the machine. It is also the most worker threads a hunt can use.
 pub const BATCH_SEEDS: u64 = 64;
 
-/// The scenario as one seed runs it: that seed, its nemesis drawn into explicit faults.
-pub fn materialize(scenario: &Scenario, seed: u64) -> Scenario {
-    let mut s = scenario.clone();
-    s.sim.seed = seed;
-    if let Some(mut config) = s.nemesis.take() {
-        // Derived here, the one place every run's schedule is drawn: whatever algorithm the
-        // scenario runs now (compare swaps it), a service is struck only if it has one.
-        config.strike_service = s.algorithm.has_service();
-        let schedule = nemesis::generate(&config, seed, s.sim.members, s.sim.duration_ns);
-        s.sim.faults.extend(schedule.faults);
-        // Stable: faults at the same time keep their order, so the run is unchanged.
-        s.sim.faults.sort_by_key(|f| f.at_ns);
-    }
-    s
-}
-
 /// Runs one seed and judges it.
 pub fn run_seed(scenario: &Scenario, seed: u64) -> SeedRecord {
-    run_judged(&materialize(scenario, seed))
+    run_judged(&scenario.materialize(seed))
 }
 
 /// Runs an explicit scenario (no nemesis left to draw) and judges it. A panic in the run (a

@@ -1,12 +1,13 @@
 //! Scenario errors: where (file, line, column), what (a structured [`ErrorKind`] that renders
 //! as a lowercase fragment), and what to do about it (an optional hint on its own line).
 
-use super::duration::{
+use super::locate;
+use splitbrain_algorithms::{AlgorithmEntry, AlgorithmError, ALGORITHMS};
+use splitbrain_sim::duration::{
     format_duration_ron, parse_duration, parse_signed_duration, DurationError, DURATION_EXPECTED,
     DURATION_HINT, DURATION_MARKER, SIGNED_DURATION_EXPECTED, SIGNED_DURATION_HINT,
     SIGNED_DURATION_MARKER,
 };
-use super::locate;
 use splitbrain_sim::Invariant;
 use std::fmt;
 use thiserror::Error;
@@ -22,8 +23,6 @@ pub const MIN_DRIFT_PPM: i64 = -1_000_000;
 /// A clock drift may be at most this (a clock 1001 times too fast); larger values would
 /// overflow the engine's clock arithmetic over a long run.
 pub const MAX_DRIFT_PPM: i64 = 1_000_000_000;
-/// The longest lease, session or tick a coordination service takes: a day.
-pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
 /// The longest duration, and the largest clock offset or jump either way, that a scenario may
 /// hold: 100 years (`"876600h"`). Any two such values add up without overflowing the engine's
 /// true time (a `u64`, 584 years) or a local clock (an `i64`, 292 years either way).
@@ -91,7 +90,7 @@ fn dur(ns: &u64) -> String {
 }
 
 fn signed_dur(ns: &i64) -> String {
-    super::duration::format_signed_duration_ron(*ns)
+    splitbrain_sim::duration::format_signed_duration_ron(*ns)
 }
 
 /// What is wrong with a scenario.
@@ -161,71 +160,9 @@ pub enum ErrorKind {
     #[error("{nodes} nodes is more than {algorithm} can run here (at most {MAX_BROADCAST_NODES})")]
     TooManyNodesForBroadcast { nodes: u64, algorithm: &'static str },
 
-    // Validation: the algorithm.
-    #[error("the heartbeat interval must be longer than zero")]
-    ZeroHeartbeat,
-    #[error("the election timeout range is backwards: {} is above {}", dur(.min_ns), dur(.max_ns))]
-    ElectionTimeoutMinAboveMax { min_ns: u64, max_ns: u64 },
-    #[error(
-        "the shortest election timeout ({}) must be longer than the heartbeat ({})",
-        dur(.min_ns),
-        dur(.heartbeat_ns)
-    )]
-    ElectionTimeoutNotAboveHeartbeat { min_ns: u64, heartbeat_ns: u64 },
-    #[error("log_lengths has {count} entries for {nodes} nodes")]
-    LogLengthsWrongCount { count: usize, nodes: u64 },
-    #[error(
-        "the failure timeout ({}) must be longer than the heartbeat ({})",
-        dur(.failure_timeout_ns),
-        dur(.heartbeat_ns)
-    )]
-    FailureTimeoutNotAboveHeartbeat {
-        failure_timeout_ns: u64,
-        heartbeat_ns: u64,
-    },
-    #[error("the answer timeout must be longer than zero")]
-    ZeroAnswerTimeout,
-    #[error(
-        "the coordinator timeout ({}) must be longer than the answer timeout ({})",
-        dur(.coordinator_timeout_ns),
-        dur(.answer_timeout_ns)
-    )]
-    CoordinatorTimeoutNotAboveAnswerTimeout {
-        coordinator_timeout_ns: u64,
-        answer_timeout_ns: u64,
-    },
-    #[error("the ack timeout must be longer than zero")]
-    ZeroAckTimeout,
-    #[error("the lease TTL must be longer than zero")]
-    ZeroTtl,
-    #[error("the TTL {} is below the service's minimum TTL {}", dur(.ttl_ns), dur(.min_ttl_ns))]
-    TtlBelowMinTtl { ttl_ns: u64, min_ttl_ns: u64 },
-    #[error("the keep-alive interval {} must be above zero and below the TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
-    KeepaliveNotBelowTtl { keepalive_ns: u64, ttl_ns: u64 },
-    #[error("the ZooKeeper tick must be longer than zero")]
-    ZeroTick,
-    #[error("the retry period must be longer than zero")]
-    ZeroRetryPeriod,
-    #[error("the timing {} is longer than a day", dur(.ns))]
-    TimingTooLong { ns: u64 },
-    #[error(
-        "the renew deadline {} must be longer than 1.2 retry periods ({})",
-        dur(.renew_deadline_ns),
-        dur(.retry_period_ns)
-    )]
-    RenewDeadlineNotAboveRetry {
-        renew_deadline_ns: u64,
-        retry_period_ns: u64,
-    },
-    #[error(
-        "the lease duration {} must be longer than the renew deadline {}",
-        dur(.lease_duration_ns),
-        dur(.renew_deadline_ns)
-    )]
-    LeaseNotAboveRenewDeadline {
-        lease_duration_ns: u64,
-        renew_deadline_ns: u64,
-    },
+    // Validation: the algorithm's own rules.
+    #[error("{0}")]
+    Setting(AlgorithmError),
 
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
@@ -381,11 +318,16 @@ impl ErrorKind {
                     .to_string()
             }
             ErrorKind::EmptyFile => {
-                "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
-                    .to_string()
+                format!(
+                    "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: {}())`",
+                    ALGORITHMS[0].scenario_name
+                )
             }
             ErrorKind::MissingField { field, .. } if field == "algorithm" => {
-                "every scenario names its algorithm, e.g. `algorithm: Raft()`".to_string()
+                format!(
+                    "every scenario names its algorithm, e.g. `algorithm: {}()`",
+                    ALGORITHMS[0].scenario_name
+                )
             }
             ErrorKind::WrongStructName { expected, .. } => {
                 format!("the name before `(` is optional; when given it must be `{expected}`")
@@ -397,9 +339,11 @@ impl ErrorKind {
                 SIGNED_DURATION_HINT.to_string()
             }
             ErrorKind::Syntax { message } if message == EXPECTED_OPEN_PAREN => {
-                "settings and arguments go in parentheses, even when empty: `Raft()`, \
-                 `Crash(Leader)`, `(\"150ms\", \"300ms\")`"
-                    .to_string()
+                format!(
+                    "settings and arguments go in parentheses, even when empty: `{}()`, \
+                     `Crash(Leader)`, `(\"150ms\", \"300ms\")`",
+                    ALGORITHMS[0].scenario_name
+                )
             }
             ErrorKind::Syntax { message } if message == EXPECTED_BARE_NAME => {
                 "names such as `Leader` or `election_safety` are written without quotes".to_string()
@@ -410,70 +354,9 @@ impl ErrorKind {
                 format!("a cluster has between 1 and {MAX_NODES} election members")
             }
             ErrorKind::TooManyNodesForBroadcast { .. } => format!(
-                "its members send to every other member, so messages in flight and memory grow with the square of the cluster: use at most {MAX_BROADCAST_NODES} nodes (Ring and the coordination-service recipes take up to {MAX_NODES})"
+                "its members send to every other member, so messages in flight and memory grow with the square of the cluster: use at most {MAX_BROADCAST_NODES} nodes (algorithms whose members do not send to every other member take up to {MAX_NODES})"
             ),
-            ErrorKind::ElectionTimeoutNotAboveHeartbeat { .. } => {
-                "followers start elections when heartbeats stop; keep the heartbeat well below \
-                 the election timeout (a tenth to a third of it)"
-                    .to_string()
-            }
-            ErrorKind::LogLengthsWrongCount { .. } => {
-                "give one initial log length per node, or leave log_lengths out".to_string()
-            }
-            ErrorKind::FailureTimeoutNotAboveHeartbeat { .. } => {
-                "followers suspect the coordinator when its heartbeats stop; keep the heartbeat \
-                 well below the failure timeout (a quarter of it, say)"
-                    .to_string()
-            }
-            ErrorKind::CoordinatorTimeoutNotAboveAnswerTimeout { .. } => {
-                "the node that answered OK waits the answer timeout itself before it announces; \
-                 leave room for that and two message delays (three times the answer timeout, say)"
-                    .to_string()
-            }
-            ErrorKind::ZeroAckTimeout => {
-                "a successor is skipped when its acknowledgement takes longer than this; keep it \
-                 above one round trip between neighbours"
-                    .to_string()
-            }
-            ErrorKind::ZeroTtl => {
-                "a lease with no TTL expires as it is granted; etcd's clients use seconds"
-                    .to_string()
-            }
-            ErrorKind::TtlBelowMinTtl { .. } => {
-                "etcd raises a TTL below its minimum silently; write the TTL you mean, at or above \
-                 `min_ttl`, or lower `min_ttl`"
-                    .to_string()
-            }
-            ErrorKind::KeepaliveNotBelowTtl { .. } => {
-                "etcd's clients keep a lease alive every TTL/3 (the default when `keepalive` is \
-                 left out); a keep-alive at or after the TTL lets the lease lapse"
-                    .to_string()
-            }
-            ErrorKind::ZeroTick => {
-                "the server's tick bounds session timeouts (2 to 20 ticks) and groups expiries; \
-                 ZooKeeper's default is 2s"
-                    .to_string()
-            }
-            ErrorKind::TimingTooLong { .. } => {
-                "leases, sessions and their timers run for seconds to minutes; splitbrain takes \
-                 them up to a day"
-                    .to_string()
-            }
-            ErrorKind::ZeroRetryPeriod => {
-                "candidates poll and the leader renews every retry period; client-go's default \
-                 is 2s"
-                    .to_string()
-            }
-            ErrorKind::RenewDeadlineNotAboveRetry { .. } => {
-                "client-go refuses a renew deadline of 1.2 retry periods or less (its jitter \
-                 factor): the leader must get more than one try before it gives up"
-                    .to_string()
-            }
-            ErrorKind::LeaseNotAboveRenewDeadline { .. } => {
-                "the leader stops at the renew deadline and candidates take over after the lease \
-                 duration; the gap between them is the safety margin (client-go: 15s and 10s)"
-                    .to_string()
-            }
+            ErrorKind::Setting(error) => return error.hint(),
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
                  after `start` and heal before the last `quiet` of the run"
@@ -483,9 +366,15 @@ impl ErrorKind {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. } | ErrorKind::NoServiceClock { .. } => {
-                "only algorithms with a modeled service (`Etcd`, `ZooKeeper`, `K8sLease`) have a \
-                 `Service` process"
-                    .to_string()
+                let with_service: Vec<String> = ALGORITHMS
+                    .iter()
+                    .filter(|e| e.has_service)
+                    .map(|e| format!("`{}`", e.scenario_name))
+                    .collect();
+                format!(
+                    "only algorithms with a modeled service ({}) have a `Service` process",
+                    with_service.join(", ")
+                )
             }
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
                 0 => "the cluster has no nodes".to_string(),
@@ -851,12 +740,9 @@ fn wrong_length(expected: &str, found: usize) -> ErrorKind {
 fn struct_context(name: Option<&str>) -> String {
     match name {
         Some("Scenario") => "the scenario".to_string(),
-        Some("Raft") => "`Raft` settings".to_string(),
-        Some("Bully") => "`Bully` settings".to_string(),
-        Some("Ring") => "`Ring` settings".to_string(),
-        Some("Etcd") => "`Etcd` settings".to_string(),
-        Some("ZooKeeper") => "`ZooKeeper` settings".to_string(),
-        Some("K8sLease") => "`K8sLease` settings".to_string(),
+        Some(name) if AlgorithmEntry::named(name).is_some_and(|e| e.scenario_name == name) => {
+            format!("`{name}` settings")
+        }
         Some("Network") => "network settings".to_string(),
         Some("Link") => "a link override".to_string(),
         Some("Clocks") => "clock settings".to_string(),

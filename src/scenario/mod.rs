@@ -9,7 +9,6 @@
 //!
 //! The format is documented in `docs/scenario-format.md`.
 
-mod duration;
 mod error;
 mod file;
 mod locate;
@@ -20,20 +19,20 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use duration::{
-    format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
-    DurationError,
-};
 pub use error::{
     ErrorKind, NonRegularFile, ScenarioError, MAX_BROADCAST_NODES, MAX_DRIFT_PPM, MAX_NODES,
     MIN_DRIFT_PPM,
 };
 pub use file::MAX_SCENARIO_BYTES;
+pub use splitbrain_sim::duration::{
+    format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
+    DurationError,
+};
 pub use write::to_ron;
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
-use splitbrain_sim::{Invariant, SimConfig};
+use splitbrain_sim::{nemesis, Invariant, SimConfig};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -53,6 +52,23 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The scenario as one seed runs it: that seed, its nemesis drawn into explicit faults.
+    /// Every command that runs a seed (`run`, `hunt`, `compare`, `sweep`) runs this.
+    pub fn materialize(&self, seed: u64) -> Scenario {
+        let mut s = self.clone();
+        s.sim.seed = seed;
+        if let Some(mut config) = s.nemesis.take() {
+            // Derived here, the one place every run's schedule is drawn: whatever algorithm
+            // the scenario runs now (compare swaps it), a service is struck only if it has one.
+            config.strike_service = s.algorithm.has_service();
+            let schedule = nemesis::generate(&config, seed, s.sim.members, s.sim.duration_ns);
+            s.sim.faults.extend(schedule.faults);
+            // Stable: faults at the same time keep their order, so the run is unchanged.
+            s.sim.faults.sort_by_key(|f| f.at_ns);
+        }
+        s
+    }
+
     /// The same scenario with `members` nodes: the algorithm adapted
     /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one dropped,
     /// partition groups trimmed to the nodes that remain, and per-node clock and link settings
@@ -115,6 +131,12 @@ pub enum Expect {
     Violates(BTreeSet<Invariant>),
 }
 
+/// The RON extensions a scenario is read (and written) with. `implicit_some`: optional fields
+/// are written `bound: "5s"`, not `bound: Some("5s")`. `unwrap_variant_newtypes`: an
+/// algorithm's settings are written `Raft(heartbeat: "50ms")`, not `Raft((heartbeat: ..))`.
+pub(crate) const EXTENSIONS: Extensions =
+    Extensions::IMPLICIT_SOME.union(Extensions::UNWRAP_VARIANT_NEWTYPES);
+
 /// Parses and validates a scenario. `origin` is the file path used in error messages; its
 /// stem names a scenario that has no `name`.
 pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
@@ -123,8 +145,7 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         Some(rest) => Cow::Owned(format!(" {rest}")),
         None => Cow::Borrowed(source),
     };
-    // `implicit_some`: optional fields are written `bound: "5s"`, not `bound: Some("5s")`.
-    let options = ron::Options::default().with_default_extension(Extensions::IMPLICIT_SOME);
+    let options = ron::Options::default().with_default_extension(EXTENSIONS);
     let file: raw::ScenarioFile = options
         .from_str(&source)
         .map_err(|e| error::from_ron(e, &source, origin))?;

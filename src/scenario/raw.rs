@@ -4,8 +4,9 @@
 //! Struct names (`Scenario`, `Network`, ...) are the names RON accepts before `(`; enum names
 //! are never written in RON, so they are the words error messages use (`unknown fault kind`).
 
-use super::duration::{DurationText, SignedDurationText};
 use serde::Deserialize;
+use splitbrain_algorithms::AlgorithmSettings;
+use splitbrain_sim::duration::{DurationText, SignedDurationText};
 
 /// A whole scenario file.
 #[derive(Debug, Deserialize)]
@@ -19,7 +20,7 @@ pub(crate) struct ScenarioFile {
     pub duration: Option<DurationText>,
     #[serde(default)]
     pub nodes: Option<u64>,
-    pub algorithm: RawAlgorithm,
+    pub algorithm: AlgorithmSettings,
     #[serde(default)]
     pub network: Option<RawNetwork>,
     #[serde(default)]
@@ -91,139 +92,6 @@ pub(crate) struct RawObjective {
     pub failover_p99: Option<DurationText>,
     #[serde(default)]
     pub startup_delay: Option<DurationText>,
-}
-
-/// The algorithm and its settings; every setting has the algorithm's default.
-#[derive(Debug, Deserialize)]
-#[serde(rename = "algorithm", deny_unknown_fields)]
-pub(crate) enum RawAlgorithm {
-    Raft {
-        #[serde(default)]
-        election_timeout: Option<(DurationText, DurationText)>,
-        #[serde(default)]
-        heartbeat: Option<DurationText>,
-        #[serde(default)]
-        pre_vote: Option<bool>,
-        #[serde(default)]
-        check_quorum: Option<bool>,
-        #[serde(default)]
-        log_lengths: Option<Vec<u64>>,
-        #[serde(default)]
-        variant: Option<RawRaftVariant>,
-    },
-    Bully {
-        #[serde(default)]
-        heartbeat: Option<DurationText>,
-        #[serde(default)]
-        failure_timeout: Option<DurationText>,
-        #[serde(default)]
-        answer_timeout: Option<DurationText>,
-        #[serde(default)]
-        coordinator_timeout: Option<DurationText>,
-    },
-    Ring {
-        #[serde(default)]
-        variant: Option<RawRingVariant>,
-        #[serde(default)]
-        order: Option<RawRingOrder>,
-        #[serde(default)]
-        initiators: Option<RawRingInitiators>,
-        #[serde(default)]
-        heartbeat: Option<DurationText>,
-        #[serde(default)]
-        failure_timeout: Option<DurationText>,
-        #[serde(default)]
-        ack_timeout: Option<DurationText>,
-    },
-    Etcd {
-        #[serde(default)]
-        ttl: Option<DurationText>,
-        #[serde(default)]
-        min_ttl: Option<DurationText>,
-        #[serde(default)]
-        keepalive: Option<DurationText>,
-        #[serde(default)]
-        variant: Option<RawEtcdVariant>,
-    },
-    ZooKeeper {
-        #[serde(default)]
-        tick: Option<DurationText>,
-        #[serde(default)]
-        session_timeout: Option<DurationText>,
-        #[serde(default)]
-        recipe: Option<RawZkRecipe>,
-        #[serde(default)]
-        on_disconnect: Option<RawZkOnDisconnect>,
-    },
-    K8sLease {
-        #[serde(default)]
-        lease_duration: Option<DurationText>,
-        #[serde(default)]
-        renew_deadline: Option<DurationText>,
-        #[serde(default)]
-        retry_period: Option<DurationText>,
-        #[serde(default)]
-        variant: Option<RawK8sVariant>,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "k8s lease variant")]
-pub(crate) enum RawK8sVariant {
-    Lease,
-    DbRow,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "zookeeper recipe")]
-pub(crate) enum RawZkRecipe {
-    Predecessor,
-    Herd,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "zookeeper on_disconnect")]
-pub(crate) enum RawZkOnDisconnect {
-    StepDown,
-    KeepUntilExpired,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "etcd variant")]
-pub(crate) enum RawEtcdVariant {
-    Revision,
-    WallClockToken,
-    SetNx,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "raft variant")]
-pub(crate) enum RawRaftVariant {
-    Correct,
-    ForgetsVoteOnRestart,
-    ForgetsTermOnRestart,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "ring variant")]
-pub(crate) enum RawRingVariant {
-    ChangRoberts,
-    AllIds,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "ring order")]
-pub(crate) enum RawRingOrder {
-    Ascending,
-    Descending,
-    Random,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename = "ring initiators")]
-pub(crate) enum RawRingInitiators {
-    All,
-    Detector,
 }
 
 #[derive(Debug, Deserialize)]

@@ -5,25 +5,16 @@
 //! error can point at it. Validation goes on after a problem, so the caller can report the
 //! first problem in the file rather than the first one checked.
 
-use super::duration::DurationText;
 use super::error::{
     ErrorKind, MAX_DRIFT_PPM, MAX_DURATION_NS, MAX_EXPECTED_EVENTS, MAX_NEMESIS_FAULTS, MAX_NODES,
-    MAX_TIMING_NS, MIN_DRIFT_PPM,
+    MIN_DRIFT_PPM,
 };
 use super::raw::{
-    RawAction, RawAlgorithm, RawClocks, RawEtcdVariant, RawExpect, RawFault, RawInvariant,
-    RawK8sVariant, RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective,
-    RawRaftVariant, RawRingInitiators, RawRingOrder, RawRingVariant, RawShape, RawTarget,
-    RawZkOnDisconnect, RawZkRecipe, ScenarioFile,
+    RawAction, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
+    RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
-use splitbrain_algorithms::bully::BullyConfig;
-use splitbrain_algorithms::etcd::{EtcdConfig, EtcdVariant};
-use splitbrain_algorithms::k8s_lease::{K8sConfig, K8sVariant};
-use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
-use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
-use splitbrain_algorithms::zookeeper::{ZkConfig, ZkOnDisconnect, ZkRecipe};
-use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig, LinkOverride,
@@ -276,7 +267,7 @@ impl Checker {
             max_drift_ppm,
             max_loss_ppm,
             swarm: raw.swarm.unwrap_or(d.swarm),
-            // Derived from the algorithm when the schedule is drawn (hunt::materialize).
+            // Derived from the algorithm when the schedule is drawn (Scenario::materialize).
             strike_service: false,
         }
     }
@@ -297,353 +288,20 @@ impl Checker {
         }
     }
 
-    fn algorithm(&mut self, raw: RawAlgorithm) -> (AlgorithmConfig, &'static str) {
-        match raw {
-            RawAlgorithm::Raft {
-                election_timeout,
-                heartbeat,
-                pre_vote,
-                check_quorum,
-                log_lengths,
-                variant,
-            } => {
-                let defaults = RaftConfig::default();
-                let (min_ns, max_ns) = election_timeout.map_or(
-                    (
-                        defaults.election_timeout_min_ns,
-                        defaults.election_timeout_max_ns,
-                    ),
-                    |(min, max)| (min.0, max.0),
-                );
-                let heartbeat_ns = heartbeat.map_or(defaults.heartbeat_ns, |d| d.0);
-                let timeout_path = if election_timeout.is_some() {
-                    "algorithm.election_timeout"
-                } else {
-                    "algorithm.heartbeat"
-                };
-                if heartbeat_ns == 0 {
-                    self.problem("algorithm.heartbeat", ErrorKind::ZeroHeartbeat);
-                } else if min_ns <= heartbeat_ns {
-                    self.problem(
-                        timeout_path,
-                        ErrorKind::ElectionTimeoutNotAboveHeartbeat {
-                            min_ns,
-                            heartbeat_ns,
-                        },
-                    );
-                }
-                if min_ns > max_ns {
-                    self.problem(
-                        "algorithm.election_timeout",
-                        ErrorKind::ElectionTimeoutMinAboveMax { min_ns, max_ns },
-                    );
-                }
-                let log_lengths = log_lengths.unwrap_or_default();
-                if !log_lengths.is_empty() && log_lengths.len() as u64 != self.nodes {
-                    self.problem(
-                        "algorithm.log_lengths",
-                        ErrorKind::LogLengthsWrongCount {
-                            count: log_lengths.len(),
-                            nodes: self.nodes,
-                        },
-                    );
-                }
-                let config = RaftConfig {
-                    election_timeout_min_ns: min_ns,
-                    election_timeout_max_ns: max_ns,
-                    heartbeat_ns,
-                    pre_vote: pre_vote.unwrap_or(defaults.pre_vote),
-                    check_quorum: check_quorum.unwrap_or(defaults.check_quorum),
-                    log_lengths,
-                    variant: match variant {
-                        None => defaults.variant,
-                        Some(RawRaftVariant::Correct) => RaftVariant::Correct,
-                        Some(RawRaftVariant::ForgetsVoteOnRestart) => {
-                            RaftVariant::ForgetsVoteOnRestart
-                        }
-                        Some(RawRaftVariant::ForgetsTermOnRestart) => {
-                            RaftVariant::ForgetsTermOnRestart
-                        }
-                    },
-                };
-                (AlgorithmConfig::Raft(config), "raft")
-            }
-            RawAlgorithm::Bully {
-                heartbeat,
-                failure_timeout,
-                answer_timeout,
-                coordinator_timeout,
-            } => {
-                let defaults = BullyConfig::default();
-                let answer_given = answer_timeout.is_some();
-                let coordinator_given = coordinator_timeout.is_some();
-                let (heartbeat_ns, failure_timeout_ns) = self.heartbeat_and_failure_timeout(
-                    heartbeat,
-                    failure_timeout,
-                    defaults.heartbeat_ns,
-                    defaults.failure_timeout_ns,
-                );
-                let answer_timeout_ns = answer_timeout.map_or(defaults.answer_timeout_ns, |d| d.0);
-                let coordinator_timeout_ns =
-                    coordinator_timeout.map_or(defaults.coordinator_timeout_ns, |d| d.0);
-                if answer_timeout_ns == 0 {
-                    self.problem("algorithm.answer_timeout", ErrorKind::ZeroAnswerTimeout);
-                } else if coordinator_timeout_ns <= answer_timeout_ns {
-                    let path = if coordinator_given || !answer_given {
-                        "algorithm.coordinator_timeout"
-                    } else {
-                        "algorithm.answer_timeout"
-                    };
-                    self.problem(
-                        path,
-                        ErrorKind::CoordinatorTimeoutNotAboveAnswerTimeout {
-                            coordinator_timeout_ns,
-                            answer_timeout_ns,
-                        },
-                    );
-                }
-                let config = BullyConfig {
-                    heartbeat_ns,
-                    failure_timeout_ns,
-                    answer_timeout_ns,
-                    coordinator_timeout_ns,
-                };
-                (AlgorithmConfig::Bully(config), "bully")
-            }
-            RawAlgorithm::Ring {
-                variant,
-                order,
-                initiators,
-                heartbeat,
-                failure_timeout,
-                ack_timeout,
-            } => {
-                let defaults = RingConfig::default();
-                let (heartbeat_ns, failure_timeout_ns) = self.heartbeat_and_failure_timeout(
-                    heartbeat,
-                    failure_timeout,
-                    defaults.heartbeat_ns,
-                    defaults.failure_timeout_ns,
-                );
-                let ack_timeout_ns = ack_timeout.map_or(defaults.ack_timeout_ns, |d| d.0);
-                if ack_timeout_ns == 0 {
-                    self.problem("algorithm.ack_timeout", ErrorKind::ZeroAckTimeout);
-                }
-                let config = RingConfig {
-                    variant: match variant {
-                        None => defaults.variant,
-                        Some(RawRingVariant::ChangRoberts) => RingVariant::ChangRoberts,
-                        Some(RawRingVariant::AllIds) => RingVariant::AllIds,
-                    },
-                    order: match order {
-                        None => defaults.order,
-                        Some(RawRingOrder::Ascending) => RingOrder::Ascending,
-                        Some(RawRingOrder::Descending) => RingOrder::Descending,
-                        Some(RawRingOrder::Random) => RingOrder::Random,
-                    },
-                    initiators: match initiators {
-                        None => defaults.initiators,
-                        Some(RawRingInitiators::All) => RingInitiators::All,
-                        Some(RawRingInitiators::Detector) => RingInitiators::Detector,
-                    },
-                    heartbeat_ns,
-                    failure_timeout_ns,
-                    ack_timeout_ns,
-                };
-                (AlgorithmConfig::Ring(config), "ring")
-            }
-            RawAlgorithm::Etcd {
-                ttl,
-                min_ttl,
-                keepalive,
-                variant,
-            } => {
-                let defaults = EtcdConfig::default();
-                let ttl_ns = ttl.map_or(defaults.ttl_ns, |d| d.0);
-                let min_ttl_ns = min_ttl.map_or(defaults.min_ttl_ns.min(ttl_ns), |d| d.0);
-                // etcd's clients keep alive every TTL/3.
-                let keepalive_ns = keepalive.map_or(ttl_ns / 3, |d| d.0);
-                if ttl_ns == 0 {
-                    self.problem("algorithm.ttl", ErrorKind::ZeroTtl);
-                } else if ttl_ns > MAX_TIMING_NS {
-                    self.problem("algorithm.ttl", ErrorKind::TimingTooLong { ns: ttl_ns });
-                } else if ttl_ns < min_ttl_ns {
-                    let path = if min_ttl.is_some() {
-                        "algorithm.min_ttl"
-                    } else {
-                        "algorithm.ttl"
-                    };
-                    self.problem(path, ErrorKind::TtlBelowMinTtl { ttl_ns, min_ttl_ns });
-                } else if keepalive_ns == 0 || keepalive_ns >= ttl_ns {
-                    let path = if keepalive.is_some() {
-                        "algorithm.keepalive"
-                    } else {
-                        "algorithm.ttl"
-                    };
-                    self.problem(
-                        path,
-                        ErrorKind::KeepaliveNotBelowTtl {
-                            keepalive_ns,
-                            ttl_ns,
-                        },
-                    );
-                }
-                let config = EtcdConfig {
-                    ttl_ns,
-                    min_ttl_ns,
-                    keepalive_ns,
-                    variant: match variant {
-                        None => defaults.variant,
-                        Some(RawEtcdVariant::Revision) => EtcdVariant::Revision,
-                        Some(RawEtcdVariant::WallClockToken) => EtcdVariant::WallClockToken,
-                        Some(RawEtcdVariant::SetNx) => EtcdVariant::SetNx,
-                    },
-                };
-                (AlgorithmConfig::Etcd(config), "etcd")
-            }
-            RawAlgorithm::ZooKeeper {
-                tick,
-                session_timeout,
-                recipe,
-                on_disconnect,
-            } => {
-                let defaults = ZkConfig::default();
-                let tick_ns = tick.map_or(defaults.tick_ns, |d| d.0);
-                if tick_ns == 0 {
-                    self.problem("algorithm.tick", ErrorKind::ZeroTick);
-                } else if tick_ns > MAX_TIMING_NS {
-                    self.problem("algorithm.tick", ErrorKind::TimingTooLong { ns: tick_ns });
-                }
-                if let Some(timeout) = session_timeout.filter(|t| t.0 > MAX_TIMING_NS) {
-                    let kind = ErrorKind::TimingTooLong { ns: timeout.0 };
-                    self.problem("algorithm.session_timeout", kind);
-                }
-                let config = ZkConfig {
-                    tick_ns: tick_ns.max(1),
-                    // Any request is allowed: the server negotiates it into [2, 20] ticks.
-                    session_timeout_ns: session_timeout
-                        .map_or(defaults.session_timeout_ns, |d| d.0),
-                    recipe: match recipe {
-                        None => defaults.recipe,
-                        Some(RawZkRecipe::Predecessor) => ZkRecipe::Predecessor,
-                        Some(RawZkRecipe::Herd) => ZkRecipe::Herd,
-                    },
-                    on_disconnect: match on_disconnect {
-                        None => defaults.on_disconnect,
-                        Some(RawZkOnDisconnect::StepDown) => ZkOnDisconnect::StepDown,
-                        Some(RawZkOnDisconnect::KeepUntilExpired) => {
-                            ZkOnDisconnect::KeepUntilExpired
-                        }
-                    },
-                };
-                (AlgorithmConfig::ZooKeeper(config), "zookeeper")
-            }
-            RawAlgorithm::K8sLease {
-                lease_duration,
-                renew_deadline,
-                retry_period,
-                variant,
-            } => {
-                let config = self.k8s_lease(lease_duration, renew_deadline, retry_period, variant);
-                (AlgorithmConfig::K8sLease(config), "k8s-lease")
-            }
-        }
-    }
-
-    /// The Kubernetes Lease timings, checked as client-go checks them. Left out, the renew
-    /// deadline is 2/3 of the lease duration and the retry period 1/5 of the renew deadline
-    /// (client-go's 15s, 10s and 2s).
-    fn k8s_lease(
-        &mut self,
-        lease_duration: Option<DurationText>,
-        renew_deadline: Option<DurationText>,
-        retry_period: Option<DurationText>,
-        variant: Option<RawK8sVariant>,
-    ) -> K8sConfig {
-        let defaults = K8sConfig::default();
-        let lease_duration_ns = lease_duration.map_or(defaults.lease_duration_ns, |d| d.0);
-        let renew_deadline_ns = renew_deadline.map_or(lease_duration_ns / 3 * 2, |d| d.0);
-        let retry_period_ns = retry_period.map_or(renew_deadline_ns / 5, |d| d.0);
-        // A timing left out derives from the next one up: report at the first one written.
-        let written = [
-            ("algorithm.retry_period", retry_period.is_some()),
-            ("algorithm.renew_deadline", renew_deadline.is_some()),
-            ("algorithm.lease_duration", lease_duration.is_some()),
-        ];
-        let from = |level: usize| {
-            written[level..]
-                .iter()
-                .find(|(_, given)| *given)
-                .map_or("algorithm", |(path, _)| *path)
-        };
-        if let Some((path, ns)) = [
-            (2, lease_duration_ns),
-            (1, renew_deadline_ns),
-            (0, retry_period_ns),
-        ]
-        .into_iter()
-        .find(|(_, ns)| *ns > MAX_TIMING_NS)
-        .map(|(level, ns)| (from(level), ns))
-        {
-            self.problem(path, ErrorKind::TimingTooLong { ns });
-        } else if retry_period_ns == 0 {
-            self.problem(from(0), ErrorKind::ZeroRetryPeriod);
-        } else if u128::from(renew_deadline_ns) * 5 <= u128::from(retry_period_ns) * 6 {
-            let path = from(0);
-            let kind = ErrorKind::RenewDeadlineNotAboveRetry {
-                renew_deadline_ns,
-                retry_period_ns,
+    /// The algorithm's own rules (see `splitbrain_algorithms::Algorithm::lower`), each problem
+    /// at its field under `algorithm`.
+    fn algorithm(&mut self, settings: AlgorithmSettings) -> (AlgorithmConfig, &'static str) {
+        let cluster = Cluster { nodes: self.nodes };
+        let (config, problems) = settings.lower(&cluster);
+        for problem in problems {
+            let path = match problem.field {
+                "" => "algorithm".to_string(),
+                field => format!("algorithm.{field}"),
             };
-            self.problem(path, kind);
-        } else if lease_duration_ns <= renew_deadline_ns {
-            let path = from(1);
-            let kind = ErrorKind::LeaseNotAboveRenewDeadline {
-                lease_duration_ns,
-                renew_deadline_ns,
-            };
-            self.problem(path, kind);
+            self.problem(path, ErrorKind::Setting(problem.error));
         }
-        K8sConfig {
-            lease_duration_ns,
-            renew_deadline_ns,
-            retry_period_ns: retry_period_ns.max(1),
-            variant: match variant {
-                None => defaults.variant,
-                Some(RawK8sVariant::Lease) => K8sVariant::Lease,
-                Some(RawK8sVariant::DbRow) => K8sVariant::DbRow,
-            },
-        }
-    }
-
-    /// The heartbeat and failure timeout of Bully and Ring: the heartbeat above zero, the
-    /// failure timeout above the heartbeat (reported at the failure timeout when it is
-    /// written, else at the heartbeat).
-    fn heartbeat_and_failure_timeout(
-        &mut self,
-        heartbeat: Option<DurationText>,
-        failure_timeout: Option<DurationText>,
-        default_heartbeat_ns: u64,
-        default_failure_timeout_ns: u64,
-    ) -> (u64, u64) {
-        let heartbeat_ns = heartbeat.map_or(default_heartbeat_ns, |d| d.0);
-        let path = if failure_timeout.is_some() {
-            "algorithm.failure_timeout"
-        } else {
-            "algorithm.heartbeat"
-        };
-        let failure_timeout_ns = failure_timeout.map_or(default_failure_timeout_ns, |d| d.0);
-        if heartbeat_ns == 0 {
-            self.problem("algorithm.heartbeat", ErrorKind::ZeroHeartbeat);
-        } else if failure_timeout_ns <= heartbeat_ns {
-            self.problem(
-                path,
-                ErrorKind::FailureTimeoutNotAboveHeartbeat {
-                    failure_timeout_ns,
-                    heartbeat_ns,
-                },
-            );
-        }
-        (heartbeat_ns, failure_timeout_ns)
+        let name = config.name();
+        (config, name)
     }
 
     fn network(&mut self, raw: Option<RawNetwork>) -> NetworkConfig {

@@ -2,14 +2,9 @@
 //! `parse(&to_ron(s), ..) == Ok(s)` for every valid scenario (this is how minimal reproducers
 //! are saved). Durations are exact, probabilities are exact decimals of their ppm.
 
-use super::duration::{format_duration_ron, format_signed_duration_ron};
 use super::{Expect, Scenario};
-use splitbrain_algorithms::etcd::EtcdVariant;
-use splitbrain_algorithms::k8s_lease::K8sVariant;
-use splitbrain_algorithms::raft::RaftVariant;
-use splitbrain_algorithms::ring::{RingInitiators, RingOrder, RingVariant};
-use splitbrain_algorithms::zookeeper::{ZkOnDisconnect, ZkRecipe};
 use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape, Target,
 };
@@ -85,93 +80,24 @@ fn list(items: Vec<String>) -> String {
     out
 }
 
+/// The algorithm's settings, every one written out, as its own module serializes them.
 fn algorithm(config: &AlgorithmConfig) -> String {
-    match config {
-        AlgorithmConfig::Raft(raft) => {
-            let log_lengths: Vec<String> = raft.log_lengths.iter().map(u64::to_string).collect();
-            format!(
-                "Raft(\n        election_timeout: ({}, {}),\n        heartbeat: {},\n        \
-                 pre_vote: {},\n        check_quorum: {},\n        log_lengths: [{}],\n        \
-                 variant: {},\n    )",
-                duration(raft.election_timeout_min_ns),
-                duration(raft.election_timeout_max_ns),
-                duration(raft.heartbeat_ns),
-                raft.pre_vote,
-                raft.check_quorum,
-                log_lengths.join(", "),
-                match raft.variant {
-                    RaftVariant::Correct => "Correct",
-                    RaftVariant::ForgetsVoteOnRestart => "ForgetsVoteOnRestart",
-                    RaftVariant::ForgetsTermOnRestart => "ForgetsTermOnRestart",
-                },
-            )
-        }
-        AlgorithmConfig::Etcd(etcd) => format!(
-            "Etcd(\n        ttl: {},\n        min_ttl: {},\n        keepalive: {},\n        \
-             variant: {},\n    )",
-            duration(etcd.ttl_ns),
-            duration(etcd.min_ttl_ns),
-            duration(etcd.keepalive_ns),
-            match etcd.variant {
-                EtcdVariant::Revision => "Revision",
-                EtcdVariant::WallClockToken => "WallClockToken",
-                EtcdVariant::SetNx => "SetNx",
-            },
-        ),
-        AlgorithmConfig::ZooKeeper(zk) => format!(
-            "ZooKeeper(\n        tick: {},\n        session_timeout: {},\n        recipe: {},\n        \
-             on_disconnect: {},\n    )",
-            duration(zk.tick_ns),
-            duration(zk.session_timeout_ns),
-            match zk.recipe {
-                ZkRecipe::Predecessor => "Predecessor",
-                ZkRecipe::Herd => "Herd",
-            },
-            match zk.on_disconnect {
-                ZkOnDisconnect::StepDown => "StepDown",
-                ZkOnDisconnect::KeepUntilExpired => "KeepUntilExpired",
-            },
-        ),
-        AlgorithmConfig::K8sLease(k8s) => format!(
-            "K8sLease(\n        lease_duration: {},\n        renew_deadline: {},\n        \
-             retry_period: {},\n        variant: {},\n    )",
-            duration(k8s.lease_duration_ns),
-            duration(k8s.renew_deadline_ns),
-            duration(k8s.retry_period_ns),
-            match k8s.variant {
-                K8sVariant::Lease => "Lease",
-                K8sVariant::DbRow => "DbRow",
-            },
-        ),
-        AlgorithmConfig::Bully(bully) => format!(
-            "Bully(\n        heartbeat: {},\n        failure_timeout: {},\n        \
-             answer_timeout: {},\n        coordinator_timeout: {},\n    )",
-            duration(bully.heartbeat_ns),
-            duration(bully.failure_timeout_ns),
-            duration(bully.answer_timeout_ns),
-            duration(bully.coordinator_timeout_ns),
-        ),
-        AlgorithmConfig::Ring(ring) => format!(
-            "Ring(\n        variant: {},\n        order: {},\n        initiators: {},\n        \
-             heartbeat: {},\n        failure_timeout: {},\n        ack_timeout: {},\n    )",
-            match ring.variant {
-                RingVariant::ChangRoberts => "ChangRoberts",
-                RingVariant::AllIds => "AllIds",
-            },
-            match ring.order {
-                RingOrder::Ascending => "Ascending",
-                RingOrder::Descending => "Descending",
-                RingOrder::Random => "Random",
-            },
-            match ring.initiators {
-                RingInitiators::All => "All",
-                RingInitiators::Detector => "Detector",
-            },
-            duration(ring.heartbeat_ns),
-            duration(ring.failure_timeout_ns),
-            duration(ring.ack_timeout_ns),
-        ),
-    }
+    let pretty = ron::ser::PrettyConfig::new()
+        .struct_names(false)
+        .compact_arrays(true)
+        .extensions(super::EXTENSIONS)
+        .indentor("    ");
+    let text = ron::Options::default()
+        .to_string_pretty(&config.settings(), pretty)
+        // Settings are plain data (durations, numbers, names): nothing fails to serialize.
+        .unwrap_or_else(|e| format!("{}() /* {e} */", config.scenario_name()));
+    // Drop the `#![enable(..)]` lines the extensions add (`parse` enables them), and indent
+    // the fields one level deeper, under `algorithm:`.
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.starts_with("#![enable("))
+        .collect();
+    lines.join("\n    ")
 }
 
 fn network(config: &NetworkConfig) -> String {

@@ -16,8 +16,11 @@ mod election;
 mod messages;
 mod node;
 
+mod settings;
 #[cfg(test)]
 mod tests;
+
+pub use settings::{Bully, BullyError, BullySettings};
 
 pub use config::BullyConfig;
 pub use messages::{BullyMsg, BullyTimer};

@@ -1,9 +1,10 @@
 //! etcd lease and election-recipe settings, validated by the scenario loader.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which fencing token the recipe writes with, and how it takes the lock.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "etcd variant"))]
 pub enum EtcdVariant {
     /// The etcd `concurrency.Election` recipe: the token is the leader key's create revision.
     Revision,

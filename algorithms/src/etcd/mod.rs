@@ -11,8 +11,11 @@ pub mod config;
 pub mod messages;
 pub mod service;
 
+mod settings;
 #[cfg(test)]
 mod tests;
+
+pub use settings::{Etcd, EtcdError, EtcdSettings};
 
 pub use client::{EtcdClient, Phase};
 pub use config::{EtcdConfig, EtcdVariant};

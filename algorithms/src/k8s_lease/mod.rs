@@ -6,13 +6,17 @@
 //! database judges by its own clock (`UPDATE .. WHERE holder IS NULL OR expires < now()`).
 //! The server is one process, id `members`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, Message, NodeId, Process, Signal, TimerKind};
 
+mod settings;
 #[cfg(test)]
 mod tests;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub use settings::{K8sError, K8sLease, K8sSettings};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "k8s lease variant"))]
 pub enum K8sVariant {
     /// client-go: expiry judged by each candidate's own clock since it last saw a change.
     Lease,

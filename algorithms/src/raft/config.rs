@@ -1,10 +1,11 @@
 //! Raft election settings, validated by the scenario loader.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which Raft to run: the correct one, or a deliberately broken variant that the checker
 /// must catch.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "raft variant"))]
 pub enum RaftVariant {
     #[default]
     Correct,

@@ -14,8 +14,11 @@ mod messages;
 mod node;
 mod voter;
 
+mod settings;
 #[cfg(test)]
 mod tests;
+
+pub use settings::{Raft, RaftError, RaftSettings};
 
 pub use config::{RaftConfig, RaftVariant};
 pub use messages::{RaftMsg, RaftTimer};

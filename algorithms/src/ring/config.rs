@@ -1,9 +1,10 @@
 //! Ring election settings, validated by the scenario loader.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which ring election runs.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "ring variant"))]
 pub enum RingVariant {
     /// Chang & Roberts 1979: a node forwards only ids greater than its own; the id that comes
     /// back to its owner wins; an elected lap announces it.
@@ -16,7 +17,8 @@ pub enum RingVariant {
 }
 
 /// How the members are placed on the ring (messages travel from a node to its successor).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "ring order"))]
 pub enum RingOrder {
     /// `0 -> 1 -> ... -> n-1 -> 0`: every id's successor is higher, except the maximum's.
     #[default]
@@ -28,7 +30,8 @@ pub enum RingOrder {
 }
 
 /// Who starts an election.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "ring initiators"))]
 pub enum RingInitiators {
     /// Every node: a node that suspects the coordinator, or that learns of an election from a
     /// message, puts its own candidacy in circulation (Chang & Roberts' analysis, where every

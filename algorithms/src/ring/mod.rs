@@ -18,8 +18,11 @@ mod node;
 pub mod topology;
 mod transport;
 
+mod settings;
 #[cfg(test)]
 mod tests;
+
+pub use settings::{Ring, RingError, RingSettings};
 
 pub use config::{RingConfig, RingInitiators, RingOrder, RingVariant};
 pub use messages::{RingMsg, RingTimer};

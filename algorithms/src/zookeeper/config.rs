@@ -1,9 +1,10 @@
 //! ZooKeeper session and election-recipe settings, validated by the scenario loader.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Who watches what while waiting.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "zookeeper recipe"))]
 pub enum ZkRecipe {
     /// The ZooKeeper recipe: each waiter sets an `exists` watch on its predecessor only.
     Predecessor,
@@ -14,7 +15,8 @@ pub enum ZkRecipe {
 
 /// What a leader does when its connection is lost (nothing heard for 2/3 of the session
 /// timeout) before it knows whether its session expired.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "zookeeper on_disconnect"))]
 pub enum ZkOnDisconnect {
     /// Stop acting as leader at once (Curator's advice on `SUSPENDED`).
     StepDown,

@@ -9,8 +9,11 @@ pub mod config;
 pub mod messages;
 pub mod service;
 
+mod settings;
 #[cfg(test)]
 mod tests;
+
+pub use settings::{ZkError, ZkSettings, ZooKeeper};
 
 pub use client::{ZkClient, ZkPhase};
 pub use config::{ZkConfig, ZkOnDisconnect, ZkRecipe};

@@ -6,12 +6,12 @@
 //! whole number of nanoseconds. Signed durations (clock jumps) take one leading `-` or `+`.
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
 use std::fmt;
 use thiserror::Error;
 
-const NANOS_PER_MICRO: u64 = 1_000;
-const NANOS_PER_MILLI: u64 = 1_000_000;
-const NANOS_PER_SEC: u64 = 1_000_000_000;
+use crate::time::{NANOS_PER_MICRO, NANOS_PER_MILLI, NANOS_PER_SEC};
+
 const NANOS_PER_MIN: u64 = 60 * NANOS_PER_SEC;
 const NANOS_PER_HOUR: u64 = 60 * NANOS_PER_MIN;
 
@@ -251,21 +251,35 @@ fn exact_decimal(value: u64, unit: u64) -> String {
 }
 
 /// What a duration field expects, in type errors.
-pub(crate) const DURATION_EXPECTED: &str = "a duration string such as \"150ms\"";
-pub(crate) const SIGNED_DURATION_EXPECTED: &str = "a duration string such as \"-3s\"";
+pub const DURATION_EXPECTED: &str = "a duration string such as \"150ms\"";
+pub const SIGNED_DURATION_EXPECTED: &str = "a duration string such as \"-3s\"";
 
 /// Prefixes of the serde custom messages that carry a bad duration's text to the error
 /// converter, which re-parses it into a structured [`DurationError`].
-pub(crate) const DURATION_MARKER: &str = "\u{0}splitbrain-duration\u{0}";
-pub(crate) const SIGNED_DURATION_MARKER: &str = "\u{0}splitbrain-signed-duration\u{0}";
+pub const DURATION_MARKER: &str = "\u{0}splitbrain-duration\u{0}";
+pub const SIGNED_DURATION_MARKER: &str = "\u{0}splitbrain-signed-duration\u{0}";
 
 /// An unsigned duration read from a RON string, in nanoseconds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DurationText(pub u64);
+pub struct DurationText(pub u64);
+
+/// Written back as the exact string it reads from (`"150ms"`).
+impl Serialize for DurationText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format_duration_ron(self.0))
+    }
+}
 
 /// A signed duration read from a RON string, in nanoseconds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SignedDurationText(pub i64);
+pub struct SignedDurationText(pub i64);
+
+/// Written back as the exact string it reads from (`"-3s"`).
+impl Serialize for SignedDurationText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format_signed_duration_ron(self.0))
+    }
+}
 
 struct DurationVisitor;
 

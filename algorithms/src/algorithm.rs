@@ -1,0 +1,182 @@
+//! What every algorithm gives the rest of splitbrain, in one place per algorithm: its settings
+//! as a scenario writes them, the rules they obey (with structured errors), how its settings
+//! are written back, the knobs `sweep` may vary, the facts the engine's checks need, and how
+//! to build its processes. An algorithm implements [`Algorithm`] in its own module and is
+//! registered by one line in `lib.rs`; nothing else in the workspace names it.
+//!
+//! `docs/adding-an-algorithm.md` walks through adding one.
+
+use crate::RunOptions;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use splitbrain_sim::{AlgorithmInfo, Nanos, Process, RunReport, Sim, SimConfig};
+use std::fmt::Debug;
+
+/// The longest lease, session, tick or other timer an algorithm's settings may hold: a day.
+pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
+
+/// One leader-election algorithm. Implemented by a unit type in the algorithm's module
+/// (`raft::Raft`); every method is a plain function of the settings or the configuration.
+pub trait Algorithm {
+    /// The name on the command line and in reports (`raft`, `k8s-lease`).
+    const NAME: &'static str;
+    /// Other names `compare --algorithms` accepts (lowercase).
+    const ALIASES: &'static [&'static str] = &[];
+    /// One line for `splitbrain list`: what is modeled, and the broken variants.
+    const SUMMARY: &'static str;
+    /// Whether it runs a modeled coordination service as process `members` (the scenario's
+    /// `Service` target and `clocks.service` name it).
+    const HAS_SERVICE: bool = false;
+    /// Whether members send to every other member: messages in flight, and the memory of a
+    /// run, then grow with the square of the cluster.
+    const SENDS_TO_EVERY_MEMBER: bool = false;
+    /// The settings `sweep --param` may vary.
+    const KNOBS: &'static [Knob] = &[];
+
+    /// The settings as a scenario writes them: every field optional, so that lowering knows
+    /// what the author wrote. `Deserialize` reads them from RON (unknown fields refused);
+    /// `Serialize` writes them back.
+    type Settings: DeserializeOwned + Serialize + Debug;
+    /// The validated settings the processes run with.
+    type Config: Clone + Debug + Default + PartialEq + Eq + Serialize;
+    /// A rule the settings broke.
+    type Error: SettingError;
+
+    /// Validates `settings` for `cluster` and fills in the defaults. Every broken rule is
+    /// reported, each at the field to change; the configuration is then meaningless.
+    fn lower(settings: Self::Settings, cluster: &Cluster) -> Lowered<Self::Config, Self::Error>;
+
+    /// Every setting of `config` written out, such that lowering them gives `config` back.
+    fn settings(config: &Self::Config) -> Self::Settings;
+
+    /// Facts the engine's checks need, for a cluster of `members`.
+    fn info(config: &Self::Config, members: usize) -> AlgorithmInfo;
+
+    /// Every timing, each with its field name in a scenario (a range's ends as `name[0]` and
+    /// `name[1]`).
+    fn timings(config: &Self::Config) -> Vec<(&'static str, Nanos)>;
+
+    /// The shortest period at which a process acts on its own timers, with the field it
+    /// comes from, at least 1 ns: the basis of the expected event count of a run.
+    fn shortest_timing(config: &Self::Config) -> (&'static str, Nanos) {
+        let (name, ns) = Self::timings(config)
+            .into_iter()
+            .min_by_key(|(_, ns)| *ns)
+            .unwrap_or(("", 1));
+        (name, ns.max(1))
+    }
+
+    /// The interval at which a live leader (or lease holder) shows it is alive: `sweep`
+    /// phases its trials' faults over it.
+    fn heartbeat_ns(config: &Self::Config) -> Nanos;
+
+    /// The same settings for a cluster of `members` (shrinking a failing scenario drops
+    /// members), or `None` if it cannot run with that many.
+    fn for_members(config: &Self::Config, members: usize) -> Option<Self::Config> {
+        let _ = members;
+        Some(config.clone())
+    }
+
+    /// `config` with the knob `name` (one of [`Algorithm::KNOBS`]) set to `value`, checked by
+    /// the same rules as a scenario. Timings tied to the knob keep their ratio to it.
+    fn vary(
+        config: &Self::Config,
+        cluster: &Cluster,
+        name: &str,
+        value: KnobValue,
+    ) -> Result<Self::Config, Problem<Self::Error>>;
+
+    /// Runs the algorithm's processes in `sim`.
+    fn run(
+        config: &Self::Config,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> RunReport;
+}
+
+/// What lowering may depend on besides the settings themselves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cluster {
+    /// The number of election members, as the scenario gives it.
+    pub nodes: u64,
+}
+
+/// A rule broken by an algorithm's settings: a lowercase message fragment (its `Display`)
+/// and what to do about it.
+pub trait SettingError: std::error::Error + Clone + PartialEq + Send + Sync + 'static {
+    /// What to do about it, if there is something useful to say.
+    fn hint(&self) -> Option<String>;
+}
+
+/// A broken rule and the setting to change: `field` is its name under `algorithm` as written
+/// in a scenario (`election_timeout`), or empty for the algorithm as a whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem<E> {
+    pub field: &'static str,
+    pub error: E,
+}
+
+/// The result of lowering: the configuration, and every rule the settings broke.
+pub type Lowered<C, E> = (C, Vec<Problem<E>>);
+
+/// Lowers `settings` and keeps the first broken rule, for callers that change one setting
+/// of a valid configuration ([`Algorithm::vary`]).
+pub fn lower_checked<A: Algorithm>(
+    settings: A::Settings,
+    cluster: &Cluster,
+) -> Result<A::Config, Problem<A::Error>> {
+    let (config, mut problems) = A::lower(settings, cluster);
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(problems.swap_remove(0))
+    }
+}
+
+/// A setting `sweep` may vary.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Knob {
+    /// The name after `--param` (`heartbeat`); the same knob name means the same idea in every
+    /// algorithm that has it.
+    pub name: &'static str,
+    pub shape: KnobShape,
+    /// An example value, for help texts (`50ms`).
+    pub example: &'static str,
+}
+
+/// The form of a knob's values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KnobShape {
+    /// One duration longer than zero (`50ms`).
+    Duration,
+    /// A range `MIN..MAX` of durations (`150ms..300ms`).
+    DurationRange,
+}
+
+/// One value of a knob.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KnobValue {
+    Duration(Nanos),
+    Range(Nanos, Nanos),
+}
+
+/// Builds a [`Sim`] of `processes` with `options` attached and runs it.
+pub fn run_processes<P: Process>(
+    sim: SimConfig,
+    info: AlgorithmInfo,
+    processes: Vec<P>,
+    options: RunOptions,
+) -> RunReport {
+    let mut sim = Sim::new(sim, info, processes);
+    if let Some(sink) = options.trace {
+        sim = sim.with_trace(sink);
+    }
+    if let Some(progress) = options.progress {
+        sim = sim.with_progress(progress);
+    }
+    if let Some(limit) = options.max_events {
+        sim = sim.with_event_limit(limit);
+    }
+    sim.run()
+}

@@ -1,0 +1,186 @@
+//! Bully as a scenario writes it (`algorithm: Bully(heartbeat: "50ms", ...)`): the settings,
+//! their rules, writing them back, and the knobs `sweep` varies.
+
+use super::{info, BullyConfig, BullyNode};
+use crate::algorithm::{
+    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    SettingError,
+};
+use crate::rules::{dur, heartbeat_and_failure_timeout, ns_or, unknown_knob, wrap, CommonRule};
+use crate::RunOptions;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::duration::DurationText;
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunReport, SimConfig};
+use thiserror::Error;
+
+/// The Bully algorithm; see the module doc of [`super`].
+pub struct Bully;
+
+/// Bully's settings as written; every field left out takes [`BullyConfig::default`].
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BullySettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_timeout: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_timeout: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator_timeout: Option<DurationText>,
+}
+
+/// A rule Bully's settings broke.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum BullyError {
+    #[error(transparent)]
+    Common(#[from] CommonRule),
+    #[error("the answer timeout must be longer than zero")]
+    ZeroAnswerTimeout,
+    #[error(
+        "the coordinator timeout ({}) must be longer than the answer timeout ({})",
+        dur(.coordinator_timeout_ns),
+        dur(.answer_timeout_ns)
+    )]
+    CoordinatorTimeoutNotAboveAnswerTimeout {
+        coordinator_timeout_ns: u64,
+        answer_timeout_ns: u64,
+    },
+}
+
+impl SettingError for BullyError {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            BullyError::Common(rule) => return rule.hint(),
+            BullyError::ZeroAnswerTimeout => return None,
+            BullyError::CoordinatorTimeoutNotAboveAnswerTimeout { .. } => {
+                "the node that answered OK waits the answer timeout itself before it announces; \
+                 leave room for that and two message delays (three times the answer timeout, say)"
+            }
+        };
+        Some(hint.to_string())
+    }
+}
+
+impl Algorithm for Bully {
+    const NAME: &'static str = "bully";
+    const SUMMARY: &'static str =
+        "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
+         COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum";
+    const SENDS_TO_EVERY_MEMBER: bool = true;
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "heartbeat",
+            shape: KnobShape::Duration,
+            example: "50ms",
+        },
+        Knob {
+            name: "failure_timeout",
+            shape: KnobShape::Duration,
+            example: "500ms",
+        },
+    ];
+
+    type Settings = BullySettings;
+    type Config = BullyConfig;
+    type Error = BullyError;
+
+    fn lower(settings: BullySettings, _cluster: &Cluster) -> Lowered<BullyConfig, BullyError> {
+        let defaults = BullyConfig::default();
+        let mut common = Vec::new();
+        let (heartbeat_ns, failure_timeout_ns) = heartbeat_and_failure_timeout(
+            settings.heartbeat,
+            settings.failure_timeout,
+            defaults.heartbeat_ns,
+            defaults.failure_timeout_ns,
+            &mut common,
+        );
+        let mut problems: Vec<_> = wrap(common, BullyError::Common).collect();
+        let answer_timeout_ns = ns_or(settings.answer_timeout, defaults.answer_timeout_ns);
+        let coordinator_timeout_ns = ns_or(
+            settings.coordinator_timeout,
+            defaults.coordinator_timeout_ns,
+        );
+        if answer_timeout_ns == 0 {
+            problems.push(Problem {
+                field: "answer_timeout",
+                error: BullyError::ZeroAnswerTimeout,
+            });
+        } else if coordinator_timeout_ns <= answer_timeout_ns {
+            let field =
+                if settings.coordinator_timeout.is_some() || settings.answer_timeout.is_none() {
+                    "coordinator_timeout"
+                } else {
+                    "answer_timeout"
+                };
+            let error = BullyError::CoordinatorTimeoutNotAboveAnswerTimeout {
+                coordinator_timeout_ns,
+                answer_timeout_ns,
+            };
+            problems.push(Problem { field, error });
+        }
+        let config = BullyConfig {
+            heartbeat_ns,
+            failure_timeout_ns,
+            answer_timeout_ns,
+            coordinator_timeout_ns,
+        };
+        (config, problems)
+    }
+
+    fn settings(config: &BullyConfig) -> BullySettings {
+        BullySettings {
+            heartbeat: Some(DurationText(config.heartbeat_ns)),
+            failure_timeout: Some(DurationText(config.failure_timeout_ns)),
+            answer_timeout: Some(DurationText(config.answer_timeout_ns)),
+            coordinator_timeout: Some(DurationText(config.coordinator_timeout_ns)),
+        }
+    }
+
+    fn info(config: &BullyConfig, members: usize) -> AlgorithmInfo {
+        info(config, members)
+    }
+
+    fn timings(config: &BullyConfig) -> Vec<(&'static str, Nanos)> {
+        vec![
+            ("heartbeat", config.heartbeat_ns),
+            ("failure_timeout", config.failure_timeout_ns),
+            ("answer_timeout", config.answer_timeout_ns),
+            ("coordinator_timeout", config.coordinator_timeout_ns),
+        ]
+    }
+
+    fn heartbeat_ns(config: &BullyConfig) -> Nanos {
+        config.heartbeat_ns
+    }
+
+    fn vary(
+        config: &BullyConfig,
+        cluster: &Cluster,
+        name: &str,
+        value: KnobValue,
+    ) -> Result<BullyConfig, Problem<BullyError>> {
+        let mut settings = Self::settings(config);
+        match (name, value) {
+            ("heartbeat", KnobValue::Duration(ns)) => settings.heartbeat = Some(DurationText(ns)),
+            ("failure_timeout", KnobValue::Duration(ns)) => {
+                settings.failure_timeout = Some(DurationText(ns));
+            }
+            _ => return Err(unknown_knob(name, BullyError::Common)),
+        }
+        lower_checked::<Self>(settings, cluster)
+    }
+
+    fn run(
+        config: &BullyConfig,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> RunReport {
+        let members = sim.members;
+        let nodes = (0..members)
+            .map(|i| BullyNode::new(NodeId::from(i), members, config))
+            .collect();
+        run_processes(sim, info, nodes, options)
+    }
+}

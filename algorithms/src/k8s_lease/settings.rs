@@ -1,0 +1,215 @@
+//! The Kubernetes Lease as a scenario writes it (`algorithm: K8sLease(lease_duration: "15s",
+//! ...)`): the settings, their rules (client-go's), writing them back, and the knobs `sweep`
+//! varies.
+
+use super::{info, K8sConfig, K8sProcess, K8sVariant};
+use crate::algorithm::{
+    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    SettingError,
+};
+use crate::rules::{at_most_a_day, dur, ns_or, scaled, unknown_knob, CommonRule};
+use crate::RunOptions;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::duration::DurationText;
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunReport, SimConfig};
+use thiserror::Error;
+
+/// The Kubernetes Lease lock; see the module doc of [`super`].
+pub struct K8sLease;
+
+/// The Kubernetes Lease settings as written. Left out, the renew deadline is 2/3 of the lease
+/// duration and the retry period 1/5 of the renew deadline (client-go's 15s, 10s and 2s).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct K8sSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_duration: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_deadline: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_period: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<K8sVariant>,
+}
+
+/// A rule the Kubernetes Lease settings broke.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum K8sError {
+    #[error(transparent)]
+    Common(#[from] CommonRule),
+    #[error("the retry period must be longer than zero")]
+    ZeroRetryPeriod,
+    #[error(
+        "the renew deadline {} must be longer than 1.2 retry periods ({})",
+        dur(.renew_deadline_ns),
+        dur(.retry_period_ns)
+    )]
+    RenewDeadlineNotAboveRetry {
+        renew_deadline_ns: u64,
+        retry_period_ns: u64,
+    },
+    #[error(
+        "the lease duration {} must be longer than the renew deadline {}",
+        dur(.lease_duration_ns),
+        dur(.renew_deadline_ns)
+    )]
+    LeaseNotAboveRenewDeadline {
+        lease_duration_ns: u64,
+        renew_deadline_ns: u64,
+    },
+}
+
+impl SettingError for K8sError {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            K8sError::Common(rule) => return rule.hint(),
+            K8sError::ZeroRetryPeriod => {
+                "candidates poll and the leader renews every retry period; client-go's default \
+                 is 2s"
+            }
+            K8sError::RenewDeadlineNotAboveRetry { .. } => {
+                "client-go refuses a renew deadline of 1.2 retry periods or less (its jitter \
+                 factor): the leader must get more than one try before it gives up"
+            }
+            K8sError::LeaseNotAboveRenewDeadline { .. } => {
+                "the leader stops at the renew deadline and candidates take over after the lease \
+                 duration; the gap between them is the safety margin (client-go: 15s and 10s)"
+            }
+        };
+        Some(hint.to_string())
+    }
+}
+
+impl Algorithm for K8sLease {
+    const NAME: &'static str = "k8s-lease";
+    const ALIASES: &'static [&'static str] = &["k8slease", "kubernetes"];
+    const SUMMARY: &'static str =
+        "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \
+         period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
+         last change; variant DbRow, a database-row lease judged by the database's clock";
+    const HAS_SERVICE: bool = true;
+    const KNOBS: &'static [Knob] = &[Knob {
+        name: "lease",
+        shape: KnobShape::Duration,
+        example: "1s,2s",
+    }];
+
+    type Settings = K8sSettings;
+    type Config = K8sConfig;
+    type Error = K8sError;
+
+    /// The timings, checked as client-go checks them (`NewLeaderElector`). A timing left out
+    /// derives from the next one up, so a problem is reported at the first one written.
+    fn lower(settings: K8sSettings, _cluster: &Cluster) -> Lowered<K8sConfig, K8sError> {
+        let defaults = K8sConfig::default();
+        let lease_duration_ns = ns_or(settings.lease_duration, defaults.lease_duration_ns);
+        let renew_deadline_ns = ns_or(settings.renew_deadline, lease_duration_ns / 3 * 2);
+        let retry_period_ns = ns_or(settings.retry_period, renew_deadline_ns / 5);
+        let written = [
+            ("retry_period", settings.retry_period.is_some()),
+            ("renew_deadline", settings.renew_deadline.is_some()),
+            ("lease_duration", settings.lease_duration.is_some()),
+        ];
+        let from = |level: usize| {
+            written[level..]
+                .iter()
+                .find(|(_, given)| *given)
+                .map_or("", |(field, _)| *field)
+        };
+        let too_long = [
+            (2, lease_duration_ns),
+            (1, renew_deadline_ns),
+            (0, retry_period_ns),
+        ]
+        .into_iter()
+        .find_map(|(level, ns)| at_most_a_day(ns, from(level)));
+        let problem = if let Some(p) = too_long {
+            Some((p.field, p.error.into()))
+        } else if retry_period_ns == 0 {
+            Some((from(0), K8sError::ZeroRetryPeriod))
+        } else if u128::from(renew_deadline_ns) * 5 <= u128::from(retry_period_ns) * 6 {
+            let error = K8sError::RenewDeadlineNotAboveRetry {
+                renew_deadline_ns,
+                retry_period_ns,
+            };
+            Some((from(0), error))
+        } else if lease_duration_ns <= renew_deadline_ns {
+            let error = K8sError::LeaseNotAboveRenewDeadline {
+                lease_duration_ns,
+                renew_deadline_ns,
+            };
+            Some((from(1), error))
+        } else {
+            None
+        };
+        let config = K8sConfig {
+            lease_duration_ns,
+            renew_deadline_ns,
+            retry_period_ns: retry_period_ns.max(1),
+            variant: settings.variant.unwrap_or(defaults.variant),
+        };
+        let problems = problem.map(|(field, error)| Problem { field, error });
+        (config, problems.into_iter().collect())
+    }
+
+    fn settings(config: &K8sConfig) -> K8sSettings {
+        K8sSettings {
+            lease_duration: Some(DurationText(config.lease_duration_ns)),
+            renew_deadline: Some(DurationText(config.renew_deadline_ns)),
+            retry_period: Some(DurationText(config.retry_period_ns)),
+            variant: Some(config.variant),
+        }
+    }
+
+    fn info(config: &K8sConfig, members: usize) -> AlgorithmInfo {
+        info(config, members)
+    }
+
+    fn timings(config: &K8sConfig) -> Vec<(&'static str, Nanos)> {
+        vec![
+            ("retry_period", config.retry_period_ns),
+            ("renew_deadline", config.renew_deadline_ns),
+            ("lease_duration", config.lease_duration_ns),
+        ]
+    }
+
+    fn heartbeat_ns(config: &K8sConfig) -> Nanos {
+        // The leader renews, and candidates poll, every retry period.
+        config.retry_period_ns
+    }
+
+    /// `lease` sets the lease duration; the renew deadline and retry period keep their ratio
+    /// to it.
+    fn vary(
+        config: &K8sConfig,
+        cluster: &Cluster,
+        name: &str,
+        value: KnobValue,
+    ) -> Result<K8sConfig, Problem<K8sError>> {
+        let KnobValue::Duration(lease_ns) = value else {
+            return Err(unknown_knob(name, K8sError::Common));
+        };
+        if name != "lease" {
+            return Err(unknown_knob(name, K8sError::Common));
+        }
+        let old_ns = config.lease_duration_ns;
+        let mut settings = Self::settings(config);
+        let renew_ns = scaled(config.renew_deadline_ns, old_ns, lease_ns);
+        let retry_ns = scaled(config.retry_period_ns, old_ns, lease_ns);
+        settings.renew_deadline = Some(DurationText(renew_ns));
+        settings.retry_period = Some(DurationText(retry_ns));
+        settings.lease_duration = Some(DurationText(lease_ns));
+        lower_checked::<Self>(settings, cluster)
+    }
+
+    fn run(
+        config: &K8sConfig,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> RunReport {
+        // The members campaign; the API server (or database) is process `members`.
+        let processes = K8sProcess::cluster(sim.members, config);
+        run_processes(sim, info, processes, options)
+    }
+}

@@ -1,0 +1,212 @@
+//! Raft as a scenario writes it (`algorithm: Raft(heartbeat: "50ms", ...)`): the settings,
+//! their rules, writing them back, and the knobs `sweep` varies.
+
+use super::{info, RaftConfig, RaftNode, RaftVariant};
+use crate::algorithm::{
+    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    SettingError,
+};
+use crate::rules::{dur, ns_or, unknown_knob, CommonRule};
+use crate::RunOptions;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::duration::DurationText;
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunReport, SimConfig};
+use thiserror::Error;
+
+/// Raft leader election; see the module doc of [`super`].
+pub struct Raft;
+
+/// Raft's settings as written; every field left out takes [`RaftConfig::default`].
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RaftSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub election_timeout: Option<(DurationText, DurationText)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_vote: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_quorum: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_lengths: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<RaftVariant>,
+}
+
+/// A rule Raft's settings broke.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RaftError {
+    #[error(transparent)]
+    Common(#[from] CommonRule),
+    #[error("the election timeout range is backwards: {} is above {}", dur(.min_ns), dur(.max_ns))]
+    ElectionTimeoutMinAboveMax { min_ns: u64, max_ns: u64 },
+    #[error(
+        "the shortest election timeout ({}) must be longer than the heartbeat ({})",
+        dur(.min_ns),
+        dur(.heartbeat_ns)
+    )]
+    ElectionTimeoutNotAboveHeartbeat { min_ns: u64, heartbeat_ns: u64 },
+    #[error("log_lengths has {count} entries for {nodes} nodes")]
+    LogLengthsWrongCount { count: usize, nodes: u64 },
+}
+
+impl SettingError for RaftError {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            RaftError::Common(rule) => return rule.hint(),
+            RaftError::ElectionTimeoutMinAboveMax { .. } => return None,
+            RaftError::ElectionTimeoutNotAboveHeartbeat { .. } => {
+                "followers start elections when heartbeats stop; keep the heartbeat well below \
+                 the election timeout (a tenth to a third of it)"
+            }
+            RaftError::LogLengthsWrongCount { .. } => {
+                "give one initial log length per node, or leave log_lengths out"
+            }
+        };
+        Some(hint.to_string())
+    }
+}
+
+impl Algorithm for Raft {
+    const NAME: &'static str = "raft";
+    const SUMMARY: &'static str =
+        "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
+         pre_vote, check_quorum, leadership transfer; variants ForgetsVoteOnRestart and \
+         ForgetsTermOnRestart are broken on purpose";
+    const SENDS_TO_EVERY_MEMBER: bool = true;
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "election_timeout",
+            shape: KnobShape::DurationRange,
+            example: "150ms..300ms",
+        },
+        Knob {
+            name: "heartbeat",
+            shape: KnobShape::Duration,
+            example: "50ms",
+        },
+    ];
+
+    type Settings = RaftSettings;
+    type Config = RaftConfig;
+    type Error = RaftError;
+
+    fn lower(settings: RaftSettings, cluster: &Cluster) -> Lowered<RaftConfig, RaftError> {
+        let defaults = RaftConfig::default();
+        let mut problems = Vec::new();
+        let mut problem = |field, error| problems.push(Problem { field, error });
+        let (min_ns, max_ns) = settings.election_timeout.map_or(
+            (
+                defaults.election_timeout_min_ns,
+                defaults.election_timeout_max_ns,
+            ),
+            |(min, max)| (min.0, max.0),
+        );
+        let heartbeat_ns = ns_or(settings.heartbeat, defaults.heartbeat_ns);
+        let timeout_field = if settings.election_timeout.is_some() {
+            "election_timeout"
+        } else {
+            "heartbeat"
+        };
+        if heartbeat_ns == 0 {
+            problem("heartbeat", CommonRule::ZeroHeartbeat.into());
+        } else if min_ns <= heartbeat_ns {
+            let error = RaftError::ElectionTimeoutNotAboveHeartbeat {
+                min_ns,
+                heartbeat_ns,
+            };
+            problem(timeout_field, error);
+        }
+        if min_ns > max_ns {
+            let error = RaftError::ElectionTimeoutMinAboveMax { min_ns, max_ns };
+            problem("election_timeout", error);
+        }
+        let log_lengths = settings.log_lengths.unwrap_or_default();
+        if !log_lengths.is_empty() && log_lengths.len() as u64 != cluster.nodes {
+            let error = RaftError::LogLengthsWrongCount {
+                count: log_lengths.len(),
+                nodes: cluster.nodes,
+            };
+            problem("log_lengths", error);
+        }
+        let config = RaftConfig {
+            election_timeout_min_ns: min_ns,
+            election_timeout_max_ns: max_ns,
+            heartbeat_ns,
+            pre_vote: settings.pre_vote.unwrap_or(defaults.pre_vote),
+            check_quorum: settings.check_quorum.unwrap_or(defaults.check_quorum),
+            log_lengths,
+            variant: settings.variant.unwrap_or(defaults.variant),
+        };
+        (config, problems)
+    }
+
+    fn settings(config: &RaftConfig) -> RaftSettings {
+        RaftSettings {
+            election_timeout: Some((
+                DurationText(config.election_timeout_min_ns),
+                DurationText(config.election_timeout_max_ns),
+            )),
+            heartbeat: Some(DurationText(config.heartbeat_ns)),
+            pre_vote: Some(config.pre_vote),
+            check_quorum: Some(config.check_quorum),
+            log_lengths: Some(config.log_lengths.clone()),
+            variant: Some(config.variant),
+        }
+    }
+
+    fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
+        info(config, members)
+    }
+
+    fn timings(config: &RaftConfig) -> Vec<(&'static str, Nanos)> {
+        vec![
+            ("heartbeat", config.heartbeat_ns),
+            ("election_timeout[0]", config.election_timeout_min_ns),
+            ("election_timeout[1]", config.election_timeout_max_ns),
+        ]
+    }
+
+    fn heartbeat_ns(config: &RaftConfig) -> Nanos {
+        config.heartbeat_ns
+    }
+
+    fn for_members(config: &RaftConfig, members: usize) -> Option<RaftConfig> {
+        let mut config = config.clone();
+        if !config.log_lengths.is_empty() {
+            config.log_lengths.truncate(members);
+        }
+        Some(config)
+    }
+
+    fn vary(
+        config: &RaftConfig,
+        cluster: &Cluster,
+        name: &str,
+        value: KnobValue,
+    ) -> Result<RaftConfig, Problem<RaftError>> {
+        let mut settings = Self::settings(config);
+        match (name, value) {
+            ("election_timeout", KnobValue::Range(min_ns, max_ns)) => {
+                settings.election_timeout = Some((DurationText(min_ns), DurationText(max_ns)));
+            }
+            ("heartbeat", KnobValue::Duration(ns)) => settings.heartbeat = Some(DurationText(ns)),
+            _ => return Err(unknown_knob(name, RaftError::Common)),
+        }
+        lower_checked::<Self>(settings, cluster)
+    }
+
+    fn run(
+        config: &RaftConfig,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> RunReport {
+        let members = sim.members;
+        let nodes = (0..members)
+            .map(|i| RaftNode::new(NodeId::from(i), members, config))
+            .collect();
+        run_processes(sim, info, nodes, options)
+    }
+}
