@@ -7,6 +7,7 @@ pub mod config;
 pub mod fault;
 pub mod ids;
 pub mod invariant;
+mod kinds;
 pub mod network_config;
 pub mod process;
 pub mod rng;

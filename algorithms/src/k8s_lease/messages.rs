@@ -1,7 +1,7 @@
 //! The Kubernetes Lease lock's messages (as the simulator counts them), the lease record
 //! they carry, and the timer kinds.
 
-use splitbrain_sim::{LocalNanos, Message, NodeId, TimerKind};
+use splitbrain_sim::{LocalNanos, NodeId};
 
 /// A holder identity: the node and its incarnation. Like the `hostname_uuid` identities of
 /// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
@@ -52,49 +52,36 @@ pub enum K8sMsg {
     },
 }
 
-impl Message for K8sMsg {
-    const KINDS: &'static [&'static str] = &["Get", "GetResp", "Update", "UpdateResp", "Release"];
-    fn kind(&self) -> usize {
-        match self {
-            K8sMsg::Get => 0,
-            K8sMsg::GetResp { .. } => 1,
-            K8sMsg::Update { .. } => 2,
-            K8sMsg::UpdateResp { .. } => 3,
-            K8sMsg::Release { .. } => 4,
+splitbrain_sim::message_kinds! {
+    impl Message for K8sMsg {
+        kinds {
+            Get => "Get",
+            GetResp => "GetResp",
+            Update => "Update",
+            UpdateResp => "UpdateResp",
+            Release => "Release",
         }
-    }
-    fn term(&self) -> u64 {
-        match self {
-            K8sMsg::GetResp { record } | K8sMsg::UpdateResp { record, .. } => {
-                record.resource_version
+
+        fn term(&self) -> u64 {
+            match self {
+                K8sMsg::GetResp { record } | K8sMsg::UpdateResp { record, .. } => {
+                    record.resource_version
+                }
+                _ => 0,
             }
-            _ => 0,
         }
     }
 }
 
-/// Timer slots. Clients use the first two, the server only `Expiry`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum K8sTimer {
-    /// The retry period: candidates poll and try, the leader renews.
-    Retry,
-    /// The leader's renew deadline.
-    RenewDeadline,
-    /// DbRow: the database's expiry check.
-    Expiry,
-}
-
-impl TimerKind for K8sTimer {
-    const NAMES: &'static [&'static str] = &["retry", "renewdeadline", "expiry"];
-    fn index(self) -> usize {
-        self as usize
-    }
-    fn from_index(index: usize) -> Self {
-        match index {
-            0 => K8sTimer::Retry,
-            1 => K8sTimer::RenewDeadline,
-            2 => K8sTimer::Expiry,
-            _ => panic!("k8s-lease has no timer kind {index}"),
-        }
+splitbrain_sim::timer_kinds! {
+    /// Timer slots. Clients use the first two, the server only `Expiry`.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    pub enum K8sTimer {
+        /// The retry period: candidates poll and try, the leader renews.
+        Retry => "retry",
+        /// The leader's renew deadline.
+        RenewDeadline => "renewdeadline",
+        /// DbRow: the database's expiry check.
+        Expiry => "expiry",
     }
 }
