@@ -4,6 +4,7 @@
 use crate::commands::run::Determinism;
 use crate::scenario::Scenario;
 use crate::verdict::{describe_expect, Outcome};
+use splitbrain_reports::Table;
 use splitbrain_sim::{format_duration, Invariant, LivenessVerdict, RunReport};
 use std::path::Path;
 
@@ -14,42 +15,10 @@ pub struct Context<'a> {
     pub replay: &'a str,
 }
 
-/// A left-aligned text table.
-struct Table {
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn new(header: &[&str]) -> Self {
-        Self {
-            rows: vec![header.iter().map(|h| h.to_string()).collect()],
-        }
-    }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    fn print(&self) {
-        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.get(c))
-                    .map(|s| s.chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for row in &self.rows {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-                .collect();
-            crate::outln!("  {}", cells.join("  ").trim_end());
-        }
+/// Prints `table` aligned, indented under its section heading.
+fn print_table(table: &Table) {
+    for line in table.aligned_lines() {
+        crate::outln!("  {line}");
     }
 }
 
@@ -88,14 +57,14 @@ fn print_leaders(report: &RunReport) {
     let mut table = Table::new(&["term", "leader", "token", "claimed at"]);
     const SHOWN: usize = 20;
     for claim in report.leaders.iter().take(SHOWN) {
-        table.row(vec![
+        table.push(vec![
             claim.term.to_string(),
             claim.node.to_string(),
             claim.token.to_string(),
             format_duration(claim.at_ns),
         ]);
     }
-    table.print();
+    print_table(&table);
     if report.leaders.len() > SHOWN {
         crate::outln!(
             "  ... {} more claims (see --json)",
@@ -115,13 +84,13 @@ fn print_faults(report: &RunReport) {
     crate::outln!("\nFaults");
     let mut table = Table::new(&["at", "what", "healed at"]);
     for f in &report.faults {
-        table.row(vec![
+        table.push(vec![
             format_duration(f.at_ns),
             f.description.clone(),
             opt_duration(f.healed_at_ns),
         ]);
     }
-    table.print();
+    print_table(&table);
 }
 
 fn print_failovers(report: &RunReport) {
@@ -145,7 +114,7 @@ fn print_failovers(report: &RunReport) {
             (Some(n), Some(t)) => format!("{n} (term {t})"),
             _ => "-".to_string(),
         };
-        table.row(vec![
+        table.push(vec![
             format_duration(f.at_ns),
             f.cause.clone(),
             opt_duration(f.detection_ns),
@@ -160,7 +129,7 @@ fn print_failovers(report: &RunReport) {
                 .unwrap_or_default(),
         ]);
     }
-    table.print();
+    print_table(&table);
 }
 
 /// The recovery-time budget, broken down per failover: detection, election, the new leader's
@@ -200,7 +169,7 @@ fn print_objective(scenario: &Scenario, report: &RunReport) {
             (Some(b), Some(r)) if r > b => "MISSED".to_string(),
             (Some(_), Some(_)) => "met".to_string(),
         };
-        table.row(vec![
+        table.push(vec![
             format_duration(f.at_ns),
             f.cause.clone(),
             format_duration(detection),
@@ -211,7 +180,7 @@ fn print_objective(scenario: &Scenario, report: &RunReport) {
             verdict,
         ]);
     }
-    table.print();
+    print_table(&table);
 }
 
 fn print_messages(report: &RunReport) {
@@ -222,7 +191,7 @@ fn print_messages(report: &RunReport) {
         .iter()
         .filter(|m| m.sent > 0 || m.delivered > 0)
     {
-        table.row(vec![
+        table.push(vec![
             m.kind.clone(),
             m.sent.to_string(),
             m.delivered.to_string(),
@@ -230,7 +199,7 @@ fn print_messages(report: &RunReport) {
             m.duplicated.to_string(),
         ]);
     }
-    table.print();
+    print_table(&table);
     let d = &report.drops;
     crate::outln!(
         "  drops: {} partition, {} loss, {} to a crashed node",
@@ -292,7 +261,7 @@ fn print_elections(report: &RunReport) {
             .iter()
             .map(|m| format!("{} {}", m.kind, m.count))
             .collect();
-        table.row(vec![
+        table.push(vec![
             format_duration(e.started_ns),
             opt_duration(e.decided_ns.map(|d| d - e.started_ns)),
             winner,
@@ -301,7 +270,7 @@ fn print_elections(report: &RunReport) {
             by_type.join(", "),
         ]);
     }
-    table.print();
+    print_table(&table);
     if report.elections.len() > SHOWN {
         crate::outln!(
             "  ... {} more elections (see --json)",
@@ -319,13 +288,13 @@ fn print_invariants(report: &RunReport) {
             Some(v) => format!("VIOLATED: {}", v.detail),
             None => "held".to_string(),
         };
-        table.row(vec![inv.name().to_string(), verdict]);
+        table.push(vec![inv.name().to_string(), verdict]);
     }
-    table.row(vec![
+    table.push(vec![
         Invariant::Liveness.name().to_string(),
         describe_liveness(&report.liveness),
     ]);
-    table.print();
+    print_table(&table);
 }
 
 /// The liveness verdict in words.

@@ -2,8 +2,11 @@
 //! error messages a user sees for malformed input. Every run starts from the repository root,
 //! as a user following the README would.
 
+mod common;
+
+use common::{repo_root, scenario_files, shipped_scenario, splitbrain, stderr, stdout};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -43,32 +46,6 @@ const INVARIANT_NAMES: [&str; 4] = [
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the binary from the repository root.
-fn splitbrain<I, S>(args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .current_dir(repo_root())
-        .stdin(Stdio::null())
-        .output()
-        .expect("the splitbrain binary starts")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
-}
-
 /// The exit code, after checking that the process did not panic or die from a signal.
 fn exit_code(output: &Output) -> i32 {
     let err = stderr(output);
@@ -94,22 +71,6 @@ fn assert_exit(output: &Output, expected: i32) {
         stdout(output),
         stderr(output)
     );
-}
-
-/// Every scenario in the library, as paths relative to the repository root, sorted.
-fn scenario_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(repo_root().join("scenarios"))
-        .expect("the scenarios folder exists")
-        .map(|entry| entry.expect("readable entry").path())
-        .filter(|path| path.extension().is_some_and(|x| x == "ron"))
-        .map(|path| Path::new("scenarios").join(path.file_name().expect("a file name")))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 10,
-        "the scenario library looks empty: {files:?}"
-    );
-    files
 }
 
 /// A directory of its own under the system temp dir, removed when dropped.
@@ -156,8 +117,7 @@ impl Drop for Scratch {
 /// A shipped scenario with `old` replaced by `new` (which must occur exactly once), written to
 /// `scratch`. Fails loudly if the shipped file no longer contains `old`.
 fn edited_scenario(scratch: &Scratch, shipped: &str, old: &str, new: &str) -> PathBuf {
-    let source = fs::read_to_string(repo_root().join("scenarios").join(shipped))
-        .expect("the shipped scenario exists");
+    let source = shipped_scenario(shipped);
     assert_eq!(
         source.matches(old).count(),
         1,

@@ -3,63 +3,19 @@
 //! command's own summary, byte-identical folders from the same inputs, and bad arguments that
 //! exit 2 without panicking.
 
+mod common;
+
+use common::{
+    assert_no_panic, file_names, json, read_folder, scratch, splitbrain, splitbrain_limited,
+    stderr, stdout,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("the binary runs")
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "splitbrain-compare-sweep-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
-
-fn no_panic(output: &Output) {
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-/// Every file of a folder, by name.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&p).unwrap())
-        })
-        .collect()
-}
+use std::process::Command;
 
 /// Checks the report files and every chart of `charts`; returns the folder's files.
 fn check_folder(dir: &Path, charts: &[&str]) -> BTreeMap<String, Vec<u8>> {
-    let files = snapshot(dir);
+    let files = read_folder(dir);
     let md = String::from_utf8(files["report.md"].clone()).unwrap();
     let html = String::from_utf8(files["report.html"].clone()).unwrap();
     assert!(md.starts_with("# "), "{md}");
@@ -122,8 +78,8 @@ fn compare_writes_a_complete_folder_whose_numbers_match_its_summary_and_repeat()
         dir.to_str().unwrap(),
         "--json",
     ];
-    let first = splitbrain(&args);
-    no_panic(&first);
+    let first = splitbrain(args);
+    assert_no_panic(&first);
     assert_eq!(first.status.code(), Some(0), "{first:?}");
     let summary = json(&first);
     let mut names: Vec<String> = [
@@ -185,10 +141,10 @@ fn compare_writes_a_complete_folder_whose_numbers_match_its_summary_and_repeat()
     assert!(bully["fenced_rejections"].as_u64().unwrap() > 0);
 
     // The same inputs give the same bytes.
-    let second = splitbrain(&args);
+    let second = splitbrain(args);
     assert_eq!(second.status.code(), Some(0));
     assert_eq!(first.stdout, second.stdout);
-    assert_eq!(files, snapshot(&dir), "the folder is byte-identical");
+    assert_eq!(files, read_folder(&dir), "the folder is byte-identical");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -207,8 +163,8 @@ fn sweep_writes_a_folder_per_value_and_repeats_byte_for_byte() {
         dir.to_str().unwrap(),
         "--json",
     ];
-    let first = splitbrain(&args);
-    no_panic(&first);
+    let first = splitbrain(args);
+    assert_no_panic(&first);
     assert_eq!(first.status.code(), Some(0), "{first:?}");
     let summary = json(&first);
     let files = check_folder(&dir, &["failover_cdf", "messages_per_election"]);
@@ -236,9 +192,9 @@ fn sweep_writes_a_folder_per_value_and_repeats_byte_for_byte() {
             .unwrap();
         assert_eq!(same["offset_ns"], t["offset_ns"]);
     }
-    let second = splitbrain(&args);
+    let second = splitbrain(args);
     assert_eq!(first.stdout, second.stdout);
-    assert_eq!(files, snapshot(&dir), "the folder is byte-identical");
+    assert_eq!(files, read_folder(&dir), "the folder is byte-identical");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -246,7 +202,7 @@ fn sweep_writes_a_folder_per_value_and_repeats_byte_for_byte() {
 fn a_sweep_of_cluster_sizes_draws_messages_against_size() {
     let out = scratch("nodes");
     let dir = out.join("report");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "sweep",
         "scenarios/sweep-election-timeout.ron",
         "--param",
@@ -256,7 +212,7 @@ fn a_sweep_of_cluster_sizes_draws_messages_against_size() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    no_panic(&o);
+    assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let files = check_folder(
         &dir,
@@ -303,9 +259,9 @@ fn bad_arguments_exit_2_with_a_hint_and_no_panic() {
     ];
     for args in cases {
         let o = splitbrain(&args);
-        no_panic(&o);
+        assert_no_panic(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = stderr(&o);
         assert!(
             err.contains("error") || err.contains(':'),
             "{args:?}: {err}"
@@ -322,7 +278,7 @@ fn bad_arguments_exit_2_with_a_hint_and_no_panic() {
 fn a_lease_sweep_scales_the_lease_design_and_failover_follows_it() {
     let out = scratch("lease");
     let dir = out.join("report");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "sweep",
         "scenarios/k8s-handover.ron",
         "--param",
@@ -332,7 +288,7 @@ fn a_lease_sweep_scales_the_lease_design_and_failover_follows_it() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    no_panic(&o);
+    assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let files = check_folder(&dir, &["failover_cdf", "messages_per_election"]);
     let summary = csv_rows(&files, "summary");
@@ -356,20 +312,6 @@ fn a_lease_sweep_scales_the_lease_design_and_failover_follows_it() {
         slowest("lease=3s")
     );
     let _ = std::fs::remove_dir_all(&out);
-}
-
-/// Runs the binary with its address space limited to `limit_kb`, so that a regression that
-/// allocates by the user's count fails fast instead of eating the machine.
-fn splitbrain_limited(limit_kb: u64, args: &[&str]) -> Output {
-    let bin = env!("CARGO_BIN_EXE_splitbrain");
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {limit_kb}; exec \"$0\" \"$@\""))
-        .arg(bin)
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("sh runs")
 }
 
 #[test]
@@ -431,9 +373,9 @@ fn absurd_seed_and_trial_counts_exit_2_naming_the_maximum_before_any_work() {
     ];
     for args in cases {
         let o = splitbrain_limited(2_000_000, &args);
-        no_panic(&o);
+        assert_no_panic(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = stderr(&o);
         if args.contains(&"--sizes") {
             assert!(err.contains("more nodes than a scenario may have"), "{err}");
             assert!(
@@ -464,16 +406,16 @@ fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
         "--out",
         dir.to_str().unwrap(),
     ];
-    let text = splitbrain(&args);
+    let text = splitbrain(args);
     assert_eq!(text.status.code(), Some(0), "{text:?}");
-    let stdout = String::from_utf8_lossy(&text.stdout);
-    let lost = stdout.lines().find(|l| l.starts_with("loss=1")).unwrap();
+    let summary = stdout(&text);
+    let lost = summary.lines().find(|l| l.starts_with("loss=1")).unwrap();
     assert!(lost.trim_end().ends_with("n/a"), "{lost}");
-    let o = splitbrain(&[&args[..], &["--json"]].concat());
+    let o = splitbrain([&args[..], &["--json"]].concat());
     let values = json(&o)["values"].as_array().unwrap().clone();
     assert!(values[0]["messages_per_election"].as_f64().unwrap() > 0.0);
     assert!(values[1]["messages_per_election"].is_null(), "{values:?}");
-    let files = snapshot(&dir);
+    let files = read_folder(&dir);
     let summary = csv_rows(&files, "summary");
     assert_eq!(summary[1]["messages_per_election"], "");
     for (name, bytes) in files.iter().chain([(
@@ -493,7 +435,7 @@ fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
 
 #[test]
 fn a_cluster_size_past_the_maximum_names_the_maximum() {
-    let o = splitbrain(&[
+    let o = splitbrain([
         "sweep",
         "scenarios/sweep-election-timeout.ron",
         "--param",
@@ -502,21 +444,9 @@ fn a_cluster_size_past_the_maximum_names_the_maximum() {
         "never-written",
     ]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("  hint: "), "{err}");
     assert!(err.contains("from 1 to 10000"), "{err}");
-}
-
-/// Files in `dir` that a report writes (or leaves half-written), not folders.
-fn report_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -536,16 +466,16 @@ fn a_report_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
         ],
     ] {
         let o = splitbrain(&args);
-        no_panic(&o);
+        assert_no_panic(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = stderr(&o);
         assert!(err.contains("cannot write the report to"), "{err}");
         assert!(err.contains("report.html"), "{err}");
         assert!(
             err.contains("  hint: nothing of this report was kept"),
             "{err}"
         );
-        assert_eq!(report_files(&dir), Vec::<String>::new(), "{args:?}");
+        assert_eq!(file_names(&dir), Vec::<String>::new(), "{args:?}");
         assert!(o.stdout.is_empty(), "no summary for a report not written");
     }
     let _ = std::fs::remove_dir_all(&out);
@@ -556,7 +486,7 @@ fn a_report_folder_under_a_regular_file_is_bad_input() {
     let out = scratch("under-file");
     std::fs::write(out.join("file"), "").unwrap();
     let d = out.join("file").join("sub");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "sweep",
         "scenarios/sweep-election-timeout.ron",
         "--param",
@@ -566,13 +496,13 @@ fn a_report_folder_under_a_regular_file_is_bad_input() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    no_panic(&o);
+    assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("cannot write the report to"), "{err}");
     assert!(err.contains("not a directory"), "{err}");
     // The file itself as the folder: said as such, not as "file exists".
-    let o = splitbrain(&[
+    let o = splitbrain([
         "compare",
         "scenarios/compare-failover.ron",
         "--seeds",
@@ -583,7 +513,7 @@ fn a_report_folder_under_a_regular_file_is_bad_input() {
         out.join("file").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("exists and is not a folder"), "{err}");
     assert!(
         err.contains("  hint: the report is a folder of files"),
@@ -628,7 +558,7 @@ fn a_full_disk_fails_the_report_with_exit_2_and_leaves_nothing_behind() {
         return;
     };
     let d = disk.0.join("report");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "compare",
         "scenarios/compare-failover.ron",
         "--seeds",
@@ -638,15 +568,15 @@ fn a_full_disk_fails_the_report_with_exit_2_and_leaves_nothing_behind() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    no_panic(&o);
+    assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("no space left on device"), "{err}");
     assert!(
         err.contains("  hint: nothing of this report was kept"),
         "{err}"
     );
-    assert_eq!(report_files(&d), Vec::<String>::new());
+    assert_eq!(file_names(&d), Vec::<String>::new());
     drop(disk);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,28 +1,16 @@
 //! Determinism guard: the same scenario and seed give the same trace hash and the same
 //! report, for every scenario in the library and for a seed it was not tuned for.
 
+mod common;
+
+use common::{repo_root, scenario_files};
 use splitbrain::scenario::{self, Scenario};
 use splitbrain_sim::TraceHasher;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Every scenario in the library, sorted.
-fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the scenarios folder exists")
-        .map(|entry| entry.expect("readable entry").path())
-        .filter(|path| path.extension().is_some_and(|x| x == "ron"))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 10,
-        "the scenario library looks empty: {files:?}"
-    );
-    files
-}
-
-fn load(path: &Path) -> Scenario {
-    scenario::load(path).unwrap_or_else(|e| panic!("{e}"))
+/// A scenario of the library, by its path relative to the repository root.
+fn load(relative: &Path) -> Scenario {
+    scenario::load(&repo_root().join(relative)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// One run: the trace hash, the number of trace lines, and the report as JSON.

@@ -6,21 +6,9 @@
 //! `INSTA_UPDATE=always cargo test --test golden_classic` (or `cargo insta review`) and read
 //! the diff in `tests/snapshots/` before committing it.
 
-use splitbrain_sim::JsonLinesWriter;
-use std::path::Path;
+mod common;
 
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The full JSON Lines trace of a scenario file, as `--trace` would write it.
-fn trace_of(relative: &str) -> String {
-    let scenario =
-        splitbrain::scenario::load(&repo_root().join(relative)).unwrap_or_else(|e| panic!("{e}"));
-    let mut writer = JsonLinesWriter::new(Vec::new());
-    splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
-    String::from_utf8(writer.into_inner()).expect("the trace is UTF-8")
-}
+use common::{repo_root, trace_of};
 
 /// The lines of `trace` that contain every one of `parts`.
 fn lines_with<'a>(trace: &'a str, parts: &[&str]) -> Vec<&'a str> {

@@ -2,51 +2,15 @@
 //! into the unsharded result, broken variants caught and shrunk into reproducers that replay,
 //! correct Raft clean over a sweep, and the CI outputs (JSON Lines, JUnit, time budget).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("the binary runs")
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "splitbrain-hunt-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
-}
-
-fn stderr_has_no_panic(output: &Output) {
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-}
+use common::{assert_no_panic, json, scratch, shipped_scenario, splitbrain, stderr, stdout};
 
 #[test]
 fn a_hunt_gives_the_same_summary_whatever_the_number_of_jobs() {
     let out = scratch("jobs");
     let run = |jobs: &str| {
-        let o = splitbrain(&[
+        let o = splitbrain([
             "hunt",
             "scenarios/raft-broken-nemesis.ron",
             "--seeds",
@@ -59,7 +23,7 @@ fn a_hunt_gives_the_same_summary_whatever_the_number_of_jobs() {
             "--out",
             out.to_str().unwrap(),
         ]);
-        stderr_has_no_panic(&o);
+        assert_no_panic(&o);
         json(&o)["summary"].clone()
     };
     let one = run("1");
@@ -74,7 +38,7 @@ fn a_hunt_gives_the_same_summary_whatever_the_number_of_jobs() {
 #[test]
 fn shards_merged_equal_the_unsharded_hunt() {
     let dir = scratch("shards");
-    let whole = splitbrain(&[
+    let whole = splitbrain([
         "hunt",
         "scenarios/raft-broken-nemesis.ron",
         "--seed-range",
@@ -86,7 +50,7 @@ fn shards_merged_equal_the_unsharded_hunt() {
     let mut files = Vec::new();
     for shard in ["0/3", "1/3", "2/3"] {
         let file = dir.join(format!("shard-{}.jsonl", &shard[..1]));
-        let o = splitbrain(&[
+        let o = splitbrain([
             "hunt",
             "scenarios/raft-broken-nemesis.ron",
             "--seed-range",
@@ -99,7 +63,7 @@ fn shards_merged_equal_the_unsharded_hunt() {
             "--jsonl",
             file.to_str().unwrap(),
         ]);
-        stderr_has_no_panic(&o);
+        assert_no_panic(&o);
         files.push(file.to_str().unwrap().to_string());
     }
     let mut args = vec!["merge", "--json"];
@@ -113,7 +77,7 @@ fn shards_merged_equal_the_unsharded_hunt() {
 #[test]
 fn the_forgets_vote_variant_is_caught_and_its_shrunk_reproducer_replays_the_violation() {
     let out = scratch("vote");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         "scenarios/raft-broken-nemesis.ron",
         "--seeds",
@@ -122,12 +86,7 @@ fn the_forgets_vote_variant_is_caught_and_its_shrunk_reproducer_replays_the_viol
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let doc = json(&o);
     let reproducers = doc["reproducers"].as_array().unwrap();
     let election = reproducers
@@ -139,7 +98,7 @@ fn the_forgets_vote_variant_is_caught_and_its_shrunk_reproducer_replays_the_viol
         election["faults_after"].as_u64().unwrap() < election["faults_before"].as_u64().unwrap()
     );
     let file = election["file"].as_str().unwrap();
-    let replay = splitbrain(&["run", file, "--json"]);
+    let replay = splitbrain(["run", file, "--json"]);
     assert_eq!(replay.status.code(), Some(1));
     let violated: Vec<String> = json(&replay)["report"]["violations"]
         .as_array()
@@ -161,12 +120,11 @@ fn the_forgets_vote_variant_is_caught_and_its_shrunk_reproducer_replays_the_viol
 #[test]
 fn the_forgets_term_variant_is_caught_as_a_term_monotonic_violation() {
     let dir = scratch("term");
-    let source = std::fs::read_to_string(repo().join("scenarios/raft-broken-nemesis.ron"))
-        .unwrap()
+    let source = shipped_scenario("raft-broken-nemesis.ron")
         .replace("ForgetsVoteOnRestart", "ForgetsTermOnRestart");
     let file = dir.join("forgets-term.ron");
     std::fs::write(&file, source).unwrap();
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         file.to_str().unwrap(),
         "--seeds",
@@ -194,7 +152,7 @@ fn the_forgets_term_variant_is_caught_as_a_term_monotonic_violation() {
 
 #[test]
 fn correct_raft_stays_clean_over_a_sweep_with_a_swarm_nemesis() {
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         "scenarios/raft-nemesis.ron",
         "--seeds",
@@ -202,12 +160,7 @@ fn correct_raft_stays_clean_over_a_sweep_with_a_swarm_nemesis() {
         "--keep-going",
         "--json",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let summary = &json(&o)["summary"];
     assert_eq!(summary["failed_seeds"], 0);
     // A clean sweep proves something only if the dangerous cases happened.
@@ -246,7 +199,7 @@ fn per_seed_records_are_written_and_junit_is_well_formed() {
     let dir = scratch("ci");
     let jsonl = dir.join("seeds.jsonl");
     let junit = dir.join("hunt.xml");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         "scenarios/raft-broken-nemesis.ron",
         "--seeds",
@@ -259,7 +212,7 @@ fn per_seed_records_are_written_and_junit_is_well_formed() {
         "--junit",
         junit.to_str().unwrap(),
     ]);
-    stderr_has_no_panic(&o);
+    assert_no_panic(&o);
     let lines: Vec<String> = std::fs::read_to_string(&jsonl)
         .unwrap()
         .lines()
@@ -294,7 +247,7 @@ fn per_seed_records_are_written_and_junit_is_well_formed() {
 
 #[test]
 fn a_spent_time_budget_stops_the_hunt_with_a_partial_summary() {
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         "scenarios/raft-nemesis.ron",
         "--seeds",
@@ -338,13 +291,13 @@ fn bad_hunt_arguments_are_bad_input() {
     ] {
         let o = splitbrain(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        stderr_has_no_panic(&o);
+        assert_no_panic(&o);
     }
 }
 
 #[test]
 fn run_with_a_seed_runs_what_that_seed_of_the_hunt_ran() {
-    let hunt = splitbrain(&[
+    let hunt = splitbrain([
         "hunt",
         "scenarios/raft-broken-nemesis.ron",
         "--seed-range",
@@ -353,7 +306,7 @@ fn run_with_a_seed_runs_what_that_seed_of_the_hunt_ran() {
         "--json",
     ]);
     let hunt_failed = json(&hunt)["summary"]["failed_seeds"].as_u64().unwrap();
-    let run = splitbrain(&[
+    let run = splitbrain([
         "run",
         "scenarios/raft-broken-nemesis.ron",
         "--seed",

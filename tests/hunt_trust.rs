@@ -1,41 +1,12 @@
 //! A hunt in CI never passes by mistake: failed writes, cut or missing shards, conflicting
 //! records, signals and time budgets each end in an exit code and outputs that say so.
 
+mod common;
+
+use common::{bin, json, repo_root, scratch, splitbrain, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_splitbrain")
-}
-
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("the binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("splitbrain-trust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&output.stdout)))
-}
 
 const NEMESIS: &str = "scenarios/raft-nemesis.ron";
 const BROKEN: &str = "scenarios/raft-broken-nemesis.ron";
@@ -64,7 +35,7 @@ fn shards(dir: &Path, seeds: &str, count: u32, which: &[u32]) -> Vec<PathBuf> {
             let path = dir.join(format!("s{i}.jsonl"));
             let shard = format!("{i}/{count}");
             let o = hunt_to(&path, seeds, &["--shard", &shard]);
-            assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
             path
         })
         .collect()
@@ -72,7 +43,7 @@ fn shards(dir: &Path, seeds: &str, count: u32, which: &[u32]) -> Vec<PathBuf> {
 
 /// Asserts that `o` is exit 2 with `needle` in its message.
 fn refused(o: &Output, needle: &str) {
-    let err = text(&o.stderr);
+    let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(needle), "{err}");
 }
@@ -99,7 +70,7 @@ fn in_mount_namespace(script: &str) -> Option<Output> {
         Command::new("unshare")
             .args(["-m", "sh", "-c", script])
             .env("SB", bin())
-            .current_dir(repo())
+            .current_dir(repo_root())
             .output()
             .expect("unshare runs"),
     )
@@ -108,12 +79,8 @@ fn in_mount_namespace(script: &str) -> Option<Output> {
 #[test]
 fn a_per_seed_file_on_a_device_that_fails_writes_is_exit_2() {
     let o = hunt_to(Path::new("/dev/full"), "10", &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("no space left"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no space left"), "{}", stderr(&o));
 }
 
 #[test]
@@ -125,13 +92,9 @@ fn a_per_seed_file_on_a_full_disk_is_exit_2_and_leaves_no_file() {
     let Some(o) = in_mount_namespace(script) else {
         return;
     };
-    let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(2), "{out}\n{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("no space left"),
-        "{}",
-        text(&o.stderr)
-    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{}", stderr(&o));
+    assert!(stderr(&o).contains("no space left"), "{}", stderr(&o));
     let files = out.lines().find_map(|l| l.strip_prefix("files:")).unwrap();
     assert_eq!(files.trim(), "", "nothing half-written is left: {files}");
 }
@@ -146,11 +109,11 @@ fn reproducers_and_junit_that_cannot_be_written_are_exit_2_not_a_verdict() {
     let Some(o) = in_mount_namespace(script) else {
         return;
     };
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{}\n{err}", text(&o.stdout));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{}\n{err}", stdout(&o));
     assert!(err.contains("is lost"), "{err}");
     assert!(err.contains("hunt.xml"), "{err}");
-    let files = text(&o.stdout);
+    let files = stdout(&o);
     let files = files
         .lines()
         .find_map(|l| l.strip_prefix("files:"))
@@ -165,10 +128,10 @@ fn an_existing_per_seed_file_is_refused_unless_forced() {
     std::fs::write(&path, "keep me\n").unwrap();
     let o = hunt_to(&path, "5", &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me\n");
     let o = hunt_to(&path, "5", &["--force"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let written = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
         written.lines().count(),
@@ -182,7 +145,7 @@ fn merged_shards_that_are_all_there_pass() {
     let dir = scratch("whole");
     let files = shards(&dir, "30", 3, &[2, 0, 1]);
     let o = merge(&files, &["--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc = json(&o);
     assert_eq!(doc["complete"], true);
     assert_eq!(doc["summary"]["seeds_run"], 30);
@@ -194,7 +157,7 @@ fn a_missing_shard_is_exit_2_naming_it_and_its_seeds() {
     let files = shards(&dir, "30", 3, &[0, 2]);
     let o = merge(&files, &[]);
     refused(&o, "1/3");
-    let err = text(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("11..=20"), "{err}");
     assert!(
         o.stdout.is_empty(),
@@ -211,8 +174,8 @@ fn allow_partial_merges_what_is_there_and_says_so_everywhere() {
         &files,
         &["--allow-partial", "--junit", junit.to_str().unwrap()],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("PARTIAL"), "{}", text(&o.stdout));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("PARTIAL"), "{}", stdout(&o));
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let case = doc
@@ -255,7 +218,7 @@ fn a_shard_cut_short_is_not_a_complete_one() {
     assert_eq!(o.status.code(), Some(0), "the verdict of the seeds run");
     let o = merge(std::slice::from_ref(&path), &[]);
     refused(&o, "time budget");
-    let err = text(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("2..=1000000"), "{err}");
     // A file without its end line (a killed hunt, or a torn copy) is cut too.
     std::fs::remove_file(&path).unwrap();
@@ -291,14 +254,14 @@ fn one_seed_recorded_twice_with_different_outcomes_is_exit_2_even_when_partial_i
         // Whichever comes first, the failure cannot vanish.
         for files in [[a.clone(), b.clone()], [b.clone(), a.clone()]] {
             let o = merge(&files, extra);
-            let err = text(&o.stderr);
+            let err = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{err}");
             assert!(err.contains("seed 4 is recorded twice"), "{err}");
         }
     }
     // The same file twice is the same records: merged once.
     let o = merge(&[a.clone(), a.clone()], &["--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["summary"]["seeds_run"], 10);
 }
 
@@ -308,10 +271,10 @@ fn files_of_different_scenarios_or_formats_do_not_merge() {
     let a = dir.join("a.jsonl");
     assert_eq!(hunt_to(&a, "3", &[]).status.code(), Some(0));
     let edited = dir.join("edited.ron");
-    let source = std::fs::read_to_string(repo().join(NEMESIS)).unwrap();
+    let source = std::fs::read_to_string(repo_root().join(NEMESIS)).unwrap();
     std::fs::write(&edited, source.replace("nodes: 5", "nodes: 7")).unwrap();
     let b = dir.join("b.jsonl");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         edited.to_str().unwrap(),
         "--seed-range",
@@ -320,7 +283,7 @@ fn files_of_different_scenarios_or_formats_do_not_merge() {
         "--jsonl",
         b.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = merge(&[a.clone(), b], &[]);
     refused(&o, "different versions of the scenario file");
     let old = dir.join("old.jsonl");
@@ -340,7 +303,7 @@ fn shards_that_stopped_at_their_first_failure_merge_to_that_failure() {
         .map(|i| {
             let path = dir.join(format!("b{i}.jsonl"));
             let shard = format!("{i}/2");
-            let o = splitbrain(&[
+            let o = splitbrain([
                 "hunt",
                 BROKEN,
                 "--seeds",
@@ -352,17 +315,13 @@ fn shards_that_stopped_at_their_first_failure_merge_to_that_failure() {
                 "--jsonl",
                 path.to_str().unwrap(),
             ]);
-            assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+            assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
             path
         })
         .collect();
     let o = merge(&paths, &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).contains("first failures"),
-        "{}",
-        text(&o.stdout)
-    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("first failures"), "{}", stdout(&o));
 }
 
 #[test]
@@ -370,7 +329,7 @@ fn a_time_budget_is_stated_in_every_output() {
     let dir = scratch("budget");
     let jsonl = dir.join("b.jsonl");
     let junit = dir.join("b.xml");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         NEMESIS,
         "--seeds",
@@ -442,7 +401,7 @@ fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
 fn spawn_reading(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(bin())
         .args(args)
-        .current_dir(repo())
+        .current_dir(repo_root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -505,14 +464,14 @@ fn an_interrupted_hunt_keeps_its_records_and_exits_128_plus_the_signal() {
 
 #[test]
 fn seed_ranges_reach_the_largest_seed_and_empty_ones_are_refused() {
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         NEMESIS,
         "--seed-range",
         "18446744073709551613..=18446744073709551615",
         "--json",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc = json(&o);
     assert_eq!(doc["seeds"], serde_json::json!([u64::MAX - 2, u64::MAX]));
     assert_eq!(doc["summary"]["seeds_run"], 3);
@@ -527,12 +486,8 @@ fn seed_ranges_reach_the_largest_seed_and_empty_ones_are_refused() {
         all.extend(args.iter());
         let o = splitbrain(&all);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
-        assert!(
-            text(&o.stderr).contains("hint:"),
-            "{args:?}: {}",
-            text(&o.stderr)
-        );
+        assert!(o.stdout.is_empty(), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("hint:"), "{args:?}: {}", stderr(&o));
     }
 }
 
@@ -551,7 +506,7 @@ fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
             "--quiet",
         ])
         .args(["--jsonl", jsonl.to_str().unwrap()])
-        .current_dir(repo())
+        .current_dir(repo_root())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -596,11 +551,11 @@ fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
     let same = dir.join("same.out");
     let o = hunt_to(&same, "3", &["--junit", same.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--junit"), "{}", text(&o.stderr));
+    assert!(stderr(&o).contains("--junit"), "{}", stderr(&o));
     let copy = dir.join("copy.ron");
-    std::fs::copy(repo().join(NEMESIS), &copy).unwrap();
+    std::fs::copy(repo_root().join(NEMESIS), &copy).unwrap();
     let before = std::fs::read_to_string(&copy).unwrap();
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         copy.to_str().unwrap(),
         "--seeds",
@@ -633,7 +588,7 @@ fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
 fn an_output_that_cannot_be_created_is_refused_before_the_hunt_runs() {
     let dir = scratch("no-folder");
     let junit = dir.join("missing/hunt.xml");
-    let o = splitbrain(&[
+    let o = splitbrain([
         "hunt",
         NEMESIS,
         "--seeds",
@@ -642,8 +597,8 @@ fn an_output_that_cannot_be_created_is_refused_before_the_hunt_runs() {
         junit.to_str().unwrap(),
     ]);
     refused(&o, "does not exist");
-    assert!(o.stdout.is_empty(), "nothing ran: {}", text(&o.stdout));
-    let o = splitbrain(&[
+    assert!(o.stdout.is_empty(), "nothing ran: {}", stdout(&o));
+    let o = splitbrain([
         "hunt",
         NEMESIS,
         "--seeds",
@@ -668,13 +623,9 @@ fn a_cut_file_whose_seeds_other_files_hold_is_noted_not_blamed() {
         .collect();
     std::fs::write(&cut, lines.join("\n") + "\n").unwrap();
     let o = merge(&[cut, whole], &["--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["complete"], true);
-    assert!(
-        text(&o.stderr).contains("no end line"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert!(stderr(&o).contains("no end line"), "{}", stderr(&o));
     // A shard whose seeds another file holds is not named absent.
     let a = dir.join("a.jsonl");
     let b = dir.join("b.jsonl");
@@ -685,16 +636,16 @@ fn a_cut_file_whose_seeds_other_files_hold_is_noted_not_blamed() {
     assert_eq!(run(&b, "60", "2/3"), Some(0));
     let o = merge(&[a, b], &[]);
     refused(&o, "1/3");
-    assert!(!text(&o.stderr).contains("0/3"), "{}", text(&o.stderr));
+    assert!(!stderr(&o).contains("0/3"), "{}", stderr(&o));
 }
 
 #[test]
 fn the_json_summary_carries_the_exit_code_and_a_zero_budget_is_refused() {
-    let o = splitbrain(&["hunt", NEMESIS, "--seeds", "3", "--json"]);
+    let o = splitbrain(["hunt", NEMESIS, "--seeds", "3", "--json"]);
     assert_eq!(json(&o)["exit_code"], 0);
-    let o = splitbrain(&["hunt", NEMESIS, "--seeds", "3", "--time-budget", "0s"]);
+    let o = splitbrain(["hunt", NEMESIS, "--seeds", "3", "--time-budget", "0s"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("hint:"), "{}", text(&o.stderr));
+    assert!(stderr(&o).contains("hint:"), "{}", stderr(&o));
 }
 
 #[test]
@@ -712,12 +663,12 @@ fn clusters_whose_memory_grows_with_their_square_are_bounded() {
             format!("Scenario(duration: \"1s\", nodes: {nodes}, algorithm: {algorithm})"),
         )
         .unwrap();
-        let o = splitbrain(&["check", file.to_str().unwrap()]);
+        let o = splitbrain(["check", file.to_str().unwrap()]);
         assert_eq!(
             o.status.code(),
             Some(code),
             "{algorithm} {nodes}: {}",
-            text(&o.stderr)
+            stderr(&o)
         );
     }
 }

@@ -6,6 +6,9 @@
 //!
 //! A failing case prints its scenario as RON: save it and `splitbrain run FILE` replays it.
 
+mod common;
+
+use common::{in_order, run_text};
 use proptest::prelude::*;
 use splitbrain::scenario::parse;
 use splitbrain_sim::{Invariant, LivenessVerdict, RunReport};
@@ -128,18 +131,6 @@ fn scenario_of(seed: u64, algorithm: &str, fencing: bool, faults: &[String]) -> 
     )
 }
 
-fn run(text: &str) -> RunReport {
-    let s = parse(text, "lease-random.ron").expect("generated scenario is valid");
-    splitbrain_algorithms::run(&s.algorithm, s.sim, None)
-}
-
-/// The faults as scenario text, in time order (a heal indexes the records of faults already
-/// fired).
-fn in_order(mut faults: Vec<(u64, String)>) -> Vec<String> {
-    faults.sort_by_key(|f| f.0);
-    faults.into_iter().map(|f| f.1).collect()
-}
-
 /// A run that elected someone and wrote: a property over runs that did nothing would hold
 /// vacuously.
 fn assert_it_ran(report: &RunReport, text: &str) -> Result<(), TestCaseError> {
@@ -157,7 +148,7 @@ proptest! {
         faults in prop::collection::vec(fault(), 0..8),
     ) {
         let text = scenario(seed, "Revision", true, &in_order(faults));
-        let report = run(&text);
+        let report = run_text(&text);
         assert_it_ran(&report, &text)?;
         prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violated_safety());
     }
@@ -170,7 +161,7 @@ proptest! {
     ) {
         let variant = if db_row { "DbRow" } else { "Lease" };
         let text = k8s(seed, variant, true, &in_order(faults));
-        let report = run(&text);
+        let report = run_text(&text);
         assert_it_ran(&report, &text)?;
         prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violated_safety());
     }
@@ -185,7 +176,7 @@ proptest! {
         // and only if no later one succeeded (optimistic concurrency). Server clocks are
         // never read.
         let text = k8s(seed, "Lease", false, &in_order(faults));
-        let report = run(&text);
+        let report = run_text(&text);
         assert_it_ran(&report, &text)?;
         // A paused leader may still believe it leads (overlap) but it acts on nothing until
         // it resumes, and then its first check is its renew deadline, by the clock.
@@ -195,7 +186,7 @@ proptest! {
 
 /// A GC pause of the holder longer than its TTL, its decided write leaving after it.
 fn holder_stall(seed: u64, variant: &str, fencing: bool) -> RunReport {
-    run(&scenario(
+    run_text(&scenario(
         seed,
         variant,
         fencing,
@@ -243,7 +234,7 @@ fn the_service_counts_the_leases_it_expired_under_a_believing_holder() {
 /// the handler of its write tick (10ms past one) so that the write decided before the pause
 /// leaves after it.
 fn k8s_holder_stall(seed: u64, variant: &str, fencing: bool) -> RunReport {
-    run(&k8s(
+    run_text(&k8s(
         seed,
         variant,
         fencing,
@@ -277,12 +268,13 @@ fn a_database_row_lease_is_broken_by_a_jump_of_the_database_clock_and_the_client
     let jump = ["(at: \"3s\", do: ClockJump(Service, \"3s\"))".to_string()];
     let caught = (0..16)
         .filter(|s| {
-            run(&k8s(*s, "DbRow", false, &jump)).violated_safety() == vec![Invariant::FencingSafety]
+            run_text(&k8s(*s, "DbRow", false, &jump)).violated_safety()
+                == vec![Invariant::FencingSafety]
         })
         .count();
     assert!(caught > 0, "the database clock jump is never caught");
     for seed in 0..16 {
-        let report = run(&k8s(seed, "Lease", false, &jump));
+        let report = run_text(&k8s(seed, "Lease", false, &jump));
         assert!(report.violated_safety().is_empty(), "seed {seed}");
         assert_eq!(report.leaders.len(), 1, "seed {seed}: {:?}", report.leaders);
     }
@@ -298,7 +290,7 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
             "at: \"5s\", do: Crash(Leader)",
             &format!("at: \"{crash_ms}ms\", do: Crash(Leader)"),
         );
-        let wall = run(&text);
+        let wall = run_text(&text);
         assert!(
             wall.violated_safety().is_empty(),
             "fencing holds: no lower token is accepted"
@@ -309,12 +301,12 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
             wall.counters
         );
         assert_eq!(wall.counters.locked_out_writes, wall.writes.rejected_stale);
-        let revision = run(&text.replace("variant: WallClockToken", "variant: Revision"));
+        let revision = run_text(&text.replace("variant: WallClockToken", "variant: Revision"));
         assert_eq!(revision.counters.locked_out_writes, 0);
         assert!(revision.leaders.len() >= 2, "the crash failed over");
     }
     // A stale write rejected from the old leader is no lockout.
-    let stall = run(include_str!("../scenarios/k8s-holder-stall.ron"));
+    let stall = run_text(include_str!("../scenarios/k8s-holder-stall.ron"));
     assert!(stall.writes.rejected_stale > 0);
     assert_eq!(stall.counters.locked_out_writes, 0);
 }
@@ -367,7 +359,7 @@ fn late_answers_from_an_abandoned_campaign_do_not_make_a_leader() {
         (at: "28.360950873s", do: Stall(Service, "3.716962424s")),
     ],
 )"#;
-    let report = run(text);
+    let report = run_text(text);
     assert!(report.violated_safety().is_empty());
     assert!(
         matches!(report.liveness, LivenessVerdict::Met { .. }),
@@ -404,7 +396,7 @@ fn lease_windows_show_a_stalled_holder_believing_past_its_lease() {
         .lease_spans
         .iter()
         .any(|s| s.node == new && s.to_ns == report.end_ns));
-    let raft = run("Scenario(algorithm: Raft(), duration: \"2s\")");
+    let raft = run_text("Scenario(algorithm: Raft(), duration: \"2s\")");
     assert!(raft.lease_spans.is_empty());
 }
 
@@ -412,7 +404,7 @@ fn lease_windows_show_a_stalled_holder_believing_past_its_lease() {
 fn lease_windows_follow_each_service_s_own_record() {
     // Kubernetes: a renewal opens no second window; the release closes it at once and the
     // next holder's opens at its acquisition.
-    let handover = run(include_str!("../scenarios/k8s-handover.ron"));
+    let handover = run_text(include_str!("../scenarios/k8s-handover.ron"));
     let windows: Vec<(usize, u64, u64)> = handover
         .lease_spans
         .iter()
@@ -433,7 +425,7 @@ fn lease_windows_follow_each_service_s_own_record() {
     }
     assert_eq!(windows[1].2, windows[2].1, "taken over at one instant");
     // A database row ends when the database's clock says so: at the 5s jump.
-    let jump = run(include_str!("../scenarios/k8s-dbrow-clock-jump.ron"));
+    let jump = run_text(include_str!("../scenarios/k8s-dbrow-clock-jump.ron"));
     let holder = jump.leaders[0].node;
     let ended = jump
         .lease_spans
@@ -443,7 +435,7 @@ fn lease_windows_follow_each_service_s_own_record() {
         .expect("the first holder's row had a window");
     assert_eq!(ended, 5_000_000_000);
     // ZooKeeper: the cut-off leader's znode goes with its session, while it still believes.
-    let zk = run(include_str!("../scenarios/zk-partitioned-leader.ron"));
+    let zk = run_text(include_str!("../scenarios/zk-partitioned-leader.ron"));
     let old = zk.leaders[0].node;
     let znode_gone = zk
         .lease_spans

@@ -1,27 +1,25 @@
 //! Recovery-time objectives in `run`: the budget broken down per failover, exit 3 when a
 //! failover misses it, and the start-up delay inside the measured recovery.
 
-use std::process::{Command, Output};
+mod common;
 
-fn run_with_objective(objective: &str, name: &str) -> Output {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/raft-leader-crash.ron"
-    ))
-    .unwrap()
-    .replace(
+use common::{json, scratch, shipped_scenario, splitbrain, stdout};
+use std::path::PathBuf;
+use std::process::Output;
+
+/// raft-leader-crash.ron with `objective`, written to a scratch folder of its own.
+fn with_objective(objective: &str, name: &str) -> PathBuf {
+    let source = shipped_scenario("raft-leader-crash.ron").replace(
         "    expect: Safe,",
         &format!("    objective: {objective},\n    expect: Safe,"),
     );
-    let file = std::env::temp_dir().join(format!(
-        "splitbrain-objective-{}-{name}.ron",
-        std::process::id()
-    ));
+    let file = scratch(&format!("objective-{name}")).join("objective.ron");
     std::fs::write(&file, source).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(["run", file.to_str().unwrap()])
-        .output()
-        .unwrap()
+    file
+}
+
+fn run_with_objective(objective: &str, name: &str) -> Output {
+    splitbrain(["run", with_objective(objective, name).to_str().unwrap()])
 }
 
 #[test]
@@ -31,7 +29,7 @@ fn a_failover_over_the_budget_exits_3_with_the_budget_broken_down() {
         "tight",
     );
     assert_eq!(o.status.code(), Some(3));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = stdout(&o);
     assert!(
         text.contains("Recovery-time objective: failover within 50ms, start-up 100ms"),
         "{text}"
@@ -55,38 +53,16 @@ fn a_failover_over_the_budget_exits_3_with_the_budget_broken_down() {
 #[test]
 fn a_failover_within_the_budget_exits_0() {
     let o = run_with_objective("(failover_p99: \"5s\")", "loose");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    assert!(String::from_utf8_lossy(&o.stdout).contains(" met"));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains(" met"));
 }
 
 #[test]
 fn the_startup_delay_is_inside_the_measured_recovery() {
     let recovery_ns = |objective: &str, name: &str| {
-        let source = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/raft-leader-crash.ron"
-        ))
-        .unwrap()
-        .replace(
-            "    expect: Safe,",
-            &format!("    objective: {objective},\n    expect: Safe,"),
-        );
-        let file = std::env::temp_dir().join(format!(
-            "splitbrain-objective-{}-{name}.ron",
-            std::process::id()
-        ));
-        std::fs::write(&file, source).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-            .args(["run", file.to_str().unwrap(), "--json"])
-            .output()
-            .unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        doc["report"]["failovers"][0]["recovery_ns"]
+        let file = with_objective(objective, name);
+        let o = splitbrain(["run", file.to_str().unwrap(), "--json"]);
+        json(&o)["report"]["failovers"][0]["recovery_ns"]
             .as_u64()
             .unwrap()
     };

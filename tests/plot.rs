@@ -1,52 +1,25 @@
 //! `splitbrain run FILE --plot DIR`: the single-run pictures are well-formed, carry the run's
 //! own numbers, and are a pure function of scenario and seed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn splitbrain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_splitbrain"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+use common::{
+    file_names, read_folder, scratch, scratch_path, shipped_scenario, splitbrain,
+    splitbrain_limited, stderr,
+};
+use std::path::{Path, PathBuf};
 
 fn plot(scenario: &str, name: &str) -> (PathBuf, serde_json::Value) {
-    let dir = std::env::temp_dir().join(format!(
-        "splitbrain-plot-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let o = splitbrain(&["run", scenario, "--plot", dir.to_str().unwrap(), "--json"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let dir = scratch_path(name);
+    let o = splitbrain(["run", scenario, "--plot", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     (dir, serde_json::from_slice(&o.stdout).unwrap())
-}
-
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().to_string(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect();
-    all.sort();
-    all
 }
 
 #[test]
 fn run_plot_writes_well_formed_charts_and_a_report() {
     let (dir, _) = plot("scenarios/raft-leader-crash.ron", "files");
-    let names: Vec<String> = files(&dir).into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = read_folder(&dir).into_keys().collect();
     for expected in [
         "report.md",
         "report.html",
@@ -61,7 +34,7 @@ fn run_plot_writes_well_formed_charts_and_a_report() {
             "{expected} missing from {names:?}"
         );
     }
-    for (name, bytes) in files(&dir) {
+    for (name, bytes) in read_folder(&dir) {
         if name.ends_with(".svg") {
             let text = String::from_utf8(bytes).unwrap();
             roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -103,7 +76,7 @@ fn the_timeline_numbers_are_the_runs_own_leadership_spans() {
 fn plotting_twice_gives_the_same_bytes() {
     let (a, _) = plot("scenarios/bully-partition.ron", "twice-a");
     let (b, _) = plot("scenarios/bully-partition.ron", "twice-b");
-    let (fa, fb) = (files(&a), files(&b));
+    let (fa, fb) = (read_folder(&a), read_folder(&b));
     assert_eq!(fa.len(), fb.len());
     for ((na, ba), (nb, bb)) in fa.iter().zip(&fb) {
         assert_eq!(na, nb);
@@ -124,20 +97,19 @@ fn plotting_twice_gives_the_same_bytes() {
 
 #[test]
 fn an_unwritable_plot_folder_is_bad_input() {
-    let o = splitbrain(&[
+    let o = splitbrain([
         "run",
         "scenarios/raft-healthy.ron",
         "--plot",
         "/proc/splitbrain-cannot-write-here",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    assert!(!stderr(&o).contains("panicked"));
 }
 
 /// A copy of a shipped scenario that runs for `duration` instead.
 fn longer(scenario: &str, duration: &str, dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario))
-        .unwrap()
+    let text = shipped_scenario(scenario)
         .replace("duration: \"20s\"", &format!("duration: \"{duration}\""));
     assert!(text.contains(duration), "the scenario runs for 20s");
     let path = dir.join("longer.ron");
@@ -147,30 +119,24 @@ fn longer(scenario: &str, duration: &str, dir: &Path) -> PathBuf {
 
 #[test]
 fn run_plot_memory_stays_flat_in_the_length_of_the_run() {
-    let dir =
-        std::env::temp_dir().join(format!("splitbrain-plot-test-{}-flat", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let scenario = longer("scenarios/raft-leader-crash.ron", "30m", &dir);
+    let dir = scratch("flat");
+    let scenario = longer("raft-leader-crash.ron", "30m", &dir);
     // Keeping the whole trace of 30 simulated minutes took about 170 MB; the charts need only
     // the windows around the failovers. 150 MB of address space leaves room for the (debug)
     // binary and no room for the trace.
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 150000; exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_splitbrain"))
-        .arg("run")
-        .arg(&scenario)
-        .arg("--plot")
-        .arg(dir.join("plot"))
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let plot = dir.join("plot");
+    let o = splitbrain_limited(
+        150_000,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{o:?}");
-    let names: Vec<String> = files(&dir.join("plot"))
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names: Vec<String> = read_folder(&plot).into_keys().collect();
     assert!(
         names.contains(&"sequence-failover-1.png".to_string()),
         "{names:?}"
@@ -180,31 +146,21 @@ fn run_plot_memory_stays_flat_in_the_length_of_the_run() {
 
 #[test]
 fn a_plot_folder_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
-    let dir = std::env::temp_dir().join(format!(
-        "splitbrain-plot-test-{}-unfinished",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch_path("unfinished");
     std::fs::create_dir_all(dir.join("report.html").join("in-the-way")).unwrap();
-    let o = splitbrain(&[
+    let o = splitbrain([
         "run",
         "scenarios/raft-leader-crash.ron",
         "--plot",
         dir.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains("cannot write the report to"), "{err}");
     assert!(
         err.contains("  hint: nothing of this report was kept"),
         "{err}"
     );
-    let left: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(left, Vec::<String>::new());
+    assert_eq!(file_names(&dir), Vec::<String>::new());
     let _ = std::fs::remove_dir_all(&dir);
 }

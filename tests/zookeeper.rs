@@ -5,8 +5,10 @@
 //!
 //! A failing case prints its scenario as RON: save it and `splitbrain run FILE` replays it.
 
+mod common;
+
+use common::{in_order, run_text};
 use proptest::prelude::*;
-use splitbrain::scenario::parse;
 use splitbrain_sim::{Invariant, RunReport};
 
 /// A process a fault can strike: a client or the server.
@@ -65,12 +67,6 @@ fn at_some_time(action: impl Strategy<Value = String>) -> impl Strategy<Value = 
     (0..4_000u64, action).prop_map(|(at, a)| (at, format!("(at: \"{at}ms\", {a})")))
 }
 
-/// Faults sorted by time (the engine expects them in order), as scenario text.
-fn in_order(mut faults: Vec<(u64, String)>) -> Vec<String> {
-    faults.sort_by_key(|f| f.0);
-    faults.into_iter().map(|f| f.1).collect()
-}
-
 const RECIPES: [&str; 2] = ["Predecessor", "Herd"];
 const ON_DISCONNECT: [&str; 2] = ["StepDown", "KeepUntilExpired"];
 
@@ -110,11 +106,6 @@ impl Setup<'_> {
     }
 }
 
-fn run(text: &str) -> RunReport {
-    let s = parse(text, "zk-random.ron").expect("generated scenario is valid");
-    splitbrain_algorithms::run(&s.algorithm, s.sim, None)
-}
-
 /// The run did something: a leader was elected and the resource accepted writes.
 fn assert_not_vacuous(report: &RunReport, text: &str) {
     assert!(!report.leaders.is_empty(), "nobody was elected\n{text}");
@@ -139,7 +130,7 @@ proptest! {
             latency_max_ms: 10,
         };
         let text = setup.scenario(&in_order(faults));
-        let report = run(&text);
+        let report = run_text(&text);
         assert_not_vacuous(&report, &text);
         prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violations);
     }
@@ -167,7 +158,7 @@ proptest! {
             latency_max_ms,
         };
         let text = setup.scenario(&in_order(if herd { symmetric } else { faults }));
-        let report = run(&text);
+        let report = run_text(&text);
         assert_not_vacuous(&report, &text);
         prop_assert!(report.violated_safety().is_empty(), "{:?}\n{text}", report.violations);
     }
@@ -196,10 +187,10 @@ fn the_random_schedules_do_produce_stale_writes() {
             fencing: false,
             latency_max_ms: 10,
         };
-        let unfenced = run(&setup.scenario(&faults));
+        let unfenced = run_text(&setup.scenario(&faults));
         setup.fencing = true;
         let text = setup.scenario(&faults);
-        let fenced = run(&text);
+        let fenced = run_text(&text);
         assert!(
             fenced.violated_safety().is_empty(),
             "{:?}\n{text}",
@@ -221,7 +212,7 @@ fn over_seeds(setup: impl Fn(u64) -> Setup<'static>, fault: &str) -> Vec<(String
     (0..8)
         .map(|seed| {
             let text = setup(seed).scenario(&[format!("(at: \"2s\", do: {fault})")]);
-            let report = run(&text);
+            let report = run_text(&text);
             assert_not_vacuous(&report, &text);
             (text, report)
         })
@@ -305,7 +296,7 @@ fn a_herd_leader_fooled_by_notifications_through_a_one_way_partition_is_caught()
         (0..8)
             .map(|seed| {
                 let text = setup(recipe, "StepDown", fencing)(seed).scenario(&faults);
-                let report = run(&text);
+                let report = run_text(&text);
                 assert_not_vacuous(&report, &text);
                 (text, report)
             })

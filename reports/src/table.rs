@@ -1,5 +1,6 @@
 //! Tables: the numbers behind a chart (`DataTable`, written as CSV and JSON) and the tables
-//! people read in a report (`Table`, already formatted).
+//! people read in a report or a terminal (`Table`, already formatted; aligned as text by
+//! [`Table::aligned_lines`]).
 
 use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -211,6 +212,29 @@ impl Table {
         assert_eq!(row.len(), self.header.len(), "a row must match the header");
         self.rows.push(row);
     }
+
+    /// The table as aligned text for a terminal: the header line, then a line per row. Every
+    /// column is left-aligned to its widest cell, counted in characters (not bytes), with two
+    /// spaces between columns and no trailing spaces.
+    pub fn aligned_lines(&self) -> Vec<String> {
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|cells| {
+                let padded: Vec<String> = cells
+                    .iter()
+                    .zip(&widths)
+                    .map(|(cell, width)| format!("{cell:<width$}"))
+                    .collect();
+                padded.join("  ").trim_end().to_string()
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +273,51 @@ mod tests {
         assert!(!json.contains("-0"), "{json}");
         assert!(json.contains("\"b\": null"), "{json}");
         assert!(json.contains("\"c\": null"), "{json}");
+    }
+
+    fn people_table(rows: &[[&str; 3]]) -> Table {
+        let mut t = Table::new(&["at", "what", "n"]);
+        for row in rows {
+            t.push(row.iter().map(|c| c.to_string()).collect());
+        }
+        t
+    }
+
+    #[test]
+    fn aligned_columns_are_as_wide_as_their_widest_cell_two_spaces_apart() {
+        let t = people_table(&[["1.5s", "crash n2", "3"], ["12s", "heal", "10"]]);
+        assert_eq!(
+            t.aligned_lines(),
+            [
+                "at    what      n",
+                "1.5s  crash n2  3",
+                "12s   heal      10",
+            ]
+        );
+    }
+
+    #[test]
+    fn aligned_lines_have_no_trailing_spaces_even_when_the_last_cells_are_empty() {
+        let t = people_table(&[["1s", "a much longer cell", ""], ["2s", "", ""]]);
+        let lines = t.aligned_lines();
+        assert_eq!(lines[1], "1s  a much longer cell");
+        assert_eq!(lines[2], "2s");
+        assert!(lines.iter().all(|l| !l.ends_with(' ')), "{lines:?}");
+    }
+
+    #[test]
+    fn aligned_widths_count_characters_not_bytes() {
+        // "µs" and "→" are two and one characters but three bytes each.
+        let t = people_table(&[["5µs", "a → b", "1"], ["10ms", "abcdef", "2"]]);
+        assert_eq!(
+            t.aligned_lines(),
+            ["at    what    n", "5µs   a → b   1", "10ms  abcdef  2",]
+        );
+    }
+
+    #[test]
+    fn a_table_without_rows_is_its_header() {
+        assert_eq!(people_table(&[]).aligned_lines(), ["at  what  n"]);
     }
 
     #[test]

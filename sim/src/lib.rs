@@ -8,6 +8,7 @@ pub mod duration;
 pub mod fault;
 pub mod ids;
 pub mod invariant;
+mod kinds;
 pub mod network_config;
 pub mod process;
 pub mod rng;

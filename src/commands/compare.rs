@@ -233,23 +233,8 @@ fn command_line(args: &CompareArgs) -> String {
 
 /// Prints a table with aligned columns.
 pub fn print_table(t: &Table) {
-    let mut widths: Vec<usize> = t.header.iter().map(|h| h.chars().count()).collect();
-    for row in &t.rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        crate::outln!("{}", parts.join("  ").trim_end());
-    };
-    line(&t.header);
-    for row in &t.rows {
-        line(row);
+    for line in t.aligned_lines() {
+        crate::outln!("{line}");
     }
 }
 

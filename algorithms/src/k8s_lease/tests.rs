@@ -91,7 +91,7 @@ fn a_partitioned_leader_steps_down_at_its_renew_deadline_before_anyone_takes_ove
 
 // Driving the server and clients by hand.
 
-use splitbrain_sim::{Effect, SimRng, StreamId};
+use splitbrain_sim::{Effect, Signal, SimRng, StreamId};
 
 type Out = Vec<Effect<K8sMsg, K8sTimer>>;
 

@@ -1,7 +1,6 @@
 //! Raft's election messages and timer kinds, as the engine counts and traces them.
 
 use serde::Serialize;
-use splitbrain_sim::{Message, TimerKind};
 
 /// A Raft election message. Every message carries a term (Raft paper §5.1: terms act as a
 /// logical clock; a server seeing a higher term updates its own).
@@ -46,86 +45,56 @@ pub enum RaftMsg {
     TimeoutNow { term: u64 },
 }
 
-impl Message for RaftMsg {
-    const KINDS: &'static [&'static str] = &[
-        "PreVote",
-        "PreVoteResp",
-        "RequestVote",
-        "RequestVoteResp",
-        "AppendEntries",
-        "AppendEntriesResp",
-        "TimeoutNow",
-    ];
-
-    fn kind(&self) -> usize {
-        match self {
-            RaftMsg::PreVote { .. } => 0,
-            RaftMsg::PreVoteResp { .. } => 1,
-            RaftMsg::RequestVote { .. } => 2,
-            RaftMsg::RequestVoteResp { .. } => 3,
-            RaftMsg::AppendEntries { .. } => 4,
-            RaftMsg::AppendEntriesResp { .. } => 5,
-            RaftMsg::TimeoutNow { .. } => 6,
+splitbrain_sim::message_kinds! {
+    impl Message for RaftMsg {
+        kinds {
+            PreVote => "PreVote",
+            PreVoteResp => "PreVoteResp",
+            RequestVote => "RequestVote",
+            RequestVoteResp => "RequestVoteResp",
+            AppendEntries => "AppendEntries",
+            AppendEntriesResp => "AppendEntriesResp",
+            TimeoutNow => "TimeoutNow",
         }
-    }
 
-    fn term(&self) -> u64 {
-        match *self {
-            RaftMsg::PreVote { term, .. }
-            | RaftMsg::PreVoteResp { term, .. }
-            | RaftMsg::RequestVote { term, .. }
-            | RaftMsg::RequestVoteResp { term, .. }
-            | RaftMsg::AppendEntries { term }
-            | RaftMsg::AppendEntriesResp { term, .. }
-            | RaftMsg::TimeoutNow { term } => term,
+        fn term(&self) -> u64 {
+            match *self {
+                RaftMsg::PreVote { term, .. }
+                | RaftMsg::PreVoteResp { term, .. }
+                | RaftMsg::RequestVote { term, .. }
+                | RaftMsg::RequestVoteResp { term, .. }
+                | RaftMsg::AppendEntries { term }
+                | RaftMsg::AppendEntriesResp { term, .. }
+                | RaftMsg::TimeoutNow { term } => term,
+            }
         }
     }
 }
 
-/// Raft's timer slots. Each is armed in local time, so a fast clock fires early.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum RaftTimer {
-    /// Paper §5.2: a follower or candidate that hears nothing for a randomized timeout
-    /// starts an election.
-    Election,
-    /// The leader's heartbeat interval; a (pre-)candidate reuses it to retry unanswered
-    /// vote requests (paper §5.1: servers retry RPCs that get no timely response).
-    Heartbeat,
-    /// Thesis §6.2: the leader checks that it heard from a majority in the last round.
-    CheckQuorum,
-    /// Thesis §3.10: a leadership transfer that has not completed by now is aborted.
-    Transfer,
-}
-
-impl TimerKind for RaftTimer {
-    const NAMES: &'static [&'static str] = &["election", "heartbeat", "check_quorum", "transfer"];
-
-    fn index(self) -> usize {
-        match self {
-            RaftTimer::Election => 0,
-            RaftTimer::Heartbeat => 1,
-            RaftTimer::CheckQuorum => 2,
-            RaftTimer::Transfer => 3,
-        }
-    }
-
-    fn from_index(index: usize) -> Self {
-        match index {
-            0 => RaftTimer::Election,
-            1 => RaftTimer::Heartbeat,
-            2 => RaftTimer::CheckQuorum,
-            3 => RaftTimer::Transfer,
-            _ => panic!("raft has no timer kind {index}"),
-        }
+splitbrain_sim::timer_kinds! {
+    /// Raft's timer slots. Each is armed in local time, so a fast clock fires early.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+    pub enum RaftTimer {
+        /// Paper §5.2: a follower or candidate that hears nothing for a randomized timeout
+        /// starts an election.
+        Election => "election",
+        /// The leader's heartbeat interval; a (pre-)candidate reuses it to retry unanswered
+        /// vote requests (paper §5.1: servers retry RPCs that get no timely response).
+        Heartbeat => "heartbeat",
+        /// Thesis §6.2: the leader checks that it heard from a majority in the last round.
+        CheckQuorum => "check_quorum",
+        /// Thesis §3.10: a leadership transfer that has not completed by now is aborted.
+        Transfer => "transfer",
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use splitbrain_sim::Message;
 
     #[test]
-    fn every_message_kind_indexes_its_own_name() {
+    fn every_message_carries_its_term() {
         let samples = [
             RaftMsg::PreVote {
                 term: 1,
@@ -156,21 +125,7 @@ mod tests {
             RaftMsg::TimeoutNow { term: 7 },
         ];
         for (expected, msg) in samples.iter().enumerate() {
-            assert_eq!(msg.kind(), expected);
-            assert_eq!(msg.term(), expected as u64 + 1);
-            let name = RaftMsg::KINDS[msg.kind()];
-            assert!(format!("{msg:?}").starts_with(name), "{name} vs {msg:?}");
-        }
-    }
-
-    #[test]
-    fn timer_kinds_round_trip_through_their_index() {
-        for (index, name) in RaftTimer::NAMES.iter().enumerate() {
-            let timer = RaftTimer::from_index(index);
-            assert_eq!(timer.index(), index);
-            assert!(format!("{timer:?}")
-                .to_lowercase()
-                .starts_with(&name.replace('_', "")));
+            assert_eq!(msg.term(), expected as u64 + 1, "{msg:?}");
         }
     }
 }

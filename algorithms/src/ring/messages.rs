@@ -1,7 +1,7 @@
 //! The ring algorithms' messages and timer kinds, as the engine counts and traces them.
 
 use serde::Serialize;
-use splitbrain_sim::{Message, NodeId, TimerKind};
+use splitbrain_sim::NodeId;
 
 /// A ring message. The four ring messages (Election, Elected, Token, Coordinator) travel
 /// from a node to its successor, carry the sender's sequence number `seq`, and are
@@ -68,81 +68,52 @@ impl RingMsg {
     }
 }
 
-impl Message for RingMsg {
-    const KINDS: &'static [&'static str] = &[
-        "Election",
-        "Elected",
-        "Token",
-        "Coordinator",
-        "Ack",
-        "Heartbeat",
-    ];
-
-    fn kind(&self) -> usize {
-        match self {
-            RingMsg::Election { .. } => 0,
-            RingMsg::Elected { .. } => 1,
-            RingMsg::Token { .. } => 2,
-            RingMsg::Coordinator { .. } => 3,
-            RingMsg::Ack { .. } => 4,
-            RingMsg::Heartbeat { .. } => 5,
+splitbrain_sim::message_kinds! {
+    impl Message for RingMsg {
+        kinds {
+            Election => "Election",
+            Elected => "Elected",
+            Token => "Token",
+            Coordinator => "Coordinator",
+            Ack => "Ack",
+            Heartbeat => "Heartbeat",
         }
-    }
 
-    fn term(&self) -> u64 {
-        match *self {
-            RingMsg::Election { epoch, .. }
-            | RingMsg::Elected { epoch, .. }
-            | RingMsg::Token { epoch, .. }
-            | RingMsg::Coordinator { epoch, .. }
-            | RingMsg::Heartbeat { epoch } => epoch,
-            RingMsg::Ack { .. } => 0,
+        fn term(&self) -> u64 {
+            match *self {
+                RingMsg::Election { epoch, .. }
+                | RingMsg::Elected { epoch, .. }
+                | RingMsg::Token { epoch, .. }
+                | RingMsg::Coordinator { epoch, .. }
+                | RingMsg::Heartbeat { epoch } => epoch,
+                RingMsg::Ack { .. } => 0,
+            }
         }
     }
 }
 
-/// The ring algorithms' timer slots, each armed in local time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum RingTimer {
-    /// The coordinator's heartbeat interval.
-    Heartbeat,
-    /// A follower's failure detector.
-    Failure,
-    /// The oldest unacknowledged ring message's deadline.
-    Ack,
-    /// A participant's wait for the election to end; on expiry it starts a new one.
-    Election,
-}
-
-impl TimerKind for RingTimer {
-    const NAMES: &'static [&'static str] = &["heartbeat", "failure", "ack", "election"];
-
-    fn index(self) -> usize {
-        match self {
-            RingTimer::Heartbeat => 0,
-            RingTimer::Failure => 1,
-            RingTimer::Ack => 2,
-            RingTimer::Election => 3,
-        }
-    }
-
-    fn from_index(index: usize) -> Self {
-        match index {
-            0 => RingTimer::Heartbeat,
-            1 => RingTimer::Failure,
-            2 => RingTimer::Ack,
-            3 => RingTimer::Election,
-            _ => panic!("ring has no timer kind {index}"),
-        }
+splitbrain_sim::timer_kinds! {
+    /// The ring algorithms' timer slots, each armed in local time.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+    pub enum RingTimer {
+        /// The coordinator's heartbeat interval.
+        Heartbeat => "heartbeat",
+        /// A follower's failure detector.
+        Failure => "failure",
+        /// The oldest unacknowledged ring message's deadline.
+        Ack => "ack",
+        /// A participant's wait for the election to end; on expiry it starts a new one.
+        Election => "election",
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use splitbrain_sim::Message;
 
     #[test]
-    fn every_message_kind_indexes_its_own_name_and_carries_its_epoch() {
+    fn every_message_but_ack_carries_its_epoch_as_its_term() {
         let samples = [
             RingMsg::Election {
                 seq: 0,
@@ -170,15 +141,12 @@ mod tests {
             RingMsg::Heartbeat { epoch: 6 },
         ];
         for (expected, msg) in samples.iter().enumerate() {
-            assert_eq!(msg.kind(), expected);
-            let name = RingMsg::KINDS[msg.kind()];
-            assert!(format!("{msg:?}").starts_with(name), "{name} vs {msg:?}");
-            let epoch = if name == "Ack" {
+            let epoch = if matches!(msg, RingMsg::Ack { .. }) {
                 0
             } else {
                 expected as u64 + 1
             };
-            assert_eq!(msg.term(), epoch);
+            assert_eq!(msg.term(), epoch, "{msg:?}");
         }
     }
 
@@ -194,14 +162,5 @@ mod tests {
         assert_eq!(token.seq(), Some(9));
         assert_eq!(RingMsg::Ack { seq: 3 }.seq(), None);
         assert_eq!(RingMsg::Heartbeat { epoch: 1 }.seq(), None);
-    }
-
-    #[test]
-    fn timer_kinds_round_trip_through_their_index() {
-        for (index, name) in RingTimer::NAMES.iter().enumerate() {
-            let timer = RingTimer::from_index(index);
-            assert_eq!(timer.index(), index);
-            assert_eq!(format!("{timer:?}").to_lowercase(), *name);
-        }
     }
 }

@@ -1,6 +1,6 @@
 //! ZooKeeper's messages (as the simulator counts them) and timer kinds.
 
-use splitbrain_sim::{Message, NodeId, TimerKind};
+use splitbrain_sim::NodeId;
 
 /// A child of the election node: sequence number, creation zxid, owner.
 pub type Child = (u64, u64, NodeId);
@@ -66,83 +66,47 @@ pub enum ZkMsg {
     },
 }
 
-impl Message for ZkMsg {
-    const KINDS: &'static [&'static str] = &[
-        "Connect",
-        "ConnectResp",
-        "Ping",
-        "Pong",
-        "Create",
-        "CreateResp",
-        "GetChildren",
-        "Children",
-        "Exists",
-        "ExistsResp",
-        "NodeDeleted",
-        "ChildrenChanged",
-        "CloseSession",
-    ];
-
-    fn kind(&self) -> usize {
-        match self {
-            ZkMsg::Connect { .. } => 0,
-            ZkMsg::ConnectResp { .. } => 1,
-            ZkMsg::Ping { .. } => 2,
-            ZkMsg::Pong { .. } => 3,
-            ZkMsg::Create { .. } => 4,
-            ZkMsg::CreateResp { .. } => 5,
-            ZkMsg::GetChildren { .. } => 6,
-            ZkMsg::Children { .. } => 7,
-            ZkMsg::Exists { .. } => 8,
-            ZkMsg::ExistsResp { .. } => 9,
-            ZkMsg::NodeDeleted { .. } => 10,
-            ZkMsg::ChildrenChanged { .. } => 11,
-            ZkMsg::CloseSession { .. } => 12,
+splitbrain_sim::message_kinds! {
+    impl Message for ZkMsg {
+        kinds {
+            Connect => "Connect",
+            ConnectResp => "ConnectResp",
+            Ping => "Ping",
+            Pong => "Pong",
+            Create => "Create",
+            CreateResp => "CreateResp",
+            GetChildren => "GetChildren",
+            Children => "Children",
+            Exists => "Exists",
+            ExistsResp => "ExistsResp",
+            NodeDeleted => "NodeDeleted",
+            ChildrenChanged => "ChildrenChanged",
+            CloseSession => "CloseSession",
         }
-    }
 
-    fn term(&self) -> u64 {
-        match *self {
-            ZkMsg::CreateResp { czxid, .. } => czxid,
-            ZkMsg::Children { zxid, .. }
-            | ZkMsg::NodeDeleted { zxid, .. }
-            | ZkMsg::ChildrenChanged { zxid } => zxid,
-            _ => 0,
+        fn term(&self) -> u64 {
+            match *self {
+                ZkMsg::CreateResp { czxid, .. } => czxid,
+                ZkMsg::Children { zxid, .. }
+                | ZkMsg::NodeDeleted { zxid, .. }
+                | ZkMsg::ChildrenChanged { zxid } => zxid,
+                _ => 0,
+            }
         }
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ZkTimer {
-    /// The client's ping interval.
-    Ping,
-    /// The client's connection check: nothing heard for 2/3 of the session timeout.
-    Disconnect,
-    /// Retry an unanswered request; a waiter's resync.
-    Retry,
-    /// The server's next expiry bucket.
-    Expiry,
-}
-
-impl TimerKind for ZkTimer {
-    const NAMES: &'static [&'static str] = &["ping", "disconnect", "retry", "expiry"];
-
-    fn index(self) -> usize {
-        match self {
-            ZkTimer::Ping => 0,
-            ZkTimer::Disconnect => 1,
-            ZkTimer::Retry => 2,
-            ZkTimer::Expiry => 3,
-        }
-    }
-
-    fn from_index(index: usize) -> Self {
-        match index {
-            0 => ZkTimer::Ping,
-            1 => ZkTimer::Disconnect,
-            2 => ZkTimer::Retry,
-            3 => ZkTimer::Expiry,
-            _ => panic!("zookeeper has no timer kind {index}"),
-        }
+splitbrain_sim::timer_kinds! {
+    /// Timer slots. Clients use the first three, the server only `Expiry`.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    pub enum ZkTimer {
+        /// The client's ping interval.
+        Ping => "ping",
+        /// The client's connection check: nothing heard for 2/3 of the session timeout.
+        Disconnect => "disconnect",
+        /// Retry an unanswered request; a waiter's resync.
+        Retry => "retry",
+        /// The server's next expiry bucket.
+        Expiry => "expiry",
     }
 }

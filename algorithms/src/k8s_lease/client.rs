@@ -1,0 +1,272 @@
+//! A candidate running client-go's `leaderelection` loop on the Lease lock: candidates time
+//! the holder's expiry by their own observation of the last change to the record
+//! (`observedTime`), never by the record's timestamps; the leader renews every retry period
+//! and steps down when it has not renewed within the renew deadline.
+
+use super::config::{K8sConfig, K8sVariant};
+use super::messages::{Identity, K8sMsg, K8sTimer, Record};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+
+type K8sCtx<'a, 'b> = Ctx<'a, K8sMsg, K8sTimer>;
+
+/// Whether a candidate that first saw `record` at `seen` takes the lease for free at `now` (its
+/// own clock): nobody holds it, or it has not changed for a whole lease duration. client-go's
+/// `observedTime + leaseDuration > now` means "still held", so the lease is free exactly at
+/// the boundary.
+pub fn looks_free(
+    record: &Record,
+    seen: LocalNanos,
+    now: LocalNanos,
+    lease_duration_ns: u64,
+) -> bool {
+    record.holder.is_none() || now >= seen.saturating_add(lease_duration_ns as i64)
+}
+
+/// A candidate's state: what it last saw of the record, and its own leadership.
+#[derive(Clone, Debug)]
+pub struct K8sClient {
+    pub(super) me: NodeId,
+    server: NodeId,
+    config: K8sConfig,
+    /// The last record seen and the local time it was first seen (client-go's observedTime).
+    observed: Option<(Record, LocalNanos)>,
+    pub(super) leading: bool,
+    token: u64,
+    /// The leader's last successful renewal, by the send time of its request.
+    renewed_at: LocalNanos,
+    /// The number of the request that renewal answered, and of the last request sent.
+    renewed_request: u64,
+    requests: u64,
+    seen_rv: u64,
+    /// The local time of the last release. The client lets the others take over: it does not
+    /// try to acquire again for one lease duration, and an answer to an update it sent
+    /// before the release makes it lead no more.
+    released_at: LocalNanos,
+    /// Bumped by every restart: a restarted process is a new identity.
+    incarnation: u32,
+}
+
+impl K8sClient {
+    /// Member `me` of `members`; the server is process `members`.
+    pub fn new(me: NodeId, members: usize, config: &K8sConfig) -> Self {
+        Self {
+            me,
+            server: NodeId::from(members),
+            config: config.clone(),
+            observed: None,
+            leading: false,
+            token: 0,
+            renewed_at: LocalNanos::MIN,
+            renewed_request: 0,
+            requests: 0,
+            seen_rv: 0,
+            released_at: LocalNanos::MIN,
+            incarnation: 0,
+        }
+    }
+
+    /// The highest resource version seen (the client's term).
+    pub fn term(&self) -> u64 {
+        self.seen_rv
+    }
+
+    /// The leader itself, or the holder of the record last seen.
+    pub fn known_leader(&self) -> Option<NodeId> {
+        if self.leading {
+            Some(self.me)
+        } else {
+            self.observed
+                .as_ref()
+                .and_then(|o| o.0.holder.map(|h| h.node))
+        }
+    }
+
+    /// A candidate reads the record at once and then every retry period.
+    pub fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        ctx.send(self.server, K8sMsg::Get);
+        self.arm_retry(ctx);
+    }
+
+    /// A restarted process is a new identity and starts over as a candidate.
+    pub fn on_restart(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        self.observed = None;
+        self.leading = false;
+        self.incarnation += 1;
+        // A new identity: nothing of the old one's leadership or release holds.
+        self.renewed_at = LocalNanos::MIN;
+        self.released_at = LocalNanos::MIN;
+        ctx.send(self.server, K8sMsg::Get);
+        self.arm_retry(ctx);
+    }
+
+    /// The leader releases the lease (client-go's `ReleaseOnCancel`) and sits out.
+    pub fn on_resign(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        if self.leading {
+            let identity = self.identity();
+            ctx.send(self.server, K8sMsg::Release { identity });
+            self.step_down(ctx);
+            self.observed = None;
+            self.released_at = ctx.local_now();
+        }
+    }
+
+    /// The retry period polls or renews; at the renew deadline the leader steps down.
+    pub fn on_timer(&mut self, ctx: &mut K8sCtx<'_, '_>, timer: K8sTimer) {
+        match timer {
+            K8sTimer::Retry => self.tick(ctx),
+            K8sTimer::RenewDeadline => {
+                ctx.signal(Signal::LeaderSuspected);
+                self.step_down(ctx);
+            }
+            K8sTimer::Expiry => {}
+        }
+    }
+
+    /// A retry period is up. The leader renews at once on the record it last saw (client-go's
+    /// fast path for the holder); a candidate reads the record first and decides on what it
+    /// reads (`tryAcquireOrRenew`).
+    fn tick(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        if self.leading {
+            self.update(ctx);
+        } else {
+            ctx.send(self.server, K8sMsg::Get);
+        }
+        self.arm_retry(ctx);
+    }
+
+    /// A candidate has read the record: it tries to acquire when the lease looks free to it
+    /// (no holder, or no change seen for a lease duration by its own clock) or still names
+    /// it. A database row is upserted on every try: the database, not the client, judges
+    /// expiry there.
+    fn consider(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let now = ctx.local_now();
+        let Some((record, seen)) = &self.observed else {
+            return;
+        };
+        let sitting_out_until = self
+            .released_at
+            .saturating_add(self.config.lease_duration_ns as i64);
+        if self.leading || now < sitting_out_until {
+            return;
+        }
+        let mine = record.holder == Some(self.identity());
+        let vacant = looks_free(record, *seen, now, self.config.lease_duration_ns);
+        if vacant && !mine {
+            // An attempt to take a lease that looks free: the update would win `rv + 1`.
+            ctx.signal(Signal::ElectionStarted {
+                term: record.resource_version + 1,
+            });
+        }
+        if vacant || mine || self.config.variant == K8sVariant::DbRow {
+            self.update(ctx);
+        }
+    }
+
+    fn identity(&self) -> Identity {
+        Identity {
+            node: self.me,
+            incarnation: self.incarnation,
+        }
+    }
+
+    fn update(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
+        let sent_at = ctx.local_now();
+        self.requests += 1;
+        ctx.send(
+            self.server,
+            K8sMsg::Update {
+                expected_rv,
+                sent_at,
+                identity: self.identity(),
+                request: self.requests,
+            },
+        );
+    }
+
+    /// The next try: the leader renews every retry period (client-go's `renew` loop); a
+    /// candidate waits a retry period plus up to 1.2 more (`wait.JitterUntil` with
+    /// client-go's `JitterFactor`), so that candidates do not poll in lockstep.
+    pub(super) fn arm_retry(&self, ctx: &mut K8sCtx<'_, '_>) {
+        let period_ns = self.config.retry_period_ns;
+        let jitter_ns = if self.leading {
+            0
+        } else {
+            ctx.rng().between(0, period_ns / 5 * 6)
+        };
+        ctx.set_timer(K8sTimer::Retry, period_ns + jitter_ns);
+    }
+
+    fn observe(&mut self, now: LocalNanos, record: Record) {
+        self.seen_rv = self.seen_rv.max(record.resource_version);
+        let changed = self.observed.as_ref().is_none_or(|o| o.0 != record);
+        if changed {
+            self.observed = Some((record, now));
+        }
+    }
+
+    fn step_down(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        if self.leading {
+            self.leading = false;
+            ctx.stepped_down();
+            ctx.cancel_timer(K8sTimer::RenewDeadline);
+        }
+    }
+
+    /// The server's answers: a read is considered, an update's answer may make or unmake
+    /// the leader.
+    pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
+        let now = ctx.local_now();
+        match msg {
+            K8sMsg::GetResp { record } => {
+                self.observe(now, record);
+                self.consider(ctx);
+            }
+            K8sMsg::UpdateResp {
+                ok,
+                record,
+                sent_at,
+                request,
+            } => {
+                // An update sent before a release was answered after it: not a mandate. Nor
+                // is an answer older than the newest one, or one whose renew deadline has
+                // passed by the time it arrives (after a pause, or duplicated).
+                let deadline = sent_at.saturating_add(self.config.renew_deadline_ns as i64);
+                let mine = ok
+                    && record.holder == Some(self.identity())
+                    && sent_at > self.released_at
+                    && request > self.renewed_request
+                    && now < deadline;
+                self.observe(now, record.clone());
+                if mine {
+                    if !self.leading || self.token != record.acquired_rv {
+                        self.leading = true;
+                        self.token = record.acquired_rv;
+                        ctx.became_leader(record.acquired_rv, record.acquired_rv);
+                    }
+                    self.renewed_at = sent_at;
+                    self.renewed_request = request;
+                    let left = self
+                        .renewed_at
+                        .saturating_add(self.config.renew_deadline_ns as i64)
+                        .saturating_sub(now)
+                        .max(0) as u64;
+                    ctx.set_timer(K8sTimer::RenewDeadline, left);
+                } else if record.holder != Some(self.identity()) {
+                    self.step_down(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The leader's token while its last renewal is within the renew deadline.
+    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        (self.leading
+            && now
+                < self
+                    .renewed_at
+                    .saturating_add(self.config.renew_deadline_ns as i64))
+        .then_some(self.token)
+    }
+}

@@ -1,0 +1,35 @@
+//! Kubernetes Lease lock settings, validated by the scenario loader.
+
+use serde::{Deserialize, Serialize};
+
+/// Who judges a lease's expiry: each candidate's clock, or the database's.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "k8s lease variant"))]
+pub enum K8sVariant {
+    /// client-go: expiry judged by each candidate's own clock since it last saw a change.
+    Lease,
+    /// A database row: the database's clock judges expiry.
+    DbRow,
+}
+
+/// client-go's `LeaderElectionConfig` durations, and the variant. Each duration is local time
+/// of whoever measures it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct K8sConfig {
+    pub lease_duration_ns: u64,
+    pub renew_deadline_ns: u64,
+    pub retry_period_ns: u64,
+    pub variant: K8sVariant,
+}
+
+impl Default for K8sConfig {
+    fn default() -> Self {
+        // client-go's defaults are 15s, 10s and 2s; the same ratios, ten times shorter.
+        Self {
+            lease_duration_ns: 1_500_000_000,
+            renew_deadline_ns: 1_000_000_000,
+            retry_period_ns: 200_000_000,
+            variant: K8sVariant::Lease,
+        }
+    }
+}

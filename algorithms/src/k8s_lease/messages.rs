@@ -1,0 +1,87 @@
+//! The Kubernetes Lease lock's messages (as the simulator counts them), the lease record
+//! they carry, and the timer kinds.
+
+use splitbrain_sim::{LocalNanos, NodeId};
+
+/// A holder identity: the node and its incarnation. Like the `hostname_uuid` identities of
+/// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub node: NodeId,
+    pub incarnation: u32,
+}
+
+/// The lease record as the server stores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub holder: Option<Identity>,
+    /// Bumped by every successful update; the fencing token of the holder that acquired.
+    pub resource_version: u64,
+    /// The resource version at which the current holder acquired (its term and token).
+    pub acquired_rv: u64,
+    /// DbRow: the row expires when the database clock reads this.
+    pub expires_at: LocalNanos,
+}
+
+/// A request to the modeled API server or its answer. Requests are client -> server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum K8sMsg {
+    Get,
+    GetResp {
+        record: Record,
+    },
+    /// Replace the record if its resourceVersion is still `expected_rv` (Lease), or if the
+    /// row is free, expired by the database's clock, or already ours (DbRow).
+    Update {
+        expected_rv: u64,
+        sent_at: LocalNanos,
+        identity: Identity,
+        /// The client's request number, echoed back: the newest answered request is the
+        /// last renewal, whatever its client's clock did since.
+        request: u64,
+    },
+    UpdateResp {
+        ok: bool,
+        record: Record,
+        sent_at: LocalNanos,
+        request: u64,
+    },
+    /// Release: clear the holder if still ours.
+    Release {
+        identity: Identity,
+    },
+}
+
+splitbrain_sim::message_kinds! {
+    impl Message for K8sMsg {
+        kinds {
+            Get => "Get",
+            GetResp => "GetResp",
+            Update => "Update",
+            UpdateResp => "UpdateResp",
+            Release => "Release",
+        }
+
+        fn term(&self) -> u64 {
+            match self {
+                K8sMsg::GetResp { record } | K8sMsg::UpdateResp { record, .. } => {
+                    record.resource_version
+                }
+                _ => 0,
+            }
+        }
+    }
+}
+
+splitbrain_sim::timer_kinds! {
+    /// Timer slots. Clients use the first two, the server only `Expiry`.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    pub enum K8sTimer {
+        /// The retry period: candidates poll and try, the leader renews.
+        Retry => "retry",
+        /// The leader's renew deadline.
+        RenewDeadline => "renewdeadline",
+        /// DbRow: the database's expiry check.
+        Expiry => "expiry",
+    }
+}
