@@ -6,6 +6,7 @@ pub mod bully;
 pub mod etcd;
 pub mod k8s_lease;
 pub mod raft;
+pub mod raft_rs;
 pub mod ring;
 #[cfg(test)]
 mod testing;
