@@ -177,10 +177,6 @@ impl RaftRsNode {
             .max_by_key(|(id, progress)| (progress.matched, std::cmp::Reverse(**id)))
             .map(|(id, _)| *id)
     }
-
-    fn arm_tick(&self, ctx: &mut RaftRsCtx<'_>, after_local_ns: u64) {
-        ctx.set_timer(RaftRsTimer::Tick, after_local_ns);
-    }
 }
 
 /// A `RawNode` for member `id` over `storage`, with a logger that discards everything.
@@ -213,7 +209,7 @@ impl Process for RaftRsNode {
         // Real members do not boot in the same nanosecond: the first tick comes after a
         // phase drawn from this node's stream, so the members' ticks interleave.
         let phase_ns = ctx.rng().between(1, self.config.tick_ns);
-        self.arm_tick(ctx, phase_ns);
+        ctx.set_timer(RaftRsTimer::Tick, phase_ns);
         // `RawNode::new` drew with thread_rng (`Raft::new` calls `become_follower`).
         self.draw_election_timeout(ctx);
         let seen = self.seen();
@@ -250,7 +246,7 @@ impl Process for RaftRsNode {
     fn on_timer(&mut self, ctx: &mut RaftRsCtx<'_>, timer: RaftRsTimer) {
         match timer {
             RaftRsTimer::Tick => {
-                self.arm_tick(ctx, self.config.tick_ns);
+                ctx.set_timer(RaftRsTimer::Tick, self.config.tick_ns);
                 let before = self.seen();
                 self.raw.tick();
                 // `Raft::tick_election` adds one to `election_elapsed` and zeroes it only when
@@ -271,7 +267,7 @@ impl Process for RaftRsNode {
         // engine ended any leadership at the crash.
         self.raw = new_raw_node(&self.config, self.id, &self.storage);
         self.declared_term = None;
-        self.arm_tick(ctx, self.config.tick_ns);
+        ctx.set_timer(RaftRsTimer::Tick, self.config.tick_ns);
         self.draw_election_timeout(ctx);
         let seen = self.seen();
         self.after_call(ctx, seen);
