@@ -8,6 +8,7 @@ pub mod bully;
 pub mod etcd;
 pub mod k8s_lease;
 pub mod raft;
+pub mod raft_rs;
 pub mod ring;
 mod rules;
 #[cfg(test)]
