@@ -178,6 +178,7 @@ registry! {
     Etcd => etcd::Etcd,
     ZooKeeper => zookeeper::ZooKeeper,
     K8sLease => k8s_lease::K8sLease,
+    RaftRs => raft_rs::RaftRs,
 }
 
 /// The algorithms `compare` runs when not told which (command-line names, comma-separated).

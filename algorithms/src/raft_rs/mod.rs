@@ -13,6 +13,7 @@ pub mod config;
 pub mod messages;
 mod node;
 mod ready;
+mod settings;
 
 #[cfg(test)]
 mod tests;
@@ -20,6 +21,7 @@ mod tests;
 pub use config::{RaftRsConfig, RaftRsConfigError};
 pub use messages::{RaftRsMsg, RaftRsTimer};
 pub use node::RaftRsNode;
+pub use settings::{RaftRs, RaftRsError, RaftRsSettings};
 
 use splitbrain_sim::AlgorithmInfo;
 
