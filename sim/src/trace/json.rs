@@ -141,104 +141,109 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceEvent>, TraceParseError> {
         .collect()
 }
 
+/// The kinds whose lines name a sender (`from`, `sent`).
+const WITH_SENDER: [&str; 5] = [
+    "deliver",
+    "held",
+    "drop",
+    "write_accepted",
+    "write_rejected",
+];
+
 /// The event kind of a line, with what its `what`, `from` and `sent` columns carry.
 fn kind_of(raw: &RawLine) -> Result<EventKind, String> {
+    let ev = raw.ev.as_str();
     let sender = match (raw.from, raw.sent) {
         (Some(from), Some(sent_ns)) => Some((NodeId(from), sent_ns)),
         (None, None) => None,
-        _ => return Err("\"from\" and \"sent\" come together".to_string()),
+        _ => return Err("\"from\" and \"sent\" are both null or both set".to_string()),
     };
-    let needs_sender = || sender.ok_or(format!("a {:?} line has a sender", raw.ev));
-    let what = || -> Name { Name::Owned(raw.what.clone()) };
-    let token = || {
-        raw.what
-            .parse::<u64>()
-            .map_err(|_| format!("a write's token is a number, not {:?}", raw.what))
-    };
-    let kind = match raw.ev.as_str() {
-        "deliver" | "held" | "drop" => {
-            let (from, sent_ns) = needs_sender()?;
-            let message = what();
-            match raw.ev.as_str() {
-                "deliver" => EventKind::Deliver {
-                    message,
-                    from,
-                    sent_ns,
-                },
-                "held" => EventKind::Held {
-                    message,
-                    from,
-                    sent_ns,
-                },
-                _ => EventKind::Drop {
-                    message,
-                    from,
-                    sent_ns,
-                },
-            }
-        }
-        "write_accepted" | "write_rejected" => {
-            let (from, sent_ns) = needs_sender()?;
-            let token = token()?;
-            if raw.ev == "write_accepted" {
-                EventKind::WriteAccepted {
-                    token,
-                    from,
-                    sent_ns,
-                }
-            } else {
-                EventKind::WriteRejected {
-                    token,
-                    from,
-                    sent_ns,
-                }
-            }
-        }
-        other => without_sender(other, &raw.what, sender)?,
-    };
-    Ok(kind)
+    match (WITH_SENDER.contains(&ev), sender) {
+        (true, Some((from, sent_ns))) => with_sender(ev, &raw.what, from, sent_ns),
+        (true, None) => Err(format!("a {ev:?} line needs \"from\" and \"sent\"")),
+        (false, Some(_)) => Err(format!("\"from\" and \"sent\" are null on a {ev:?} line")),
+        (false, None) => without_sender(ev, &raw.what),
+    }
 }
 
-/// The kinds that carry no sender: at most a timer name, a description or fixed text.
-fn without_sender(
-    ev: &str,
-    what: &str,
-    sender: Option<(NodeId, u64)>,
-) -> Result<EventKind, String> {
-    if sender.is_some() {
-        return Err(format!("a {ev:?} line has no sender"));
-    }
-    let kind = match ev {
-        "timer" => EventKind::Timer {
-            timer: Name::Owned(what.to_string()),
-        },
-        "fault" => EventKind::Fault {
-            description: what.to_string(),
-        },
-        "heal" => EventKind::Heal {
-            description: what.to_string(),
-        },
-        "quiet" if what == QUIET_WHAT => EventKind::Quiet,
-        "quiet" => return Err(format!("a \"quiet\" line says {QUIET_WHAT:?}")),
-        _ => {
-            let kind = match ev {
-                "start" => EventKind::Start,
-                "workload" => EventKind::Workload,
-                "resume" => EventKind::Resume,
-                "crash" => EventKind::Crash,
-                "restart" => EventKind::Restart,
-                "resign" => EventKind::Resign,
-                "clock_caught_up" => EventKind::ClockCaughtUp,
-                "liveness_deadline" => EventKind::LivenessDeadline,
-                other => return Err(format!("unknown event kind {other:?}")),
-            };
-            if !what.is_empty() {
-                return Err(format!("the \"what\" of a {ev:?} line is empty"));
-            }
-            kind
-        }
+/// A message event or a write: `what` is the message type or the token.
+fn with_sender(ev: &str, what: &str, from: NodeId, sent_ns: u64) -> Result<EventKind, String> {
+    let message = Name::Owned(what.to_string());
+    let token = || {
+        what.parse::<u64>()
+            .map_err(|_| format!("a write's token is a number, not {what:?}"))
     };
-    Ok(kind)
+    Ok(match ev {
+        "deliver" => EventKind::Deliver {
+            message,
+            from,
+            sent_ns,
+        },
+        "held" => EventKind::Held {
+            message,
+            from,
+            sent_ns,
+        },
+        "drop" => EventKind::Drop {
+            message,
+            from,
+            sent_ns,
+        },
+        "write_accepted" => EventKind::WriteAccepted {
+            token: token()?,
+            from,
+            sent_ns,
+        },
+        _ => EventKind::WriteRejected {
+            token: token()?,
+            from,
+            sent_ns,
+        },
+    })
+}
+
+/// The kinds without a sender: `what` is a timer name, a description, or fixed text.
+fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
+    let text = || what.to_string();
+    match ev {
+        "timer" => Ok(EventKind::Timer {
+            timer: Name::Owned(text()),
+        }),
+        "fault" => Ok(EventKind::Fault {
+            description: text(),
+        }),
+        "heal" => Ok(EventKind::Heal {
+            description: text(),
+        }),
+        _ => {
+            let kind = fixed_text(ev).ok_or(format!("unknown event kind {ev:?}"))?;
+            let expected = if kind == EventKind::Quiet {
+                QUIET_WHAT
+            } else {
+                ""
+            };
+            if what != expected {
+                return Err(format!("\"what\" is {expected:?} on a {ev:?} line"));
+            }
+            Ok(kind)
+        }
+    }
+}
+
+/// The kinds whose `what` never varies.
+fn fixed_text(ev: &str) -> Option<EventKind> {
+    Some(match ev {
+        "start" => EventKind::Start,
+        "workload" => EventKind::Workload,
+        "resume" => EventKind::Resume,
+        "crash" => EventKind::Crash,
+        "restart" => EventKind::Restart,
+        "resign" => EventKind::Resign,
+        "clock_caught_up" => EventKind::ClockCaughtUp,
+        "quiet" => EventKind::Quiet,
+        "liveness_deadline" => EventKind::LivenessDeadline,
+        _ => return None,
+    })
 }
 
 /// The `check` column: `ok`, or comma-separated invariant names.
@@ -313,6 +318,13 @@ mod tests {
         }
         let write = r#"{"t":1,"node":3,"local":null,"ev":"write_accepted","what":"x","from":0,"sent":0,"term":null,"leader":false,"check":"ok"}"#;
         assert!(parse_trace_line(write).is_err(), "a token is a number");
+        let quiet = good.replacen("\"crash\"", "\"quiet\"", 1);
+        assert!(
+            parse_trace_line(&quiet).is_err(),
+            "quiet says what it starts"
+        );
+        let quiet = quiet.replacen("\"what\":\"\"", "\"what\":\"liveness watch starts\"", 1);
+        assert!(parse_trace_line(&quiet).is_ok(), "{quiet}");
     }
 
     fn name() -> impl Strategy<Value = Name> {
