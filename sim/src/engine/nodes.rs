@@ -34,11 +34,27 @@ pub(super) enum Input<M, T> {
     Workload,
 }
 
+/// What the trace event of a handler call needs of its input, taken before the handler
+/// consumes it. Plain data, so that an untraced call carries nothing that needs dropping.
+#[derive(Clone, Copy)]
+enum Call {
+    Start,
+    Message {
+        kind: usize,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    Timer(usize),
+    Restart,
+    Resign,
+    Workload,
+}
+
 impl<'t, P: Process> Sim<'t, P> {
     /// Calls one handler of `node` and applies what it asked for.
     pub(super) fn invoke(&mut self, node: NodeId, input: Input<P::Msg, P::Timer>) {
         let index = node.index();
-        let label = self.trace.is_some().then(|| Self::label(&input));
+        let call = self.tracing().then(|| Self::call(&input));
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let state = &mut self.nodes[index];
         let local = state.clock.local_at(self.now);
@@ -58,8 +74,8 @@ impl<'t, P: Process> Sim<'t, P> {
             }
         }
         self.after_handler(node, local);
-        if let Some(kind) = label {
-            self.trace_node(node, kind);
+        if let Some(call) = call {
+            self.trace_node(node, Self::event_of(call));
         }
     }
 
@@ -73,21 +89,40 @@ impl<'t, P: Process> Sim<'t, P> {
                 .is_some_and(|since| self.now < since.saturating_add(delay))
     }
 
-    /// The trace event of a handler call.
-    fn label(input: &Input<P::Msg, P::Timer>) -> EventKind {
+    fn call(input: &Input<P::Msg, P::Timer>) -> Call {
         match input {
-            Input::Start => EventKind::Start,
-            Input::Message { from, msg, sent_ns } => EventKind::Deliver {
-                message: Name::Borrowed(P::Msg::KINDS[msg.kind()]),
+            Input::Start => Call::Start,
+            Input::Message { from, msg, sent_ns } => Call::Message {
+                kind: msg.kind(),
                 from: *from,
                 sent_ns: *sent_ns,
             },
-            Input::Timer(timer) => EventKind::Timer {
-                timer: Name::Borrowed(P::Timer::NAMES[timer.index()]),
+            Input::Timer(timer) => Call::Timer(timer.index()),
+            Input::Restart => Call::Restart,
+            Input::Resign => Call::Resign,
+            Input::Workload => Call::Workload,
+        }
+    }
+
+    /// The trace event of a handler call.
+    fn event_of(call: Call) -> EventKind {
+        match call {
+            Call::Start => EventKind::Start,
+            Call::Message {
+                kind,
+                from,
+                sent_ns,
+            } => EventKind::Deliver {
+                message: Name::Borrowed(P::Msg::KINDS[kind]),
+                from,
+                sent_ns,
             },
-            Input::Restart => EventKind::Restart,
-            Input::Resign => EventKind::Resign,
-            Input::Workload => EventKind::Workload,
+            Call::Timer(index) => EventKind::Timer {
+                timer: Name::Borrowed(P::Timer::NAMES[index]),
+            },
+            Call::Restart => EventKind::Restart,
+            Call::Resign => EventKind::Resign,
+            Call::Workload => EventKind::Workload,
         }
     }
 
