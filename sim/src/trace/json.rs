@@ -12,14 +12,14 @@ use std::fmt::{self, Write};
 /// in the documented order.
 pub fn write_json_line(event: &TraceEvent, line: &mut String) {
     let _ = write!(line, "{{\"t\":{},\"node\":", event.t_ns);
-    push_opt(line, event.node.map(|n| n.0));
+    push_opt(line, event.node.map(|n| u64::from(n.0)));
     line.push_str(",\"local\":");
     push_opt(line, event.local_ns);
     let _ = write!(line, ",\"ev\":\"{}\",\"what\":", event.kind.name());
     push_what(line, &event.kind);
     let sender = event.kind.sender();
     line.push_str(",\"from\":");
-    push_opt(line, sender.map(|(from, _)| from.0));
+    push_opt(line, sender.map(|(from, _)| u64::from(from.0)));
     line.push_str(",\"sent\":");
     push_opt(line, sender.map(|(_, sent_ns)| sent_ns));
     line.push_str(",\"term\":");
