@@ -1,6 +1,6 @@
 //! splitbrain-reports: charts and reports from run results (issue 6).
 //!
-//! It reads result types only (`splitbrain_sim::report`, trace lines) and knows no
+//! It reads result types only (`splitbrain_sim::report`, typed trace events) and knows no
 //! algorithm: algorithm names arrive as strings. The CLI's `compare`, `sweep` and
 //! `run --plot` build on three parts:
 //!
@@ -20,7 +20,6 @@ mod html;
 mod markdown;
 pub mod stats;
 pub mod table;
-pub mod trace;
 mod write;
 
 pub use aggregate::{
@@ -28,12 +27,14 @@ pub use aggregate::{
 };
 pub use chart::{
     failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
-    sequence_diagram, sequence_diagram_of, sequence_window, CdfSeries, Chart, ChartError,
-    ElectionMessages, LeaseWindow, Objective, ScalingSeries, SequenceRecorder, SequenceTrace,
-    SEQUENCE_MAX_ARROWS,
+    sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
+    CapturedWindows, CdfSeries, Chart, ChartError, ElectionMessages, FailoverRecorder, LeaseWindow,
+    Objective, ScalingSeries, SequenceRecorder, SequenceTrace, Settle, OPEN_WINDOW_BUDGET_EVENTS,
+    SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
 pub use doc::{format_seeds, Block, ReportDoc, Section};
+/// The trace's typed events, re-exported for callers that read `--trace` files.
+pub use splitbrain_sim::trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
 pub use stats::Distribution;
 pub use table::{Cell, DataTable, Table};
-pub use trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
 pub use write::{write_report, ReportError};

@@ -353,19 +353,18 @@ fn a_chart_name_must_be_a_file_stem() {
 }
 
 #[test]
-fn a_recorder_fed_line_by_line_draws_the_same_diagrams_keeping_only_its_windows() {
+fn a_recorder_fed_event_by_event_draws_the_same_diagrams_keeping_only_its_windows() {
     use splitbrain_sim::TraceSink;
-    let text = trace_text(400);
     let events = trace(400);
     let windows = [(900 * MS, 1600 * MS), (1700 * MS, 1750 * MS)];
     let mut recorder = SequenceRecorder::new(&windows);
-    for line in text.lines() {
-        recorder.record(line);
+    for e in &events {
+        recorder.record(e);
     }
-    let traces = recorder.finish_windows().unwrap();
+    let traces = recorder.finish_windows();
     assert_eq!(traces.len(), windows.len());
     for ((from, to), window) in windows.iter().zip(&traces) {
-        let inside = events.iter().filter(|e| (*from..=*to).contains(&e.t));
+        let inside = events.iter().filter(|e| (*from..=*to).contains(&e.t_ns));
         assert_eq!(window.events_kept(), inside.count());
         assert!(
             window.events_kept() < events.len() / 2,
@@ -377,15 +376,133 @@ fn a_recorder_fed_line_by_line_draws_the_same_diagrams_keeping_only_its_windows(
     }
 }
 
+/// The fixture's failover: the crash of n0 at 1 s, n1 elected at 1205 ms, and (if
+/// `recovered`) its first write accepted at 1300 ms.
+fn fixture_failover(recovered: bool) -> splitbrain_sim::report::Failover {
+    splitbrain_sim::report::Failover {
+        cause: "crash of leader n0".to_string(),
+        fault_kind: "crash".to_string(),
+        at_ns: S,
+        old_leader: NodeId(0),
+        old_term: 1,
+        detection_ns: Some(195 * MS),
+        election_ns: Some(205 * MS),
+        recovery_ns: recovered.then_some(300 * MS),
+        unavailable_ns: None,
+        rounds: 1,
+        new_leader: Some(NodeId(1)),
+        new_term: Some(2),
+        outcome: splitbrain_sim::FailoverOutcome::Unresolved,
+    }
+}
+
+/// Feeds the fixture trace to `recorder`, the failover opening with the fault at 1 s and
+/// closing at `closed_at_ns`.
+fn feed_failover(
+    recorder: &mut FailoverRecorder,
+    events: &[splitbrain_sim::TraceEvent],
+    failover: &splitbrain_sim::report::Failover,
+    closed_at_ns: u64,
+) {
+    use splitbrain_sim::{EventKind, Milestone, TraceSink};
+    let mut closed = false;
+    for e in events {
+        if !closed && e.t_ns > closed_at_ns {
+            recorder.milestone(closed_at_ns, Milestone::FailoverClosed(failover));
+            closed = true;
+        }
+        recorder.record(e);
+        if matches!(e.kind, EventKind::Fault { .. }) {
+            recorder.milestone(e.t_ns, Milestone::FailoverOpened);
+        }
+    }
+    if !closed {
+        recorder.milestone(closed_at_ns, Milestone::FailoverClosed(failover));
+    }
+}
+
 #[test]
-fn a_recorder_reports_the_first_line_that_is_no_trace_event() {
-    use splitbrain_sim::TraceSink;
-    let mut recorder = SequenceRecorder::new(&[(0, S)]);
-    let text = trace_text(0);
-    let mut lines = text.lines();
-    recorder.record(lines.next().unwrap());
-    recorder.record("{\"t\": 1}");
-    recorder.record(lines.next().unwrap());
-    let err = recorder.finish_windows().unwrap_err();
-    assert_eq!(err.line, 2, "{err}");
+fn a_failover_recorder_keeps_in_one_pass_the_window_a_second_pass_would() {
+    let events = trace(400);
+    let cases = [
+        // Recovered at 1300 ms: the window ends 100 ms later.
+        (true, Settle::Recovery, 1300 * MS),
+        // Never recovered, closed (superseded) much later: one second after the fault, or
+        // 100 ms after the election; what was kept past that is trimmed.
+        (false, Settle::Recovery, 1900 * MS),
+        (false, Settle::RecoveryOrElection, 1900 * MS),
+    ];
+    for (recovered, settle, closed_at_ns) in cases {
+        let failover = fixture_failover(recovered);
+        let wanted = AroundFailovers {
+            failovers: 1,
+            settle,
+            first_election: true,
+        };
+        let mut recorder = FailoverRecorder::new(wanted);
+        feed_failover(&mut recorder, &events, &failover, closed_at_ns);
+        let kept = recorder.finish_windows();
+        assert_eq!(kept.first_election, None, "a failover: no election window");
+        let [CapturedWindow::Kept(window)] = &kept.failovers[..] else {
+            panic!("one kept window: {kept:?}");
+        };
+        let (from, to) = sequence_window(S, settle.settled_at(&failover));
+        let whole = sequence_diagram("s", "t", &events, from, to, &[]).unwrap();
+        let one_pass = sequence_diagram_of("s", "t", window, &[]).unwrap();
+        assert_eq!(one_pass, whole, "{settle:?}, recovered {recovered}");
+    }
+}
+
+#[test]
+fn a_failover_window_open_past_its_budget_keeps_only_its_bounds() {
+    let events = trace(400);
+    let failover = fixture_failover(true);
+    let wanted = AroundFailovers {
+        failovers: 1,
+        settle: Settle::Recovery,
+        first_election: false,
+    };
+    let mut recorder = FailoverRecorder::new(wanted).with_budget(5);
+    feed_failover(&mut recorder, &events, &failover, 1300 * MS);
+    let kept = recorder.finish_windows();
+    let (from_ns, to_ns) = sequence_window(S, Some(1300 * MS));
+    assert_eq!(
+        kept.failovers,
+        vec![CapturedWindow::TooLong { from_ns, to_ns }]
+    );
+}
+
+#[test]
+fn a_run_without_failover_keeps_its_first_decided_election() {
+    use splitbrain_sim::{Milestone, TraceSink};
+    let events = trace(0);
+    let election = splitbrain_sim::report::ElectionRecord {
+        started_ns: 60 * MS,
+        decided_ns: Some(100 * MS),
+        winner: Some(NodeId(0)),
+        term: Some(1),
+        campaigns: 1,
+        messages: Vec::new(),
+    };
+    let wanted = AroundFailovers {
+        failovers: 3,
+        settle: Settle::RecoveryOrElection,
+        first_election: true,
+    };
+    let mut recorder = FailoverRecorder::new(wanted);
+    for e in &events {
+        if e.t_ns == 100 * MS {
+            recorder.milestone(60 * MS, Milestone::ElectionOpened);
+            recorder.milestone(100 * MS, Milestone::ElectionDecided(&election));
+        }
+        recorder.record(e);
+    }
+    let kept = recorder.finish_windows();
+    assert!(kept.failovers.is_empty());
+    let Some(CapturedWindow::Kept(window)) = &kept.first_election else {
+        panic!("the election's window: {kept:?}");
+    };
+    let (from, to) = sequence_window(60 * MS, Some(100 * MS));
+    let whole = sequence_diagram("s", "t", &events, from, to, &[]).unwrap();
+    assert_eq!(sequence_diagram_of("s", "t", window, &[]).unwrap(), whole);
 }

@@ -40,4 +40,6 @@ pub mod trace;
 pub use checker::Violation;
 pub use engine::Sim;
 pub use report::{FailoverOutcome, LivenessVerdict, RunReport};
-pub use trace::{JsonLinesWriter, Tee, TraceHasher, TraceSink};
+pub use trace::{
+    Broken, EventKind, JsonLinesWriter, Milestone, Tee, TraceEvent, TraceHasher, TraceSink,
+};

@@ -14,8 +14,8 @@ use serde::Serialize;
 use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
-    messages_vs_cluster_size, sequence_diagram_of, sequence_window, Chart, DataTable, ReportDoc,
-    ScalingSeries, Section, SequenceRecorder, Table,
+    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
+    DataTable, FailoverRecorder, ReportDoc, ScalingSeries, Section, Settle, Table,
 };
 use std::collections::BTreeSet;
 
@@ -424,7 +424,13 @@ fn build(
     );
     for alg in algorithms {
         let s = with_algorithm(scenario, alg).materialize(1);
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
+        // The window around the first failover is kept during the run itself.
+        let mut recorder = FailoverRecorder::new(AroundFailovers {
+            failovers: 1,
+            settle: Settle::Recovery,
+            first_election: false,
+        });
+        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), Some(&mut recorder));
         let name = format!("timeline_{}", alg.name());
         charts.push(leadership_timeline(
             &name,
@@ -438,12 +444,16 @@ fn build(
             continue;
         };
         let window = sequence_window(f.at_ns, f.recovery_ns.map(|r| f.at_ns + r));
-        // The run again, keeping of its trace only the window (not the whole trace).
-        let mut recorder = SequenceRecorder::new(&[window]);
-        splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), Some(&mut recorder));
-        let Some(trace) = recorder.finish_windows().ok().and_then(|mut w| w.pop()) else {
-            continue;
-        };
+        let kept = recorder.finish_windows().failovers;
+        let bounds: Vec<(u64, u64)> = kept.iter().map(|w| w.bounds()).collect();
+        assert_eq!(
+            bounds,
+            [window],
+            "the recorder kept the first failover's window"
+        );
+        let trace = super::plot::kept_windows(&s, kept)
+            .pop()
+            .expect("one window asked, one kept");
         let name = format!("sequence_{}", alg.name());
         charts.push(sequence_diagram_of(
             &name,

@@ -3,8 +3,8 @@
 use crate::scenario::Scenario;
 use splitbrain_reports::{
     election_messages, leadership_timeline, messages_per_election, sequence_diagram_of,
-    sequence_window, write_report, Block, Chart, ReportDoc, Section, SequenceRecorder,
-    SequenceTrace, Table,
+    sequence_window, write_report, AroundFailovers, Block, CapturedWindow, CapturedWindows, Chart,
+    FailoverRecorder, ReportDoc, Section, SequenceRecorder, SequenceTrace, Settle, Table,
 };
 use splitbrain_sim::{format_duration, RunReport};
 use std::path::{Path, PathBuf};
@@ -12,10 +12,22 @@ use std::path::{Path, PathBuf};
 /// How many failovers get a sequence diagram.
 const SEQUENCES_SHOWN: usize = 3;
 
-/// Writes the pictures of one run (`report` of `scenario`) to `dir`; returns the files.
+/// The sink that rides along the run to keep what its sequence diagrams draw: the windows
+/// around its first failovers or, without one, its first election (see [`sequence_plans`]).
+pub fn recorder() -> FailoverRecorder {
+    FailoverRecorder::new(AroundFailovers {
+        failovers: SEQUENCES_SHOWN,
+        settle: Settle::RecoveryOrElection,
+        first_election: true,
+    })
+}
+
+/// Writes the pictures of one run (`report` of `scenario`, with the `windows` its
+/// [`recorder`] kept) to `dir`; returns the files.
 pub fn write_plots(
     scenario: &Scenario,
     report: &RunReport,
+    windows: CapturedWindows,
     dir: &Path,
     command: &str,
 ) -> Result<Vec<PathBuf>, String> {
@@ -33,8 +45,18 @@ pub fn write_plots(
         .map_err(chart_error)?,
     );
     let sequences = sequence_plans(report);
-    let windows: Vec<(u64, u64)> = sequences.iter().map(|p| p.window).collect();
-    let traces = windows_of_trace(scenario, &windows)?;
+    let windows: Vec<CapturedWindow> = windows
+        .failovers
+        .into_iter()
+        .chain(windows.first_election)
+        .collect();
+    let planned: Vec<(u64, u64)> = sequences.iter().map(|p| p.window).collect();
+    let kept: Vec<(u64, u64)> = windows.iter().map(CapturedWindow::bounds).collect();
+    assert_eq!(
+        kept, planned,
+        "the recorder kept the windows the report asks for"
+    );
+    let traces = kept_windows(scenario, windows);
     for (plan, trace) in sequences.iter().zip(&traces) {
         charts
             .push(sequence_diagram_of(&plan.name, &plan.caption, trace, &[]).map_err(chart_error)?);
@@ -110,24 +132,32 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
     plans
 }
 
-/// Runs the scenario again and keeps, of its trace, only what the sequence diagrams of
-/// `windows` draw: memory stays flat in the length of the run (no trace is kept whole).
-fn windows_of_trace(
-    scenario: &Scenario,
-    windows: &[(u64, u64)],
-) -> Result<Vec<SequenceTrace>, String> {
-    if windows.is_empty() {
-        return Ok(Vec::new());
+/// The traces of `windows`, kept by a [`FailoverRecorder`] during the run of `scenario`.
+/// A window too long for the recorder's budget ([`CapturedWindow::TooLong`]) comes from a
+/// second run that keeps only it, now that its bounds are known: memory stays flat in the
+/// length of the run either way.
+pub fn kept_windows(scenario: &Scenario, windows: Vec<CapturedWindow>) -> Vec<SequenceTrace> {
+    let too_long: Vec<(u64, u64)> = windows
+        .iter()
+        .filter(|w| matches!(w, CapturedWindow::TooLong { .. }))
+        .map(CapturedWindow::bounds)
+        .collect();
+    let mut again = if too_long.is_empty() {
+        Vec::new()
+    } else {
+        let mut recorder = SequenceRecorder::new(&too_long);
+        let sim = scenario.sim.clone();
+        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder));
+        recorder.finish_windows()
     }
-    let mut recorder = SequenceRecorder::new(windows);
-    splitbrain_algorithms::run(
-        &scenario.algorithm,
-        scenario.sim.clone(),
-        Some(&mut recorder),
-    );
-    recorder
-        .finish_windows()
-        .map_err(|e| format!("cannot read the trace back: {e}"))
+    .into_iter();
+    windows
+        .into_iter()
+        .map(|w| match w {
+            CapturedWindow::Kept(trace) => trace,
+            CapturedWindow::TooLong { .. } => again.next().expect("one trace per long window"),
+        })
+        .collect()
 }
 
 fn opt(ns: Option<u64>) -> String {
@@ -210,4 +240,35 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
         blocks: [vec![Block::Table(messages)], chart_blocks("messages")].concat(),
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One run of `scenario` with `recorder` riding along.
+    fn captured(scenario: &Scenario, mut recorder: FailoverRecorder) -> CapturedWindows {
+        let sim = scenario.sim.clone();
+        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder));
+        recorder.finish_windows()
+    }
+
+    #[test]
+    fn a_window_too_long_for_the_recorder_comes_identical_from_a_second_run() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/raft-leader-crash.ron");
+        let scenario = crate::scenario::load(&file).expect("a shipped scenario");
+        let one_pass = captured(&scenario, recorder()).failovers;
+        let too_long = captured(&scenario, recorder().with_budget(1)).failovers;
+        assert!(!one_pass.is_empty(), "the leader crash is a failover");
+        assert!(one_pass
+            .iter()
+            .all(|w| matches!(w, CapturedWindow::Kept(_))));
+        assert!(too_long
+            .iter()
+            .all(|w| matches!(w, CapturedWindow::TooLong { .. })));
+        assert_eq!(
+            kept_windows(&scenario, too_long),
+            kept_windows(&scenario, one_pass)
+        );
+    }
 }

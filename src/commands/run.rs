@@ -9,7 +9,7 @@ use crate::verdict::{describe_expect, judge, judge_objective, Outcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use splitbrain_algorithms::RunOptions;
-use splitbrain_sim::{JsonLinesWriter, Nanos, RunReport, TraceHasher};
+use splitbrain_sim::{JsonLinesWriter, Nanos, RunReport, Tee, TraceHasher, TraceSink};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -59,15 +59,18 @@ pub fn run(args: &RunArgs) -> u8 {
         crate::outln!("seed {}", scenario.sim.seed);
     }
     let bar = progress_bar(args, &scenario);
+    // The plots' sequence windows are kept during the run itself: no second run.
+    let mut recorder = args.plot.as_ref().map(|_| super::plot::recorder());
+    let plot_sink = recorder.as_mut().map(|r| r as &mut dyn TraceSink);
     let report = match &args.trace {
-        Some(path) => match run_traced_to_file(&scenario, path, &bar) {
+        Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &bar) {
             Ok(report) => report,
             Err(message) => {
                 eprintln!("error: {message}");
                 return exit::BAD_INPUT;
             }
         },
-        None => run_observed(&scenario, None, &bar),
+        None => run_observed(&scenario, plot_sink, &bar),
     };
     bar.finish_and_clear();
     let determinism = args.check_determinism.then(|| check_determinism(&scenario));
@@ -83,15 +86,16 @@ pub fn run(args: &RunArgs) -> u8 {
         exit::SAFETY_MISMATCH
     };
     let replay = replay_command(&args.file, scenario.sim.seed);
-    let plotted = match &args.plot {
-        Some(dir) => {
+    let plotted = match (&args.plot, recorder) {
+        (Some(dir), Some(recorder)) => {
             let command = format!(
                 "splitbrain run {} --seed {} --plot {}",
                 args.file.display(),
                 scenario.sim.seed,
                 dir.display()
             );
-            match super::plot::write_plots(&scenario, &report, dir, &command) {
+            let windows = recorder.finish_windows();
+            match super::plot::write_plots(&scenario, &report, windows, dir, &command) {
                 Ok(_) => Some(dir.join("report.html")),
                 Err(message) => {
                     eprintln!("error: {message}");
@@ -99,7 +103,7 @@ pub fn run(args: &RunArgs) -> u8 {
                 }
             }
         }
-        None => None,
+        _ => None,
     };
     if args.json {
         let doc = JsonOutput {
@@ -146,17 +150,21 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
     )
 }
 
-/// Runs with a trace written to `path` (atomically, see [`OutputFile`]): on any error nothing
-/// is left behind.
+/// Runs with a trace written to `path` (atomically, see [`OutputFile`]) and, if given, handed
+/// to `also` too: on any error nothing is left behind.
 fn run_traced_to_file(
     scenario: &Scenario,
     path: &Path,
+    also: Option<&mut dyn TraceSink>,
     bar: &ProgressBar,
 ) -> Result<RunReport, String> {
     let mut file = OutputFile::create(path)?;
     let mut writer = JsonLinesWriter::new(file.writer());
-    let report = run_observed(scenario, Some(&mut writer), bar);
-    if let Err(e) = splitbrain_sim::TraceSink::finish(&mut writer) {
+    let report = match also {
+        Some(other) => run_observed(scenario, Some(&mut Tee(&mut writer, other)), bar),
+        None => run_observed(scenario, Some(&mut writer), bar),
+    };
+    if let Err(e) = writer.finish() {
         file.discard();
         return Err(format!("cannot write to {}: {e}", path.display()));
     }
@@ -167,7 +175,7 @@ fn run_traced_to_file(
 /// Runs `scenario`, moving `bar` along in simulated time.
 fn run_observed(
     scenario: &Scenario,
-    trace: Option<&mut dyn splitbrain_sim::TraceSink>,
+    trace: Option<&mut dyn TraceSink>,
     bar: &ProgressBar,
 ) -> RunReport {
     let mut advance = |now_ns: Nanos| bar.set_position(now_ns);

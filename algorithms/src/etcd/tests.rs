@@ -437,12 +437,12 @@ fn info_is_the_ttl_plus_one_keepalive() {
 // leader's key (its lease expired or was revoked) or creates the first key of all, and
 // closes at the next claim.
 
-use crate::testing::traced::{self, crash_leader, deliveries, Lines};
+use crate::testing::traced::{self, crash_leader, deliveries, Events};
 use splitbrain_sim::{FaultSpec, RunReport};
 
 const S: u64 = 1_000_000_000;
 
-fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
+fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunReport, Events) {
     traced::run_traced(
         members,
         info(cfg, members),
@@ -455,10 +455,10 @@ fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunR
 /// service expires the dead holder's lease (its last renewal, by `renewals`, plus the TTL)
 /// and ends at the next claim.
 fn assert_one_election_per_failover_from_the_expiry(cfg: &EtcdConfig, renewals: &[&str]) {
-    let (report, lines) = run_traced(5, cfg, vec![crash_leader(4, 3), crash_leader(10, 3)]);
+    let (report, events) = run_traced(5, cfg, vec![crash_leader(4, 3), crash_leader(10, 3)]);
     traced::assert_one_election_per_failover(&report, |failover| {
         let restart_ns = failover.at_ns + 3 * S;
-        let last = *deliveries(&lines, 5, failover.old_leader, renewals, restart_ns)
+        let last = *deliveries(&events, 5, failover.old_leader, renewals, restart_ns)
             .last()
             .expect("the leader renewed");
         last + cfg.ttl_ns.max(cfg.min_ttl_ns)

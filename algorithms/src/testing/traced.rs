@@ -1,19 +1,19 @@
-//! Whole runs on the real engine with every trace line kept, for tests that time what a
+//! Whole runs on the real engine with every trace event kept, for tests that time what a
 //! modeled service saw (deliveries at process `members`).
 
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{
-    AlgorithmInfo, FaultAction, FaultSpec, NodeId, Process, RunReport, Sim, SimConfig, Target,
-    TraceSink, NANOS_PER_MILLI, NANOS_PER_SEC,
+    AlgorithmInfo, EventKind, FaultAction, FaultSpec, NodeId, Process, RunReport, Sim, SimConfig,
+    Target, TraceEvent, TraceSink, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 
-/// Keeps every trace line.
+/// Keeps every trace event.
 #[derive(Default)]
-pub(crate) struct Lines(pub Vec<String>);
+pub(crate) struct Events(pub Vec<TraceEvent>);
 
-impl TraceSink for Lines {
-    fn record(&mut self, line: &str) {
-        self.0.push(line.to_string());
+impl TraceSink for Events {
+    fn record(&mut self, event: &TraceEvent) {
+        self.0.push(event.clone());
     }
 }
 
@@ -23,40 +23,36 @@ pub(crate) fn run_traced<P: Process>(
     info: AlgorithmInfo,
     processes: Vec<P>,
     faults: Vec<FaultSpec>,
-) -> (RunReport, Lines) {
+) -> (RunReport, Events) {
     let mut sim = SimConfig::quiet(7, members, 15 * NANOS_PER_SEC);
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
     sim.faults = faults;
-    let mut lines = Lines::default();
-    let report = Sim::new(sim, info, processes).with_trace(&mut lines).run();
-    (report, lines)
+    let mut events = Events::default();
+    let report = Sim::new(sim, info, processes).with_trace(&mut events).run();
+    (report, events)
 }
 
 /// The true times at which process `to` took delivery of a message from `from` before
 /// `until_ns`: of one of `kinds`, or of any kind when `kinds` is empty.
 pub(crate) fn deliveries(
-    lines: &Lines,
+    events: &Events,
     to: usize,
     from: NodeId,
     kinds: &[&str],
     until_ns: u64,
 ) -> Vec<u64> {
-    let at = format!(",\"node\":{to},");
-    let sender = format!(",\"from\":{},", from.index());
-    lines
+    let at = Some(NodeId::from(to));
+    events
         .0
         .iter()
-        .filter(|l| l.contains(&at) && l.contains(&sender) && l.contains("\"ev\":\"deliver\""))
-        .filter(|l| {
-            kinds.is_empty()
-                || kinds
-                    .iter()
-                    .any(|k| l.contains(&format!("\"ev\":\"deliver\",\"what\":\"{k}\"")))
+        .filter(|e| e.node == at)
+        .filter(|e| match &e.kind {
+            EventKind::Deliver {
+                message, from: f, ..
+            } => *f == from && (kinds.is_empty() || kinds.contains(&message.as_ref())),
+            _ => false,
         })
-        .map(|l| {
-            let t = &l["{\"t\":".len()..];
-            t[..t.find(',').expect("a time")].parse().expect("a number")
-        })
+        .map(|e| e.t_ns)
         .filter(|t| *t < until_ns)
         .collect()
 }

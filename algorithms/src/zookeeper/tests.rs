@@ -263,9 +263,9 @@ fn a_partitioned_leader_steps_down_on_disconnect_or_keeps_leading_until_expired(
 // What an election record means for the recipe: it opens when the server deletes the
 // leader's node (or creates the first node of all) and closes at the next claim.
 
-use crate::testing::traced::{self, crash_leader, deliveries, Lines};
+use crate::testing::traced::{self, crash_leader, deliveries, Events};
 
-fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunReport, Lines) {
+fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunReport, Events) {
     traced::run_traced(
         members,
         info(zk, members),
@@ -276,14 +276,14 @@ fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunRepo
 
 /// The true times at which the server (process `members`) took delivery of anything from
 /// `client` before `until_ns`: every request renews the client's session.
-fn touches(lines: &Lines, members: usize, client: NodeId, until_ns: u64) -> Vec<u64> {
-    deliveries(lines, members, client, &[], until_ns)
+fn touches(events: &Events, members: usize, client: NodeId, until_ns: u64) -> Vec<u64> {
+    deliveries(events, members, client, &[], until_ns)
 }
 
 #[test]
 fn each_failover_is_one_election_from_the_servers_expiry_of_the_dead_leader_to_the_next_claim() {
     let zk = config();
-    let (report, lines) = run_traced(5, &zk, vec![crash_leader(4, 3), crash_leader(10, 3)]);
+    let (report, events) = run_traced(5, &zk, vec![crash_leader(4, 3), crash_leader(10, 3)]);
     assert!(
         report.violated_safety().is_empty(),
         "{:?}",
@@ -294,7 +294,7 @@ fn each_failover_is_one_election_from_the_servers_expiry_of_the_dead_leader_to_t
     // perfect) clock.
     traced::assert_one_election_per_failover(&report, |failover| {
         let restart_ns = failover.at_ns + 3 * S;
-        let last = *touches(&lines, 5, failover.old_leader, restart_ns)
+        let last = *touches(&events, 5, failover.old_leader, restart_ns)
             .last()
             .expect("the leader was heard");
         ((last + zk.session_timeout_ns) / zk.tick_ns + 1) * zk.tick_ns

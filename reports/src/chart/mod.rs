@@ -14,8 +14,9 @@ mod timeline;
 pub use cdf::{failover_cdf, CdfSeries, Objective};
 pub use cluster::{messages_vs_cluster_size, ScalingSeries};
 pub use sequence::{
-    sequence_diagram, sequence_diagram_of, sequence_window, SequenceRecorder, SequenceTrace,
-    SEQUENCE_MAX_ARROWS,
+    sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
+    CapturedWindows, FailoverRecorder, SequenceRecorder, SequenceTrace, Settle,
+    OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
 pub use stacked::{messages_per_election, ElectionMessages};
 pub use timeline::{leadership_timeline, LeaseWindow};

@@ -9,6 +9,7 @@ use crate::network::{Cut, UNCUT};
 use crate::process::Process;
 use crate::report::FaultRecord;
 use crate::time::{format_duration, format_signed_duration};
+use crate::trace::EventKind;
 
 impl<'t, P: Process> Sim<'t, P> {
     pub(super) fn apply_fault(&mut self, index: usize) {
@@ -30,6 +31,7 @@ impl<'t, P: Process> Sim<'t, P> {
         self.do_fault(index, &spec.action, &nodes);
         if let (Some(l), Some(term)) = (leader, leader_term) {
             if self.strikes_leader(&spec.action, &nodes, l) {
+                let closed_before = self.failovers.done.len();
                 self.failovers.open(Strike {
                     cause: format!("{} of leader {l}", spec.action.kind_name()),
                     fault_kind: spec.action.kind_name(),
@@ -39,6 +41,8 @@ impl<'t, P: Process> Sim<'t, P> {
                     heals_at_ns: self.heals_at(&spec.action, spec.heal_after_ns),
                     last_write_before_ns: self.resource.last_accepted_ns,
                 });
+                self.tell_closed_failovers(closed_before);
+                self.tell_failover_opened();
             }
         }
         self.fault_nodes[index] = nodes;
@@ -55,7 +59,7 @@ impl<'t, P: Process> Sim<'t, P> {
             }
         }
         self.faults_fired += 1;
-        self.trace_global("fault", &description);
+        self.trace_global(EventKind::Fault { description });
         self.check_quiet();
     }
 
@@ -124,7 +128,7 @@ impl<'t, P: Process> Sim<'t, P> {
     /// `node`'s clock reads again what it read before a backward jump.
     pub(super) fn on_clock_caught_up(&mut self, node: NodeId) {
         self.pending_heals -= 1;
-        self.trace_node(node, "clock_caught_up", "", None);
+        self.trace_node(node, EventKind::ClockCaughtUp);
         self.check_quiet();
     }
 
@@ -145,8 +149,10 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Duplicate(_) => self.network.restore_duplicate(),
             other => unreachable!("{} cannot heal", other.kind_name()),
         }
-        let what = self.record_mut(index).description.clone();
-        self.trace_global("heal", &what);
+        if self.tracing() {
+            let description = self.record_mut(index).description.clone();
+            self.trace_global(EventKind::Heal { description });
+        }
         self.check_quiet();
     }
 

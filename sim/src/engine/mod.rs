@@ -6,7 +6,7 @@
 
 mod faults;
 mod nodes;
-mod trace_line;
+mod trace_events;
 
 use crate::checker::Checker;
 use crate::clock::LocalClock;
@@ -25,7 +25,7 @@ use crate::report::{
 use crate::resource::Resource;
 use crate::rng::{SimRng, StreamId};
 use crate::time::{LocalNanos, Nanos};
-use crate::trace::TraceSink;
+use crate::trace::{EventKind, TraceSink};
 use std::collections::{BTreeMap, VecDeque};
 
 pub use nodes::Status;
@@ -196,8 +196,7 @@ pub struct Sim<'t, P: Process> {
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
-    trace_line: String,
-    /// Violations found since the last trace line.
+    /// Violations found since the last trace event (kept only when tracing).
     flagged: Vec<Invariant>,
 }
 
@@ -268,7 +267,6 @@ impl<'t, P: Process> Sim<'t, P> {
             quiet: false,
             trace: None,
             progress: None,
-            trace_line: String::new(),
             flagged: Vec::new(),
             config,
             info,
@@ -317,7 +315,7 @@ impl<'t, P: Process> Sim<'t, P> {
             .collect()
     }
 
-    /// Writes one JSON line per event to `sink`.
+    /// Hands every event (typed) and measurement milestone to `sink`.
     pub fn with_trace(mut self, sink: &'t mut dyn TraceSink) -> Self {
         self.trace = Some(sink);
         self
@@ -430,7 +428,7 @@ impl<'t, P: Process> Sim<'t, P> {
         if deadline <= self.config.duration_ns {
             self.push_event(deadline, EventData::LivenessDeadline);
         }
-        self.trace_global("quiet", "liveness watch starts");
+        self.trace_global(EventKind::Quiet);
     }
 
     /// The largest group of live members that can all talk to each other both ways.
@@ -473,15 +471,17 @@ impl<'t, P: Process> Sim<'t, P> {
     fn on_liveness_deadline(&mut self) {
         if let Some((group, detail)) = self.liveness.on_deadline() {
             self.checker.record_liveness(self.now, group, detail);
-            self.flagged.push(Invariant::Liveness);
+            self.flag(Some(Invariant::Liveness));
         }
-        self.trace_global("liveness_deadline", "");
+        self.trace_global(EventKind::LivenessDeadline);
     }
 
     fn finish(&mut self) -> RunReport {
         let end = self.now;
+        let closed_before = self.failovers.done.len();
         self.failovers
             .close(crate::report::FailoverOutcome::Unresolved);
+        self.tell_closed_failovers(closed_before);
         let final_leader = self.leadership.leader();
         self.leadership.finish(end);
         self.lease_windows.finish(end);

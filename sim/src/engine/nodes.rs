@@ -6,6 +6,7 @@ use crate::network::Transit;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 use crate::resource::WriteVerdict;
 use crate::time::{LocalNanos, Nanos};
+use crate::trace::{EventKind, Name};
 
 /// A process's run state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -33,11 +34,27 @@ pub(super) enum Input<M, T> {
     Workload,
 }
 
+/// What the trace event of a handler call needs of its input, taken before the handler
+/// consumes it. Plain data, so that an untraced call carries nothing that needs dropping.
+#[derive(Clone, Copy)]
+enum Call {
+    Start,
+    Message {
+        kind: usize,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    Timer(usize),
+    Restart,
+    Resign,
+    Workload,
+}
+
 impl<'t, P: Process> Sim<'t, P> {
     /// Calls one handler of `node` and applies what it asked for.
     pub(super) fn invoke(&mut self, node: NodeId, input: Input<P::Msg, P::Timer>) {
         let index = node.index();
-        let label = self.trace.is_some().then(|| Self::label(&input));
+        let call = self.tracing().then(|| Self::call(&input));
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let state = &mut self.nodes[index];
         let local = state.clock.local_at(self.now);
@@ -57,8 +74,8 @@ impl<'t, P: Process> Sim<'t, P> {
             }
         }
         self.after_handler(node, local);
-        if let Some((ev, what, from)) = label {
-            self.trace_node(node, ev, what, from);
+        if let Some(call) = call {
+            self.trace_node(node, Self::event_of(call));
         }
     }
 
@@ -72,20 +89,40 @@ impl<'t, P: Process> Sim<'t, P> {
                 .is_some_and(|since| self.now < since.saturating_add(delay))
     }
 
-    fn label(
-        input: &Input<P::Msg, P::Timer>,
-    ) -> (&'static str, &'static str, Option<(NodeId, Nanos)>) {
+    fn call(input: &Input<P::Msg, P::Timer>) -> Call {
         match input {
-            Input::Start => ("start", "", None),
-            Input::Message { from, msg, sent_ns } => (
-                "deliver",
-                P::Msg::KINDS[msg.kind()],
-                Some((*from, *sent_ns)),
-            ),
-            Input::Timer(timer) => ("timer", P::Timer::NAMES[timer.index()], None),
-            Input::Restart => ("restart", "", None),
-            Input::Resign => ("resign", "", None),
-            Input::Workload => ("workload", "", None),
+            Input::Start => Call::Start,
+            Input::Message { from, msg, sent_ns } => Call::Message {
+                kind: msg.kind(),
+                from: *from,
+                sent_ns: *sent_ns,
+            },
+            Input::Timer(timer) => Call::Timer(timer.index()),
+            Input::Restart => Call::Restart,
+            Input::Resign => Call::Resign,
+            Input::Workload => Call::Workload,
+        }
+    }
+
+    /// The trace event of a handler call.
+    fn event_of(call: Call) -> EventKind {
+        match call {
+            Call::Start => EventKind::Start,
+            Call::Message {
+                kind,
+                from,
+                sent_ns,
+            } => EventKind::Deliver {
+                message: Name::Borrowed(P::Msg::KINDS[kind]),
+                from,
+                sent_ns,
+            },
+            Call::Timer(index) => EventKind::Timer {
+                timer: Name::Borrowed(P::Timer::NAMES[index]),
+            },
+            Call::Restart => EventKind::Restart,
+            Call::Resign => EventKind::Resign,
+            Call::Workload => EventKind::Workload,
         }
     }
 
@@ -113,9 +150,8 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.outbox = effects;
         let term = self.processes[index].term();
-        if let Some(broken) = self.checker.on_term(self.now, node, term) {
-            self.flagged.push(broken);
-        }
+        let broken = self.checker.on_term(self.now, node, term);
+        self.flag(broken);
         if index < self.config.members {
             let leader = self.processes[index].known_leader();
             self.liveness.observe(self.now, node, leader);
@@ -140,9 +176,8 @@ impl<'t, P: Process> Sim<'t, P> {
             Effect::BecameLeader { term, token } => {
                 self.close_election(Some((node, term)));
                 self.leadership.claim(self.now, node, term, token);
-                if let Some(broken) = self.checker.on_claim(self.now, node, term) {
-                    self.flagged.push(broken);
-                }
+                let broken = self.checker.on_claim(self.now, node, term);
+                self.flag(broken);
                 self.failovers.on_claim(self.now, node, term);
             }
             Effect::SteppedDown => self.leadership.end(self.now, node),
@@ -167,6 +202,7 @@ impl<'t, P: Process> Sim<'t, P> {
         ) {
             let kinds = self.message_stats.len();
             let now = self.now;
+            let opened = self.open_election.is_none();
             let open = self
                 .open_election
                 .get_or_insert_with(|| super::OpenElection {
@@ -175,6 +211,9 @@ impl<'t, P: Process> Sim<'t, P> {
                     sent_by_kind: vec![0; kinds],
                 });
             open.campaigns += 1;
+            if opened {
+                self.tell_election_opened();
+            }
         }
         let c = &mut self.counters;
         match signal {
@@ -293,14 +332,30 @@ impl<'t, P: Process> Sim<'t, P> {
                 "crashed" => self.drops.crashed_receiver += 1,
                 _ => self.drops.partition += 1,
             }
-            self.trace_node(to, "drop", P::Msg::KINDS[kind], Some((from, sent_ns)));
+            let message = Name::Borrowed(P::Msg::KINDS[kind]);
+            self.trace_node(
+                to,
+                EventKind::Drop {
+                    message,
+                    from,
+                    sent_ns,
+                },
+            );
             return;
         }
         if let Status::Paused { .. } = status {
             self.nodes[to.index()]
                 .held
                 .push_back(Held::Message { from, sent_ns, msg });
-            self.trace_node(to, "held", P::Msg::KINDS[kind], Some((from, sent_ns)));
+            let message = Name::Borrowed(P::Msg::KINDS[kind]);
+            self.trace_node(
+                to,
+                EventKind::Held {
+                    message,
+                    from,
+                    sent_ns,
+                },
+            );
             return;
         }
         self.message_stats[kind].delivered += 1;
@@ -322,17 +377,26 @@ impl<'t, P: Process> Sim<'t, P> {
                 if self.resource.highest_token() == Some(token) {
                     self.highest_token_term = term;
                 }
-                if let Some(broken) = self.checker.on_accepted_write(self.now, from, token) {
-                    self.flagged.push(broken);
-                }
+                let broken = self.checker.on_accepted_write(self.now, from, token);
+                self.flag(broken);
+                let closed_before = self.failovers.done.len();
                 self.failovers.on_accepted_write(self.now, from, token);
-                self.trace_write(from, sent_ns, "write_accepted", token);
+                self.tell_closed_failovers(closed_before);
+                self.trace_write(EventKind::WriteAccepted {
+                    token,
+                    from,
+                    sent_ns,
+                });
             }
             WriteVerdict::RejectedStale { .. } => {
                 if matches!((term, self.highest_token_term), (Some(w), Some(h)) if w > h) {
                     self.counters.locked_out_writes += 1;
                 }
-                self.trace_write(from, sent_ns, "write_rejected", token)
+                self.trace_write(EventKind::WriteRejected {
+                    token,
+                    from,
+                    sent_ns,
+                })
             }
         }
     }
@@ -360,6 +424,9 @@ impl<'t, P: Process> Sim<'t, P> {
             campaigns: open.campaigns,
             messages,
         });
+        if winner.is_some() {
+            self.tell_election_decided();
+        }
     }
 
     /// The slot of timer kind `kind` of `node`.
@@ -484,7 +551,7 @@ impl<'t, P: Process> Sim<'t, P> {
             return;
         }
         state.status = Status::Up;
-        self.trace_node(node, "resume", "", None);
+        self.trace_node(node, EventKind::Resume);
         // A stalled handler's sends and timers leave now, then held events run in order.
         let deferred = std::mem::take(&mut self.nodes[node.index()].deferred);
         let local = self.nodes[node.index()].clock.local_at(self.now);
@@ -527,7 +594,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.leadership.end(self.now, node);
         self.liveness.forget(self.now, node);
-        self.trace_node(node, "crash", "", None);
+        self.trace_node(node, EventKind::Crash);
     }
 
     /// Brings a crashed `node` back with only its durable state.

@@ -8,7 +8,9 @@ use crate::network_config::Latency;
 use crate::process::{Ctx, Message, Process, TimerKind};
 use crate::report::{FailoverOutcome, LivenessVerdict, RunReport};
 use crate::time::{LocalNanos, NANOS_PER_MILLI as MS, NANOS_PER_SEC as S};
-use crate::trace::{JsonLinesWriter, TraceHasher};
+use crate::trace::{
+    parse_trace, JsonLinesWriter, Milestone, Tee, TraceEvent, TraceHasher, TraceSink,
+};
 use crate::Sim;
 
 #[derive(Clone, Debug)]
@@ -468,6 +470,98 @@ fn a_leader_crash_opens_a_failover_that_the_next_leader_closes() {
     assert_eq!(f.election_ns, Some(300 * MS));
     assert_eq!(f.outcome, FailoverOutcome::NewLeader);
     assert!(f.recovery_ns.unwrap() > 300 * MS);
+}
+
+/// Keeps every event and, as text, every milestone with its time.
+#[derive(Default)]
+struct Keep {
+    events: Vec<TraceEvent>,
+    milestones: Vec<(u64, String)>,
+}
+
+impl TraceSink for Keep {
+    fn record(&mut self, event: &TraceEvent) {
+        self.events.push(event.clone());
+    }
+
+    fn milestone(&mut self, now_ns: u64, milestone: Milestone<'_>) {
+        let text = match milestone {
+            Milestone::FailoverOpened => "failover opened".to_string(),
+            Milestone::FailoverClosed(f) => format!("failover closed {:?}", f.outcome),
+            Milestone::ElectionOpened => "election opened".to_string(),
+            Milestone::ElectionDecided(e) => format!("election decided at {:?}", e.decided_ns),
+        };
+        self.milestones.push((now_ns, text));
+    }
+}
+
+#[test]
+fn a_sink_hears_failovers_and_elections_open_and_close_as_the_report_has_them() {
+    let mut c = config(3, 3 * S);
+    c.write_every_ns = 100 * MS;
+    c.faults = vec![
+        fault(500 * MS, FaultAction::Crash(Target::Leader)),
+        fault(2 * S, FaultAction::Crash(Target::Leader)),
+    ];
+    let campaigner = Toy {
+        campaign_after_ns: Some(600 * MS),
+        ..Toy::claims(800 * MS, 2)
+    };
+    let procs = vec![Toy::claims(10 * MS, 1), campaigner, Toy::default()];
+    let mut keep = Keep::default();
+    let report = Sim::new(c, info(3), procs).with_trace(&mut keep).run();
+    let [first, second] = &report.failovers[..] else {
+        panic!("two failovers: {:#?}", report.failovers);
+    };
+    let recovered_ns = first.at_ns + first.recovery_ns.expect("node 1 took over and wrote");
+    let decided_ns = report.elections[0].decided_ns;
+    let expected = vec![
+        (500 * MS, "failover opened".to_string()),
+        (600 * MS, "election opened".to_string()),
+        (800 * MS, format!("election decided at {decided_ns:?}")),
+        (recovered_ns, "failover closed NewLeader".to_string()),
+        (2 * S, "failover opened".to_string()),
+        (3 * S, "failover closed Unresolved".to_string()),
+    ];
+    assert_eq!(keep.milestones, expected);
+    assert_eq!(second.outcome, FailoverOutcome::Unresolved);
+    assert_eq!(decided_ns, Some(800 * MS));
+}
+
+#[test]
+fn the_json_trace_parses_back_to_the_typed_events_the_sink_saw() {
+    let mut c = config(3, 2 * S);
+    c.write_every_ns = 100 * MS;
+    c.network.default.latency = Latency::Uniform(MS, 10 * MS);
+    c.faults = vec![
+        fault(300 * MS, FaultAction::Pause(Target::Node(1), 50 * MS)),
+        fault(500 * MS, FaultAction::Crash(Target::Leader)),
+    ];
+    let procs = vec![
+        Toy::claims(10 * MS, 1),
+        Toy::claims(800 * MS, 2),
+        Toy::pinger(20 * MS),
+    ];
+    let (mut keep, mut writer) = (Keep::default(), JsonLinesWriter::new(Vec::new()));
+    Sim::new(c, info(3), procs)
+        .with_trace(&mut Tee(&mut keep, &mut writer))
+        .run();
+    let text = String::from_utf8(writer.into_inner()).unwrap();
+    let parsed = parse_trace(&text).expect("the engine's trace parses");
+    assert_eq!(parsed, keep.events);
+    for kind in [
+        "deliver",
+        "held",
+        "crash",
+        "fault",
+        "write_accepted",
+        "quiet",
+    ] {
+        assert!(
+            keep.events.iter().any(|e| e.kind.name() == kind),
+            "no {kind} event"
+        );
+    }
 }
 
 #[test]

@@ -4,8 +4,7 @@
 //! by the length of the run, so `run --plot` of a four-hour run keeps no more than of a
 //! minute's.
 
-use crate::trace::{parse_trace_line, TraceEvent, TraceParseError};
-use splitbrain_sim::{Nanos, TraceSink};
+use splitbrain_sim::{EventKind, Nanos, TraceEvent, TraceSink};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A process's state replayed from the events before a window.
@@ -18,10 +17,10 @@ pub(super) struct LaneState {
 
 impl LaneState {
     /// Folds in one event at this process (the replay of the state before the window).
-    fn apply(&mut self, e: &TraceEvent) {
-        match e.ev.as_str() {
-            "crash" => self.down = true,
-            "restart" => self.down = false,
+    pub(super) fn apply(&mut self, e: &TraceEvent) {
+        match e.kind {
+            EventKind::Crash => self.down = true,
+            EventKind::Restart => self.down = false,
             _ => {}
         }
         // Read only for members and services: a resource's lane shows `fenced`.
@@ -46,7 +45,7 @@ pub struct SequenceTrace {
 }
 
 impl SequenceTrace {
-    fn new(from_ns: Nanos, to_ns: Nanos) -> Self {
+    pub(super) fn new(from_ns: Nanos, to_ns: Nanos) -> Self {
         Self {
             from_ns: from_ns.min(to_ns),
             to_ns: to_ns.max(from_ns),
@@ -59,27 +58,53 @@ impl SequenceTrace {
         self.events.len()
     }
 
-    fn observe(&mut self, e: &TraceEvent) {
-        if e.t < self.from_ns {
+    /// Folds in one event: before the window, into the lanes' states; inside, kept.
+    pub(super) fn observe(&mut self, e: &TraceEvent) {
+        if e.t_ns < self.from_ns {
             if let Some(id) = e.node {
-                self.before.entry(id).or_default().apply(e);
+                self.before.entry(id.0).or_default().apply(e);
             }
-        } else if e.t <= self.to_ns {
+        } else if e.t_ns <= self.to_ns {
             self.events.push(e.clone());
         }
     }
 }
 
+/// The processes of a trace (one lifeline each) and which of them is the fenced resource,
+/// gathered from every event.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Lifelines {
+    pub ids: BTreeSet<u32>,
+    pub resources: BTreeSet<u32>,
+}
+
+impl Lifelines {
+    /// Folds in one event.
+    pub fn observe(&mut self, e: &TraceEvent) {
+        let sender = e.kind.sender().map(|(from, _)| from.0);
+        self.ids
+            .extend(e.node.map(|n| n.0).into_iter().chain(sender));
+        if e.kind.is_write() {
+            self.resources.extend(e.node.map(|n| n.0));
+        }
+    }
+
+    /// `window` with these lifelines.
+    pub fn complete(&self, window: SequenceTrace) -> SequenceTrace {
+        SequenceTrace {
+            ids: self.ids.clone(),
+            resources: self.resources.clone(),
+            ..window
+        }
+    }
+}
+
 /// A [`TraceSink`] that keeps, for each of a few windows given up front, only what the
-/// sequence diagram of that window draws. Lines that are not trace events are an error,
-/// returned by [`SequenceRecorder::finish_windows`].
+/// sequence diagram of that window draws.
 #[derive(Debug, Default)]
 pub struct SequenceRecorder {
-    ids: BTreeSet<u32>,
-    resources: BTreeSet<u32>,
+    lifelines: Lifelines,
     windows: Vec<SequenceTrace>,
-    lines: usize,
-    error: Option<TraceParseError>,
 }
 
 impl SequenceRecorder {
@@ -96,47 +121,24 @@ impl SequenceRecorder {
 
     /// Folds in one event.
     pub fn observe(&mut self, e: &TraceEvent) {
-        self.ids.extend(e.node.into_iter().chain(e.from));
-        if e.ev.starts_with("write_") {
-            self.resources.extend(e.node);
-        }
+        self.lifelines.observe(e);
         for window in &mut self.windows {
             window.observe(e);
         }
     }
 
-    /// The windows, in the order given; the first line that was no trace event is an error.
-    pub fn finish_windows(self) -> Result<Vec<SequenceTrace>, TraceParseError> {
-        if let Some(e) = self.error {
-            return Err(e);
-        }
-        let (ids, resources) = (self.ids, self.resources);
-        Ok(self
-            .windows
+    /// The windows, in the order given.
+    pub fn finish_windows(self) -> Vec<SequenceTrace> {
+        let lifelines = self.lifelines;
+        self.windows
             .into_iter()
-            .map(|w| SequenceTrace {
-                ids: ids.clone(),
-                resources: resources.clone(),
-                ..w
-            })
-            .collect())
+            .map(|w| lifelines.complete(w))
+            .collect()
     }
 }
 
 impl TraceSink for SequenceRecorder {
-    fn record(&mut self, line: &str) {
-        self.lines += 1;
-        if self.error.is_some() || line.trim().is_empty() {
-            return;
-        }
-        match parse_trace_line(line) {
-            Ok(e) => self.observe(&e),
-            Err(e) => {
-                self.error = Some(TraceParseError {
-                    line: self.lines,
-                    message: e.message,
-                })
-            }
-        }
+    fn record(&mut self, event: &TraceEvent) {
+        self.observe(event);
     }
 }

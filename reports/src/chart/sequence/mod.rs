@@ -2,18 +2,22 @@
 //! This module replays the trace into lanes, arrows and markers; `figure` draws them on a
 //! time axis (`time_axis`) that gives bursts of messages the room.
 
+mod around;
 mod capture;
 mod figure;
 mod time_axis;
 
+pub use around::{
+    AroundFailovers, CapturedWindow, CapturedWindows, FailoverRecorder, Settle,
+    OPEN_WINDOW_BUDGET_EVENTS,
+};
 pub use capture::{SequenceRecorder, SequenceTrace};
 
 use super::{render, Chart, ChartError};
 use crate::table::{Cell, DataTable};
-use crate::trace::TraceEvent;
 use figure::SequenceFigure;
 use plotters::style::RGBColor;
-use splitbrain_sim::{Nanos, NANOS_PER_MILLI};
+use splitbrain_sim::{EventKind, Nanos, TraceEvent, NANOS_PER_MILLI};
 
 /// At most this many message arrows are drawn; the chart says so when it leaves some out.
 pub const SEQUENCE_MAX_ARROWS: usize = 150;
@@ -23,11 +27,15 @@ const ARROW_LABEL_PX: u32 = 14;
 const HEAL: RGBColor = RGBColor(46, 125, 50);
 const WRITE: RGBColor = RGBColor(150, 150, 150);
 
-/// A window around a failover for [`sequence_diagram`]: from 50 ms before the fault to a
-/// little after it settled (the new leader's first accepted write): 100 ms or a fifth of
-/// the failover, whichever is longer; one second after the fault when it never settled.
+/// How long before a failover its sequence diagram starts.
+pub const SEQUENCE_LOOKBACK_NS: Nanos = 50 * NANOS_PER_MILLI;
+
+/// A window around a failover for [`sequence_diagram`]: from [`SEQUENCE_LOOKBACK_NS`] (50 ms)
+/// before the fault to a little after it settled (the new leader's first accepted write):
+/// 100 ms or a fifth of the failover, whichever is longer; one second after the fault when
+/// it never settled.
 pub fn sequence_window(fault_at_ns: Nanos, settled_at_ns: Option<Nanos>) -> (Nanos, Nanos) {
-    let from = fault_at_ns.saturating_sub(50 * NANOS_PER_MILLI);
+    let from = fault_at_ns.saturating_sub(SEQUENCE_LOOKBACK_NS);
     let to = match settled_at_ns {
         Some(s) if s > fault_at_ns => s + (100 * NANOS_PER_MILLI).max((s - fault_at_ns) / 5),
         _ => fault_at_ns + 1000 * NANOS_PER_MILLI,
@@ -48,15 +56,25 @@ enum Fate {
 }
 
 impl Fate {
-    fn of(ev: &str) -> Option<Self> {
-        Some(match ev {
-            "deliver" => Fate::Delivered,
-            "held" => Fate::Held,
-            "drop" => Fate::Dropped,
-            "write_accepted" => Fate::WriteAccepted,
-            "write_rejected" => Fate::WriteRejected,
+    fn of(kind: &EventKind) -> Option<Self> {
+        Some(match kind {
+            EventKind::Deliver { .. } => Fate::Delivered,
+            EventKind::Held { .. } => Fate::Held,
+            EventKind::Drop { .. } => Fate::Dropped,
+            EventKind::WriteAccepted { .. } => Fate::WriteAccepted,
+            EventKind::WriteRejected { .. } => Fate::WriteRejected,
             _ => return None,
         })
+    }
+}
+
+/// The message type of a message event.
+fn message_of(kind: &EventKind) -> &str {
+    match kind {
+        EventKind::Deliver { message, .. }
+        | EventKind::Held { message, .. }
+        | EventKind::Drop { message, .. } => message,
+        _ => "",
     }
 }
 
@@ -124,7 +142,6 @@ pub fn sequence_diagram(
     }
     let window = recorder
         .finish_windows()
-        .expect("events already parsed")
         .pop()
         .expect("one window asked, one given");
     sequence_diagram_of(name, title, &window, node_names)
@@ -187,16 +204,16 @@ pub fn sequence_diagram_of(
     let mut rules = Vec::new();
     let mut down_since: Vec<Option<Nanos>> = down.iter().map(|&d| d.then_some(from_ns)).collect();
     for e in &window.events {
-        let Some(id) = e.node else {
-            match e.ev.as_str() {
-                "fault" => rules.push(Rule {
-                    at: e.t,
-                    text: &e.what,
+        let Some(id) = e.node.map(|n| n.0) else {
+            match &e.kind {
+                EventKind::Fault { description } => rules.push(Rule {
+                    at: e.t_ns,
+                    text: description,
                     heal: false,
                 }),
-                "heal" => rules.push(Rule {
-                    at: e.t,
-                    text: &e.what,
+                EventKind::Heal { description } => rules.push(Rule {
+                    at: e.t_ns,
+                    text: description,
                     heal: true,
                 }),
                 _ => {}
@@ -204,18 +221,18 @@ pub fn sequence_diagram_of(
             continue;
         };
         let lane = lane_of(id);
-        if let (Some(fate), Some(from), Some(sent)) = (Fate::of(&e.ev), e.from, e.sent) {
+        if let (Some(fate), Some((from, sent))) = (Fate::of(&e.kind), e.kind.sender()) {
             if sent >= from_ns {
                 let kind = if resources.contains(&id) {
                     "write"
                 } else {
-                    &e.what
+                    message_of(&e.kind)
                 };
                 arrows.push(Arrow {
-                    from: lane_of(from),
+                    from: lane_of(from.0),
                     to: lane,
                     sent,
-                    at: e.t,
+                    at: e.t_ns,
                     kind,
                     fate,
                 });
@@ -224,30 +241,30 @@ pub fn sequence_diagram_of(
         let mut mark = |kind| {
             markers.push(Marker {
                 lane,
-                at: e.t,
+                at: e.t_ns,
                 kind,
             })
         };
-        match e.ev.as_str() {
-            "crash" => {
+        match e.kind {
+            EventKind::Crash => {
                 mark(MarkKind::Crash);
-                down_since[lane] = Some(e.t);
+                down_since[lane] = Some(e.t_ns);
             }
-            "restart" => {
+            EventKind::Restart => {
                 mark(MarkKind::Restart);
                 if let Some(since) = down_since[lane].take() {
-                    lanes[lane].down.push((since, e.t));
+                    lanes[lane].down.push((since, e.t_ns));
                 }
             }
             _ => {}
         }
         if e.broke_invariant() {
-            mark(MarkKind::Broke(e.check.clone()));
+            mark(MarkKind::Broke(e.broken.to_string()));
         }
         if !resources.contains(&id) {
             match (leader[lane], e.leader) {
                 (false, true) => mark(MarkKind::Leads(e.term.unwrap_or(0))),
-                (true, false) if e.ev != "crash" => mark(MarkKind::StepsDown),
+                (true, false) if !matches!(e.kind, EventKind::Crash) => mark(MarkKind::StepsDown),
                 _ => {
                     if let (Some(old), Some(new)) = (term[lane], e.term) {
                         if new != old && !e.leader {

@@ -1,0 +1,197 @@
+//! The trace's vocabulary: one typed value per event the engine handled. The engine builds
+//! them only when a sink is attached; JSON Lines ([`super::json`]) is one rendering of them.
+
+use crate::ids::NodeId;
+use crate::invariant::Invariant;
+use crate::time::{LocalNanos, Nanos};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A message type or timer name. The engine hands out the algorithm's own names
+/// ([`crate::Message::KINDS`], [`crate::TimerKind::NAMES`]) without copying them; a trace
+/// read back from a file owns its names.
+pub type Name = Cow<'static, str>;
+
+/// What the `quiet` event says in the `what` column (docs/trace-format.md).
+pub const QUIET_WHAT: &str = "liveness watch starts";
+
+/// One event as the engine handled it (the columns of docs/trace-format.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// True time in nanoseconds since the start of the run.
+    pub t_ns: Nanos,
+    /// The process the event happened at; `None` for run-wide events (faults, heals,
+    /// liveness).
+    pub node: Option<NodeId>,
+    /// That process's own clock reading (may be negative after a backward jump); `None` for
+    /// the resource and run-wide events.
+    pub local_ns: Option<LocalNanos>,
+    /// What happened.
+    pub kind: EventKind,
+    /// The process's term or epoch after the event; `None` for the resource and run-wide
+    /// events.
+    pub term: Option<u64>,
+    /// Whether the process believes it leads after the event.
+    pub leader: bool,
+    /// The invariants the checker found broken at this event (empty: `ok`).
+    pub broken: Broken,
+}
+
+impl TraceEvent {
+    /// Whether the checker found a broken invariant at this event.
+    pub fn broke_invariant(&self) -> bool {
+        !self.broken.is_empty()
+    }
+}
+
+/// The event kinds (`ev` in docs/trace-format.md), with what each carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// The process started (true time 0).
+    Start,
+    /// A message was handled.
+    Deliver {
+        message: Name,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    /// A timer fired and was handled.
+    Timer { timer: Name },
+    /// The write tick: the node was asked whether it leads and wrote if so.
+    Workload,
+    /// A message arrived while the node was paused; it is handled at resume.
+    Held {
+        message: Name,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    /// A message in flight was dropped on arrival (receiver crashed, or a partition began).
+    Drop {
+        message: Name,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    /// A pause or stall ended.
+    Resume,
+    /// The process stopped.
+    Crash,
+    /// The process came back with only its durable state.
+    Restart,
+    /// A planned handover was asked of the process.
+    Resign,
+    /// The resource accepted a write of `token` from `from`.
+    WriteAccepted {
+        token: u64,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    /// The resource's fencing refused a stale `token` from `from`.
+    WriteRejected {
+        token: u64,
+        from: NodeId,
+        sent_ns: Nanos,
+    },
+    /// A scheduled fault fired; `description` names its resolved targets.
+    Fault { description: String },
+    /// A fault was undone.
+    Heal { description: String },
+    /// The node's clock reads again what it read before a backward jump.
+    ClockCaughtUp,
+    /// Every fault has fired and healed: the liveness watch starts.
+    Quiet,
+    /// The liveness bound ran out.
+    LivenessDeadline,
+}
+
+impl EventKind {
+    /// The stable name (the `ev` column).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::Start => "start",
+            EventKind::Deliver { .. } => "deliver",
+            EventKind::Timer { .. } => "timer",
+            EventKind::Workload => "workload",
+            EventKind::Held { .. } => "held",
+            EventKind::Drop { .. } => "drop",
+            EventKind::Resume => "resume",
+            EventKind::Crash => "crash",
+            EventKind::Restart => "restart",
+            EventKind::Resign => "resign",
+            EventKind::WriteAccepted { .. } => "write_accepted",
+            EventKind::WriteRejected { .. } => "write_rejected",
+            EventKind::Fault { .. } => "fault",
+            EventKind::Heal { .. } => "heal",
+            EventKind::ClockCaughtUp => "clock_caught_up",
+            EventKind::Quiet => "quiet",
+            EventKind::LivenessDeadline => "liveness_deadline",
+        }
+    }
+
+    /// The sender and send time of a message event or a write (`from`, `sent`).
+    pub fn sender(&self) -> Option<(NodeId, Nanos)> {
+        match self {
+            EventKind::Deliver { from, sent_ns, .. }
+            | EventKind::Held { from, sent_ns, .. }
+            | EventKind::Drop { from, sent_ns, .. }
+            | EventKind::WriteAccepted { from, sent_ns, .. }
+            | EventKind::WriteRejected { from, sent_ns, .. } => Some((*from, *sent_ns)),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a write reaching the resource.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            EventKind::WriteAccepted { .. } | EventKind::WriteRejected { .. }
+        )
+    }
+}
+
+/// The invariants one event broke, in the order the checker flagged them (the `check`
+/// column). Almost always empty; a flag can repeat (two claims of one term in one handler
+/// each break election safety), and the trace keeps every one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Broken(Vec<Invariant>);
+
+impl Broken {
+    /// Whether nothing broke.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The flags, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Invariant> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Whether `invariant` is among them.
+    pub fn contains(&self, invariant: Invariant) -> bool {
+        self.0.contains(&invariant)
+    }
+}
+
+impl From<Vec<Invariant>> for Broken {
+    fn from(flags: Vec<Invariant>) -> Self {
+        Self(flags)
+    }
+}
+
+impl FromIterator<Invariant> for Broken {
+    fn from_iter<I: IntoIterator<Item = Invariant>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+/// The comma-separated names (empty when nothing broke; the JSON rendering writes `ok`).
+impl fmt::Display for Broken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, invariant) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(invariant.name())?;
+        }
+        Ok(())
+    }
+}
