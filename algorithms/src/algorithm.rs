@@ -113,7 +113,10 @@ pub trait SettingError: std::error::Error + Clone + PartialEq + Send + Sync + 's
 /// in a scenario (`election_timeout`), or empty for the algorithm as a whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem<E> {
+    /// The setting to change, as named under `algorithm` in a scenario; empty for the
+    /// algorithm as a whole.
     pub field: &'static str,
+    /// The rule it broke.
     pub error: E,
 }
 
@@ -140,6 +143,7 @@ pub struct Knob {
     /// The name after `--param` (`heartbeat`); the same knob name means the same idea in every
     /// algorithm that has it.
     pub name: &'static str,
+    /// Whether `--param` takes one duration or a range of them.
     pub shape: KnobShape,
     /// An example value, for help texts (`50ms`).
     pub example: &'static str,
@@ -157,7 +161,10 @@ pub enum KnobShape {
 /// One value of a knob.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum KnobValue {
+    /// A value of a [`KnobShape::Duration`] knob, in nanoseconds.
     Duration(Nanos),
+    /// A value of a [`KnobShape::DurationRange`] knob: its lower and upper end, in
+    /// nanoseconds.
     Range(Nanos, Nanos),
 }
 

@@ -1,7 +1,9 @@
 //! Leader-election algorithms for splitbrain, one module each, as pure state machines on the
 //! engine's [`splitbrain_sim::Process`] API. The engine knows none of them; each implements
-//! [`Algorithm`] in its own module and is registered by one line in [`registry!`] below:
+//! [`Algorithm`] in its own module and is registered by one line in `registry!` below:
 //! nothing else in the workspace names an algorithm.
+
+#![warn(missing_docs)]
 
 pub mod algorithm;
 pub mod bully;
@@ -34,19 +36,32 @@ macro_rules! registry {
         #[derive(Debug, Deserialize, Serialize)]
         #[serde(rename = "algorithm")]
         pub enum AlgorithmSettings {
-            $($variant(<$alg as Algorithm>::Settings),)+
+            $(
+                #[doc = concat!(
+                    "The settings of [`", stringify!($alg), "`]: `algorithm: ",
+                    stringify!($variant), "(...)` in a scenario."
+                )]
+                $variant(<$alg as Algorithm>::Settings),
+            )+
         }
 
         /// A validated algorithm choice with its settings.
         #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
         pub enum AlgorithmConfig {
-            $($variant(<$alg as Algorithm>::Config),)+
+            $(
+                #[doc = concat!("[`", stringify!($alg), "`] with its validated configuration.")]
+                $variant(<$alg as Algorithm>::Config),
+            )+
         }
 
         /// A rule an algorithm's settings broke.
         #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
         pub enum AlgorithmError {
-            $(#[error(transparent)] $variant(<$alg as Algorithm>::Error),)+
+            $(
+                #[doc = concat!("A rule the settings of [`", stringify!($alg), "`] broke.")]
+                #[error(transparent)]
+                $variant(<$alg as Algorithm>::Error),
+            )+
         }
 
         /// Every algorithm, in the order `list` shows them.
@@ -193,6 +208,7 @@ pub struct AlgorithmEntry {
     pub scenario_name: &'static str,
     /// Other names the command line accepts.
     pub aliases: &'static [&'static str],
+    /// One line for `splitbrain list`: what is modeled, and the broken variants.
     pub summary: &'static str,
     /// Whether it models a coordination service (the `Service` process).
     pub has_service: bool,

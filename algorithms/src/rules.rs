@@ -14,24 +14,37 @@ pub(crate) fn dur(ns: &u64) -> String {
 /// A rule that several algorithms' settings share.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum CommonRule {
+    /// A heartbeat interval of zero: the leader's heartbeat timer would fire again at the same
+    /// instant, for ever.
     #[error("the heartbeat interval must be longer than zero")]
     ZeroHeartbeat,
+    /// A failure timeout no longer than the heartbeat interval: followers would suspect a
+    /// live leader between two of its heartbeats.
     #[error(
         "the failure timeout ({}) must be longer than the heartbeat ({})",
         dur(.failure_timeout_ns),
         dur(.heartbeat_ns)
     )]
     FailureTimeoutNotAboveHeartbeat {
+        /// The failure timeout, in nanoseconds of local time.
         failure_timeout_ns: u64,
+        /// The heartbeat interval, in nanoseconds of local time.
         heartbeat_ns: u64,
     },
+    /// A timing longer than [`MAX_TIMING_NS`] (a day).
     #[error("the timing {} is longer than a day", dur(.ns))]
-    TimingTooLong { ns: u64 },
+    TimingTooLong {
+        /// The timing, in nanoseconds.
+        ns: u64,
+    },
     /// A knob the algorithm does not have, or a value of the wrong shape: callers pass only
     /// knobs from `Algorithm::KNOBS` with values of their shape, so this is never shown to a
     /// user, but it names the mistake instead of panicking.
     #[error("`{knob}` is not a knob of this algorithm, or not of this shape")]
-    UnknownKnob { knob: String },
+    UnknownKnob {
+        /// The knob name as passed.
+        knob: String,
+    },
 }
 
 impl SettingError for CommonRule {

@@ -10,9 +10,13 @@ use std::collections::BTreeMap;
 /// The first occurrence of a broken invariant, and how often it broke.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
+    /// The invariant that broke.
     pub invariant: Invariant,
+    /// True time of its first break.
     pub at_ns: Nanos,
+    /// The nodes involved in the first break (the two claimants, the writer, ...).
     pub nodes: Vec<NodeId>,
+    /// What happened, for people: `n0 and n2 both claimed leadership of term 3`.
     pub detail: String,
     /// How many times it broke during the run.
     pub count: u64,
@@ -32,7 +36,7 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn new(processes: usize) -> Self {
+    pub(crate) fn new(processes: usize) -> Self {
         Self {
             last_term: vec![0; processes],
             ..Self::default()

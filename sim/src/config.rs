@@ -21,15 +21,20 @@ pub struct ClockConfig {
 /// An explicit clock: drift and initial offset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FixedClock {
+    /// How much faster than true time the clock runs, in parts per million (negative: slower).
     pub drift_ppm: i64,
+    /// The clock's reading at true time zero.
     pub offset_ns: LocalNanos,
 }
 
 /// One member's explicit clock.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NodeClock {
+    /// The member's index.
     pub node: u32,
+    /// How much faster than true time the clock runs, in parts per million (negative: slower).
     pub drift_ppm: i64,
+    /// The clock's reading at true time zero.
     pub offset_ns: LocalNanos,
 }
 
@@ -47,11 +52,15 @@ pub struct AlgorithmInfo {
 /// The whole configuration of one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SimConfig {
+    /// The root seed every random stream of the run derives from.
     pub seed: u64,
+    /// How much true time the run simulates.
     pub duration_ns: Nanos,
     /// Election members are the ids `0..members`; further processes are services.
     pub members: usize,
+    /// Latency, loss and duplication, by default and per link.
     pub network: crate::network_config::NetworkConfig,
+    /// The processes' clocks: random drift and offset bounds, and explicit clocks.
     pub clocks: ClockConfig,
     /// How often the leader writes to the resource, by its own clock; 0 disables writes.
     pub write_every_ns: Nanos,
@@ -60,6 +69,7 @@ pub struct SimConfig {
     /// A new leader's start-up time (loading state, warming caches) before it serves: its
     /// workload writes nothing for this long after its claim, by true time.
     pub startup_delay_ns: Nanos,
+    /// The scheduled faults.
     pub faults: Vec<FaultSpec>,
     /// Liveness: a leader must appear within this long after the last fault heals.
     /// `None` means ten times the algorithm's failure-detection time.

@@ -37,28 +37,65 @@ pub const SIGNED_DURATION_HINT: &str =
 /// Why a duration string was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum DurationError {
+    /// The string is empty (`""`).
     #[error("empty duration")]
     Empty,
+    /// A number ends the string without a unit (`"150"`).
     #[error("missing unit after `{number}`")]
-    MissingUnit { number: String },
+    MissingUnit {
+        /// The number as written.
+        number: String,
+    },
+    /// A unit that is none of `h`, `m`, `s`, `ms`, `us`, `µs`, `ns` (`"3sec"`).
     #[error("unknown unit `{unit}`")]
-    UnknownUnit { unit: String },
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+    },
+    /// A unit without a number before it (`"ms"`).
     #[error("missing number before `{unit}`")]
-    MissingNumber { unit: String },
+    MissingNumber {
+        /// The unit as written.
+        unit: String,
+    },
+    /// A number with an empty part or two points (`".5s"`, `"1.s"`, `"1.2.3s"`).
     #[error("malformed number `{number}`")]
-    MalformedNumber { number: String },
+    MalformedNumber {
+        /// The number as written.
+        number: String,
+    },
+    /// A character that is neither a digit, a point nor a letter (`"1s 500ms"`).
     #[error("unexpected character `{found}`")]
-    UnexpectedChar { found: char },
+    UnexpectedChar {
+        /// The character.
+        found: char,
+    },
+    /// A `-` on a duration that cannot be negative.
     #[error("negative duration (only clock jumps take a sign)")]
     Negative,
+    /// A `+` on a duration that takes no sign.
     #[error("a `+` sign is only allowed in clock jumps")]
     UnexpectedSign,
+    /// A unit no smaller than the one before it (`"500ms1s"`, `"1s1s"`).
     #[error("unit `{unit}` comes after `{previous}`: units go from largest to smallest")]
-    UnitsOutOfOrder { unit: String, previous: String },
+    UnitsOutOfOrder {
+        /// The unit out of order.
+        unit: String,
+        /// The unit before it.
+        previous: String,
+    },
+    /// A fraction finer than a nanosecond (`"1.5ns"`).
     #[error("`{component}` is not a whole number of nanoseconds")]
-    NotWholeNanoseconds { component: String },
+    NotWholeNanoseconds {
+        /// The component (number and unit) as written.
+        component: String,
+    },
+    /// More nanoseconds than the target type holds.
     #[error("duration too long (the longest is {max})")]
-    Overflow { max: String },
+    Overflow {
+        /// The longest duration, written as a duration string.
+        max: String,
+    },
 }
 
 /// Parses an unsigned duration into nanoseconds: `"150ms"`, `"2s"`, `"1m30s"`, `"1.5s"`, `"0s"`.
@@ -252,11 +289,13 @@ fn exact_decimal(value: u64, unit: u64) -> String {
 
 /// What a duration field expects, in type errors.
 pub const DURATION_EXPECTED: &str = "a duration string such as \"150ms\"";
+/// What a signed duration field expects, in type errors.
 pub const SIGNED_DURATION_EXPECTED: &str = "a duration string such as \"-3s\"";
 
 /// Prefixes of the serde custom messages that carry a bad duration's text to the error
 /// converter, which re-parses it into a structured [`DurationError`].
 pub const DURATION_MARKER: &str = "\u{0}splitbrain-duration\u{0}";
+/// The prefix of the serde custom message that carries a bad signed duration's text.
 pub const SIGNED_DURATION_MARKER: &str = "\u{0}splitbrain-signed-duration\u{0}";
 
 /// An unsigned duration read from a RON string, in nanoseconds.

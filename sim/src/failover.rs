@@ -20,18 +20,18 @@ struct Open {
 #[derive(Debug, Default)]
 pub struct FailoverTracker {
     open: Option<Open>,
-    pub done: Vec<Failover>,
+    pub(crate) done: Vec<Failover>,
 }
 
 /// What struck the leader.
 pub struct Strike {
-    pub cause: String,
-    pub fault_kind: &'static str,
-    pub at_ns: Nanos,
-    pub leader: NodeId,
-    pub term: u64,
-    pub heals_at_ns: Option<Nanos>,
-    pub last_write_before_ns: Option<Nanos>,
+    pub(crate) cause: String,
+    pub(crate) fault_kind: &'static str,
+    pub(crate) at_ns: Nanos,
+    pub(crate) leader: NodeId,
+    pub(crate) term: u64,
+    pub(crate) heals_at_ns: Option<Nanos>,
+    pub(crate) last_write_before_ns: Option<Nanos>,
 }
 
 impl FailoverTracker {

@@ -35,7 +35,12 @@ pub enum PartitionShape {
     /// The target plus enough others for a minority of `(n - 1) / 2`, against the majority.
     MajorityMinority(Target),
     /// Messages from `from` to `to` are lost; the other direction still works (asymmetric).
-    OneWay { from: Target, to: Target },
+    OneWay {
+        /// The senders whose messages are lost.
+        from: Target,
+        /// The receivers those messages were for.
+        to: Target,
+    },
     /// The single link between two nodes is cut both ways; every other link works.
     CutLink(Target, Target),
     /// The others split into two halves that cannot talk; the target talks to both.
@@ -145,7 +150,9 @@ impl FaultAction {
 /// One scheduled fault.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FaultSpec {
+    /// True time the fault fires.
     pub at_ns: Nanos,
+    /// What it does, and to whom.
     pub action: FaultAction,
     /// Undo the fault this long after it struck (restart, heal, restore).
     pub heal_after_ns: Option<Nanos>,

@@ -16,14 +16,14 @@ pub struct Leadership {
     belief: Vec<Option<Belief>>,
     believers: usize,
     overlap_since_ns: Option<Nanos>,
-    pub overlap_ns: Nanos,
-    pub claims: Vec<TermRecord>,
-    pub spans: Vec<LeadershipSpan>,
-    pub leader_changes: u64,
+    pub(crate) overlap_ns: Nanos,
+    pub(crate) claims: Vec<TermRecord>,
+    pub(crate) spans: Vec<LeadershipSpan>,
+    pub(crate) leader_changes: u64,
 }
 
 impl Leadership {
-    pub fn new(processes: usize) -> Self {
+    pub(crate) fn new(processes: usize) -> Self {
         Self {
             belief: vec![None; processes],
             believers: 0,

@@ -10,11 +10,11 @@ use crate::time::Nanos;
 #[derive(Debug)]
 pub struct LeaseWindows {
     open: Vec<(u32, Nanos)>,
-    pub spans: Vec<LeaseSpan>,
+    pub(crate) spans: Vec<LeaseSpan>,
 }
 
 impl LeaseWindows {
-    pub fn new(processes: usize) -> Self {
+    pub(crate) fn new(processes: usize) -> Self {
         Self {
             open: vec![(0, 0); processes],
             spans: Vec::new(),

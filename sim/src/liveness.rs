@@ -23,15 +23,15 @@ enum Phase {
 /// Watches for a recognised leader after the last fault.
 #[derive(Debug)]
 pub struct LivenessMonitor {
-    pub quiet_from_ns: Nanos,
-    pub bound_ns: Nanos,
+    pub(crate) quiet_from_ns: Nanos,
+    pub(crate) bound_ns: Nanos,
     /// The leader each member recognises, updated after each of its handlers.
     recognised: Vec<Option<NodeId>>,
     phase: Phase,
 }
 
 impl LivenessMonitor {
-    pub fn new(members: usize, bound_ns: Nanos) -> Self {
+    pub(crate) fn new(members: usize, bound_ns: Nanos) -> Self {
         Self {
             quiet_from_ns: 0,
             bound_ns,

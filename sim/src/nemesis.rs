@@ -15,18 +15,34 @@ use serde::Serialize;
 /// A kind of fault the nemesis may inject.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum NemesisKind {
+    /// [`FaultAction::Crash`] of a node, restarted after the fault's duration.
     Crash,
+    /// [`FaultAction::Pause`] of a node for the fault's duration.
     Pause,
+    /// [`FaultAction::Stall`] of a node for the fault's duration.
     Stall,
+    /// [`PartitionShape::Isolate`]: one node cut off from everyone, then healed.
     Isolate,
+    /// [`PartitionShape::MajorityMinority`]: a minority around one node against the rest.
     MajorityMinority,
+    /// [`PartitionShape::OneWay`]: one node's messages to everyone lost, the other way open.
     OneWay,
+    /// [`PartitionShape::CutLink`]: the link between one node and a follower cut.
     CutLink,
+    /// [`PartitionShape::Bridge`]: two halves that talk only through one random node.
     Bridge,
+    /// [`FaultAction::Loss`] on every link, up to [`NemesisConfig::max_loss_ppm`].
     LossBurst,
+    /// [`FaultAction::Duplicate`] on every link, up to [`NemesisConfig::max_loss_ppm`]
+    /// (the same bound as loss).
     Duplicate,
+    /// [`FaultAction::ClockJump`] of a node's clock, up to
+    /// [`NemesisConfig::max_clock_jump_ns`] either way.
     ClockJump,
+    /// [`FaultAction::ClockDrift`] of a node's clock, up to [`NemesisConfig::max_drift_ppm`]
+    /// either way, restored after the fault's duration.
     ClockDrift,
+    /// [`FaultAction::Resign`] of the leader: a planned handover.
     Resign,
 }
 
@@ -96,7 +112,9 @@ impl Default for NemesisConfig {
 /// What one seed's nemesis will do: the kinds it enabled with their weights, and the faults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Schedule {
+    /// The kinds this seed enabled, each with its weight (1 without swarm mode).
     pub enabled: Vec<(NemesisKind, u32)>,
+    /// The faults drawn, in time order, each healing before the quiet tail.
     pub faults: Vec<FaultSpec>,
 }
 

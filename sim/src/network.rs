@@ -20,7 +20,12 @@ pub enum Cut {
     /// cannot talk.
     Groups(Vec<u32>),
     /// Messages from a process in `from` to a process in `to` are lost.
-    OneWay { from: Vec<bool>, to: Vec<bool> },
+    OneWay {
+        /// Per process: whether its messages are cut.
+        from: Vec<bool>,
+        /// Per process: whether messages to it are cut.
+        to: Vec<bool>,
+    },
     /// The link between two processes is cut both ways.
     Link(NodeId, NodeId),
 }
@@ -51,10 +56,14 @@ impl Cut {
 pub enum Transit {
     /// Arrives after the latency; `duplicate_after` is the second copy's latency, if any.
     Deliver {
+        /// True time from the send to the arrival.
         latency_ns: Nanos,
+        /// True time from the send to the duplicate's arrival, if the link duplicated it.
         duplicate_after_ns: Option<Nanos>,
     },
+    /// Dropped at the send: an active cut separates sender and receiver.
     LostToPartition,
+    /// Dropped by the link's random loss.
     LostToLoss,
 }
 
@@ -71,7 +80,7 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn new(config: NetworkConfig, rng: SimRng) -> Self {
+    pub(crate) fn new(config: NetworkConfig, rng: SimRng) -> Self {
         let overrides = config
             .overrides
             .iter()

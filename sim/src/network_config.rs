@@ -6,12 +6,15 @@ use serde::Serialize;
 /// A one-way latency distribution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Latency {
+    /// Always this long.
     Constant(Nanos),
     /// Uniform in the inclusive range.
     Uniform(Nanos, Nanos),
     /// `min` plus an exponential draw with the given mean (a long tail).
     Exponential {
+        /// The mean of the exponential part, added to `min_ns`.
         mean_ns: Nanos,
+        /// The shortest latency.
         min_ns: Nanos,
     },
 }
@@ -32,6 +35,7 @@ impl Latency {
 /// The behaviour of one directed link, or of all links by default.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LinkConfig {
+    /// How long a message takes.
     pub latency: Latency,
     /// Probability that a message is lost, in parts per million.
     pub loss_ppm: u32,
@@ -42,15 +46,20 @@ pub struct LinkConfig {
 /// An override for the directed link `from -> to` (member indices).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LinkOverride {
+    /// The sending member.
     pub from: u32,
+    /// The receiving member.
     pub to: u32,
+    /// The link's behaviour in that direction, in place of the default.
     pub link: LinkConfig,
 }
 
 /// The whole network's configuration.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NetworkConfig {
+    /// Every link without an override.
     pub default: LinkConfig,
+    /// Directed links that behave differently (a later override of one link wins).
     pub overrides: Vec<LinkOverride>,
 }
 

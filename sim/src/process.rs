@@ -23,7 +23,10 @@ pub trait Message: Clone + Debug {
 pub trait TimerKind: Copy + Debug + Eq {
     /// The stable name of every timer kind, indexed by [`TimerKind::index`].
     const NAMES: &'static [&'static str];
+    /// The kind's position in [`TimerKind::NAMES`]: the engine keeps one slot per index.
     fn index(self) -> usize;
+    /// The kind at position `index` of [`TimerKind::NAMES`], the inverse of
+    /// [`TimerKind::index`]; it may panic on an index past the last kind.
     fn from_index(index: usize) -> Self;
 }
 
@@ -32,49 +35,82 @@ pub trait TimerKind: Copy + Debug + Eq {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Signal {
     /// The process started a real election (Raft candidate, Bully ELECTION, lease attempt).
-    ElectionStarted { term: u64 },
+    ElectionStarted {
+        /// The term the election is for (a service's revision or zxid at the vacancy).
+        term: u64,
+    },
     /// The process started a pre-election probe (Raft pre-vote); counts as acting on a fault.
-    PreVoteStarted { term: u64 },
+    PreVoteStarted {
+        /// The term the probe proposes.
+        term: u64,
+    },
     /// An election round ended without a winner (split vote, timeout while candidate).
-    ElectionRoundFailed { term: u64 },
+    ElectionRoundFailed {
+        /// The term of the failed round.
+        term: u64,
+    },
     /// The process noticed that its leader or lease is gone and acts on it.
     LeaderSuspected,
     /// The process refused a request because it heard from a leader recently.
     DisruptionPrevented,
     /// A coordination service expired `holder`'s lease or session (by the service's clock),
     /// while it led. Counted; the lease's end is signalled with `LeaseEnded` as well.
-    LeaseExpired { holder: NodeId },
+    LeaseExpired {
+        /// The member whose lease expired.
+        holder: NodeId,
+    },
     /// A coordination service now holds a lease for `holder`'s candidacy (a key or znode
     /// created, a lock or Lease record acquired): a lease window opens on the timeline.
-    LeaseHeld { holder: NodeId },
+    LeaseHeld {
+        /// The member the lease is held for.
+        holder: NodeId,
+    },
     /// That lease ended: expired, revoked, released, closed or taken over.
-    LeaseEnded { holder: NodeId },
+    LeaseEnded {
+        /// The member whose lease ended.
+        holder: NodeId,
+    },
 }
 
 /// An effect a handler asks for. Observations take effect at once; sends and timers are
 /// held back until the end of a stall.
 #[derive(Clone, Debug)]
 pub enum Effect<M, T> {
+    /// Send a message over the simulated network ([`Ctx::send`]).
     Send {
+        /// The receiving process.
         to: NodeId,
+        /// The message.
         msg: M,
     },
+    /// Arm or re-arm a timer slot ([`Ctx::set_timer`]).
     SetTimer {
+        /// The slot.
         timer: T,
+        /// When it fires, as a duration of the process's own clock from now.
         after_local_ns: Nanos,
     },
+    /// Disarm a timer slot ([`Ctx::cancel_timer`]).
     CancelTimer {
+        /// The slot.
         timer: T,
     },
     /// A write to the fenced resource, carrying a fencing token.
     Write {
+        /// The fencing token; with fencing on, the resource rejects one below the highest it
+        /// has accepted.
         token: u64,
     },
+    /// The process now believes it leads ([`Ctx::became_leader`]).
     BecameLeader {
+        /// The term it leads (checked for `election_safety`).
         term: u64,
+        /// The fencing token it writes with.
         token: u64,
     },
+    /// The process no longer believes it leads ([`Ctx::stepped_down`]).
     SteppedDown,
+    /// An observation for metrics and coverage ([`Ctx::signal`]).
     Signal(Signal),
 }
 
@@ -186,17 +222,22 @@ impl<'a, M, T> Ctx<'a, M, T> {
 
 /// A process's reaction to events. `Self::Msg` and `Self::Timer` are the algorithm's own.
 pub trait Process {
+    /// The algorithm's message type.
     type Msg: Message;
+    /// The algorithm's timer kinds.
     type Timer: TimerKind;
 
     /// Called once at true time zero, in id order.
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
+    /// Called when `msg` from `from` is delivered (held while the process is paused, dropped
+    /// while it is crashed).
     fn on_message(
         &mut self,
         ctx: &mut Ctx<'_, Self::Msg, Self::Timer>,
         from: NodeId,
         msg: Self::Msg,
     );
+    /// Called when the armed slot `timer` comes due on the process's own clock.
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
     /// Called when a crashed process comes back. It must drop its volatile state and keep
     /// only what it had made durable (and must not claim leadership it held before).

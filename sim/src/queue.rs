@@ -18,9 +18,9 @@ const NOT_QUEUED: u32 = u32::MAX;
 /// One queued event.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    pub time: Nanos,
-    pub seq: u64,
-    pub handle: u32,
+    pub(crate) time: Nanos,
+    pub(crate) seq: u64,
+    pub(crate) handle: u32,
 }
 
 impl Entry {
@@ -58,6 +58,7 @@ impl EventQueue {
         self.heap.len() - usize::from(self.min_taken)
     }
 
+    /// Whether no event is queued (a taken minimum no longer counts).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

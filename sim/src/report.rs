@@ -9,8 +9,11 @@ use serde::Serialize;
 /// One run's outcome and measurements.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
+    /// The algorithm's short name ([`AlgorithmInfo::name`](crate::AlgorithmInfo::name)).
     pub algorithm: String,
+    /// The seed every random stream of the run derives from.
     pub seed: u64,
+    /// The number of election members (a modeled service is not one).
     pub members: usize,
     /// True time the run ended at.
     pub end_ns: Nanos,
@@ -23,19 +26,25 @@ pub struct RunReport {
     /// Every interval during which a coordination service held a lease (key, session, Lease
     /// record) for a candidate, by true time; empty for algorithms without a service.
     pub lease_spans: Vec<LeaseSpan>,
+    /// Every fault that struck the leader, with how long the cluster took to recover.
     pub failovers: Vec<Failover>,
     /// Every election: from the first campaign signal to the next claim.
     pub elections: Vec<ElectionRecord>,
     /// Messages by type, in the algorithm's type order, then `write`.
     pub messages: Vec<MessageStats>,
+    /// Dropped messages, by cause.
     pub drops: DropStats,
+    /// Writes to the fenced resource and their verdicts.
     pub writes: WriteStats,
+    /// The algorithms' signals counted, and counts derived from the run.
     pub counters: Counters,
     /// Real time during which two or more nodes believed they led at once.
     pub overlap_ns: Nanos,
+    /// Every fault, as it was applied, in the order it fired.
     pub faults: Vec<FaultRecord>,
     /// The first occurrence of each broken invariant (liveness included).
     pub violations: Vec<Violation>,
+    /// Whether a leader appeared in time after the last fault.
     pub liveness: LivenessVerdict,
     /// The leader the oracle sees when the run ends.
     pub final_leader: Option<NodeId>,
@@ -75,26 +84,38 @@ pub const WRITE_KIND: &str = "write";
 /// A claim of leadership.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TermRecord {
+    /// The term claimed.
     pub term: u64,
+    /// The claimant.
     pub node: NodeId,
+    /// The fencing token it writes with.
     pub token: u64,
+    /// True time of the claim.
     pub at_ns: Nanos,
 }
 
 /// A node believing it led, from `from_ns` to `to_ns` (the end of the run if it still did).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LeadershipSpan {
+    /// The node that believed it led.
     pub node: NodeId,
+    /// The term it believed it led.
     pub term: u64,
+    /// True time of its claim.
     pub from_ns: Nanos,
+    /// True time it stepped down or crashed, or the end of the run.
     pub to_ns: Nanos,
 }
 
 /// A lease a coordination service held for `node`, in true time.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LeaseSpan {
+    /// The candidate the lease was held for.
     pub node: NodeId,
+    /// True time the service granted it ([`Signal::LeaseHeld`](crate::Signal::LeaseHeld)).
     pub from_ns: Nanos,
+    /// True time it ended ([`Signal::LeaseEnded`](crate::Signal::LeaseEnded)), or the end of
+    /// the run.
     pub to_ns: Nanos,
 }
 
@@ -102,10 +123,13 @@ pub struct LeaseSpan {
 /// the next leadership claim; with every message sent meanwhile, by type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ElectionRecord {
+    /// True time of the first campaign signal.
     pub started_ns: Nanos,
     /// When a node claimed leadership; `None` if the run ended first.
     pub decided_ns: Option<Nanos>,
+    /// The node that claimed, if one did.
     pub winner: Option<NodeId>,
+    /// The term it claimed.
     pub term: Option<u64>,
     /// Campaign signals (elections and pre-votes started) during the election.
     pub campaigns: u64,
@@ -132,25 +156,35 @@ impl ElectionRecord {
 /// A count of one message type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KindCount {
+    /// The message type's name ([`Message::KINDS`](crate::Message::KINDS), or `write`).
     pub kind: String,
+    /// How many were sent.
     pub count: u64,
 }
 
 /// Message counts of one type.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MessageStats {
+    /// The message type's name ([`Message::KINDS`](crate::Message::KINDS), or `write`).
     pub kind: String,
+    /// Handed to the network.
     pub sent: u64,
+    /// Handled by their receiver (a duplicate counts again).
     pub delivered: u64,
+    /// Lost to a partition, to random loss, or to a crashed receiver.
     pub dropped: u64,
+    /// Sent twice by the network's duplication.
     pub duplicated: u64,
 }
 
 /// Why messages were dropped.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DropStats {
+    /// Cut by a partition, at the send or (formed in flight) at the arrival.
     pub partition: u64,
+    /// Lost to the network's random loss.
     pub loss: u64,
+    /// Arrived at a crashed process.
     pub crashed_receiver: u64,
 }
 
@@ -159,6 +193,7 @@ pub struct DropStats {
 pub struct WriteStats {
     /// Writes sent by nodes that believed they led.
     pub attempted: u64,
+    /// Writes the resource accepted.
     pub accepted: u64,
     /// Stale writes the fencing check rejected.
     pub rejected_stale: u64,
@@ -167,11 +202,18 @@ pub struct WriteStats {
 /// Event counts the algorithms report through signals, plus derived ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counters {
+    /// [`Signal::ElectionStarted`](crate::Signal::ElectionStarted) signals: elections
+    /// started by candidates, or vacancies declared by a service.
     pub elections_started: u64,
+    /// [`Signal::PreVoteStarted`](crate::Signal::PreVoteStarted) signals: pre-election probes.
     pub pre_votes_started: u64,
     /// Election rounds that ended without a winner (split votes, timeouts).
     pub failed_rounds: u64,
+    /// [`Signal::LeaderSuspected`](crate::Signal::LeaderSuspected) signals: a node noticed
+    /// its leader or lease gone.
     pub leader_suspicions: u64,
+    /// [`Signal::DisruptionPrevented`](crate::Signal::DisruptionPrevented) signals: requests
+    /// refused because the refuser heard from a leader recently.
     pub disruptions_prevented: u64,
     /// Claims by a node other than the previous claimant.
     pub leader_changes: u64,
@@ -192,10 +234,14 @@ pub struct Counters {
 /// A fault as it was applied.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FaultRecord {
+    /// True time the fault fired.
     pub at_ns: Nanos,
+    /// Its kind ([`FaultAction::kind_name`](crate::FaultAction::kind_name): `crash`,
+    /// `partition`, ...).
     pub kind: String,
     /// What happened, for people: `crash n2 (leader)`, `skipped: nobody leads`.
     pub description: String,
+    /// The nodes its target resolved to when it fired.
     pub nodes: Vec<NodeId>,
     /// When it healed (restart, heal, resume), if it did.
     pub healed_at_ns: Option<Nanos>,
@@ -218,10 +264,15 @@ pub enum FailoverOutcome {
 /// One failover: a fault struck the leader; how long until things worked again.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Failover {
+    /// What struck the leader, for people: `crash of leader n2`.
     pub cause: String,
+    /// The kind of that fault (`crash`, `pause`, ...).
     pub fault_kind: String,
+    /// True time of the fault.
     pub at_ns: Nanos,
+    /// The leader it struck.
     pub old_leader: NodeId,
+    /// The term that leader led.
     pub old_term: u64,
     /// Fault to the first node acting on it (suspecting, pre-voting, electing).
     pub detection_ns: Option<Nanos>,
@@ -233,8 +284,11 @@ pub struct Failover {
     pub unavailable_ns: Option<Nanos>,
     /// Election rounds (distinct terms started) until the new leader.
     pub rounds: u32,
+    /// The node that took over: another node, or the old one in a later term.
     pub new_leader: Option<NodeId>,
+    /// The term the new leader claimed.
     pub new_term: Option<u64>,
+    /// How the failover ended.
     pub outcome: FailoverOutcome,
 }
 
@@ -244,27 +298,41 @@ pub struct Failover {
 pub enum LivenessVerdict {
     /// Every live connected member recognised `leader` at `at_ns`.
     Met {
+        /// True time the faults were over and the watch began.
         quiet_from_ns: Nanos,
+        /// The leader everyone recognised.
         leader: NodeId,
+        /// True time the last member of the group recognised it.
         at_ns: Nanos,
     },
     /// No such leader within the bound.
     Missed {
+        /// True time the faults were over and the watch began.
         quiet_from_ns: Nanos,
+        /// How long a leader had to appear.
         bound_ns: Nanos,
+        /// The live, mutually connected members that had to agree.
         group: Vec<NodeId>,
     },
     /// The scenario itself made progress impossible; not a failure of the algorithm.
     Impossible {
+        /// True time the faults were over.
         quiet_from_ns: Nanos,
+        /// Why, for people: too few live, connected members for the algorithm.
         reason: String,
     },
     /// Faults were still active (not all fired or healed) when the run ended.
-    FaultsActive { end_ns: Nanos },
+    FaultsActive {
+        /// True time the run ended.
+        end_ns: Nanos,
+    },
     /// The run ended before the bound ran out and before a leader was recognised.
     Inconclusive {
+        /// True time the faults were over and the watch began.
         quiet_from_ns: Nanos,
+        /// How long a leader had to appear.
         bound_ns: Nanos,
+        /// True time the run ended, before `quiet_from_ns + bound_ns`.
         end_ns: Nanos,
     },
 }

@@ -6,9 +6,11 @@ use crate::time::Nanos;
 /// What the resource did with one write.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WriteVerdict {
+    /// Accepted: fencing is off, or the token is at least the highest accepted.
     Accepted,
     /// Rejected by fencing: the token was lower than `highest`.
     RejectedStale {
+        /// The highest token accepted so far.
         highest: u64,
     },
 }
@@ -18,13 +20,13 @@ pub enum WriteVerdict {
 pub struct Resource {
     fencing: bool,
     highest_token: Option<u64>,
-    pub accepted: u64,
-    pub rejected_stale: u64,
-    pub last_accepted_ns: Option<Nanos>,
+    pub(crate) accepted: u64,
+    pub(crate) rejected_stale: u64,
+    pub(crate) last_accepted_ns: Option<Nanos>,
 }
 
 impl Resource {
-    pub fn new(fencing: bool) -> Self {
+    pub(crate) fn new(fencing: bool) -> Self {
         Self {
             fencing,
             highest_token: None,

@@ -12,15 +12,21 @@ pub const PPM: u32 = 1_000_000;
 pub struct StreamId;
 
 impl StreamId {
+    /// The network's draws: latencies, losses, duplicates.
     pub const NETWORK: u64 = 1;
+    /// The engine's fault stream at the start; every fault replaces it with its own
+    /// [`StreamId::fault`] stream before it draws.
     pub const FAULTS: u64 = 2;
+    /// The clocks' initial drifts and offsets.
     pub const CLOCKS: u64 = 3;
+    /// Reserved for the write workload, which draws nothing today; no other stream takes it.
     pub const WORKLOAD: u64 = 4;
     /// Free for tools built on the engine (nemesis generators, swarm configuration).
     pub const NEMESIS: u64 = 5;
     /// Draws an algorithm makes once, before the run, that every node must agree on
     /// (a random ring order).
     pub const SETUP: u64 = 6;
+    /// The stream of process 0; process `i` draws from `NODE_BASE + i` ([`StreamId::node`]).
     pub const NODE_BASE: u64 = 1_000;
 
     /// The stream of one fault's own draws (its `Random`, `Follower`, `Minority` targets),

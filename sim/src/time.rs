@@ -6,8 +6,11 @@ pub type Nanos = u64;
 /// A local clock reading in nanoseconds. Signed: a clock jumped backwards may read negative.
 pub type LocalNanos = i64;
 
+/// Nanoseconds in a microsecond.
 pub const NANOS_PER_MICRO: u64 = 1_000;
+/// Nanoseconds in a millisecond.
 pub const NANOS_PER_MILLI: u64 = 1_000_000;
+/// Nanoseconds in a second.
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 /// Formats a duration for people: `0s`, `150ms`, `1.25s`, `2m30s`, `750us`, `12ns`.

@@ -8,16 +8,27 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum BullyMsg {
     /// Garcia-Molina 1982, Coulouris 15.3.1: "I am holding an election", sent to every node
-    /// with a higher id. `epoch` is the highest epoch the sender has seen.
-    Election { epoch: u64 },
+    /// with a higher id.
+    Election {
+        /// The highest epoch the sender has seen.
+        epoch: u64,
+    },
     /// The answer to an ELECTION from a lower id: "I am alive and I take over from here".
-    /// `epoch` is the highest epoch the sender has seen.
-    Ok { epoch: u64 },
+    Ok {
+        /// The highest epoch the sender has seen.
+        epoch: u64,
+    },
     /// "I am the coordinator of `epoch`": the winner's announcement to every lower id, and a
     /// coordinator's reminder to a node that asked without having heard the announcement.
-    Coordinator { epoch: u64 },
-    /// The coordinator's periodic "I am alive", to every peer; `epoch` is the epoch it leads.
-    Heartbeat { epoch: u64 },
+    Coordinator {
+        /// The epoch the sender leads.
+        epoch: u64,
+    },
+    /// The coordinator's periodic "I am alive", to every peer.
+    Heartbeat {
+        /// The epoch the sender leads.
+        epoch: u64,
+    },
 }
 
 splitbrain_sim::message_kinds! {

@@ -20,12 +20,18 @@ pub struct Bully;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BullySettings {
+    /// [`BullyConfig::heartbeat_ns`]: the coordinator's heartbeat interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<DurationText>,
+    /// [`BullyConfig::failure_timeout_ns`]: silence after which a follower suspects the
+    /// coordinator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_timeout: Option<DurationText>,
+    /// [`BullyConfig::answer_timeout_ns`] (Coulouris' `T`): a candidate's wait for an OK.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_timeout: Option<DurationText>,
+    /// [`BullyConfig::coordinator_timeout_ns`] (Coulouris' `T'`): the wait for COORDINATOR
+    /// after an OK.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordinator_timeout: Option<DurationText>,
 }
@@ -33,17 +39,23 @@ pub struct BullySettings {
 /// A rule Bully's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum BullyError {
+    /// A rule Bully shares with other algorithms (heartbeat, failure timeout, a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// An answer timeout of zero: a candidate would win before any OK could arrive.
     #[error("the answer timeout must be longer than zero")]
     ZeroAnswerTimeout,
+    /// A coordinator timeout no longer than the answer timeout: the node that answered OK
+    /// could not announce itself before the candidate gave up on it.
     #[error(
         "the coordinator timeout ({}) must be longer than the answer timeout ({})",
         dur(.coordinator_timeout_ns),
         dur(.answer_timeout_ns)
     )]
     CoordinatorTimeoutNotAboveAnswerTimeout {
+        /// Coulouris' `T'`, in nanoseconds of local time.
         coordinator_timeout_ns: u64,
+        /// Coulouris' `T`, in nanoseconds of local time.
         answer_timeout_ns: u64,
     },
 }

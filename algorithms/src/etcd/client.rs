@@ -19,17 +19,24 @@ type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 pub enum Phase {
     /// Waiting for a lease grant in campaign number `campaign` (grants asked for by an
     /// earlier campaign belong to an abandoned one).
-    Granting { campaign: u64 },
+    Granting {
+        /// The number of the campaign under way.
+        campaign: u64,
+    },
     /// Holding a lease, waiting for the transaction's answer.
     Creating,
     /// Own key created; waiting for the predecessor `pred` to go.
-    Waiting { pred: u64 },
+    Waiting {
+        /// The create revision of the predecessor's key, which the client watches.
+        pred: u64,
+    },
     /// Own key is the lowest.
     Leading,
     /// SetNx: polling for the lock.
     Polling,
 }
 
+/// An election member: its lease, its key and where it is in the recipe.
 #[derive(Clone, Debug)]
 pub struct EtcdClient {
     me: NodeId,
@@ -71,22 +78,30 @@ impl EtcdClient {
         }
     }
 
+    /// Where the client is in its campaign.
     pub fn phase(&self) -> Phase {
         self.phase
     }
 
+    /// The local time at which the client stops believing in its lease: the send time of its
+    /// last acknowledged grant or keep-alive (SetNx: lock request or Extend) plus the TTL.
     pub fn lease_deadline(&self) -> LocalNanos {
         self.lease_deadline
     }
 
+    /// The highest revision the client has seen (its term; kept across restarts).
     pub fn term(&self) -> u64 {
         self.seen_revision
     }
 
+    /// The token to write with, while the client leads and its clock reads less than its
+    /// lease deadline: the key's create revision (`WallClockToken`: its claim time in
+    /// milliseconds; `SetNx`: 0).
     pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
         (self.phase == Phase::Leading && now < self.lease_deadline).then_some(self.token)
     }
 
+    /// The client itself when it leads, else the owner of the lowest key it last saw.
     pub fn known_leader(&self) -> Option<NodeId> {
         if self.phase == Phase::Leading {
             Some(self.me)
@@ -163,15 +178,19 @@ impl EtcdClient {
         self.campaign(ctx);
     }
 
+    /// A client campaigns at once.
     pub fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         self.campaign(ctx);
     }
 
+    /// A restarted client forgets its leader and campaigns with a new lease; its old key
+    /// goes when the old lease expires.
     pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         self.leader_seen = None;
         self.campaign(ctx);
     }
 
+    /// The leader revokes its lease (or deletes the SetNx lock) and campaigns again.
     pub fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         if self.phase == Phase::Leading {
             ctx.stepped_down();
@@ -188,6 +207,8 @@ impl EtcdClient {
         }
     }
 
+    /// Sends a keep-alive (or Extend), gives up a lease whose deadline has come, or retries
+    /// the request of the phase (a waiter's retry is its resync range).
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
         let now = ctx.local_now();
         match timer {
@@ -252,6 +273,8 @@ impl EtcdClient {
         }
     }
 
+    /// Acts on the service's answer: a grant leads to the transaction, a view of the prefix
+    /// to leading or watching, a lost lease or lock to a new campaign.
     pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, _from: NodeId, msg: EtcdMsg) {
         self.see(msg.term());
         match msg {

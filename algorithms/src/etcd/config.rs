@@ -27,6 +27,7 @@ pub struct EtcdConfig {
     /// How often a lease holder sends a keep-alive (etcd's clients use TTL/3). Also the
     /// retry interval of an unanswered request and of a SetNx waiter's poll.
     pub keepalive_ns: u64,
+    /// The recipe, or a variant unsafe on purpose.
     pub variant: EtcdVariant,
 }
 

@@ -11,82 +11,120 @@ pub enum EtcdMsg {
     /// `LeaseGrant(TTL)`; `sent_at` (the client's clock) and `campaign` (the client's
     /// campaign number) are echoed back: etcd's client matches a response to its request.
     LeaseGrant {
+        /// The TTL asked for ([`EtcdConfig::ttl_ns`](super::EtcdConfig::ttl_ns)).
         ttl_ns: u64,
+        /// The client's clock when it sent the first attempt: its lease may date from then.
         sent_at: LocalNanos,
+        /// The client's campaign number: a grant for an abandoned campaign is ignored.
         campaign: u64,
     },
     /// The granted lease id and TTL (raised to the minimum TTL).
     LeaseGrantResp {
+        /// The new lease's id.
         lease: u64,
+        /// The TTL granted: the one asked for, raised to the service's minimum.
         ttl_ns: u64,
+        /// The request's `sent_at`, echoed.
         sent_at: LocalNanos,
+        /// The request's `campaign`, echoed.
         campaign: u64,
     },
     /// One keep-alive on the lease stream; `sent_at` is the client's clock, echoed back.
     KeepAlive {
+        /// The lease to renew.
         lease: u64,
+        /// The client's clock at the send: the renewed lease counts from it.
         sent_at: LocalNanos,
     },
     /// The renewed TTL; 0 means the lease is gone (etcd answers TTL <= 0).
     KeepAliveResp {
+        /// The lease the keep-alive named.
         lease: u64,
+        /// The lease's TTL from now at the service, or 0 if the lease no longer exists.
         ttl_ns: u64,
+        /// The keep-alive's `sent_at`, echoed.
         sent_at: LocalNanos,
     },
     /// `LeaseRevoke`: deletes the lease and every key attached to it (resignation).
     Revoke {
+        /// The lease to delete.
         lease: u64,
     },
     /// `Txn(If(CreateRevision(prefix/lease) == 0), Then(Put(prefix/lease, lease)),
     /// Else(Get(prefix/lease)))` followed by a range of the prefix, sorted by create revision.
     Txn {
+        /// The sender's lease: the key is `prefix/<lease>`, attached to it.
         lease: u64,
     },
     /// The answer, for the transaction on `lease`.
     TxnResp {
+        /// The lease the transaction named.
         lease: u64,
+        /// The create revision of `prefix/<lease>` (new or existing), or 0 if the lease was
+        /// gone and the put failed.
         create_rev: u64,
+        /// The service's global revision after the transaction.
         revision: u64,
+        /// Every key under the prefix, lowest create revision (the leader's) first.
         keys: Vec<KeyView>,
     },
     /// A range of the election prefix (after a watch fired, and as a periodic resync).
     Range,
+    /// The answer to [`EtcdMsg::Range`].
     RangeResp {
+        /// The service's global revision at the range: a client ignores views older than
+        /// one it acted on.
         revision: u64,
+        /// Every key under the prefix, lowest create revision (the leader's) first.
         keys: Vec<KeyView>,
     },
     /// Watch the key created at `key` for its delete, from revision `start_rev`.
     Watch {
+        /// The create revision of the watched key (the sender's predecessor in line).
         key: u64,
+        /// The revision after the view the sender acted on: a delete since then is replayed.
         start_rev: u64,
     },
     /// The watched key was deleted at `revision`.
     WatchEvent {
+        /// The create revision of the deleted key.
         key: u64,
+        /// The global revision of the delete (or the current one, for a replayed delete).
         revision: u64,
     },
     /// `SET lock me NX PX ttl` (the SetNx variant).
     SetNx {
+        /// The lock's TTL (`PX`), raised to the service's minimum.
         ttl_ns: u64,
     },
     /// Whether the lock was taken; `term` counts successful SETs; `holder` is who holds it.
     SetNxResp {
+        /// Whether this SET took the lock.
         acquired: bool,
+        /// The holder's lock term, or the number of acquisitions so far if nobody holds it.
         term: u64,
+        /// Who holds the lock now, if anyone.
         holder: Option<NodeId>,
     },
     /// Extend the lock's TTL if `term` still holds it (a compare-and-PEXPIRE script).
     Extend {
+        /// The lock term the sender holds.
         term: u64,
+        /// The client's clock at the send: the extended lock counts from it.
         sent_at: LocalNanos,
     },
+    /// The answer to [`EtcdMsg::Extend`].
     ExtendResp {
+        /// Whether the lock was still the sender's and got a fresh TTL.
         ok: bool,
+        /// The request's `term`, echoed.
         term: u64,
+        /// The request's `sent_at`, echoed.
         sent_at: LocalNanos,
     },
     /// Delete the lock if `term` still holds it (resignation).
     Del {
+        /// The lock term the sender holds.
         term: u64,
     },
 }

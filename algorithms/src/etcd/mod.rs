@@ -44,7 +44,9 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum EtcdProcess {
+    /// An election member (ids `0..members`).
     Client(EtcdClient),
+    /// The modeled etcd server (id `members`).
     Service(EtcdService),
 }
 

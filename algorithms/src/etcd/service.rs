@@ -56,6 +56,7 @@ pub struct EtcdService {
 }
 
 impl EtcdService {
+    /// A service with no lease and no key, at revision 1.
     pub fn new(config: &EtcdConfig) -> Self {
         Self {
             config: config.clone(),
@@ -89,6 +90,7 @@ impl EtcdService {
             .collect()
     }
 
+    /// The service waits for requests.
     pub fn on_start(&mut self, _ctx: &mut EtcdCtx<'_, '_>) {}
 
     /// etcd persists its keys and leases; on restart it keeps them and, like etcd's lessor
@@ -104,6 +106,7 @@ impl EtcdService {
         self.arm_expiry(ctx);
     }
 
+    /// The expiry timer: expires every lease (and the lock) whose deadline has come.
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
         self.vacancy_signalled = false;
         if timer == EtcdTimer::Expiry {
@@ -112,6 +115,7 @@ impl EtcdService {
         }
     }
 
+    /// Expires what is due, then serves the request and re-arms the expiry timer.
     pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
         self.vacancy_signalled = false;
         // Anything already past its deadline is expired before the request is served, so a

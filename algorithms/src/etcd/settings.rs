@@ -21,12 +21,16 @@ pub struct Etcd;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EtcdSettings {
+    /// [`EtcdConfig::ttl_ns`]: the TTL a client asks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<DurationText>,
+    /// [`EtcdConfig::min_ttl_ns`]: the service's minimum TTL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ttl: Option<DurationText>,
+    /// [`EtcdConfig::keepalive_ns`]: the keep-alive and retry interval (TTL/3 if left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keepalive: Option<DurationText>,
+    /// [`EtcdConfig::variant`]: the recipe or an unsafe variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<EtcdVariant>,
 }
@@ -34,14 +38,29 @@ pub struct EtcdSettings {
 /// A rule etcd's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EtcdError {
+    /// A rule etcd shares with other algorithms (a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// A TTL of zero: a lease would expire as it is granted.
     #[error("the lease TTL must be longer than zero")]
     ZeroTtl,
+    /// A TTL the service would raise to its minimum without saying so.
     #[error("the TTL {} is below the service's minimum TTL {}", dur(.ttl_ns), dur(.min_ttl_ns))]
-    TtlBelowMinTtl { ttl_ns: u64, min_ttl_ns: u64 },
+    TtlBelowMinTtl {
+        /// The TTL clients ask for, in nanoseconds.
+        ttl_ns: u64,
+        /// The service's minimum TTL, in nanoseconds.
+        min_ttl_ns: u64,
+    },
+    /// A keep-alive interval of zero (the timer would fire at one instant for ever), or not
+    /// below the TTL (the lease would lapse between keep-alives).
     #[error("the keep-alive interval {} must be above zero and below the TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
-    KeepaliveNotBelowTtl { keepalive_ns: u64, ttl_ns: u64 },
+    KeepaliveNotBelowTtl {
+        /// The keep-alive interval, in nanoseconds of the client's clock.
+        keepalive_ns: u64,
+        /// The TTL, in nanoseconds.
+        ttl_ns: u64,
+    },
 }
 
 impl SettingError for EtcdError {

@@ -16,9 +16,16 @@ pub enum K8sVariant {
 /// of whoever measures it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct K8sConfig {
+    /// A candidate takes the lease when the record has not changed for this long by its own
+    /// clock (`DbRow`: the row expires this long after its last update, by the database's).
     pub lease_duration_ns: u64,
+    /// The leader stops leading when this long has passed since the send time of its last
+    /// successful renewal.
     pub renew_deadline_ns: u64,
+    /// The leader renews, and candidates read the record, this often (candidates add a
+    /// jitter of up to 1.2 periods).
     pub retry_period_ns: u64,
+    /// Who judges expiry: each candidate's clock, or the database's.
     pub variant: K8sVariant,
 }
 

@@ -7,13 +7,16 @@ use splitbrain_sim::{LocalNanos, NodeId};
 /// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// The member process.
     pub node: NodeId,
+    /// How many times the process has restarted.
     pub incarnation: u32,
 }
 
 /// The lease record as the server stores it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
+    /// The identity holding the lease (client-go's `holderIdentity`), if anyone does.
     pub holder: Option<Identity>,
     /// Bumped by every successful update; the fencing token of the holder that acquired.
     pub resource_version: u64,
@@ -26,28 +29,40 @@ pub struct Record {
 /// A request to the modeled API server or its answer. Requests are client -> server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum K8sMsg {
+    /// Read the lease record.
     Get,
+    /// The answer to [`K8sMsg::Get`].
     GetResp {
+        /// The record as stored.
         record: Record,
     },
     /// Replace the record if its resourceVersion is still `expected_rv` (Lease), or if the
     /// row is free, expired by the database's clock, or already ours (DbRow).
     Update {
+        /// The resource version of the record the client last saw (0 if none).
         expected_rv: u64,
+        /// The client's clock at the send: a leader's renew deadline counts from it.
         sent_at: LocalNanos,
+        /// Who asks to hold the lease.
         identity: Identity,
         /// The client's request number, echoed back: the newest answered request is the
         /// last renewal, whatever its client's clock did since.
         request: u64,
     },
+    /// The answer to [`K8sMsg::Update`].
     UpdateResp {
+        /// Whether the update was applied.
         ok: bool,
+        /// The record as stored after the request.
         record: Record,
+        /// The request's `sent_at`, echoed.
         sent_at: LocalNanos,
+        /// The request's number, echoed.
         request: u64,
     },
     /// Release: clear the holder if still ours.
     Release {
+        /// The identity giving the lease up.
         identity: Identity,
     },
 }

@@ -37,7 +37,9 @@ pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
 /// A process of a Kubernetes Lease run: a candidate, or the API server.
 #[derive(Clone, Debug)]
 pub enum K8sProcess {
+    /// An election member (ids `0..members`).
     Client(K8sClient),
+    /// The modeled API server holding the Lease (id `members`).
     Server(K8sServer),
 }
 

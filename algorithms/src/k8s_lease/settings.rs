@@ -22,12 +22,16 @@ pub struct K8sLease;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct K8sSettings {
+    /// [`K8sConfig::lease_duration_ns`]: how long an unchanged record takes to look free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_duration: Option<DurationText>,
+    /// [`K8sConfig::renew_deadline_ns`]: how long the leader leads without a renewal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renew_deadline: Option<DurationText>,
+    /// [`K8sConfig::retry_period_ns`]: the renewal and polling interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_period: Option<DurationText>,
+    /// [`K8sConfig::variant`]: client-go's Lease or a database row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<K8sVariant>,
 }
@@ -35,26 +39,36 @@ pub struct K8sSettings {
 /// A rule the Kubernetes Lease settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum K8sError {
+    /// A rule the Lease lock shares with other algorithms (a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// A retry period of zero: candidates would poll at one instant for ever.
     #[error("the retry period must be longer than zero")]
     ZeroRetryPeriod,
+    /// A renew deadline of 1.2 retry periods or less, which client-go refuses: the leader
+    /// would get no second try at renewing.
     #[error(
         "the renew deadline {} must be longer than 1.2 retry periods ({})",
         dur(.renew_deadline_ns),
         dur(.retry_period_ns)
     )]
     RenewDeadlineNotAboveRetry {
+        /// The renew deadline, in nanoseconds.
         renew_deadline_ns: u64,
+        /// The retry period, in nanoseconds.
         retry_period_ns: u64,
     },
+    /// A lease duration no longer than the renew deadline: candidates could take over while
+    /// the leader still leads.
     #[error(
         "the lease duration {} must be longer than the renew deadline {}",
         dur(.lease_duration_ns),
         dur(.renew_deadline_ns)
     )]
     LeaseNotAboveRenewDeadline {
+        /// The lease duration, in nanoseconds.
         lease_duration_ns: u64,
+        /// The renew deadline, in nanoseconds.
         renew_deadline_ns: u64,
     },
 }

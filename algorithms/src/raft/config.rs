@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename(deserialize = "raft variant"))]
 pub enum RaftVariant {
+    /// Raft as the paper specifies it: `current_term` and `voted_for` survive a restart.
     #[default]
     Correct,
     /// Keeps `voted_for` in volatile memory only, so a restarted node can vote twice in one
@@ -20,8 +21,9 @@ pub enum RaftVariant {
 /// Raft leader-election settings (Raft paper sections 5.2 and 5.4.1; thesis 3.10, 9.6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RaftConfig {
-    /// Election timeouts are drawn uniformly from `[min, max]` of local time.
+    /// Election timeouts are drawn uniformly from `[min, max]` of local time: this is `min`.
     pub election_timeout_min_ns: u64,
+    /// The upper end of the election timeout range, in local time.
     pub election_timeout_max_ns: u64,
     /// The leader's heartbeat (empty AppendEntries) interval, in local time.
     pub heartbeat_ns: u64,
@@ -33,6 +35,7 @@ pub struct RaftConfig {
     /// The initial log length of each member (all entries of term 0); empty means all zero.
     /// With different lengths, the up-to-date-log rule decides who can win.
     pub log_lengths: Vec<u64>,
+    /// The correct Raft, or a variant broken on purpose.
     pub variant: RaftVariant,
 }
 

@@ -11,38 +11,65 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum RaftMsg {
     /// Thesis §9.6: "would you vote for me in `term`?", sent without changing the sender's
-    /// term. `term` is the proposed term, the sender's current term + 1.
+    /// term.
     PreVote {
+        /// The proposed term: the sender's current term + 1.
         term: u64,
+        /// The index of the sender's last log entry (paper §5.4.1).
         last_log_index: u64,
+        /// The term of the sender's last log entry (paper §5.4.1).
         last_log_term: u64,
     },
     /// Answer to [`RaftMsg::PreVote`]. A grant carries the proposed term; a refusal carries
     /// the responder's current term (so a lagging pre-candidate catches up).
-    PreVoteResp { term: u64, granted: bool },
+    PreVoteResp {
+        /// The proposed term if granted, else the responder's current term.
+        term: u64,
+        /// Whether the responder would vote for the sender in the proposed term.
+        granted: bool,
+    },
     /// Paper §5.2: a candidate asks for a vote in `term`. `transfer` marks the election a
     /// leader asked for with [`RaftMsg::TimeoutNow`] (thesis §3.10), which voters honour
     /// even if they heard from that leader recently (thesis §4.2.3).
     RequestVote {
+        /// The candidate's term, which it has already entered and voted itself in.
         term: u64,
+        /// The index of the sender's last log entry (paper §5.4.1).
         last_log_index: u64,
+        /// The term of the sender's last log entry (paper §5.4.1).
         last_log_term: u64,
+        /// Whether a leader asked for this election with [`RaftMsg::TimeoutNow`].
         transfer: bool,
     },
     /// Answer to [`RaftMsg::RequestVote`], with the voter's current term.
-    RequestVoteResp { term: u64, granted: bool },
+    RequestVoteResp {
+        /// The voter's current term, after it has seen the request's.
+        term: u64,
+        /// Whether the voter gave the candidate its vote in `term`.
+        granted: bool,
+    },
     /// Paper §5.2: the leader's heartbeat (an AppendEntries with no entries).
-    AppendEntries { term: u64 },
+    AppendEntries {
+        /// The leader's term.
+        term: u64,
+    },
     /// Answer to [`RaftMsg::AppendEntries`]. `success` is false when the heartbeat came from
     /// a stale term. The follower's log position lets the leader choose a transfer target.
     AppendEntriesResp {
+        /// The follower's current term: above the leader's when the heartbeat was stale.
         term: u64,
+        /// Whether the follower accepted the sender as leader of its term.
         success: bool,
+        /// The index of the follower's last log entry.
         last_log_index: u64,
+        /// The term of the follower's last log entry.
         last_log_term: u64,
     },
     /// Thesis §3.10: the leader tells the transfer target to start an election at once.
-    TimeoutNow { term: u64 },
+    TimeoutNow {
+        /// The leader's term; the target campaigns in the next one.
+        term: u64,
+    },
 }
 
 splitbrain_sim::message_kinds! {

@@ -20,16 +20,24 @@ pub struct Raft;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RaftSettings {
+    /// The election timeout range `(min, max)`: [`RaftConfig::election_timeout_min_ns`] and
+    /// [`RaftConfig::election_timeout_max_ns`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub election_timeout: Option<(DurationText, DurationText)>,
+    /// [`RaftConfig::heartbeat_ns`]: the leader's heartbeat interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<DurationText>,
+    /// [`RaftConfig::pre_vote`]: probe with PreVote before a real election (thesis §9.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_vote: Option<bool>,
+    /// [`RaftConfig::check_quorum`]: leaders step down without a majority, and voters
+    /// that heard from a leader recently refuse votes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_quorum: Option<bool>,
+    /// [`RaftConfig::log_lengths`]: each member's initial log length, one per node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_lengths: Option<Vec<u64>>,
+    /// [`RaftConfig::variant`]: the correct Raft or a broken one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<RaftVariant>,
 }
@@ -37,18 +45,38 @@ pub struct RaftSettings {
 /// A rule Raft's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum RaftError {
+    /// A rule Raft shares with other algorithms (heartbeat above zero, a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// The election timeout's lower end is above its upper end.
     #[error("the election timeout range is backwards: {} is above {}", dur(.min_ns), dur(.max_ns))]
-    ElectionTimeoutMinAboveMax { min_ns: u64, max_ns: u64 },
+    ElectionTimeoutMinAboveMax {
+        /// The lower end, in nanoseconds of local time.
+        min_ns: u64,
+        /// The upper end, in nanoseconds of local time.
+        max_ns: u64,
+    },
+    /// The shortest election timeout is no longer than the heartbeat: followers would start
+    /// elections against a live leader.
     #[error(
         "the shortest election timeout ({}) must be longer than the heartbeat ({})",
         dur(.min_ns),
         dur(.heartbeat_ns)
     )]
-    ElectionTimeoutNotAboveHeartbeat { min_ns: u64, heartbeat_ns: u64 },
+    ElectionTimeoutNotAboveHeartbeat {
+        /// The election timeout's lower end, in nanoseconds of local time.
+        min_ns: u64,
+        /// The heartbeat interval, in nanoseconds of local time.
+        heartbeat_ns: u64,
+    },
+    /// `log_lengths` is neither empty nor one entry per node.
     #[error("log_lengths has {count} entries for {nodes} nodes")]
-    LogLengthsWrongCount { count: usize, nodes: u64 },
+    LogLengthsWrongCount {
+        /// The number of entries written.
+        count: usize,
+        /// The number of members in the cluster.
+        nodes: u64,
+    },
 }
 
 impl SettingError for RaftError {

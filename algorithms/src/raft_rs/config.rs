@@ -47,7 +47,9 @@ pub enum RaftRsConfigError {
     ZeroHeartbeatTick,
     /// raft-rs `Config::validate`: "election tick must be greater than heartbeat tick".
     ElectionTickNotAboveHeartbeatTick {
+        /// The election timeout's lower end, in ticks.
         election_tick: usize,
+        /// The heartbeat interval, in ticks.
         heartbeat_tick: usize,
     },
     /// The adapter's tick timer would spin at one instant.
@@ -55,7 +57,9 @@ pub enum RaftRsConfigError {
     /// The longest election timeout, `2 * election_tick` ticks, does not fit in `u64`
     /// nanoseconds (nor, past `usize`, in raft-rs' own `max_election_tick`).
     ElectionTimeoutTooLong {
+        /// The election timeout's lower end, in ticks.
         election_tick: usize,
+        /// The length of one tick, in nanoseconds of local time.
         tick_ns: Nanos,
     },
 }

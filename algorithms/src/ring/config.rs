@@ -48,8 +48,11 @@ pub enum RingInitiators {
 /// Ring settings. Every duration is in the node's local time.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RingConfig {
+    /// Chang & Roberts or the all-ids token ring.
     pub variant: RingVariant,
+    /// How the members are placed on the ring.
     pub order: RingOrder,
+    /// Who puts an election in circulation.
     pub initiators: RingInitiators,
     /// The coordinator sends HEARTBEAT to every peer this often.
     pub heartbeat_ns: u64,

@@ -12,34 +12,54 @@ use splitbrain_sim::NodeId;
 pub enum RingMsg {
     /// Chang & Roberts 1979: the candidacy of `candidate`, forwarded while it meets lower ids.
     Election {
+        /// The sender's sequence number, returned in its [`RingMsg::Ack`].
         seq: u64,
+        /// The id standing for election.
         candidate: NodeId,
+        /// The highest epoch seen along the lap so far.
         epoch: u64,
     },
     /// Chang & Roberts' second lap: `leader` has won and leads `epoch`.
     Elected {
+        /// The sender's sequence number, returned in its [`RingMsg::Ack`].
         seq: u64,
+        /// The winner, whose candidacy came back to it.
         leader: NodeId,
+        /// The epoch the winner leads: one above the highest its candidacy collected.
         epoch: u64,
     },
     /// The all-ids token started by `initiator`, with the id of every node it has visited.
     Token {
+        /// The sender's sequence number, returned in its [`RingMsg::Ack`].
         seq: u64,
+        /// The node that put the token in circulation; the token's lap ends there.
         initiator: NodeId,
+        /// The ids of the live nodes visited so far, in ring order from the initiator.
         ids: Vec<NodeId>,
+        /// The highest epoch seen along the lap so far.
         epoch: u64,
     },
     /// The all-ids announcement lap started by `initiator`: `leader` leads `epoch`.
     Coordinator {
+        /// The sender's sequence number, returned in its [`RingMsg::Ack`].
         seq: u64,
+        /// The highest id the token collected: the new coordinator.
         leader: NodeId,
+        /// The node whose token it was; the announcement lap ends there.
         initiator: NodeId,
+        /// The epoch the new coordinator leads.
         epoch: u64,
     },
     /// "I received your ring message `seq`."
-    Ack { seq: u64 },
+    Ack {
+        /// The sequence number of the ring message received.
+        seq: u64,
+    },
     /// The coordinator's periodic "I lead `epoch`", to every peer (not along the ring).
-    Heartbeat { epoch: u64 },
+    Heartbeat {
+        /// The epoch the sender leads.
+        epoch: u64,
+    },
 }
 
 impl RingMsg {

@@ -21,16 +21,23 @@ pub struct Ring;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RingSettings {
+    /// [`RingConfig::variant`]: which ring election runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<RingVariant>,
+    /// [`RingConfig::order`]: how the members are placed on the ring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<RingOrder>,
+    /// [`RingConfig::initiators`]: who starts an election.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initiators: Option<RingInitiators>,
+    /// [`RingConfig::heartbeat_ns`]: the coordinator's heartbeat interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<DurationText>,
+    /// [`RingConfig::failure_timeout_ns`]: silence after which a follower suspects the
+    /// coordinator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_timeout: Option<DurationText>,
+    /// [`RingConfig::ack_timeout_ns`]: the wait for an Ack before a successor is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_timeout: Option<DurationText>,
 }
@@ -38,8 +45,10 @@ pub struct RingSettings {
 /// A rule Ring's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum RingError {
+    /// A rule Ring shares with other algorithms (heartbeat, failure timeout, a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// An ack timeout of zero: every successor would be skipped before it could answer.
     #[error("the ack timeout must be longer than zero")]
     ZeroAckTimeout,
 }

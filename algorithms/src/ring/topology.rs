@@ -55,6 +55,7 @@ impl RingTopology {
         &self.order
     }
 
+    /// The number of members on the ring.
     pub fn members(&self) -> usize {
         self.order.len()
     }

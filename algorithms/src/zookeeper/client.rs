@@ -10,17 +10,24 @@ use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal};
 
 type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
 
+/// Where a client is in the recipe.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ZkPhase {
+    /// Waiting for a session.
     Connecting,
+    /// Holding a session, waiting for its child to be created.
     Creating,
-    /// Own node created; `pred` is the watched predecessor (the lowest child for the herd).
+    /// Own node created, waiting for the watched node to go.
     Waiting {
+        /// The watched predecessor's sequence number (the lowest child for the herd;
+        /// `u64::MAX` until the first view of the children).
         pred: u64,
     },
+    /// Own node is the lowest.
     Leading,
 }
 
+/// An election member: its session, its child and where it is in the recipe.
 #[derive(Clone, Debug)]
 pub struct ZkClient {
     me: NodeId,
@@ -39,6 +46,7 @@ pub struct ZkClient {
 }
 
 impl ZkClient {
+    /// Member `me` of `members`; the server is process `members`.
     pub fn new(me: NodeId, members: usize, config: &ZkConfig) -> Self {
         Self {
             me,
@@ -56,10 +64,12 @@ impl ZkClient {
         }
     }
 
+    /// Where the client is in the recipe.
     pub fn phase(&self) -> ZkPhase {
         self.phase
     }
 
+    /// The highest zxid the client has seen (its term).
     pub fn term(&self) -> u64 {
         self.seen_zxid
     }
@@ -70,6 +80,8 @@ impl ZkClient {
             .saturating_add((2 * self.timeout_ns / 3) as i64)
     }
 
+    /// The own child's czxid, while the client has claimed leadership and is connected (or
+    /// at any time with `KeepUntilExpired`).
     pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
         let serving = self.claimed
             && (self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired
@@ -77,6 +89,7 @@ impl ZkClient {
         serving.then_some(self.czxid)
     }
 
+    /// The client itself when it leads, else the owner of the lowest child it last saw.
     pub fn known_leader(&self) -> Option<NodeId> {
         if self.phase == ZkPhase::Leading {
             Some(self.me)
@@ -106,11 +119,14 @@ impl ZkClient {
         ctx.set_timer(ZkTimer::Retry, self.timeout_ns / 3);
     }
 
+    /// A client connects at once.
     pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.last_heard = ctx.local_now();
         self.start_over(ctx);
     }
 
+    /// A restarted client forgets its leader and starts over with a new session; the old
+    /// session's child goes when the server expires it.
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.claimed = false;
         self.leader_seen = None;
@@ -118,6 +134,7 @@ impl ZkClient {
         self.start_over(ctx);
     }
 
+    /// The leader closes its session (deleting its child) and starts over.
     pub fn on_resign(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         if self.phase == ZkPhase::Leading {
             ctx.send(
@@ -141,6 +158,8 @@ impl ZkClient {
         );
     }
 
+    /// Pings, steps a disconnected leader down (`StepDown`), or retries the request of the
+    /// phase (for a waiter or leader, a resync of the children).
     pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
         let now = ctx.local_now();
         match timer {
@@ -195,6 +214,8 @@ impl ZkClient {
         }
     }
 
+    /// Any answer shows the connection alive; a session leads to the create, a view of the
+    /// children to leading or watching, an expired session to starting over.
     pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, _from: NodeId, msg: ZkMsg) {
         let now = ctx.local_now();
         self.seen_zxid = self.seen_zxid.max(msg.term());

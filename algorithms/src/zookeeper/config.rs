@@ -24,6 +24,8 @@ pub enum ZkOnDisconnect {
     KeepUntilExpired,
 }
 
+/// ZooKeeper settings. Durations are local time of whoever measures them: sessions expire
+/// on the server's clock, a client's connection check runs on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ZkConfig {
     /// The server's tick: session timeouts are bounded by 2 and 20 ticks and sessions expire
@@ -31,7 +33,9 @@ pub struct ZkConfig {
     pub tick_ns: u64,
     /// The session timeout a client asks for (negotiated into [2, 20] ticks).
     pub session_timeout_ns: u64,
+    /// Who a waiter watches: its predecessor, or (the herd) every child.
     pub recipe: ZkRecipe,
+    /// What a leader does when it loses its connection.
     pub on_disconnect: ZkOnDisconnect,
 }
 

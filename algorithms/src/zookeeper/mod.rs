@@ -35,9 +35,12 @@ pub fn info(config: &ZkConfig, _members: usize) -> AlgorithmInfo {
     }
 }
 
+/// A process of a ZooKeeper run: a candidate, or the server.
 #[derive(Clone, Debug)]
 pub enum ZkProcess {
+    /// An election member (ids `0..members`).
     Client(ZkClient),
+    /// The modeled ZooKeeper server (id `members`).
     Service(ZkService),
 }
 

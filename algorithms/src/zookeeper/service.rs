@@ -22,6 +22,8 @@ struct Session {
     node: Option<u64>,
 }
 
+/// The server process's state: sessions, the election node's children and their watches.
+/// It is one process (id = `members`); its state survives a crash (it is in the snapshot).
 #[derive(Clone, Debug)]
 pub struct ZkService {
     config: ZkConfig,
@@ -41,6 +43,7 @@ pub struct ZkService {
 }
 
 impl ZkService {
+    /// A server with no session and no child, at zxid 0.
     pub fn new(config: &ZkConfig) -> Self {
         Self {
             config: config.clone(),
@@ -55,14 +58,17 @@ impl ZkService {
         }
     }
 
+    /// The last zxid (the server's term for `term_monotonic`).
     pub fn zxid(&self) -> u64 {
         self.zxid
     }
 
+    /// Live sessions (for tests).
     pub fn session_count(&self) -> usize {
         self.sessions.len()
     }
 
+    /// The election node's children, lowest sequence number first.
     pub fn children(&self) -> Vec<Child> {
         self.children
             .iter()
@@ -88,6 +94,7 @@ impl ZkService {
         true
     }
 
+    /// A restarted server keeps its sessions and gives each a full timeout from now.
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         // Sessions survive a server restart (they are in the snapshot); like a new leader,
         // the server gives every session a full timeout from now.
@@ -99,6 +106,7 @@ impl ZkService {
         self.arm(ctx);
     }
 
+    /// The expiry timer: expires every session whose bucket has come.
     pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
         self.vacancy_signalled = false;
         if timer == ZkTimer::Expiry {
@@ -107,6 +115,7 @@ impl ZkService {
         }
     }
 
+    /// Expires what is due, then serves the request and re-arms the expiry timer.
     pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
         self.vacancy_signalled = false;
         self.expire(ctx);

@@ -20,12 +20,17 @@ pub struct ZooKeeper;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZkSettings {
+    /// [`ZkConfig::tick_ns`]: the server's tick, which bounds session timeouts and groups
+    /// expiries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick: Option<DurationText>,
+    /// [`ZkConfig::session_timeout_ns`]: the session timeout clients ask for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_timeout: Option<DurationText>,
+    /// [`ZkConfig::recipe`]: who a waiter watches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe: Option<ZkRecipe>,
+    /// [`ZkConfig::on_disconnect`]: what a leader does when its connection is lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disconnect: Option<ZkOnDisconnect>,
 }
@@ -33,8 +38,10 @@ pub struct ZkSettings {
 /// A rule ZooKeeper's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum ZkError {
+    /// A rule ZooKeeper shares with other algorithms (a day at most).
     #[error(transparent)]
     Common(#[from] CommonRule),
+    /// A tick of zero: every session timeout would be negotiated down to nothing.
     #[error("the ZooKeeper tick must be longer than zero")]
     ZeroTick,
     /// Only from `sweep`: a swept lease the server would not grant as asked is not one design.
@@ -44,7 +51,9 @@ pub enum ZkError {
         dur(.tick_ns)
     )]
     SessionTimeoutNotGranted {
+        /// The session timeout asked for, in nanoseconds.
         session_timeout_ns: u64,
+        /// The server's tick, in nanoseconds.
         tick_ns: u64,
     },
 }
