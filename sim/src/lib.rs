@@ -2,6 +2,8 @@
 //! a faulty network, crash/restart, pauses and stalls, a fenced resource, and a checker
 //! that observes typed events at every step. It knows no algorithm.
 
+#![warn(missing_docs)]
+
 pub mod clock;
 pub mod config;
 pub mod duration;

@@ -11,11 +11,14 @@ use crate::trace::{EventKind, Name};
 /// A process's run state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// Running: events are handled as they come due.
     Up,
     /// Handling nothing until `until_ns`; what comes due is held.
     Paused {
+        /// True time at which the pause ends.
         until_ns: Nanos,
     },
+    /// Down until a restart: events addressed to it are dropped.
     Crashed,
 }
 

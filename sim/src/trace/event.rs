@@ -51,24 +51,36 @@ pub enum EventKind {
     Start,
     /// A message was handled.
     Deliver {
+        /// The message type (its `Message::KINDS` name).
         message: Name,
+        /// The sender (of the message, or of the write).
         from: NodeId,
+        /// True time the message or write was sent.
         sent_ns: Nanos,
     },
     /// A timer fired and was handled.
-    Timer { timer: Name },
+    Timer {
+        /// The timer kind (its `TimerKind::NAMES` name).
+        timer: Name,
+    },
     /// The write tick: the node was asked whether it leads and wrote if so.
     Workload,
     /// A message arrived while the node was paused; it is handled at resume.
     Held {
+        /// The message type (its `Message::KINDS` name).
         message: Name,
+        /// The sender (of the message, or of the write).
         from: NodeId,
+        /// True time the message or write was sent.
         sent_ns: Nanos,
     },
     /// A message in flight was dropped on arrival (receiver crashed, or a partition began).
     Drop {
+        /// The message type (its `Message::KINDS` name).
         message: Name,
+        /// The sender (of the message, or of the write).
         from: NodeId,
+        /// True time the message or write was sent.
         sent_ns: Nanos,
     },
     /// A pause or stall ended.
@@ -81,20 +93,32 @@ pub enum EventKind {
     Resign,
     /// The resource accepted a write of `token` from `from`.
     WriteAccepted {
+        /// The fencing token the write carried.
         token: u64,
+        /// The sender (of the message, or of the write).
         from: NodeId,
+        /// True time the message or write was sent.
         sent_ns: Nanos,
     },
     /// The resource's fencing refused a stale `token` from `from`.
     WriteRejected {
+        /// The fencing token the write carried.
         token: u64,
+        /// The sender (of the message, or of the write).
         from: NodeId,
+        /// True time the message or write was sent.
         sent_ns: Nanos,
     },
     /// A scheduled fault fired; `description` names its resolved targets.
-    Fault { description: String },
+    Fault {
+        /// The fault as the trace's `what` column shows it.
+        description: String,
+    },
     /// A fault was undone.
-    Heal { description: String },
+    Heal {
+        /// What was healed, as the trace's `what` column shows it.
+        description: String,
+    },
     /// The node's clock reads again what it read before a backward jump.
     ClockCaughtUp,
     /// Every fault has fired and healed: the liveness watch starts.
