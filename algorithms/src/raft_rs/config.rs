@@ -96,7 +96,9 @@ impl fmt::Display for RaftRsConfigError {
                 tick_ns,
             } => write!(
                 f,
-                "twice {election_tick} ticks of {tick_ns} ns does not fit in 64-bit nanoseconds"
+                "election timeouts of up to twice {election_tick} ticks of {} do not fit in \
+                 64-bit nanoseconds",
+                splitbrain_sim::duration::format_duration_ron(*tick_ns)
             ),
         }
     }
