@@ -12,7 +12,8 @@ use serde::Serialize;
 use splitbrain_sim::{AlgorithmInfo, Nanos, Process, RunReport, Sim, SimConfig};
 use std::fmt::Debug;
 
-/// The longest lease, session, tick or other timer an algorithm's settings may hold: a day.
+/// The longest lease, session or tick that the coordination-service recipes and raft-rs take
+/// (`rules::at_most_a_day`, which an algorithm calls in its `lower`; it is not automatic).
 pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
 
 /// One leader-election algorithm. Implemented by a unit type in the algorithm's module

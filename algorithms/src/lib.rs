@@ -365,6 +365,13 @@ mod tests {
     }
 
     #[test]
+    fn the_engine_knows_each_algorithm_by_its_registry_name() {
+        for entry in ALGORITHMS {
+            assert_eq!(entry.default_config().info(5).name, entry.name);
+        }
+    }
+
+    #[test]
     fn a_knob_name_means_the_same_shape_in_every_algorithm_that_has_it() {
         let knobs: Vec<&Knob> = ALGORITHMS.iter().flat_map(|e| e.knobs).collect();
         for a in &knobs {

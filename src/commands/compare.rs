@@ -61,7 +61,10 @@ pub fn run(args: &CompareArgs) -> u8 {
                 None => {
                     return charting::bad_input(
                         &format!("unknown algorithm {name:?}"),
-                        &format!("the algorithms are {}", algorithm_names()),
+                        &format!(
+                            "the algorithms are {}: --algorithms {DEFAULT_COMPARISON}",
+                            algorithm_names()
+                        ),
                     )
                 }
             }

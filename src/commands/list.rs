@@ -12,6 +12,9 @@ pub fn list(args: &ListArgs) -> u8 {
     crate::outln!("Algorithms:");
     for entry in ALGORITHMS {
         crate::outln!("  {:<10} {}", entry.scenario_name, entry.summary);
+        let mut names = vec![entry.name];
+        names.extend(entry.aliases);
+        crate::outln!("  {:<10} compare --algorithms {}", "", names.join(" | "));
         let knobs: Vec<String> = entry
             .knobs
             .iter()
@@ -42,6 +45,7 @@ pub fn list(args: &ListArgs) -> u8 {
         .map(|f| f.display().to_string().chars().count())
         .max()
         .unwrap_or(0);
+    let name_width = ALGORITHMS.iter().map(|e| e.name.len()).max().unwrap_or(0);
     let mut bad = false;
     for file in files {
         match scenario::load(&file) {
@@ -51,7 +55,7 @@ pub fn list(args: &ListArgs) -> u8 {
                     None => format!("{:>2} faults", s.sim.faults.len()),
                 };
                 crate::outln!(
-                    "  {:<width$}  {:<5} {:>2} nodes  {:>6}  {:<19}  expect {}",
+                    "  {:<width$}  {:<name_width$} {:>2} nodes  {:>6}  {:<19}  expect {}",
                     file.display(),
                     s.algorithm.name(),
                     s.sim.members,

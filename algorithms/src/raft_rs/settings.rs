@@ -7,7 +7,7 @@ use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
 };
-use crate::rules::{ns_or, unknown_knob, CommonRule};
+use crate::rules::{at_most_a_day, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
@@ -76,6 +76,46 @@ impl SettingError for RaftRsError {
     }
 }
 
+/// Which settings the author wrote: a rule about two of them is reported at one that was
+/// written (a field left out cannot be the one to change).
+struct Written {
+    election_tick: bool,
+    heartbeat_tick: bool,
+    tick: bool,
+}
+
+impl Written {
+    fn blame(&self, error: &RaftRsConfigError) -> &'static str {
+        match error {
+            RaftRsConfigError::ElectionTickNotAboveHeartbeatTick { .. }
+                if self.heartbeat_tick && !self.election_tick =>
+            {
+                "heartbeat_tick"
+            }
+            RaftRsConfigError::ElectionTimeoutTooLong { .. } => self.election_tick_or_tick(),
+            other => other.field(),
+        }
+    }
+
+    /// `election_tick` if written, else `tick` if written, else the algorithm as a whole.
+    fn election_tick_or_tick(&self) -> &'static str {
+        match (self.election_tick, self.tick) {
+            (true, _) => "election_tick",
+            (false, true) => "tick",
+            (false, false) => "",
+        }
+    }
+
+    /// `tick` if written, else `election_tick` if written, else the algorithm as a whole.
+    fn tick_or_election_tick(&self) -> &'static str {
+        match (self.tick, self.election_tick) {
+            (true, _) => "tick",
+            (false, true) => "election_tick",
+            (false, false) => "",
+        }
+    }
+}
+
 impl Algorithm for RaftRs {
     const NAME: &'static str = "raft-rs";
     const ALIASES: &'static [&'static str] = &["raftrs"];
@@ -103,14 +143,28 @@ impl Algorithm for RaftRs {
             pre_vote: settings.pre_vote.unwrap_or(defaults.pre_vote),
             check_quorum: settings.check_quorum.unwrap_or(defaults.check_quorum),
         };
-        let problems = config
+        let written = Written {
+            election_tick: settings.election_tick.is_some(),
+            heartbeat_tick: settings.heartbeat_tick.is_some(),
+            tick: settings.tick.is_some(),
+        };
+        let mut problems: Vec<_> = config
             .validate()
             .into_iter()
             .map(|error| Problem {
-                field: error.field(),
+                field: written.blame(&error),
                 error: RaftRsError::Config(error),
             })
             .collect();
+        if problems.is_empty() {
+            let longest_ns = config.max_election_timeout_ns().unwrap_or(Nanos::MAX);
+            let too_long = at_most_a_day(config.tick_ns, written.tick_or_election_tick())
+                .or_else(|| at_most_a_day(longest_ns, written.election_tick_or_tick()));
+            problems.extend(too_long.map(|p| Problem {
+                field: p.field,
+                error: p.error.into(),
+            }));
+        }
         (config, problems)
     }
 
@@ -131,6 +185,7 @@ impl Algorithm for RaftRs {
     fn timings(config: &RaftRsConfig) -> Vec<(&'static str, Nanos)> {
         vec![
             ("tick", config.tick_ns),
+            // The longest election timeout, derived from the ticks: reported at `election_tick`.
             (
                 "election_tick",
                 config.max_election_timeout_ns().unwrap_or(Nanos::MAX),
@@ -169,5 +224,46 @@ impl Algorithm for RaftRs {
             .map(|i| RaftRsNode::new(NodeId::from(i), members, config))
             .collect();
         run_processes(sim, info, nodes, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lowered(text: &str) -> Vec<(&'static str, String)> {
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        let settings: RaftRsSettings = options.from_str(text).expect(text);
+        let (_, problems) = RaftRs::lower(settings, &Cluster { nodes: 3 });
+        problems
+            .into_iter()
+            .map(|p| (p.field, p.error.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_rule_about_two_ticks_is_reported_at_the_one_written() {
+        assert_eq!(lowered("(heartbeat_tick: 25)")[0].0, "heartbeat_tick");
+        assert_eq!(lowered("(election_tick: 2)")[0].0, "election_tick");
+        assert_eq!(
+            lowered("(election_tick: 2, heartbeat_tick: 2)")[0].0,
+            "election_tick"
+        );
+        assert_eq!(lowered("(heartbeat_tick: 0)")[0].0, "heartbeat_tick");
+        assert_eq!(lowered("(tick: \"0s\")")[0].0, "tick");
+    }
+
+    #[test]
+    fn a_tick_or_an_election_timeout_longer_than_a_day_is_refused_where_it_was_written() {
+        let tick = lowered("(tick: \"25h\")");
+        assert_eq!(
+            tick,
+            [("tick", "the timing 25h is longer than a day".into())]
+        );
+        let election = lowered("(election_tick: 100000, tick: \"1s\")");
+        assert_eq!(election.len(), 1);
+        assert_eq!(election[0].0, "election_tick");
+        assert!(lowered("(election_tick: 40000, heartbeat_tick: 2, tick: \"1s\")").is_empty());
     }
 }
