@@ -9,7 +9,7 @@
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{AlgorithmInfo, Nanos, Process, RunReport, Sim, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunReport, Sim, SimConfig};
 use std::fmt::Debug;
 
 /// The longest lease, session or tick that the coordination-service recipes and raft-rs take
@@ -167,6 +167,20 @@ pub enum KnobValue {
     /// A value of a [`KnobShape::DurationRange`] knob: its lower and upper end, in
     /// nanoseconds.
     Range(Nanos, Nanos),
+}
+
+/// Runs one process per member, member `id` built by `node(id, members)`.
+pub fn run_members<P: Process>(
+    sim: SimConfig,
+    info: AlgorithmInfo,
+    options: RunOptions,
+    node: impl Fn(NodeId, usize) -> P,
+) -> RunReport {
+    let members = sim.members;
+    let nodes = (0..members)
+        .map(|i| node(NodeId::from(i), members))
+        .collect();
+    run_processes(sim, info, nodes, options)
 }
 
 /// Builds a [`Sim`] of `processes` with `options` attached and runs it.

@@ -3,14 +3,14 @@
 
 use super::{info, BullyConfig, BullyNode};
 use crate::algorithm::{
-    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    lower_checked, run_members, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
 };
 use crate::rules::{dur, heartbeat_and_failure_timeout, ns_or, unknown_knob, wrap, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunReport, SimConfig};
 use thiserror::Error;
 
 /// The Bully algorithm; see the module doc of [`super`].
@@ -189,10 +189,8 @@ impl Algorithm for Bully {
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> RunReport {
-        let members = sim.members;
-        let nodes = (0..members)
-            .map(|i| BullyNode::new(NodeId::from(i), members, config))
-            .collect();
-        run_processes(sim, info, nodes, options)
+        run_members(sim, info, options, |id, members| {
+            BullyNode::new(id, members, config)
+        })
     }
 }

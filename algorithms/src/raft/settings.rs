@@ -3,14 +3,14 @@
 
 use super::{info, RaftConfig, RaftNode, RaftVariant};
 use crate::algorithm::{
-    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    lower_checked, run_members, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
 };
 use crate::rules::{dur, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunReport, SimConfig};
 use thiserror::Error;
 
 /// Raft leader election; see the module doc of [`super`].
@@ -231,10 +231,8 @@ impl Algorithm for Raft {
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> RunReport {
-        let members = sim.members;
-        let nodes = (0..members)
-            .map(|i| RaftNode::new(NodeId::from(i), members, config))
-            .collect();
-        run_processes(sim, info, nodes, options)
+        run_members(sim, info, options, |id, members| {
+            RaftNode::new(id, members, config)
+        })
     }
 }

@@ -4,14 +4,14 @@
 
 use super::{info, RaftRsConfig, RaftRsConfigError, RaftRsNode};
 use crate::algorithm::{
-    lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
+    lower_checked, run_members, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
 };
 use crate::rules::{at_most_a_day, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunReport, SimConfig};
 use thiserror::Error;
 
 /// tikv's raft-rs driven through the engine; see the module doc of [`super`].
@@ -219,11 +219,9 @@ impl Algorithm for RaftRs {
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> RunReport {
-        let members = sim.members;
-        let nodes = (0..members)
-            .map(|i| RaftRsNode::new(NodeId::from(i), members, config))
-            .collect();
-        run_processes(sim, info, nodes, options)
+        run_members(sim, info, options, |id, members| {
+            RaftRsNode::new(id, members, config)
+        })
     }
 }
 
