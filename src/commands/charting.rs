@@ -6,8 +6,8 @@ use crate::scenario::{Objective, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
 use splitbrain_reports::{
-    failover_series, first_round_share, CdfSeries, DataTable, Distribution, ElectionMessages,
-    ElectionTally, FailoverMeasure, Table,
+    failover_series, first_round_share, AroundFailovers, CapturedWindows, CdfSeries, DataTable,
+    Distribution, ElectionMessages, ElectionTally, FailoverMeasure, FailoverRecorder, Table,
 };
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{format_duration, FailoverOutcome, RunReport};
@@ -50,6 +50,15 @@ pub struct GroupRuns {
     /// Messages of the decided failover elections (see [`failover_elections`]).
     pub elections: ElectionTally,
     pub fault_kinds: BTreeMap<String, KindSeeds>,
+    /// The group's first seed, kept whole when [`run_group`] was asked to.
+    pub first: Option<FirstRun>,
+}
+
+/// A group's first seed as `compare` draws it: the whole report, and the sequence windows
+/// its recorder kept during that same run (no second run, no re-parse).
+pub struct FirstRun {
+    pub report: RunReport,
+    pub windows: CapturedWindows,
 }
 
 impl GroupRuns {
@@ -59,6 +68,7 @@ impl GroupRuns {
             runs: Vec::new(),
             elections: ElectionTally::default(),
             fault_kinds: BTreeMap::new(),
+            first: None,
         }
     }
 
@@ -87,22 +97,44 @@ impl GroupRuns {
 
 /// Runs `seeds` of the scenario `scenario_of(seed)` (already materialised) on every core, a
 /// chunk at a time, and folds each report into the group in seed order as it comes.
+/// With `keep_first`, the first seed runs with a recorder of those windows and is kept whole
+/// in [`GroupRuns::first`].
 pub fn run_group(
     label: &str,
     seeds: std::ops::RangeInclusive<u64>,
+    keep_first: Option<AroundFailovers>,
     scenario_of: impl Fn(u64) -> Scenario + Sync,
 ) -> GroupRuns {
+    let first_seed = *seeds.start();
     let mut group = GroupRuns::new(label);
     for chunk in seed_chunks(seeds, CHUNK_SEEDS) {
-        let reports: Vec<(u64, RunReport)> = chunk
+        let reports: Vec<(u64, RunReport, Option<FirstRun>)> = chunk
             .into_par_iter()
             .map(|seed| {
                 let s = scenario_of(seed);
-                (seed, splitbrain_algorithms::run(&s.algorithm, s.sim, None))
+                match keep_first.filter(|_| seed == first_seed) {
+                    Some(around) => {
+                        let mut recorder = FailoverRecorder::new(around);
+                        let report =
+                            splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut recorder));
+                        let windows = recorder.finish_windows();
+                        let first = FirstRun {
+                            report: report.clone(),
+                            windows,
+                        };
+                        (seed, report, Some(first))
+                    }
+                    None => (
+                        seed,
+                        splitbrain_algorithms::run(&s.algorithm, s.sim, None),
+                        None,
+                    ),
+                }
             })
             .collect();
-        for (seed, report) in reports {
+        for (seed, report, first) in reports {
             group.add(seed, report);
+            group.first = group.first.take().or(first);
         }
     }
     group

@@ -5,7 +5,7 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some algorithm misses it
 //! (safety violations are results to compare here, not a mismatch: they are in the report).
 
-use super::charting::{self, GroupRuns, GroupSummary};
+use super::charting::{self, FirstRun, GroupRuns, GroupSummary};
 use crate::cli::CompareArgs;
 use crate::exit;
 use crate::scenario::{self, Scenario};
@@ -15,7 +15,7 @@ use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
     messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
-    DataTable, FailoverRecorder, ReportDoc, ScalingSeries, Section, Settle, Table,
+    DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
 };
 use std::collections::BTreeSet;
 
@@ -31,6 +31,13 @@ struct JsonSummary<'a> {
     algorithms: &'a [GroupSummary],
     exit_code: u8,
 }
+
+/// The window of seed 1's sequence diagram: around its first failover, to recovery.
+const SEED_ONE_WINDOW: AroundFailovers = AroundFailovers {
+    failovers: 1,
+    settle: Settle::Recovery,
+    first_election: false,
+};
 
 /// Every algorithm's command-line name, for hints: `raft, bully, ... and k8s-lease`.
 fn algorithm_names() -> String {
@@ -120,7 +127,7 @@ pub fn run(args: &CompareArgs) -> u8 {
         .iter()
         .map(|alg| {
             let with_alg = with_algorithm(&scenario, alg);
-            charting::run_group(alg.name(), 1..=args.seeds, |seed| {
+            charting::run_group(alg.name(), 1..=args.seeds, Some(SEED_ONE_WINDOW), |seed| {
                 with_alg.materialize(seed)
             })
         })
@@ -425,20 +432,17 @@ fn build(
          failover (from 50 ms before the fault to a little after the new leader's first \
          accepted write).",
     );
-    for alg in algorithms {
+    for (alg, group) in algorithms.iter().zip(groups) {
         let s = with_algorithm(scenario, alg).materialize(1);
-        // The window around the first failover is kept during the run itself.
-        let mut recorder = FailoverRecorder::new(AroundFailovers {
-            failovers: 1,
-            settle: Settle::Recovery,
-            first_election: false,
-        });
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), Some(&mut recorder));
+        // Seed 1 ran in the group with a recorder of its first failover's window.
+        let Some(FirstRun { report, windows }) = &group.first else {
+            continue;
+        };
         let name = format!("timeline_{}", alg.name());
         charts.push(leadership_timeline(
             &name,
             &format!("Leadership timeline: {}, seed 1", alg.name()),
-            &report,
+            report,
             &[],
             &report.lease_spans,
         )?);
@@ -447,7 +451,7 @@ fn build(
             continue;
         };
         let window = sequence_window(f.at_ns, f.recovery_ns.map(|r| f.at_ns + r));
-        let kept = recorder.finish_windows().failovers;
+        let kept = windows.failovers.clone();
         let bounds: Vec<(u64, u64)> = kept.iter().map(|w| w.bounds()).collect();
         assert_eq!(
             bounds,

@@ -344,7 +344,7 @@ pub fn run(args: &SweepArgs) -> u8 {
         .iter()
         .map(|(label, s)| {
             let hb = s.algorithm.heartbeat_ns();
-            charting::run_group(label, 1..=args.trials, |seed| {
+            charting::run_group(label, 1..=args.trials, None, |seed| {
                 shifted(s, trial_offset(seed, hb)).materialize(seed)
             })
         })
