@@ -351,7 +351,7 @@ fn late_answers_from_an_abandoned_campaign_do_not_make_a_leader() {
     seed: 201,
     duration: "1m",
     nodes: 2,
-    algorithm: Etcd(ttl: "1s", min_ttl: "500ms", variant: Revision),
+    algorithm: Etcd(ttl: "1s", election_timeout: "500ms", variant: Revision),
     network: (latency: Uniform("1ms", "10ms")),
     workload: (write_every: "100ms"),
     faults: [

@@ -3,12 +3,21 @@
 //! Revision recipe: grant a lease; in one transaction create `prefix/<lease>` if it does not
 //! exist and range the prefix; lead when the own key has the lowest create revision, else
 //! watch the predecessor (the key with the highest create revision below the own one) for
-//! its delete, then range again. The lease is kept alive every `keepalive`; the client
-//! believes in its lease until its own clock reaches the send time of the last acknowledged
-//! keep-alive (or grant) plus the TTL. Waiters resync with a range every TTL (the `Observe`
-//! side of the recipe: it also tells them who leads).
+//! its delete, then range again. Waiters resync with a range every TTL (the `Observe` side of
+//! the recipe: it also tells them who leads).
+//!
+//! Keeping the lease alive, as etcd's Go client does ([`EtcdClientKind::Clientv3`],
+//! `clientv3/lease.go` of v3.4): a send loop passes every 500 ms (`sendKeepAliveLoop`) and
+//! sends a keep-alive once the local clock is past `keepalive` after the last answer
+//! (`recvKeepAlive`: `nextKeepAlive = now + TTL/3`); every answer sets the deadline to its
+//! arrival plus the granted TTL (`ka.deadline = now + TTL`), and a loop passing every second
+//! (`deadlineLoop`) ends the session once the clock is past it. The careful client
+//! ([`EtcdClientKind::SendTime`], not etcd's) sends every `keepalive` and believes until its
+//! clock reaches the send time of the last answered keep-alive plus the TTL.
 
-use super::config::{EtcdConfig, EtcdVariant};
+use super::config::{
+    EtcdClientKind, EtcdConfig, EtcdVariant, CLIENT_DEADLINE_LOOP_NS, CLIENT_SEND_LOOP_NS,
+};
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
 use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal, NANOS_PER_MILLI};
 
@@ -46,8 +55,12 @@ pub struct EtcdClient {
     lease: Option<u64>,
     /// The own key's create revision (Revision recipes) or the lock's term (SetNx).
     my_rev: u64,
-    /// The lease is believed alive while the local clock reads less than this.
+    /// The lease is believed alive while the local clock reads less than this (clientv3:
+    /// until its deadline loop finds the clock past it).
     lease_deadline: LocalNanos,
+    /// clientv3: the send loop sends a keep-alive once the local clock is past this; only an
+    /// answer moves it on, so an unanswered keep-alive goes again at every pass.
+    next_keepalive: LocalNanos,
     token: u64,
     /// The highest revision seen; kept across restarts (it only grows at the service).
     seen_revision: u64,
@@ -70,6 +83,7 @@ impl EtcdClient {
             lease: None,
             my_rev: 0,
             lease_deadline: LocalNanos::MIN,
+            next_keepalive: LocalNanos::MIN,
             token: 0,
             seen_revision: 0,
             leader_seen: None,
@@ -83,8 +97,10 @@ impl EtcdClient {
         self.phase
     }
 
-    /// The local time at which the client stops believing in its lease: the send time of its
-    /// last acknowledged grant or keep-alive (SetNx: lock request or Extend) plus the TTL.
+    /// The local time after which the client stops believing in its lease: the arrival of
+    /// the last answered keep-alive plus the granted TTL (clientv3), or the send time of the
+    /// last answered grant or keep-alive plus the TTL (`SendTime`; SetNx: lock request or
+    /// Extend).
     pub fn lease_deadline(&self) -> LocalNanos {
         self.lease_deadline
     }
@@ -94,11 +110,18 @@ impl EtcdClient {
         self.seen_revision
     }
 
-    /// The token to write with, while the client leads and its clock reads less than its
-    /// lease deadline: the key's create revision (`WallClockToken`: its claim time in
-    /// milliseconds; `SetNx`: 0).
+    /// The token to write with, while the client leads: the key's create revision
+    /// (`WallClockToken`: its claim time in milliseconds; `SetNx`: 0). clientv3 leads until
+    /// its deadline loop ends the session (the application sees only `Session.Done()`); the
+    /// careful client and SetNx check their clock against the deadline before every write.
     pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
-        (self.phase == Phase::Leading && now < self.lease_deadline).then_some(self.token)
+        let believes = self.uses_clientv3() || now < self.lease_deadline;
+        (self.phase == Phase::Leading && believes).then_some(self.token)
+    }
+
+    /// Whether the lease is kept by etcd's Go client (SetNx models a Redis client instead).
+    fn uses_clientv3(&self) -> bool {
+        self.config.client == EtcdClientKind::Clientv3 && self.config.variant != EtcdVariant::SetNx
     }
 
     /// The client itself when it leads, else the owner of the lowest key it last saw.
@@ -223,16 +246,20 @@ impl EtcdClient {
                             },
                         );
                     }
-                } else if let Some(lease) = self.lease {
-                    ctx.send(
-                        self.service,
-                        EtcdMsg::KeepAlive {
-                            lease,
-                            sent_at: now,
-                        },
-                    );
+                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                } else if self.uses_clientv3() {
+                    self.send_loop_pass(ctx);
+                } else {
+                    self.send_keepalive(ctx);
+                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
                 }
-                ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+            }
+            EtcdTimer::LeaseDeadline if self.uses_clientv3() => {
+                if now > self.lease_deadline {
+                    self.lost_lease(ctx);
+                } else {
+                    ctx.set_timer(EtcdTimer::LeaseDeadline, CLIENT_DEADLINE_LOOP_NS);
+                }
             }
             EtcdTimer::LeaseDeadline => {
                 if now >= self.lease_deadline {
@@ -257,6 +284,50 @@ impl EtcdClient {
                 Phase::Leading => {}
             },
             EtcdTimer::Expiry => {}
+        }
+    }
+
+    fn send_keepalive(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if let Some(lease) = self.lease {
+            let sent_at = ctx.local_now();
+            ctx.send(self.service, EtcdMsg::KeepAlive { lease, sent_at });
+        }
+    }
+
+    /// One pass of clientv3's send loop: a keep-alive if one is due, then the next pass.
+    fn send_loop_pass(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if ctx.local_now() > self.next_keepalive {
+            self.send_keepalive(ctx);
+        }
+        ctx.set_timer(EtcdTimer::KeepAlive, CLIENT_SEND_LOOP_NS);
+    }
+
+    /// A lease was granted: keep it alive. clientv3 registers it with its keep-alive loops
+    /// (a keep-alive due at once; the deadline the grant's arrival plus the TTL until the
+    /// first answer); the careful client counts from the grant's send time.
+    fn start_keepalives(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
+        self.lease_deadline = LocalNanos::MIN;
+        if self.uses_clientv3() {
+            let now = ctx.local_now();
+            self.lease_deadline = now.saturating_add(ttl_ns as i64);
+            self.next_keepalive = LocalNanos::MIN;
+            self.send_loop_pass(ctx);
+            ctx.set_timer(EtcdTimer::LeaseDeadline, CLIENT_DEADLINE_LOOP_NS);
+        } else {
+            self.renewed(ctx, sent_at, ttl_ns);
+            ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+        }
+    }
+
+    /// An answered keep-alive: clientv3 counts from its arrival, the careful client from its
+    /// send time.
+    fn keepalive_answered(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
+        if self.uses_clientv3() {
+            let now = ctx.local_now();
+            self.lease_deadline = now.saturating_add(ttl_ns as i64);
+            self.next_keepalive = now.saturating_add(self.config.keepalive_ns as i64);
+        } else {
+            self.renewed(ctx, sent_at, ttl_ns);
         }
     }
 
@@ -289,10 +360,8 @@ impl EtcdClient {
                     return;
                 }
                 self.lease = Some(lease);
-                self.lease_deadline = LocalNanos::MIN;
-                self.renewed(ctx, sent_at, ttl_ns);
                 self.phase = Phase::Creating;
-                ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                self.start_keepalives(ctx, sent_at, ttl_ns);
                 ctx.send(self.service, EtcdMsg::Txn { lease });
                 ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
             }
@@ -307,7 +376,7 @@ impl EtcdClient {
                 if ttl_ns == 0 {
                     self.lost_lease(ctx);
                 } else {
-                    self.renewed(ctx, sent_at, ttl_ns);
+                    self.keepalive_answered(ctx, sent_at, ttl_ns);
                 }
             }
             EtcdMsg::TxnResp {

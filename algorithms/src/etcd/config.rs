@@ -16,28 +16,102 @@ pub enum EtcdVariant {
     SetNx,
 }
 
+/// How a client keeps its lease alive and when it stops believing in it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "etcd client"))]
+pub enum EtcdClientKind {
+    /// etcd's Go client (`clientv3/lease.go`, v3.4): keep-alives go out on a 500 ms send
+    /// loop once `keepalive` has passed since the last answer; the lease deadline is the
+    /// *arrival* of the last answer plus the granted TTL, checked on a 1 s loop. A cut-off
+    /// holder keeps believing up to a second past a deadline that the server, which counts
+    /// from the keep-alive's arrival, reached earlier: it overlaps with the next holder.
+    Clientv3,
+    /// A careful client (not etcd's): the deadline is the *send* time of the last answered
+    /// keep-alive plus the TTL, checked at that instant, and keep-alives go out exactly every
+    /// `keepalive`. With honest clocks it gives up before the server expires its lease.
+    SendTime,
+}
+
 /// etcd settings. Durations are local time of whoever measures them: the TTL is enforced on
 /// the service's clock, the client's belief in its lease on the client's clock.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EtcdConfig {
     /// The TTL a client asks for when it grants a lease.
     pub ttl_ns: u64,
-    /// The service's minimum TTL: a grant below it is raised to it.
+    /// The service's minimum TTL: a grant below it is raised to it, silently, as etcd does.
     pub min_ttl_ns: u64,
-    /// How often a lease holder sends a keep-alive (etcd's clients use TTL/3). Also the
-    /// retry interval of an unanswered request and of a SetNx waiter's poll.
+    /// The server's raft election timeout: the minimum TTL derives from it, and a restarted
+    /// server extends every lease by it on top of the TTL (`lessor.Promote`).
+    pub election_timeout_ns: u64,
+    /// How long after an answered keep-alive the next one is due (etcd's clients: a third of
+    /// the granted TTL). Also the retry interval of an unanswered request and of a SetNx
+    /// waiter's poll.
     pub keepalive_ns: u64,
     /// The recipe, or a variant unsafe on purpose.
     pub variant: EtcdVariant,
+    /// etcd's Go client, or a careful one that counts its lease from the send time.
+    pub client: EtcdClientKind,
+}
+
+/// etcd's default raft heartbeat interval (`--heartbeat-interval`, 100 ms).
+pub const ETCD_HEARTBEAT_NS: u64 = 100_000_000;
+
+/// The lessor's expiry sweep (`lease/lessor.go`, `runLoop`: `revokeExpiredLeases` every
+/// 500 ms).
+pub const LESSOR_SWEEP_NS: u64 = 500_000_000;
+
+/// clientv3's keep-alive send loop (`clientv3/lease.go`, `sendKeepAliveLoop`: waits
+/// `retryConnWait`, 500 ms, between passes).
+pub const CLIENT_SEND_LOOP_NS: u64 = 500_000_000;
+
+/// clientv3's deadline loop (`clientv3/lease.go`, `deadlineLoop`: checks every second).
+pub const CLIENT_DEADLINE_LOOP_NS: u64 = 1_000_000_000;
+
+/// etcd's default election timeout (`--election-timeout`, 1 s).
+pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// etcd's minimum lease TTL for an election timeout (`etcdserver/server.go`, `NewServer`:
+/// `minTTL := time.Duration((3*cfg.ElectionTicks)/2) * heartbeat`, rounded up to whole
+/// seconds by `MinLeaseTTL: int64(math.Ceil(minTTL.Seconds()))`): 2 s with the defaults.
+pub fn min_ttl_for(election_timeout_ns: u64) -> u64 {
+    const SECOND_NS: u64 = 1_000_000_000;
+    let election_ticks = (election_timeout_ns / ETCD_HEARTBEAT_NS).max(1);
+    let min_ns = (3 * election_ticks / 2).saturating_mul(ETCD_HEARTBEAT_NS);
+    min_ns.div_ceil(SECOND_NS).saturating_mul(SECOND_NS)
+}
+
+impl EtcdConfig {
+    /// The TTL the service grants: the one asked for, raised to the minimum.
+    pub fn granted_ttl_ns(&self) -> u64 {
+        self.ttl_ns.max(self.min_ttl_ns)
+    }
 }
 
 impl Default for EtcdConfig {
     fn default() -> Self {
+        let ttl_ns = 2_000_000_000;
         Self {
-            ttl_ns: 2_000_000_000,
-            min_ttl_ns: 1_000_000_000,
-            keepalive_ns: 2_000_000_000 / 3,
+            ttl_ns,
+            min_ttl_ns: min_ttl_for(ETCD_ELECTION_TIMEOUT_NS),
+            election_timeout_ns: ETCD_ELECTION_TIMEOUT_NS,
+            keepalive_ns: ttl_ns / 3,
             variant: EtcdVariant::Revision,
+            client: EtcdClientKind::Clientv3,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_minimum_ttl_follows_etcds_formula() {
+        // Defaults: 10 ticks of 100 ms, 15 ticks = 1.5 s, rounded up to 2 s.
+        assert_eq!(min_ttl_for(1_000_000_000), 2_000_000_000);
+        // 5 ticks: 7 ticks (integer division) = 0.7 s, rounded up to 1 s.
+        assert_eq!(min_ttl_for(500_000_000), 1_000_000_000);
+        // 30 ticks: 45 ticks = 4.5 s, 5 s.
+        assert_eq!(min_ttl_for(3_000_000_000), 5_000_000_000);
     }
 }

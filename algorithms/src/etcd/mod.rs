@@ -18,7 +18,7 @@ mod tests;
 pub use settings::{Etcd, EtcdError, EtcdSettings};
 
 pub use client::{EtcdClient, Phase};
-pub use config::{EtcdConfig, EtcdVariant};
+pub use config::{EtcdClientKind, EtcdConfig, EtcdVariant};
 pub use messages::{EtcdMsg, EtcdTimer};
 pub use service::EtcdService;
 
@@ -28,12 +28,13 @@ use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
 pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
         name: "etcd".to_string(),
-        // A dead leader's lease runs out within a TTL of its last keep-alive; its waiter
-        // hears the delete at once (one keep-alive interval of margin for latency and
-        // retries). The resync of waiters also runs once per TTL.
+        // A dead leader's lease runs out within a granted TTL of its last keep-alive and is
+        // revoked at the lessor's next sweep; its waiter hears the delete at once (one
+        // keep-alive interval of margin for latency and retries). The resync of waiters also
+        // runs once per TTL.
         failure_detection_ns: config
-            .ttl_ns
-            .max(config.min_ttl_ns)
+            .granted_ttl_ns()
+            .saturating_add(config::LESSOR_SWEEP_NS)
             .saturating_add(config.keepalive_ns),
         // One client and the service elect a leader.
         min_group_for_progress: 1,

@@ -1,5 +1,6 @@
 //! The modeled etcd server: a global revision, leases with a TTL (raised to a minimum) that
-//! expire on the service's own clock, keys attached to leases under one election prefix,
+//! expire on the service's own clock at its lessor's 500 ms sweep, keys attached to leases
+//! under one election prefix,
 //! compare-on-create-revision transactions, ranges, delete watches, and (for the SetNx
 //! variant) one Redis-style lock with a TTL.
 //!
@@ -9,7 +10,7 @@
 //! acquisition) ever opens the initial election. It signals `ElectionStarted` then, with the
 //! revision as term; the next claim ends the election.
 
-use super::config::EtcdConfig;
+use super::config::{EtcdConfig, LESSOR_SWEEP_NS};
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
 use std::collections::BTreeMap;
@@ -24,6 +25,9 @@ struct Lease {
     deadline: LocalNanos,
     /// The create revision of the key attached to this lease, if any.
     key: Option<u64>,
+    /// Keep-alives that arrived after the deadline but before the sweep revoked the lease:
+    /// etcd's `lessor.Renew` waits for the revocation and then answers "not found" (TTL 0).
+    renewals_waiting: Vec<(NodeId, LocalNanos)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +57,9 @@ pub struct EtcdService {
     /// Whether the handler under way has already signalled a vacancy: leases that expire
     /// together (each delete making the next key the lowest) leave the seat vacant once.
     vacancy_signalled: bool,
+    /// A local time the lessor's sweep falls on (drawn at the service's start or restart):
+    /// it sweeps at this time plus every multiple of [`LESSOR_SWEEP_NS`].
+    sweep_origin: LocalNanos,
 }
 
 impl EtcdService {
@@ -69,6 +76,7 @@ impl EtcdService {
             lock_terms: 0,
             prefix_used: false,
             vacancy_signalled: false,
+            sweep_origin: 0,
         }
     }
 
@@ -90,15 +98,32 @@ impl EtcdService {
             .collect()
     }
 
-    /// The service waits for requests.
-    pub fn on_start(&mut self, _ctx: &mut EtcdCtx<'_, '_>) {}
+    /// The service waits for requests; its lessor's sweep loop runs from now on.
+    pub fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.start_sweeps(ctx);
+    }
 
-    /// etcd persists its keys and leases; on restart it keeps them and, like etcd's lessor
-    /// after a leader change, extends every lease to a full TTL from now.
+    /// The lessor's sweeps fall at a phase of their own, drawn from the service's stream: a
+    /// real server started at some unknown time before its clients, so its sweeps are not in
+    /// step with their loops.
+    fn start_sweeps(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let phase_ns = ctx.rng().below(LESSOR_SWEEP_NS) as i64;
+        self.sweep_origin = ctx.local_now().saturating_add(phase_ns);
+    }
+
+    /// etcd persists its keys and leases; on restart it keeps them and, as etcd's lessor does
+    /// when the member is promoted to leader (`lessor.Promote(s.Cfg.ElectionTimeout())`),
+    /// extends every lease to its TTL plus the election timeout from now. The single member's
+    /// own election after a restart (a fraction of the election timeout) is not modeled: it
+    /// serves at once.
     pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         let now = ctx.local_now();
+        self.start_sweeps(ctx);
+        let extend_ns = self.config.election_timeout_ns as i64;
         for lease in self.leases.values_mut() {
-            lease.deadline = now.saturating_add(lease.ttl_ns as i64);
+            lease.deadline = now
+                .saturating_add(extend_ns)
+                .saturating_add(lease.ttl_ns as i64);
         }
         if let Some(lock) = self.lock.as_mut() {
             lock.deadline = now.saturating_add(self.config.ttl_ns as i64);
@@ -106,21 +131,23 @@ impl EtcdService {
         self.arm_expiry(ctx);
     }
 
-    /// The expiry timer: expires every lease (and the lock) whose deadline has come.
+    /// The expiry timer: the lessor's sweep revokes every lease whose deadline has come, and
+    /// the SetNx lock expires at its deadline.
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
         self.vacancy_signalled = false;
         if timer == EtcdTimer::Expiry {
-            self.expire(ctx);
+            self.sweep_leases(ctx);
+            self.expire_lock(ctx);
             self.arm_expiry(ctx);
         }
     }
 
-    /// Expires what is due, then serves the request and re-arms the expiry timer.
+    /// Serves the request and re-arms the expiry timer. A lease past its deadline lives on
+    /// (its key too) until the next sweep revokes it, as in etcd; the SetNx lock, a Redis
+    /// key, is expired on access first.
     pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
         self.vacancy_signalled = false;
-        // Anything already past its deadline is expired before the request is served, so a
-        // keep-alive that arrives exactly at the deadline finds the lease gone.
-        self.expire(ctx);
+        self.expire_lock(ctx);
         match msg {
             EtcdMsg::LeaseGrant {
                 ttl_ns,
@@ -137,6 +164,7 @@ impl EtcdService {
                         ttl_ns,
                         deadline: ctx.local_now().saturating_add(ttl_ns as i64),
                         key: None,
+                        renewals_waiting: Vec::new(),
                     },
                 );
                 let grant = EtcdMsg::LeaseGrantResp {
@@ -150,6 +178,11 @@ impl EtcdService {
             EtcdMsg::KeepAlive { lease, sent_at } => {
                 let now = ctx.local_now();
                 let ttl_ns = match self.leases.get_mut(&lease) {
+                    Some(l) if l.deadline <= now => {
+                        // Expired, not yet revoked: the answer waits for the sweep.
+                        l.renewals_waiting.push((from, sent_at));
+                        return self.arm_expiry(ctx);
+                    }
                     Some(l) => {
                         l.deadline = now.saturating_add(l.ttl_ns as i64);
                         l.ttl_ns
@@ -283,8 +316,8 @@ impl EtcdService {
         self.arm_expiry(ctx);
     }
 
-    /// Expires every lease and the lock whose deadline the service clock has reached.
-    fn expire(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+    /// The lessor's sweep: revokes every lease whose deadline the service clock has reached.
+    fn sweep_leases(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         let now = ctx.local_now();
         let due: Vec<u64> = self
             .leases
@@ -295,6 +328,11 @@ impl EtcdService {
         for lease in due {
             self.revoke(ctx, lease, true);
         }
+    }
+
+    /// Expires the SetNx lock if the service clock has reached its deadline.
+    fn expire_lock(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let now = ctx.local_now();
         if self.lock.as_ref().is_some_and(|l| l.deadline <= now) {
             let lock = self.lock.take().expect("checked");
             self.revision += 1;
@@ -311,6 +349,14 @@ impl EtcdService {
         let Some(l) = self.leases.remove(&lease) else {
             return;
         };
+        for (waiting, sent_at) in l.renewals_waiting {
+            let gone = EtcdMsg::KeepAliveResp {
+                lease,
+                ttl_ns: 0,
+                sent_at,
+            };
+            ctx.send(waiting, gone);
+        }
         let Some(key) = l.key else {
             return;
         };
@@ -339,12 +385,24 @@ impl EtcdService {
         }
     }
 
-    /// Arms the expiry timer for the earliest deadline, or cancels it.
+    /// The first sweep at or after `deadline`.
+    fn sweep_at_or_after(&self, deadline: LocalNanos) -> LocalNanos {
+        let sweep_ns = LESSOR_SWEEP_NS as i64;
+        let since_origin = deadline.saturating_sub(self.sweep_origin);
+        let sweeps = since_origin
+            .saturating_add(sweep_ns - 1)
+            .div_euclid(sweep_ns);
+        self.sweep_origin
+            .saturating_add(sweeps.saturating_mul(sweep_ns))
+    }
+
+    /// Arms the expiry timer for the sweep that will revoke the earliest lease, or the lock's
+    /// deadline if earlier, or cancels it.
     fn arm_expiry(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let earliest = self
-            .leases
-            .values()
-            .map(|l| l.deadline)
+        let earliest_lease = self.leases.values().map(|l| l.deadline).min();
+        let earliest = earliest_lease
+            .map(|deadline| self.sweep_at_or_after(deadline))
+            .into_iter()
             .chain(self.lock.as_ref().map(|l| l.deadline))
             .min();
         match earliest {

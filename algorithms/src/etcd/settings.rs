@@ -1,7 +1,8 @@
 //! etcd as a scenario writes it (`algorithm: Etcd(ttl: "2s", ...)`): the settings, their
 //! rules, writing them back, and the knobs `sweep` varies.
 
-use super::{info, EtcdConfig, EtcdProcess, EtcdVariant};
+use super::config::min_ttl_for;
+use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -16,23 +17,31 @@ use thiserror::Error;
 /// etcd leases and the election recipe; see the module doc of [`super`].
 pub struct Etcd;
 
-/// etcd's settings as written. Left out: the TTL and minimum TTL take
-/// [`EtcdConfig::default`] (the minimum never above the TTL), the keep-alive TTL/3.
+/// etcd's settings as written. Left out: the TTL, election timeout, variant and client take
+/// [`EtcdConfig::default`], the minimum TTL derives from the election timeout as etcd's does,
+/// and the keep-alive is a third of the granted TTL.
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EtcdSettings {
     /// [`EtcdConfig::ttl_ns`]: the TTL a client asks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<DurationText>,
-    /// [`EtcdConfig::min_ttl_ns`]: the service's minimum TTL.
+    /// [`EtcdConfig::min_ttl_ns`]: the service's minimum TTL (not an etcd flag: etcd derives
+    /// it from the election timeout; written, it overrides that).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ttl: Option<DurationText>,
+    /// [`EtcdConfig::election_timeout_ns`]: the server's `--election-timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub election_timeout: Option<DurationText>,
     /// [`EtcdConfig::keepalive_ns`]: the keep-alive and retry interval (TTL/3 if left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keepalive: Option<DurationText>,
     /// [`EtcdConfig::variant`]: the recipe or an unsafe variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<EtcdVariant>,
+    /// [`EtcdConfig::client`]: etcd's Go client or the careful send-time one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<EtcdClientKind>,
 }
 
 /// A rule etcd's settings broke.
@@ -44,21 +53,19 @@ pub enum EtcdError {
     /// A TTL of zero: a lease would expire as it is granted.
     #[error("the lease TTL must be longer than zero")]
     ZeroTtl,
-    /// A TTL the service would raise to its minimum without saying so.
-    #[error("the TTL {} is below the service's minimum TTL {}", dur(.ttl_ns), dur(.min_ttl_ns))]
-    TtlBelowMinTtl {
-        /// The TTL clients ask for, in nanoseconds.
-        ttl_ns: u64,
-        /// The service's minimum TTL, in nanoseconds.
-        min_ttl_ns: u64,
+    /// An election timeout shorter than etcd's heartbeat interval (100 ms).
+    #[error("the election timeout {} is shorter than etcd's heartbeat interval 100ms", dur(.election_timeout_ns))]
+    ElectionTimeoutBelowHeartbeat {
+        /// The election timeout, in nanoseconds.
+        election_timeout_ns: u64,
     },
     /// A keep-alive interval of zero (the timer would fire at one instant for ever), or not
-    /// below the TTL (the lease would lapse between keep-alives).
-    #[error("the keep-alive interval {} must be above zero and below the TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
+    /// below the granted TTL (the lease would lapse between keep-alives).
+    #[error("the keep-alive interval {} must be above zero and below the granted TTL {}", dur(.keepalive_ns), dur(.ttl_ns))]
     KeepaliveNotBelowTtl {
         /// The keep-alive interval, in nanoseconds of the client's clock.
         keepalive_ns: u64,
-        /// The TTL, in nanoseconds.
+        /// The granted TTL (the TTL raised to the minimum), in nanoseconds.
         ttl_ns: u64,
     },
 }
@@ -70,16 +77,50 @@ impl SettingError for EtcdError {
             EtcdError::ZeroTtl => {
                 "a lease with no TTL expires as it is granted; etcd's clients use seconds"
             }
-            EtcdError::TtlBelowMinTtl { .. } => {
-                "etcd raises a TTL below its minimum silently; write the TTL you mean, at or above \
-                 `min_ttl`, or lower `min_ttl`"
+            EtcdError::ElectionTimeoutBelowHeartbeat { .. } => {
+                "etcd's election timeout counts heartbeats of 100ms; its default is 1s"
             }
             EtcdError::KeepaliveNotBelowTtl { .. } => {
-                "etcd's clients keep a lease alive every TTL/3 (the default when `keepalive` is \
-                 left out); a keep-alive at or after the TTL lets the lease lapse"
+                "etcd's clients keep a lease alive a third of the granted TTL after each answer \
+                 (the default when `keepalive` is left out); a keep-alive at or after the TTL \
+                 lets the lease lapse"
             }
         };
         Some(hint.to_string())
+    }
+}
+
+impl Etcd {
+    /// The first rule `config` breaks, with the field to blame (`keepalive_field`: the
+    /// keep-alive as written, or the TTL it was derived from).
+    fn first_broken_rule(
+        config: &EtcdConfig,
+        keepalive_field: &'static str,
+    ) -> Option<(&'static str, EtcdError)> {
+        let day = |ns, field| at_most_a_day(ns, field).map(|p| (p.field, p.error.into()));
+        if config.ttl_ns == 0 {
+            return Some(("ttl", EtcdError::ZeroTtl));
+        }
+        if let Some(problem) = day(config.ttl_ns, "ttl")
+            .or_else(|| day(config.min_ttl_ns, "min_ttl"))
+            .or_else(|| day(config.election_timeout_ns, "election_timeout"))
+        {
+            return Some(problem);
+        }
+        if config.election_timeout_ns < super::config::ETCD_HEARTBEAT_NS {
+            let error = EtcdError::ElectionTimeoutBelowHeartbeat {
+                election_timeout_ns: config.election_timeout_ns,
+            };
+            return Some(("election_timeout", error));
+        }
+        let granted_ns = config.granted_ttl_ns();
+        (config.keepalive_ns == 0 || config.keepalive_ns >= granted_ns).then_some((
+            keepalive_field,
+            EtcdError::KeepaliveNotBelowTtl {
+                keepalive_ns: config.keepalive_ns,
+                ttl_ns: granted_ns,
+            },
+        ))
     }
 }
 
@@ -103,33 +144,25 @@ impl Algorithm for Etcd {
     fn lower(settings: EtcdSettings, _cluster: &Cluster) -> Lowered<EtcdConfig, EtcdError> {
         let defaults = EtcdConfig::default();
         let ttl_ns = ns_or(settings.ttl, defaults.ttl_ns);
-        let min_ttl_ns = ns_or(settings.min_ttl, defaults.min_ttl_ns.min(ttl_ns));
-        // etcd's clients keep alive every TTL/3.
-        let keepalive_ns = ns_or(settings.keepalive, ttl_ns / 3);
-        let written_or_ttl = |written: bool, field| if written { field } else { "ttl" };
-        let problem = if ttl_ns == 0 {
-            Some(("ttl", EtcdError::ZeroTtl))
-        } else if let Some(p) = at_most_a_day(ttl_ns, "ttl") {
-            Some((p.field, p.error.into()))
-        } else if ttl_ns < min_ttl_ns {
-            let field = written_or_ttl(settings.min_ttl.is_some(), "min_ttl");
-            Some((field, EtcdError::TtlBelowMinTtl { ttl_ns, min_ttl_ns }))
-        } else if keepalive_ns == 0 || keepalive_ns >= ttl_ns {
-            let field = written_or_ttl(settings.keepalive.is_some(), "keepalive");
-            let error = EtcdError::KeepaliveNotBelowTtl {
-                keepalive_ns,
-                ttl_ns,
-            };
-            Some((field, error))
-        } else {
-            None
-        };
+        let election_timeout_ns = ns_or(settings.election_timeout, defaults.election_timeout_ns);
+        // etcd's minimum TTL follows its election timeout; a TTL below it is raised silently.
+        let min_ttl_ns = ns_or(settings.min_ttl, min_ttl_for(election_timeout_ns));
+        let granted_ns = ttl_ns.max(min_ttl_ns);
+        let keepalive_ns = ns_or(settings.keepalive, granted_ns / 3);
         let config = EtcdConfig {
             ttl_ns,
             min_ttl_ns,
+            election_timeout_ns,
             keepalive_ns,
             variant: settings.variant.unwrap_or(defaults.variant),
+            client: settings.client.unwrap_or(defaults.client),
         };
+        let keepalive_field = if settings.keepalive.is_some() {
+            "keepalive"
+        } else {
+            "ttl"
+        };
+        let problem = Self::first_broken_rule(&config, keepalive_field);
         let problems = problem.map(|(field, error)| Problem { field, error });
         (config, problems.into_iter().collect())
     }
@@ -138,8 +171,10 @@ impl Algorithm for Etcd {
         EtcdSettings {
             ttl: Some(DurationText(config.ttl_ns)),
             min_ttl: Some(DurationText(config.min_ttl_ns)),
+            election_timeout: Some(DurationText(config.election_timeout_ns)),
             keepalive: Some(DurationText(config.keepalive_ns)),
             variant: Some(config.variant),
+            client: Some(config.client),
         }
     }
 
@@ -152,6 +187,7 @@ impl Algorithm for Etcd {
             ("keepalive", config.keepalive_ns),
             ("ttl", config.ttl_ns),
             ("min_ttl", config.min_ttl_ns),
+            ("election_timeout", config.election_timeout_ns),
         ]
     }
 
@@ -159,8 +195,8 @@ impl Algorithm for Etcd {
         config.keepalive_ns
     }
 
-    /// `lease` sets the TTL; the keep-alive keeps its ratio to it, and the minimum TTL is
-    /// lowered to it if it was above.
+    /// `lease` sets the TTL; the keep-alive keeps its ratio to it. The minimum TTL stays: a
+    /// `lease` below it is granted the minimum, as etcd does.
     fn vary(
         config: &EtcdConfig,
         cluster: &Cluster,
@@ -176,7 +212,6 @@ impl Algorithm for Etcd {
         let mut settings = Self::settings(config);
         let keepalive_ns = crate::rules::scaled(config.keepalive_ns, config.ttl_ns, lease_ns);
         settings.keepalive = Some(DurationText(keepalive_ns));
-        settings.min_ttl = Some(DurationText(config.min_ttl_ns.min(lease_ns)));
         settings.ttl = Some(DurationText(lease_ns));
         lower_checked::<Self>(settings, cluster)
     }

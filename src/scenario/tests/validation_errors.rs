@@ -393,16 +393,20 @@ fn etcd_settings_are_checked_at_the_offending_value() {
             "the lease TTL must be longer than zero",
         ),
         (
-            "(algorithm: Etcd(ttl: \"1s\", min_ttl: @\"2s\"))",
-            "the TTL 1s is below the service's minimum TTL 2s",
-        ),
-        (
-            "(algorithm: Etcd(ttl: \"1s\", keepalive: @\"1s\"))",
-            "the keep-alive interval 1s must be above zero and below the TTL 1s",
+            "(algorithm: Etcd(ttl: \"1s\", keepalive: @\"2s\"))",
+            "the keep-alive interval 2s must be above zero and below the granted TTL 2s",
         ),
         (
             "(algorithm: Etcd(keepalive: @\"0s\"))",
-            "the keep-alive interval 0s must be above zero and below the TTL 2s",
+            "the keep-alive interval 0s must be above zero and below the granted TTL 2s",
+        ),
+        (
+            "(algorithm: Etcd(election_timeout: @\"50ms\"))",
+            "the election timeout 50ms is shorter than etcd's heartbeat interval 100ms",
+        ),
+        (
+            "(algorithm: Etcd(min_ttl: @\"25h\"))",
+            "the timing 25h is longer than a day",
         ),
     ];
     for (marked, message) in cases {
@@ -421,9 +425,10 @@ fn etcd_has_a_service_that_faults_can_target_and_defaults_that_follow_the_ttl() 
         panic!("{:?}", scenario.algorithm);
     };
     assert_eq!(etcd.ttl_ns, 600_000_000);
-    // The minimum TTL defaults to 1s but never above the TTL; keep-alive to TTL/3.
-    assert_eq!(etcd.min_ttl_ns, 600_000_000);
-    assert_eq!(etcd.keepalive_ns, 200_000_000);
+    // The minimum TTL follows etcd's default election timeout (2s) and the granted TTL is
+    // raised to it, as etcd does; the keep-alive is a third of the granted TTL.
+    assert_eq!(etcd.min_ttl_ns, 2_000_000_000);
+    assert_eq!(etcd.keepalive_ns, 666_666_666);
     assert_eq!(
         etcd.variant,
         splitbrain_algorithms::etcd::EtcdVariant::SetNx
