@@ -111,13 +111,14 @@ class Proc:
     """A subprocess started with its output to a log file, recorded for cleanup by PID.
 
     stdout goes to the log unless `pipe_stdout` is set (then `.stdout` is a text pipe the
-    caller reads line by line); stderr always goes to the log. The child gets its own
+    caller reads line by line); stderr always goes to the log. `pipe_stdin` keeps a text pipe
+    open as `.stdin` (for interactive clients that exit at end of input). The child gets its own
     session so a Ctrl-C in the terminal reaches only the suite, which then stops it.
     """
 
     def __init__(self, name: str, argv: Sequence[str], log_path: Path,
                  env: Optional[dict] = None, cwd: Optional[Path] = None,
-                 pipe_stdout: bool = False):
+                 pipe_stdout: bool = False, pipe_stdin: bool = False):
         self.name = name
         self.argv = list(argv)
         self.log_path = Path(log_path)
@@ -125,17 +126,18 @@ class Proc:
         self._log = open(self.log_path, "ab")
         self.popen = subprocess.Popen(
             self.argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE if pipe_stdout else self._log,
             stderr=self._log,
             env=env,
             cwd=str(cwd) if cwd else None,
             start_new_session=True,
-            text=pipe_stdout or None,
-            bufsize=1 if pipe_stdout else -1,
+            text=(pipe_stdout or pipe_stdin) or None,
+            bufsize=1 if (pipe_stdout or pipe_stdin) else -1,
         )
         self.pid = self.popen.pid
         self.stdout = self.popen.stdout
+        self.stdin = self.popen.stdin
         with _REGISTRY_LOCK:
             _REGISTRY.append(self)
 
@@ -182,7 +184,7 @@ class Proc:
         with _REGISTRY_LOCK:
             if self in _REGISTRY:
                 _REGISTRY.remove(self)
-        for f in (self.popen.stdout, self._log):
+        for f in (self.popen.stdin, self.popen.stdout, self._log):
             try:
                 if f:
                     f.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from typing import Optional
 
 _CHUNK = 65536
@@ -36,10 +37,11 @@ class _Link:
             self.upstream = socket.create_connection(("127.0.0.1", self.proxy.target_port))
         except OSError:
             return self.close()
-        for src, dst in ((self.client, self.upstream), (self.upstream, self.client)):
-            threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+        for src, dst, to_server in ((self.client, self.upstream, True),
+                                    (self.upstream, self.client, False)):
+            threading.Thread(target=self._pump, args=(src, dst, to_server), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, to_server: bool) -> None:
         while not self.closed.is_set():
             try:
                 data = src.recv(_CHUNK)
@@ -56,6 +58,7 @@ class _Link:
                 dst.sendall(data)
             except OSError:
                 return self.close()
+            self.proxy._forwarded(to_server)
 
     def _half_close(self, dst: socket.socket) -> None:
         try:
@@ -78,7 +81,12 @@ class _Link:
 
 
 class Proxy:
-    """Listens on 127.0.0.1:`.port` and forwards every connection to 127.0.0.1:target_port."""
+    """Listens on 127.0.0.1:`.port` and forwards every connection to 127.0.0.1:target_port.
+
+    `last_to_server_s` / `last_to_client_s`: `time.monotonic()` when bytes were last forwarded
+    towards the server / the client (None before any), e.g. the last ping the server got.
+    CLOCK_MONOTONIC is system-wide, so these compare with other processes' monotonic times.
+    """
 
     def __init__(self, target_port: int):
         self.target_port = target_port
@@ -93,6 +101,8 @@ class Proxy:
         self._closed = False
         self._links: list[_Link] = []
         self._lock = threading.Lock()
+        self.last_to_server_s: Optional[float] = None
+        self.last_to_client_s: Optional[float] = None
         threading.Thread(target=self._accept_loop, daemon=True).start()
 
     def _accept_loop(self) -> None:
@@ -108,6 +118,13 @@ class Proxy:
                     return
                 self._links = [l for l in self._links if not l.closed.is_set()]
                 self._links.append(_Link(self, conn))
+
+    def _forwarded(self, to_server: bool) -> None:
+        now = time.monotonic()
+        if to_server:
+            self.last_to_server_s = now
+        else:
+            self.last_to_client_s = now
 
     def _is_cut(self) -> bool:
         return not self._up.is_set()
