@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -308,11 +309,13 @@ def render_scenario(scenario: Path, **overrides) -> str:
         if mark not in text:
             raise HarnessError(f"{scenario}: no placeholder {mark} for override {key}")
         text = text.replace(mark, str(value))
-    if "{{" in text:
-        start = text.index("{{")
-        raise HarnessError(f"{scenario}: placeholder left without a value: "
-                           f"{text[start:text.index('}}', start) + 2]}")
+    left = sorted(set(_PLACEHOLDER.findall(text)))
+    if left:
+        raise HarnessError(f"{scenario}: placeholders left without a value: {left}")
     return text
+
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 def splitbrain_run(scenario: Path, seed: int, extra_args: Sequence[str] = (),
@@ -321,7 +324,7 @@ def splitbrain_run(scenario: Path, seed: int, extra_args: Sequence[str] = (),
     scenario = Path(scenario).resolve()
     work = Path(tempfile.mkdtemp(prefix="conformance-sb-"))
     src = scenario
-    if overrides or "{{" in scenario.read_text():
+    if overrides or _PLACEHOLDER.search(scenario.read_text()):
         src = work / scenario.name
         src.write_text(render_scenario(scenario, **overrides))
     argv = [str(splitbrain_binary()), "run", str(src), "--seed", str(seed), *extra_args]
