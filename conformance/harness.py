@@ -104,7 +104,7 @@ def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float,
 
 
 _REGISTRY: list["Proc"] = []
-_REGISTRY_LOCK = threading.Lock()
+_REGISTRY_LOCK = threading.RLock()  # re-entrant: the signal handler may interrupt a holder
 _TEMP_DIRS: list[Path] = []
 
 
@@ -219,10 +219,18 @@ def make_temp_dir(prefix: str) -> Path:
     return d
 
 
+def _scratch_dir(prefix: str) -> Path:
+    """A temp dir the caller removes when done; also removed at exit if it is interrupted."""
+    d = Path(tempfile.mkdtemp(prefix=f"conformance-{prefix}-"))
+    _TEMP_DIRS.append(d)
+    return d
+
+
 def _remove_temp_dirs() -> None:
     if os.environ.get("CONFORMANCE_KEEP") == "1":
         for d in _TEMP_DIRS:
-            print(f"kept {d}", file=sys.stderr)
+            if d.exists():
+                print(f"kept {d}", file=sys.stderr)
         return
     for d in _TEMP_DIRS:
         shutil.rmtree(d, ignore_errors=True)
@@ -322,7 +330,7 @@ def splitbrain_run(scenario: Path, seed: int, extra_args: Sequence[str] = (),
                    **overrides) -> tuple[subprocess.CompletedProcess, Path]:
     """Run `splitbrain run` on the (rendered) scenario; returns the process and a work dir."""
     scenario = Path(scenario).resolve()
-    work = Path(tempfile.mkdtemp(prefix="conformance-sb-"))
+    work = _scratch_dir("sb")
     src = scenario
     if overrides or _PLACEHOLDER.search(scenario.read_text()):
         src = work / scenario.name
@@ -341,7 +349,7 @@ def splitbrain_trace(scenario: Path, seed: int, **overrides) -> list[dict]:
 
     `overrides` fill `{{name}}` placeholders in the scenario text (see render_scenario).
     """
-    out_dir = Path(tempfile.mkdtemp(prefix="conformance-tr-"))
+    out_dir = _scratch_dir("tr")
     trace = out_dir / "trace.jsonl"
     try:
         proc, work = splitbrain_run(scenario, seed, ["--trace", str(trace)], **overrides)

@@ -33,6 +33,7 @@ SYSTEMS = ("zookeeper", "etcd")
 @dataclass
 class Row:
     exp: Experiment
+    runs: int = 0
     real: Optional[Spread] = None
     model: Optional[Spread] = None
     verdict: str = ""
@@ -76,7 +77,7 @@ def measure(fn, args_list: list[tuple]) -> list[float]:
 
 def run_experiment(exp: Experiment, runs: int) -> Row:
     """Real trials first, then model trials; Skip makes the row SKIP, anything else ERROR."""
-    row = Row(exp)
+    row = Row(exp, runs)
     started = time.monotonic()
     print(f"--- {exp.name} ({exp.system}, {runs} real + {runs} model)", flush=True)
     try:
@@ -129,13 +130,20 @@ def print_table(rows: list[Row]) -> None:
             print(f"{row.exp.name}: {note}")
 
 
-def markdown(rows: list[Row], total_s: float, runs: int) -> str:
+def trials_text(rows: list[Row]) -> str:
+    counts = sorted({r.runs for r in rows})
+    if len(counts) == 1:
+        return f"{counts[0]} real and {counts[0]} model trials each (seeds 1..{counts[0]})"
+    return (f"{'/'.join(map(str, counts))} real and as many model trials each, "
+            f"by experiment (seeds 1..N)")
+
+
+def markdown(rows: list[Row], total_s: float) -> str:
     lines = table_lines(rows)
     out = ["| " + " | ".join(lines[0]) + " |", "|" + "---|" * len(lines[0])]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in lines[1:]]
     out.append("")
-    out.append(f"{runs} real and {runs} model trials each (seeds 1..{runs}); "
-               f"total {total_s:.0f} s.")
+    out.append(f"{trials_text(rows)}; total {total_s:.0f} s.")
     out.append("")
     for row in rows:
         note = note_of(row)
@@ -180,10 +188,11 @@ def main(argv: list[str]) -> int:
     total_s = time.monotonic() - started
     print()
     print_table(rows)
-    print(f"\ntotal time {total_s:.0f} s")
+    if rows:
+        print(f"\n{trials_text(rows)}")
+    print(f"total time {total_s:.0f} s")
     if args.markdown:
-        runs_desc = args.runs or (exps[0].runs if exps else 0)
-        args.markdown.write_text(markdown(rows, total_s, runs_desc))
+        args.markdown.write_text(markdown(rows, total_s))
     verdicts = {r.verdict for r in rows}
     if errors or "ERROR" in verdicts:
         return 2
