@@ -2,7 +2,11 @@
 
 `EtcdServer` runs `/usr/bin/etcd` as a single member with its default timing (100 ms
 heartbeat, 1 s election timeout), client and peer URLs on free 127.0.0.1 ports and its data
-dir in a temp dir, started and stopped by PID through `harness.Proc`.
+dir in a temp dir, started and stopped by PID through `harness.Proc`. The data dir is on
+/dev/shm (tmpfs) when there is one: every write etcd makes (a put, a lock's transaction, the
+revoke of an expired lease) waits for an fsync, and on a shared machine whose disk is busy
+that adds hundreds of milliseconds of noise unrelated to the lease logic under test
+(CONFORMANCE_ETCD_DISK=1 keeps it on disk).
 
 `Etcdctl` runs one `etcdctl` 3.4 command (API v3) whose output lines are timestamped with
 `time.monotonic()` as they arrive, by a reader thread. etcdctl writes errors such as
@@ -16,9 +20,11 @@ keep-alive` runs `clientv3.Lease.KeepAlive` (clientv3/lease.go), `etcdctl watch`
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
+import tempfile
 import threading
 import time
 import urllib.request
@@ -37,6 +43,11 @@ class EtcdServer:
     def __init__(self) -> None:
         self.base_dir = make_temp_dir("etcd")
         self.data_dir = self.base_dir / "data"
+        self._tmpfs_dir: Optional[Path] = None
+        if os.environ.get("CONFORMANCE_ETCD_DISK") != "1" and os.access("/dev/shm", os.W_OK):
+            self._tmpfs_dir = Path(tempfile.mkdtemp(prefix="conformance-etcd-", dir="/dev/shm"))
+            self.data_dir = self._tmpfs_dir / "data"
+            atexit.register(self.close)
         self.client_port = free_port()
         self.peer_port = free_port()
         self.proc: Optional[Proc] = None
@@ -76,6 +87,13 @@ class EtcdServer:
         if self.proc is not None:
             self.proc.stop()
             self.proc = None
+
+    def close(self) -> None:
+        """Stop the server and remove a data dir kept on tmpfs."""
+        self.stop()
+        if self._tmpfs_dir is not None:
+            shutil.rmtree(self._tmpfs_dir, ignore_errors=True)
+            self._tmpfs_dir = None
 
     def healthy(self) -> bool:
         if self.proc is None or not self.proc.alive():
