@@ -1,0 +1,377 @@
+"""Shared pieces of the conformance suite: experiments, bands, processes, splitbrain runs.
+
+An experiment measures one quantity (a time or a count) several times against the real
+server and several times through the splitbrain model (seeds 1..runs), and the verdict
+compares the two spreads through a band (see `Band`).
+
+Every process the suite starts goes through `Proc`, which records it in a registry; `run.py`
+calls `install_cleanup()` so that every recorded process is stopped by its PID at exit, on an
+exception, and on SIGINT/SIGTERM. Nothing is ever stopped by name.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+CONFORMANCE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = CONFORMANCE_DIR.parent
+SCENARIO_DIR = CONFORMANCE_DIR / "scenarios"
+
+# `splitbrain run` exit codes that mean "the run happened and printed its verdict":
+# 0 outcome matched `expect`, 1 a safety outcome differed, 3 liveness / objective missed.
+# 2 is bad input or an unwritable output: a harness error.
+SPLITBRAIN_RAN_CODES = (0, 1, 3)
+
+
+class Skip(Exception):
+    """Raised by an experiment's real or model function when it cannot be measured here."""
+
+
+class HarnessError(Exception):
+    """Something in the suite itself went wrong (not a disagreement between real and model)."""
+
+
+@dataclass
+class Band:
+    """Tolerance of a verdict: slack = abs + rel * median(real), in the experiment's unit.
+
+    PASS when every model value lies within [real_min - slack, real_max + slack].
+    Counts use `abs` only.
+    """
+
+    abs: float
+    rel: float = 0.0
+
+    def slack(self, real_median: float) -> float:
+        return self.abs + self.rel * abs(real_median)
+
+    def describe(self, unit: str) -> str:
+        if self.rel:
+            return f"±({self.abs:g}{unit}+{self.rel:.0%})"
+        return f"±{self.abs:g}{unit}" if unit != "count" else f"±{self.abs:g}"
+
+
+@dataclass
+class Experiment:
+    name: str
+    system: str  # "etcd" or "zookeeper"
+    unit: str  # "s", "ms" or "count"
+    real: Callable[[], float]  # one trial against the real server, returns the measured value
+    model: Callable[[int], float]  # one simulated trial for a seed, returns the same quantity
+    band: Band
+    runs: int = 3
+    note: str = ""
+
+
+@dataclass
+class Spread:
+    values: list
+    min: float
+    median: float
+    max: float
+
+    @staticmethod
+    def of(values: Sequence[float]) -> "Spread":
+        vals = [float(v) for v in values]
+        return Spread(vals, min(vals), statistics.median(vals), max(vals))
+
+
+def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float, float]:
+    """PASS/FAIL and the interval [lo, hi] the model values had to lie in, and the slack."""
+    slack = band.slack(real.median)
+    lo, hi = real.min - slack, real.max + slack
+    ok = all(lo <= v <= hi for v in model.values)
+    return ("PASS" if ok else "FAIL"), lo, hi, slack
+
+
+# ---------------------------------------------------------------------------------------
+# Process registry
+
+
+_REGISTRY: list["Proc"] = []
+_REGISTRY_LOCK = threading.RLock()  # re-entrant: the signal handler may interrupt a holder
+_TEMP_DIRS: list[Path] = []
+
+
+class Proc:
+    """A subprocess started with its output to a log file, recorded for cleanup by PID.
+
+    stdout goes to the log unless `pipe_stdout` is set (then `.stdout` is a text pipe the
+    caller reads line by line); stderr always goes to the log. `pipe_stdin` keeps a text pipe
+    open as `.stdin` (for interactive clients that exit at end of input). The child gets its own
+    session so a Ctrl-C in the terminal reaches only the suite, which then stops it.
+    """
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path,
+                 env: Optional[dict] = None, cwd: Optional[Path] = None,
+                 pipe_stdout: bool = False, pipe_stdin: bool = False):
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = Path(log_path)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")
+        self.popen = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if pipe_stdout else self._log,
+            stderr=self._log,
+            env=env,
+            cwd=str(cwd) if cwd else None,
+            start_new_session=True,
+            text=(pipe_stdout or pipe_stdin) or None,
+            bufsize=1 if (pipe_stdout or pipe_stdin) else -1,
+        )
+        self.pid = self.popen.pid
+        self.stdout = self.popen.stdout
+        self.stdin = self.popen.stdin
+        with _REGISTRY_LOCK:
+            _REGISTRY.append(self)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def _signal(self, sig: int) -> None:
+        if self.alive():
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops running (a GC pause); its sockets stay open."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def kill9(self) -> None:
+        """SIGKILL: a crash; the kernel closes its sockets (the peer sees a reset/FIN)."""
+        self._signal(signal.SIGKILL)
+        self._reap(5.0)
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM, then SIGKILL after `grace_s`; always reaps and unregisters."""
+        if self.alive():
+            self._signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+            self._signal(signal.SIGTERM)
+            if not self._reap(grace_s):
+                self._signal(signal.SIGKILL)
+                self._reap(5.0)
+        self._close()
+
+    def _reap(self, timeout_s: float) -> bool:
+        try:
+            self.popen.wait(timeout=timeout_s)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    def _close(self) -> None:
+        with _REGISTRY_LOCK:
+            if self in _REGISTRY:
+                _REGISTRY.remove(self)
+        for f in (self.popen.stdin, self.popen.stdout, self._log):
+            try:
+                if f:
+                    f.close()
+            except OSError:
+                pass
+
+    def __repr__(self) -> str:
+        return f"Proc({self.name}, pid={self.pid})"
+
+
+def stop_all() -> None:
+    """Stop every process the suite started, newest first, by PID."""
+    with _REGISTRY_LOCK:
+        procs = list(reversed(_REGISTRY))
+    for p in procs:
+        try:
+            p.stop(grace_s=3.0)
+        except Exception as exc:  # keep stopping the others
+            print(f"cleanup: could not stop {p}: {exc}", file=sys.stderr)
+
+
+def running() -> list[Proc]:
+    with _REGISTRY_LOCK:
+        return [p for p in _REGISTRY if p.alive()]
+
+
+def make_temp_dir(prefix: str) -> Path:
+    """A temp dir removed at exit (kept when CONFORMANCE_KEEP=1, for reading logs)."""
+    d = Path(tempfile.mkdtemp(prefix=f"conformance-{prefix}-"))
+    _TEMP_DIRS.append(d)
+    return d
+
+
+def _scratch_dir(prefix: str) -> Path:
+    """A temp dir the caller removes when done; also removed at exit if it is interrupted."""
+    d = Path(tempfile.mkdtemp(prefix=f"conformance-{prefix}-"))
+    _TEMP_DIRS.append(d)
+    return d
+
+
+def _remove_temp_dirs() -> None:
+    if os.environ.get("CONFORMANCE_KEEP") == "1":
+        for d in _TEMP_DIRS:
+            if d.exists():
+                print(f"kept {d}", file=sys.stderr)
+        return
+    for d in _TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+_CLEANUP_INSTALLED = False
+
+
+def install_cleanup() -> None:
+    """Stop every registered process at exit and on SIGINT/SIGTERM (then exit 128+sig)."""
+    global _CLEANUP_INSTALLED
+    if _CLEANUP_INSTALLED:
+        return
+    _CLEANUP_INSTALLED = True
+
+    def at_exit() -> None:
+        stop_all()
+        _remove_temp_dirs()
+
+    atexit.register(at_exit)
+
+    def on_signal(signum, _frame):
+        print(f"\ninterrupted by signal {signum}: stopping servers", file=sys.stderr)
+        stop_all()
+        _remove_temp_dirs()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+
+# ---------------------------------------------------------------------------------------
+# Small utilities
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred: Callable[[], object], timeout_s: float, poll_s: float = 0.01):
+    """Poll `pred` until it returns something truthy (returned); TimeoutError otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"condition not met within {timeout_s:g}s")
+        time.sleep(poll_s)
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# splitbrain
+
+
+def splitbrain_binary() -> Path:
+    env = os.environ.get("SPLITBRAIN")
+    path = Path(env) if env else REPO_ROOT / "target" / "release" / "splitbrain"
+    if not path.exists():
+        raise HarnessError(f"splitbrain binary not found at {path} (cargo build --release)")
+    return path
+
+
+def render_scenario(scenario: Path, **overrides) -> str:
+    """The scenario text with each `{{name}}` placeholder replaced by overrides[name].
+
+    A placeholder without an override, or an override without a placeholder, is an error,
+    so a typo cannot silently run the default.
+    """
+    text = Path(scenario).read_text()
+    for key, value in overrides.items():
+        mark = "{{" + key + "}}"
+        if mark not in text:
+            raise HarnessError(f"{scenario}: no placeholder {mark} for override {key}")
+        text = text.replace(mark, str(value))
+    left = sorted(set(_PLACEHOLDER.findall(text)))
+    if left:
+        raise HarnessError(f"{scenario}: placeholders left without a value: {left}")
+    return text
+
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+def splitbrain_run(scenario: Path, seed: int, extra_args: Sequence[str] = (),
+                   **overrides) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run `splitbrain run` on the (rendered) scenario; returns the process and a work dir."""
+    scenario = Path(scenario).resolve()
+    work = _scratch_dir("sb")
+    src = scenario
+    if overrides or _PLACEHOLDER.search(scenario.read_text()):
+        src = work / scenario.name
+        src.write_text(render_scenario(scenario, **overrides))
+    argv = [str(splitbrain_binary()), "run", str(src), "--seed", str(seed), *extra_args]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO_ROOT)
+    if proc.returncode not in SPLITBRAIN_RAN_CODES:
+        shutil.rmtree(work, ignore_errors=True)
+        raise HarnessError(f"splitbrain exited {proc.returncode} on {scenario} seed {seed}:\n"
+                           f"{proc.stderr.strip() or proc.stdout.strip()}")
+    return proc, work
+
+
+def splitbrain_trace(scenario: Path, seed: int, **overrides) -> list[dict]:
+    """Run the scenario for `seed` and return its trace events (docs/trace-format.md).
+
+    `overrides` fill `{{name}}` placeholders in the scenario text (see render_scenario).
+    """
+    out_dir = _scratch_dir("tr")
+    trace = out_dir / "trace.jsonl"
+    try:
+        proc, work = splitbrain_run(scenario, seed, ["--trace", str(trace)], **overrides)
+        shutil.rmtree(work, ignore_errors=True)
+        if not trace.exists():
+            raise HarnessError(f"splitbrain wrote no trace for {scenario} seed {seed}:\n"
+                               f"{proc.stderr.strip()}")
+        with open(trace) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def splitbrain_json(scenario: Path, seed: int, **overrides) -> dict:
+    """Run the scenario for `seed` with `--json` and return the parsed summary."""
+    proc, work = splitbrain_run(scenario, seed, ["--json"], **overrides)
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"splitbrain --json output is not JSON: {exc}: {proc.stdout[:300]}")
+
+
+def seconds(ns: int) -> float:
+    return ns / 1e9

@@ -1,0 +1,171 @@
+"""A TCP proxy on 127.0.0.1 that can partition its connections without resetting them.
+
+`cut()` is a network partition, not a crash: no socket is closed and no reset is sent.
+Every byte (and every close) that arrives during the cut is held by the proxy and delivered
+after `heal()`, as TCP retransmission would deliver it once the network is back
+(`cut(drop=True)` discards the bytes instead; closes are still held). A connection accepted
+during a cut is not connected upstream until the heal, so the client sees a silent peer,
+as it would if its SYN packets were lost after the kernel's handshake.
+
+Sockets are closed only by `close()`, or when an endpoint closes while the network is up.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Optional
+
+_CHUNK = 65536
+
+
+class _Link:
+    """One client connection and its upstream connection, pumped by two threads."""
+
+    def __init__(self, proxy: "Proxy", client: socket.socket):
+        self.proxy = proxy
+        self.client = client
+        self.upstream: Optional[socket.socket] = None
+        self.closed = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        if not self.proxy._wait_up():
+            return self.close()
+        try:
+            self.upstream = socket.create_connection(("127.0.0.1", self.proxy.target_port))
+        except OSError:
+            return self.close()
+        for src, dst, to_server in ((self.client, self.upstream, True),
+                                    (self.upstream, self.client, False)):
+            threading.Thread(target=self._pump, args=(src, dst, to_server), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, to_server: bool) -> None:
+        while not self.closed.is_set():
+            try:
+                data = src.recv(_CHUNK)
+            except OSError:
+                data = b""
+            held = self.proxy._is_cut()
+            if data and held and self.proxy._drop:
+                continue  # dropped on the floor, like packets lost in a partition
+            if not self.proxy._wait_up():
+                return self.close()  # proxy closed
+            if not data:
+                return self._half_close(dst)
+            try:
+                dst.sendall(data)
+            except OSError:
+                return self.close()
+            self.proxy._forwarded(to_server)
+
+    def _half_close(self, dst: socket.socket) -> None:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self.close()
+
+    def close(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        for s in (self.client, self.upstream):
+            if s is not None:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+
+class Proxy:
+    """Listens on 127.0.0.1:`.port` and forwards every connection to 127.0.0.1:target_port.
+
+    `last_to_server_s` / `last_to_client_s`: `time.monotonic()` when bytes were last forwarded
+    towards the server / the client (None before any), e.g. the last ping the server got.
+    CLOCK_MONOTONIC is system-wide, so these compare with other processes' monotonic times.
+    """
+
+    def __init__(self, target_port: int):
+        self.target_port = target_port
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(64)
+        self.port = self._listener.getsockname()[1]
+        self._up = threading.Event()
+        self._up.set()
+        self._drop = False
+        self._closed = False
+        self._links: list[_Link] = []
+        self._lock = threading.Lock()
+        self.last_to_server_s: Optional[float] = None
+        self.last_to_client_s: Optional[float] = None
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+
+    def _accept_loop(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self._links = [l for l in self._links if not l.closed.is_set()]
+                self._links.append(_Link(self, conn))
+
+    def _forwarded(self, to_server: bool) -> None:
+        now = time.monotonic()
+        if to_server:
+            self.last_to_server_s = now
+        else:
+            self.last_to_client_s = now
+
+    def _is_cut(self) -> bool:
+        return not self._up.is_set()
+
+    def _wait_up(self) -> bool:
+        """Block while cut; False once the proxy is closed."""
+        while not self._up.wait(0.05):
+            if self._closed:
+                return False
+        return not self._closed
+
+    def cut(self, drop: bool = False) -> None:
+        """Stop forwarding in both directions; sockets stay open. Bytes held (or dropped)."""
+        self._drop = drop
+        self._up.clear()
+
+    def heal(self) -> None:
+        """Resume forwarding; held bytes and closes are delivered."""
+        self._drop = False
+        self._up.set()
+
+    def connections(self) -> int:
+        with self._lock:
+            return sum(1 for l in self._links if not l.closed.is_set())
+
+    def close(self) -> None:
+        """Close the listener and every connection."""
+        self._closed = True
+        self._up.set()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)  # unblocks accept() on Linux
+        except OSError:
+            pass
+        self._listener.close()
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            link.close()
+
+    def __enter__(self) -> "Proxy":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
