@@ -50,20 +50,30 @@ class HarnessError(Exception):
 class Band:
     """Tolerance of a verdict: slack = abs + rel * median(real), in the experiment's unit.
 
-    PASS when every model value lies within [real_min - slack, real_max + slack].
-    Counts use `abs` only.
+    PASS when every model value lies within [real_min - slack, real_max + slack] and, if
+    `median` is set, the model's median lies within `median` of the real median (a sharp
+    check for a quantity whose real range is wide but whose typical value is the point, such
+    as the overlap of two lock holders). Counts use `abs` only.
     """
 
     abs: float
     rel: float = 0.0
+    median: Optional[float] = None
 
     def slack(self, real_median: float) -> float:
         return self.abs + self.rel * abs(real_median)
 
     def describe(self, unit: str) -> str:
-        if self.rel:
-            return f"±({self.abs:g}{unit}+{self.rel:.0%})"
-        return f"±{self.abs:g}{unit}" if unit != "count" else f"±{self.abs:g}"
+        unit = "" if unit == "count" else unit
+        text = f"±({self.abs:g}{unit}+{self.rel:.0%})" if self.rel else f"±{self.abs:g}{unit}"
+        if self.median is not None:
+            text += f", median ±{self.median:g}{unit}"
+        return text
+
+
+# The one known difference both services share (see Experiment.known_difference).
+KNOWN_POLLING = ("issue 13: the model's waiters poll to survive lost datagrams; on the "
+                 "Stream transport they will send nothing while waiting")
 
 
 @dataclass
@@ -76,6 +86,10 @@ class Experiment:
     band: Band
     runs: int = 3
     note: str = ""
+    # A disagreement the project knows and has not fixed yet, with where it is tracked. The
+    # row still runs and shows its numbers; a FAIL then reads KNOWN and does not fail the
+    # suite, and a PASS reads FIXED, which does (remove the mark once the model agrees).
+    known_difference: str = ""
 
 
 @dataclass
@@ -96,6 +110,8 @@ def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float,
     slack = band.slack(real.median)
     lo, hi = real.min - slack, real.max + slack
     ok = all(lo <= v <= hi for v in model.values)
+    if band.median is not None:
+        ok = ok and abs(model.median - real.median) <= band.median
     return ("PASS" if ok else "FAIL"), lo, hi, slack
 
 
