@@ -20,6 +20,10 @@ fn run(variant: K8sVariant, fencing: bool, faults: Vec<FaultSpec>) -> RunReport 
     Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config)).run()
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`: a candidate takes
+/// over once `isLeaseValid` (`le.observedTime.Add(..LeaseDurationSeconds..).After(now)`) is
+/// false; kube-controller-manager `cmd/kube-controller-manager/app/controllermanager.go`,
+/// `Run`: `id = id + "_" + string(uuid.NewUUID())`, so the restarted leader is someone new.
 #[test]
 fn one_leader_is_elected_and_a_crash_fails_over_after_the_lease_duration() {
     let report = run(
@@ -47,6 +51,9 @@ fn one_leader_is_elected_and_a_crash_fails_over_after_the_lease_duration() {
     assert!(takeover <= 2_400 * NANOS_PER_MILLI, "{takeover}");
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, package doc: "does not guarantee that
+/// only one client is acting as a leader (a.k.a. fencing)": a holder paused past the lease
+/// duration still acts on the write it decided before the pause.
 #[test]
 fn a_stalled_leader_is_fenced_and_caught_without_fencing() {
     // The stall must strike the workload's handler for a write to be decided before it; try
@@ -70,6 +77,11 @@ fn a_stalled_leader_is_fenced_and_caught_without_fencing() {
     }
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `renew`:
+/// `context.WithTimeout(ctx, le.config.RenewDeadline)` ends leadership before candidates'
+/// `isLeaseValid` runs out (`NewLeaderElector` requires `LeaseDuration > RenewDeadline`). The
+/// model counts the deadline from the last renewal's send, `retry_period` + a round trip
+/// earlier than client-go's round (see the doc's table); this margin holds either way.
 #[test]
 fn a_partitioned_leader_steps_down_at_its_renew_deadline_before_anyone_takes_over() {
     let report = run(
@@ -180,6 +192,11 @@ fn held(holder: usize, rv: u64) -> Record {
     }
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`: held while
+/// `len(oldLeaderElectionRecord.HolderIdentity) > 0 && le.isLeaseValid(now.Time)`;
+/// `isLeaseValid`: `le.observedTime.Add(..).After(now)`, so free exactly at the boundary, and
+/// at once when the holder is empty. (client-go takes the duration in whole seconds from the
+/// record; the model uses its own `lease_duration`.)
 #[test]
 fn a_held_lease_looks_free_exactly_one_lease_duration_after_its_last_change_was_seen() {
     let duration_ns = 1_500 * NANOS_PER_MILLI;
@@ -199,6 +216,12 @@ fn a_held_lease_looks_free_exactly_one_lease_duration_after_its_last_change_was_
     assert!(looks_free(&released, seen, seen, duration_ns));
 }
 
+/// apiserver `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go`,
+/// `(*Store).Update`: `if newResourceVersion != existingResourceVersion` answers a conflict;
+/// client-go `tools/leaderelection/resourcelock/leaselock.go`, `Update`, sends `ll.lease`, the
+/// object last read or written, with its resourceVersion. (A real 409 carries no object; the
+/// model's loser is shown the winner at once.) `leaderelection.go`, `release`: only
+/// `if le.IsLeader()`, an update with an empty `HolderIdentity`.
 #[test]
 fn the_lease_object_takes_one_update_per_resource_version() {
     let mut s = server(K8sVariant::Lease);
@@ -223,6 +246,8 @@ fn the_lease_object_takes_one_update_per_resource_version() {
     assert_eq!((s.record.holder, s.record.resource_version), (None, 4));
 }
 
+/// No client-go source: `DbRow` is a generic SQL lease (`expires <= now()` by the database's
+/// clock), not a system the model follows; this test holds it to its own rule.
 #[test]
 fn a_database_row_expires_exactly_at_its_deadline_on_the_database_clock() {
     let mut s = server(K8sVariant::DbRow);
@@ -242,6 +267,10 @@ fn a_database_row_expires_exactly_at_its_deadline_on_the_database_clock() {
     assert!(record.acquired_rv > 2, "a new holder gets a new token");
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`, slow path:
+/// `le.config.Lock.Get(ctx)`, then `observedTime` is set only
+/// `if !bytes.Equal(le.observedRawRecord, oldLeaderElectionRawRecord)`, then
+/// `le.config.Lock.Update(ctx, ..)` on the version read once `isLeaseValid` is false.
 #[test]
 fn a_candidate_reads_before_it_tries_and_tries_only_when_the_lease_looks_free() {
     let mut c = client(K8sVariant::Lease, 1);
@@ -269,6 +298,10 @@ fn a_candidate_reads_before_it_tries_and_tries_only_when_the_lease_looks_free() 
         .any(|e| matches!(e, Effect::Signal(Signal::ElectionStarted { term: 6 }))));
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `renew`:
+/// `context.WithTimeout(ctx, le.config.RenewDeadline)` around the round's renewals. The model
+/// deliberately counts from the send of the last successful renewal, stricter than client-go,
+/// whose round starts `RetryPeriod` after that renewal returned (see the doc's table).
 #[test]
 fn the_leader_serves_until_its_renew_deadline_counted_from_sending_its_last_renewal() {
     let mut c = client(K8sVariant::Lease, 0);
@@ -291,6 +324,9 @@ fn answer(rv: u64, sent_at: i64, request: u64) -> K8sMsg {
     }
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `renew`: the renewal runs as
+/// `le.tryAcquireOrRenew(timeoutCtx)`, so an answer after the round's `RenewDeadline` is an
+/// error, and requests go one at a time (a newer answer is never overtaken by an older one).
 #[test]
 fn only_the_newest_answer_in_time_is_a_mandate() {
     let mut c = client(K8sVariant::Lease, 0);
@@ -307,6 +343,11 @@ fn only_the_newest_answer_in_time_is_a_mandate() {
     assert_eq!(late.write_token(1_010 * MS), None);
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `acquire`:
+/// `wait.JitterUntil(.., le.config.RetryPeriod, JitterFactor, true, ..)` with
+/// `JitterFactor = 1.2`; apimachinery `pkg/util/wait/wait.go`, `Jitter`:
+/// `duration + time.Duration(rand.Float64()*maxFactor*float64(duration))`; `renew`:
+/// `wait.Until(.., le.config.RetryPeriod, ..)`, no jitter.
 #[test]
 fn candidates_retry_with_client_gos_jitter_and_the_leader_without() {
     let retry_ns = K8sConfig::default().retry_period_ns;
@@ -340,6 +381,10 @@ fn candidates_retry_with_client_gos_jitter_and_the_leader_without() {
     );
 }
 
+/// client-go `tools/leaderelection/leaderelection.go`, `release` (`ReleaseOnCancel`): an update
+/// with an empty `HolderIdentity`, which `tryAcquireOrRenew` takes at once
+/// (`len(oldLeaderElectionRecord.HolderIdentity) > 0` is false). The resigner's sit-out is the
+/// model's: client-go's `Run` has returned by then.
 #[test]
 fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
     for seed in 0..8 {
@@ -365,4 +410,185 @@ fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
         );
         assert!(second.term > first.term);
     }
+}
+
+/// Fires timer `t` of client `c` at local time `now`.
+fn fire(c: &mut K8sClient, now: i64, t: K8sTimer) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(c.me.index()));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(c.me, 3, now, &mut rng, &mut out);
+    c.on_timer(&mut ctx, t);
+    out
+}
+
+/// The updates in `out`, by the version each expects.
+fn updates(out: &Out) -> Vec<u64> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Send {
+                msg: K8sMsg::Update { expected_rv, .. },
+                ..
+            } => Some(*expected_rv),
+            _ => None,
+        })
+        .collect()
+}
+
+/// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`: `observedTime` is
+/// reset, by the candidate's own clock, whenever the record read differs from the last one
+/// (`if !bytes.Equal(le.observedRawRecord, oldLeaderElectionRawRecord)` ->
+/// `setObservedRecord`: `le.observedTime = le.clock.Now()`); the record's own timestamps
+/// (here the server-clock `expires_at`) are never compared with a clock (package doc: "A
+/// client only acts on timestamps captured locally").
+#[test]
+fn a_changed_record_restarts_the_lease_duration_from_its_first_sight() {
+    let mut c = client(K8sVariant::Lease, 1);
+    assert!(updates(&to_client(
+        &mut c,
+        0,
+        K8sMsg::GetResp { record: held(0, 5) }
+    ))
+    .is_empty());
+    // The holder renewed: a new version, first seen at 1s. Its server timestamp says it has
+    // long expired; the candidate does not look at it.
+    let renewed = Record {
+        expires_at: -10_000 * MS,
+        ..held(0, 6)
+    };
+    let read = |record: &Record| K8sMsg::GetResp {
+        record: record.clone(),
+    };
+    assert!(updates(&to_client(&mut c, 1_000 * MS, read(&renewed))).is_empty());
+    // 1.5s after the first sight of version 5, but only 0.5s after that of version 6: held.
+    assert!(updates(&to_client(&mut c, 1_500 * MS, read(&renewed))).is_empty());
+    assert!(updates(&to_client(&mut c, 2_500 * MS - 1, read(&renewed))).is_empty());
+    assert_eq!(
+        updates(&to_client(&mut c, 2_500 * MS, read(&renewed))),
+        vec![6]
+    );
+}
+
+/// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`, step 1 (the fast
+/// path, kubernetes#122069): `if le.IsLeader() && le.isLeaseValid(now.Time)` the leader
+/// updates the record it last observed, without a Get; `renew`:
+/// `wait.Until(.., le.config.RetryPeriod, ..)`, no jitter.
+#[test]
+fn the_leader_renews_on_the_version_it_last_saw_without_reading() {
+    let retry_ns = K8sConfig::default().retry_period_ns;
+    let mut c = client(K8sVariant::Lease, 0);
+    to_client(&mut c, 20 * MS, answer(2, 10 * MS, 1));
+    let out = fire(&mut c, 200 * MS, K8sTimer::Retry);
+    assert_eq!(updates(&out), vec![2]);
+    assert!(!out.iter().any(|e| matches!(
+        e,
+        Effect::Send {
+            msg: K8sMsg::Get,
+            ..
+        }
+    )));
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer { timer: K8sTimer::Retry, after_local_ns } if *after_local_ns == retry_ns
+    )));
+}
+
+/// client-go `tools/leaderelection/leaderelection.go`, `renew`: a renewal that finds another
+/// holder makes `tryAcquireOrRenew` return false, and `wait.PollImmediateUntil` keeps trying
+/// until the round's `RenewDeadline`; only then does client-go stop leading. The model
+/// deliberately steps down at once (stricter; see the doc's table).
+#[test]
+fn a_leader_shown_another_holder_steps_down_at_once() {
+    let mut c = client(K8sVariant::Lease, 0);
+    to_client(&mut c, 20 * MS, answer(2, 10 * MS, 1));
+    assert_eq!(c.write_token(210 * MS), Some(2));
+    let taken = K8sMsg::UpdateResp {
+        ok: false,
+        record: held(1, 3),
+        sent_at: 200 * MS,
+        request: 2,
+    };
+    let out = to_client(&mut c, 210 * MS, taken);
+    assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    assert_eq!(c.write_token(210 * MS), None);
+}
+
+/// kube-controller-manager `cmd/kube-controller-manager/app/controllermanager.go`, `Run`:
+/// `id = id + "_" + string(uuid.NewUUID())`: a restarted process is a new identity, so a
+/// record naming its old self is someone else's and it waits the lease out
+/// (`tryAcquireOrRenew`: `!le.IsLeader()`).
+#[test]
+fn a_restarted_process_is_a_new_identity_and_waits_out_its_old_lease() {
+    let mut c = client(K8sVariant::Lease, 0);
+    to_client(&mut c, 20 * MS, answer(2, 10 * MS, 1));
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out: Out = Vec::new();
+    c.on_restart(&mut Ctx::new(c.me, 3, 100 * MS, &mut rng, &mut out));
+    assert_eq!(c.write_token(100 * MS), None);
+    let old_self = || K8sMsg::GetResp { record: held(0, 2) };
+    assert!(updates(&to_client(&mut c, 200 * MS, old_self())).is_empty());
+    assert!(updates(&to_client(&mut c, 1_700 * MS - 1, old_self())).is_empty());
+    assert_eq!(updates(&to_client(&mut c, 1_700 * MS, old_self())), vec![2]);
+}
+
+/// client-go `tools/leaderelection/leaderelection.go`, `NewLeaderElector`:
+/// `if lec.LeaseDuration <= lec.RenewDeadline`,
+/// `if lec.RenewDeadline <= time.Duration(JitterFactor*float64(lec.RetryPeriod))` and
+/// `if lec.RetryPeriod < 1` are errors.
+#[test]
+fn settings_are_checked_as_new_leader_elector_checks_them() {
+    use crate::algorithm::{Algorithm, Cluster};
+    use splitbrain_sim::duration::DurationText;
+    let check = |lease_ms: u64, renew_ns: u64, retry_ns: u64| {
+        let settings = K8sSettings {
+            lease_duration: Some(DurationText(lease_ms * NANOS_PER_MILLI)),
+            renew_deadline: Some(DurationText(renew_ns)),
+            retry_period: Some(DurationText(retry_ns)),
+            variant: None,
+        };
+        let (_, problems) = K8sLease::lower(settings, &Cluster { nodes: 3 });
+        problems.into_iter().map(|p| p.error).next()
+    };
+    let ms = NANOS_PER_MILLI;
+    assert_eq!(check(1_500, 1_000 * ms, 200 * ms), None);
+    // RenewDeadline must be above 1.2 RetryPeriod: 240ms is not, 1ns more is.
+    assert!(matches!(
+        check(1_500, 240 * ms, 200 * ms),
+        Some(K8sError::RenewDeadlineNotAboveRetry { .. })
+    ));
+    assert_eq!(check(1_500, 240 * ms + 1, 200 * ms), None);
+    // LeaseDuration must be above RenewDeadline.
+    assert!(matches!(
+        check(1_000, 1_000 * ms, 200 * ms),
+        Some(K8sError::LeaseNotAboveRenewDeadline { .. })
+    ));
+    assert_eq!(check(1_000, 1_000 * ms - 1, 200 * ms), None);
+    assert_eq!(check(1_500, 1_000 * ms, 0), Some(K8sError::ZeroRetryPeriod));
+}
+
+/// component-base `config/v1alpha1/defaults.go`, `RecommendedDefaultLeaderElectionConfiguration`:
+/// `LeaseDuration` 15s, `RenewDeadline` 10s, `RetryPeriod` 2s. The model's defaults are the
+/// same ten times shorter; a value left out keeps those ratios (the model's own rule).
+#[test]
+fn defaults_are_client_gos_ten_times_shorter() {
+    use crate::algorithm::{Algorithm, Cluster};
+    use splitbrain_sim::duration::DurationText;
+    let d = K8sConfig::default();
+    assert_eq!(
+        (
+            d.lease_duration_ns * 10,
+            d.renew_deadline_ns * 10,
+            d.retry_period_ns * 10
+        ),
+        (15 * S, 10 * S, 2 * S)
+    );
+    let settings = K8sSettings {
+        lease_duration: Some(DurationText(15 * S)),
+        ..K8sSettings::default()
+    };
+    let (config, problems) = K8sLease::lower(settings, &Cluster { nodes: 3 });
+    assert!(problems.is_empty());
+    assert_eq!(
+        (config.renew_deadline_ns, config.retry_period_ns),
+        (10 * S, 2 * S)
+    );
 }
