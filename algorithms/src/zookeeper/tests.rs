@@ -1,5 +1,8 @@
 //! Unit tests of the modeled ZooKeeper: timeout negotiation, session expiry at its tick
-//! bucket, one-shot watch delivery order, the herd's fan-out.
+//! bucket, one-shot watch delivery order, the herd's fan-out, the client's ping and
+//! connection check. A test of a timing rule cites the source the rule follows, as the table
+//! "Timing rules, with their ZooKeeper source" in `docs/algorithms/zookeeper.md` does; the
+//! paths are under `zookeeper-server/src/main/java/org/apache/zookeeper/`.
 
 use super::*;
 use splitbrain_sim::{Effect, Signal, SimRng, StreamId, NANOS_PER_MILLI};
@@ -56,6 +59,9 @@ fn join(s: &mut ZkService, now: i64, from: usize) -> (u64, u64) {
     (session, seq)
 }
 
+/// Source: `server/ZooKeeperServer.java`, `processConnectRequest` (the asked timeout raised
+/// to `minSessionTimeout`, lowered to `maxSessionTimeout`) and `setMinSessionTimeout` /
+/// `setMaxSessionTimeout` (`tickTime * 2`, `tickTime * 20` by default).
 #[test]
 fn the_session_timeout_is_negotiated_into_two_to_twenty_ticks() {
     let c = |t: u64| {
@@ -72,6 +78,9 @@ fn the_session_timeout_is_negotiated_into_two_to_twenty_ticks() {
     );
 }
 
+/// Source: `server/ExpiryQueue.java`, `update`: `roundToNextInterval(now + timeout)`, and
+/// `poll`: nothing expires while `now < expirationTime`; the interval is the tick
+/// (`server/SessionTrackerImpl.java`: `new ExpiryQueue<SessionImpl>(tickTime)`).
 #[test]
 fn a_session_expires_at_the_tick_after_its_timeout_and_not_before() {
     let mut s = ZkService::new(&config());
@@ -100,6 +109,9 @@ fn a_session_expires_at_the_tick_after_its_timeout_and_not_before() {
     assert_eq!(s.session_count(), 0);
 }
 
+/// Source: `server/watch/WatchManager.java`, `triggerWatch`: `watchTable.remove(path)`, so a
+/// watch fires once. The order among the watchers of one node is the model's choice
+/// (ZooKeeper's is its `HashSet`'s).
 #[test]
 fn an_exists_watch_fires_once_in_registration_order() {
     let mut s = ZkService::new(&config());
@@ -132,6 +144,9 @@ fn an_exists_watch_fires_once_in_registration_order() {
     assert!(n3 > n0);
 }
 
+/// Source: `zookeeper-docs/.../recipes.md`, "Leader Election": with every process watching,
+/// "all other processes receive a notification" (the herd effect); measured in
+/// `docs/conformance.md`, `zk waiters notified, herd`: N-1.
 #[test]
 fn a_child_watch_wakes_every_watcher_on_any_change() {
     let mut s = ZkService::new(&config());
@@ -210,6 +225,9 @@ fn a_stalled_holder_is_fenced_by_its_creation_zxid_and_caught_without_fencing() 
     assert_eq!(unfenced.violated_safety(), vec![Invariant::FencingSafety]);
 }
 
+/// Source: `zookeeper-docs/.../recipes.md`, "Leader Election": a waiter watches "the next
+/// znode down on the sequence" to avoid the herd effect; measured in `docs/conformance.md`,
+/// `zk waiters notified`: N-1 for the herd, 1 for the predecessor.
 #[test]
 fn the_herd_wakes_every_waiter_and_the_recipe_one() {
     let crash = |at: u64| FaultSpec {
@@ -234,6 +252,10 @@ fn the_herd_wakes_every_waiter_and_the_recipe_one() {
     assert!(h >= 10 * r.max(1), "herd {h} vs recipe {r}");
 }
 
+/// Source: `ClientCnxn.java`, `SendThread.run`: disconnected once `readTimeout - idleRecv <= 0`,
+/// `readTimeout = negotiatedSessionTimeout * 2 / 3`; Curator's `LeaderLatch.handleStateChange`:
+/// `SUSPENDED` → `setLeadership(false)`. The server expires the cut-off session by
+/// `server/ExpiryQueue.java` (T to T + tick later), after the leader stepped down.
 #[test]
 fn a_partitioned_leader_steps_down_on_disconnect_or_keeps_leading_until_expired() {
     let isolate = vec![FaultSpec {
@@ -280,6 +302,10 @@ fn touches(events: &Events, members: usize, client: NodeId, until_ns: u64) -> Ve
     deliveries(events, members, client, &[], until_ns)
 }
 
+/// Source: `server/ZooKeeperServer.java`, `submitRequestNow`: `touch(si.cnxn)` for every
+/// request; `server/ExpiryQueue.java`, `update`: `roundToNextInterval(now + timeout)`; the
+/// expiry closes the session (`ZooKeeperServer.expire` → `close`), deleting its node. Measured
+/// in `docs/conformance.md`, `zk failover after kill -9`.
 #[test]
 fn each_failover_is_one_election_from_the_servers_expiry_of_the_dead_leader_to_the_next_claim() {
     let zk = config();
@@ -426,4 +452,353 @@ fn sessions_expiring_together_leave_the_seat_vacant_once() {
     s.on_timer(&mut ctx, ZkTimer::Expiry);
     assert_eq!(s.session_count(), 0);
     assert_eq!(elections_started(&out), 1);
+}
+
+// The timing rules one by one, each against the source it follows (the table in
+// `docs/algorithms/zookeeper.md`).
+
+fn timers(out: &Out) -> Vec<(ZkTimer, u64)> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::SetTimer {
+                timer,
+                after_local_ns,
+            } => Some((*timer, *after_local_ns)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ping(s: &mut ZkService, now: i64, session: u64) -> ZkMsg {
+    sends(&call(s, now, 0, ZkMsg::Ping { session }))[0]
+        .1
+        .clone()
+}
+
+fn pong(session: u64, expired: bool) -> ZkMsg {
+    ZkMsg::Pong { session, expired }
+}
+
+/// Source: `server/ZooKeeperServer.java`, `processConnectRequest`: the clamped timeout is the
+/// session's (`cnxn.setSessionTimeout(sessionTimeout)`, `createSession(cnxn, passwd,
+/// sessionTimeout)`) and goes back in the connect response. Measured in
+/// `docs/conformance.md`, `zk negotiate`.
+#[test]
+fn the_server_grants_and_answers_the_negotiated_timeout() {
+    let mut s = ZkService::new(&config());
+    let granted = |s: &mut ZkService, asked_ms: u64| {
+        let out = call(
+            s,
+            0,
+            0,
+            ZkMsg::Connect {
+                timeout_ns: asked_ms * NANOS_PER_MILLI,
+            },
+        );
+        match sends(&out)[0].1 {
+            ZkMsg::ConnectResp { timeout_ns, .. } => timeout_ns / NANOS_PER_MILLI,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        [50, 700, 5000].map(|asked| granted(&mut s, asked)),
+        [200, 700, 2000]
+    );
+}
+
+/// Source: `server/ExpiryQueue.java`, `roundToNextInterval`: `(time / expirationInterval + 1)
+/// * expirationInterval`, the first tick strictly after `now + timeout`, so a session touched
+/// on a tick lives a whole tick past its timeout; `server/SessionTrackerImpl.java`, `run`:
+/// the tracker sleeps `getWaitTime()`, until that bucket.
+#[test]
+fn a_session_touched_on_a_tick_expires_a_whole_tick_after_its_timeout() {
+    let mut s = ZkService::new(&config());
+    let out = call(
+        &mut s,
+        0,
+        0,
+        ZkMsg::Connect {
+            timeout_ns: 1000 * MS as u64,
+        },
+    );
+    // Touched at 0 with a 1s timeout: 1000ms is a tick, the bucket is the next one.
+    assert!(timers(&out).contains(&(ZkTimer::Expiry, 1100 * MS as u64)));
+    let ZkMsg::ConnectResp { session, .. } = sends(&out)[0].1 else {
+        panic!()
+    };
+    assert_eq!(
+        ping(&mut s.clone(), 1100 * MS - 1, session),
+        pong(session, false)
+    );
+    assert_eq!(ping(&mut s, 1100 * MS, session), pong(session, true));
+}
+
+/// Source: `server/ZooKeeperServer.java`, `submitRequestNow`: `touch(si.cnxn)` for every
+/// request, which `server/SessionTrackerImpl.java`, `touchSession`, turns into
+/// `sessionExpiryQueue.update(s, timeout)`: a getChildren or an exists renews the session as a
+/// ping does.
+#[test]
+fn any_request_renews_the_session_from_its_arrival() {
+    let requests: [fn(u64) -> ZkMsg; 3] = [
+        |session| ZkMsg::GetChildren {
+            session,
+            watch: false,
+        },
+        |session| ZkMsg::Exists { session, seq: 0 },
+        |session| ZkMsg::Create { session },
+    ];
+    for request in requests {
+        let mut s = ZkService::new(&config());
+        let (session, _) = join(&mut s, 0, 0);
+        // Left alone, the session would expire at 1100ms; the request at 500ms moves its
+        // bucket to 1600ms.
+        let request = request(session);
+        call(&mut s, 500 * MS, 0, request.clone());
+        assert_eq!(
+            ping(&mut s.clone(), 1600 * MS - 1, session),
+            pong(session, false),
+            "{request:?}"
+        );
+        assert_eq!(
+            ping(&mut s, 1600 * MS, session),
+            pong(session, true),
+            "{request:?}"
+        );
+    }
+}
+
+/// Source: `server/SessionTrackerImpl.java`, the constructor: every session of the snapshot
+/// (`zkDb.getSessionWithTimeOuts()`) goes through `trackSession`, which sets its expiry from
+/// now: a full timeout from the restart.
+#[test]
+fn a_restarted_server_gives_every_session_a_full_timeout_from_the_restart() {
+    let mut s = ZkService::new(&config());
+    let (session, _) = join(&mut s, 0, 0);
+    let mut rng = SimRng::stream(1, StreamId::node(5));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId(5), 5, 900 * MS, &mut rng, &mut out);
+    s.on_restart(&mut ctx);
+    // Restarted at 900ms: the bucket moves from 1100ms to 2000ms.
+    assert!(timers(&out).contains(&(ZkTimer::Expiry, 1100 * MS as u64)));
+    assert_eq!(
+        ping(&mut s.clone(), 2000 * MS - 1, session),
+        pong(session, false)
+    );
+    assert_eq!(ping(&mut s, 2000 * MS, session), pong(session, true));
+}
+
+/// Drives one client (member 0 of 3) by hand at local time `now`.
+fn client_call(
+    c: &mut ZkClient,
+    now: i64,
+    f: impl FnOnce(&mut ZkClient, &mut Ctx<'_, ZkMsg, ZkTimer>),
+) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId(0), 3, now, &mut rng, &mut out);
+    f(c, &mut ctx);
+    out
+}
+
+fn deliver(c: &mut ZkClient, now: i64, msg: ZkMsg) -> Out {
+    client_call(c, now, |c, ctx| c.on_message(ctx, NodeId(3), msg))
+}
+
+fn fire(c: &mut ZkClient, now: i64, timer: ZkTimer) -> Out {
+    client_call(c, now, |c, ctx| c.on_timer(ctx, timer))
+}
+
+/// A client of `cfg` that asked for its session at 0 and was granted `granted_ms` (session 7)
+/// at 10ms, with the answer's effects.
+fn client_with_session(cfg: &ZkConfig, granted_ms: u64) -> (ZkClient, Out) {
+    let mut c = ZkClient::new(NodeId(0), 3, cfg);
+    client_call(&mut c, 0, |c, ctx| c.on_start(ctx));
+    let out = deliver(
+        &mut c,
+        10 * MS,
+        ZkMsg::ConnectResp {
+            session: 7,
+            timeout_ns: granted_ms * NANOS_PER_MILLI,
+        },
+    );
+    (c, out)
+}
+
+/// The same client, its child (sequence 0, czxid 2) created and seen lowest at 20ms: it leads.
+fn leader(cfg: &ZkConfig) -> ZkClient {
+    let (mut c, _) = client_with_session(cfg, 1000);
+    deliver(&mut c, 20 * MS, ZkMsg::CreateResp { seq: 0, czxid: 2 });
+    let out = deliver(
+        &mut c,
+        20 * MS,
+        ZkMsg::Children {
+            zxid: 2,
+            children: vec![(0, 2, NodeId(0))],
+        },
+    );
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::BecameLeader { token: 2, .. })));
+    c
+}
+
+/// Source: `ClientCnxn.java`, `SendThread.run`: a ping once `readTimeout / 2` has passed
+/// without a send, with `readTimeout = negotiatedSessionTimeout * 2 / 3` (`onConnected`): a
+/// third of the timeout the server granted, not of the one asked for. The model pings on a
+/// fixed grid (the Java client counts from its last send, 1s sooner once idle over 1s).
+#[test]
+fn the_client_pings_every_third_of_the_granted_timeout() {
+    // Asked for 1s, granted 2s: pings every 666.67ms.
+    let (mut c, out) = client_with_session(&config(), 2000);
+    let third = 2000 * NANOS_PER_MILLI / 3;
+    assert!(timers(&out).contains(&(ZkTimer::Ping, third)));
+    let out = fire(&mut c, 10 * MS + third as i64, ZkTimer::Ping);
+    assert_eq!(sends(&out), vec![(3, ZkMsg::Ping { session: 7 })]);
+    assert_eq!(timers(&out), vec![(ZkTimer::Ping, third)]);
+}
+
+/// Source: `ClientCnxn.java`, `SendThread.run`: `to = readTimeout - getIdleRecv()`, disconnected
+/// when `to <= 0`, `readTimeout = negotiatedSessionTimeout * 2 / 3`; `ClientCnxnSocketNIO.java`,
+/// `doIO`: `updateLastHeard()` after any packet read (here a watch notification). Measured in
+/// `docs/conformance.md`, `zk disconnect seen (Java client)`. kazoo detects earlier; the model
+/// follows the Java client.
+#[test]
+fn a_leader_is_disconnected_two_thirds_of_the_timeout_after_it_last_heard_anything() {
+    let mut c = leader(&config());
+    let two_thirds = (2 * 1000 * NANOS_PER_MILLI / 3) as i64;
+    // Last heard at 20ms.
+    assert_eq!(c.write_token(20 * MS + two_thirds - 1), Some(2));
+    assert_eq!(c.write_token(20 * MS + two_thirds), None);
+    // Any packet counts: a notification at 500ms moves the limit.
+    let out = deliver(&mut c, 500 * MS, ZkMsg::ChildrenChanged { zxid: 3 });
+    assert!(timers(&out).contains(&(ZkTimer::Disconnect, two_thirds as u64)));
+    assert_eq!(c.write_token(500 * MS + two_thirds - 1), Some(2));
+    assert_eq!(c.write_token(500 * MS + two_thirds), None);
+    // The unsafe variant keeps its token until told the session expired.
+    let keep = leader(&ZkConfig {
+        on_disconnect: ZkOnDisconnect::KeepUntilExpired,
+        ..config()
+    });
+    assert_eq!(keep.write_token(20 * MS + 10 * two_thirds), Some(2));
+}
+
+/// Source: Curator's `LeaderLatch.handleStateChange`: `SUSPENDED` (the client's
+/// `Disconnected`) → `setLeadership(false)`, `RECONNECTED` → `getChildren()`, and
+/// `checkLeadership`: `ourIndex == 0` → `setLeadership(true)`. An expired session
+/// (`ClientCnxn.SendThread.onConnected`: `negotiatedSessionTimeout <= 0` → `Expired`) starts over.
+#[test]
+fn a_disconnected_leader_steps_down_and_claims_again_after_hearing_from_its_live_session() {
+    let mut c = leader(&config());
+    let two_thirds = (2 * 1000 * NANOS_PER_MILLI / 3) as i64;
+    let out = fire(&mut c, 20 * MS + two_thirds, ZkTimer::Disconnect);
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::Signal(Signal::LeaderSuspected))));
+    assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    let mut expired = c.clone();
+    // Its session is alive: list the children, claim again as the lowest.
+    let out = deliver(&mut c, 900 * MS, pong(7, false));
+    assert_eq!(
+        sends(&out),
+        vec![(
+            3,
+            ZkMsg::GetChildren {
+                session: 7,
+                watch: false
+            }
+        )]
+    );
+    let out = deliver(
+        &mut c,
+        901 * MS,
+        ZkMsg::Children {
+            zxid: 3,
+            children: vec![(0, 2, NodeId(0)), (1, 3, NodeId(1))],
+        },
+    );
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::BecameLeader { token: 2, .. })));
+    // Its session expired: a new session.
+    let out = deliver(&mut expired, 900 * MS, pong(7, true));
+    assert_eq!(
+        sends(&out),
+        vec![(
+            3,
+            ZkMsg::Connect {
+                timeout_ns: 1000 * NANOS_PER_MILLI
+            }
+        )]
+    );
+}
+
+/// Source: `zookeeper-docs/.../recipes.md`, "Leader Election": watch "ELECTION/guid-n_j, where
+/// j is the largest sequence number such that j < i"; the herd instead has every waiter
+/// execute getChildren with a watch on the election node.
+#[test]
+fn a_waiter_watches_its_predecessor_and_a_herd_waiter_the_children() {
+    let children = vec![(0, 2, NodeId(1)), (2, 4, NodeId(2)), (5, 7, NodeId(0))];
+    let (mut c, _) = client_with_session(&config(), 1000);
+    deliver(&mut c, 20 * MS, ZkMsg::CreateResp { seq: 5, czxid: 7 });
+    let out = deliver(
+        &mut c,
+        21 * MS,
+        ZkMsg::Children {
+            zxid: 7,
+            children: children.clone(),
+        },
+    );
+    assert_eq!(sends(&out), vec![(3, ZkMsg::Exists { session: 7, seq: 2 })]);
+
+    let herd = ZkConfig {
+        recipe: ZkRecipe::Herd,
+        ..config()
+    };
+    let (mut c, _) = client_with_session(&herd, 1000);
+    let out = deliver(&mut c, 20 * MS, ZkMsg::CreateResp { seq: 5, czxid: 7 });
+    assert!(sends(&out).contains(&(
+        3,
+        ZkMsg::GetChildren {
+            session: 7,
+            watch: true
+        }
+    )));
+    let out = deliver(&mut c, 21 * MS, ZkMsg::Children { zxid: 7, children });
+    assert!(sends(&out).is_empty(), "{:?}", sends(&out));
+}
+
+/// No ZooKeeper source: the model's own retries and resync. The Java client resends nothing
+/// (TCP) and a waiter of the recipe sends nothing but pings; `docs/conformance.md`, `zk
+/// requests by 20 waiters in 20s`, measures the difference (0 real, 100 in the model).
+#[test]
+fn requests_are_retried_every_third_and_a_waiter_resyncs_once_per_timeout() {
+    let third = 1000 * NANOS_PER_MILLI / 3;
+    let mut c = ZkClient::new(NodeId(0), 3, &config());
+    client_call(&mut c, 0, |c, ctx| c.on_start(ctx));
+    let out = fire(&mut c, third as i64, ZkTimer::Retry);
+    assert_eq!(
+        sends(&out),
+        vec![(
+            3,
+            ZkMsg::Connect {
+                timeout_ns: 1000 * NANOS_PER_MILLI
+            }
+        )]
+    );
+    assert_eq!(timers(&out), vec![(ZkTimer::Retry, third)]);
+    let (mut c, _) = client_with_session(&config(), 1000);
+    let out = deliver(&mut c, 20 * MS, ZkMsg::CreateResp { seq: 5, czxid: 7 });
+    assert!(timers(&out).contains(&(ZkTimer::Retry, 1000 * NANOS_PER_MILLI)));
+    let out = fire(&mut c, 1020 * MS, ZkTimer::Retry);
+    assert_eq!(
+        sends(&out),
+        vec![(
+            3,
+            ZkMsg::GetChildren {
+                session: 7,
+                watch: false
+            }
+        )]
+    );
+    assert_eq!(timers(&out), vec![(ZkTimer::Retry, 1000 * NANOS_PER_MILLI)]);
 }
