@@ -18,6 +18,12 @@ fn call(s: &mut ZkService, now: i64, from: usize, m: ZkMsg) -> Out {
     out
 }
 
+/// Client `from` connects at `now`, asking for a 1s session timeout.
+fn connect(s: &mut ZkService, now: i64, from: usize) -> Out {
+    let timeout_ns = 1000 * MS as u64;
+    call(s, now, from, ZkMsg::Connect { timeout_ns })
+}
+
 fn sends(out: &Out) -> Vec<(usize, ZkMsg)> {
     out.iter()
         .filter_map(|e| match e {
@@ -37,14 +43,7 @@ fn config() -> ZkConfig {
 
 /// Connects `from` at `now` and creates its node; returns (session, seq).
 fn join(s: &mut ZkService, now: i64, from: usize) -> (u64, u64) {
-    let out = call(
-        s,
-        now,
-        from,
-        ZkMsg::Connect {
-            timeout_ns: 1000 * MS as u64,
-        },
-    );
+    let out = connect(s, now, from);
     let ZkMsg::ConnectResp { session, .. } = sends(&out)[0].1 else {
         panic!()
     };
@@ -396,14 +395,7 @@ fn elections_started(out: &Out) -> usize {
 #[test]
 fn the_server_starts_an_election_for_the_first_node_and_for_the_leaders_only() {
     let mut s = ZkService::new(&config());
-    let first = call(
-        &mut s,
-        0,
-        0,
-        ZkMsg::Connect {
-            timeout_ns: 1000 * MS as u64,
-        },
-    );
+    let first = connect(&mut s, 0, 0);
     assert_eq!(elections_started(&first), 0);
     let (s0, _) = join(&mut s, 0, 0);
     let (s1, _) = join(&mut s, 0, 1);
@@ -423,14 +415,7 @@ fn the_server_starts_an_election_for_the_first_node_and_for_the_leaders_only() {
     );
     // The seat is already vacant: a new first node does not start another election.
     let mut again = s.clone();
-    let out = call(
-        &mut again,
-        4,
-        3,
-        ZkMsg::Connect {
-            timeout_ns: 1000 * MS as u64,
-        },
-    );
+    let out = connect(&mut again, 4, 3);
     let ZkMsg::ConnectResp { session, .. } = sends(&out)[0].1 else {
         panic!()
     };
@@ -513,14 +498,7 @@ fn the_server_grants_and_answers_the_negotiated_timeout() {
 #[test]
 fn a_session_touched_on_a_tick_expires_a_whole_tick_after_its_timeout() {
     let mut s = ZkService::new(&config());
-    let out = call(
-        &mut s,
-        0,
-        0,
-        ZkMsg::Connect {
-            timeout_ns: 1000 * MS as u64,
-        },
-    );
+    let out = connect(&mut s, 0, 0);
     // Touched at 0 with a 1s timeout: 1000ms is a tick, the bucket is the next one.
     assert!(timers(&out).contains(&(ZkTimer::Expiry, 1100 * MS as u64)));
     let ZkMsg::ConnectResp { session, .. } = sends(&out)[0].1 else {
