@@ -54,11 +54,19 @@ class Band:
     `median` is set, the model's median lies within `median` of the real median (a sharp
     check for a quantity whose real range is wide but whose typical value is the point, such
     as the overlap of two lock holders). Counts use `abs` only.
+
+    `paired_period` replaces the interval check by a per-trial one, for a quantity that a
+    periodic check on each side reports on its next tick, with a race between the tick and the
+    moment the condition falls (clientv3's 1 s deadline loop). Model run k is then the real
+    trial k's twin (same fault phase, same loop phase), and its value must lie within `abs` of
+    the real value plus a whole number of periods: which side of the race a trial lands on is
+    a millisecond's luck on either side, when the condition falls is the model's to get right.
     """
 
     abs: float
     rel: float = 0.0
     median: Optional[float] = None
+    paired_period: Optional[float] = None
 
     def slack(self, real_median: float) -> float:
         return self.abs + self.rel * abs(real_median)
@@ -68,7 +76,15 @@ class Band:
         text = f"±({self.abs:g}{unit}+{self.rel:.0%})" if self.rel else f"±{self.abs:g}{unit}"
         if self.median is not None:
             text += f", median ±{self.median:g}{unit}"
+        if self.paired_period is not None:
+            text += f" per trial, mod {self.paired_period:g}{unit}"
         return text
+
+    def off_period(self, model: float, real: float) -> float:
+        """How far `model` is from `real` plus the nearest whole number of periods."""
+        p = self.paired_period
+        d = (model - real) % p
+        return min(d, p - d)
 
 
 # The one known difference both services share (see Experiment.known_difference).
@@ -109,7 +125,10 @@ def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float,
     """PASS/FAIL and the interval [lo, hi] the model values had to lie in, and the slack."""
     slack = band.slack(real.median)
     lo, hi = real.min - slack, real.max + slack
-    ok = all(lo <= v <= hi for v in model.values)
+    if band.paired_period is None:
+        ok = all(lo <= v <= hi for v in model.values)
+    else:
+        ok = all(band.off_period(m, r) <= slack for m, r in zip(model.values, real.values))
     if band.median is not None:
         ok = ok and abs(model.median - real.median) <= band.median
     return ("PASS" if ok else "FAIL"), lo, hi, slack

@@ -6,7 +6,8 @@
 
 Each experiment runs `runs` times against the real server and `runs` times through the
 model (seeds 1..runs). The verdict is PASS when every model value lies within
-[real_min - slack, real_max + slack], slack = band.abs + band.rel * median(real).
+[real_min - slack, real_max + slack], slack = band.abs + band.rel * median(real) (a
+`paired_period` band compares model run k with real trial k instead; see harness.Band).
 
 Verdicts: PASS, FAIL, SKIP, ERROR; for an experiment marked with a known difference, KNOWN
 (it still disagrees: the suite passes) or FIXED (it agrees now: remove the mark).
@@ -100,8 +101,15 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
         traceback.print_exc()
         return row
     row.verdict, lo, hi, slack = harness.verdict(row.real, row.model, exp.band)
-    row.band = f"{exp.band.describe(exp.unit)} -> [{fmt(lo, exp.unit)}, {fmt(hi, exp.unit)}]"
-    if row.verdict == "FAIL":
+    row.band = exp.band.describe(exp.unit)
+    if exp.band.paired_period is None:
+        row.band += f" -> [{fmt(lo, exp.unit)}, {fmt(hi, exp.unit)}]"
+    if row.verdict == "FAIL" and exp.band.paired_period is not None:
+        off = [f"{fmt(m, exp.unit)} (real {fmt(r, exp.unit)})"
+               for m, r in zip(row.model.values, row.real.values)
+               if exp.band.off_period(m, r) > slack]
+        row.detail = f"model values off their real trial: {', '.join(off)}"
+    elif row.verdict == "FAIL":
         outside = [fmt(v, exp.unit) for v in row.model.values if not lo <= v <= hi]
         row.detail = (f"model values outside the band: {', '.join(outside)}" if outside
                       else "model median too far from the real median")
