@@ -87,11 +87,6 @@ class Band:
         return min(d, p - d)
 
 
-# The one known difference both services share (see Experiment.known_difference).
-KNOWN_POLLING = ("issue 13: the model's waiters poll to survive lost datagrams; on the "
-                 "Stream transport they will send nothing while waiting")
-
-
 @dataclass
 class Experiment:
     name: str

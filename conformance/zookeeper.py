@@ -798,9 +798,8 @@ def waiter_requests_experiment(timeout_s: float) -> Experiment:
         real=functools.partial(real_waiter_requests, timeout_s),
         model=functools.partial(model_waiter_requests, timeout_s),
         band=Band(abs=1),
-        note="pings excluded; a real waiter only waits on its watch; the model's waiters "
-             "resync with getChildren once per session timeout",
-        known_difference=harness.KNOWN_POLLING)
+        note="pings excluded; a real waiter only waits on its watch, and so does the "
+             "model's on the Stream transport (its default)")
 
 
 # ---------------------------------------------------------------------------------------

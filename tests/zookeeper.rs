@@ -292,10 +292,17 @@ fn a_herd_leader_fooled_by_notifications_through_a_one_way_partition_is_caught()
         "(at: \"2s\", do: Partition(OneWay(from: Leader, to: Service)), heal_after: \"2s\")"
             .to_string(),
     ];
+    // On Datagram: the fooling needs a notification inside the leader's read timeout after
+    // the cut, and these timings put one there only with the Datagram model's resync of the
+    // children (on Stream the leader hears nothing between its last pong and the timeout in
+    // all 8 seeds). What is tested, that any packet from the server counts as hearing it
+    // (ClientCnxn's lastHeard), does not depend on the transport.
     let runs = |recipe, fencing| -> Vec<(String, RunReport)> {
         (0..8)
             .map(|seed| {
-                let text = setup(recipe, "StepDown", fencing)(seed).scenario(&faults);
+                let text = setup(recipe, "StepDown", fencing)(seed)
+                    .scenario(&faults)
+                    .replace("network: (", "network: (transport: Datagram, ");
                 let report = run_text(&text);
                 assert_not_vacuous(&report, &text);
                 (text, report)

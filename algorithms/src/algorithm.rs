@@ -28,6 +28,11 @@ pub trait Algorithm {
     /// Whether it runs a modeled coordination service as process `members` (the scenario's
     /// `Service` target and `clocks.service` name it).
     const HAS_SERVICE: bool = false;
+    /// Whether its processes talk over `Stream` connections unless the scenario says
+    /// otherwise (`network.transport`): true for a service whose real clients hold a TCP
+    /// connection to it and whose model relies on it (no polling); peer protocols keep
+    /// `Datagram`.
+    const STREAM_BY_DEFAULT: bool = false;
     /// Whether members send to every other member: messages in flight, and the memory of a
     /// run, then grow with the square of the cluster.
     const SENDS_TO_EVERY_MEMBER: bool = false;

@@ -72,6 +72,7 @@ macro_rules! registry {
                 aliases: <$alg as Algorithm>::ALIASES,
                 summary: <$alg as Algorithm>::SUMMARY,
                 has_service: <$alg as Algorithm>::HAS_SERVICE,
+                stream_by_default: <$alg as Algorithm>::STREAM_BY_DEFAULT,
                 knobs: <$alg as Algorithm>::KNOBS,
                 default: || AlgorithmConfig::$variant(Default::default()),
             },)+
@@ -212,6 +213,8 @@ pub struct AlgorithmEntry {
     pub summary: &'static str,
     /// Whether it models a coordination service (the `Service` process).
     pub has_service: bool,
+    /// Whether its messages travel on `Stream` connections by default.
+    pub stream_by_default: bool,
     /// The settings `sweep --param` may vary.
     pub knobs: &'static [Knob],
     default: fn() -> AlgorithmConfig,
@@ -259,6 +262,12 @@ impl AlgorithmConfig {
     /// Whether the algorithm runs a modeled coordination service (process id `members`).
     pub fn has_service(&self) -> bool {
         self.entry().has_service
+    }
+
+    /// Whether its messages travel on `Stream` connections unless the scenario says
+    /// otherwise.
+    pub fn stream_by_default(&self) -> bool {
+        self.entry().stream_by_default
     }
 
     /// The algorithm's short name.

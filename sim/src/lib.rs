@@ -21,12 +21,15 @@ pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SimConfig};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;
-pub use network_config::{Latency, LinkConfig, LinkOverride, NetworkConfig};
+pub use network_config::{
+    Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
+};
 pub use process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 pub use rng::{SimRng, StreamId, PPM};
 pub use time::{format_duration, LocalNanos, Nanos, NANOS_PER_MILLI, NANOS_PER_SEC};
 
 pub mod checker;
+pub(crate) mod connections;
 pub mod engine;
 pub mod failover;
 pub mod leadership;

@@ -83,6 +83,12 @@ pub enum Effect<M, T> {
         /// The message.
         msg: M,
     },
+    /// Close the `Stream` connection to `peer` (nothing on `Datagram`): what is in flight
+    /// on it either way is lost, and `peer` hears of it.
+    Disconnect {
+        /// The other end.
+        peer: NodeId,
+    },
     /// Arm or re-arm a timer slot ([`Ctx::set_timer`]).
     SetTimer {
         /// The slot.
@@ -120,6 +126,7 @@ impl<M, T> Effect<M, T> {
         matches!(
             self,
             Effect::Send { .. }
+                | Effect::Disconnect { .. }
                 | Effect::Write { .. }
                 | Effect::SetTimer { .. }
                 | Effect::CancelTimer { .. }
@@ -134,6 +141,7 @@ pub struct Ctx<'a, M, T> {
     local_now_ns: LocalNanos,
     rng: &'a mut SimRng,
     out: &'a mut Vec<Effect<M, T>>,
+    stream: bool,
 }
 
 impl<'a, M, T> Ctx<'a, M, T> {
@@ -151,7 +159,22 @@ impl<'a, M, T> Ctx<'a, M, T> {
             local_now_ns,
             rng,
             out,
+            stream: false,
         }
+    }
+
+    /// The same handle, telling the process that its messages travel on `Stream`
+    /// connections (the engine sets this from the scenario's transport).
+    pub fn on_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Whether messages travel on `Stream` connections: delayed, never silently lost; a
+    /// process hears of a broken connection through [`Process::on_disconnect`] and can
+    /// re-send what it was waiting for then, instead of retrying on a timer.
+    pub fn stream(&self) -> bool {
+        self.stream
     }
 
     /// This process's id.
@@ -214,6 +237,12 @@ impl<'a, M, T> Ctx<'a, M, T> {
         self.out.push(Effect::SteppedDown);
     }
 
+    /// Closes the `Stream` connection to `peer` (as a client does on its own read
+    /// timeout); the next send to `peer` opens a new one. No effect on `Datagram`.
+    pub fn disconnect(&mut self, peer: NodeId) {
+        self.out.push(Effect::Disconnect { peer });
+    }
+
     /// Reports an observation for metrics and coverage.
     pub fn signal(&mut self, signal: Signal) {
         self.out.push(Effect::Signal(signal));
@@ -244,6 +273,10 @@ pub trait Process {
     fn on_restart(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
     /// A planned handover was asked of this process. The default does nothing.
     fn on_resign(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer>) {}
+    /// The `Stream` connection to `peer` broke: the peers were cut apart longer than its
+    /// timeout, `peer` crashed, or `peer` closed it. What was in flight on it is lost. Not
+    /// called on `Datagram`.
+    fn on_disconnect(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, _peer: NodeId) {}
 
     /// The process's current term or epoch (checked for `term_monotonic`).
     fn term(&self) -> u64;

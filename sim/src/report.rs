@@ -186,6 +186,15 @@ pub struct DropStats {
     pub loss: u64,
     /// Arrived at a crashed process.
     pub crashed_receiver: u64,
+    /// Lost with the `Stream` connection they were on (held back or in flight when it
+    /// broke).
+    pub broken_connection: u64,
+    /// `Stream` only, not drops: sends lost or cut and sent again by the connection (they
+    /// arrive late, or are lost with it).
+    pub retransmissions: u64,
+    /// `Stream` only: connections that broke (cut past their timeout, an end crashed, or an
+    /// end closed them).
+    pub connections_broken: u64,
 }
 
 /// What happened at the resource.

@@ -192,6 +192,10 @@ pub enum ErrorKind {
     ProbabilityOutOfRange { what: String, value: f64 },
     #[error("the latency range is backwards: {} is above {}", dur(.low_ns), dur(.high_ns))]
     LatencyRangeBackwards { low_ns: u64, high_ns: u64 },
+    #[error("the retransmission timeouts are backwards: min_rto {} is above max_rto {}", dur(.min_ns), dur(.max_ns))]
+    RtoRangeBackwards { min_ns: u64, max_ns: u64 },
+    #[error("{what} must be longer than zero")]
+    ZeroStreamTiming { what: &'static str },
     #[error("a link from node {node} to itself")]
     LinkToItself { node: u64 },
     #[error("the link from node {from} to node {to} is overridden twice")]
@@ -397,6 +401,16 @@ impl ErrorKind {
                 "a drift must be above {MIN_DRIFT_PPM} ppm (a clock cannot stop) and at most \
                  {MAX_DRIFT_PPM} ppm"
             ),
+            ErrorKind::RtoRangeBackwards { .. } => {
+                "min_rto is the first retransmission's wait and max_rto caps the doubling; \
+                 Linux uses 200ms and 120s"
+                    .to_string()
+            }
+            ErrorKind::ZeroStreamTiming { .. } => {
+                "write a positive duration, or leave the field out for the default \
+                 (min_rto: \"200ms\", max_rto: \"120s\", timeout: \"8s\")"
+                    .to_string()
+            }
             ErrorKind::RepeatedLinkOverride { .. } => {
                 "merge the two overrides into one".to_string()
             }

@@ -105,6 +105,23 @@ pub(crate) struct RawNetwork {
     pub duplicate: Option<f64>,
     #[serde(default)]
     pub links: Vec<RawLink>,
+    #[serde(default)]
+    pub transport: Option<RawTransport>,
+}
+
+/// How members (and a service) exchange messages; absent fields take the defaults.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "transport", deny_unknown_fields)]
+pub(crate) enum RawTransport {
+    Datagram,
+    Stream {
+        #[serde(default)]
+        min_rto: Option<DurationText>,
+        #[serde(default)]
+        max_rto: Option<DurationText>,
+        #[serde(default)]
+        timeout: Option<DurationText>,
+    },
 }
 
 /// An override for one directed link; absent fields take the network's values.

@@ -11,14 +11,15 @@ use super::error::{
 };
 use super::raw::{
     RawAction, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
-    RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, ScenarioFile,
+    RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig, LinkOverride,
-    NetworkConfig, NodeClock, PartitionShape, SimConfig, Target, NANOS_PER_MILLI, NANOS_PER_SEC,
+    NetworkConfig, NodeClock, PartitionShape, SimConfig, StreamConfig, Target, Transport,
+    NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
 
@@ -94,7 +95,7 @@ impl Checker {
                 self.bounded(ns, &format!("algorithm.{name}"));
             }
         }
-        let network = self.network(file.network);
+        let network = self.network(file.network, algorithm.stream_by_default());
         let clocks = self.clocks(file.clocks, algorithm_name);
         let file_write_every_given = file
             .workload
@@ -304,10 +305,22 @@ impl Checker {
         (config, name)
     }
 
-    fn network(&mut self, raw: Option<RawNetwork>) -> NetworkConfig {
-        let builtin = NetworkConfig::default();
+    /// The network; `stream` says whether the algorithm's default transport is `Stream`.
+    fn network(&mut self, raw: Option<RawNetwork>, stream: bool) -> NetworkConfig {
+        let builtin = NetworkConfig {
+            transport: if stream {
+                Transport::Stream(StreamConfig::default())
+            } else {
+                Transport::Datagram
+            },
+            ..NetworkConfig::default()
+        };
         let Some(raw) = raw else {
             return builtin;
+        };
+        let transport = match raw.transport {
+            Some(raw) => self.transport(raw),
+            None => builtin.transport,
         };
         let default = LinkConfig {
             latency: raw.latency.map_or(builtin.default.latency, |l| {
@@ -358,7 +371,48 @@ impl Checker {
                 link: config,
             });
         }
-        NetworkConfig { default, overrides }
+        NetworkConfig {
+            default,
+            overrides,
+            transport,
+        }
+    }
+
+    fn transport(&mut self, raw: RawTransport) -> Transport {
+        let RawTransport::Stream {
+            min_rto,
+            max_rto,
+            timeout,
+        } = raw
+        else {
+            return Transport::Datagram;
+        };
+        let builtin = StreamConfig::default();
+        let config = StreamConfig {
+            min_rto_ns: min_rto.map_or(builtin.min_rto_ns, |d| d.0),
+            max_rto_ns: max_rto.map_or(builtin.max_rto_ns, |d| d.0),
+            timeout_ns: timeout.map_or(builtin.timeout_ns, |d| d.0),
+        };
+        let fields = [
+            ("min_rto", config.min_rto_ns),
+            ("max_rto", config.max_rto_ns),
+            ("timeout", config.timeout_ns),
+        ];
+        for (what, ns) in fields {
+            let path = format!("network.transport.{what}");
+            if ns == 0 {
+                self.problem(path.clone(), ErrorKind::ZeroStreamTiming { what });
+            }
+            self.bounded(ns, &path);
+        }
+        if config.min_rto_ns > config.max_rto_ns {
+            let kind = ErrorKind::RtoRangeBackwards {
+                min_ns: config.min_rto_ns,
+                max_ns: config.max_rto_ns,
+            };
+            self.problem("network.transport.min_rto", kind);
+        }
+        Transport::Stream(config)
     }
 
     fn latency(&mut self, raw: RawLatency, path: &str) -> Latency {

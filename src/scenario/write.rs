@@ -6,7 +6,8 @@ use super::{Expect, Scenario};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
-    ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape, Target,
+    ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape,
+    Target, Transport,
 };
 
 /// The canonical RON text of a scenario.
@@ -115,12 +116,25 @@ fn network(config: &NetworkConfig) -> String {
         )
     };
     format!(
-        "(\n        latency: {},\n        loss: {},\n        duplicate: {},\n        links: {},\n    )",
+        "(\n        latency: {},\n        loss: {},\n        duplicate: {},\n        links: {},\n        transport: {},\n    )",
         latency(&config.default.latency),
         probability(config.default.loss_ppm),
         probability(config.default.duplicate_ppm),
         links,
+        transport(&config.transport),
     )
+}
+
+fn transport(transport: &Transport) -> String {
+    match transport {
+        Transport::Datagram => "Datagram".to_string(),
+        Transport::Stream(config) => format!(
+            "Stream(min_rto: {}, max_rto: {}, timeout: {})",
+            duration(config.min_rto_ns),
+            duration(config.max_rto_ns),
+            duration(config.timeout_ns)
+        ),
+    }
 }
 
 fn link_fields(link: &LinkConfig) -> String {

@@ -165,7 +165,16 @@ impl EtcdClient {
                 campaign: self.campaigns,
             },
         );
-        ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+        Self::retry_after(ctx, self.config.keepalive_ns);
+    }
+
+    /// On `Datagram`, the request just sent goes again after `after_ns` if unanswered (a
+    /// waiter's resync range, once per TTL). On `Stream` nothing is lost while the connection
+    /// is up, and gRPC retries nothing: [`Self::on_disconnect`] re-sends instead.
+    fn retry_after(ctx: &mut EtcdCtx<'_, '_>, after_ns: u64) {
+        if !ctx.stream() {
+            ctx.set_timer(EtcdTimer::Retry, after_ns);
+        }
     }
 
     fn poll(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
@@ -363,7 +372,7 @@ impl EtcdClient {
                 self.phase = Phase::Creating;
                 self.start_keepalives(ctx, sent_at, ttl_ns);
                 ctx.send(self.service, EtcdMsg::Txn { lease });
-                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+                Self::retry_after(ctx, self.config.keepalive_ns);
             }
             EtcdMsg::KeepAliveResp {
                 lease,
@@ -406,7 +415,7 @@ impl EtcdClient {
             }
             EtcdMsg::WatchEvent { key, .. } if self.phase == (Phase::Waiting { pred: key }) => {
                 ctx.send(self.service, EtcdMsg::Range);
-                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+                Self::retry_after(ctx, self.config.keepalive_ns);
             }
             EtcdMsg::SetNxResp {
                 acquired,
@@ -488,6 +497,32 @@ impl EtcdClient {
                 },
             );
         }
-        ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
+        Self::retry_after(ctx, self.config.ttl_ns);
+    }
+
+    /// The connection to the service broke (`Stream` only): what was in flight is lost, so
+    /// the request the phase waits for goes again on a new connection, as clientv3's
+    /// retrying interceptor re-sends a unary call, and a waiter's watch is re-created from
+    /// the last revision it saw (`watchGrpcStream.resume` restarts it at `lastRev + 1`): a
+    /// range, then the watch anew. Keep-alives need nothing: one not answered goes again at
+    /// the send loop's next pass. SetNx polls on its timer anyway.
+    pub fn on_disconnect(&mut self, ctx: &mut EtcdCtx<'_, '_>, peer: NodeId) {
+        if peer != self.service {
+            return;
+        }
+        match self.phase {
+            Phase::Granting { .. } => self.ask_for_lease(ctx),
+            Phase::Creating => {
+                if let Some(lease) = self.lease {
+                    ctx.send(self.service, EtcdMsg::Txn { lease });
+                }
+            }
+            Phase::Waiting { .. } => {
+                // No key has create revision 0: the next view re-sends the watch.
+                self.phase = Phase::Waiting { pred: 0 };
+                ctx.send(self.service, EtcdMsg::Range);
+            }
+            Phase::Leading | Phase::Polling => {}
+        }
     }
 }

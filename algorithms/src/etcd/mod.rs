@@ -30,8 +30,8 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
         name: "etcd".to_string(),
         // A dead leader's lease runs out within a granted TTL of its last keep-alive and is
         // revoked at the lessor's next sweep; its waiter hears the delete at once (one
-        // keep-alive interval of margin for latency and retries). The resync of waiters also
-        // runs once per TTL.
+        // keep-alive interval of margin for latency and retries). On `Datagram`, the resync of
+        // waiters also runs once per TTL.
         failure_detection_ns: config
             .granted_ttl_ns()
             .saturating_add(config::LESSOR_SWEEP_NS)
@@ -100,6 +100,13 @@ impl Process for EtcdProcess {
     fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         if let EtcdProcess::Client(c) = self {
             c.on_resign(ctx);
+        }
+    }
+
+    /// The service keeps leases across connections (only keep-alives extend them).
+    fn on_disconnect(&mut self, ctx: &mut EtcdCtx<'_, '_>, peer: NodeId) {
+        if let EtcdProcess::Client(c) = self {
+            c.on_disconnect(ctx, peer);
         }
     }
 

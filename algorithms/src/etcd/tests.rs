@@ -840,3 +840,82 @@ fn clientv3_ends_its_session_on_the_first_deadline_loop_pass_after_the_deadline(
     assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
     assert_eq!(c.write_token(3500 * MS), None);
 }
+
+/// Range requests the service took from waiters over a whole 15 s run.
+fn ranges_at_service(transport: splitbrain_sim::Transport) -> usize {
+    let cfg = config();
+    let members = 3;
+    let (_, events) = traced::run_traced_on(
+        transport,
+        members,
+        info(&cfg, members),
+        EtcdProcess::cluster(members, &cfg),
+        Vec::new(),
+    );
+    (0..members)
+        .map(|m| deliveries(&events, members, NodeId::from(m), &["Range"], u64::MAX).len())
+        .sum()
+}
+
+/// clientv3's `concurrency.Election`: a waiter blocks on its watch and sends nothing more
+/// (`waitDeletes` -> `client.Watch`); on the Stream transport the model's waiters do the
+/// same. Datagram keeps the resync once per TTL that survives a lost notification.
+#[test]
+fn on_stream_a_waiter_sends_nothing_while_it_waits_and_on_datagram_it_resyncs() {
+    let stream = splitbrain_sim::Transport::Stream(splitbrain_sim::StreamConfig::default());
+    assert_eq!(ranges_at_service(stream), 0);
+    assert!(ranges_at_service(splitbrain_sim::Transport::Datagram) >= 2 * 15 / 2);
+}
+
+/// A broken connection loses what was in flight: a waiter reads the prefix again and
+/// watches its predecessor anew (clientv3 resumes a watch from the last revision); nothing
+/// is retried on a timer.
+#[test]
+fn on_stream_a_waiter_that_lost_its_connection_ranges_and_watches_again() {
+    let (mut c, _) = client_with_key(EtcdVariant::Revision, vec![(3, 1), (5, 0)]);
+    assert_eq!(c.phase(), Phase::Waiting { pred: 3 });
+    let service = NodeId::from(3usize);
+    let out = client_call_on_stream(&mut c, 100 * MS, |c, ctx| c.on_disconnect(ctx, service));
+    assert!(matches!(sends(&out)[..], [(3, EtcdMsg::Range)]));
+    assert!(!out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer {
+            timer: EtcdTimer::Retry,
+            ..
+        }
+    )));
+    let view = EtcdMsg::RangeResp {
+        revision: 12,
+        keys: vec![(3, NodeId::from(1usize)), (5, NodeId::from(0usize))],
+    };
+    let out = client_call_on_stream(&mut c, 110 * MS, |c, ctx| c.on_message(ctx, service, view));
+    assert!(matches!(
+        sends(&out)[..],
+        [(
+            3,
+            EtcdMsg::Watch {
+                key: 3,
+                start_rev: 13
+            }
+        )]
+    ));
+    assert!(!out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer {
+            timer: EtcdTimer::Retry,
+            ..
+        }
+    )));
+}
+
+fn client_call_on_stream(
+    c: &mut EtcdClient,
+    now: i64,
+    f: impl FnOnce(&mut EtcdClient, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
+) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId::from(0usize), 3, now, &mut rng, &mut out).on_stream(true);
+    f(c, &mut ctx);
+    out
+}

@@ -196,6 +196,8 @@ impl<P: Process> Cluster<P> {
                     msg,
                 });
             }
+            // This harness's links are datagrams: there is no connection to close.
+            Effect::Disconnect { .. } => {}
             Effect::SetTimer {
                 timer,
                 after_local_ns,

@@ -4,7 +4,7 @@
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{
     AlgorithmInfo, EventKind, FaultAction, FaultSpec, NodeId, Process, RunReport, Sim, SimConfig,
-    Target, TraceEvent, TraceSink, NANOS_PER_MILLI, NANOS_PER_SEC,
+    Target, TraceEvent, TraceSink, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 
 /// Keeps every trace event.
@@ -24,9 +24,21 @@ pub(crate) fn run_traced<P: Process>(
     processes: Vec<P>,
     faults: Vec<FaultSpec>,
 ) -> (RunReport, Events) {
+    run_traced_on(Transport::Datagram, members, info, processes, faults)
+}
+
+/// [`run_traced`] with the messages on `transport`.
+pub(crate) fn run_traced_on<P: Process>(
+    transport: Transport,
+    members: usize,
+    info: AlgorithmInfo,
+    processes: Vec<P>,
+    faults: Vec<FaultSpec>,
+) -> (RunReport, Events) {
     let mut sim = SimConfig::quiet(7, members, 15 * NANOS_PER_SEC);
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
     sim.faults = faults;
+    sim.network.transport = transport;
     let mut events = Events::default();
     let report = Sim::new(sim, info, processes).with_trace(&mut events).run();
     (report, events)

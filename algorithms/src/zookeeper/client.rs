@@ -43,6 +43,9 @@ pub struct ZkClient {
     claimed: bool,
     seen_zxid: u64,
     leader_seen: Option<NodeId>,
+    /// `Stream`: the client closed or lost its connection and has not heard the server on a
+    /// new one yet; the first answer re-reads the children and re-sets the watch.
+    reconnecting: bool,
 }
 
 impl ZkClient {
@@ -61,6 +64,7 @@ impl ZkClient {
             claimed: false,
             seen_zxid: 0,
             leader_seen: None,
+            reconnecting: false,
         }
     }
 
@@ -116,7 +120,66 @@ impl ZkClient {
                 timeout_ns: self.config.session_timeout_ns,
             },
         );
-        ctx.set_timer(ZkTimer::Retry, self.timeout_ns / 3);
+        self.retry_after(ctx, self.timeout_ns / 3);
+    }
+
+    /// On `Datagram`, the request just sent goes again after `after_ns` if unanswered (a
+    /// waiter's or leader's resync of the children, once per session timeout). On `Stream`
+    /// nothing is lost while the connection is up and the Java client re-sends nothing: a
+    /// broken connection is handled by [`Self::reconnect`].
+    fn retry_after(&self, ctx: &mut ZkCtx<'_, '_>, after_ns: u64) {
+        if !ctx.stream() {
+            ctx.set_timer(ZkTimer::Retry, after_ns);
+        }
+    }
+
+    /// `Stream`: a new connection to the server, as `ClientCnxn.SendThread` opens one after
+    /// `cleanup()` dropped the old (its read timeout, or the socket failed): it sends the
+    /// session's `ConnectRequest` first (modeled by the phase's request, or a ping that
+    /// carries the session), and the requests that were outstanding failed with
+    /// `ConnectionLoss` (the recipe asks again). The first answer on the new connection
+    /// re-reads the children (`SetWatches` replays the watches with the last zxid seen).
+    fn reconnect(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.reconnecting = true;
+        match self.phase {
+            ZkPhase::Connecting => ctx.send(
+                self.service,
+                ZkMsg::Connect {
+                    timeout_ns: self.config.session_timeout_ns,
+                },
+            ),
+            ZkPhase::Creating => ctx.send(
+                self.service,
+                ZkMsg::Create {
+                    session: self.session,
+                },
+            ),
+            ZkPhase::Waiting { .. } | ZkPhase::Leading => ctx.send(
+                self.service,
+                ZkMsg::Ping {
+                    session: self.session,
+                },
+            ),
+        }
+        ctx.set_timer(ZkTimer::Disconnect, 2 * self.timeout_ns / 3);
+    }
+
+    /// The connection to the server broke (`Stream` only): reconnect.
+    pub fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
+        if peer == self.service {
+            self.disconnected(ctx);
+            self.reconnect(ctx);
+        }
+    }
+
+    /// A leader that gives up on a lost connection steps down; only its step-down counts as
+    /// noticing the fault (a waiter keeps waiting; a leader that keeps leading until
+    /// expired does nothing).
+    fn disconnected(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if self.claimed && self.config.on_disconnect == ZkOnDisconnect::StepDown {
+            ctx.signal(Signal::LeaderSuspected);
+            self.step_down(ctx);
+        }
     }
 
     /// A client connects at once.
@@ -175,15 +238,14 @@ impl ZkClient {
                 ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
             }
             ZkTimer::Disconnect => {
-                // Only a leader that gives up acts on a lost connection (a waiter keeps
-                // waiting; a leader that keeps leading until expired does nothing), so only
-                // its step-down counts as noticing the fault.
-                if !self.connected(now)
-                    && self.claimed
-                    && self.config.on_disconnect == ZkOnDisconnect::StepDown
-                {
-                    ctx.signal(Signal::LeaderSuspected);
-                    self.step_down(ctx);
+                if !self.connected(now) {
+                    self.disconnected(ctx);
+                    if ctx.stream() {
+                        // ClientCnxn: "Client session timed out, have not heard from server
+                        // in ...ms": close the socket and connect again.
+                        ctx.disconnect(self.service);
+                        self.reconnect(ctx);
+                    }
                 }
             }
             ZkTimer::Retry => match self.phase {
@@ -221,6 +283,10 @@ impl ZkClient {
         self.seen_zxid = self.seen_zxid.max(msg.term());
         self.last_heard = now;
         ctx.set_timer(ZkTimer::Disconnect, 2 * self.timeout_ns / 3);
+        let resynced = std::mem::take(&mut self.reconnecting) && self.seq.is_some();
+        if resynced {
+            self.resync(ctx);
+        }
         match msg {
             ZkMsg::ConnectResp {
                 session,
@@ -231,12 +297,12 @@ impl ZkClient {
                 self.phase = ZkPhase::Creating;
                 ctx.set_timer(ZkTimer::Ping, timeout_ns / 3);
                 ctx.send(self.service, ZkMsg::Create { session });
-                ctx.set_timer(ZkTimer::Retry, timeout_ns / 3);
+                self.retry_after(ctx, timeout_ns / 3);
             }
             ZkMsg::Pong { session, expired } if session == self.session && session != 0 => {
                 if expired {
                     self.start_over(ctx);
-                } else if self.phase == ZkPhase::Leading && !self.claimed {
+                } else if self.phase == ZkPhase::Leading && !self.claimed && !resynced {
                     // Reconnected to a live session after a disconnect: check the children
                     // before serving again.
                     self.get_children(ctx);
@@ -247,7 +313,7 @@ impl ZkClient {
                 self.czxid = czxid;
                 self.phase = ZkPhase::Waiting { pred: u64::MAX };
                 self.get_children(ctx);
-                ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+                self.retry_after(ctx, self.timeout_ns);
             }
             ZkMsg::Children { children, .. } => self.evaluate(ctx, &children),
             ZkMsg::ExistsResp { seq, exists }
@@ -288,7 +354,7 @@ impl ZkClient {
                 self.claimed = true;
                 ctx.became_leader(self.czxid, self.czxid);
             }
-            ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+            self.retry_after(ctx, self.timeout_ns);
             return;
         }
         let pred = match self.config.recipe {
@@ -311,6 +377,14 @@ impl ZkClient {
                 },
             );
         }
-        ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
+        self.retry_after(ctx, self.timeout_ns);
+    }
+
+    /// After a reconnect: read the children again, and watch the predecessor anew.
+    fn resync(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if let ZkPhase::Waiting { .. } = self.phase {
+            self.phase = ZkPhase::Waiting { pred: u64::MAX };
+        }
+        self.get_children(ctx);
     }
 }

@@ -93,6 +93,13 @@ impl Process for ZkProcess {
         }
     }
 
+    /// The server keeps sessions across connections (only their timeout ends them).
+    fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
+        if let ZkProcess::Client(c) = self {
+            c.on_disconnect(ctx, peer);
+        }
+    }
+
     fn term(&self) -> u64 {
         match self {
             ZkProcess::Client(c) => c.term(),

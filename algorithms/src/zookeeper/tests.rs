@@ -780,3 +780,32 @@ fn requests_are_retried_every_third_and_a_waiter_resyncs_once_per_timeout() {
     );
     assert_eq!(timers(&out), vec![(ZkTimer::Retry, 1000 * NANOS_PER_MILLI)]);
 }
+
+/// Children reads the server took from clients that do not lead, over a quiet 15 s run.
+fn waiter_reads(transport: splitbrain_sim::Transport) -> usize {
+    let zk = config();
+    let members = 3;
+    let (report, events) = traced::run_traced_on(
+        transport,
+        members,
+        info(&zk, members),
+        ZkProcess::cluster(members, &zk),
+        Vec::new(),
+    );
+    let leader = report.leaders[0].node;
+    (0..members)
+        .map(NodeId::from)
+        .filter(|m| *m != leader)
+        .map(|m| deliveries(&events, members, m, &["GetChildren"], u64::MAX).len())
+        .sum()
+}
+
+/// The recipe's waiter reads the children once after creating its node, sets its watch and
+/// then only pings (Curator's LeaderLatch waits on the watcher). On Stream the model's
+/// waiters do the same; on Datagram they also resync once per session timeout.
+#[test]
+fn on_stream_a_waiter_reads_the_children_once_and_on_datagram_it_resyncs() {
+    let stream = splitbrain_sim::Transport::Stream(splitbrain_sim::StreamConfig::default());
+    assert_eq!(waiter_reads(stream), 2, "one read per waiter");
+    assert!(waiter_reads(splitbrain_sim::Transport::Datagram) > 4);
+}

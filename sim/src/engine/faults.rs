@@ -81,9 +81,13 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Partition(shape) => {
                 if let Some(cut) = self.cut_for(shape, nodes) {
                     self.network.add_cut(index, cut);
+                    self.recheck_stream_cuts();
                 }
             }
-            FaultAction::Heal => self.network.heal_all(),
+            FaultAction::Heal => {
+                self.network.heal_all();
+                self.recheck_stream_cuts();
+            }
             FaultAction::ClockJump(_, delta) => {
                 for node in nodes {
                     let before = self.nodes[node.index()].clock.local_at(self.now);
@@ -138,7 +142,10 @@ impl<'t, P: Process> Sim<'t, P> {
         let nodes = self.fault_nodes[index].clone();
         match &self.config.faults[index].action {
             FaultAction::Crash(_) => nodes.iter().for_each(|n| self.restart(*n)),
-            FaultAction::Partition(_) => self.network.remove_cut(index),
+            FaultAction::Partition(_) => {
+                self.network.remove_cut(index);
+                self.recheck_stream_cuts();
+            }
             FaultAction::ClockDrift(..) => {
                 for (node, ppm) in std::mem::take(&mut self.saved_drift_ppm[index]) {
                     self.nodes[node.index()].clock.set_drift(self.now, ppm);

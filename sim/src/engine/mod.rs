@@ -6,6 +6,7 @@
 
 mod faults;
 mod nodes;
+mod streams;
 mod trace_events;
 
 use crate::checker::Checker;
@@ -46,6 +47,14 @@ enum Payload<M> {
 }
 
 /// A queued event that is not a timer.
+/// The connection a message rides on: none for a datagram, else its epoch and its place
+/// in its direction's send order.
+#[derive(Copy, Clone, Debug)]
+struct Via {
+    epoch: u64,
+    seq: u64,
+}
+
 #[derive(Debug)]
 enum EventData<M> {
     Deliver {
@@ -53,6 +62,25 @@ enum EventData<M> {
         to: NodeId,
         sent_ns: Nanos,
         payload: Payload<M>,
+        via: Option<Via>,
+    },
+    /// The first held-back message of `from` -> `to` on connection `epoch` is sent again.
+    Retransmit {
+        from: NodeId,
+        to: NodeId,
+        epoch: u64,
+    },
+    /// The connection `a`-`b` of `epoch` has been cut since `since_ns` for its timeout.
+    StreamCutTimeout {
+        a: NodeId,
+        b: NodeId,
+        epoch: u64,
+        since_ns: Nanos,
+    },
+    /// `node` hears that its connection to `peer` broke.
+    Disconnected {
+        node: NodeId,
+        peer: NodeId,
     },
     Fault(usize),
     HealFault(usize),
@@ -78,6 +106,9 @@ enum Held<M> {
     Timer {
         kind: usize,
         generation: u32,
+    },
+    Disconnected {
+        peer: NodeId,
     },
 }
 
@@ -161,6 +192,8 @@ pub struct Sim<'t, P: Process> {
     nodes: Vec<NodeState<P::Msg, P::Timer>>,
     outbox: Vec<Effect<P::Msg, P::Timer>>,
     network: Network,
+    /// `Stream` connections, if the transport is `Stream`.
+    connections: crate::connections::Connections<Payload<P::Msg>>,
     resource: Resource,
     /// The term the writer of the resource's highest accepted token believed it led.
     highest_token_term: Option<u64>,
@@ -230,6 +263,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 config.network.clone(),
                 SimRng::stream(config.seed, StreamId::NETWORK),
             ),
+            connections: Default::default(),
             resource: Resource::new(config.fencing),
             highest_token_term: None,
             resource_id: NodeId::from(count),
@@ -406,7 +440,16 @@ impl<'t, P: Process> Sim<'t, P> {
                 to,
                 sent_ns,
                 payload,
-            } => self.on_deliver(from, to, sent_ns, payload),
+                via,
+            } => self.on_deliver(from, to, sent_ns, payload, via),
+            EventData::Retransmit { from, to, epoch } => self.on_retransmit(from, to, epoch),
+            EventData::StreamCutTimeout {
+                a,
+                b,
+                epoch,
+                since_ns,
+            } => self.on_stream_cut_timeout(a, b, epoch, since_ns),
+            EventData::Disconnected { node, peer } => self.on_disconnected(node, peer),
             EventData::Fault(index) => self.apply_fault(index),
             EventData::HealFault(index) => self.heal_fault(index),
             EventData::Resume { node, generation } => self.on_resume(node, generation),

@@ -1,8 +1,9 @@
 //! Running processes: handler calls, effects, timers, delivery, pauses, stalls, crashes.
 
-use super::{EventData, Held, Payload, Sim};
+use super::{EventData, Held, Payload, Sim, Via};
 use crate::ids::NodeId;
 use crate::network::Transit;
+use crate::network_config::Transport;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 use crate::resource::WriteVerdict;
 use crate::time::{LocalNanos, Nanos};
@@ -35,6 +36,10 @@ pub(super) enum Input<M, T> {
     Resign,
     /// The workload asks the process whether it leads and writes if so.
     Workload,
+    /// The `Stream` connection to `peer` broke.
+    Disconnected {
+        peer: NodeId,
+    },
 }
 
 /// What the trace event of a handler call needs of its input, taken before the handler
@@ -51,6 +56,7 @@ enum Call {
     Restart,
     Resign,
     Workload,
+    Disconnected(NodeId),
 }
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -62,7 +68,9 @@ impl<'t, P: Process> Sim<'t, P> {
         let state = &mut self.nodes[index];
         let local = state.clock.local_at(self.now);
         let members = self.config.members;
-        let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox);
+        let stream = self.config.network.transport != Transport::Datagram;
+        let mut ctx =
+            Ctx::new(node, members, local, &mut state.rng, &mut self.outbox).on_stream(stream);
         let process = &mut self.processes[index];
         match input {
             Input::Start => process.on_start(&mut ctx),
@@ -70,6 +78,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Input::Timer(timer) => process.on_timer(&mut ctx, timer),
             Input::Restart => process.on_restart(&mut ctx),
             Input::Resign => process.on_resign(&mut ctx),
+            Input::Disconnected { peer } => process.on_disconnect(&mut ctx, peer),
             Input::Workload => {
                 if let Some(token) = process.write_token(local).filter(|_| !starting_up) {
                     ctx.write(token);
@@ -104,6 +113,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Input::Restart => Call::Restart,
             Input::Resign => Call::Resign,
             Input::Workload => Call::Workload,
+            Input::Disconnected { peer } => Call::Disconnected(*peer),
         }
     }
 
@@ -126,6 +136,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Call::Restart => EventKind::Restart,
             Call::Resign => EventKind::Resign,
             Call::Workload => EventKind::Workload,
+            Call::Disconnected(peer) => Self::disconnect_event(peer),
         }
     }
 
@@ -164,6 +175,11 @@ impl<'t, P: Process> Sim<'t, P> {
     fn apply(&mut self, node: NodeId, local: LocalNanos, effect: Effect<P::Msg, P::Timer>) {
         match effect {
             Effect::Send { to, msg } => self.send(node, to, Payload::Algo(msg)),
+            Effect::Disconnect { peer } => {
+                if self.stream_config().is_some() {
+                    self.break_connection(crate::connections::pair(node, peer), Some(node));
+                }
+            }
             Effect::Write { token } => {
                 self.writes.attempted += 1;
                 let term = self.leadership.term_of(node);
@@ -244,7 +260,7 @@ impl<'t, P: Process> Sim<'t, P> {
         self.failovers.on_signal(self.now, signal);
     }
 
-    fn kind_of(payload: &Payload<P::Msg>) -> usize {
+    pub(super) fn kind_of(payload: &Payload<P::Msg>) -> usize {
         match payload {
             Payload::Algo(msg) => msg.kind(),
             Payload::Write { .. } => P::Msg::KINDS.len(),
@@ -268,6 +284,10 @@ impl<'t, P: Process> Sim<'t, P> {
         if let Some(open) = self.open_election.as_mut() {
             open.sent_by_kind[kind] += 1;
         }
+        if to != self.resource_id && self.stream_config().is_some() {
+            self.stream_send(from, to, payload);
+            return;
+        }
         match self.network.transmit(from, to) {
             Transit::LostToPartition => {
                 self.message_stats[kind].dropped += 1;
@@ -289,6 +309,7 @@ impl<'t, P: Process> Sim<'t, P> {
                         to,
                         sent_ns,
                         payload: payload.clone(),
+                        via: None,
                     };
                     self.push_event(self.now.saturating_add(dup_ns), copy);
                 }
@@ -299,6 +320,7 @@ impl<'t, P: Process> Sim<'t, P> {
                         to,
                         sent_ns,
                         payload,
+                        via: None,
                     },
                 );
             }
@@ -311,8 +333,16 @@ impl<'t, P: Process> Sim<'t, P> {
         to: NodeId,
         sent_ns: Nanos,
         payload: Payload<P::Msg>,
+        via: Option<Via>,
     ) {
         let kind = Self::kind_of(&payload);
+        let payload = match via {
+            Some(via) => match self.stream_arrival(from, to, sent_ns, payload, via) {
+                Some(payload) => payload,
+                None => return,
+            },
+            None => payload,
+        };
         if to == self.resource_id {
             if let Payload::Write { token, term } = payload {
                 self.message_stats[kind].delivered += 1;
@@ -575,6 +605,7 @@ impl<'t, P: Process> Sim<'t, P> {
                         self.fire_timer(node, kind);
                     }
                 }
+                Held::Disconnected { peer } => self.invoke(node, Input::Disconnected { peer }),
             }
         }
         self.check_quiet();
@@ -597,6 +628,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.leadership.end(self.now, node);
         self.liveness.forget(self.now, node);
+        self.break_connections_of(node);
         self.trace_node(node, EventKind::Crash);
     }
 

@@ -62,6 +62,8 @@ struct Toy {
     received: Vec<(NodeId, u64, LocalNanos)>,
     ticks_at: Vec<LocalNanos>,
     restarts: u32,
+    /// (peer, local time) of every broken connection heard of.
+    disconnects: Vec<(NodeId, LocalNanos)>,
 }
 
 type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
@@ -140,6 +142,10 @@ impl Process for Toy {
                 );
             }
         }
+    }
+
+    fn on_disconnect(&mut self, ctx: &mut ToyCtx<'_>, peer: NodeId) {
+        self.disconnects.push((peer, ctx.local_now()));
     }
 
     fn on_restart(&mut self, ctx: &mut ToyCtx<'_>) {
@@ -829,4 +835,116 @@ fn a_clock_offset_at_the_largest_reading_arms_no_timer() {
         offset_ns: i64::MAX,
     }];
     assert!(pinger_ticks_without_livelock(c).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// The Stream transport
+
+fn stream_config(members: usize, duration_ns: u64, timeout_ns: u64) -> SimConfig {
+    let mut c = config(members, duration_ns);
+    c.network.transport = crate::Transport::Stream(crate::StreamConfig {
+        min_rto_ns: 10 * MS,
+        max_rto_ns: 40 * MS,
+        timeout_ns,
+    });
+    c
+}
+
+fn pings_from(toy: &Toy, from: u32) -> Vec<u64> {
+    toy.received
+        .iter()
+        .filter(|r| r.0 == NodeId(from))
+        .map(|r| r.1)
+        .collect()
+}
+
+fn isolate_node_0(at_ns: u64, for_ns: u64) -> FaultSpec {
+    FaultSpec {
+        at_ns,
+        action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(0))),
+        heal_after_ns: Some(for_ns),
+    }
+}
+
+#[test]
+fn a_stream_delivers_across_a_short_partition_late_and_in_order() {
+    let mut c = stream_config(2, 200 * MS, 1_000 * MS);
+    c.faults = vec![isolate_node_0(15 * MS, 30 * MS)];
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let got = pings_from(&procs[1], 0);
+    let every: Vec<u64> = (1..=got.len() as u64).collect();
+    assert_eq!(got, every, "nothing lost, nothing reordered");
+    assert!(got.len() >= 19);
+    assert_eq!(report.drops.partition + report.drops.broken_connection, 0);
+    assert!(report.drops.retransmissions >= 1);
+    // Ping 2 (sent at 20 ms, cut) waits for a retransmission after the heal at 45 ms: its
+    // retries come 10, 20, 40, 40 ms apart (20+10+20=50 ms is the first after the heal).
+    let (_, _, arrived) = procs[1].received[1];
+    assert_eq!(arrived, 51 * MS as i64);
+    assert!(procs.iter().all(|p| p.disconnects.is_empty()));
+}
+
+#[test]
+fn a_stream_cut_longer_than_its_timeout_breaks_and_both_ends_hear_of_it() {
+    let mut c = stream_config(2, 300 * MS, 50 * MS);
+    c.faults = vec![isolate_node_0(15 * MS, 100 * MS)];
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::pinger(10 * MS)]);
+    assert_eq!(procs[0].disconnects, vec![(NodeId(1), 65 * MS as i64)]);
+    assert_eq!(procs[1].disconnects, vec![(NodeId(0), 65 * MS as i64)]);
+    assert!(report.drops.broken_connection >= 8, "{:?}", report.drops);
+    assert!(report.drops.connections_broken >= 1);
+    // Pings sent after the break open a new connection, which delivers after the heal.
+    let got = pings_from(&procs[1], 0);
+    assert_eq!(got[0], 1);
+    assert!(got.iter().any(|n| *n >= 20));
+    assert!(got.windows(2).all(|w| w[0] < w[1]), "in order: {got:?}");
+}
+
+#[test]
+fn a_lossy_stream_loses_nothing_and_keeps_the_order() {
+    let mut c = stream_config(2, 500 * MS, 1_000 * MS);
+    c.network.default.loss_ppm = crate::rng::PPM / 2;
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let got = pings_from(&procs[1], 0);
+    let every: Vec<u64> = (1..=got.len() as u64).collect();
+    assert_eq!(got, every);
+    assert!(got.len() >= 40, "late, not lost: {}", got.len());
+    assert_eq!(report.drops.loss, 0);
+    assert!(report.drops.retransmissions >= 10);
+}
+
+#[test]
+fn a_crashed_peer_breaks_its_streams_and_later_sends_wait_for_its_restart() {
+    let mut c = stream_config(2, 200 * MS, 1_000 * MS);
+    c.faults = vec![FaultSpec {
+        at_ns: 15 * MS,
+        action: FaultAction::Crash(Target::Node(1)),
+        heal_after_ns: Some(30 * MS),
+    }];
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    assert_eq!(procs[0].disconnects, vec![(NodeId(1), 15 * MS as i64)]);
+    assert!(
+        procs[1].disconnects.is_empty(),
+        "the crashed end hears nothing"
+    );
+    let got = pings_from(&procs[1], 0);
+    assert_eq!(got[0], 1);
+    assert!(
+        got.contains(&2),
+        "sent while it was down, delivered after: {got:?}"
+    );
+    assert_eq!(report.drops.crashed_receiver, 0);
+}
+
+#[test]
+fn a_datagram_run_has_no_connections() {
+    let mut c = config(2, 100 * MS);
+    c.faults = vec![isolate_node_0(15 * MS, 30 * MS)];
+    let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    assert!(report.drops.partition >= 3);
+    assert_eq!(
+        report.drops.retransmissions + report.drops.connections_broken,
+        0
+    );
+    assert!(procs.iter().all(|p| p.disconnects.is_empty()));
 }

@@ -83,6 +83,12 @@ pub enum EventKind {
         /// True time the message or write was sent.
         sent_ns: Nanos,
     },
+    /// The node heard that its `Stream` connection to `peer` broke (docs/engine.md,
+    /// "Transports"); the `what` column names the peer.
+    Disconnect {
+        /// The other end of the connection.
+        peer: NodeId,
+    },
     /// A pause or stall ended.
     Resume,
     /// The process stopped.
@@ -137,6 +143,7 @@ impl EventKind {
             EventKind::Workload => "workload",
             EventKind::Held { .. } => "held",
             EventKind::Drop { .. } => "drop",
+            EventKind::Disconnect { .. } => "disconnect",
             EventKind::Resume => "resume",
             EventKind::Crash => "crash",
             EventKind::Restart => "restart",

@@ -47,6 +47,9 @@ fn push_what(line: &mut String, kind: &EventKind) {
             push_json_string(line, description)
         }
         EventKind::Quiet => push_json_string(line, QUIET_WHAT),
+        EventKind::Disconnect { peer } => {
+            let _ = write!(line, "\"{}\"", peer.0);
+        }
         EventKind::Start
         | EventKind::Workload
         | EventKind::Resume
@@ -215,6 +218,10 @@ fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
         "heal" => Ok(EventKind::Heal {
             description: text(),
         }),
+        "disconnect" => what
+            .parse::<u32>()
+            .map(|peer| EventKind::Disconnect { peer: NodeId(peer) })
+            .map_err(|_| format!("a disconnect's peer is a node number, not {what:?}")),
         _ => {
             let kind = fixed_text(ev).ok_or(format!("unknown event kind {ev:?}"))?;
             let expected = if kind == EventKind::Quiet {
@@ -354,6 +361,7 @@ mod tests {
                 from,
                 sent_ns
             }),
+            any::<u32>().prop_map(|peer| EventKind::Disconnect { peer: NodeId(peer) }),
             Just(EventKind::Resume),
             Just(EventKind::Crash),
             Just(EventKind::Restart),

@@ -186,6 +186,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                     duplicate_ppm,
                                 },
                                 overrides,
+                                transport: transport_for(seed),
                             },
                             clocks: ClockConfig {
                                 max_drift_ppm,
@@ -260,4 +261,17 @@ proptest! {
         let text = to_ron(&scenario);
         prop_assert_eq!(parse(&text, ORIGIN), Ok(scenario), "{}", text);
     }
+}
+
+/// Both transports, and `Stream` timings off the defaults, chosen by the seed.
+fn transport_for(seed: u64) -> splitbrain_sim::Transport {
+    if seed % 2 == 0 {
+        return splitbrain_sim::Transport::Datagram;
+    }
+    let ms = splitbrain_sim::NANOS_PER_MILLI;
+    splitbrain_sim::Transport::Stream(splitbrain_sim::StreamConfig {
+        min_rto_ns: (1 + seed % 300) * ms,
+        max_rto_ns: (300 + seed % 1000) * ms,
+        timeout_ns: (1 + seed % 20_000) * ms,
+    })
 }
