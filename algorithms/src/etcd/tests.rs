@@ -334,9 +334,19 @@ fn client_call(
     now: i64,
     f: impl FnOnce(&mut EtcdClient, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
 ) -> Out {
+    client_call_on(false, c, now, f)
+}
+
+/// [`client_call`] with the messages on `Stream` connections if `stream`.
+fn client_call_on(
+    stream: bool,
+    c: &mut EtcdClient,
+    now: i64,
+    f: impl FnOnce(&mut EtcdClient, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
+) -> Out {
     let mut rng = SimRng::stream(1, StreamId::node(0));
     let mut out = Vec::new();
-    let mut ctx = Ctx::new(NodeId::from(0usize), 3, now, &mut rng, &mut out);
+    let mut ctx = Ctx::new(NodeId::from(0usize), 3, now, &mut rng, &mut out).on_stream(stream);
     f(c, &mut ctx);
     out
 }
@@ -875,7 +885,9 @@ fn on_stream_a_waiter_that_lost_its_connection_ranges_and_watches_again() {
     let (mut c, _) = client_with_key(EtcdVariant::Revision, vec![(3, 1), (5, 0)]);
     assert_eq!(c.phase(), Phase::Waiting { pred: 3 });
     let service = NodeId::from(3usize);
-    let out = client_call_on_stream(&mut c, 100 * MS, |c, ctx| c.on_disconnect(ctx, service));
+    let out = client_call_on(true, &mut c, 100 * MS, |c, ctx| {
+        c.on_disconnect(ctx, service)
+    });
     assert!(matches!(sends(&out)[..], [(3, EtcdMsg::Range)]));
     assert!(!out.iter().any(|e| matches!(
         e,
@@ -888,7 +900,9 @@ fn on_stream_a_waiter_that_lost_its_connection_ranges_and_watches_again() {
         revision: 12,
         keys: vec![(3, NodeId::from(1usize)), (5, NodeId::from(0usize))],
     };
-    let out = client_call_on_stream(&mut c, 110 * MS, |c, ctx| c.on_message(ctx, service, view));
+    let out = client_call_on(true, &mut c, 110 * MS, |c, ctx| {
+        c.on_message(ctx, service, view)
+    });
     assert!(matches!(
         sends(&out)[..],
         [(
@@ -906,16 +920,4 @@ fn on_stream_a_waiter_that_lost_its_connection_ranges_and_watches_again() {
             ..
         }
     )));
-}
-
-fn client_call_on_stream(
-    c: &mut EtcdClient,
-    now: i64,
-    f: impl FnOnce(&mut EtcdClient, &mut Ctx<'_, EtcdMsg, EtcdTimer>),
-) -> Out {
-    let mut rng = SimRng::stream(1, StreamId::node(0));
-    let mut out = Vec::new();
-    let mut ctx = Ctx::new(NodeId::from(0usize), 3, now, &mut rng, &mut out).on_stream(true);
-    f(c, &mut ctx);
-    out
 }
