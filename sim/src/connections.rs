@@ -114,35 +114,42 @@ impl<P> Connection<P> {
 #[derive(Debug)]
 pub struct Connections<P> {
     open: BTreeMap<Pair, Connection<P>>,
-    /// The epoch the next connection of a pair gets (kept after a break).
-    next_epoch: BTreeMap<Pair, u64>,
+    /// The epoch the next connection gets: unique over the run, so a message of a broken
+    /// connection never matches its pair's next one.
+    next_epoch: u64,
 }
 
 impl<P> Default for Connections<P> {
     fn default() -> Self {
         Self {
             open: BTreeMap::new(),
-            next_epoch: BTreeMap::new(),
+            next_epoch: 0,
         }
     }
 }
 
 impl<P> Connections<P> {
     /// The open connection of `a`-`b`, opened now if there is none (`cut` says whether a
-    /// partition separates them now).
-    pub fn open(&mut self, a: NodeId, b: NodeId, now_ns: Nanos, cut: bool) -> &mut Connection<P> {
-        let key = pair(a, b);
+    /// partition separates them now), and whether it was opened by this call.
+    pub fn open(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        now_ns: Nanos,
+        cut: bool,
+    ) -> (&mut Connection<P>, bool) {
+        let mut opened = false;
         let next_epoch = &mut self.next_epoch;
-        self.open.entry(key).or_insert_with(|| {
-            let epoch = next_epoch.entry(key).or_insert(0);
-            let connection = Connection {
-                epoch: *epoch,
+        let connection = self.open.entry(pair(a, b)).or_insert_with(|| {
+            opened = true;
+            *next_epoch += 1;
+            Connection {
+                epoch: *next_epoch - 1,
                 cut_since_ns: cut.then_some(now_ns),
                 directions: [Direction::default(), Direction::default()],
-            };
-            *epoch += 1;
-            connection
-        })
+            }
+        });
+        (connection, opened)
     }
 
     /// The open connection of `a`-`b` if it is the one of `epoch`.
@@ -204,24 +211,30 @@ mod tests {
     fn a_new_connection_gets_a_new_epoch_and_old_messages_are_stale() {
         let mut c = Connections::<u64>::default();
         let (a, b) = (NodeId(2), NodeId(0));
-        assert_eq!(c.open(a, b, 0, false).epoch, 0);
+        assert_eq!(c.open(a, b, 0, false).0.epoch, 0);
         assert!(c.current(b, a, 0).is_some());
         c.close(a, b);
         assert!(c.current(a, b, 0).is_none());
-        assert_eq!(c.open(b, a, 5, true).epoch, 1);
+        assert_eq!(c.open(b, a, 5, true).0.epoch, 1);
+        let (same, opened) = c.open(a, b, 9, false);
         assert_eq!(
-            c.open(a, b, 9, false).cut_since_ns,
-            Some(5),
+            (same.cut_since_ns, opened),
+            (Some(5), false),
             "still the same"
         );
         assert_eq!(c.pairs_of(NodeId(0)), vec![(NodeId(0), NodeId(2))]);
         assert!(c.pairs_of(NodeId(1)).is_empty());
+        assert_eq!(
+            c.open(NodeId(1), NodeId(3), 9, false).0.epoch,
+            2,
+            "unique in the run"
+        );
     }
 
     #[test]
     fn directions_are_separate() {
         let mut c = Connections::<u64>::default();
-        let conn = c.open(NodeId(0), NodeId(1), 0, false);
+        let (conn, _) = c.open(NodeId(0), NodeId(1), 0, false);
         conn.direction(NodeId(0), NodeId(1)).hold(waiting(0));
         assert!(conn.direction(NodeId(1), NodeId(0)).waiting.is_empty());
         let lost = conn.drain_waiting(pair(NodeId(1), NodeId(0)));

@@ -120,14 +120,14 @@ impl ZkClient {
                 timeout_ns: self.config.session_timeout_ns,
             },
         );
-        self.retry_after(ctx, self.timeout_ns / 3);
+        Self::retry_after(ctx, self.timeout_ns / 3);
     }
 
     /// On `Datagram`, the request just sent goes again after `after_ns` if unanswered (a
     /// waiter's or leader's resync of the children, once per session timeout). On `Stream`
     /// nothing is lost while the connection is up and the Java client re-sends nothing: a
     /// broken connection is handled by [`Self::reconnect`].
-    fn retry_after(&self, ctx: &mut ZkCtx<'_, '_>, after_ns: u64) {
+    fn retry_after(ctx: &mut ZkCtx<'_, '_>, after_ns: u64) {
         if !ctx.stream() {
             ctx.set_timer(ZkTimer::Retry, after_ns);
         }
@@ -297,7 +297,7 @@ impl ZkClient {
                 self.phase = ZkPhase::Creating;
                 ctx.set_timer(ZkTimer::Ping, timeout_ns / 3);
                 ctx.send(self.service, ZkMsg::Create { session });
-                self.retry_after(ctx, timeout_ns / 3);
+                Self::retry_after(ctx, timeout_ns / 3);
             }
             ZkMsg::Pong { session, expired } if session == self.session && session != 0 => {
                 if expired {
@@ -313,7 +313,7 @@ impl ZkClient {
                 self.czxid = czxid;
                 self.phase = ZkPhase::Waiting { pred: u64::MAX };
                 self.get_children(ctx);
-                self.retry_after(ctx, self.timeout_ns);
+                Self::retry_after(ctx, self.timeout_ns);
             }
             ZkMsg::Children { children, .. } => self.evaluate(ctx, &children),
             ZkMsg::ExistsResp { seq, exists }
@@ -354,7 +354,7 @@ impl ZkClient {
                 self.claimed = true;
                 ctx.became_leader(self.czxid, self.czxid);
             }
-            self.retry_after(ctx, self.timeout_ns);
+            Self::retry_after(ctx, self.timeout_ns);
             return;
         }
         let pred = match self.config.recipe {
@@ -377,7 +377,7 @@ impl ZkClient {
                 },
             );
         }
-        self.retry_after(ctx, self.timeout_ns);
+        Self::retry_after(ctx, self.timeout_ns);
     }
 
     /// After a reconnect: read the children again, and watch the predecessor anew.

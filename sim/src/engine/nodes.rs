@@ -3,7 +3,6 @@
 use super::{EventData, Held, Payload, Sim, Via};
 use crate::ids::NodeId;
 use crate::network::Transit;
-use crate::network_config::Transport;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 use crate::resource::WriteVerdict;
 use crate::time::{LocalNanos, Nanos};
@@ -65,10 +64,10 @@ impl<'t, P: Process> Sim<'t, P> {
         let index = node.index();
         let call = self.tracing().then(|| Self::call(&input));
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
+        let stream = self.stream_config().is_some();
         let state = &mut self.nodes[index];
         let local = state.clock.local_at(self.now);
         let members = self.config.members;
-        let stream = self.config.network.transport != Transport::Datagram;
         let mut ctx =
             Ctx::new(node, members, local, &mut state.rng, &mut self.outbox).on_stream(stream);
         let process = &mut self.processes[index];
@@ -136,7 +135,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Call::Restart => EventKind::Restart,
             Call::Resign => EventKind::Resign,
             Call::Workload => EventKind::Workload,
-            Call::Disconnected(peer) => Self::disconnect_event(peer),
+            Call::Disconnected(peer) => EventKind::Disconnect { peer },
         }
     }
 

@@ -16,7 +16,6 @@ use crate::network::Transit;
 use crate::network_config::{StreamConfig, Transport};
 use crate::process::Process;
 use crate::time::Nanos;
-use crate::trace::EventKind;
 
 impl<P: Process> Sim<'_, P> {
     /// The `Stream` settings, if messages travel on connections.
@@ -32,8 +31,14 @@ impl<P: Process> Sim<'_, P> {
         let config = self.stream_config().expect("called on Stream only");
         let now = self.now;
         let cut = !self.network.connected(from, to);
-        let connection = self.connections.open(from, to, now, cut);
-        let (epoch, opened_cut) = (connection.epoch, connection.cut_since_ns == Some(now));
+        let (connection, opened) = self.connections.open(from, to, now, cut);
+        let epoch = connection.epoch;
+        if opened && cut {
+            self.arm_cut_timeout(pair(from, to), epoch, now, config);
+        }
+        let Some(connection) = self.connections.current(from, to, epoch) else {
+            unreachable!("the connection is open")
+        };
         let direction = connection.direction(from, to);
         let seq = direction.take_seq();
         let message = Waiting {
@@ -41,30 +46,23 @@ impl<P: Process> Sim<'_, P> {
             sent_ns: now,
             payload,
         };
-        if opened_cut && cut {
-            self.arm_cut_timeout(pair(from, to), epoch, now, config);
-        }
-        let Some(connection) = self.connections.current(from, to, epoch) else {
-            unreachable!("the connection was just opened")
-        };
-        let direction = connection.direction(from, to);
         if !direction.waiting.is_empty() {
             direction.hold(message);
-            return;
-        }
-        match self.network.transmit(from, to) {
-            Transit::Deliver { latency_ns, .. } => {
-                // TCP drops a duplicated segment: only the first copy counts.
-                let arrival_ns = direction.arrival_ns(now, latency_ns);
-                let via = Some(Via { epoch, seq });
-                self.push_deliver(arrival_ns, from, to, message, via);
-            }
-            Transit::LostToPartition | Transit::LostToLoss => {
-                direction.hold(message);
-                direction.attempt = 0;
-                self.drops.retransmissions += 1;
-                let at_ns = now.saturating_add(config.rto_ns(0));
-                self.push_event(at_ns, EventData::Retransmit { from, to, epoch });
+        } else {
+            match self.network.transmit(from, to) {
+                Transit::Deliver { latency_ns, .. } => {
+                    // TCP drops a duplicated segment: only the first copy counts.
+                    let arrival_ns = direction.arrival_ns(now, latency_ns);
+                    let via = Some(Via { epoch, seq });
+                    self.push_deliver(arrival_ns, from, to, message, via);
+                }
+                Transit::LostToPartition | Transit::LostToLoss => {
+                    direction.hold(message);
+                    direction.attempt = 0;
+                    self.drops.retransmissions += 1;
+                    let at_ns = now.saturating_add(config.rto_ns(0));
+                    self.push_event(at_ns, EventData::Retransmit { from, to, epoch });
+                }
             }
         }
     }
@@ -257,10 +255,5 @@ impl<P: Process> Sim<'_, P> {
             }
             Status::Up => self.invoke(node, Input::Disconnected { peer }),
         }
-    }
-
-    /// The trace event of a heard disconnect.
-    pub(super) fn disconnect_event(peer: NodeId) -> EventKind {
-        EventKind::Disconnect { peer }
     }
 }
