@@ -399,7 +399,7 @@ fn the_checker_catches_raft_that_forgets_its_vote_on_restart() {
     // hide this bug), keep the search small.
     //
     // Measured: 12 of the first 5,000 draws break election_safety (1 in 420); the first is
-    // draw 234. A bound of 4,000 leaves the chance of missing it below 1 in 10,000 should a
+    // draw 503. A bound of 4,000 leaves the chance of missing it below 1 in 10,000 should a
     // change to the generator or the engine's random streams reshuffle the draws.
     const BOUND: usize = 4_000;
     let space = Space {

@@ -27,11 +27,11 @@ pub enum RaftTimerReset {
     /// Raft paper figure 2 and LogCabin (`RaftConsensus::stepDown` re-arms the timer only
     /// when none is armed, that is on a leader): a higher term alone, as in a vote this node
     /// refuses, leaves the deadline where it was.
+    #[default]
     OnGrantOrLeader,
     /// etcd's raft and raft-rs (`becomeFollower` calls `reset`, which draws a fresh
     /// randomized timeout): every step-down to a follower restarts the timer, a refused vote
     /// of a higher term included.
-    #[default]
     OnAnyStepDown,
 }
 
@@ -82,7 +82,7 @@ impl Default for RaftConfig {
             check_quorum: false,
             log_lengths: Vec::new(),
             variant: RaftVariant::Correct,
-            timer_reset: RaftTimerReset::OnAnyStepDown,
+            timer_reset: RaftTimerReset::OnGrantOrLeader,
         }
     }
 }
