@@ -199,6 +199,37 @@ fn sweep_writes_a_folder_per_value_and_repeats_byte_for_byte() {
 }
 
 #[test]
+fn a_sweep_of_the_election_timer_rule_runs_each_rule_on_the_same_trials() {
+    let out = scratch("timer-reset");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/sweep-timer-reset.ron",
+        "--param",
+        "timer_reset=OnGrantOrLeader,OnAnyStepDown",
+        "--trials",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = json(&o);
+    let labels: Vec<&str> = summary["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["timer_reset=OnGrantOrLeader", "timer_reset=OnAnyStepDown"]
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn a_sweep_of_cluster_sizes_draws_messages_against_size() {
     let out = scratch("nodes");
     let dir = out.join("report");
@@ -249,6 +280,14 @@ fn bad_arguments_exit_2_with_a_hint_and_no_panic() {
             d,
         ],
         vec!["sweep", sweep, "--param", "heartbeat=400ms", "--out", d],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "timer_reset=Sometimes",
+            "--out",
+            d,
+        ],
         vec!["sweep", sweep, "--param", "failure_timeout=1s", "--out", d],
         vec!["sweep", sweep, "--param", "nodes=0", "--out", d],
         vec!["sweep", sweep, "--param", "loss=1.5", "--out", d],

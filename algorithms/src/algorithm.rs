@@ -149,7 +149,7 @@ pub struct Knob {
     /// The name after `--param` (`heartbeat`); the same knob name means the same idea in every
     /// algorithm that has it.
     pub name: &'static str,
-    /// Whether `--param` takes one duration or a range of them.
+    /// Whether `--param` takes one duration, a range of them, or one of a few names.
     pub shape: KnobShape,
     /// An example value, for help texts (`50ms`).
     pub example: &'static str,
@@ -162,6 +162,8 @@ pub enum KnobShape {
     Duration,
     /// A range `MIN..MAX` of durations (`150ms..300ms`).
     DurationRange,
+    /// One of these names, written as in a scenario (`OnAnyStepDown`).
+    Choice(&'static [&'static str]),
 }
 
 /// One value of a knob.
@@ -172,6 +174,8 @@ pub enum KnobValue {
     /// A value of a [`KnobShape::DurationRange`] knob: its lower and upper end, in
     /// nanoseconds.
     Range(Nanos, Nanos),
+    /// A value of a [`KnobShape::Choice`] knob: one of its names.
+    Choice(&'static str),
 }
 
 /// Runs one process per member, member `id` built by `node(id, members)`.

@@ -398,7 +398,25 @@ mod tests {
                 let value = |ns: Nanos| match knob.shape {
                     KnobShape::Duration => KnobValue::Duration(ns),
                     KnobShape::DurationRange => KnobValue::Range(ns, 2 * ns),
+                    KnobShape::Choice(_) => unreachable!("choices are checked below"),
                 };
+                if let KnobShape::Choice(names) = knob.shape {
+                    // Every name is a valid design, and at least one is not the default's.
+                    let varied: Vec<AlgorithmConfig> = names
+                        .iter()
+                        .map(|name| config.vary(&five(), knob.name, KnobValue::Choice(name)))
+                        .collect::<Result<_, _>>()
+                        .unwrap_or_else(|p| panic!("{} {}: {p:?}", entry.name, knob.name));
+                    assert!(
+                        varied.iter().any(|v| *v != config),
+                        "{} {} changed nothing",
+                        entry.name,
+                        knob.name
+                    );
+                    let unknown = config.vary(&five(), knob.name, KnobValue::Choice("Nonsense"));
+                    assert!(unknown.is_err(), "{} {}", entry.name, knob.name);
+                    continue;
+                }
                 // A value a tenth above one of the default's own timings is a valid design...
                 let accepted: Vec<AlgorithmConfig> = config
                     .timings()

@@ -101,6 +101,10 @@ impl Param {
                 shape: KnobShape::Duration,
                 ..
             }) => "a duration longer than zero, like 50ms",
+            Param::Algorithm(Knob {
+                shape: KnobShape::Choice(names),
+                ..
+            }) => return format!("one of {}", names.join(", ")),
             Param::Nodes => {
                 return format!(
                     "an integer from 1 to {} (the largest cluster a scenario may ask for), like 5",
@@ -128,6 +132,7 @@ impl Param {
 enum Value {
     Range(u64, u64),
     Duration(u64),
+    Choice(&'static str),
     Count(usize),
     Fraction(f64),
 }
@@ -152,6 +157,13 @@ fn parse_value(param: Param, text: &str) -> Option<Value> {
             let d = scenario::parse_duration(text).ok()?;
             (d > 0).then_some(Value::Duration(d))
         }
+        Param::Algorithm(Knob {
+            shape: KnobShape::Choice(names),
+            ..
+        }) => names
+            .iter()
+            .find(|name| **name == text)
+            .map(|name| Value::Choice(name)),
         Param::Nodes => {
             let n: usize = text.parse().ok()?;
             (n >= 1 && n as u64 <= scenario::MAX_NODES).then_some(Value::Count(n))
@@ -224,8 +236,9 @@ fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, S
             let value = match *value {
                 Value::Range(a, b) => KnobValue::Range(a, b),
                 Value::Duration(d) => KnobValue::Duration(d),
+                Value::Choice(name) => KnobValue::Choice(name),
                 Value::Count(_) | Value::Fraction(_) => {
-                    unreachable!("knob values are parsed as durations")
+                    unreachable!("knob values are parsed as durations or names")
                 }
             };
             let cluster = Cluster {
@@ -268,6 +281,7 @@ fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String
             scenario::format_duration_ron(a),
             scenario::format_duration_ron(b)
         ),
+        KnobValue::Choice(name) => name.to_string(),
     };
     let mut message = format!("{knob}={value}: {error}");
     if let Some(hint) = error.hint() {

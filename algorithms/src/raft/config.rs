@@ -18,6 +18,37 @@ pub enum RaftVariant {
     ForgetsTermOnRestart,
 }
 
+/// When a node that is not the leader restarts its election timer on stepping down to a
+/// follower of a higher term. Whatever the rule, granting a vote and a heartbeat from the
+/// current leader restart it, and a leader that steps down arms one (it had none).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "raft timer_reset"))]
+pub enum RaftTimerReset {
+    /// Raft paper figure 2 and LogCabin (`RaftConsensus::stepDown` re-arms the timer only
+    /// when none is armed, that is on a leader): a higher term alone, as in a vote this node
+    /// refuses, leaves the deadline where it was.
+    #[default]
+    OnGrantOrLeader,
+    /// etcd's raft and raft-rs (`becomeFollower` calls `reset`, which draws a fresh
+    /// randomized timeout): every step-down to a follower restarts the timer, a refused vote
+    /// of a higher term included.
+    OnAnyStepDown,
+}
+
+impl RaftTimerReset {
+    /// Every rule, as a scenario names it.
+    pub const NAMES: &'static [&'static str] = &["OnGrantOrLeader", "OnAnyStepDown"];
+
+    /// The rule a scenario names `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "OnGrantOrLeader" => Some(Self::OnGrantOrLeader),
+            "OnAnyStepDown" => Some(Self::OnAnyStepDown),
+            _ => None,
+        }
+    }
+}
+
 /// Raft leader-election settings (Raft paper sections 5.2 and 5.4.1; thesis 3.10, 9.6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RaftConfig {
@@ -37,6 +68,8 @@ pub struct RaftConfig {
     pub log_lengths: Vec<u64>,
     /// The correct Raft, or a variant broken on purpose.
     pub variant: RaftVariant,
+    /// Whether a step-down to a higher term restarts the election timer.
+    pub timer_reset: RaftTimerReset,
 }
 
 impl Default for RaftConfig {
@@ -49,6 +82,7 @@ impl Default for RaftConfig {
             check_quorum: false,
             log_lengths: Vec::new(),
             variant: RaftVariant::Correct,
+            timer_reset: RaftTimerReset::OnGrantOrLeader,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! the [`Process`] entry points, which dispatch to the per-role steps in `voter.rs`,
 //! `candidate.rs` and `leader.rs`.
 
-use super::config::{RaftConfig, RaftVariant};
+use super::config::{RaftConfig, RaftTimerReset, RaftVariant};
 use super::log::{LogPosition, RaftLog};
 use super::messages::{RaftMsg, RaftTimer};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
@@ -163,7 +163,15 @@ impl RaftNode {
     }
 
     /// Paper §5.1: on a higher term, adopt it and forget the vote; a leader or candidate
-    /// that discovers a current leader or a newer term reverts to follower.
+    /// that discovers a current leader or a newer term reverts to follower. `leader` is the
+    /// leader this node just heard from (AppendEntries, TimeoutNow), if that is the cause.
+    ///
+    /// The election timer restarts when the node was leader (it had none armed), when
+    /// `leader` is known (paper figure 2: hearing from the current leader), or on any
+    /// step-down under [`RaftTimerReset::OnAnyStepDown`] (etcd). Under
+    /// [`RaftTimerReset::OnGrantOrLeader`] a (pre-)candidate or follower that only learns of
+    /// a higher term keeps its deadline (LogCabin `RaftConsensus::stepDown`); granting a vote
+    /// restarts it in `handle_request_vote`.
     pub(crate) fn become_follower(
         &mut self,
         ctx: &mut RaftCtx<'_>,
@@ -178,6 +186,13 @@ impl RaftNode {
             self.durable.current_term = term;
             self.durable.voted_for = None;
         }
+        // Every role but the leader has its election timer armed (start, restart,
+        // campaigning and this function arm it; only `become_leader` cancels it).
+        let timer_armed = self.volatile.role != Role::Leader;
+        let reset_timer = match self.config.timer_reset {
+            RaftTimerReset::OnAnyStepDown => true,
+            RaftTimerReset::OnGrantOrLeader => !timer_armed || leader.is_some(),
+        };
         match self.volatile.role {
             Role::Leader => {
                 ctx.stepped_down();
@@ -193,7 +208,9 @@ impl RaftNode {
         self.volatile.reset();
         self.volatile.leader_id = leader;
         self.volatile.leader_contact_local = leader.map(|_| ctx.local_now());
-        self.reset_election_timer(ctx);
+        if reset_timer {
+            self.reset_election_timer(ctx);
+        }
     }
 
     /// Thesis §9.6: ask whether an election for term + 1 could be won, without changing

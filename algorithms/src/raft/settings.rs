@@ -1,7 +1,7 @@
 //! Raft as a scenario writes it (`algorithm: Raft(heartbeat: "50ms", ...)`): the settings,
 //! their rules, writing them back, and the knobs `sweep` varies.
 
-use super::{info, RaftConfig, RaftNode, RaftVariant};
+use super::{info, RaftConfig, RaftNode, RaftTimerReset, RaftVariant};
 use crate::algorithm::{
     lower_checked, run_members, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -40,6 +40,10 @@ pub struct RaftSettings {
     /// [`RaftConfig::variant`]: the correct Raft or a broken one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<RaftVariant>,
+    /// [`RaftConfig::timer_reset`]: whether a step-down to a higher term restarts the
+    /// election timer (etcd) or only a granted vote and the leader's heartbeat do (paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_reset: Option<RaftTimerReset>,
 }
 
 /// A rule Raft's settings broke.
@@ -114,6 +118,11 @@ impl Algorithm for Raft {
             shape: KnobShape::Duration,
             example: "50ms",
         },
+        Knob {
+            name: "timer_reset",
+            shape: KnobShape::Choice(RaftTimerReset::NAMES),
+            example: "OnGrantOrLeader,OnAnyStepDown",
+        },
     ];
 
     type Settings = RaftSettings;
@@ -166,6 +175,7 @@ impl Algorithm for Raft {
             check_quorum: settings.check_quorum.unwrap_or(defaults.check_quorum),
             log_lengths,
             variant: settings.variant.unwrap_or(defaults.variant),
+            timer_reset: settings.timer_reset.unwrap_or(defaults.timer_reset),
         };
         (config, problems)
     }
@@ -181,6 +191,7 @@ impl Algorithm for Raft {
             check_quorum: Some(config.check_quorum),
             log_lengths: Some(config.log_lengths.clone()),
             variant: Some(config.variant),
+            timer_reset: Some(config.timer_reset),
         }
     }
 
@@ -220,6 +231,12 @@ impl Algorithm for Raft {
                 settings.election_timeout = Some((DurationText(min_ns), DurationText(max_ns)));
             }
             ("heartbeat", KnobValue::Duration(ns)) => settings.heartbeat = Some(DurationText(ns)),
+            ("timer_reset", KnobValue::Choice(rule)) => {
+                let Some(rule) = RaftTimerReset::from_name(rule) else {
+                    return Err(unknown_knob(name, RaftError::Common));
+                };
+                settings.timer_reset = Some(rule);
+            }
             _ => return Err(unknown_knob(name, RaftError::Common)),
         }
         lower_checked::<Self>(settings, cluster)

@@ -86,6 +86,8 @@ impl RaftNode {
             return;
         }
         // Paper §5.1: a higher term is adopted at once, and the vote is cleared with it.
+        // Whether that alone restarts the election timer is `timer_reset`'s choice: under
+        // the paper's rule a vote refused below keeps this node's deadline.
         if term > self.durable.current_term {
             self.become_follower(ctx, term, None);
         }
@@ -97,7 +99,8 @@ impl RaftNode {
         if granted {
             // Paper figure 2: the vote is durable before the reply leaves.
             self.durable.voted_for = Some(from);
-            // Paper §5.2: a follower that grants a vote resets its election timer.
+            // Paper figure 2 and §5.2: a follower that grants a vote resets its election
+            // timer (LogCabin `handleRequestVote`: `setElectionTimer` after the grant).
             self.reset_election_timer(ctx);
         }
         ctx.send(from, RaftMsg::RequestVoteResp { term, granted });

@@ -294,6 +294,12 @@ impl<P: Process> Cluster<P> {
         self.timers[i][timer.index()].is_some()
     }
 
+    /// When node `i`'s timer `timer` will fire (true time, equal to local time here), if
+    /// armed.
+    pub(crate) fn timer_deadline(&self, i: usize, timer: P::Timer) -> Option<u64> {
+        self.timers[i][timer.index()].map(|(deadline, _)| deadline)
+    }
+
     /// Delivers now, by hand, the first message in flight from `from` to `to` of type
     /// `kind` (a name from `P::Msg::KINDS`), whatever the links. Panics if there is none.
     pub(crate) fn deliver(&mut self, from: usize, to: usize, kind: &str) {

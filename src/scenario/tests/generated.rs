@@ -143,6 +143,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 any::<bool>(),
                 any::<bool>(),
                 proptest::collection::vec(0..5u64, 0..2),
+                any::<bool>(),
             ),
             (0..3u8, 0..3u8, 1..LIMIT_NS / 4),
         )
@@ -158,7 +159,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 )| {
                     let (name, seed, write_every_ns, fencing) = basics;
                     let (latency, loss_ppm, duplicate_ppm, max_drift_ppm, max_offset_ns) = net;
-                    let (heartbeat_ns, pre_vote, check_quorum, lengths) = raft;
+                    let (heartbeat_ns, pre_vote, check_quorum, lengths, etcd_timer) = raft;
                     let log_lengths = if lengths.is_empty() {
                         Vec::new()
                     } else {
@@ -212,6 +213,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                     RaftVariant::ForgetsVoteOnRestart
                                 } else {
                                     RaftVariant::Correct
+                                },
+                                timer_reset: if etcd_timer {
+                                    RaftTimerReset::OnAnyStepDown
+                                } else {
+                                    RaftTimerReset::OnGrantOrLeader
                                 },
                             }),
                             1 => AlgorithmConfig::Bully(BullyConfig {

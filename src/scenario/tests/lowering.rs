@@ -18,6 +18,7 @@ fn the_full_example_lowers_to_engine_terms() {
             check_quorum: true,
             log_lengths: vec![3, 3, 2, 2, 1],
             variant: RaftVariant::Correct,
+            timer_reset: RaftTimerReset::OnAnyStepDown,
         })
     );
     assert_eq!(

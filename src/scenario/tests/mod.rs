@@ -2,7 +2,7 @@
 
 use super::*;
 use splitbrain_algorithms::bully::BullyConfig;
-use splitbrain_algorithms::raft::{RaftConfig, RaftVariant};
+use splitbrain_algorithms::raft::{RaftConfig, RaftTimerReset, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, LinkOverride, NetworkConfig,
@@ -18,7 +18,8 @@ const FULL_EXAMPLE: &str = r#"Scenario(
     duration: "60s",
     nodes: 5,
     algorithm: Raft(election_timeout: ("150ms", "300ms"), heartbeat: "50ms",
-                    pre_vote: true, check_quorum: true, log_lengths: [3,3,2,2,1], variant: Correct),
+                    pre_vote: true, check_quorum: true, log_lengths: [3,3,2,2,1], variant: Correct,
+                    timer_reset: OnAnyStepDown),
     network: (latency: Uniform("1ms", "10ms"), loss: 0.0, duplicate: 0.0,
               links: [(from: 0, to: 1, latency: Constant("50ms"), loss: 0.2, duplicate: 0.0)]),
     clocks: (drift_ppm: 100, offset: "0ms", nodes: [(node: 2, drift_ppm: 5000, offset: "1s")]),

@@ -6,6 +6,7 @@ mod harness;
 mod elections;
 mod options;
 mod restarts;
+mod timer_reset;
 mod transfer;
 
 use crate::raft::{info, RaftConfig};

@@ -28,9 +28,13 @@ fn transfer_hands_leadership_to_the_chosen_peer_with_timeout_now_and_stops_write
             ..config(true, true)
         };
         let mut cluster = started(5, &settings, seed);
-        let leader = cluster.run_until_leader(2_000 * MS);
+        cluster.run_until_leader(2_000 * MS);
+        // Settled: a longer log that refused the first winner may still depose it (its
+        // timer runs on under the paper's timer_reset), and every follower has answered a
+        // heartbeat recently.
+        cluster.run_for(1_000 * MS);
+        let leader = cluster.leader();
         let term = cluster.nodes[leader].term();
-        cluster.run_for(120 * MS); // every follower has answered a heartbeat recently
         let target = expected_target(&lengths, leader);
 
         let mark = cluster.mark();
