@@ -1,8 +1,15 @@
 //! Per-process local clocks: `local = offset + (true - base) * (1 + drift)`, with the drift in
-//! parts per million and integer arithmetic. Timers are deadlines on the local clock, so a
-//! fast clock fires early in true time and a clock jump moves every pending deadline.
+//! parts per million and integer arithmetic.
+//!
+//! Each process has two ([`NodeClocks`]), as real machines do: a *monotonic* clock
+//! (`CLOCK_MONOTONIC`, Go's monotonic reading, Java's `nanoTime`: NTP slews its rate, steps never
+//! move it, and it stands still while the machine is suspended) and a *wall* clock (the time of
+//! day: the same rate, plus steps, and it counts a suspend). Timers are deadlines on the
+//! monotonic clock, so a fast clock fires early in true time and a wall-clock step moves no
+//! timer, unless the scenario makes a node time with its wall clock ([`TimerClock::Wall`]).
 
 use crate::time::{LocalNanos, Nanos};
+use serde::{Deserialize, Serialize};
 
 const MILLION: i128 = 1_000_000;
 
@@ -17,6 +24,8 @@ pub struct LocalClock {
     /// still); kept so that [`LocalClock::stopped_at`], asked at every timer, costs a
     /// comparison, not a 128-bit division.
     stops_at_ns: Nanos,
+    /// Frozen (a suspended machine's monotonic clock): reads `offset_ns` until thawed.
+    frozen: bool,
 }
 
 impl LocalClock {
@@ -28,6 +37,7 @@ impl LocalClock {
             base_ns: 0,
             drift_ppm,
             stops_at_ns: 0,
+            frozen: false,
         };
         clock.find_stop();
         clock
@@ -41,15 +51,22 @@ impl LocalClock {
     /// The local reading at true time `true_ns`.
     pub fn local_at(&self, true_ns: Nanos) -> LocalNanos {
         assert!(true_ns >= self.base_ns, "clocks are read forwards in time");
+        if self.frozen {
+            return self.offset_ns;
+        }
         let elapsed = i128::from(true_ns - self.base_ns);
         let scaled = elapsed * (MILLION + i128::from(self.drift_ppm)) / MILLION;
         clamp_i64(i128::from(self.offset_ns) + scaled)
     }
 
-    /// The first true time at or after `now_ns` when the clock reads at least `local_ns`.
+    /// The first true time at or after `now_ns` when the clock reads at least `local_ns`
+    /// (`Nanos::MAX`, never, while the clock is frozen short of it).
     pub fn true_when(&self, local_ns: LocalNanos, now_ns: Nanos) -> Nanos {
         if self.local_at(now_ns) >= local_ns {
             return now_ns;
+        }
+        if self.frozen {
+            return Nanos::MAX;
         }
         let rate = MILLION + i128::from(self.drift_ppm);
         let local_elapsed = i128::from(local_ns) - i128::from(self.offset_ns);
@@ -85,9 +102,122 @@ impl LocalClock {
         self.find_stop();
     }
 
+    /// Stops the clock at its reading at `now_ns` (a suspend), until [`LocalClock::thaw`].
+    pub fn freeze(&mut self, now_ns: Nanos) {
+        self.rebase(now_ns);
+        self.frozen = true;
+    }
+
+    /// Lets a frozen clock run again from the reading it froze at.
+    pub fn thaw(&mut self, now_ns: Nanos) {
+        if self.frozen {
+            self.base_ns = now_ns;
+            self.frozen = false;
+            self.find_stop();
+        }
+    }
+
     fn rebase(&mut self, now_ns: Nanos) {
         self.offset_ns = self.local_at(now_ns);
         self.base_ns = now_ns;
+    }
+}
+
+/// Which clock a process's timers and elapsed-time checks read.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "timer clock"))]
+pub enum TimerClock {
+    /// The monotonic clock, as real election code does (Go timers and `time.Since`, Java's
+    /// `nanoTime`, `CLOCK_MONOTONIC`): wall-clock steps move no timer.
+    #[default]
+    Monotonic,
+    /// The wall clock: code that times intervals with `time.time()` or
+    /// `System.currentTimeMillis()`. A backward step delays every timer, a forward one fires
+    /// them early: a known bug class, asked for per node.
+    Wall,
+}
+
+/// A process's two clocks. Both start at the same reading and run at the same rate; a step
+/// moves the wall clock only, a suspend stops the monotonic clock only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeClocks {
+    monotonic: LocalClock,
+    wall: LocalClock,
+    timers: TimerClock,
+}
+
+impl NodeClocks {
+    /// Clocks reading `offset_ns` at true time zero and gaining `drift_ppm` per million.
+    pub fn new(offset_ns: LocalNanos, drift_ppm: i64, timers: TimerClock) -> Self {
+        let clock = LocalClock::new(offset_ns, drift_ppm);
+        Self {
+            monotonic: clock.clone(),
+            wall: clock,
+            timers,
+        }
+    }
+
+    /// The clock that timers and elapsed-time checks read: the monotonic one, or the wall
+    /// clock for a node that times with it.
+    pub fn timer_clock(&self) -> &LocalClock {
+        match self.timers {
+            TimerClock::Monotonic => &self.monotonic,
+            TimerClock::Wall => &self.wall,
+        }
+    }
+
+    /// The wall clock (time of day).
+    pub fn wall(&self) -> &LocalClock {
+        &self.wall
+    }
+
+    /// The clock a timer slot runs on: the wall clock for a wall-clock timer, else the
+    /// timer clock.
+    pub fn slot_clock(&self, wall: bool) -> &LocalClock {
+        if wall {
+            &self.wall
+        } else {
+            self.timer_clock()
+        }
+    }
+
+    /// The reading timers and elapsed-time checks use, at true time `now_ns`.
+    pub fn timer_reading(&self, now_ns: Nanos) -> LocalNanos {
+        self.timer_clock().local_at(now_ns)
+    }
+
+    /// The wall-clock (time of day) reading at true time `now_ns`.
+    pub fn wall_reading(&self, now_ns: Nanos) -> LocalNanos {
+        self.wall.local_at(now_ns)
+    }
+
+    /// The drift now in force, in parts per million (both clocks share it).
+    pub fn drift_ppm(&self) -> i64 {
+        self.wall.drift_ppm()
+    }
+
+    /// Steps the wall clock by `delta_ns` (the timer clock too, for a node that times with
+    /// its wall clock).
+    pub fn step_wall(&mut self, now_ns: Nanos, delta_ns: i64) {
+        self.wall.jump(now_ns, delta_ns);
+    }
+
+    /// Changes the rate of both clocks (NTP slew, a failing oscillator).
+    pub fn set_drift(&mut self, now_ns: Nanos, drift_ppm: i64) {
+        self.monotonic.set_drift(now_ns, drift_ppm);
+        self.wall.set_drift(now_ns, drift_ppm);
+    }
+
+    /// The machine is suspended: the monotonic clock stands still until [`Self::resume`]
+    /// (`CLOCK_MONOTONIC` excludes suspend); the wall clock runs on, so that at resume it has
+    /// counted the suspend, as after an NTP or RTC correction.
+    pub fn suspend(&mut self, now_ns: Nanos) {
+        self.monotonic.freeze(now_ns);
+    }
+
+    /// The machine runs again.
+    pub fn resume(&mut self, now_ns: Nanos) {
+        self.monotonic.thaw(now_ns);
     }
 }
 
@@ -147,5 +277,66 @@ mod tests {
         let mut clock = LocalClock::new(0, 0);
         clock.jump(5, 1_000);
         assert_eq!(clock.true_when(500, 5), 5);
+    }
+
+    #[test]
+    fn a_frozen_clock_stands_still_and_resumes_from_where_it_stopped() {
+        let mut clock = LocalClock::new(0, 0);
+        clock.freeze(NANOS_PER_SEC);
+        assert_eq!(clock.local_at(5 * NANOS_PER_SEC), NANOS_PER_SEC as i64);
+        assert_eq!(
+            clock.true_when(2 * NANOS_PER_SEC as i64, 5 * NANOS_PER_SEC),
+            Nanos::MAX
+        );
+        clock.thaw(5 * NANOS_PER_SEC);
+        assert_eq!(clock.local_at(6 * NANOS_PER_SEC), 2 * NANOS_PER_SEC as i64);
+        assert_eq!(
+            clock.true_when(2 * NANOS_PER_SEC as i64, 5 * NANOS_PER_SEC),
+            6 * NANOS_PER_SEC
+        );
+    }
+
+    #[test]
+    fn a_wall_step_moves_the_wall_clock_only() {
+        let mut clocks = NodeClocks::new(0, 0, TimerClock::Monotonic);
+        clocks.step_wall(NANOS_PER_SEC, -(NANOS_PER_SEC as i64));
+        assert_eq!(clocks.wall_reading(2 * NANOS_PER_SEC), NANOS_PER_SEC as i64);
+        assert_eq!(
+            clocks.timer_reading(2 * NANOS_PER_SEC),
+            2 * NANOS_PER_SEC as i64
+        );
+    }
+
+    #[test]
+    fn a_node_timing_with_its_wall_clock_sees_the_step() {
+        let mut clocks = NodeClocks::new(0, 0, TimerClock::Wall);
+        clocks.step_wall(NANOS_PER_SEC, -(NANOS_PER_SEC as i64));
+        assert_eq!(
+            clocks.timer_reading(2 * NANOS_PER_SEC),
+            NANOS_PER_SEC as i64
+        );
+    }
+
+    #[test]
+    fn a_suspend_stops_the_monotonic_clock_and_not_the_wall_clock() {
+        let mut clocks = NodeClocks::new(0, 0, TimerClock::Monotonic);
+        clocks.suspend(NANOS_PER_SEC);
+        clocks.resume(4 * NANOS_PER_SEC);
+        assert_eq!(
+            clocks.timer_reading(5 * NANOS_PER_SEC),
+            2 * NANOS_PER_SEC as i64
+        );
+        assert_eq!(
+            clocks.wall_reading(5 * NANOS_PER_SEC),
+            5 * NANOS_PER_SEC as i64
+        );
+    }
+
+    #[test]
+    fn a_drift_change_moves_both_clocks() {
+        let mut clocks = NodeClocks::new(0, 0, TimerClock::Monotonic);
+        clocks.set_drift(0, 500_000);
+        assert_eq!(clocks.timer_reading(NANOS_PER_SEC), 1_500_000_000);
+        assert_eq!(clocks.wall_reading(NANOS_PER_SEC), 1_500_000_000);
     }
 }

@@ -1,5 +1,6 @@
 //! What the engine needs to run: the validated scenario, lowered to engine terms.
 
+use crate::clock::TimerClock;
 use crate::fault::FaultSpec;
 use crate::network_config::NetworkConfig;
 use crate::time::{LocalNanos, Nanos};
@@ -25,6 +26,8 @@ pub struct FixedClock {
     pub drift_ppm: i64,
     /// The clock's reading at true time zero.
     pub offset_ns: LocalNanos,
+    /// Which clock its timers and elapsed-time checks read.
+    pub timers: TimerClock,
 }
 
 /// One member's explicit clock.
@@ -36,6 +39,8 @@ pub struct NodeClock {
     pub drift_ppm: i64,
     /// The clock's reading at true time zero.
     pub offset_ns: LocalNanos,
+    /// Which clock its timers and elapsed-time checks read.
+    pub timers: TimerClock,
 }
 
 /// Facts about the algorithm that the engine's checks need, without knowing the algorithm.

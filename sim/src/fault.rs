@@ -56,6 +56,10 @@ pub enum FaultAction {
     Restart(Target),
     /// The process handles nothing for the duration; what comes due is handled at resume.
     Pause(Target, Nanos),
+    /// VM suspend or live migration: a pause during which the monotonic clock stands still;
+    /// at resume the wall clock has counted the suspend and the monotonic clock has not
+    /// (`CLOCK_MONOTONIC` excludes suspend), so the process believes less time passed.
+    Suspend(Target, Nanos),
     /// The pause strikes inside the next handler: its decision is taken on time, its effects
     /// leave at the end of the pause (the check-then-act race of a GC pause).
     Stall(Target, Nanos),
@@ -63,9 +67,10 @@ pub enum FaultAction {
     Partition(PartitionShape),
     /// Remove every partition and restore loss and duplication to the configured rates.
     Heal,
-    /// Step the target's clock by a signed amount of nanoseconds.
+    /// Step the target's wall clock by a signed amount of nanoseconds (its monotonic clock,
+    /// and with it its timers, does not move).
     ClockJump(Target, i64),
-    /// Set the target's clock drift, in parts per million.
+    /// Set the drift of the target's clocks (both), in parts per million.
     ClockDrift(Target, i64),
     /// Planned handover: the leader hands leadership on (transfer, revoke, release).
     Resign(Target),
@@ -91,14 +96,16 @@ impl FaultAction {
     /// How long the fault lasts by itself, if it has a built-in duration.
     pub fn built_in_duration(&self) -> Option<Nanos> {
         match self {
-            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => Some(*d),
+            FaultAction::Pause(_, d) | FaultAction::Suspend(_, d) | FaultAction::Stall(_, d) => {
+                Some(*d)
+            }
             _ => None,
         }
     }
 
-    /// How long a clock stepped back takes to read again what it read before the step: until
-    /// then the node's timers and elapsed-time checks lag behind (true time, at the clock's
-    /// nominal rate). `None` for anything but a backward `ClockJump`.
+    /// How long a wall clock stepped back takes to read again what it read before the step:
+    /// until then whatever the node times by the time of day lags behind (true time, at the
+    /// clock's nominal rate). `None` for anything but a backward `ClockJump`.
     pub fn clock_catch_up_ns(&self) -> Option<Nanos> {
         match self {
             FaultAction::ClockJump(_, delta) if *delta < 0 => Some(delta.unsigned_abs()),
@@ -113,6 +120,7 @@ impl FaultAction {
             FaultAction::Crash(t)
             | FaultAction::Restart(t)
             | FaultAction::Pause(t, _)
+            | FaultAction::Suspend(t, _)
             | FaultAction::Stall(t, _)
             | FaultAction::ClockJump(t, _)
             | FaultAction::ClockDrift(t, _)
@@ -135,6 +143,7 @@ impl FaultAction {
             FaultAction::Crash(_) => "crash",
             FaultAction::Restart(_) => "restart",
             FaultAction::Pause(..) => "pause",
+            FaultAction::Suspend(..) => "suspend",
             FaultAction::Stall(..) => "stall",
             FaultAction::Partition(_) => "partition",
             FaultAction::Heal => "heal",

@@ -17,6 +17,7 @@ pub mod rng;
 pub mod storm;
 pub mod time;
 
+pub use clock::TimerClock;
 pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SimConfig};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;

@@ -96,6 +96,13 @@ pub enum Effect<M, T> {
         /// When it fires, as a duration of the process's own clock from now.
         after_local_ns: Nanos,
     },
+    /// Arm or re-arm a timer slot for a wall-clock reading ([`Ctx::set_wall_timer`]).
+    SetWallTimer {
+        /// The slot.
+        timer: T,
+        /// The wall-clock reading it fires at.
+        at_wall_ns: LocalNanos,
+    },
     /// Disarm a timer slot ([`Ctx::cancel_timer`]).
     CancelTimer {
         /// The slot.
@@ -129,6 +136,7 @@ impl<M, T> Effect<M, T> {
                 | Effect::Disconnect { .. }
                 | Effect::Write { .. }
                 | Effect::SetTimer { .. }
+                | Effect::SetWallTimer { .. }
                 | Effect::CancelTimer { .. }
         )
     }
@@ -138,29 +146,39 @@ impl<M, T> Effect<M, T> {
 pub struct Ctx<'a, M, T> {
     me: NodeId,
     members: usize,
-    local_now_ns: LocalNanos,
+    monotonic_now_ns: LocalNanos,
+    wall_now_ns: LocalNanos,
     rng: &'a mut SimRng,
     out: &'a mut Vec<Effect<M, T>>,
     stream: bool,
 }
 
 impl<'a, M, T> Ctx<'a, M, T> {
-    /// Built by the engine (and by tests that drive a process by hand).
+    /// Built by the engine (and by tests that drive a process by hand). `monotonic_now_ns` is
+    /// the reading of the clock timers run on; the wall clock reads the same until
+    /// [`Ctx::with_wall_now`] says otherwise.
     pub fn new(
         me: NodeId,
         members: usize,
-        local_now_ns: LocalNanos,
+        monotonic_now_ns: LocalNanos,
         rng: &'a mut SimRng,
         out: &'a mut Vec<Effect<M, T>>,
     ) -> Self {
         Self {
             me,
             members,
-            local_now_ns,
+            monotonic_now_ns,
+            wall_now_ns: monotonic_now_ns,
             rng,
             out,
             stream: false,
         }
+    }
+
+    /// The same handle, with the wall clock (time of day) reading `wall_now_ns`.
+    pub fn with_wall_now(mut self, wall_now_ns: LocalNanos) -> Self {
+        self.wall_now_ns = wall_now_ns;
+        self
     }
 
     /// The same handle, telling the process that its messages travel on `Stream`
@@ -194,9 +212,19 @@ impl<'a, M, T> Ctx<'a, M, T> {
             .filter(move |id| *id != self.me)
     }
 
-    /// This process's own clock reading (not true time).
-    pub fn local_now(&self) -> LocalNanos {
-        self.local_now_ns
+    /// This process's monotonic clock reading (not true time): the clock its timers run on,
+    /// for elapsed-time checks (Go's `time.Since`, Java's `nanoTime`, `CLOCK_MONOTONIC`).
+    /// Clock steps never move it; it stands still while the machine is suspended. (A node the
+    /// scenario makes time with its wall clock reads its wall clock here.)
+    pub fn monotonic_now(&self) -> LocalNanos {
+        self.monotonic_now_ns
+    }
+
+    /// This process's wall clock (time of day) reading: for timestamps and for whatever the
+    /// real system reads from the time of day (a database's `now()`, a Redis key's expiry).
+    /// Clock steps move it; a suspend does not stop it.
+    pub fn wall_now(&self) -> LocalNanos {
+        self.wall_now_ns
     }
 
     /// This process's own random stream.
@@ -209,12 +237,20 @@ impl<'a, M, T> Ctx<'a, M, T> {
         self.out.push(Effect::Send { to, msg });
     }
 
-    /// Arms (or re-arms) the timer slot `timer` to fire after a duration of local time.
+    /// Arms (or re-arms) the timer slot `timer` to fire after a duration of monotonic time.
     pub fn set_timer(&mut self, timer: T, after_local_ns: Nanos) {
         self.out.push(Effect::SetTimer {
             timer,
             after_local_ns,
         });
+    }
+
+    /// Arms (or re-arms) the timer slot `timer` to fire when the wall clock reads
+    /// `at_wall_ns` (an absolute `CLOCK_REALTIME` timer): a step of the wall clock moves it,
+    /// a suspend does not delay it. For what the real system times by the time of day (a
+    /// database row's or a Redis key's expiry), never for intervals.
+    pub fn set_wall_timer(&mut self, timer: T, at_wall_ns: LocalNanos) {
+        self.out.push(Effect::SetWallTimer { timer, at_wall_ns });
     }
 
     /// Disarms the timer slot `timer`, if armed.

@@ -7,6 +7,7 @@
 use serde::Deserialize;
 use splitbrain_algorithms::AlgorithmSettings;
 use splitbrain_sim::duration::{DurationText, SignedDurationText};
+use splitbrain_sim::TimerClock;
 
 /// A whole scenario file.
 #[derive(Debug, Deserialize)]
@@ -171,6 +172,8 @@ pub(crate) struct RawServiceClock {
     pub drift_ppm: Option<i64>,
     #[serde(default)]
     pub offset: Option<SignedDurationText>,
+    #[serde(default)]
+    pub timers: Option<TimerClock>,
 }
 
 /// One member's explicit clock; absent fields are zero.
@@ -182,6 +185,8 @@ pub(crate) struct RawNodeClock {
     pub drift_ppm: Option<i64>,
     #[serde(default)]
     pub offset: Option<SignedDurationText>,
+    #[serde(default)]
+    pub timers: Option<TimerClock>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -221,6 +226,7 @@ pub(crate) enum RawAction {
     Crash(RawTarget),
     Restart(RawTarget),
     Pause(RawTarget, DurationText),
+    Suspend(RawTarget, DurationText),
     Stall(RawTarget, DurationText),
     Partition(RawShape),
     Heal,

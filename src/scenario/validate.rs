@@ -502,6 +502,7 @@ impl Checker {
                 node,
                 drift_ppm,
                 offset_ns,
+                timers: clock.timers.unwrap_or_default(),
             });
         }
         let service = raw.service.map(|clock| {
@@ -516,6 +517,7 @@ impl Checker {
             FixedClock {
                 drift_ppm,
                 offset_ns,
+                timers: clock.timers.unwrap_or_default(),
             }
         });
         let max_offset_ns = raw.offset.map_or(0, |d| d.0);
@@ -593,7 +595,7 @@ impl Checker {
             RawAction::Restart(t) => {
                 FaultAction::Restart(self.target(&t, &arg(0), kind, algorithm))
             }
-            RawAction::Pause(t, d) | RawAction::Stall(t, d) => {
+            RawAction::Pause(t, d) | RawAction::Suspend(t, d) | RawAction::Stall(t, d) => {
                 let t = self.target(&t, &arg(0), kind, algorithm);
                 if d.0 == 0 {
                     self.problem(
@@ -604,10 +606,10 @@ impl Checker {
                     );
                 }
                 self.bounded(d.0, &arg(1));
-                if kind == "Pause" {
-                    FaultAction::Pause(t, d.0)
-                } else {
-                    FaultAction::Stall(t, d.0)
+                match kind {
+                    "Pause" => FaultAction::Pause(t, d.0),
+                    "Suspend" => FaultAction::Suspend(t, d.0),
+                    _ => FaultAction::Stall(t, d.0),
                 }
             }
             RawAction::Partition(shape) => {
@@ -745,6 +747,7 @@ fn raw_variant_name(raw: &RawAction) -> &'static str {
         RawAction::Crash(_) => "Crash",
         RawAction::Restart(_) => "Restart",
         RawAction::Pause(..) => "Pause",
+        RawAction::Suspend(..) => "Suspend",
         RawAction::Stall(..) => "Stall",
         RawAction::Partition(_) => "Partition",
         RawAction::Heal => "Heal",
@@ -762,6 +765,7 @@ pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
         FaultAction::Crash(_) => "Crash",
         FaultAction::Restart(_) => "Restart",
         FaultAction::Pause(..) => "Pause",
+        FaultAction::Suspend(..) => "Suspend",
         FaultAction::Stall(..) => "Stall",
         FaultAction::Partition(_) => "Partition",
         FaultAction::Heal => "Heal",

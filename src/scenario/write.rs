@@ -7,7 +7,7 @@ use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape,
-    Target, Transport,
+    Target, TimerClock, Transport,
 };
 
 /// The canonical RON text of a scenario.
@@ -160,24 +160,34 @@ fn latency(latency: &Latency) -> String {
     }
 }
 
+/// `, timers: Wall` for a clock whose node times with its wall clock; nothing for the default.
+fn timers(clock: TimerClock) -> &'static str {
+    match clock {
+        TimerClock::Monotonic => "",
+        TimerClock::Wall => ", timers: Wall",
+    }
+}
+
 fn clocks(config: &ClockConfig) -> String {
     let nodes: Vec<String> = config
         .per_node
         .iter()
         .map(|clock| {
             format!(
-                "(node: {}, drift_ppm: {}, offset: \"{}\")",
+                "(node: {}, drift_ppm: {}, offset: \"{}\"{})",
                 clock.node,
                 clock.drift_ppm,
-                format_signed_duration_ron(clock.offset_ns)
+                format_signed_duration_ron(clock.offset_ns),
+                timers(clock.timers)
             )
         })
         .collect();
     let service = config.service.map_or(String::new(), |clock| {
         format!(
-            ", service: (drift_ppm: {}, offset: \"{}\")",
+            ", service: (drift_ppm: {}, offset: \"{}\"{})",
             clock.drift_ppm,
-            format_signed_duration_ron(clock.offset_ns)
+            format_signed_duration_ron(clock.offset_ns),
+            timers(clock.timers)
         )
     });
     format!(
@@ -205,6 +215,7 @@ fn action(action: &FaultAction) -> String {
         FaultAction::Crash(t) => format!("Crash({})", target(t)),
         FaultAction::Restart(t) => format!("Restart({})", target(t)),
         FaultAction::Pause(t, d) => format!("Pause({}, {})", target(t), duration(*d)),
+        FaultAction::Suspend(t, d) => format!("Suspend({}, {})", target(t), duration(*d)),
         FaultAction::Stall(t, d) => format!("Stall({}, {})", target(t), duration(*d)),
         FaultAction::Partition(shape) => format!("Partition({})", partition(shape)),
         FaultAction::Heal => "Heal".to_string(),

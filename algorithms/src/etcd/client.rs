@@ -161,7 +161,7 @@ impl EtcdClient {
             self.service,
             EtcdMsg::LeaseGrant {
                 ttl_ns: self.config.ttl_ns,
-                sent_at: ctx.local_now(),
+                sent_at: ctx.monotonic_now(),
                 campaign: self.campaigns,
             },
         );
@@ -178,7 +178,9 @@ impl EtcdClient {
     }
 
     fn poll(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        self.lease_deadline = ctx.local_now().saturating_add(self.config.ttl_ns as i64);
+        self.lease_deadline = ctx
+            .monotonic_now()
+            .saturating_add(self.config.ttl_ns as i64);
         ctx.send(
             self.service,
             EtcdMsg::SetNx {
@@ -242,7 +244,7 @@ impl EtcdClient {
     /// Sends a keep-alive (or Extend), gives up a lease whose deadline has come, or retries
     /// the request of the phase (a waiter's retry is its resync range).
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         match timer {
             EtcdTimer::KeepAlive => {
                 if self.config.variant == EtcdVariant::SetNx {
@@ -292,20 +294,20 @@ impl EtcdClient {
                 Phase::Polling => self.poll(ctx),
                 Phase::Leading => {}
             },
-            EtcdTimer::Expiry => {}
+            EtcdTimer::Expiry | EtcdTimer::LockExpiry => {}
         }
     }
 
     fn send_keepalive(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         if let Some(lease) = self.lease {
-            let sent_at = ctx.local_now();
+            let sent_at = ctx.monotonic_now();
             ctx.send(self.service, EtcdMsg::KeepAlive { lease, sent_at });
         }
     }
 
     /// One pass of clientv3's send loop: a keep-alive if one is due, then the next pass.
     fn send_loop_pass(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        if ctx.local_now() > self.next_keepalive {
+        if ctx.monotonic_now() > self.next_keepalive {
             self.send_keepalive(ctx);
         }
         ctx.set_timer(EtcdTimer::KeepAlive, CLIENT_SEND_LOOP_NS);
@@ -317,7 +319,7 @@ impl EtcdClient {
     fn start_keepalives(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
         self.lease_deadline = LocalNanos::MIN;
         if self.uses_clientv3() {
-            let now = ctx.local_now();
+            let now = ctx.monotonic_now();
             self.lease_deadline = now.saturating_add(ttl_ns as i64);
             self.next_keepalive = LocalNanos::MIN;
             self.send_loop_pass(ctx);
@@ -332,7 +334,7 @@ impl EtcdClient {
     /// send time.
     fn keepalive_answered(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
         if self.uses_clientv3() {
-            let now = ctx.local_now();
+            let now = ctx.monotonic_now();
             self.lease_deadline = now.saturating_add(ttl_ns as i64);
             self.next_keepalive = now.saturating_add(self.config.keepalive_ns as i64);
         } else {
@@ -341,7 +343,10 @@ impl EtcdClient {
     }
 
     fn arm_deadline(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let after = self.lease_deadline.saturating_sub(ctx.local_now()).max(0) as u64;
+        let after = self
+            .lease_deadline
+            .saturating_sub(ctx.monotonic_now())
+            .max(0) as u64;
         ctx.set_timer(EtcdTimer::LeaseDeadline, after);
     }
 
@@ -465,9 +470,7 @@ impl EtcdClient {
             if self.phase != Phase::Leading {
                 self.phase = Phase::Leading;
                 self.token = match self.config.variant {
-                    EtcdVariant::WallClockToken => {
-                        (ctx.local_now().max(0) as u64) / NANOS_PER_MILLI
-                    }
+                    EtcdVariant::WallClockToken => (ctx.wall_now().max(0) as u64) / NANOS_PER_MILLI,
                     _ => self.my_rev,
                 };
                 ctx.cancel_timer(EtcdTimer::Retry);

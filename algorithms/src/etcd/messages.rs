@@ -177,5 +177,7 @@ splitbrain_sim::timer_kinds! {
         Retry => "retry",
         /// The service's next lease expiry, on the service's clock.
         Expiry => "expiry",
+        /// The SetNx lock's expiry, on the service's wall clock.
+        LockExpiry => "lockexpiry",
     }
 }

@@ -34,6 +34,8 @@ struct Lease {
 struct Lock {
     owner: NodeId,
     term: u64,
+    /// On the service's wall clock: Redis compares a key's expiry with the time of day
+    /// (`mstime()` in `keyIsExpired`, src/db.c).
     deadline: LocalNanos,
 }
 
@@ -108,7 +110,7 @@ impl EtcdService {
     /// step with their loops.
     fn start_sweeps(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         let phase_ns = ctx.rng().below(LESSOR_SWEEP_NS) as i64;
-        self.sweep_origin = ctx.local_now().saturating_add(phase_ns);
+        self.sweep_origin = ctx.monotonic_now().saturating_add(phase_ns);
     }
 
     /// etcd persists its keys and leases; on restart it keeps them and, as etcd's lessor does
@@ -117,7 +119,7 @@ impl EtcdService {
     /// own election after a restart (a fraction of the election timeout) is not modeled: it
     /// serves at once.
     pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         self.start_sweeps(ctx);
         let extend_ns = self.config.election_timeout_ns as i64;
         for lease in self.leases.values_mut() {
@@ -126,20 +128,21 @@ impl EtcdService {
                 .saturating_add(lease.ttl_ns as i64);
         }
         if let Some(lock) = self.lock.as_mut() {
-            lock.deadline = now.saturating_add(self.config.ttl_ns as i64);
+            lock.deadline = ctx.wall_now().saturating_add(self.config.ttl_ns as i64);
         }
         self.arm_expiry(ctx);
     }
 
-    /// The expiry timer: the lessor's sweep revokes every lease whose deadline has come, and
+    /// The expiry timers: the lessor's sweep revokes every lease whose deadline has come, and
     /// the SetNx lock expires at its deadline.
     pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
         self.vacancy_signalled = false;
-        if timer == EtcdTimer::Expiry {
-            self.sweep_leases(ctx);
-            self.expire_lock(ctx);
-            self.arm_expiry(ctx);
+        match timer {
+            EtcdTimer::Expiry => self.sweep_leases(ctx),
+            EtcdTimer::LockExpiry => self.expire_lock(ctx),
+            _ => return,
         }
+        self.arm_expiry(ctx);
     }
 
     /// Serves the request and re-arms the expiry timer. A lease past its deadline lives on
@@ -162,7 +165,7 @@ impl EtcdService {
                     Lease {
                         owner: from,
                         ttl_ns,
-                        deadline: ctx.local_now().saturating_add(ttl_ns as i64),
+                        deadline: ctx.monotonic_now().saturating_add(ttl_ns as i64),
                         key: None,
                         renewals_waiting: Vec::new(),
                     },
@@ -176,7 +179,7 @@ impl EtcdService {
                 ctx.send(from, grant);
             }
             EtcdMsg::KeepAlive { lease, sent_at } => {
-                let now = ctx.local_now();
+                let now = ctx.monotonic_now();
                 let ttl_ns = match self.leases.get_mut(&lease) {
                     Some(l) if l.deadline <= now => {
                         // Expired, not yet revoked: the answer waits for the sweep.
@@ -272,7 +275,7 @@ impl EtcdService {
                     self.lock = Some(Lock {
                         owner: from,
                         term: self.lock_terms,
-                        deadline: ctx.local_now().saturating_add(ttl_ns as i64),
+                        deadline: ctx.wall_now().saturating_add(ttl_ns as i64),
                     });
                 }
                 let lock = self.lock.as_ref();
@@ -286,7 +289,7 @@ impl EtcdService {
                 );
             }
             EtcdMsg::Extend { term, sent_at } => {
-                let now = ctx.local_now();
+                let now = ctx.wall_now();
                 let ttl = self.config.ttl_ns.max(self.config.min_ttl_ns) as i64;
                 let ok = match self.lock.as_mut() {
                     Some(l) if l.term == term && l.owner == from => {
@@ -318,7 +321,7 @@ impl EtcdService {
 
     /// The lessor's sweep: revokes every lease whose deadline the service clock has reached.
     fn sweep_leases(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         let due: Vec<u64> = self
             .leases
             .iter()
@@ -330,9 +333,9 @@ impl EtcdService {
         }
     }
 
-    /// Expires the SetNx lock if the service clock has reached its deadline.
+    /// Expires the SetNx lock if the service's wall clock has reached its deadline.
     fn expire_lock(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let now = ctx.local_now();
+        let now = ctx.wall_now();
         if self.lock.as_ref().is_some_and(|l| l.deadline <= now) {
             let lock = self.lock.take().expect("checked");
             self.revision += 1;
@@ -396,21 +399,22 @@ impl EtcdService {
             .saturating_add(sweeps.saturating_mul(sweep_ns))
     }
 
-    /// Arms the expiry timer for the sweep that will revoke the earliest lease, or the lock's
-    /// deadline if earlier, or cancels it.
+    /// Arms the expiry timer for the sweep that will revoke the earliest lease (on the
+    /// monotonic clock: the lessor's `time.Now()` deadlines), and the lock's for its deadline
+    /// on the wall clock (a Redis key's expiry is a time of day); cancels what has nothing to
+    /// expire.
     fn arm_expiry(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let earliest_lease = self.leases.values().map(|l| l.deadline).min();
-        let earliest = earliest_lease
-            .map(|deadline| self.sweep_at_or_after(deadline))
-            .into_iter()
-            .chain(self.lock.as_ref().map(|l| l.deadline))
-            .min();
-        match earliest {
+        match self.leases.values().map(|l| l.deadline).min() {
             Some(deadline) => {
-                let after = deadline.saturating_sub(ctx.local_now()).max(0) as u64;
+                let sweep = self.sweep_at_or_after(deadline);
+                let after = sweep.saturating_sub(ctx.monotonic_now()).max(0) as u64;
                 ctx.set_timer(EtcdTimer::Expiry, after);
             }
             None => ctx.cancel_timer(EtcdTimer::Expiry),
+        }
+        match &self.lock {
+            Some(lock) => ctx.set_wall_timer(EtcdTimer::LockExpiry, lock.deadline),
+            None => ctx.cancel_timer(EtcdTimer::LockExpiry),
         }
     }
 }

@@ -106,7 +106,7 @@ impl K8sClient {
             ctx.send(self.server, K8sMsg::Release { identity });
             self.step_down(ctx);
             self.observed = None;
-            self.released_at = ctx.local_now();
+            self.released_at = ctx.monotonic_now();
         }
     }
 
@@ -139,7 +139,7 @@ impl K8sClient {
     /// it. A database row is upserted on every try: the database, not the client, judges
     /// expiry there.
     fn consider(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         let Some((record, seen)) = &self.observed else {
             return;
         };
@@ -171,7 +171,7 @@ impl K8sClient {
 
     fn update(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
-        let sent_at = ctx.local_now();
+        let sent_at = ctx.monotonic_now();
         self.requests += 1;
         ctx.send(
             self.server,
@@ -216,7 +216,7 @@ impl K8sClient {
     /// The server's answers: a read is considered, an update's answer may make or unmake
     /// the leader.
     pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         match msg {
             K8sMsg::GetResp { record } => {
                 self.observe(now, record);

@@ -41,7 +41,7 @@ impl K8sServer {
     /// Answers a read or an update, and clears the record on its holder's release. A
     /// database row whose expiry has come is freed first.
     pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, from: NodeId, msg: K8sMsg) {
-        let now = ctx.local_now();
+        let now = ctx.wall_now();
         self.expire(ctx);
         match msg {
             K8sMsg::Get => ctx.send(
@@ -79,7 +79,7 @@ impl K8sServer {
                     self.record.expires_at =
                         now.saturating_add(self.config.lease_duration_ns as i64);
                     if self.config.variant == K8sVariant::DbRow {
-                        ctx.set_timer(K8sTimer::Expiry, self.config.lease_duration_ns);
+                        ctx.set_wall_timer(K8sTimer::Expiry, self.record.expires_at);
                     }
                 }
                 ctx.send(
@@ -114,9 +114,9 @@ impl K8sServer {
     /// database's clock.
     pub fn on_restart(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         if self.config.variant == K8sVariant::DbRow {
-            let now = ctx.local_now();
+            let now = ctx.wall_now();
             self.record.expires_at = now.saturating_add(self.config.lease_duration_ns as i64);
-            ctx.set_timer(K8sTimer::Expiry, self.config.lease_duration_ns);
+            ctx.set_wall_timer(K8sTimer::Expiry, self.record.expires_at);
         }
     }
 
@@ -128,7 +128,7 @@ impl K8sServer {
 
     /// DbRow: the database frees a row whose expiry its clock has reached.
     fn expire(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        if self.config.variant == K8sVariant::DbRow && self.row_expired(ctx.local_now()) {
+        if self.config.variant == K8sVariant::DbRow && self.row_expired(ctx.wall_now()) {
             let holder = self.record.holder.take().expect("checked");
             self.record.resource_version += 1;
             ctx.signal(Signal::LeaseExpired {

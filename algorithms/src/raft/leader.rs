@@ -33,7 +33,7 @@ impl RaftNode {
         }
         let progress = &mut self.volatile.peers[from.index()];
         progress.heard_this_round = true;
-        progress.last_response_local = Some(ctx.local_now());
+        progress.last_response_local = Some(ctx.monotonic_now());
         progress.position = Some(position);
     }
 
@@ -68,7 +68,7 @@ impl RaftNode {
         if self.volatile.role != Role::Leader || self.volatile.transfer_target.is_some() {
             return;
         }
-        let Some(target) = self.transfer_candidate(ctx.local_now()) else {
+        let Some(target) = self.transfer_candidate(ctx.monotonic_now()) else {
             return;
         };
         self.volatile.transfer_target = Some(target);

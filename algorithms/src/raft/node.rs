@@ -207,7 +207,7 @@ impl RaftNode {
         }
         self.volatile.reset();
         self.volatile.leader_id = leader;
-        self.volatile.leader_contact_local = leader.map(|_| ctx.local_now());
+        self.volatile.leader_contact_local = leader.map(|_| ctx.monotonic_now());
         if reset_timer {
             self.reset_election_timer(ctx);
         }

@@ -29,7 +29,7 @@ impl RaftNode {
         }
         // Thesis §9.6: grant only if no heartbeat from a valid leader arrived within the
         // minimum election timeout.
-        if self.leader_heard_recently(ctx.local_now()) {
+        if self.leader_heard_recently(ctx.monotonic_now()) {
             ctx.signal(Signal::DisruptionPrevented);
             ctx.send(from, refuse);
             return;
@@ -73,7 +73,8 @@ impl RaftNode {
         // Thesis §4.2.3: with check-quorum, a server that heard from a current leader within
         // the minimum election timeout neither updates its term nor grants its vote, unless
         // the leader itself asked for this election (thesis §3.10).
-        if self.config.check_quorum && !transfer && self.leader_heard_recently(ctx.local_now()) {
+        if self.config.check_quorum && !transfer && self.leader_heard_recently(ctx.monotonic_now())
+        {
             ctx.signal(Signal::DisruptionPrevented);
             let current_term = self.durable.current_term;
             ctx.send(
@@ -134,7 +135,7 @@ impl RaftNode {
             && term == self.durable.current_term
             && self.volatile.leader_id == Some(from);
         if same_leader {
-            self.volatile.leader_contact_local = Some(ctx.local_now());
+            self.volatile.leader_contact_local = Some(ctx.monotonic_now());
             self.reset_election_timer(ctx);
         } else {
             self.become_follower(ctx, term, Some(from));

@@ -33,7 +33,7 @@ impl RingNode {
         ctx.send(to, msg.clone());
         let ack_timeout =
             LocalNanos::try_from(self.config.ack_timeout_ns).unwrap_or(LocalNanos::MAX);
-        let deadline_local = ctx.local_now().saturating_add(ack_timeout);
+        let deadline_local = ctx.monotonic_now().saturating_add(ack_timeout);
         if self.volatile.pending.is_empty() {
             ctx.set_timer(RingTimer::Ack, self.config.ack_timeout_ns);
         }
@@ -96,7 +96,7 @@ impl RingNode {
         let Some(oldest) = self.volatile.pending.front() else {
             return;
         };
-        if oldest.deadline_local > ctx.local_now() {
+        if oldest.deadline_local > ctx.monotonic_now() {
             // The clock jumped back: not due yet by this clock.
             self.rearm_ack_timer(ctx);
             return;
@@ -115,7 +115,10 @@ impl RingNode {
     fn rearm_ack_timer(&mut self, ctx: &mut RingCtx<'_>) {
         match self.volatile.pending.front() {
             Some(oldest) => {
-                let left = oldest.deadline_local.saturating_sub(ctx.local_now()).max(0) as u64;
+                let left = oldest
+                    .deadline_local
+                    .saturating_sub(ctx.monotonic_now())
+                    .max(0) as u64;
                 ctx.set_timer(RingTimer::Ack, left);
             }
             None => ctx.cancel_timer(RingTimer::Ack),

@@ -205,6 +205,12 @@ impl<P: Process> Cluster<P> {
                 self.seq += 1;
                 self.timers[i][timer.index()] = Some((self.now + after_local_ns, self.seq));
             }
+            // This harness's clocks are true time: a wall-clock deadline is a true time.
+            Effect::SetWallTimer { timer, at_wall_ns } => {
+                self.seq += 1;
+                let at = self.now.max(at_wall_ns.max(0) as u64);
+                self.timers[i][timer.index()] = Some((at, self.seq));
+            }
             Effect::CancelTimer { timer } => self.timers[i][timer.index()] = None,
             Effect::BecameLeader { term, token } => {
                 (self.check_claim)(&self.nodes[i], term, token);

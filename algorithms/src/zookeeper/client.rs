@@ -184,7 +184,7 @@ impl ZkClient {
 
     /// A client connects at once.
     pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        self.last_heard = ctx.local_now();
+        self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }
 
@@ -193,7 +193,7 @@ impl ZkClient {
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.claimed = false;
         self.leader_seen = None;
-        self.last_heard = ctx.local_now();
+        self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }
 
@@ -224,7 +224,7 @@ impl ZkClient {
     /// Pings, steps a disconnected leader down (`StepDown`), or retries the request of the
     /// phase (for a waiter or leader, a resync of the children).
     pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         match timer {
             ZkTimer::Ping => {
                 if self.session != 0 {
@@ -279,7 +279,7 @@ impl ZkClient {
     /// Any answer shows the connection alive; a session leads to the create, a view of the
     /// children to leading or watching, an expired session to starting over.
     pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, _from: NodeId, msg: ZkMsg) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         self.seen_zxid = self.seen_zxid.max(msg.term());
         self.last_heard = now;
         ctx.set_timer(ZkTimer::Disconnect, 2 * self.timeout_ns / 3);
@@ -346,7 +346,7 @@ impl ZkClient {
         }
         if children[0].0 == me {
             self.phase = ZkPhase::Leading;
-            let now = ctx.local_now();
+            let now = ctx.monotonic_now();
             if !self.claimed
                 && (self.connected(now)
                     || self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired)

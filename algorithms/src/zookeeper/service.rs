@@ -98,7 +98,7 @@ impl ZkService {
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         // Sessions survive a server restart (they are in the snapshot); like a new leader,
         // the server gives every session a full timeout from now.
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         let ids: Vec<u64> = self.sessions.keys().copied().collect();
         for id in ids {
             self.touch(now, id);
@@ -119,7 +119,7 @@ impl ZkService {
     pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
         self.vacancy_signalled = false;
         self.expire(ctx);
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         match msg {
             ZkMsg::Connect { timeout_ns } => {
                 let timeout_ns = ZkConfig {
@@ -272,7 +272,7 @@ impl ZkService {
 
     /// Expires every session whose bucket the server's clock has reached.
     fn expire(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        let now = ctx.local_now();
+        let now = ctx.monotonic_now();
         let due: Vec<u64> = self
             .sessions
             .iter()
@@ -287,7 +287,7 @@ impl ZkService {
     fn arm(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         match self.sessions.values().map(|s| s.expires_at).min() {
             Some(at) => {
-                let after = at.saturating_sub(ctx.local_now()).max(0) as u64;
+                let after = at.saturating_sub(ctx.monotonic_now()).max(0) as u64;
                 ctx.set_timer(ZkTimer::Expiry, after);
             }
             None => ctx.cancel_timer(ZkTimer::Expiry),

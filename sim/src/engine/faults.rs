@@ -77,6 +77,7 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Crash(_) => nodes.iter().for_each(|n| self.crash(*n)),
             FaultAction::Restart(_) => nodes.iter().for_each(|n| self.restart(*n)),
             FaultAction::Pause(_, d) => nodes.iter().for_each(|n| self.pause(*n, *d)),
+            FaultAction::Suspend(_, d) => nodes.iter().for_each(|n| self.suspend(*n, *d)),
             FaultAction::Stall(_, d) => nodes.iter().for_each(|n| self.arm_stall(*n, *d, index)),
             FaultAction::Partition(shape) => {
                 if let Some(cut) = self.cut_for(shape, nodes) {
@@ -90,8 +91,9 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             FaultAction::ClockJump(_, delta) => {
                 for node in nodes {
-                    let before = self.nodes[node.index()].clock.local_at(self.now);
-                    self.nodes[node.index()].clock.jump(self.now, *delta);
+                    let before = self.nodes[node.index()].clocks.wall_reading(self.now);
+                    // Wall-clock timers move with the step; the others stay (re-keyed in place).
+                    self.nodes[node.index()].clocks.step_wall(self.now, *delta);
                     self.rekey_timers(*node);
                     if *delta < 0 {
                         self.await_catch_up(*node, before);
@@ -100,9 +102,9 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             FaultAction::ClockDrift(_, ppm) => {
                 for node in nodes {
-                    let old = self.nodes[node.index()].clock.drift_ppm();
+                    let old = self.nodes[node.index()].clocks.drift_ppm();
                     self.saved_drift_ppm[index].push((*node, old));
-                    self.nodes[node.index()].clock.set_drift(self.now, *ppm);
+                    self.nodes[node.index()].clocks.set_drift(self.now, *ppm);
                     self.rekey_timers(*node);
                 }
             }
@@ -112,13 +114,14 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
-    /// A backward jump has a lasting effect: until `node`'s clock reads again what it read
-    /// before the jump (`local_before`), its timers run late by up to the jump and it judges
-    /// "recent" by a clock behind the rest. The liveness watch waits for that moment like
+    /// A backward wall-clock step has a lasting effect: until `node`'s wall clock reads again
+    /// what it read before the step (`local_before`), whatever the node times by the time of
+    /// day (a database row's expiry, a Redis key's, every timer of a node that times with its
+    /// wall clock) runs late by up to the step. The liveness watch waits for that moment like
     /// for a heal, so a correct algorithm is not blamed for the time the clock takes to catch
     /// up (docs/engine.md, "Checker and measurements").
     fn await_catch_up(&mut self, node: NodeId, local_before: crate::time::LocalNanos) {
-        let clock = &self.nodes[node.index()].clock;
+        let clock = self.nodes[node.index()].clocks.wall();
         if clock.stopped_at(self.now) {
             return;
         }
@@ -148,7 +151,7 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             FaultAction::ClockDrift(..) => {
                 for (node, ppm) in std::mem::take(&mut self.saved_drift_ppm[index]) {
-                    self.nodes[node.index()].clock.set_drift(self.now, ppm);
+                    self.nodes[node.index()].clocks.set_drift(self.now, ppm);
                     self.rekey_timers(node);
                 }
             }
@@ -340,6 +343,9 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Crash(_) => format!("crash {}", who(nodes)),
             FaultAction::Restart(_) => format!("restart {}", who(nodes)),
             FaultAction::Pause(_, d) => format!("pause {} for {}", who(nodes), format_duration(*d)),
+            FaultAction::Suspend(_, d) => {
+                format!("suspend {} for {}", who(nodes), format_duration(*d))
+            }
             FaultAction::Stall(_, d) => format!("stall {} for {}", who(nodes), format_duration(*d)),
             FaultAction::Partition(shape) => {
                 format!("partition: {}", describe_shape(shape, &who(nodes)))

@@ -10,7 +10,7 @@ mod streams;
 mod trace_events;
 
 use crate::checker::Checker;
-use crate::clock::LocalClock;
+use crate::clock::{NodeClocks, TimerClock};
 use crate::config::{AlgorithmInfo, SimConfig};
 use crate::failover::FailoverTracker;
 use crate::ids::NodeId;
@@ -115,10 +115,14 @@ enum Held<M> {
 /// Per-process engine state (the process itself lives in `Sim::processes`).
 struct NodeState<M, T> {
     status: Status,
-    clock: LocalClock,
+    clocks: NodeClocks,
+    /// Suspended (a `Suspend` fault): the monotonic clock stands still until the resume.
+    suspended: bool,
     rng: SimRng,
     /// The local deadline of each timer slot (valid while armed).
     local_deadline: Vec<LocalNanos>,
+    /// Whether each slot's deadline is a wall-clock reading (else on the timer clock).
+    wall_slot: Vec<bool>,
     /// Bumped on every arm and disarm, so a held timer that was re-armed is skipped.
     timer_generation: Vec<u32>,
     held: VecDeque<Held<M>>,
@@ -321,6 +325,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 // Always draw both, so an explicit override does not shift other nodes' draws.
                 let mut drift = clock_rng.between_signed(-max_drift, max_drift);
                 let mut offset = clock_rng.between_signed(-max_offset, max_offset);
+                let mut timers = TimerClock::Monotonic;
                 if let Some(fixed) = config
                     .clocks
                     .per_node
@@ -329,16 +334,20 @@ impl<'t, P: Process> Sim<'t, P> {
                 {
                     drift = fixed.drift_ppm;
                     offset = fixed.offset_ns;
+                    timers = fixed.timers;
                 }
                 if let Some(fixed) = config.clocks.service.filter(|_| index >= config.members) {
                     drift = fixed.drift_ppm;
                     offset = fixed.offset_ns;
+                    timers = fixed.timers;
                 }
                 NodeState {
                     status: Status::Up,
-                    clock: LocalClock::new(offset, drift),
+                    clocks: NodeClocks::new(offset, drift, timers),
+                    suspended: false,
                     rng: SimRng::stream(config.seed, StreamId::node(index)),
                     local_deadline: vec![0; slots],
+                    wall_slot: vec![false; slots],
                     timer_generation: vec![0; slots],
                     held: VecDeque::new(),
                     stall_next: None,

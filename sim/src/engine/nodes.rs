@@ -66,10 +66,12 @@ impl<'t, P: Process> Sim<'t, P> {
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let stream = self.stream_config().is_some();
         let state = &mut self.nodes[index];
-        let local = state.clock.local_at(self.now);
+        let local = state.clocks.timer_reading(self.now);
+        let wall = state.clocks.wall_reading(self.now);
         let members = self.config.members;
-        let mut ctx =
-            Ctx::new(node, members, local, &mut state.rng, &mut self.outbox).on_stream(stream);
+        let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox)
+            .with_wall_now(wall)
+            .on_stream(stream);
         let process = &mut self.processes[index];
         match input {
             Input::Start => process.on_start(&mut ctx),
@@ -189,6 +191,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 after_local_ns,
             } => {
                 self.arm_after(node, timer.index(), local, after_local_ns);
+            }
+            Effect::SetWallTimer { timer, at_wall_ns } => {
+                self.arm_on(node, timer.index(), at_wall_ns, true);
             }
             Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
             Effect::BecameLeader { term, token } => {
@@ -487,15 +492,21 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Arms a timer slot for the local deadline `deadline`. On a stopped clock (see
     /// [`crate::clock::LocalClock::stopped_at`]) the timer never fires: it is disarmed, so
     /// that every timer fires at a strictly later true time than it was armed, or not at all.
-    pub(super) fn arm(&mut self, node: NodeId, kind: usize, deadline: LocalNanos) {
-        if self.nodes[node.index()].clock.stopped_at(self.now) {
+    fn arm(&mut self, node: NodeId, kind: usize, deadline: LocalNanos) {
+        self.arm_on(node, kind, deadline, false);
+    }
+
+    /// Arms a timer slot for `deadline` on the wall clock (`wall`) or the timer clock.
+    fn arm_on(&mut self, node: NodeId, kind: usize, deadline: LocalNanos, wall: bool) {
+        let state = &mut self.nodes[node.index()];
+        if state.clocks.slot_clock(wall).stopped_at(self.now) {
             self.disarm(node, kind);
             return;
         }
-        let state = &mut self.nodes[node.index()];
         state.local_deadline[kind] = deadline;
+        state.wall_slot[kind] = wall;
         state.timer_generation[kind] = state.timer_generation[kind].wrapping_add(1);
-        let at = state.clock.true_when(deadline, self.now);
+        let at = state.clocks.slot_clock(wall).true_when(deadline, self.now);
         let slot = self.slot(node, kind);
         self.queue.set_slot(slot, at);
     }
@@ -513,7 +524,8 @@ impl<'t, P: Process> Sim<'t, P> {
             let slot = self.slot(node, kind);
             if self.queue.slot_time(slot).is_some() {
                 let state = &self.nodes[node.index()];
-                let at = state.clock.true_when(state.local_deadline[kind], self.now);
+                let clock = state.clocks.slot_clock(state.wall_slot[kind]);
+                let at = clock.true_when(state.local_deadline[kind], self.now);
                 self.queue.move_slot(slot, at);
             }
         }
@@ -523,7 +535,7 @@ impl<'t, P: Process> Sim<'t, P> {
         if self.config.write_every_ns == 0 || node.index() >= self.config.members {
             return;
         }
-        let local = self.nodes[node.index()].clock.local_at(self.now);
+        let local = self.nodes[node.index()].clocks.timer_reading(self.now);
         let kind = self.workload_kind();
         self.arm_after(node, kind, local, self.config.write_every_ns);
     }
@@ -564,6 +576,32 @@ impl<'t, P: Process> Sim<'t, P> {
         self.push_event(until_ns, EventData::Resume { node, generation });
     }
 
+    /// Suspends `node` for `duration_ns` (VM suspend, live migration): a pause during which
+    /// its monotonic clock stands still, so its timers and elapsed-time checks resume where
+    /// they were while its wall clock has counted the suspend.
+    pub(super) fn suspend(&mut self, node: NodeId, duration_ns: Nanos) {
+        if self.nodes[node.index()].status == Status::Crashed {
+            return;
+        }
+        self.pause(node, duration_ns);
+        let state = &mut self.nodes[node.index()];
+        if !state.suspended {
+            state.suspended = true;
+            state.clocks.suspend(self.now);
+            self.rekey_timers(node);
+        }
+    }
+
+    /// Lets a suspended node's monotonic clock run again (at resume, or when it crashes).
+    fn end_suspend(&mut self, node: NodeId) {
+        let state = &mut self.nodes[node.index()];
+        if state.suspended {
+            state.suspended = false;
+            state.clocks.resume(self.now);
+            self.rekey_timers(node);
+        }
+    }
+
     /// Arms a stall: it strikes inside the node's next handler.
     pub(super) fn arm_stall(&mut self, node: NodeId, duration_ns: Nanos, fault: usize) {
         let state = &mut self.nodes[node.index()];
@@ -583,10 +621,11 @@ impl<'t, P: Process> Sim<'t, P> {
             return;
         }
         state.status = Status::Up;
+        self.end_suspend(node);
         self.trace_node(node, EventKind::Resume);
         // A stalled handler's sends and timers leave now, then held events run in order.
         let deferred = std::mem::take(&mut self.nodes[node.index()].deferred);
-        let local = self.nodes[node.index()].clock.local_at(self.now);
+        let local = self.nodes[node.index()].clocks.timer_reading(self.now);
         for effect in deferred {
             self.apply(node, local, effect);
         }
@@ -618,6 +657,7 @@ impl<'t, P: Process> Sim<'t, P> {
         for kind in 0..self.slots_per_node {
             self.disarm(node, kind);
         }
+        self.end_suspend(node);
         let state = &mut self.nodes[node.index()];
         state.status = Status::Crashed;
         state.held.clear();

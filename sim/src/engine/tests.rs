@@ -1,6 +1,7 @@
 //! Engine behaviour, tested with a toy process whose every move is scripted.
 
-use crate::config::{AlgorithmInfo, SimConfig};
+use crate::clock::TimerClock;
+use crate::config::{AlgorithmInfo, NodeClock, SimConfig};
 use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
@@ -103,7 +104,7 @@ impl Process for Toy {
 
     fn on_message(&mut self, ctx: &mut ToyCtx<'_>, from: NodeId, msg: ToyMsg) {
         match msg {
-            ToyMsg::Ping(n) => self.received.push((from, n, ctx.local_now())),
+            ToyMsg::Ping(n) => self.received.push((from, n, ctx.monotonic_now())),
             ToyMsg::Claim(term) if term > self.term => {
                 if self.leader == Some(ctx.me()) {
                     ctx.stepped_down();
@@ -121,7 +122,7 @@ impl Process for Toy {
                 let (_, term) = self.claim.expect("armed only with a claim");
                 self.term = term;
                 self.leader = Some(ctx.me());
-                self.lease_until = ctx.local_now().saturating_add(self.lease_ns as i64);
+                self.lease_until = ctx.monotonic_now().saturating_add(self.lease_ns as i64);
                 ctx.became_leader(term, term);
                 let peers: Vec<NodeId> = ctx.peers().collect();
                 peers
@@ -130,7 +131,7 @@ impl Process for Toy {
             }
             ToyTimer::Campaign => ctx.signal(crate::process::Signal::ElectionStarted { term: 1 }),
             ToyTimer::Tick => {
-                self.ticks_at.push(ctx.local_now());
+                self.ticks_at.push(ctx.monotonic_now());
                 self.pings_sent += 1;
                 let peers: Vec<NodeId> = ctx.peers().collect();
                 peers
@@ -145,7 +146,7 @@ impl Process for Toy {
     }
 
     fn on_disconnect(&mut self, ctx: &mut ToyCtx<'_>, peer: NodeId) {
-        self.disconnects.push((peer, ctx.local_now()));
+        self.disconnects.push((peer, ctx.monotonic_now()));
     }
 
     fn on_restart(&mut self, ctx: &mut ToyCtx<'_>) {
@@ -356,11 +357,7 @@ fn a_one_way_partition_blocks_only_one_direction() {
 #[test]
 fn a_fast_clock_fires_its_timers_early_in_true_time() {
     let mut c = config(2, 100 * MS);
-    c.clocks.per_node = vec![crate::config::NodeClock {
-        node: 0,
-        drift_ppm: 250_000,
-        offset_ns: 0,
-    }];
+    c.clocks.per_node = vec![node_clock(0, 250_000, 0, TimerClock::Monotonic)];
     let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
     // Ticks every 10 ms of local time = every 8 ms of true time; arrival 1 ms later.
     let arrivals: Vec<i64> = procs[1].received.iter().take(3).map(|r| r.2).collect();
@@ -370,21 +367,82 @@ fn a_fast_clock_fires_its_timers_early_in_true_time() {
     );
 }
 
-#[test]
-fn a_forward_clock_jump_makes_pending_timers_fire_at_once() {
+fn node_clock(node: u32, drift_ppm: i64, offset_ns: i64, timers: TimerClock) -> NodeClock {
+    NodeClock {
+        node,
+        drift_ppm,
+        offset_ns,
+        timers,
+    }
+}
+
+/// The first three ticks of a 10 ms pinger at node 0, by its timer clock, in milliseconds,
+/// and the true times (ms) its pings reached node 1 (1 ms on the way).
+fn pinger_under(fault_action: FaultAction, timers: TimerClock) -> (Vec<i64>, Vec<i64>) {
     let mut c = config(2, 100 * MS);
-    c.faults = vec![fault(
-        12 * MS,
-        FaultAction::ClockJump(Target::Node(0), 50 * MS as i64),
-    )];
+    c.clocks.per_node = vec![node_clock(0, 0, 0, timers)];
+    c.faults = vec![fault(12 * MS, fault_action)];
     let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
-    let ticks: Vec<i64> = procs[0]
-        .ticks_at
-        .iter()
-        .take(3)
-        .map(|t| t / MS as i64)
-        .collect();
-    assert_eq!(ticks, vec![10, 62, 72]);
+    let ms = |t: &i64| t / MS as i64;
+    let ticks = procs[0].ticks_at.iter().take(3).map(ms).collect();
+    let arrivals = procs[1].received.iter().take(3).map(|r| ms(&r.2)).collect();
+    (ticks, arrivals)
+}
+
+#[test]
+fn a_wall_clock_step_moves_no_timer() {
+    let jump = FaultAction::ClockJump(Target::Node(0), 50 * MS as i64);
+    assert_eq!(
+        pinger_under(jump, TimerClock::Monotonic).0,
+        vec![10, 20, 30]
+    );
+    let back = FaultAction::ClockJump(Target::Node(0), -(50 * MS as i64));
+    assert_eq!(
+        pinger_under(back, TimerClock::Monotonic).0,
+        vec![10, 20, 30]
+    );
+}
+
+#[test]
+fn a_node_timing_with_its_wall_clock_fires_pending_timers_at_a_forward_step() {
+    let jump = FaultAction::ClockJump(Target::Node(0), 50 * MS as i64);
+    assert_eq!(pinger_under(jump, TimerClock::Wall).0, vec![10, 62, 72]);
+}
+
+#[test]
+fn a_suspend_stops_the_monotonic_clock_so_timers_resume_where_they_were() {
+    let suspend = FaultAction::Suspend(Target::Node(0), 50 * MS);
+    let (ticks, arrivals) = pinger_under(suspend.clone(), TimerClock::Monotonic);
+    // The monotonic clock stood at 12 ms for the 50 ms: the 20 ms tick comes at true 70.
+    assert_eq!(ticks, vec![10, 20, 30]);
+    assert_eq!(arrivals, vec![11, 71, 81]);
+    // A plain pause lets the clock run: the overdue tick fires at the resume (62 ms).
+    let pause = FaultAction::Pause(Target::Node(0), 50 * MS);
+    assert_eq!(
+        pinger_under(pause, TimerClock::Monotonic).1,
+        vec![11, 63, 73]
+    );
+    // Code timing with the wall clock sees the suspend's time as passed, like the pause.
+    assert_eq!(pinger_under(suspend, TimerClock::Wall).1, vec![11, 63, 73]);
+}
+
+#[test]
+fn a_crash_during_a_suspend_thaws_the_clock_for_the_restart() {
+    let mut c = config(2, 200 * MS);
+    c.faults = vec![
+        fault(12 * MS, FaultAction::Suspend(Target::Node(0), 50 * MS)),
+        FaultSpec {
+            heal_after_ns: Some(10 * MS),
+            ..fault(30 * MS, FaultAction::Crash(Target::Node(0)))
+        },
+    ];
+    let (_, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    // Restarted at 40 ms with a running clock: it pings again before the suspend's end.
+    let arrivals: Vec<u64> = procs[1].received.iter().map(|r| r.2 as u64 / MS).collect();
+    assert!(
+        arrivals.iter().any(|t| (41..62).contains(t)),
+        "{arrivals:?}"
+    );
 }
 
 #[test]
@@ -818,6 +876,7 @@ fn a_clock_driven_past_its_largest_reading_stops_firing_timers_instead_of_livelo
         fault(12 * MS, FaultAction::ClockJump(Target::Node(0), i64::MAX)),
         fault(13 * MS, FaultAction::ClockJump(Target::Node(0), i64::MAX)),
     ];
+    c.clocks.per_node = vec![node_clock(0, 0, 0, TimerClock::Wall)];
     let ticks = pinger_ticks_without_livelock(c);
     assert_eq!(
         ticks.len(),
@@ -829,11 +888,7 @@ fn a_clock_driven_past_its_largest_reading_stops_firing_timers_instead_of_livelo
 #[test]
 fn a_clock_offset_at_the_largest_reading_arms_no_timer() {
     let mut c = config(2, S);
-    c.clocks.per_node = vec![crate::config::NodeClock {
-        node: 0,
-        drift_ppm: 0,
-        offset_ns: i64::MAX,
-    }];
+    c.clocks.per_node = vec![node_clock(0, 0, i64::MAX, TimerClock::Monotonic)];
     assert!(pinger_ticks_without_livelock(c).is_empty());
 }
 

@@ -29,7 +29,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         let (local_ns, term) = match self.processes.get(node.index()) {
             Some(p) => (
-                Some(self.nodes[node.index()].clock.local_at(self.now)),
+                Some(self.nodes[node.index()].clocks.wall_reading(self.now)),
                 Some(p.term()),
             ),
             None => (None, None),

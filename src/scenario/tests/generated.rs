@@ -2,6 +2,7 @@
 
 use super::*;
 use proptest::prelude::*;
+use splitbrain_sim::TimerClock;
 
 /// The longest duration, and largest clock step either way, that a scenario may hold.
 const LIMIT_NS: u64 = crate::scenario::error::MAX_DURATION_NS;
@@ -34,6 +35,7 @@ fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
         target(nodes).prop_map(FaultAction::Crash),
         prop_oneof![target(nodes), Just(Target::AllCrashed)].prop_map(FaultAction::Restart),
         (target(nodes), 1..=LIMIT_NS).prop_map(|(t, d)| FaultAction::Pause(t, d)),
+        (target(nodes), 1..=LIMIT_NS).prop_map(|(t, d)| FaultAction::Suspend(t, d)),
         (target(nodes), 1..=LIMIT_NS).prop_map(|(t, d)| FaultAction::Stall(t, d)),
         shape(nodes).prop_map(FaultAction::Partition),
         Just(FaultAction::Heal),
@@ -105,16 +107,25 @@ fn links(nodes: u32) -> impl Strategy<Value = Vec<LinkOverride>> {
 fn node_clocks(nodes: u32) -> impl Strategy<Value = Vec<NodeClock>> {
     proptest::collection::btree_map(
         0..nodes,
-        (-999_999..=MAX_DRIFT_PPM, -LIMIT_SIGNED_NS..=LIMIT_SIGNED_NS),
+        (
+            -999_999..=MAX_DRIFT_PPM,
+            -LIMIT_SIGNED_NS..=LIMIT_SIGNED_NS,
+            any::<bool>(),
+        ),
         0..4,
     )
     .prop_map(|clocks| {
         clocks
             .into_iter()
-            .map(|(node, (drift_ppm, offset_ns))| NodeClock {
+            .map(|(node, (drift_ppm, offset_ns, on_wall))| NodeClock {
                 node,
                 drift_ppm,
                 offset_ns,
+                timers: if on_wall {
+                    TimerClock::Wall
+                } else {
+                    TimerClock::Monotonic
+                },
             })
             .collect()
     })

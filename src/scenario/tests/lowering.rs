@@ -1,6 +1,7 @@
 //! How written values become engine values.
 
 use super::*;
+use splitbrain_sim::TimerClock;
 
 #[test]
 fn the_full_example_lowers_to_engine_terms() {
@@ -29,7 +30,8 @@ fn the_full_example_lowers_to_engine_terms() {
             per_node: vec![NodeClock {
                 node: 2,
                 drift_ppm: 5000,
-                offset_ns: S as i64
+                offset_ns: S as i64,
+                timers: TimerClock::Monotonic,
             }],
             service: None,
         }

@@ -509,13 +509,14 @@ fn the_service_clock_is_set_only_where_there_is_a_service() {
         "clock drift -1000000 ppm is out of range",
     );
     let scenario = parsed(
-        r#"(nodes: 3, algorithm: Etcd(), clocks: (service: (drift_ppm: -300000, offset: "1s")))"#,
+        r#"(nodes: 3, algorithm: Etcd(), clocks: (service: (drift_ppm: -300000, offset: "1s", timers: Wall)))"#,
     );
     assert_eq!(
         scenario.sim.clocks.service,
         Some(splitbrain_sim::FixedClock {
             drift_ppm: -300_000,
-            offset_ns: 1_000_000_000
+            offset_ns: 1_000_000_000,
+            timers: splitbrain_sim::TimerClock::Wall,
         })
     );
     assert_eq!(parsed(&to_ron(&scenario)), scenario);
