@@ -120,7 +120,7 @@ fn remove_faults(s: &mut Shrinker<'_>, best: &mut Scenario, failure: &mut Failur
 /// The fault's own length (heal_after, pause or stall duration), if it has one.
 fn length_of(fault: &FaultSpec) -> Option<u64> {
     match fault.action {
-        FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => Some(d),
+        FaultAction::Pause(_, d) | FaultAction::Suspend(_, d) | FaultAction::Stall(_, d) => Some(d),
         _ => fault.heal_after_ns,
     }
 }
@@ -128,7 +128,9 @@ fn length_of(fault: &FaultSpec) -> Option<u64> {
 fn with_length(fault: &FaultSpec, length: u64) -> FaultSpec {
     let mut f = fault.clone();
     match &mut f.action {
-        FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => *d = length,
+        FaultAction::Pause(_, d) | FaultAction::Suspend(_, d) | FaultAction::Stall(_, d) => {
+            *d = length
+        }
         _ => f.heal_after_ns = Some(length),
     }
     f

@@ -54,7 +54,10 @@ impl<'t, P: Process> Sim<'t, P> {
             );
         }
         if let Some(d) = spec.action.built_in_duration() {
-            if matches!(spec.action, FaultAction::Pause(..)) {
+            if matches!(
+                spec.action,
+                FaultAction::Pause(..) | FaultAction::Suspend(..)
+            ) {
                 self.record_mut(index).healed_at_ns = Some(self.now.saturating_add(d));
             }
         }
@@ -286,6 +289,7 @@ impl<'t, P: Process> Sim<'t, P> {
         match action {
             FaultAction::Crash(_)
             | FaultAction::Pause(..)
+            | FaultAction::Suspend(..)
             | FaultAction::Stall(..)
             | FaultAction::Resign(_) => nodes.contains(&leader),
             FaultAction::Partition(_) => {
@@ -306,7 +310,7 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn heals_at(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
         match action {
-            FaultAction::Pause(_, d) | FaultAction::Stall(_, d) => {
+            FaultAction::Pause(_, d) | FaultAction::Suspend(_, d) | FaultAction::Stall(_, d) => {
                 Some(self.now.saturating_add(*d))
             }
             FaultAction::Resign(_) => Some(self.now),
