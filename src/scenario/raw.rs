@@ -83,6 +83,7 @@ pub(crate) enum RawNemesisKind {
     ClockJump,
     ClockDrift,
     Resign,
+    Suspend,
 }
 
 /// A recovery-time objective.

@@ -792,5 +792,6 @@ fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
         RawNemesisKind::ClockJump => NemesisKind::ClockJump,
         RawNemesisKind::ClockDrift => NemesisKind::ClockDrift,
         RawNemesisKind::Resign => NemesisKind::Resign,
+        RawNemesisKind::Suspend => NemesisKind::Suspend,
     }
 }
