@@ -9,8 +9,9 @@ use crate::time::Nanos;
 #[derive(Debug)]
 struct Open {
     record: Failover,
-    /// When the fault stops by itself (a pause ends, a partition heals); the old leader
-    /// writing again after that, with nobody else elected, rides the failover through.
+    /// When the fault stops by itself (a pause ends, a partition heals, a resignation
+    /// strikes); the old leader sending a write again from then on, with nobody else
+    /// elected, rides the failover through.
     heals_at_ns: Option<Nanos>,
     last_write_before_ns: Option<Nanos>,
     last_round_term: Option<u64>,
@@ -99,8 +100,13 @@ impl FailoverTracker {
         }
     }
 
-    /// The resource accepted a write.
-    pub fn on_accepted_write(&mut self, now: Nanos, node: NodeId, token: u64) {
+    /// The resource accepted a write that `node` sent at `sent_ns`.
+    ///
+    /// The old leader rides the failover through only with a write *sent* once the fault
+    /// was over: one sent before it and accepted after (in flight across a resignation,
+    /// which is over the moment it strikes) proves nothing about the leader after the fault.
+    /// A write sent at the very nanosecond of the heal counts as sent after it.
+    pub fn on_accepted_write(&mut self, now: Nanos, sent_ns: Nanos, node: NodeId, token: u64) {
         let Some(open) = self.open.as_mut() else {
             return;
         };
@@ -109,7 +115,7 @@ impl FailoverTracker {
         let ridden_through = r.new_leader.is_none()
             && node == r.old_leader
             && token >= r.old_term
-            && open.heals_at_ns.is_some_and(|h| now >= h);
+            && open.heals_at_ns.is_some_and(|h| sent_ns >= h);
         if !(by_new_leader || ridden_through) {
             return;
         }
@@ -158,8 +164,8 @@ mod tests {
         t.on_signal(1_200, Signal::ElectionStarted { term: 2 });
         t.on_signal(1_500, Signal::ElectionStarted { term: 3 });
         t.on_claim(1_600, NodeId(2), 3);
-        t.on_accepted_write(1_650, NodeId(0), 1);
-        t.on_accepted_write(1_700, NodeId(2), 3);
+        t.on_accepted_write(1_650, 1_640, NodeId(0), 1);
+        t.on_accepted_write(1_700, 1_690, NodeId(2), 3);
         let f = &t.done[0];
         assert_eq!(f.detection_ns, Some(200));
         assert_eq!(f.election_ns, Some(600));
@@ -176,13 +182,43 @@ mod tests {
             heals_at_ns: Some(1_100),
             ..strike(1_000)
         });
-        t.on_accepted_write(1_050, NodeId(0), 1);
+        t.on_accepted_write(1_050, 1_040, NodeId(0), 1);
         assert!(
             t.done.is_empty(),
             "a write before the pause ends proves nothing"
         );
-        t.on_accepted_write(1_120, NodeId(0), 1);
+        t.on_accepted_write(1_120, 1_110, NodeId(0), 1);
         assert_eq!(t.done[0].outcome, FailoverOutcome::RiddenThrough);
+    }
+
+    #[test]
+    fn a_write_sent_before_a_resignation_and_accepted_after_it_does_not_ride_it_through() {
+        let mut t = FailoverTracker::default();
+        // A resignation is over the moment it strikes.
+        t.open(Strike {
+            cause: "resign of leader n0".into(),
+            fault_kind: "resign",
+            heals_at_ns: Some(1_000),
+            ..strike(1_000)
+        });
+        t.on_accepted_write(1_004, 998, NodeId(0), 1);
+        assert!(t.done.is_empty(), "that write left before the resignation");
+        t.on_claim(1_300, NodeId(2), 2);
+        t.on_accepted_write(1_350, 1_340, NodeId(2), 2);
+        assert_eq!(t.done[0].outcome, FailoverOutcome::NewLeader);
+        assert_eq!(t.done[0].recovery_ns, Some(350));
+    }
+
+    #[test]
+    fn a_write_sent_at_the_heal_or_later_rides_the_failover_through() {
+        let mut t = FailoverTracker::default();
+        t.open(Strike {
+            heals_at_ns: Some(1_000),
+            ..strike(1_000)
+        });
+        t.on_accepted_write(1_003, 1_000, NodeId(0), 1);
+        assert_eq!(t.done[0].outcome, FailoverOutcome::RiddenThrough);
+        assert_eq!(t.done[0].recovery_ns, Some(3));
     }
 
     #[test]

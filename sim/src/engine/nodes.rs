@@ -412,7 +412,8 @@ impl<'t, P: Process> Sim<'t, P> {
                 let broken = self.checker.on_accepted_write(self.now, from, token);
                 self.flag(broken);
                 let closed_before = self.failovers.done.len();
-                self.failovers.on_accepted_write(self.now, from, token);
+                self.failovers
+                    .on_accepted_write(self.now, sent_ns, from, token);
                 self.tell_closed_failovers(closed_before);
                 self.trace_write(EventKind::WriteAccepted {
                     token,
