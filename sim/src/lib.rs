@@ -17,7 +17,7 @@ pub mod rng;
 pub mod storm;
 pub mod time;
 
-pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SimConfig};
+pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;
