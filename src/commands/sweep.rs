@@ -488,10 +488,9 @@ fn build(
     let mut failover = Section::new("Failover time")
         .text(
             "Recovery time of each failover, from the fault to the new leader's first accepted \
-             write, per value; election time is to the new leader's claim. The first-round \
-             share is the share of failovers ending with a new leader that elected it in one \
-             round.",
+             write, per value; election time is to the new leader's claim.",
         )
+        .text(charting::ELECTION_MEASURES_TEXT)
         .chart("failover_cdf")
         .table(charting::summary_table("value", summaries));
     if let Some(t) = charting::objective_table("value", summaries) {
