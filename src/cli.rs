@@ -101,7 +101,7 @@ pub struct SweepArgs {
     pub param: Option<String>,
     /// With --param election_timeout=...: set each value's heartbeat to this fraction of its
     /// minimum election timeout, a number between 0 and 1 (e.g. 0.1), so that the ratio stays
-    /// fixed as the timeouts scale, as in the Raft paper's timeout measurements.
+    /// fixed as the timeouts scale.
     #[arg(long, value_name = "F")]
     pub heartbeat_fraction: Option<f64>,
     /// Trials (seeds 1..=N) per value (in all, without --param).
