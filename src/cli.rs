@@ -48,9 +48,9 @@ pub enum Command {
         after_help = "Example:\n  splitbrain compare scenarios/compare-failover.ron --seeds 50 --out out/compare\n  splitbrain list    # the algorithms --algorithms takes"
     )]
     Compare(CompareArgs),
-    /// Vary one parameter and measure a failover at each value over many trials.
+    /// Vary one parameter (or none) and measure a failover at each value over many trials.
     #[command(
-        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain list    # each algorithm's settings --param takes"
+        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1 --out out/timeouts\n  splitbrain sweep scenarios/k8s-handover.ron --trials 1000 --out out/handover    # plain repeated trials\n  splitbrain list    # each algorithm's settings --param takes"
     )]
     Sweep(SweepArgs),
     /// List the scenario library and the algorithms.
@@ -96,10 +96,15 @@ pub struct SweepArgs {
     pub file: PathBuf,
     /// The parameter and its values: a setting of the scenario's algorithm (`splitbrain list`
     /// shows each algorithm's, e.g. heartbeat=50ms,100ms), or nodes=3,5,7, loss=0,0.05,
-    /// latency=1ms..10ms,...
+    /// latency=1ms..10ms,... Without it, the scenario runs as written, --trials times.
     #[arg(long, value_name = "NAME=V1,V2,...")]
-    pub param: String,
-    /// Trials (seeds 1..=N) per value.
+    pub param: Option<String>,
+    /// With --param election_timeout=...: set each value's heartbeat to this fraction of its
+    /// minimum election timeout, a number between 0 and 1 (e.g. 0.1), so that the ratio stays
+    /// fixed as the timeouts scale.
+    #[arg(long, value_name = "F")]
+    pub heartbeat_fraction: Option<f64>,
+    /// Trials (seeds 1..=N) per value (in all, without --param).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub trials: u64,
     /// The output folder.

@@ -105,10 +105,14 @@ fn print_failovers(report: &RunReport) {
         "election",
         "recovery",
         "unavailable",
+        "all heard",
         "rounds",
+        "eligible rounds",
         "new leader",
         "outcome",
     ]);
+    // `n/a`: the algorithm does not report the signal the measure needs.
+    let na = |reports: bool, shown: String| if reports { shown } else { "n/a".to_string() };
     for f in &report.failovers {
         let new_leader = match (f.new_leader, f.new_term) {
             (Some(n), Some(t)) => format!("{n} (term {t})"),
@@ -121,7 +125,15 @@ fn print_failovers(report: &RunReport) {
             opt_duration(f.election_ns),
             opt_duration(f.recovery_ns),
             opt_duration(f.unavailable_ns),
+            na(
+                report.signals.leader_heard,
+                opt_duration(f.followers_heard_ns),
+            ),
             f.rounds.to_string(),
+            na(
+                report.signals.campaign_eligibility,
+                f.eligible_rounds.map_or("-".to_string(), |r| r.to_string()),
+            ),
             new_leader,
             serde_json::to_value(f.outcome)
                 .ok()

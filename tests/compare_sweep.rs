@@ -295,6 +295,48 @@ fn bad_arguments_exit_2_with_a_hint_and_no_panic() {
         vec![
             "sweep", sweep, "--param", "nodes=3", "--trials", "0", "--out", d,
         ],
+        vec!["sweep", sweep, "--trials", "0", "--out", d],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "election_timeout=150ms..300ms",
+            "--heartbeat-fraction",
+            "0",
+            "--out",
+            d,
+        ],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "election_timeout=150ms..300ms",
+            "--heartbeat-fraction",
+            "1",
+            "--out",
+            d,
+        ],
+        vec!["sweep", sweep, "--heartbeat-fraction", "0.1", "--out", d],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "nodes=3",
+            "--heartbeat-fraction",
+            "0.1",
+            "--out",
+            d,
+        ],
+        vec![
+            "sweep",
+            sweep,
+            "--param",
+            "election_timeout=1ns..2ns",
+            "--heartbeat-fraction",
+            "0.1",
+            "--out",
+            d,
+        ],
     ];
     for args in cases {
         let o = splitbrain(&args);
@@ -617,5 +659,84 @@ fn a_full_disk_fails_the_report_with_exit_2_and_leaves_nothing_behind() {
     );
     assert_eq!(file_names(&d), Vec::<String>::new());
     drop(disk);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_sweep_without_a_parameter_runs_the_scenario_as_written_trial_after_trial() {
+    let out = scratch("sweep-plain");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/k8s-handover.ron",
+        "--trials",
+        "5",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = json(&o);
+    assert!(summary["param"].is_null(), "{summary}");
+    let values = summary["values"].as_array().unwrap();
+    assert_eq!(values.len(), 1);
+    assert_eq!(values[0]["label"], "as written");
+    assert_eq!(
+        values[0]["failovers"], 10,
+        "a handover and a crash per trial"
+    );
+    let files = check_folder(&dir, &["failover_cdf", "messages_per_election"]);
+    assert_eq!(csv_rows(&files, "trials").len(), 5);
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    assert!(
+        md.contains("splitbrain sweep scenarios/k8s-handover.ron --trials 5 --out"),
+        "the command has no --param: {md}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_heartbeat_fraction_keeps_each_timeouts_heartbeat_at_that_share_of_its_minimum() {
+    let out = scratch("sweep-heartbeat-fraction");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/sweep-election-timeout.ron",
+        "--param",
+        "election_timeout=150ms..300ms,300ms..600ms",
+        "--heartbeat-fraction",
+        "0.1",
+        "--trials",
+        "8",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(json(&o)["heartbeat_fraction"], 0.1);
+    // A trial's offset is floor(u * heartbeat / 2^64) with u fixed by the trial: below the
+    // heartbeat, and twice as large (to within 1 ns) where the heartbeat is twice as long.
+    let files = read_folder(&dir);
+    let trials = csv_rows(&files, "trials");
+    let offset = |value: &str, trial: &str| -> u64 {
+        trials
+            .iter()
+            .find(|t| t["value"] == value && t["trial"] == trial)
+            .unwrap()["offset_ns"]
+            .parse()
+            .unwrap()
+    };
+    for trial in 1..=8 {
+        let trial = trial.to_string();
+        let short = offset("election_timeout=150ms..300ms", &trial);
+        let long = offset("election_timeout=300ms..600ms", &trial);
+        assert!(short < 15_000_000, "heartbeat 15ms: {short}");
+        assert!(long < 30_000_000, "heartbeat 30ms: {long}");
+        assert!(long.abs_diff(2 * short) <= 1, "{short} and {long}");
+    }
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    assert!(md.contains("--heartbeat-fraction 0.1"), "{md}");
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -66,6 +66,7 @@ fn synthetic_report() -> RunReport {
         algorithm: "lease".to_string(),
         seed: 7,
         members: 5,
+        signals: splitbrain_sim::SignalSupport::NONE,
         end_ns: 30 * s,
         events: 12_345,
         leaders: Vec::new(),

@@ -14,6 +14,9 @@ pub enum FailoverMeasure {
     Recovery,
     /// From the last accepted write before the fault to the first after it.
     Unavailable,
+    /// To the moment every live follower had heard the new leader (the Raft paper's
+    /// measure).
+    FollowersHeard,
 }
 
 impl FailoverMeasure {
@@ -24,6 +27,7 @@ impl FailoverMeasure {
             FailoverMeasure::Election => f.election_ns,
             FailoverMeasure::Recovery => f.recovery_ns,
             FailoverMeasure::Unavailable => f.unavailable_ns,
+            FailoverMeasure::FollowersHeard => f.followers_heard_ns,
         }
     }
 
@@ -34,6 +38,7 @@ impl FailoverMeasure {
             FailoverMeasure::Election => "election time",
             FailoverMeasure::Recovery => "recovery time",
             FailoverMeasure::Unavailable => "unavailability window",
+            FailoverMeasure::FollowersHeard => "time until every follower heard the new leader",
         }
     }
 }
@@ -126,6 +131,23 @@ pub fn first_round_share<'a>(failovers: impl IntoIterator<Item = &'a Failover>) 
     (all > 0).then(|| first as f64 / all as f64)
 }
 
+/// The share of failovers that ended with a new leader elected in the first round that a
+/// candidate able to win campaigned in (`eligible_rounds` of 1: no such candidate's round
+/// failed before), over those that ended with a new leader and say who could win; `None`
+/// when none did (an algorithm that does not say who could win).
+pub fn eligible_first_round_share<'a>(
+    failovers: impl IntoIterator<Item = &'a Failover>,
+) -> Option<f64> {
+    let (mut first, mut all) = (0u64, 0u64);
+    for f in failovers {
+        if let (FailoverOutcome::NewLeader, Some(rounds)) = (f.outcome, f.eligible_rounds) {
+            all += 1;
+            first += u64::from(rounds <= 1);
+        }
+    }
+    (all > 0).then(|| first as f64 / all as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,7 +165,9 @@ mod tests {
             election_ns: None,
             recovery_ns,
             unavailable_ns: None,
+            followers_heard_ns: None,
             rounds,
+            eligible_rounds: None,
             new_leader: None,
             new_term: None,
             outcome,
@@ -206,5 +230,34 @@ mod tests {
         ];
         assert_eq!(first_round_share(&fs), Some(0.5));
         assert_eq!(first_round_share(&[]), None);
+    }
+
+    #[test]
+    fn the_eligible_first_round_share_leaves_out_rounds_of_candidates_that_could_not_win() {
+        let with = |rounds, eligible, outcome| Failover {
+            eligible_rounds: eligible,
+            ..failover(Some(1), rounds, outcome)
+        };
+        let fs = [
+            // Two short-log campaigns, then the winner's: one eligible round.
+            with(3, Some(1), FailoverOutcome::NewLeader),
+            // A split vote between two that could win.
+            with(2, Some(2), FailoverOutcome::NewLeader),
+            with(1, Some(1), FailoverOutcome::NewLeader),
+            with(0, Some(0), FailoverOutcome::RiddenThrough),
+        ];
+        assert_eq!(first_round_share(&fs), Some(1.0 / 3.0));
+        assert_eq!(eligible_first_round_share(&fs), Some(2.0 / 3.0));
+        let unknown = [with(1, None, FailoverOutcome::NewLeader)];
+        assert_eq!(eligible_first_round_share(&unknown), None, "n/a, not 0");
+    }
+
+    #[test]
+    fn the_followers_heard_measure_reads_its_own_field() {
+        let f = Failover {
+            followers_heard_ns: Some(7),
+            ..failover(Some(5), 1, FailoverOutcome::NewLeader)
+        };
+        assert_eq!(FailoverMeasure::FollowersHeard.of(&f), Some(7));
     }
 }

@@ -23,7 +23,8 @@ pub mod table;
 mod write;
 
 pub use aggregate::{
-    election_messages, failover_series, first_round_share, ElectionTally, FailoverMeasure,
+    election_messages, eligible_first_round_share, failover_series, first_round_share,
+    ElectionTally, FailoverMeasure,
 };
 pub use chart::{
     failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,

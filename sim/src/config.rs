@@ -52,6 +52,28 @@ pub struct AlgorithmInfo {
     pub failure_detection_ns: Nanos,
     /// The smallest group of live, connected members that can elect a leader.
     pub min_group_for_progress: usize,
+    /// Which optional signals the algorithm emits.
+    pub signals: SignalSupport,
+}
+
+/// The optional [`Signal`](crate::Signal)s an algorithm emits. A measure built on a signal
+/// the algorithm does not emit is `None` (`n/a`), never 0.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SignalSupport {
+    /// It follows every `ElectionStarted` whose candidate could win with
+    /// [`Signal::CampaignEligible`](crate::Signal::CampaignEligible).
+    pub campaign_eligibility: bool,
+    /// Its followers say when they first hear a new leader
+    /// ([`Signal::LeaderHeard`](crate::Signal::LeaderHeard)).
+    pub leader_heard: bool,
+}
+
+impl SignalSupport {
+    /// No optional signal.
+    pub const NONE: Self = Self {
+        campaign_eligibility: false,
+        leader_heard: false,
+    };
 }
 
 /// The whole configuration of one run.

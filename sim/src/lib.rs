@@ -18,7 +18,7 @@ pub mod storm;
 pub mod time;
 
 pub use clock::TimerClock;
-pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SimConfig};
+pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;

@@ -44,6 +44,25 @@ pub enum Signal {
         /// The term the probe proposes.
         term: u64,
     },
+    /// The candidate of the election it just started (its `ElectionStarted` of `term`)
+    /// could win it, as far as the election rules go: for Raft, its log is at least as
+    /// up-to-date as the logs of a majority of the members, itself included (paper §5.4.1),
+    /// so a majority may grant it. Emitted only by algorithms that declare
+    /// [`SignalSupport::campaign_eligibility`](crate::SignalSupport); the others leave the
+    /// eligible-rounds measures `n/a`.
+    CampaignEligible {
+        /// The term of the election.
+        term: u64,
+    },
+    /// The process accepted the first heartbeat (or other leader message) of `leader` in
+    /// `term`: it now follows that leader. Emitted once per follower and term, only by
+    /// algorithms that declare [`SignalSupport::leader_heard`](crate::SignalSupport).
+    LeaderHeard {
+        /// The leader heard.
+        leader: NodeId,
+        /// The leader's term.
+        term: u64,
+    },
     /// An election round ended without a winner (split vote, timeout while candidate).
     ElectionRoundFailed {
         /// The term of the failed round.

@@ -15,6 +15,8 @@ pub struct RunReport {
     pub seed: u64,
     /// The number of election members (a modeled service is not one).
     pub members: usize,
+    /// The optional signals the algorithm emits: which measures are numbers, not `n/a`.
+    pub signals: crate::config::SignalSupport,
     /// True time the run ended at.
     pub end_ns: Nanos,
     /// Events handled (deliveries, timers, faults, ...).
@@ -291,8 +293,17 @@ pub struct Failover {
     pub recovery_ns: Option<Nanos>,
     /// Last accepted write before the fault to the first accepted one after it.
     pub unavailable_ns: Option<Nanos>,
-    /// Election rounds (distinct terms started) until the new leader.
+    /// Fault to the moment every live member had heard the new leader (accepted its first
+    /// heartbeat, [`Signal::LeaderHeard`](crate::Signal::LeaderHeard)): the Raft paper's
+    /// measure of a failover. `None` when the algorithm does not report it, when nobody took
+    /// over, or when a later fault or leader came first.
+    pub followers_heard_ns: Option<Nanos>,
+    /// Election rounds (distinct terms started) until the new leader, whoever campaigned.
     pub rounds: u32,
+    /// Of those, the rounds in which a candidate that could win campaigned
+    /// ([`Signal::CampaignEligible`](crate::Signal::CampaignEligible)); `None` when the
+    /// algorithm does not say which candidates could win.
+    pub eligible_rounds: Option<u32>,
     /// The node that took over: another node, or the old one in a later term.
     pub new_leader: Option<NodeId>,
     /// The term the new leader claimed.

@@ -90,6 +90,7 @@ pub fn storm_config(seed: u64, nodes: usize) -> (SimConfig, AlgorithmInfo) {
         // No leader ever appears: keep the liveness deadline beyond any storm.
         failure_detection_ns: u64::MAX / 64,
         min_group_for_progress: 1,
+        signals: crate::SignalSupport::NONE,
     };
     (config, info)
 }

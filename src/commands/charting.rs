@@ -6,11 +6,12 @@ use crate::scenario::{Objective, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
 use splitbrain_reports::{
-    failover_series, first_round_share, AroundFailovers, CapturedWindows, CdfSeries, DataTable,
-    Distribution, ElectionMessages, ElectionTally, FailoverMeasure, FailoverRecorder, Table,
+    eligible_first_round_share, failover_series, first_round_share, AroundFailovers,
+    CapturedWindows, CdfSeries, DataTable, Distribution, ElectionMessages, ElectionTally,
+    FailoverMeasure, FailoverRecorder, Table,
 };
 use splitbrain_sim::report::Failover;
-use splitbrain_sim::{format_duration, FailoverOutcome, RunReport};
+use splitbrain_sim::{format_duration, FailoverOutcome, RunReport, SignalSupport};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
@@ -52,6 +53,8 @@ pub struct GroupRuns {
     pub fault_kinds: BTreeMap<String, KindSeeds>,
     /// The group's first seed, kept whole when [`run_group`] was asked to.
     pub first: Option<FirstRun>,
+    /// The optional signals the group's algorithm emits (none until a run is folded in).
+    pub signals: SignalSupport,
 }
 
 /// A group's first seed as `compare` draws it: the whole report, and the sequence windows
@@ -69,11 +72,13 @@ impl GroupRuns {
             elections: ElectionTally::default(),
             fault_kinds: BTreeMap::new(),
             first: None,
+            signals: SignalSupport::NONE,
         }
     }
 
     /// Folds in the report of `seed`, keeping only what the summary and tables need.
     fn add(&mut self, seed: u64, report: RunReport) {
+        self.signals = report.signals;
         for e in failover_elections(&report) {
             self.elections.add(e);
         }
@@ -225,6 +230,15 @@ pub struct GroupSummary {
     /// Of the failovers that ended with a new leader, the share elected in one round.
     pub first_round_share: Option<f64>,
     pub mean_rounds: Option<f64>,
+    /// The same counting only rounds in which a candidate that could win campaigned;
+    /// `None` for an algorithm that does not say who could win.
+    pub eligible_first_round_share: Option<f64>,
+    pub mean_eligible_rounds: Option<f64>,
+    /// Fault to every live follower having heard the new leader, over the failovers where
+    /// that happened; `None` when none did or the algorithm does not report it.
+    pub followers_heard: Option<Distribution>,
+    /// The optional signals the algorithm emits: a measure built on one it lacks is `n/a`.
+    pub signals: SignalSupport,
     /// Decided failover elections behind `messages_per_election`.
     pub elections: usize,
     /// The mean messages per decided failover election; `None` (JSON `null`, an empty CSV
@@ -257,6 +271,13 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         .collect();
     let mean_rounds = (!new_leader.is_empty())
         .then(|| new_leader.iter().map(|&r| f64::from(r)).sum::<f64>() / new_leader.len() as f64);
+    let eligible: Vec<u32> = failovers()
+        .filter(|f| f.outcome == FailoverOutcome::NewLeader)
+        .filter_map(|f| f.eligible_rounds)
+        .collect();
+    let mean_eligible_rounds = (!eligible.is_empty())
+        .then(|| eligible.iter().map(|&r| f64::from(r)).sum::<f64>() / eligible.len() as f64);
+    let heard: Vec<u64> = failovers().filter_map(|f| f.followers_heard_ns).collect();
     let n = runs.len().max(1) as f64;
     let objective = objective.and_then(|o| {
         let budget_ns = o.failover_p99_ns?;
@@ -294,6 +315,10 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         detection: Distribution::from_nanos(&detection_series.samples_ns),
         first_round_share: first_round_share(failovers()),
         mean_rounds,
+        eligible_first_round_share: eligible_first_round_share(failovers()),
+        mean_eligible_rounds,
+        followers_heard: Distribution::from_nanos(&heard),
+        signals: group.signals,
         elections,
         messages_per_election: per_election_total(elections, &messages),
         messages_by_type: messages.per_kind.clone(),
@@ -335,6 +360,24 @@ fn share(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0))
 }
 
+/// A measure the algorithm may not report: `n/a` when it does not, else `shown`.
+fn reported(reports: bool, shown: String) -> String {
+    if reports {
+        shown
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// What the election columns of [`summary_table`] mean, for the reports.
+pub const ELECTION_MEASURES_TEXT: &str = "Rounds are the terms campaigned in from the fault to \
+     the new leader, whoever campaigned; eligible rounds count only those in which a candidate \
+     that could win campaigned (Raft: a log at least as up-to-date as a majority's, paper \
+     §5.4.1). The first-round shares are the failovers ending with a new leader that needed one \
+     round of each kind. All heard: from the fault until every live member had heard the new \
+     leader (accepted its first heartbeat). n/a: the algorithm does not report what the \
+     measure needs.";
+
 /// The table of failover times and election measures, one row per group.
 pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
     let mut t = Table::new(&[
@@ -347,9 +390,15 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         "election p99",
         "first-round share",
         "mean rounds",
+        "eligible first-round",
+        "eligible rounds",
+        "all heard p50",
+        "all heard p99",
         "messages/election",
     ]);
     for g in groups {
+        let eligibility = g.signals.campaign_eligibility;
+        let heard = g.signals.leader_heard;
         t.push(vec![
             g.label.clone(),
             g.failovers.to_string(),
@@ -360,6 +409,14 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             dur(g.election.map(|d| d.p99_ns)),
             share(g.first_round_share),
             g.mean_rounds.map_or("-".to_string(), |r| format!("{r:.2}")),
+            reported(eligibility, share(g.eligible_first_round_share)),
+            reported(
+                eligibility,
+                g.mean_eligible_rounds
+                    .map_or("-".to_string(), |r| format!("{r:.2}")),
+            ),
+            reported(heard, dur(g.followers_heard.map(|d| d.p50_ns))),
+            reported(heard, dur(g.followers_heard.map(|d| d.p99_ns))),
             per_election(g.messages_per_election),
         ]);
     }
@@ -417,6 +474,11 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "detection_p99_ns",
             "first_round_share",
             "mean_rounds",
+            "eligible_first_round_share",
+            "mean_eligible_rounds",
+            "followers_heard_count",
+            "followers_heard_p50_ns",
+            "followers_heard_p99_ns",
             "elections",
             "messages_per_election",
             "mean_overlap_ns",
@@ -445,6 +507,14 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.detection.map(|d| d.p99_ns).into(),
             g.first_round_share.into(),
             g.mean_rounds.into(),
+            g.eligible_first_round_share.into(),
+            g.mean_eligible_rounds.into(),
+            g.signals
+                .leader_heard
+                .then(|| g.followers_heard.map_or(0, |d| d.count))
+                .into(),
+            g.followers_heard.map(|d| d.p50_ns).into(),
+            g.followers_heard.map(|d| d.p99_ns).into(),
             g.elections.into(),
             g.messages_per_election.into(),
             g.mean_overlap_ns.into(),
@@ -472,7 +542,9 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
             "detection_ns",
             "election_ns",
             "recovery_ns",
+            "followers_heard_ns",
             "rounds",
+            "eligible_rounds",
         ],
     );
     for group in groups {
@@ -492,7 +564,9 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
                     f.detection_ns.into(),
                     f.election_ns.into(),
                     f.recovery_ns.into(),
+                    f.followers_heard_ns.into(),
                     f.rounds.into(),
+                    f.eligible_rounds.into(),
                 ]);
             }
         }

@@ -313,6 +313,7 @@ fn build(
                  accepted write. Unresolved failovers keep a curve below 1; superseded ones \
                  are left out. failovers.csv lists every failover of every run.",
             )
+            .text(charting::ELECTION_MEASURES_TEXT)
             .chart("failover_cdf")
             .table(charting::summary_table("algorithm", summaries)),
     );

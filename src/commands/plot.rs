@@ -180,9 +180,12 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
         "election",
         "recovery",
         "unavailable",
+        "all heard",
         "rounds",
+        "eligible rounds",
         "outcome",
     ]);
+    let na = |reports: bool, shown: String| if reports { shown } else { "n/a".to_string() };
     for f in &report.failovers {
         failovers.push(vec![
             format_duration(f.at_ns),
@@ -191,7 +194,12 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
             opt(f.election_ns),
             opt(f.recovery_ns),
             opt(f.unavailable_ns),
+            na(report.signals.leader_heard, opt(f.followers_heard_ns)),
             f.rounds.to_string(),
+            na(
+                report.signals.campaign_eligibility,
+                f.eligible_rounds.map_or("-".to_string(), |r| r.to_string()),
+            ),
             format!("{:?}", f.outcome),
         ]);
     }

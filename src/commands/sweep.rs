@@ -9,6 +9,10 @@
 //! trial only, so every value sees the same trials (the same phase, even when the heartbeat
 //! itself is the parameter swept).
 //!
+//! Without `--param` the scenario runs as written, as one group of trials. With
+//! `--heartbeat-fraction F` and `--param election_timeout=...`, each value's heartbeat is
+//! `F` times its minimum election timeout.
+//!
 //! Exit code: 0, or 3 when the scenario states an objective and some value misses it.
 
 use super::charting::{self, GroupRuns, GroupSummary};
@@ -290,6 +294,60 @@ fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String
     message
 }
 
+/// The label of the one group a sweep without `--param` runs.
+const AS_WRITTEN: &str = "as written";
+
+/// Checks `--heartbeat-fraction` against the parameter swept: a number strictly between 0
+/// and 1, with `--param election_timeout=...`.
+fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), String> {
+    if !(fraction > 0.0 && fraction < 1.0) {
+        return Err(format!(
+            "invalid --heartbeat-fraction {fraction}: it must be between 0 and 1\n  hint: the \
+             heartbeat as a fraction of the minimum election timeout, like --heartbeat-fraction 0.1"
+        ));
+    }
+    let is_timeout =
+        matches!(param, Some(Param::Algorithm(knob)) if knob.name == "election_timeout");
+    if !is_timeout {
+        return Err(
+            "--heartbeat-fraction needs --param election_timeout=...\n  hint: it sets each \
+             value's heartbeat from its minimum election timeout, like --param \
+             election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// `scenario` with its election timeout set to `value` and its heartbeat to `fraction` of
+/// the timeout's minimum.
+fn apply_with_heartbeat(
+    scenario: &Scenario,
+    param: Param,
+    value: &Value,
+    fraction: f64,
+) -> Result<Scenario, String> {
+    let Value::Range(min_ns, _) = *value else {
+        unreachable!("an election timeout is a range")
+    };
+    let heartbeat_ns = (min_ns as f64 * fraction).round() as u64;
+    let Some(heartbeat) = Param::parse("heartbeat").filter(|_| heartbeat_ns > 0) else {
+        return Err(format!(
+            "--heartbeat-fraction {fraction} of {} is no heartbeat\n  hint: give a larger \
+             fraction or longer timeouts",
+            scenario::format_duration_ron(min_ns)
+        ));
+    };
+    let heartbeat_value = Value::Duration(heartbeat_ns);
+    // The heartbeat must stay below the timeout at each step: lower it first when it goes
+    // down, raise it last when it goes up.
+    apply(scenario, heartbeat, &heartbeat_value)
+        .and_then(|s| apply(&s, param, value))
+        .or_else(|_| {
+            apply(scenario, param, value).and_then(|s| apply(&s, heartbeat, &heartbeat_value))
+        })
+}
+
 /// The scenario with every explicit fault shifted by `offset_ns`.
 fn shifted(scenario: &Scenario, offset_ns: u64) -> Scenario {
     let mut s = scenario.clone();
@@ -310,7 +368,10 @@ struct JsonSummary<'a> {
     scenario: &'a str,
     command: &'a str,
     out: String,
-    param: &'a str,
+    /// The parameter swept; `null` for plain repeated trials.
+    param: Option<&'a str>,
+    /// `--heartbeat-fraction`, if given.
+    heartbeat_fraction: Option<f64>,
     trials: u64,
     values: &'a [GroupSummary],
     exit_code: u8,
@@ -318,14 +379,22 @@ struct JsonSummary<'a> {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &SweepArgs) -> u8 {
-    let (param, values) = match parse_param(&args.param) {
-        Ok(p) => p,
+    let (param, values) = match args.param.as_deref().map(parse_param).transpose() {
+        Ok(Some((param, values))) => (Some(param), values),
+        Ok(None) => (None, Vec::new()),
         Err(e) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;
         }
     };
-    if let Err(code) = charting::check_count("--trials", args.trials, values.len(), "per value") {
+    if let Some(fraction) = args.heartbeat_fraction {
+        if let Err(e) = check_heartbeat_fraction(fraction, param) {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    }
+    let groups_asked = values.len().max(1);
+    if let Err(code) = charting::check_count("--trials", args.trials, groups_asked, "per value") {
         return code;
     }
     if let Err(code) = charting::check_out_folder(&args.out) {
@@ -339,8 +408,16 @@ pub fn run(args: &SweepArgs) -> u8 {
         }
     };
     let mut variants: Vec<(String, Scenario)> = Vec::new();
+    if param.is_none() {
+        variants.push((AS_WRITTEN.to_string(), scenario.clone()));
+    }
     for (label, value) in &values {
-        let s = match apply(&scenario, param, value) {
+        let param = param.expect("values come with their parameter");
+        let applied = match args.heartbeat_fraction {
+            Some(fraction) => apply_with_heartbeat(&scenario, param, value, fraction),
+            None => apply(&scenario, param, value),
+        };
+        let s = match applied {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -376,37 +453,63 @@ pub fn run(args: &SweepArgs) -> u8 {
     } else {
         exit::MATCHED
     };
-    let command = [
+    let mut words = vec![
         "splitbrain".to_string(),
         "sweep".to_string(),
         charting::shell_word(&args.file.display().to_string()),
-        "--param".to_string(),
-        charting::shell_word(&args.param),
+    ];
+    if let Some(p) = &args.param {
+        words.extend(["--param".to_string(), charting::shell_word(p)]);
+    }
+    if let Some(f) = args.heartbeat_fraction {
+        words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
+    }
+    words.extend([
         "--trials".to_string(),
         args.trials.to_string(),
         "--out".to_string(),
         charting::shell_word(&args.out.display().to_string()),
-    ]
-    .join(" ");
+    ]);
+    let command = words.join(" ");
+    let param_name = param.map_or("trials", Param::name);
 
-    let built = build(&scenario, param, &variants, &groups, &summaries);
+    let built = build(
+        &scenario,
+        param,
+        args.heartbeat_fraction,
+        &variants,
+        &groups,
+        &summaries,
+    );
     let (sections, charts, data) = match built {
         Ok(b) => b,
         Err(e) => return charting::chart_failed(e),
     };
+    let mut facts = vec![
+        ("scenario".to_string(), args.file.display().to_string()),
+        (
+            "algorithm".to_string(),
+            scenario.algorithm.name().to_string(),
+        ),
+        (
+            "parameter".to_string(),
+            param
+                .map_or("none (the scenario as written)", Param::name)
+                .to_string(),
+        ),
+    ];
+    if let Some(f) = args.heartbeat_fraction {
+        facts.push((
+            "heartbeat".to_string(),
+            format!("{f} x the minimum election timeout"),
+        ));
+    }
+    facts.push(("exit code".to_string(), code.to_string()));
     let doc = ReportDoc {
-        title: format!("sweep {}: {}", param.name(), scenario.name),
+        title: format!("sweep {param_name}: {}", scenario.name),
         command: command.clone(),
         seeds: trials.clone(),
-        facts: vec![
-            ("scenario".to_string(), args.file.display().to_string()),
-            (
-                "algorithm".to_string(),
-                scenario.algorithm.name().to_string(),
-            ),
-            ("parameter".to_string(), param.name().to_string()),
-            ("exit code".to_string(), code.to_string()),
-        ],
+        facts,
         sections,
     };
     if let Err(code) = charting::write(&args.out, &doc, &charts, &data) {
@@ -417,7 +520,8 @@ pub fn run(args: &SweepArgs) -> u8 {
             scenario: &scenario.name,
             command: &command,
             out: args.out.display().to_string(),
-            param: param.name(),
+            param: param.map(Param::name),
+            heartbeat_fraction: args.heartbeat_fraction,
             trials: args.trials,
             values: &summaries,
             exit_code: code,
@@ -427,12 +531,19 @@ pub fn run(args: &SweepArgs) -> u8 {
             serde_json::to_string_pretty(&doc).expect("results serialize")
         );
     } else {
-        crate::outln!(
-            "sweep {} of {}: trials {} per value",
-            param.name(),
-            scenario.name,
-            format_seeds(&trials)
-        );
+        match param {
+            Some(param) => crate::outln!(
+                "sweep {} of {}: trials {} per value",
+                param.name(),
+                scenario.name,
+                format_seeds(&trials)
+            ),
+            None => crate::outln!(
+                "sweep of {} as written: trials {}",
+                scenario.name,
+                format_seeds(&trials)
+            ),
+        }
         super::compare::print_table(&charting::summary_table("value", &summaries));
         if let Some(t) = charting::objective_table("value", &summaries) {
             crate::outln!();
@@ -448,7 +559,8 @@ type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
 
 fn build(
     scenario: &Scenario,
-    param: Param,
+    param: Option<Param>,
+    heartbeat_fraction: Option<f64>,
     variants: &[(String, Scenario)],
     groups: &[GroupRuns],
     summaries: &[GroupSummary],
@@ -457,10 +569,19 @@ fn build(
     let mut data = Vec::new();
     let mut sections = Vec::new();
     let values: Vec<String> = variants.iter().map(|(l, _)| l.clone()).collect();
+    let name = param.map_or("trials", Param::name);
+    let setting = match (param, heartbeat_fraction) {
+        (None, _) => "as written (no parameter varied)".to_string(),
+        (Some(p), None) => format!("with {} set to each value", p.name()),
+        (Some(p), Some(f)) => format!(
+            "with {} set to each value and the heartbeat to {f} of its minimum",
+            p.name()
+        ),
+    };
     sections.push(
         Section::new("What ran")
             .text(format!(
-                "{} ({} nodes, {}), with {} set to each value. Each trial shifts every \
+                "{} ({} nodes, {}), {setting}. Each trial shifts every \
                  explicit fault by a random point of the heartbeat interval (uniform in \
                  [0, heartbeat), drawn from the trial's seed, the same phase for every value), \
                  so a leader crash strikes anywhere in the leader's heartbeat interval. \
@@ -468,7 +589,6 @@ fn build(
                 scenario.name,
                 scenario.sim.members,
                 scenario.algorithm.name(),
-                param.name()
             ))
             .list(values),
     );
@@ -480,7 +600,7 @@ fn build(
     let objective = charting::objective_line(scenario.objective.as_ref());
     charts.push(failover_cdf(
         "failover_cdf",
-        &format!("Failover recovery time by {}", param.name()),
+        &format!("Failover recovery time by {}", name),
         "recovery time (fault to the new leader's first accepted write)",
         &series,
         objective.as_ref(),
@@ -488,10 +608,9 @@ fn build(
     let mut failover = Section::new("Failover time")
         .text(
             "Recovery time of each failover, from the fault to the new leader's first accepted \
-             write, per value; election time is to the new leader's claim. The first-round \
-             share is the share of failovers ending with a new leader that elected it in one \
-             round.",
+             write, per value; election time is to the new leader's claim.",
         )
+        .text(charting::ELECTION_MEASURES_TEXT)
         .chart("failover_cdf")
         .table(charting::summary_table("value", summaries));
     if let Some(t) = charting::objective_table("value", summaries) {
@@ -509,8 +628,8 @@ fn build(
     let msgs: Vec<_> = summaries.iter().map(|g| g.messages.clone()).collect();
     charts.push(messages_per_election(
         "messages_per_election",
-        &format!("Messages per failover election by {}", param.name()),
-        param.name(),
+        &format!("Messages per failover election by {}", name),
+        name,
         &msgs,
     )?);
     let mut messages = Section::new("Messages per election")
@@ -520,7 +639,7 @@ fn build(
              during the election.",
         )
         .chart("messages_per_election");
-    if param == Param::Nodes {
+    if param == Some(Param::Nodes) {
         let points: Vec<(u64, f64)> = variants
             .iter()
             .zip(summaries)

@@ -40,5 +40,6 @@ pub fn info(config: &BullyConfig, _members: usize) -> AlgorithmInfo {
             .saturating_add(config.coordinator_timeout_ns),
         // The highest live id elects itself alone: any group of one makes progress.
         min_group_for_progress: 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }

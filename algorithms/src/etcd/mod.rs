@@ -38,6 +38,7 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
             .saturating_add(config.keepalive_ns),
         // One client and the service elect a leader.
         min_group_for_progress: 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }
 

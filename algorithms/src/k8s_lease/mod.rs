@@ -31,6 +31,7 @@ pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
             .lease_duration_ns
             .saturating_add(config.retry_period_ns.saturating_mul(2)),
         min_group_for_progress: 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }
 

@@ -24,7 +24,7 @@ pub use config::{RaftConfig, RaftTimerReset, RaftVariant};
 pub use messages::{RaftMsg, RaftTimer};
 pub use node::RaftNode;
 
-use splitbrain_sim::AlgorithmInfo;
+use splitbrain_sim::{AlgorithmInfo, SignalSupport};
 
 /// What the engine's checks need to know about a Raft cluster of `members`.
 pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
@@ -34,5 +34,11 @@ pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
         failure_detection_ns: config.election_timeout_max_ns,
         // Paper §5.2: winning an election takes the votes of a majority.
         min_group_for_progress: members / 2 + 1,
+        // The log rule decides who can win (paper §5.4.1), and a follower knows when it
+        // first hears the new leader.
+        signals: SignalSupport {
+            campaign_eligibility: true,
+            leader_heard: true,
+        },
     }
 }

@@ -138,6 +138,24 @@ impl RaftNode {
         self.durable.log.position()
     }
 
+    /// Whether this node could win an election as far as logs go: its log is at least as
+    /// up-to-date as the logs of a majority of the members, itself included, so that a
+    /// majority may grant it (paper §5.4.1: a voter refuses a candidate whose log is less
+    /// up-to-date than its own). The paper's §9.3 measurements gave the servers logs of
+    /// different lengths so that some candidates could not become leader; this is the line
+    /// between the two. Logs never change in this model, so every member's log is the one
+    /// the shared configuration gives it.
+    pub(crate) fn eligible(&self) -> bool {
+        let mine = self.log_position();
+        let at_or_below = (0..self.members)
+            .filter(|&member| {
+                let length = self.config.log_lengths.get(member).copied().unwrap_or(0);
+                mine.at_least_as_up_to_date_as(RaftLog::uniform(length, 0).position())
+            })
+            .count();
+        at_or_below >= self.quorum()
+    }
+
     /// Whether this node heard from a live leader of its term within the minimum election
     /// timeout, by its own clock (thesis §4.2.3 and §9.6). A leader counts as hearing itself.
     pub(crate) fn leader_heard_recently(&self, local_now: LocalNanos) -> bool {
@@ -251,6 +269,11 @@ impl RaftNode {
         ctx.signal(Signal::ElectionStarted {
             term: self.durable.current_term,
         });
+        if self.eligible() {
+            ctx.signal(Signal::CampaignEligible {
+                term: self.durable.current_term,
+            });
+        }
         self.reset_election_timer(ctx);
         self.send_vote_requests(ctx);
         ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);

@@ -139,6 +139,8 @@ impl RaftNode {
             self.reset_election_timer(ctx);
         } else {
             self.become_follower(ctx, term, Some(from));
+            // The first heartbeat of this leader in this term that this node accepts.
+            ctx.signal(Signal::LeaderHeard { leader: from, term });
         }
         ctx.send(
             from,

@@ -35,5 +35,6 @@ pub fn info(config: &RaftRsConfig, members: usize) -> AlgorithmInfo {
         failure_detection_ns: config.max_election_timeout_ns().unwrap_or(u64::MAX),
         // Raft paper §5.2: winning an election takes the votes of a majority.
         min_group_for_progress: members / 2 + 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }

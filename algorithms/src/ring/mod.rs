@@ -43,5 +43,6 @@ pub fn info(config: &RingConfig, members: usize) -> AlgorithmInfo {
             .saturating_add((3 * members as u64).saturating_mul(config.ack_timeout_ns)),
         // A lone node's candidacy comes straight back to it: any group of one elects.
         min_group_for_progress: 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }

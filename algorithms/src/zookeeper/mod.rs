@@ -32,6 +32,7 @@ pub fn info(config: &ZkConfig, _members: usize) -> AlgorithmInfo {
             + config.tick_ns
             + config.negotiated_timeout_ns() / 3,
         min_group_for_progress: 1,
+        signals: splitbrain_sim::SignalSupport::NONE,
     }
 }
 

@@ -25,6 +25,7 @@ pub fn run_report() -> RunReport {
         algorithm: "raft".to_string(),
         seed: 7,
         members: 5,
+        signals: splitbrain_sim::SignalSupport::NONE,
         end_ns: 20 * S,
         events: 4709,
         leaders: Vec::new(),

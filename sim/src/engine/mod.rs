@@ -145,6 +145,32 @@ impl<P: Process> Sim<'_, P> {
     }
 }
 
+/// The failover tracker's calls that need to know which members are up (not crashed).
+impl<P: Process> Sim<'_, P> {
+    /// Hands `node`'s signal to the failover tracker.
+    fn failover_signal(&mut self, node: NodeId, signal: crate::process::Signal) {
+        let nodes = &self.nodes;
+        self.failovers.on_signal(self.now, node, signal, |n| {
+            nodes[n.index()].status != Status::Crashed
+        });
+    }
+
+    /// Tells the failover tracker of `node`'s claim of `term`.
+    fn failover_claim(&mut self, node: NodeId, term: u64) {
+        let nodes = &self.nodes;
+        self.failovers.on_claim(self.now, node, term, |n| {
+            nodes[n.index()].status != Status::Crashed
+        });
+    }
+
+    /// Tells the failover tracker that a member just crashed.
+    fn failover_member_down(&mut self) {
+        let nodes = &self.nodes;
+        self.failovers
+            .on_member_down(self.now, |n| nodes[n.index()].status != Status::Crashed);
+    }
+}
+
 /// An election under way (see [`crate::report::ElectionRecord`]).
 struct OpenElection {
     started_ns: Nanos,
@@ -274,7 +300,7 @@ impl<'t, P: Process> Sim<'t, P> {
             checker: Checker::new(count),
             leadership: Leadership::new(count),
             lease_windows: crate::lease_windows::LeaseWindows::new(count),
-            failovers: FailoverTracker::default(),
+            failovers: FailoverTracker::new(config.members, info.signals),
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
@@ -545,6 +571,7 @@ impl<'t, P: Process> Sim<'t, P> {
             algorithm: self.info.name.clone(),
             seed: self.config.seed,
             members: self.config.members,
+            signals: self.info.signals,
             end_ns: end,
             events: self.events,
             leaders: std::mem::take(&mut self.leadership.claims),

@@ -201,7 +201,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.leadership.claim(self.now, node, term, token);
                 let broken = self.checker.on_claim(self.now, node, term);
                 self.flag(broken);
-                self.failovers.on_claim(self.now, node, term);
+                self.failover_claim(node, term);
             }
             Effect::SteppedDown => self.leadership.end(self.now, node),
             Effect::Signal(signal) => self.count_signal(node, signal),
@@ -260,8 +260,9 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             Signal::LeaseHeld { holder } => self.lease_windows.held(self.now, holder),
             Signal::LeaseEnded { holder } => self.lease_windows.ended(self.now, holder),
+            Signal::CampaignEligible { .. } | Signal::LeaderHeard { .. } => {}
         }
-        self.failovers.on_signal(self.now, signal);
+        self.failover_signal(node, signal);
     }
 
     pub(super) fn kind_of(payload: &Payload<P::Msg>) -> usize {
@@ -417,7 +418,8 @@ impl<'t, P: Process> Sim<'t, P> {
                 let broken = self.checker.on_accepted_write(self.now, from, token);
                 self.flag(broken);
                 let closed_before = self.failovers.done.len();
-                self.failovers.on_accepted_write(self.now, from, token);
+                self.failovers
+                    .on_accepted_write(self.now, sent_ns, from, token);
                 self.tell_closed_failovers(closed_before);
                 self.trace_write(EventKind::WriteAccepted {
                     token,
@@ -667,6 +669,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.leadership.end(self.now, node);
         self.liveness.forget(self.now, node);
+        self.failover_member_down();
         self.break_connections_of(node);
         self.trace_node(node, EventKind::Crash);
     }

@@ -176,6 +176,7 @@ fn info(members: usize) -> AlgorithmInfo {
         name: "toy".into(),
         failure_detection_ns: 100 * MS,
         min_group_for_progress: members / 2 + 1,
+        signals: crate::SignalSupport::NONE,
     }
 }
 

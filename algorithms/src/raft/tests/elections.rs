@@ -193,8 +193,11 @@ fn a_candidate_whose_timer_fires_reports_the_failed_round_and_runs_again_in_a_la
         [
             &Observed::Signal(Signal::LeaderSuspected),
             &Observed::Signal(Signal::ElectionStarted { term: 1 }),
+            // Equal (empty) logs: every candidate could win.
+            &Observed::Signal(Signal::CampaignEligible { term: 1 }),
             &Observed::Signal(Signal::ElectionRoundFailed { term: 1 }),
             &Observed::Signal(Signal::ElectionStarted { term: 2 }),
+            &Observed::Signal(Signal::CampaignEligible { term: 2 }),
         ]
     );
 }

@@ -4,6 +4,7 @@
 mod harness;
 
 mod elections;
+mod measures;
 mod options;
 mod restarts;
 mod timer_reset;

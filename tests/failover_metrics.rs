@@ -1,0 +1,195 @@
+//! Failover measures as the literature defines them (issue 13, section 5), end to end: the
+//! binary's reports, on shipped scenarios.
+
+mod common;
+
+use common::{assert_no_panic, json, read_folder, scratch, splitbrain, stdout};
+use std::collections::BTreeMap;
+
+/// Rows of `NAME.csv` in `dir` as `column -> cell` maps (no quoted commas in the columns read).
+fn csv_rows(dir: &std::path::Path, name: &str) -> Vec<BTreeMap<String, String>> {
+    let files = read_folder(dir);
+    let text = String::from_utf8(files[&format!("{name}.csv")].clone()).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_write_sent_before_a_kubernetes_resignation_no_longer_rides_the_handover_through() {
+    // Trial 15 of this sweep: the leader's write leaves just before it releases the Lease and
+    // is accepted 2.5 ms after. Counting that write made the handover "ridden through" and
+    // lost its measurement (37 of 1000 trials did); the new leader's write now closes it.
+    let dir = scratch("k8s-handover-resign").join("report");
+    let out = splitbrain([
+        "sweep",
+        "scenarios/k8s-handover.ron",
+        "--param",
+        "lease=1.5s",
+        "--trials",
+        "20",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let rows = csv_rows(&dir, "failovers");
+    let resigns: Vec<_> = rows
+        .iter()
+        .filter(|r| r["fault_kind"] == "resign")
+        .collect();
+    assert_eq!(resigns.len(), 20);
+    for r in &resigns {
+        assert_eq!(r["outcome"], "new_leader", "{r:?}");
+    }
+    let trial_15 = resigns.iter().find(|r| r["seed"] == "15").unwrap();
+    let recovery_ns: u64 = trial_15["recovery_ns"].parse().unwrap();
+    assert!(
+        recovery_ns > 50_000_000,
+        "measured to the new leader's write, not to the in-flight one: {trial_15:?}"
+    );
+}
+
+#[test]
+fn every_live_follower_hearing_the_new_raft_leader_is_timed_as_the_trace_shows_it() {
+    let dir = scratch("raft-crash-heard");
+    let trace = dir.join("trace.jsonl");
+    let out = splitbrain([
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = &json(&out)["report"];
+    assert_eq!(report["signals"]["leader_heard"], true);
+    let f = &report["failovers"][0];
+    let (at, new_leader, old_leader) = (
+        f["at_ns"].as_u64().unwrap(),
+        f["new_leader"].as_u64().unwrap(),
+        f["old_leader"].as_u64().unwrap(),
+    );
+    let claimed = at + f["election_ns"].as_u64().unwrap();
+    // The dumb oracle: the first AppendEntries of the new leader that each member other
+    // than it and the crashed old leader handled after the claim; the last of those.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut first: BTreeMap<u64, u64> = BTreeMap::new();
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let heartbeat = e["ev"] == "deliver"
+            && e["what"] == "AppendEntries"
+            && e["from"].as_u64() == Some(new_leader);
+        let t = e["t"].as_u64().unwrap();
+        if heartbeat && t >= claimed {
+            first.entry(e["node"].as_u64().unwrap()).or_insert(t);
+        }
+    }
+    let followers: Vec<u64> = (0..5)
+        .filter(|n| ![new_leader, old_leader].contains(n))
+        .collect();
+    assert!(followers.iter().all(|n| first.contains_key(n)), "{first:?}");
+    let last = followers.iter().map(|n| first[n]).max().unwrap();
+    assert_eq!(f["followers_heard_ns"].as_u64(), Some(last - at), "{f}");
+    assert!(f["followers_heard_ns"].as_u64() > f["election_ns"].as_u64());
+}
+
+#[test]
+fn rounds_of_candidates_that_could_not_win_are_reported_apart() {
+    // Two of five members hold short logs: their campaigns are rounds nobody could win.
+    let dir = scratch("timer-reset-eligible").join("report");
+    let out = splitbrain([
+        "sweep",
+        "scenarios/sweep-timer-reset.ron",
+        "--param",
+        "timer_reset=OnGrantOrLeader",
+        "--trials",
+        "40",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = &json(&out)["values"][0];
+    let share = v["first_round_share"].as_f64().unwrap();
+    let eligible_share = v["eligible_first_round_share"].as_f64().unwrap();
+    assert!(
+        eligible_share > share + 0.2,
+        "{share} against {eligible_share}"
+    );
+    let (rounds, eligible) = (
+        v["mean_rounds"].as_f64().unwrap(),
+        v["mean_eligible_rounds"].as_f64().unwrap(),
+    );
+    assert!(
+        (1.0..rounds).contains(&eligible),
+        "{rounds} against {eligible}"
+    );
+    for r in csv_rows(&dir, "failovers") {
+        let all: u32 = r["rounds"].parse().unwrap();
+        let could_win: u32 = r["eligible_rounds"].parse().unwrap();
+        assert!(could_win <= all && could_win >= 1, "{r:?}");
+    }
+    let summary = &csv_rows(&dir, "summary")[0];
+    assert_eq!(
+        summary["eligible_first_round_share"]
+            .parse::<f64>()
+            .unwrap(),
+        eligible_share
+    );
+    assert_eq!(summary["followers_heard_count"], "40");
+}
+
+#[test]
+fn algorithms_without_the_signals_read_n_a_never_zero() {
+    let out = splitbrain(["run", "scenarios/bully-crash.ron", "--json"]);
+    let report = &json(&out)["report"];
+    assert_eq!(report["signals"]["campaign_eligibility"], false);
+    let f = &report["failovers"][0];
+    assert!(f["new_leader"].is_u64(), "{f}");
+    assert!(f["eligible_rounds"].is_null() && f["followers_heard_ns"].is_null());
+    let text = stdout(&splitbrain(["run", "scenarios/bully-crash.ron"]));
+    let row = text
+        .lines()
+        .find(|l| l.contains("crash of leader"))
+        .unwrap();
+    assert_eq!(row.matches("n/a").count(), 2, "{row}");
+
+    let dir = scratch("compare-n-a").join("report");
+    let out = splitbrain([
+        "compare",
+        "scenarios/compare-failover.ron",
+        "--algorithms",
+        "raft,bully",
+        "--seeds",
+        "3",
+        "--sizes",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let summary = csv_rows(&dir, "summary");
+    let bully = summary.iter().find(|r| r["algorithm"] == "bully").unwrap();
+    let raft = summary.iter().find(|r| r["algorithm"] == "raft").unwrap();
+    for column in [
+        "eligible_first_round_share",
+        "followers_heard_count",
+        "followers_heard_p50_ns",
+    ] {
+        assert_eq!(bully[column], "", "{column}: an empty cell, not 0");
+        assert_ne!(raft[column], "", "{column}");
+    }
+    let md = String::from_utf8(read_folder(&dir)["report.md"].clone()).unwrap();
+    let bully_row = md.lines().find(|l| l.starts_with("| bully")).unwrap();
+    assert!(bully_row.contains("n/a"), "{bully_row}");
+}
