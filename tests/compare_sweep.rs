@@ -6,8 +6,8 @@
 mod common;
 
 use common::{
-    assert_no_panic, file_names, json, read_folder, scratch, splitbrain, splitbrain_limited,
-    stderr, stdout,
+    assert_no_panic, csv_rows, file_names, json, read_folder, scratch, splitbrain,
+    splitbrain_limited, stderr, stdout,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,22 +43,6 @@ fn check_folder(dir: &Path, charts: &[&str]) -> BTreeMap<String, Vec<u8>> {
         assert!(md.contains(&format!("({chart}.png)")), "{chart} is shown");
     }
     files
-}
-
-/// Rows of `NAME.csv` as `column -> cell` maps (no quoted commas in the columns read here).
-fn csv_rows(files: &BTreeMap<String, Vec<u8>>, name: &str) -> Vec<BTreeMap<String, String>> {
-    let text = String::from_utf8(files[&format!("{name}.csv")].clone()).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .cloned()
-                .zip(l.split(',').map(String::from))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

@@ -6,21 +6,9 @@ mod common;
 use common::{assert_no_panic, json, read_folder, scratch, splitbrain, stdout};
 use std::collections::BTreeMap;
 
-/// Rows of `NAME.csv` in `dir` as `column -> cell` maps (no quoted commas in the columns read).
+/// Rows of `NAME.csv` in `dir` as `column -> cell` maps.
 fn csv_rows(dir: &std::path::Path, name: &str) -> Vec<BTreeMap<String, String>> {
-    let files = read_folder(dir);
-    let text = String::from_utf8(files[&format!("{name}.csv")].clone()).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .cloned()
-                .zip(l.split(',').map(String::from))
-                .collect()
-        })
-        .collect()
+    common::csv_rows(&read_folder(dir), name)
 }
 
 #[test]

@@ -167,3 +167,19 @@ pub fn in_order(mut faults: Vec<(u64, String)>) -> Vec<String> {
     faults.sort_by_key(|f| f.0);
     faults.into_iter().map(|f| f.1).collect()
 }
+
+/// Rows of `NAME.csv` as `column -> cell` maps (no quoted commas in the columns read here).
+pub fn csv_rows(files: &BTreeMap<String, Vec<u8>>, name: &str) -> Vec<BTreeMap<String, String>> {
+    let text = String::from_utf8(files[&format!("{name}.csv")].clone()).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
