@@ -171,6 +171,28 @@ fn a_check_quorum_step_down_arms_an_election_timer_under_either_rule() {
     }
 }
 
+/// n0, in a round whose deadline is `round`, gets `refusal` (of term 5) from n1: it follows
+/// term 5, and keeps the round's deadline under the paper's rule or draws a fresh one under
+/// etcd's.
+fn assert_refusal_keeps_or_restarts_the_round(
+    cluster: &mut Cluster,
+    rule: RaftTimerReset,
+    round: u64,
+    refusal: RaftMsg,
+) {
+    cluster.drive(0, |node, ctx| node.on_message(ctx, NodeId(1), refusal));
+    assert_eq!(cluster.nodes[0].role(), Role::Follower, "{rule:?}");
+    assert_eq!(cluster.nodes[0].term(), 5, "{rule:?}");
+    let after = election_deadline(cluster, 0);
+    match rule {
+        RaftTimerReset::OnGrantOrLeader => assert_eq!(after, round),
+        RaftTimerReset::OnAnyStepDown => {
+            assert_ne!(after, round);
+            assert!(is_fresh(cluster, after));
+        }
+    }
+}
+
 #[test]
 fn a_candidate_that_meets_a_higher_term_keeps_its_round_deadline_under_the_papers_rule() {
     for rule in RULES {
@@ -182,23 +204,11 @@ fn a_candidate_that_meets_a_higher_term_keeps_its_round_deadline_under_the_paper
         cluster.isolate(0);
         cluster.run_for(50 * MS);
         // A refusal from a later term (n1 moved on meanwhile): n0 follows that term.
-        cluster.drive(0, |node, ctx| {
-            let refusal = RaftMsg::RequestVoteResp {
-                term: 5,
-                granted: false,
-            };
-            node.on_message(ctx, NodeId(1), refusal);
-        });
-        assert_eq!(cluster.nodes[0].role(), Role::Follower, "{rule:?}");
-        assert_eq!(cluster.nodes[0].term(), 5, "{rule:?}");
-        let after = election_deadline(&cluster, 0);
-        match rule {
-            RaftTimerReset::OnGrantOrLeader => assert_eq!(after, round),
-            RaftTimerReset::OnAnyStepDown => {
-                assert_ne!(after, round);
-                assert!(is_fresh(&cluster, after));
-            }
-        }
+        let refusal = RaftMsg::RequestVoteResp {
+            term: 5,
+            granted: false,
+        };
+        assert_refusal_keeps_or_restarts_the_round(&mut cluster, rule, round, refusal);
     }
 }
 
@@ -218,23 +228,11 @@ fn a_pre_candidate_refused_from_a_higher_term_keeps_its_round_deadline_under_the
         cluster.isolate(0);
         cluster.run_for(50 * MS);
         // A pre-vote refusal carries the refuser's term (thesis §9.6, etcd).
-        cluster.drive(0, |node, ctx| {
-            let refusal = RaftMsg::PreVoteResp {
-                term: 5,
-                granted: false,
-            };
-            node.on_message(ctx, NodeId(1), refusal);
-        });
-        assert_eq!(cluster.nodes[0].role(), Role::Follower, "{rule:?}");
-        assert_eq!(cluster.nodes[0].term(), 5, "{rule:?}");
-        let after = election_deadline(&cluster, 0);
-        match rule {
-            RaftTimerReset::OnGrantOrLeader => assert_eq!(after, round),
-            RaftTimerReset::OnAnyStepDown => {
-                assert_ne!(after, round);
-                assert!(is_fresh(&cluster, after));
-            }
-        }
+        let refusal = RaftMsg::PreVoteResp {
+            term: 5,
+            granted: false,
+        };
+        assert_refusal_keeps_or_restarts_the_round(&mut cluster, rule, round, refusal);
     }
 }
 
