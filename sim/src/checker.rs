@@ -70,6 +70,13 @@ impl Checker {
         self.record(Invariant::TermMonotonic, now, vec![node], detail)
     }
 
+    /// `node` crashed before terms above `term` were durable: it never acted on them (what
+    /// it sent waited for the write), so coming back at `term` is no regression.
+    pub fn forget_terms_above(&mut self, node: NodeId, term: u64) {
+        let last = &mut self.last_term[node.index()];
+        *last = (*last).min(term);
+    }
+
     /// The resource accepted a write. Returns the invariant it broke, if any.
     pub fn on_accepted_write(&mut self, now: Nanos, node: NodeId, token: u64) -> Option<Invariant> {
         let mut broken = None;

@@ -89,6 +89,11 @@ pub struct SimConfig {
     pub network: crate::network_config::NetworkConfig,
     /// The processes' clocks: random drift and offset bounds, and explicit clocks.
     pub clocks: ClockConfig,
+    /// The processes' disks: how long a durable write (fsync) takes.
+    pub disk: crate::disk::DiskConfig,
+    /// How long each handler call takes before what it sends leaves (processing jitter),
+    /// for every process; `None`: no time at all.
+    pub processing: Option<crate::network_config::Latency>,
     /// How often the leader writes to the resource, by its own clock; 0 disables writes.
     pub write_every_ns: Nanos,
     /// Whether the resource rejects tokens lower than the highest it accepted.
@@ -112,6 +117,8 @@ impl SimConfig {
             members,
             network: NetworkConfig::default(),
             clocks: ClockConfig::default(),
+            disk: crate::disk::DiskConfig::default(),
+            processing: None,
             write_every_ns: 0,
             fencing: true,
             startup_delay_ns: 0,

@@ -78,6 +78,9 @@ pub enum FaultAction {
     Loss(u32),
     /// Set the duplication probability of every link, in parts per million.
     Duplicate(u32),
+    /// Every fsync of the target's disk takes this long (a failing or saturated disk, a noisy
+    /// neighbour), until the fault heals (`heal_after`) or for the rest of the run.
+    SlowDisk(Target, Nanos),
 }
 
 impl FaultAction {
@@ -90,6 +93,7 @@ impl FaultAction {
                 | FaultAction::ClockDrift(..)
                 | FaultAction::Loss(_)
                 | FaultAction::Duplicate(_)
+                | FaultAction::SlowDisk(..)
         )
     }
 
@@ -124,6 +128,7 @@ impl FaultAction {
             | FaultAction::Stall(t, _)
             | FaultAction::ClockJump(t, _)
             | FaultAction::ClockDrift(t, _)
+            | FaultAction::SlowDisk(t, _)
             | FaultAction::Resign(t) => vec![t],
             FaultAction::Partition(shape) => match shape {
                 PartitionShape::Groups(_) => Vec::new(),
@@ -152,6 +157,7 @@ impl FaultAction {
             FaultAction::Resign(_) => "resign",
             FaultAction::Loss(_) => "loss",
             FaultAction::Duplicate(_) => "duplicate",
+            FaultAction::SlowDisk(..) => "slow_disk",
         }
     }
 }
@@ -182,7 +188,11 @@ impl FaultSpec {
             ),
             (_, Some(h), None) => Some(self.at_ns.saturating_add(h)),
             (FaultAction::Crash(_), None, None) | (FaultAction::Partition(_), None, None) => None,
-            (FaultAction::Loss(_) | FaultAction::Duplicate(_), None, None) => None,
+            (
+                FaultAction::Loss(_) | FaultAction::Duplicate(_) | FaultAction::SlowDisk(..),
+                None,
+                None,
+            ) => None,
             _ => Some(self.at_ns),
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod disk;
 pub mod duration;
 pub mod fault;
 pub mod ids;
@@ -19,6 +20,7 @@ pub mod time;
 
 pub use clock::TimerClock;
 pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
+pub use disk::{DiskConfig, NodeDisk};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;

@@ -92,9 +92,10 @@ pub enum Signal {
 }
 
 /// An effect a handler asks for. Observations take effect at once; sends and timers are
-/// held back until the end of a stall.
+/// held back until the end of a stall; what leaves the process (sends, writes, closes) waits
+/// for the durable writes before it and for the handler's processing time.
 #[derive(Clone, Debug)]
-pub enum Effect<M, T> {
+pub enum Effect<M, T, D = ()> {
     /// Send a message over the simulated network ([`Ctx::send`]).
     Send {
         /// The receiving process.
@@ -144,9 +145,11 @@ pub enum Effect<M, T> {
     SteppedDown,
     /// An observation for metrics and coverage ([`Ctx::signal`]).
     Signal(Signal),
+    /// A durable write of the process's durable state ([`Ctx::persist`]).
+    Persist(D),
 }
 
-impl<M, T> Effect<M, T> {
+impl<M, T, D> Effect<M, T, D> {
     /// Whether the effect leaves the process (and so waits out a stall).
     pub fn is_deferrable(&self) -> bool {
         matches!(
@@ -159,20 +162,30 @@ impl<M, T> Effect<M, T> {
                 | Effect::CancelTimer { .. }
         )
     }
+
+    /// Whether the effect leaves the process, and so waits for the durable writes asked for
+    /// before it (and for the handler's processing time).
+    pub fn leaves_process(&self) -> bool {
+        matches!(
+            self,
+            Effect::Send { .. } | Effect::Disconnect { .. } | Effect::Write { .. }
+        )
+    }
 }
 
-/// The handle a process acts through during one handler call.
-pub struct Ctx<'a, M, T> {
+/// The handle a process acts through during one handler call. `D` is the process's durable
+/// state ([`Process::Durable`]).
+pub struct Ctx<'a, M, T, D = ()> {
     me: NodeId,
     members: usize,
     monotonic_now_ns: LocalNanos,
     wall_now_ns: LocalNanos,
     rng: &'a mut SimRng,
-    out: &'a mut Vec<Effect<M, T>>,
+    out: &'a mut Vec<Effect<M, T, D>>,
     stream: bool,
 }
 
-impl<'a, M, T> Ctx<'a, M, T> {
+impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// Built by the engine (and by tests that drive a process by hand). `monotonic_now_ns` is
     /// the reading of the clock timers run on; the wall clock reads the same until
     /// [`Ctx::with_wall_now`] says otherwise.
@@ -181,7 +194,7 @@ impl<'a, M, T> Ctx<'a, M, T> {
         members: usize,
         monotonic_now_ns: LocalNanos,
         rng: &'a mut SimRng,
-        out: &'a mut Vec<Effect<M, T>>,
+        out: &'a mut Vec<Effect<M, T, D>>,
     ) -> Self {
         Self {
             me,
@@ -302,6 +315,17 @@ impl<'a, M, T> Ctx<'a, M, T> {
     pub fn signal(&mut self, signal: Signal) {
         self.out.push(Effect::Signal(signal));
     }
+
+    /// Writes `durable` (the process's durable state as it is now) to its disk, and fsyncs.
+    /// What the handler sends after this call leaves only once the write is on disk, and so
+    /// does whatever the process sends after this handler (its output is one ordered stream,
+    /// as a server's event loop that blocks on its fsync). A crash before the write completes
+    /// loses it: the process restarts with the last write that completed
+    /// ([`Process::restore`]). Sends before the call leave at once (a Raft leader's
+    /// AppendEntries go out while it writes its own log, thesis 10.2.1).
+    pub fn persist(&mut self, durable: D) {
+        self.out.push(Effect::Persist(durable));
+    }
 }
 
 /// A process's reaction to events. `Self::Msg` and `Self::Timer` are the algorithm's own.
@@ -310,28 +334,46 @@ pub trait Process {
     type Msg: Message;
     /// The algorithm's timer kinds.
     type Timer: TimerKind;
+    /// What the process writes to its disk with [`Ctx::persist`] and gets back at a restart.
+    /// `()` for a model that keeps its durable state in memory, as if written at once.
+    type Durable: Clone + Debug;
 
     /// Called once at true time zero, in id order.
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>);
     /// Called when `msg` from `from` is delivered (held while the process is paused, dropped
     /// while it is crashed).
     fn on_message(
         &mut self,
-        ctx: &mut Ctx<'_, Self::Msg, Self::Timer>,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
         from: NodeId,
         msg: Self::Msg,
     );
     /// Called when the armed slot `timer` comes due on the process's own clock.
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
-    /// Called when a crashed process comes back. It must drop its volatile state and keep
-    /// only what it had made durable (and must not claim leadership it held before).
-    fn on_restart(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer>);
+    fn on_timer(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        timer: Self::Timer,
+    );
+    /// Called when a crashed process comes back, after [`Process::restore`]. It must drop
+    /// its volatile state and keep only what it had made durable (and must not claim
+    /// leadership it held before).
+    fn on_restart(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>);
+    /// Before [`Process::on_restart`]: the last durable write that completed before the
+    /// crash, or `None` if none did (the disk holds what the process was created with). A
+    /// process must put it in place of its durable state. The default keeps the state in
+    /// memory, for models that never call [`Ctx::persist`].
+    fn restore(&mut self, _durable: Option<Self::Durable>) {}
     /// A planned handover was asked of this process. The default does nothing.
-    fn on_resign(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer>) {}
+    fn on_resign(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>) {}
     /// The `Stream` connection to `peer` broke: the peers were cut apart longer than its
     /// timeout, `peer` crashed, or `peer` closed it. What was in flight on it is lost. Not
     /// called on `Datagram`.
-    fn on_disconnect(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer>, _peer: NodeId) {}
+    fn on_disconnect(
+        &mut self,
+        _ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        _peer: NodeId,
+    ) {
+    }
 
     /// The process's current term or epoch (checked for `term_monotonic`).
     fn term(&self) -> u64;

@@ -26,6 +26,10 @@ impl StreamId {
     /// Draws an algorithm makes once, before the run, that every node must agree on
     /// (a random ring order).
     pub const SETUP: u64 = 6;
+    /// Fsync latencies of every process's disk.
+    pub const DISK: u64 = 7;
+    /// Handler processing times.
+    pub const PROCESSING: u64 = 8;
     /// The stream of process 0; process `i` draws from `NODE_BASE + i` ([`StreamId::node`]).
     pub const NODE_BASE: u64 = 1_000;
 

@@ -51,6 +51,7 @@ impl StormNode {
 impl Process for StormNode {
     type Msg = Hop;
     type Timer = NoTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Hop, NoTimer>) {
         Self::send_to_random_other(ctx);

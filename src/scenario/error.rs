@@ -206,6 +206,10 @@ pub enum ErrorKind {
     DriftBoundOutOfRange { drift_ppm: i64 },
     #[error("node {node} has two clock overrides")]
     RepeatedClockOverride { node: u64 },
+    #[error("node {node} has two disk overrides")]
+    RepeatedDiskOverride { node: u64 },
+    #[error("`disk.service` sets no disk: {algorithm} has no coordination service")]
+    NoServiceDisk { algorithm: String },
 
     // Validation: faults.
     #[error("node {node} does not exist in a cluster of {nodes}")]
@@ -369,7 +373,9 @@ impl ErrorKind {
             ErrorKind::FaultDurationRangeBackwards { .. } => {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
-            ErrorKind::NoServiceProcess { .. } | ErrorKind::NoServiceClock { .. } => {
+            ErrorKind::NoServiceProcess { .. }
+            | ErrorKind::NoServiceClock { .. }
+            | ErrorKind::NoServiceDisk { .. } => {
                 let with_service: Vec<String> = ALGORITHMS
                     .iter()
                     .filter(|e| e.has_service)
@@ -411,7 +417,7 @@ impl ErrorKind {
                  (min_rto: \"200ms\", max_rto: \"120s\", timeout: \"8s\")"
                     .to_string()
             }
-            ErrorKind::RepeatedLinkOverride { .. } => {
+            ErrorKind::RepeatedLinkOverride { .. } | ErrorKind::RepeatedDiskOverride { .. } => {
                 "merge the two overrides into one".to_string()
             }
             ErrorKind::EmptyViolates => {

@@ -27,6 +27,10 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub clocks: Option<RawClocks>,
     #[serde(default)]
+    pub disk: Option<RawDisk>,
+    #[serde(default)]
+    pub processing: Option<RawLatency>,
+    #[serde(default)]
     pub workload: Option<RawWorkload>,
     #[serde(default)]
     pub resource: Option<RawResource>,
@@ -190,6 +194,26 @@ pub(crate) struct RawNodeClock {
     pub timers: Option<TimerClock>,
 }
 
+/// The processes' disks: fsync latency by default, per member and for the service.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Disk", deny_unknown_fields)]
+pub(crate) struct RawDisk {
+    #[serde(default)]
+    pub fsync: Option<RawLatency>,
+    #[serde(default)]
+    pub nodes: Vec<RawNodeDisk>,
+    #[serde(default)]
+    pub service: Option<RawLatency>,
+}
+
+/// One member's disk.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "NodeDisk", deny_unknown_fields)]
+pub(crate) struct RawNodeDisk {
+    pub node: u64,
+    pub fsync: RawLatency,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Workload", deny_unknown_fields)]
 pub(crate) struct RawWorkload {
@@ -236,6 +260,7 @@ pub(crate) enum RawAction {
     Resign(RawTarget),
     Loss(f64),
     Duplicate(f64),
+    SlowDisk(RawTarget, DurationText),
 }
 
 #[derive(Debug, Deserialize)]

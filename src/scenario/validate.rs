@@ -10,16 +10,16 @@ use super::error::{
     MIN_DRIFT_PPM,
 };
 use super::raw::{
-    RawAction, RawClocks, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
+    RawAction, RawClocks, RawDisk, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
     RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport, ScenarioFile,
 };
 use super::{Expect, Objective, Scenario};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
-    ClockConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig, LinkOverride,
-    NetworkConfig, NodeClock, PartitionShape, SimConfig, StreamConfig, Target, Transport,
-    NANOS_PER_MILLI, NANOS_PER_SEC,
+    ClockConfig, DiskConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig,
+    LinkOverride, NetworkConfig, NodeClock, NodeDisk, PartitionShape, SimConfig, StreamConfig,
+    Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
 
@@ -97,6 +97,8 @@ impl Checker {
         }
         let network = self.network(file.network, algorithm.stream_by_default());
         let clocks = self.clocks(file.clocks, algorithm_name);
+        let disk = self.disk(file.disk, algorithm_name);
+        let processing = file.processing.map(|l| self.latency(l, "processing"));
         let file_write_every_given = file
             .workload
             .as_ref()
@@ -135,6 +137,8 @@ impl Checker {
                 members: usize::try_from(self.nodes).unwrap_or(usize::MAX),
                 network,
                 clocks,
+                disk,
+                processing,
                 write_every_ns,
                 fencing,
                 startup_delay_ns,
@@ -467,6 +471,37 @@ impl Checker {
         (value * 1_000_000.0).round() as u32
     }
 
+    fn disk(&mut self, raw: Option<RawDisk>, algorithm: &str) -> DiskConfig {
+        let Some(raw) = raw else {
+            return DiskConfig::default();
+        };
+        let fsync = raw.fsync.map(|l| self.latency(l, "disk.fsync"));
+        let mut seen = BTreeSet::new();
+        let mut per_node = Vec::new();
+        for (index, disk) in raw.nodes.into_iter().enumerate() {
+            let path = format!("disk.nodes[{index}]");
+            let node = self.node_index(disk.node, &format!("{path}.node"));
+            if !seen.insert(disk.node) {
+                let kind = ErrorKind::RepeatedDiskOverride { node: disk.node };
+                self.problem(format!("{path}.node"), kind);
+            }
+            let fsync = self.latency(disk.fsync, &format!("{path}.fsync"));
+            per_node.push(NodeDisk { node, fsync });
+        }
+        let service = raw.service.map(|l| {
+            if !self.has_service {
+                let algorithm = algorithm.to_string();
+                self.problem("disk.service", ErrorKind::NoServiceDisk { algorithm });
+            }
+            self.latency(l, "disk.service")
+        });
+        DiskConfig {
+            fsync,
+            per_node,
+            service,
+        }
+    }
+
     fn clocks(&mut self, raw: Option<RawClocks>, algorithm: &str) -> ClockConfig {
         let Some(raw) = raw else {
             return ClockConfig::default();
@@ -630,6 +665,10 @@ impl Checker {
             RawAction::Duplicate(p) => {
                 FaultAction::Duplicate(self.probability(p, "duplicate", &arg(0)))
             }
+            RawAction::SlowDisk(t, d) => {
+                self.bounded(d.0, &arg(1));
+                FaultAction::SlowDisk(self.target(&t, &arg(0), kind, algorithm), d.0)
+            }
         }
     }
 
@@ -756,6 +795,7 @@ fn raw_variant_name(raw: &RawAction) -> &'static str {
         RawAction::Resign(_) => "Resign",
         RawAction::Loss(_) => "Loss",
         RawAction::Duplicate(_) => "Duplicate",
+        RawAction::SlowDisk(..) => "SlowDisk",
     }
 }
 
@@ -774,6 +814,7 @@ pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
         FaultAction::Resign(_) => "Resign",
         FaultAction::Loss(_) => "Loss",
         FaultAction::Duplicate(_) => "Duplicate",
+        FaultAction::SlowDisk(..) => "SlowDisk",
     }
 }
 

@@ -6,8 +6,8 @@ use super::{Expect, Scenario};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
-    ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig, PartitionShape,
-    Target, TimerClock, Transport,
+    ClockConfig, DiskConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig,
+    PartitionShape, Target, TimerClock, Transport,
 };
 
 /// The canonical RON text of a scenario.
@@ -24,6 +24,12 @@ pub fn to_ron(scenario: &Scenario) -> String {
     field("algorithm", algorithm(&scenario.algorithm));
     field("network", network(&sim.network));
     field("clocks", clocks(&sim.clocks));
+    if sim.disk != DiskConfig::default() {
+        field("disk", disk(&sim.disk));
+    }
+    if let Some(processing) = &sim.processing {
+        field("processing", latency(processing));
+    }
     field(
         "workload",
         format!("(write_every: {})", duration(sim.write_every_ns)),
@@ -198,6 +204,23 @@ fn clocks(config: &ClockConfig) -> String {
     )
 }
 
+fn disk(config: &DiskConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(fsync) = &config.fsync {
+        parts.push(format!("fsync: {}", latency(fsync)));
+    }
+    let nodes: Vec<String> = config
+        .per_node
+        .iter()
+        .map(|d| format!("(node: {}, fsync: {})", d.node, latency(&d.fsync)))
+        .collect();
+    parts.push(format!("nodes: [{}]", nodes.join(", ")));
+    if let Some(service) = &config.service {
+        parts.push(format!("service: {}", latency(service)));
+    }
+    format!("({})", parts.join(", "))
+}
+
 fn fault(spec: &FaultSpec) -> String {
     let heal = match spec.heal_after_ns {
         Some(ns) => format!(", heal_after: {}", duration(ns)),
@@ -228,6 +251,7 @@ fn action(action: &FaultAction) -> String {
         }
         FaultAction::ClockDrift(t, ppm) => format!("ClockDrift({}, {ppm})", target(t)),
         FaultAction::Resign(t) => format!("Resign({})", target(t)),
+        FaultAction::SlowDisk(t, d) => format!("SlowDisk({}, {})", target(t), duration(*d)),
         FaultAction::Loss(ppm) => format!("Loss({})", probability(*ppm)),
         FaultAction::Duplicate(ppm) => format!("Duplicate({})", probability(*ppm)),
     }

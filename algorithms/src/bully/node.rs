@@ -208,6 +208,7 @@ impl BullyNode {
 impl Process for BullyNode {
     type Msg = BullyMsg;
     type Timer = BullyTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut BullyCtx<'_>) {
         // Garcia-Molina 1982: a node that comes up holds an election. At the start of the

@@ -69,6 +69,7 @@ type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 impl Process for EtcdProcess {
     type Msg = EtcdMsg;
     type Timer = EtcdTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         match self {

@@ -59,6 +59,7 @@ type K8sCtx<'a, 'b> = Ctx<'a, K8sMsg, K8sTimer>;
 impl Process for K8sProcess {
     type Msg = K8sMsg;
     type Timer = K8sTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         if let K8sProcess::Client(c) = self {

@@ -10,11 +10,13 @@ pub enum RaftVariant {
     /// Raft as the paper specifies it: `current_term` and `voted_for` survive a restart.
     #[default]
     Correct,
-    /// Keeps `voted_for` in volatile memory only, so a restarted node can vote twice in one
-    /// term (the bug of a vote not persisted before it is granted).
+    /// Skips the fsync of a granted vote: the grant leaves at once and the vote lives in
+    /// memory only, so a node that crashes and restarts in the same term can vote twice in it
+    /// (the bug of a vote not persisted before it is granted).
     ForgetsVoteOnRestart,
-    /// Keeps `current_term` and `voted_for` in volatile memory only: a restarted node starts
-    /// again from term 0 (its term goes backwards, and it can vote again in old terms).
+    /// Skips every fsync: `current_term` and `voted_for` live in memory only, so a restarted
+    /// node starts again from term 0 (its term goes backwards, and it can vote again in old
+    /// terms).
     ForgetsTermOnRestart,
 }
 

@@ -9,7 +9,7 @@ use super::messages::{RaftMsg, RaftTimer};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
 
 /// The handler context of a Raft node.
-pub(crate) type RaftCtx<'a> = Ctx<'a, RaftMsg, RaftTimer>;
+pub(crate) type RaftCtx<'a> = Ctx<'a, RaftMsg, RaftTimer, Durable>;
 
 /// What a node is doing in its current term (paper §5.1, plus thesis §9.6's pre-candidate).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -22,13 +22,38 @@ pub(crate) enum Role {
 }
 
 /// Paper figure 2, "persistent state on all servers": updated on stable storage before
-/// responding to RPCs, so it survives a crash.
+/// responding to RPCs, so it survives a crash. Written with [`Ctx::persist`] wherever it
+/// changes, as LogCabin's `RaftConsensus::updateLogMetadata` is called (on a new term in
+/// `stepDown`, on a new election in `startNewElection`, on a granted vote in
+/// `handleRequestVote`), before anything the handler sends after it.
 #[derive(Clone, Debug)]
-pub(crate) struct Durable {
+pub struct Durable {
     pub(crate) current_term: u64,
-    /// Kept across restarts, except in [`RaftVariant::ForgetsVoteOnRestart`].
     pub(crate) voted_for: Option<NodeId>,
     pub(crate) log: RaftLog,
+}
+
+impl Durable {
+    /// What member `id` has on disk before it ever writes: term 0, no vote, and the initial
+    /// log `config.log_lengths[id]` entries of term 0 long (empty when the list does not
+    /// name it).
+    fn initial(id: NodeId, config: &RaftConfig) -> Self {
+        let log_length = config.log_lengths.get(id.index()).copied().unwrap_or(0);
+        Self {
+            current_term: 0,
+            voted_for: None,
+            log: RaftLog::uniform(log_length, 0),
+        }
+    }
+}
+
+/// What a durable write is for, so that a broken variant can skip one kind of fsync.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DurableWrite {
+    /// A new term (and the vote cleared with it, or a candidate's vote for itself).
+    Term,
+    /// A vote granted to another candidate.
+    Vote,
 }
 
 /// What the leader knows of one peer, for check-quorum and transfer-target choice.
@@ -103,17 +128,27 @@ impl RaftNode {
         assert!(id.index() < members, "{id} is not one of {members} members");
         assert!(config.election_timeout_min_ns <= config.election_timeout_max_ns);
         assert!(config.heartbeat_ns > 0, "a zero heartbeat would spin");
-        let log_length = config.log_lengths.get(id.index()).copied().unwrap_or(0);
         Self {
             id,
             members,
             config: config.clone(),
-            durable: Durable {
-                current_term: 0,
-                voted_for: None,
-                log: RaftLog::uniform(log_length, 0),
-            },
+            durable: Durable::initial(id, config),
             volatile: Volatile::fresh(members),
+        }
+    }
+
+    /// Paper figure 2: writes the durable state to stable storage; what the handler sends
+    /// after this leaves once it is on disk. The broken variants skip the fsync:
+    /// [`RaftVariant::ForgetsVoteOnRestart`] that of a granted vote,
+    /// [`RaftVariant::ForgetsTermOnRestart`] every one.
+    pub(crate) fn persist(&self, ctx: &mut RaftCtx<'_>, write: DurableWrite) {
+        let skipped = match self.config.variant {
+            RaftVariant::Correct => false,
+            RaftVariant::ForgetsVoteOnRestart => write == DurableWrite::Vote,
+            RaftVariant::ForgetsTermOnRestart => true,
+        };
+        if !skipped {
+            ctx.persist(self.durable.clone());
         }
     }
 
@@ -203,6 +238,7 @@ impl RaftNode {
         if term > self.durable.current_term {
             self.durable.current_term = term;
             self.durable.voted_for = None;
+            self.persist(ctx, DurableWrite::Term);
         }
         // Every role but the leader has its election timer armed (start, restart,
         // campaigning and this function arm it; only `become_leader` cancels it).
@@ -262,6 +298,7 @@ impl RaftNode {
         );
         self.durable.current_term += 1;
         self.durable.voted_for = Some(self.id);
+        self.persist(ctx, DurableWrite::Term);
         self.volatile.reset();
         self.volatile.role = Role::Candidate;
         self.volatile.transfer_campaign = transfer;
@@ -317,6 +354,7 @@ impl RaftNode {
 impl Process for RaftNode {
     type Msg = RaftMsg;
     type Timer = RaftTimer;
+    type Durable = Durable;
 
     fn on_start(&mut self, ctx: &mut RaftCtx<'_>) {
         // Paper §5.2: servers start as followers.
@@ -384,17 +422,13 @@ impl Process for RaftNode {
         }
     }
 
+    fn restore(&mut self, durable: Option<Durable>) {
+        // Paper figure 2: current_term, voted_for and the log are what the disk kept (a
+        // write the crash cut short, or one a broken variant never made, is lost).
+        self.durable = durable.unwrap_or_else(|| Durable::initial(self.id, &self.config));
+    }
+
     fn on_restart(&mut self, ctx: &mut RaftCtx<'_>) {
-        // Paper figure 2: current_term, voted_for and the log are persistent; everything
-        // else is volatile. The broken variant "persists" the vote only in memory.
-        match self.config.variant {
-            RaftVariant::Correct => {}
-            RaftVariant::ForgetsVoteOnRestart => self.durable.voted_for = None,
-            RaftVariant::ForgetsTermOnRestart => {
-                self.durable.current_term = 0;
-                self.durable.voted_for = None;
-            }
-        }
         self.volatile.reset();
         self.reset_election_timer(ctx);
     }

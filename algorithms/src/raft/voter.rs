@@ -3,7 +3,7 @@
 
 use super::log::LogPosition;
 use super::messages::RaftMsg;
-use super::node::{RaftCtx, RaftNode, Role};
+use super::node::{DurableWrite, RaftCtx, RaftNode, Role};
 use splitbrain_sim::{NodeId, Signal};
 
 impl RaftNode {
@@ -100,6 +100,7 @@ impl RaftNode {
         if granted {
             // Paper figure 2: the vote is durable before the reply leaves.
             self.durable.voted_for = Some(from);
+            self.persist(ctx, DurableWrite::Vote);
             // Paper figure 2 and §5.2: a follower that grants a vote resets its election
             // timer (LogCabin `handleRequestVote`: `setElectionTimer` after the grant).
             self.reset_election_timer(ctx);

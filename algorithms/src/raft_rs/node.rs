@@ -204,6 +204,7 @@ fn raft_redrew(before: Seen, after: Seen) -> bool {
 impl Process for RaftRsNode {
     type Msg = RaftRsMsg;
     type Timer = RaftRsTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut RaftRsCtx<'_>) {
         // Real members do not boot in the same nanosecond: the first tick comes after a

@@ -282,6 +282,7 @@ impl RingNode {
 impl Process for RingNode {
     type Msg = RingMsg;
     type Timer = RingTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut RingCtx<'_>) {
         let first = self.topology.order()[0] == self.id;

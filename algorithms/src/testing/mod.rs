@@ -95,6 +95,9 @@ pub(crate) struct Cluster<P: Process> {
     pub(crate) lost: BTreeMap<&'static str, u64>,
     on_crash: OnCrash,
     check_claim: fn(&P, u64, u64),
+    /// Per node, the last durable write ([`Ctx::persist`]): this harness's disk is
+    /// instant, so every write is on disk at once.
+    persisted: Vec<Option<P::Durable>>,
 }
 
 impl<P: Process> Cluster<P> {
@@ -126,6 +129,7 @@ impl<P: Process> Cluster<P> {
             lost: BTreeMap::new(),
             on_crash: rules.on_crash,
             check_claim: rules.check_claim,
+            persisted: vec![None; members],
         }
     }
 
@@ -148,7 +152,7 @@ impl<P: Process> Cluster<P> {
     pub(crate) fn drive(
         &mut self,
         i: usize,
-        handler: impl FnOnce(&mut P, &mut Ctx<'_, P::Msg, P::Timer>),
+        handler: impl FnOnce(&mut P, &mut Ctx<'_, P::Msg, P::Timer, P::Durable>),
     ) {
         assert!(self.up[i], "n{i} is down");
         let term_before = self.nodes[i].term();
@@ -172,8 +176,9 @@ impl<P: Process> Cluster<P> {
         }
     }
 
-    fn apply(&mut self, i: usize, effect: Effect<P::Msg, P::Timer>) {
+    fn apply(&mut self, i: usize, effect: Effect<P::Msg, P::Timer, P::Durable>) {
         match effect {
+            Effect::Persist(durable) => self.persisted[i] = Some(durable),
             Effect::Send { to, msg } => {
                 assert_ne!(to.index(), i, "n{i} sent a message to itself");
                 self.history.push((
@@ -341,7 +346,11 @@ impl<P: Process> Cluster<P> {
     pub(crate) fn restart(&mut self, i: usize) {
         assert!(!self.up[i]);
         self.up[i] = true;
-        self.drive(i, |n, ctx| n.on_restart(ctx));
+        let durable = self.persisted[i].clone();
+        self.drive(i, |n, ctx| {
+            n.restore(durable);
+            n.on_restart(ctx)
+        });
     }
 
     /// Asks node `i` for a planned handover.

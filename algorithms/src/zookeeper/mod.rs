@@ -60,6 +60,7 @@ type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
 impl Process for ZkProcess {
     type Msg = ZkMsg;
     type Timer = ZkTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         if let ZkProcess::Client(c) = self {

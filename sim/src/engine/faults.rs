@@ -114,6 +114,11 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Resign(_) => nodes.iter().for_each(|n| self.resign(*n)),
             FaultAction::Loss(ppm) => self.network.set_loss_ppm(*ppm),
             FaultAction::Duplicate(ppm) => self.network.set_duplicate_ppm(*ppm),
+            FaultAction::SlowDisk(_, d) => {
+                for node in nodes {
+                    self.nodes[node.index()].disk.slow_ns = Some(*d);
+                }
+            }
         }
     }
 
@@ -160,6 +165,11 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             FaultAction::Loss(_) => self.network.restore_loss(),
             FaultAction::Duplicate(_) => self.network.restore_duplicate(),
+            FaultAction::SlowDisk(..) => {
+                for node in &nodes {
+                    self.nodes[node.index()].disk.slow_ns = None;
+                }
+            }
             other => unreachable!("{} cannot heal", other.kind_name()),
         }
         if self.tracing() {
@@ -364,6 +374,13 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Resign(_) => format!("{} resigns", who(nodes)),
             FaultAction::Loss(ppm) => format!("loss {}%", f64::from(*ppm) / 10_000.0),
             FaultAction::Duplicate(ppm) => format!("duplication {}%", f64::from(*ppm) / 10_000.0),
+            FaultAction::SlowDisk(_, d) => {
+                format!(
+                    "disk of {} slows to {} per fsync",
+                    who(nodes),
+                    format_duration(*d)
+                )
+            }
         }
     }
 }

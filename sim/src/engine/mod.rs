@@ -6,6 +6,7 @@
 
 mod faults;
 mod nodes;
+mod output;
 mod streams;
 mod trace_events;
 
@@ -93,6 +94,11 @@ enum EventData<M> {
     ClockCaughtUp {
         node: NodeId,
     },
+    /// What `node` sends that was waiting for its disk or its processing time may leave.
+    Release {
+        node: NodeId,
+        generation: u32,
+    },
 }
 
 /// Something that came due while its process was paused, handled at resume in order.
@@ -113,7 +119,7 @@ enum Held<M> {
 }
 
 /// Per-process engine state (the process itself lives in `Sim::processes`).
-struct NodeState<M, T> {
+struct NodeState<M, T, D> {
     status: Status,
     clocks: NodeClocks,
     /// Suspended (a `Suspend` fault): the monotonic clock stands still until the resume.
@@ -129,8 +135,24 @@ struct NodeState<M, T> {
     /// A stall waiting to strike inside the next handler: its length and its fault.
     stall_next: Option<(Nanos, usize)>,
     /// Effects of a stalled handler, released at resume.
-    deferred: Vec<Effect<M, T>>,
+    deferred: Vec<Effect<M, T, D>>,
     pause_generation: u32,
+    /// The disk durable writes go to.
+    disk: crate::disk::Disk,
+    /// The last durable write that completed.
+    persisted: Option<D>,
+    /// The process's term after the handler that asked for `persisted`.
+    persisted_term: u64,
+    /// Durable writes under way, with the true time each completes and the process's term
+    /// after the handler that asked for it, oldest first.
+    writing: VecDeque<(Nanos, D, u64)>,
+    /// What leaves the process but waits for a durable write or for processing time, with
+    /// the true time it may leave, oldest first.
+    outgoing: VecDeque<(Nanos, Effect<M, T, D>)>,
+    /// The true time everything queued in `outgoing` has left.
+    output_free_ns: Nanos,
+    /// Bumped when a crash empties `outgoing`, so that its pending releases are skipped.
+    output_generation: u32,
 }
 
 impl<P: Process> Sim<'_, P> {
@@ -219,8 +241,12 @@ pub struct Sim<'t, P: Process> {
     /// Timer slots per process: the algorithm's kinds plus the workload's.
     slots_per_node: usize,
     processes: Vec<P>,
-    nodes: Vec<NodeState<P::Msg, P::Timer>>,
-    outbox: Vec<Effect<P::Msg, P::Timer>>,
+    nodes: Vec<NodeState<P::Msg, P::Timer, P::Durable>>,
+    outbox: Vec<Effect<P::Msg, P::Timer, P::Durable>>,
+    /// The draws of fsync latencies (drawn only when a disk takes time).
+    disk_rng: SimRng,
+    /// The draws of handler processing times (drawn only when they are configured).
+    processing_rng: SimRng,
     network: Network,
     /// `Stream` connections, if the transport is `Stream`.
     connections: crate::connections::Connections<Payload<P::Msg>>,
@@ -316,6 +342,8 @@ impl<'t, P: Process> Sim<'t, P> {
             processes,
             nodes,
             outbox: Vec::with_capacity(64),
+            disk_rng: SimRng::stream(config.seed, StreamId::DISK),
+            processing_rng: SimRng::stream(config.seed, StreamId::PROCESSING),
             now: 0,
             events: 0,
             max_events: None,
@@ -341,7 +369,7 @@ impl<'t, P: Process> Sim<'t, P> {
         config: &SimConfig,
         count: usize,
         slots: usize,
-    ) -> Vec<NodeState<P::Msg, P::Timer>> {
+    ) -> Vec<NodeState<P::Msg, P::Timer, P::Durable>> {
         let mut clock_rng = SimRng::stream(config.seed, StreamId::CLOCKS);
         let max_drift = i64::from(config.clocks.max_drift_ppm);
         // Validation keeps the bound far below `i64::MAX`; saturate if handed more.
@@ -379,6 +407,16 @@ impl<'t, P: Process> Sim<'t, P> {
                     stall_next: None,
                     deferred: Vec::new(),
                     pause_generation: 0,
+                    disk: crate::disk::Disk {
+                        fsync: config.disk.fsync_of(index, config.members).cloned(),
+                        ..Default::default()
+                    },
+                    persisted: None,
+                    persisted_term: 0,
+                    writing: VecDeque::new(),
+                    outgoing: VecDeque::new(),
+                    output_free_ns: 0,
+                    output_generation: 0,
                 }
             })
             .collect()
@@ -490,6 +528,7 @@ impl<'t, P: Process> Sim<'t, P> {
             EventData::Resume { node, generation } => self.on_resume(node, generation),
             EventData::LivenessDeadline => self.on_liveness_deadline(),
             EventData::ClockCaughtUp { node } => self.on_clock_caught_up(node),
+            EventData::Release { node, generation } => self.on_release(node, generation),
         }
     }
 
@@ -599,5 +638,7 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 }
 
+#[cfg(test)]
+mod disk_tests;
 #[cfg(test)]
 mod tests;

@@ -159,9 +159,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals -= 1;
             self.record_mut(fault).healed_at_ns = Some(self.now.saturating_add(stall_ns));
         } else {
-            for effect in effects.drain(..) {
-                self.apply(node, local, effect);
-            }
+            self.settle(node, local, &mut effects);
         }
         self.outbox = effects;
         let term = self.processes[index].term();
@@ -173,8 +171,19 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
-    fn apply(&mut self, node: NodeId, local: LocalNanos, effect: Effect<P::Msg, P::Timer>) {
+    pub(super) fn apply(
+        &mut self,
+        node: NodeId,
+        local: LocalNanos,
+        effect: Effect<P::Msg, P::Timer, P::Durable>,
+    ) {
         match effect {
+            Effect::Persist(durable) => {
+                // A stalled handler's write: the disk takes it at once, the output waits.
+                let done_ns = self.write_durable(node, self.now, durable);
+                let free_ns = &mut self.nodes[node.index()].output_free_ns;
+                *free_ns = (*free_ns).max(done_ns);
+            }
             Effect::Send { to, msg } => self.send(node, to, Payload::Algo(msg)),
             Effect::Disconnect { peer } => {
                 if self.stream_config().is_some() {
@@ -625,11 +634,13 @@ impl<'t, P: Process> Sim<'t, P> {
         state.status = Status::Up;
         self.end_suspend(node);
         self.trace_node(node, EventKind::Resume);
-        // A stalled handler's sends and timers leave now, then held events run in order.
+        // What was due to leave during the pause leaves, then a stalled handler's sends and
+        // timers (behind whatever still waits for the disk), then held events run in order.
+        self.release_due(node);
         let deferred = std::mem::take(&mut self.nodes[node.index()].deferred);
         let local = self.nodes[node.index()].clocks.timer_reading(self.now);
         for effect in deferred {
-            self.apply(node, local, effect);
+            self.send_or_queue(node, local, effect);
         }
         while self.nodes[node.index()].status == Status::Up {
             let Some(held) = self.nodes[node.index()].held.pop_front() else {
@@ -664,6 +675,8 @@ impl<'t, P: Process> Sim<'t, P> {
         state.status = Status::Crashed;
         state.held.clear();
         state.deferred.clear();
+        self.crash_output(node);
+        let state = &mut self.nodes[node.index()];
         if state.stall_next.take().is_some() {
             self.pending_heals -= 1;
         }
@@ -680,6 +693,7 @@ impl<'t, P: Process> Sim<'t, P> {
             return;
         }
         self.nodes[node.index()].status = Status::Up;
+        self.restore_durable(node);
         self.invoke(node, Input::Restart);
         self.arm_workload(node);
     }

@@ -88,6 +88,7 @@ impl Toy {
 impl Process for Toy {
     type Msg = ToyMsg;
     type Timer = ToyTimer;
+    type Durable = ();
 
     fn on_start(&mut self, ctx: &mut ToyCtx<'_>) {
         self.me = Some(ctx.me());

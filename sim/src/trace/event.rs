@@ -89,6 +89,12 @@ pub enum EventKind {
         /// The other end of the connection.
         peer: NodeId,
     },
+    /// The node asked for a durable write that takes time (docs/engine.md, "Disks and
+    /// processing"); the `what` column is the true time it completes, in nanoseconds.
+    Persist {
+        /// True time the write is on disk.
+        done_ns: Nanos,
+    },
     /// A pause or stall ended.
     Resume,
     /// The process stopped.
@@ -144,6 +150,7 @@ impl EventKind {
             EventKind::Held { .. } => "held",
             EventKind::Drop { .. } => "drop",
             EventKind::Disconnect { .. } => "disconnect",
+            EventKind::Persist { .. } => "persist",
             EventKind::Resume => "resume",
             EventKind::Crash => "crash",
             EventKind::Restart => "restart",

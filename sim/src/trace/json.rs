@@ -50,6 +50,9 @@ fn push_what(line: &mut String, kind: &EventKind) {
         EventKind::Disconnect { peer } => {
             let _ = write!(line, "\"{}\"", peer.0);
         }
+        EventKind::Persist { done_ns } => {
+            let _ = write!(line, "\"{done_ns}\"");
+        }
         EventKind::Start
         | EventKind::Workload
         | EventKind::Resume
@@ -222,6 +225,10 @@ fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
             .parse::<u32>()
             .map(|peer| EventKind::Disconnect { peer: NodeId(peer) })
             .map_err(|_| format!("a disconnect's peer is a node number, not {what:?}")),
+        "persist" => what
+            .parse::<u64>()
+            .map(|done_ns| EventKind::Persist { done_ns })
+            .map_err(|_| format!("a persist's completion is a time in ns, not {what:?}")),
         _ => {
             let kind = fixed_text(ev).ok_or(format!("unknown event kind {ev:?}"))?;
             let expected = if kind == EventKind::Quiet {
@@ -362,6 +369,7 @@ mod tests {
                 sent_ns
             }),
             any::<u32>().prop_map(|peer| EventKind::Disconnect { peer: NodeId(peer) }),
+            any::<u64>().prop_map(|done_ns| EventKind::Persist { done_ns }),
             Just(EventKind::Resume),
             Just(EventKind::Crash),
             Just(EventKind::Restart),

@@ -2,7 +2,7 @@
 
 use super::*;
 use proptest::prelude::*;
-use splitbrain_sim::TimerClock;
+use splitbrain_sim::{DiskConfig, NodeDisk, TimerClock};
 
 /// The longest duration, and largest clock step either way, that a scenario may hold.
 const LIMIT_NS: u64 = crate::scenario::error::MAX_DURATION_NS;
@@ -45,6 +45,7 @@ fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
         target(nodes).prop_map(FaultAction::Resign),
         (0..=1_000_000u32).prop_map(FaultAction::Loss),
         (0..=1_000_000u32).prop_map(FaultAction::Duplicate),
+        (target(nodes), 0..=LIMIT_NS).prop_map(|(t, d)| FaultAction::SlowDisk(t, d)),
     ]
 }
 
@@ -193,7 +194,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             members: nodes as usize,
                             network: NetworkConfig {
                                 default: LinkConfig {
-                                    latency,
+                                    latency: latency.clone(),
                                     loss_ppm,
                                     duplicate_ppm,
                                 },
@@ -206,6 +207,21 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                 per_node,
                                 service: None,
                             },
+                            // Disks and processing follow the seed, to keep the
+                            // strategy's tuple small.
+                            disk: if seed % 3 == 0 {
+                                DiskConfig {
+                                    fsync: Some(latency.clone()),
+                                    per_node: vec![NodeDisk {
+                                        node: 0,
+                                        fsync: Latency::Constant(max_offset_ns),
+                                    }],
+                                    service: None,
+                                }
+                            } else {
+                                DiskConfig::default()
+                            },
+                            processing: (seed % 5 == 0).then(|| latency.clone()),
                             write_every_ns,
                             fencing,
                             startup_delay_ns: 0,

@@ -1,0 +1,55 @@
+//! Disks: how long a process takes to make a write durable (fsync), by default and per
+//! process (docs/engine.md, "Disks and processing").
+
+use crate::network_config::Latency;
+use crate::time::Nanos;
+use serde::Serialize;
+
+/// The processes' disks. The default is an instant disk, as every run before this setting
+/// had.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DiskConfig {
+    /// How long a durable write (an fsync) takes on every process without an override;
+    /// `None`: at once.
+    pub fsync: Option<Latency>,
+    /// Members whose disk differs from `fsync`.
+    pub per_node: Vec<NodeDisk>,
+    /// The coordination service's disk, if it differs from `fsync`.
+    pub service: Option<Latency>,
+}
+
+/// One member's disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeDisk {
+    /// The member's index.
+    pub node: u32,
+    /// Its fsync latency.
+    pub fsync: Latency,
+}
+
+impl DiskConfig {
+    /// The fsync latency of process `index` (members are `0..members`, services after).
+    pub fn fsync_of(&self, index: usize, members: usize) -> Option<&Latency> {
+        if index >= members {
+            if let Some(service) = &self.service {
+                return Some(service);
+            }
+        }
+        self.per_node
+            .iter()
+            .rev()
+            .find(|d| d.node as usize == index)
+            .map(|d| &d.fsync)
+            .or(self.fsync.as_ref())
+    }
+}
+
+/// A process's disk during a run: its latency, a `SlowDisk` fault's, and when it is free.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Disk {
+    pub(crate) fsync: Option<Latency>,
+    /// A `SlowDisk` fault in force: every fsync takes this long instead.
+    pub(crate) slow_ns: Option<Nanos>,
+    /// The true time the write under way completes (writes are done one after another).
+    pub(crate) busy_until_ns: Nanos,
+}

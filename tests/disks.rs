@@ -1,0 +1,84 @@
+//! Disks: Raft writes its term and vote before it asks or answers, so an election takes at
+//! least three fsyncs; a crash before a write completes loses it, and the broken variant
+//! that skips the fsync of its vote is caught while the correct Raft stays safe.
+
+mod common;
+
+use common::run_text;
+
+const FIGURE16: &str = include_str!("../scenarios/raft-figure16.ron");
+const BROKEN_NEMESIS: &str = include_str!("../scenarios/raft-broken-nemesis.ron");
+
+const MS: u64 = 1_000_000;
+
+/// How long each decided election took, in ns.
+fn election_times(text: &str) -> Vec<u64> {
+    run_text(text)
+        .elections
+        .iter()
+        .filter_map(|e| e.decided_ns.map(|d| d - e.started_ns))
+        .collect()
+}
+
+fn with_seed(text: &str, seed: u64) -> String {
+    text.replacen("seed: 1,", &format!("seed: {seed},"), 1)
+}
+
+#[test]
+fn an_election_waits_for_the_candidates_and_the_voters_fsyncs() {
+    for seed in 1..=10 {
+        let text = with_seed(FIGURE16, seed);
+        // Candidate's write, then each voter's write of the term and of its vote: at least
+        // three fsyncs of at least 1 ms each.
+        let times = election_times(&text);
+        assert!(!times.is_empty(), "seed {seed}: a leader was elected");
+        assert!(times.iter().all(|t| *t >= 3 * MS), "seed {seed}: {times:?}");
+        let instant = text.replace(
+            "    disk: (fsync: Exponential(mean: \"4ms\", min: \"1ms\")),\n",
+            "",
+        );
+        assert_ne!(instant, text, "the scenario has a disk");
+        let times = election_times(&instant);
+        assert!(times.iter().all(|t| *t < MS), "seed {seed}: {times:?}");
+    }
+}
+
+/// The broken-vote hunt scenario with a disk, run as `variant`, written to a scratch file.
+fn broken_nemesis_with_disk(variant: &str) -> std::path::PathBuf {
+    let text = BROKEN_NEMESIS
+        .replace("ForgetsVoteOnRestart", variant)
+        .replace(
+            "    workload:",
+            "    disk: (fsync: Exponential(mean: \"4ms\", min: \"1ms\")),\n    workload:",
+        );
+    assert!(text.contains("disk:"));
+    let path = common::scratch_path(&format!("disk-nemesis-{variant}.ron"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn skipping_the_vote_fsync_is_caught_and_the_correct_raft_stays_safe_with_a_disk() {
+    let hunt = |variant: &str| {
+        let path = broken_nemesis_with_disk(variant);
+        let path = path.to_str().unwrap().to_string();
+        common::splitbrain([
+            "hunt",
+            &path,
+            "--seeds",
+            "300",
+            "--keep-going",
+            "--no-shrink",
+        ])
+    };
+    let correct = hunt("Correct");
+    assert_eq!(
+        correct.status.code(),
+        Some(0),
+        "{}",
+        common::stdout(&correct)
+    );
+    let broken = hunt("ForgetsVoteOnRestart");
+    assert_eq!(broken.status.code(), Some(1), "{}", common::stdout(&broken));
+    assert!(common::stdout(&broken).contains("election_safety"));
+}
