@@ -44,10 +44,10 @@ impl DiskConfig {
     }
 }
 
-/// A process's disk during a run: its latency, a `SlowDisk` fault's, and when it is free.
+/// A process's disk during a run: a `SlowDisk` fault's latency, and when it is free (its
+/// own latency is the configuration's, [`DiskConfig::fsync_of`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Disk {
-    pub(crate) fsync: Option<Latency>,
     /// A `SlowDisk` fault in force: every fsync takes this long instead.
     pub(crate) slow_ns: Option<Nanos>,
     /// The true time the write under way completes (writes are done one after another).

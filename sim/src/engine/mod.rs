@@ -407,10 +407,7 @@ impl<'t, P: Process> Sim<'t, P> {
                     stall_next: None,
                     deferred: Vec::new(),
                     pause_generation: 0,
-                    disk: crate::disk::Disk {
-                        fsync: config.disk.fsync_of(index, config.members).cloned(),
-                        ..Default::default()
-                    },
+                    disk: crate::disk::Disk::default(),
                     persisted: None,
                     persisted_term: 0,
                     writing: VecDeque::new(),

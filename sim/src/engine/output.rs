@@ -80,8 +80,9 @@ impl<P: Process> Sim<'_, P> {
         durable: P::Durable,
     ) -> Nanos {
         let term = self.processes[node.index()].term();
+        let configured = self.config.disk.fsync_of(node.index(), self.config.members);
         let state = &mut self.nodes[node.index()];
-        let fsync_ns = match (state.disk.slow_ns, &state.disk.fsync) {
+        let fsync_ns = match (state.disk.slow_ns, configured) {
             (Some(slow_ns), _) => slow_ns,
             (None, Some(latency)) => sample(latency, &mut self.disk_rng),
             (None, None) => 0,
