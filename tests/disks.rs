@@ -82,3 +82,25 @@ fn skipping_the_vote_fsync_is_caught_and_the_correct_raft_stays_safe_with_a_disk
     assert_eq!(broken.status.code(), Some(1), "{}", common::stdout(&broken));
     assert!(common::stdout(&broken).contains("election_safety"));
 }
+
+const ETCD_SLOW_DISK: &str = include_str!("../scenarios/raft-etcd-slow-disk.ron");
+
+/// In how many of seeds 1..=`seeds` the leadership changed hands, with every fsync of the
+/// leader's disk taking `slow` (as the scenario writes it) from 5 s to 15 s.
+fn seeds_with_a_leader_change(slow: &str, seeds: u64) -> u64 {
+    let text = ETCD_SLOW_DISK.replace("\"1500ms\"", &format!("\"{slow}\""));
+    assert!(text.contains(&format!("SlowDisk(Leader, \"{slow}\")")));
+    (1..=seeds)
+        .filter(|&seed| run_text(&with_seed(&text, seed)).counters.leader_changes > 0)
+        .count() as u64
+}
+
+#[test]
+fn a_slow_leader_disk_causes_elections_only_when_its_fsyncs_outlast_the_election_timeout() {
+    // The leader's heartbeats wait behind its WAL fsyncs: a follower hears from it once per
+    // fsync. Shorter than the 1 s minimum election timeout, nobody campaigns; longer than
+    // the 2 s maximum, every follower does.
+    assert_eq!(seeds_with_a_leader_change("1ms", 20), 0, "a healthy disk");
+    assert_eq!(seeds_with_a_leader_change("700ms", 20), 0);
+    assert_eq!(seeds_with_a_leader_change("2500ms", 20), 20);
+}

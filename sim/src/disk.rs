@@ -16,6 +16,13 @@ pub struct DiskConfig {
     pub per_node: Vec<NodeDisk>,
     /// The coordination service's disk, if it differs from `fsync`.
     pub service: Option<Latency>,
+    /// Group commit: a write asked for while the disk is busy with another goes down with
+    /// every other write asked for meanwhile, in the next fsync, instead of in one of its
+    /// own (etcd's `raftNode` loop saves all the entries of a `Ready` in one WAL sync,
+    /// server/etcdserver/raft.go `start`; ZooKeeper's `SyncRequestProcessor` flushes a
+    /// batch of transactions with one `commit`). `false`: one fsync per write, as LogCabin's
+    /// synchronous `updateLogMetadata`.
+    pub batch: bool,
 }
 
 /// One member's disk.
@@ -50,6 +57,10 @@ impl DiskConfig {
 pub(crate) struct Disk {
     /// A `SlowDisk` fault in force: every fsync takes this long instead.
     pub(crate) slow_ns: Option<Nanos>,
-    /// The true time the write under way completes (writes are done one after another).
+    /// The true time the last write asked for completes (writes are done one after
+    /// another).
     pub(crate) busy_until_ns: Nanos,
+    /// The true time the last write asked for starts: later than a new write's start, that
+    /// write has not begun, and with [`DiskConfig::batch`] the new one joins it.
+    pub(crate) last_start_ns: Nanos,
 }

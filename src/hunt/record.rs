@@ -18,7 +18,7 @@ pub struct Failure {
 pub const PANIC_KEY: &str = "panic";
 
 /// How many coverage counters there are.
-pub const COVERAGE_KINDS: usize = 8;
+pub const COVERAGE_KINDS: usize = 9;
 
 /// The coverage counters of one run: the dangerous situations it reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +31,10 @@ pub struct Coverage {
     /// Absent from records written before it was counted.
     #[serde(default)]
     pub locked_out_writes: u64,
+    /// Leadership passing from one node to another (a leader crashed, deposed, or replaced
+    /// while alive: a slow disk's spurious election). Absent from older records.
+    #[serde(default)]
+    pub leader_changes: u64,
     pub failovers: u64,
     pub faults: u64,
 }
@@ -60,6 +64,7 @@ impl Coverage {
                 "newer leaders' writes locked out by an older token",
                 self.locked_out_writes,
             ),
+            ("leader changes", self.leader_changes),
             ("failovers", self.failovers),
             ("faults injected", self.faults),
         ]
@@ -74,6 +79,7 @@ impl Coverage {
             minority_elections: c.minority_elections,
             leases_expired_while_leading: c.leases_expired_while_leading,
             locked_out_writes: c.locked_out_writes,
+            leader_changes: c.leader_changes,
             failovers: report.failovers.len() as u64,
             faults: report.faults.len() as u64,
         }

@@ -170,6 +170,7 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
     total.minority_elections += one.minority_elections;
     total.leases_expired_while_leading += one.leases_expired_while_leading;
     total.locked_out_writes += one.locked_out_writes;
+    total.leader_changes += one.leader_changes;
     total.failovers += one.failovers;
     total.faults += one.faults;
 }

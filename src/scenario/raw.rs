@@ -204,6 +204,8 @@ pub(crate) struct RawDisk {
     pub nodes: Vec<RawNodeDisk>,
     #[serde(default)]
     pub service: Option<RawLatency>,
+    #[serde(default)]
+    pub batch: Option<bool>,
 }
 
 /// One member's disk.

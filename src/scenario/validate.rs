@@ -499,6 +499,7 @@ impl Checker {
             fsync,
             per_node,
             service,
+            batch: raw.batch.unwrap_or(false),
         }
     }
 

@@ -218,6 +218,9 @@ fn disk(config: &DiskConfig) -> String {
     if let Some(service) = &config.service {
         parts.push(format!("service: {}", latency(service)));
     }
+    if config.batch {
+        parts.push("batch: true".to_string());
+    }
     format!("({})", parts.join(", "))
 }
 

@@ -72,6 +72,10 @@ pub struct RaftConfig {
     pub variant: RaftVariant,
     /// Whether a step-down to a higher term restarts the election timer.
     pub timer_reset: RaftTimerReset,
+    /// A client proposal workload: the leader appends one entry every this long, of local
+    /// time, and replicates it (paper §5.3); followers write what they append to disk before
+    /// answering. `None`: no workload, logs never change (elections only).
+    pub propose_every_ns: Option<u64>,
 }
 
 impl Default for RaftConfig {
@@ -85,6 +89,7 @@ impl Default for RaftConfig {
             log_lengths: Vec::new(),
             variant: RaftVariant::Correct,
             timer_reset: RaftTimerReset::OnGrantOrLeader,
+            propose_every_ns: None,
         }
     }
 }

@@ -35,6 +35,7 @@ impl RaftNode {
         progress.heard_this_round = true;
         progress.last_response_local = Some(ctx.monotonic_now());
         progress.position = Some(position);
+        self.resume_probe(ctx, from);
     }
 
     /// Thesis §6.2: every minimum election timeout, a leader that did not hear from a

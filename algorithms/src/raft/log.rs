@@ -1,8 +1,10 @@
-//! The static Raft log: only its shape matters for elections, through the up-to-date rule.
+//! The Raft log: only the terms of its entries matter, for the up-to-date rule of elections
+//! and, with a proposal workload, for the consistency check of replication (paper §5.3).
 
-/// A log that never changes: a sequence of entry terms, stored run-length encoded so that a
-/// scenario may give a member millions of entries at no cost. There is no replication, so
-/// nothing is ever appended; the log exists for the voting rule of paper §5.4.1.
+/// A log as a sequence of entry terms, stored run-length encoded so that a scenario may give
+/// a member millions of entries at no cost. Without a proposal workload (`propose_every`)
+/// it never changes and exists for the voting rule of paper §5.4.1; with one, leaders append
+/// and followers copy (`replication.rs`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RaftLog {
     /// `(term, count)` runs in index order; every `count` is positive.
@@ -28,6 +30,92 @@ impl RaftLog {
     /// The term of the last entry; 0 for an empty log.
     pub(crate) fn last_term(&self) -> u64 {
         self.runs.last().map_or(0, |(term, _)| *term)
+    }
+
+    /// The term of the entry at `index` (1-based); 0 for index 0 (before the first entry),
+    /// `None` past the end.
+    pub(crate) fn term_at(&self, index: u64) -> Option<u64> {
+        if index == 0 {
+            return Some(0);
+        }
+        let mut end = 0;
+        for &(term, count) in &self.runs {
+            end += count;
+            if index <= end {
+                return Some(term);
+            }
+        }
+        None
+    }
+
+    /// Appends `count` entries of `term` at the end.
+    pub(crate) fn append(&mut self, term: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        match self.runs.last_mut() {
+            Some((last_term, last_count)) if *last_term == term => *last_count += count,
+            _ => self.runs.push((term, count)),
+        }
+    }
+
+    /// Drops every entry after `index`.
+    fn truncate_after(&mut self, index: u64) {
+        let mut kept = 0;
+        let mut runs = 0;
+        for (_, count) in &mut self.runs {
+            if kept >= index {
+                break;
+            }
+            *count = (*count).min(index - kept);
+            kept += *count;
+            runs += 1;
+        }
+        self.runs.truncate(runs);
+    }
+
+    /// The first index in `from..=to` whose entry is missing or not of `term`, if any.
+    fn first_mismatch(&self, from: u64, to: u64, term: u64) -> Option<u64> {
+        let mut start = 1;
+        for &(run_term, count) in &self.runs {
+            let end = start + count - 1;
+            if end >= from && run_term != term {
+                return Some(start.max(from)).filter(|&index| index <= to);
+            }
+            if end >= to {
+                return None;
+            }
+            start = end + 1;
+        }
+        Some(start.max(from)).filter(|&index| index <= to)
+    }
+
+    /// Paper §5.3, receiver steps 3 and 4: puts `count` entries of `term` right after
+    /// `prev_index` (which the caller has matched). Entries already there with the same
+    /// terms stay, and so does what follows them (a late or repeated message must not cut
+    /// newer entries); from the first conflicting entry on, the log is replaced. Returns
+    /// whether the log changed (and so must be written to disk).
+    pub(crate) fn put_after(&mut self, prev_index: u64, term: u64, count: u64) -> bool {
+        let last = prev_index + count;
+        let Some(conflict) = self.first_mismatch(prev_index + 1, last, term) else {
+            return false;
+        };
+        self.truncate_after(conflict - 1);
+        self.append(term, last - (conflict - 1));
+        true
+    }
+
+    /// The run of equal-term entries that starts at `index` and goes to the end of its run:
+    /// `(term, count)`; `None` when `index` is past the end.
+    pub(crate) fn run_from(&self, index: u64) -> Option<(u64, u64)> {
+        let mut end = 0;
+        for &(term, count) in &self.runs {
+            end += count;
+            if index <= end {
+                return Some((term, end - index + 1));
+            }
+        }
+        None
     }
 
     /// `(last_log_term, last_log_index)`, the position voters compare.
@@ -114,6 +202,60 @@ mod tests {
     fn equal_logs_are_each_as_up_to_date_as_the_other() {
         let a = RaftLog::uniform(5, 0).position();
         assert!(a.at_least_as_up_to_date_as(a));
+    }
+
+    /// The dumb oracle of a log: one term per entry.
+    fn expand(log: &RaftLog) -> Vec<u64> {
+        log.runs
+            .iter()
+            .flat_map(|&(term, count)| std::iter::repeat_n(term, count as usize))
+            .collect()
+    }
+
+    #[test]
+    fn put_after_agrees_with_the_papers_rule_on_a_plain_vector() {
+        let mut rng = SimRng::stream(2024, 78);
+        for _ in 0..20_000 {
+            let mut log = RaftLog::default();
+            for _ in 0..rng.below(4) {
+                log.append(1 + rng.below(3), 1 + rng.below(3));
+            }
+            let mut plain = expand(&log);
+            let prev = rng.below(plain.len() as u64 + 1);
+            let (term, count) = (1 + rng.below(3), 1 + rng.below(3));
+            // Paper §5.3 steps 3 and 4, entry by entry: a conflicting entry and all that
+            // follow it go, then any new entries not already there are appended.
+            for offset in 0..count as usize {
+                let at = prev as usize + offset;
+                if at < plain.len() && plain[at] != term {
+                    plain.truncate(at);
+                }
+                if at >= plain.len() {
+                    plain.push(term);
+                }
+            }
+            let before = expand(&log);
+            let changed = log.put_after(prev, term, count);
+            assert_eq!(expand(&log), plain, "prev {prev} term {term} count {count}");
+            assert_eq!(changed, before != plain);
+            for index in 0..=plain.len() as u64 + 1 {
+                let expected = match index {
+                    0 => Some(0),
+                    i => plain.get(i as usize - 1).copied(),
+                };
+                assert_eq!(log.term_at(index), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn run_from_gives_the_rest_of_the_run() {
+        let mut log = RaftLog::uniform(3, 1);
+        log.append(2, 4);
+        assert_eq!(log.run_from(2), Some((1, 2)));
+        assert_eq!(log.run_from(4), Some((2, 4)));
+        assert_eq!(log.run_from(7), Some((2, 1)));
+        assert_eq!(log.run_from(8), None);
     }
 
     #[test]

@@ -5,9 +5,10 @@ use serde::Serialize;
 /// A Raft election message. Every message carries a term (Raft paper §5.1: terms act as a
 /// logical clock; a server seeing a higher term updates its own).
 ///
-/// There is no log replication: `AppendEntries` is always the empty heartbeat, and the log
+/// `AppendEntries` is always the empty heartbeat (etcd's `MsgHeartbeat`), and the log
 /// position fields let voters apply the up-to-date rule (paper §5.4.1) and let a leader pick
-/// a transfer target (thesis §3.10).
+/// a transfer target (thesis §3.10). Entries travel in [`RaftMsg::Append`] (etcd's `MsgApp`),
+/// sent only under a proposal workload (`propose_every`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum RaftMsg {
     /// Thesis §9.6: "would you vote for me in `term`?", sent without changing the sender's
@@ -65,6 +66,33 @@ pub enum RaftMsg {
         /// The term of the follower's last log entry.
         last_log_term: u64,
     },
+    /// Paper §5.3: the leader sends `entries` entries of term `entry_term` that follow the
+    /// entry at `prev_log_index` of term `prev_log_term` (an AppendEntries with entries;
+    /// etcd's `MsgApp`).
+    Append {
+        /// The leader's term.
+        term: u64,
+        /// The index of the entry just before the new ones.
+        prev_log_index: u64,
+        /// The term of that entry: the consistency check.
+        prev_log_term: u64,
+        /// The term of every entry sent (one run of the leader's log).
+        entry_term: u64,
+        /// How many entries.
+        entries: u64,
+    },
+    /// Answer to [`RaftMsg::Append`], after the follower's log is on disk.
+    AppendResp {
+        /// The follower's current term.
+        term: u64,
+        /// Whether the follower's log matched at the request's previous entry.
+        success: bool,
+        /// On success the index of the last entry now known to match the leader's; on a
+        /// refusal the request's `prev_log_index`.
+        index: u64,
+        /// The index of the follower's last entry (where the leader may try next).
+        last_log_index: u64,
+    },
     /// Thesis §3.10: the leader tells the transfer target to start an election at once.
     TimeoutNow {
         /// The leader's term; the target campaigns in the next one.
@@ -81,6 +109,8 @@ splitbrain_sim::message_kinds! {
             RequestVoteResp => "RequestVoteResp",
             AppendEntries => "AppendEntries",
             AppendEntriesResp => "AppendEntriesResp",
+            Append => "Append",
+            AppendResp => "AppendResp",
             TimeoutNow => "TimeoutNow",
         }
 
@@ -92,6 +122,8 @@ splitbrain_sim::message_kinds! {
                 | RaftMsg::RequestVoteResp { term, .. }
                 | RaftMsg::AppendEntries { term }
                 | RaftMsg::AppendEntriesResp { term, .. }
+                | RaftMsg::Append { term, .. }
+                | RaftMsg::AppendResp { term, .. }
                 | RaftMsg::TimeoutNow { term } => term,
             }
         }
@@ -112,6 +144,8 @@ splitbrain_sim::timer_kinds! {
         CheckQuorum => "check_quorum",
         /// Thesis §3.10: a leadership transfer that has not completed by now is aborted.
         Transfer => "transfer",
+        /// The proposal workload: the leader appends a client's entry (`propose_every`).
+        Propose => "propose",
     }
 }
 
@@ -150,6 +184,19 @@ mod tests {
                 last_log_term: 0,
             },
             RaftMsg::TimeoutNow { term: 7 },
+            RaftMsg::Append {
+                term: 8,
+                prev_log_index: 0,
+                prev_log_term: 0,
+                entry_term: 8,
+                entries: 1,
+            },
+            RaftMsg::AppendResp {
+                term: 9,
+                success: true,
+                index: 1,
+                last_log_index: 1,
+            },
         ];
         for (expected, msg) in samples.iter().enumerate() {
             assert_eq!(msg.term(), expected as u64 + 1, "{msg:?}");

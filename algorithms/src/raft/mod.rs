@@ -1,10 +1,12 @@
 //! Raft leader election (Ongaro & Ousterhout 2014, "In Search of an Understandable Consensus
-//! Algorithm", and Ongaro's 2014 thesis), without log replication: terms, votes, the
-//! up-to-date-log rule, heartbeats, and the optional pre-vote, check-quorum and leadership
-//! transfer. `docs/algorithms/raft.md` says what is modeled and what is not.
+//! Algorithm", and Ongaro's 2014 thesis): terms, votes, the up-to-date-log rule, heartbeats,
+//! and the optional pre-vote, check-quorum and leadership transfer; with a proposal workload
+//! (`propose_every`), log replication without commitment. `docs/algorithms/raft.md` says
+//! what is modeled and what is not.
 //!
 //! The node is split by role: `node.rs` holds the state and the role transitions,
-//! `voter.rs` the answering side, `candidate.rs` the asking side, `leader.rs` the leader.
+//! `voter.rs` the answering side, `candidate.rs` the asking side, `leader.rs` the leader,
+//! `replication.rs` the proposal workload.
 
 mod candidate;
 pub mod config;
@@ -12,6 +14,7 @@ mod leader;
 mod log;
 mod messages;
 mod node;
+mod replication;
 mod voter;
 
 mod settings;
@@ -37,7 +40,8 @@ pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
         // The log rule decides who can win (paper §5.4.1), and a follower knows when it
         // first hears the new leader.
         signals: SignalSupport {
-            campaign_eligibility: true,
+            // Who could win is known only while logs do not change.
+            campaign_eligibility: config.propose_every_ns.is_none(),
             leader_heard: true,
         },
     }

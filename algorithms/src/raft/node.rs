@@ -6,6 +6,7 @@
 use super::config::{RaftConfig, RaftTimerReset, RaftVariant};
 use super::log::{LogPosition, RaftLog};
 use super::messages::{RaftMsg, RaftTimer};
+use super::replication::{AppendAnswer, AppendArgs};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
 
 /// The handler context of a Raft node.
@@ -54,6 +55,8 @@ pub(crate) enum DurableWrite {
     Term,
     /// A vote granted to another candidate.
     Vote,
+    /// Entries appended to the log (the proposal workload).
+    Log,
 }
 
 /// What the leader knows of one peer, for check-quorum and transfer-target choice.
@@ -65,6 +68,12 @@ pub(crate) struct PeerProgress {
     pub(crate) last_response_local: Option<LocalNanos>,
     /// The peer's log position from that response.
     pub(crate) position: Option<LogPosition>,
+    /// Paper §5.3: the index of the next entry to send the peer (the proposal workload).
+    pub(crate) next_index: u64,
+    /// The highest index known to match the leader's log on the peer.
+    pub(crate) match_index: u64,
+    /// After a refusal: one message at a time until the peer accepts (etcd `StateProbe`).
+    pub(crate) probing: bool,
 }
 
 /// Everything lost on a crash: role, leader, votes, timers' bookkeeping.
@@ -178,8 +187,9 @@ impl RaftNode {
     /// majority may grant it (paper §5.4.1: a voter refuses a candidate whose log is less
     /// up-to-date than its own). The paper's §9.3 measurements gave the servers logs of
     /// different lengths so that some candidates could not become leader; this is the line
-    /// between the two. Logs never change in this model, so every member's log is the one
-    /// the shared configuration gives it.
+    /// between the two. Without a proposal workload logs never change, so every member's
+    /// log is the one the shared configuration gives it; with one, nobody can tell, and no
+    /// campaign is marked eligible.
     pub(crate) fn eligible(&self) -> bool {
         let mine = self.log_position();
         let at_or_below = (0..self.members)
@@ -252,6 +262,9 @@ impl RaftNode {
                 ctx.stepped_down();
                 ctx.cancel_timer(RaftTimer::Heartbeat);
                 ctx.cancel_timer(RaftTimer::CheckQuorum);
+                if self.config.propose_every_ns.is_some() {
+                    ctx.cancel_timer(RaftTimer::Propose);
+                }
                 if self.volatile.transfer_target.is_some() {
                     ctx.cancel_timer(RaftTimer::Transfer);
                 }
@@ -306,7 +319,7 @@ impl RaftNode {
         ctx.signal(Signal::ElectionStarted {
             term: self.durable.current_term,
         });
-        if self.eligible() {
+        if self.config.propose_every_ns.is_none() && self.eligible() {
             ctx.signal(Signal::CampaignEligible {
                 term: self.durable.current_term,
             });
@@ -333,6 +346,14 @@ impl RaftNode {
         let term = self.durable.current_term;
         ctx.became_leader(term, term);
         ctx.cancel_timer(RaftTimer::Election);
+        // Paper figure 2: next index "initialized to leader last log index + 1".
+        let next_index = self.durable.log.last_index() + 1;
+        for progress in &mut self.volatile.peers {
+            progress.next_index = next_index;
+        }
+        if let Some(every_ns) = self.config.propose_every_ns {
+            ctx.set_timer(RaftTimer::Propose, every_ns);
+        }
         self.broadcast_heartbeat(ctx);
         ctx.set_timer(RaftTimer::Heartbeat, self.config.heartbeat_ns);
         if self.config.check_quorum {
@@ -392,6 +413,36 @@ impl Process for RaftNode {
             }
             RaftMsg::AppendEntries { term } => self.handle_append_entries(ctx, from, term),
             RaftMsg::TimeoutNow { term } => self.handle_timeout_now(ctx, from, term),
+            RaftMsg::Append {
+                term,
+                prev_log_index,
+                prev_log_term,
+                entry_term,
+                entries,
+            } => {
+                let args = AppendArgs {
+                    term,
+                    prev_log_index,
+                    prev_log_term,
+                    entry_term,
+                    entries,
+                };
+                self.handle_append(ctx, from, args);
+            }
+            RaftMsg::AppendResp {
+                term,
+                success,
+                index,
+                last_log_index,
+            } => {
+                let answer = AppendAnswer {
+                    term,
+                    success,
+                    index,
+                    last_log_index,
+                };
+                self.handle_append_resp(ctx, from, answer);
+            }
             RaftMsg::PreVoteResp { term, granted } => {
                 self.handle_pre_vote_resp(ctx, from, term, granted)
             }
@@ -419,6 +470,7 @@ impl Process for RaftNode {
             RaftTimer::Heartbeat => self.on_heartbeat_timer(ctx),
             RaftTimer::CheckQuorum => self.on_check_quorum(ctx),
             RaftTimer::Transfer => self.on_transfer_timeout(ctx),
+            RaftTimer::Propose => self.on_propose(ctx),
         }
     }
 

@@ -44,6 +44,10 @@ pub struct RaftSettings {
     /// election timer (etcd) or only a granted vote and the leader's heartbeat do (paper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_reset: Option<RaftTimerReset>,
+    /// [`RaftConfig::propose_every_ns`]: a client proposal at the leader every this long,
+    /// replicated and written to every disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propose_every: Option<DurationText>,
 }
 
 /// A rule Raft's settings broke.
@@ -73,6 +77,10 @@ pub enum RaftError {
         /// The heartbeat interval, in nanoseconds of local time.
         heartbeat_ns: u64,
     },
+    /// A proposal interval of zero: the leader would propose again at the same instant, for
+    /// ever.
+    #[error("propose_every must be longer than zero")]
+    ZeroProposeEvery,
     /// `log_lengths` is neither empty nor one entry per node.
     #[error("log_lengths has {count} entries for {nodes} nodes")]
     LogLengthsWrongCount {
@@ -94,6 +102,10 @@ impl SettingError for RaftError {
             }
             RaftError::LogLengthsWrongCount { .. } => {
                 "give one initial log length per node, or leave log_lengths out"
+            }
+            RaftError::ZeroProposeEvery => {
+                "give the interval between two client writes at the leader (etcd under load: \
+                 \"10ms\"), or leave propose_every out for elections without a workload"
             }
         };
         Some(hint.to_string())
@@ -167,6 +179,10 @@ impl Algorithm for Raft {
             };
             problem("log_lengths", error);
         }
+        let propose_every_ns = settings.propose_every.map(|every| every.0);
+        if propose_every_ns == Some(0) {
+            problem("propose_every", RaftError::ZeroProposeEvery);
+        }
         let config = RaftConfig {
             election_timeout_min_ns: min_ns,
             election_timeout_max_ns: max_ns,
@@ -176,6 +192,7 @@ impl Algorithm for Raft {
             log_lengths,
             variant: settings.variant.unwrap_or(defaults.variant),
             timer_reset: settings.timer_reset.unwrap_or(defaults.timer_reset),
+            propose_every_ns,
         };
         (config, problems)
     }
@@ -192,6 +209,7 @@ impl Algorithm for Raft {
             log_lengths: Some(config.log_lengths.clone()),
             variant: Some(config.variant),
             timer_reset: Some(config.timer_reset),
+            propose_every: config.propose_every_ns.map(DurationText),
         }
     }
 
@@ -200,11 +218,15 @@ impl Algorithm for Raft {
     }
 
     fn timings(config: &RaftConfig) -> Vec<(&'static str, Nanos)> {
-        vec![
+        let mut timings = vec![
             ("heartbeat", config.heartbeat_ns),
             ("election_timeout[0]", config.election_timeout_min_ns),
             ("election_timeout[1]", config.election_timeout_max_ns),
-        ]
+        ];
+        if let Some(every_ns) = config.propose_every_ns {
+            timings.push(("propose_every", every_ns));
+        }
+        timings
     }
 
     fn heartbeat_ns(config: &RaftConfig) -> Nanos {

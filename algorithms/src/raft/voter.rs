@@ -126,22 +126,8 @@ impl RaftNode {
             );
             return;
         }
-        if self.volatile.role == Role::Leader && term == self.durable.current_term {
-            // Two leaders in one term: impossible in correct Raft (paper §5.2, election
-            // safety). Only a broken variant gets here; the checker reports it, and this
-            // node keeps its claim so that the violation stays visible.
+        if !self.follow(ctx, from, term) {
             return;
-        }
-        let same_leader = self.volatile.role == Role::Follower
-            && term == self.durable.current_term
-            && self.volatile.leader_id == Some(from);
-        if same_leader {
-            self.volatile.leader_contact_local = Some(ctx.monotonic_now());
-            self.reset_election_timer(ctx);
-        } else {
-            self.become_follower(ctx, term, Some(from));
-            // The first heartbeat of this leader in this term that this node accepts.
-            ctx.signal(Signal::LeaderHeard { leader: from, term });
         }
         ctx.send(
             from,
@@ -152,6 +138,30 @@ impl RaftNode {
                 last_log_term: position.last_term,
             },
         );
+    }
+
+    /// Paper §5.2: `from`, leader of `term` (no older than ours), is followed: the first
+    /// message of a new leader makes this node its follower, every later one restarts the
+    /// election timer. Returns false, following nobody, on a leader of the same term: two
+    /// leaders in one term are impossible in correct Raft (election safety), so only a
+    /// broken variant gets here; the checker reports it, and this node keeps its claim so
+    /// that the violation stays visible.
+    pub(crate) fn follow(&mut self, ctx: &mut RaftCtx<'_>, from: NodeId, term: u64) -> bool {
+        if self.volatile.role == Role::Leader && term == self.durable.current_term {
+            return false;
+        }
+        let same_leader = self.volatile.role == Role::Follower
+            && term == self.durable.current_term
+            && self.volatile.leader_id == Some(from);
+        if same_leader {
+            self.volatile.leader_contact_local = Some(ctx.monotonic_now());
+            self.reset_election_timer(ctx);
+        } else {
+            self.become_follower(ctx, term, Some(from));
+            // The first message of this leader in this term that this node accepts.
+            ctx.signal(Signal::LeaderHeard { leader: from, term });
+        }
+        true
     }
 
     /// Thesis §3.10: the leader asks this node to start an election at once, skipping

@@ -217,6 +217,25 @@ fn what_a_process_sends_after_a_slow_write_waits_behind_it() {
 }
 
 #[test]
+fn with_group_commit_writes_asked_for_during_an_fsync_share_the_next_one() {
+    // A 25 ms fsync every 10 ms. Tick 10 writes over [10, 35]; tick 20 waits for the disk
+    // (starts at 35, done at 60); tick 30 asks while that write has not begun: with `batch`
+    // it goes down in the same fsync, without it in one of its own (done at 85).
+    let mut c = config(65 * MS, Some(Latency::Constant(25 * MS)));
+    let alone = received(&run(c.clone(), Scribe::writer(10 * MS, 1))).len();
+    c.disk.batch = true;
+    let procs = run(c, Scribe::writer(10 * MS, 1));
+    assert_eq!(
+        received(&procs),
+        [("written 1", 36), ("written 2", 61), ("written 3", 61)]
+    );
+    assert_eq!(
+        alone, 2,
+        "without group commit tick 30's write is still on disk"
+    );
+}
+
+#[test]
 fn a_crash_before_the_fsync_completes_loses_the_write() {
     // Writes of 1 at 10 ms (done 14), 2 at 20 ms (done 24); the crash at 22 ms loses 2.
     let mut c = config(60 * MS, Some(Latency::Constant(4 * MS)));

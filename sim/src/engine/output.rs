@@ -80,17 +80,23 @@ impl<P: Process> Sim<'_, P> {
         durable: P::Durable,
     ) -> Nanos {
         let term = self.processes[node.index()].term();
+        let batch = self.config.disk.batch;
         let configured = self.config.disk.fsync_of(node.index(), self.config.members);
         let state = &mut self.nodes[node.index()];
-        let fsync_ns = match (state.disk.slow_ns, configured) {
-            (Some(slow_ns), _) => slow_ns,
-            (None, Some(latency)) => sample(latency, &mut self.disk_rng),
-            (None, None) => 0,
+        let done_ns = if batch && state.disk.last_start_ns > start_ns {
+            // Group commit: the write waiting for the disk has not begun; this one joins it.
+            state.disk.busy_until_ns
+        } else {
+            let fsync_ns = match (state.disk.slow_ns, configured) {
+                (Some(slow_ns), _) => slow_ns,
+                (None, Some(latency)) => sample(latency, &mut self.disk_rng),
+                (None, None) => 0,
+            };
+            let begin_ns = start_ns.max(state.disk.busy_until_ns);
+            state.disk.last_start_ns = begin_ns;
+            state.disk.busy_until_ns = begin_ns.saturating_add(fsync_ns);
+            state.disk.busy_until_ns
         };
-        let done_ns = start_ns
-            .max(state.disk.busy_until_ns)
-            .saturating_add(fsync_ns);
-        state.disk.busy_until_ns = done_ns;
         state.writing.push_back((done_ns, durable, term));
         Self::commit_completed(state, self.now);
         if done_ns > self.now {
@@ -150,6 +156,7 @@ impl<P: Process> Sim<'_, P> {
         state.output_generation = state.output_generation.wrapping_add(1);
         state.output_free_ns = now;
         state.disk.busy_until_ns = now;
+        state.disk.last_start_ns = now;
     }
 
     /// Moves the writes on disk by `now` from `writing` to `persisted`.

@@ -217,6 +217,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                         fsync: Latency::Constant(max_offset_ns),
                                     }],
                                     service: None,
+                                    batch: seed % 2 == 0,
                                 }
                             } else {
                                 DiskConfig::default()
@@ -246,6 +247,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                 } else {
                                     RaftTimerReset::OnGrantOrLeader
                                 },
+                                propose_every_ns: (seed % 4 == 1).then_some(heartbeat_ns / 2 + 1),
                             }),
                             1 => AlgorithmConfig::Bully(BullyConfig {
                                 heartbeat_ns,

@@ -20,6 +20,7 @@ fn the_full_example_lowers_to_engine_terms() {
             log_lengths: vec![3, 3, 2, 2, 1],
             variant: RaftVariant::Correct,
             timer_reset: RaftTimerReset::OnAnyStepDown,
+            propose_every_ns: None,
         })
     );
     assert_eq!(

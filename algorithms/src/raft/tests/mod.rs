@@ -6,6 +6,7 @@ mod harness;
 mod elections;
 mod measures;
 mod options;
+mod replication;
 mod restarts;
 mod timer_reset;
 mod transfer;

@@ -1,0 +1,173 @@
+//! The proposal workload and log replication (paper §5.3), present only with
+//! `propose_every`: the leader appends one client entry per interval, sends it, and writes
+//! it to its disk; followers check, copy, write and answer. Commitment and state machines
+//! are not modeled: what matters to elections is that logs grow and that every append is an
+//! fsync on the leader and on each follower.
+//!
+//! The leader sends before it writes, as etcd's leader does (server/etcdserver/raft.go
+//! `raftNode.start`: `r.transport.Send(...)` of the leader's messages, then
+//! `r.storage.Save`; thesis §10.2.1): its own fsync delays only what it sends afterwards,
+//! heartbeats included. A follower answers after its write (paper figure 2).
+
+use super::messages::{RaftMsg, RaftTimer};
+use super::node::{DurableWrite, RaftCtx, RaftNode, Role};
+use splitbrain_sim::NodeId;
+
+impl RaftNode {
+    /// The leader takes a client's proposal: one entry of its term at the end of its log,
+    /// sent to every peer, then written to disk. A leader handing over (thesis §3.10)
+    /// takes no proposals.
+    pub(crate) fn on_propose(&mut self, ctx: &mut RaftCtx<'_>) {
+        let Some(every_ns) = self.config.propose_every_ns else {
+            return;
+        };
+        if self.volatile.role != Role::Leader {
+            return;
+        }
+        ctx.set_timer(RaftTimer::Propose, every_ns);
+        if self.volatile.transfer_target.is_some() {
+            return;
+        }
+        self.durable.log.append(self.durable.current_term, 1);
+        for peer in self.peers().collect::<Vec<_>>() {
+            if !self.volatile.peers[peer.index()].probing {
+                self.send_append(ctx, peer);
+            }
+        }
+        self.persist(ctx, DurableWrite::Log);
+    }
+
+    /// Sends `peer` the entries from its next index to the end of that run of the log, if
+    /// it is missing any. While replicating, the next index moves past them at once (etcd's
+    /// `StateReplicate`: a lost message shows as a refusal of the next one); while probing
+    /// after a refusal it stays, and one probe is resent per heartbeat answer until one is
+    /// accepted (etcd's `StateProbe`).
+    pub(crate) fn send_append(&mut self, ctx: &mut RaftCtx<'_>, peer: NodeId) {
+        let progress = self.volatile.peers[peer.index()];
+        let next = progress.next_index;
+        let Some((entry_term, entries)) = self.durable.log.run_from(next) else {
+            return;
+        };
+        let prev_log_index = next - 1;
+        let prev_log_term = self
+            .durable
+            .log
+            .term_at(prev_log_index)
+            .expect("within the log");
+        if !progress.probing {
+            self.volatile.peers[peer.index()].next_index = next + entries;
+        }
+        let term = self.durable.current_term;
+        ctx.send(
+            peer,
+            RaftMsg::Append {
+                term,
+                prev_log_index,
+                prev_log_term,
+                entry_term,
+                entries,
+            },
+        );
+    }
+
+    /// Paper §5.3, the receiver: a stale leader is told the term; otherwise the sender is
+    /// followed as for a heartbeat, and its entries are copied if the log matches at the
+    /// previous entry, written to disk, and only then acknowledged.
+    pub(crate) fn handle_append(&mut self, ctx: &mut RaftCtx<'_>, from: NodeId, msg: AppendArgs) {
+        let stale = msg.term < self.durable.current_term;
+        if !stale && !self.follow(ctx, from, msg.term) {
+            return;
+        }
+        let matches = self.durable.log.term_at(msg.prev_log_index) == Some(msg.prev_log_term);
+        if stale || !matches {
+            let refusal = RaftMsg::AppendResp {
+                term: self.durable.current_term,
+                success: false,
+                index: msg.prev_log_index,
+                last_log_index: self.durable.log.last_index(),
+            };
+            ctx.send(from, refusal);
+            return;
+        }
+        let log = &mut self.durable.log;
+        if log.put_after(msg.prev_log_index, msg.entry_term, msg.entries) {
+            self.persist(ctx, DurableWrite::Log);
+        }
+        let answer = RaftMsg::AppendResp {
+            term: msg.term,
+            success: true,
+            index: msg.prev_log_index + msg.entries,
+            last_log_index: self.durable.log.last_index(),
+        };
+        ctx.send(from, answer);
+    }
+
+    /// The leader reads a follower's answer: a later term deposes it; a success raises what
+    /// it knows matches; a refusal (a lost or reordered message, or a conflicting log)
+    /// sends again from where the follower's log may match.
+    pub(crate) fn handle_append_resp(
+        &mut self,
+        ctx: &mut RaftCtx<'_>,
+        from: NodeId,
+        answer: AppendAnswer,
+    ) {
+        if answer.term > self.durable.current_term {
+            // Paper §5.1: a leader that learns of a later term steps down.
+            self.become_follower(ctx, answer.term, None);
+            return;
+        }
+        if self.volatile.role != Role::Leader || answer.term != self.durable.current_term {
+            return;
+        }
+        let local_now = ctx.monotonic_now();
+        let progress = &mut self.volatile.peers[from.index()];
+        progress.heard_this_round = true;
+        progress.last_response_local = Some(local_now);
+        if answer.success {
+            progress.match_index = progress.match_index.max(answer.index);
+            progress.next_index = progress.next_index.max(answer.index + 1);
+            progress.probing = false;
+            return;
+        }
+        // A refusal older than what the follower has since matched, or than the probe
+        // outstanding, says nothing new (etcd `Progress.MaybeDecrTo`).
+        let stale = answer.index < progress.match_index
+            || (progress.probing && answer.index + 1 != progress.next_index);
+        if stale {
+            return;
+        }
+        // Paper §5.3: back off, at once to just past the follower's last entry when that is
+        // shorter, never below what is known to match; then probe one message at a time.
+        let retry = answer.index.min(answer.last_log_index + 1);
+        progress.next_index = retry.max(progress.match_index + 1);
+        progress.probing = true;
+        self.send_append(ctx, from);
+    }
+
+    /// A heartbeat answer from a follower being probed: the probe may have been lost, so it
+    /// goes again (etcd: `MsgHeartbeatResp` resumes a paused probe).
+    pub(crate) fn resume_probe(&mut self, ctx: &mut RaftCtx<'_>, from: NodeId) {
+        if self.volatile.peers[from.index()].probing {
+            self.send_append(ctx, from);
+        }
+    }
+}
+
+/// The fields of a [`RaftMsg::Append`].
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct AppendArgs {
+    pub(crate) term: u64,
+    pub(crate) prev_log_index: u64,
+    pub(crate) prev_log_term: u64,
+    pub(crate) entry_term: u64,
+    pub(crate) entries: u64,
+}
+
+/// The fields of a [`RaftMsg::AppendResp`].
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct AppendAnswer {
+    pub(crate) term: u64,
+    pub(crate) success: bool,
+    pub(crate) index: u64,
+    pub(crate) last_log_index: u64,
+}
