@@ -29,8 +29,9 @@ impl RaftNode {
             return;
         }
         self.durable.log.append(self.durable.current_term, 1);
-        for peer in self.peers().collect::<Vec<_>>() {
-            if !self.volatile.peers[peer.index()].probing {
+        for index in 0..self.members {
+            let peer = NodeId::from(index);
+            if peer != self.id && !self.volatile.peers[index].probing {
                 self.send_append(ctx, peer);
             }
         }
