@@ -51,6 +51,38 @@ impl RaftTimerReset {
     }
 }
 
+/// When a node draws a new randomized election timeout. Whatever the rule, the countdown
+/// restarts on the same events (`RaftTimerReset`); this decides whether its length is drawn
+/// again each time.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "raft timeout_draw"))]
+pub enum RaftTimeoutDraw {
+    /// Raft paper §5.2 ("election timeouts are chosen randomly" each time the timer is
+    /// reset) and LogCabin (`RaftConsensus::setElectionTimer` draws
+    /// `randomRange(ELECTION_TIMEOUT, 2 * ELECTION_TIMEOUT)` on every call).
+    #[default]
+    EveryRestart,
+    /// etcd-io/raft: `resetRandomizedElectionTimeout` is called only from `reset`, that is
+    /// on `becomeFollower`, `becomeCandidate` and `becomeLeader` (not `becomePreCandidate`);
+    /// a heartbeat, an append or a granted vote sets `electionElapsed = 0` and keeps the
+    /// length. A follower keeps one timeout for as long as it follows the same leader.
+    OnRoleChange,
+}
+
+impl RaftTimeoutDraw {
+    /// Every rule, as a scenario names it.
+    pub const NAMES: &'static [&'static str] = &["EveryRestart", "OnRoleChange"];
+
+    /// The rule a scenario names `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "EveryRestart" => Some(Self::EveryRestart),
+            "OnRoleChange" => Some(Self::OnRoleChange),
+            _ => None,
+        }
+    }
+}
+
 /// Raft leader-election settings (Raft paper sections 5.2 and 5.4.1; thesis 3.10, 9.6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RaftConfig {
@@ -76,6 +108,8 @@ pub struct RaftConfig {
     /// time, and replicates it (paper §5.3); followers write what they append to disk before
     /// answering. `None`: no workload, logs never change (elections only).
     pub propose_every_ns: Option<u64>,
+    /// Whether every restart of the election timer draws a new length.
+    pub timeout_draw: RaftTimeoutDraw,
 }
 
 impl Default for RaftConfig {
@@ -90,6 +124,7 @@ impl Default for RaftConfig {
             variant: RaftVariant::Correct,
             timer_reset: RaftTimerReset::OnGrantOrLeader,
             propose_every_ns: None,
+            timeout_draw: RaftTimeoutDraw::EveryRestart,
         }
     }
 }

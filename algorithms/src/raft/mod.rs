@@ -23,7 +23,7 @@ mod tests;
 
 pub use settings::{Raft, RaftError, RaftSettings};
 
-pub use config::{RaftConfig, RaftTimerReset, RaftVariant};
+pub use config::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 pub use messages::{RaftMsg, RaftTimer};
 pub use node::RaftNode;
 

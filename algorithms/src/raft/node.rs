@@ -3,7 +3,7 @@
 //! the [`Process`] entry points, which dispatch to the per-role steps in `voter.rs`,
 //! `candidate.rs` and `leader.rs`.
 
-use super::config::{RaftConfig, RaftTimerReset, RaftVariant};
+use super::config::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 use super::log::{LogPosition, RaftLog};
 use super::messages::{RaftMsg, RaftTimer};
 use super::replication::{AppendAnswer, AppendArgs};
@@ -92,6 +92,9 @@ pub(crate) struct Volatile {
     pub(crate) peers: Vec<PeerProgress>,
     /// Leader: the target of a leadership transfer in progress.
     pub(crate) transfer_target: Option<NodeId>,
+    /// With [`RaftTimeoutDraw::OnRoleChange`]: the election timeout drawn since the last
+    /// role change, reused until the next one.
+    pub(crate) election_timeout_ns: Option<u64>,
 }
 
 impl Volatile {
@@ -104,6 +107,7 @@ impl Volatile {
             transfer_campaign: false,
             peers: vec![PeerProgress::default(); members],
             transfer_target: None,
+            election_timeout_ns: None,
         }
     }
 
@@ -116,6 +120,7 @@ impl Volatile {
         self.transfer_campaign = false;
         self.peers.fill(PeerProgress::default());
         self.transfer_target = None;
+        self.election_timeout_ns = None;
     }
 }
 
@@ -216,12 +221,23 @@ impl RaftNode {
         })
     }
 
-    /// Paper §5.2: a fresh timeout drawn uniformly from `[min, max]` each time it is reset.
-    pub(crate) fn reset_election_timer(&self, ctx: &mut RaftCtx<'_>) {
-        let timeout_ns = ctx.rng().between(
-            self.config.election_timeout_min_ns,
-            self.config.election_timeout_max_ns,
-        );
+    /// Paper §5.2: restarts the election countdown with a timeout drawn uniformly from
+    /// `[min, max]`: a fresh one each time, or under [`RaftTimeoutDraw::OnRoleChange`] the one
+    /// drawn since the last role change (etcd-io/raft).
+    pub(crate) fn reset_election_timer(&mut self, ctx: &mut RaftCtx<'_>) {
+        let kept = match self.config.timeout_draw {
+            RaftTimeoutDraw::EveryRestart => None,
+            RaftTimeoutDraw::OnRoleChange => self.volatile.election_timeout_ns,
+        };
+        let timeout_ns = kept.unwrap_or_else(|| {
+            ctx.rng().between(
+                self.config.election_timeout_min_ns,
+                self.config.election_timeout_max_ns,
+            )
+        });
+        if self.config.timeout_draw == RaftTimeoutDraw::OnRoleChange {
+            self.volatile.election_timeout_ns = Some(timeout_ns);
+        }
         ctx.set_timer(RaftTimer::Election, timeout_ns);
     }
 
@@ -287,7 +303,10 @@ impl RaftNode {
             self.volatile.role != Role::Leader,
             "a leader does not campaign"
         );
+        // etcd-io/raft's `becomePreCandidate` does not call `reset`: the drawn timeout stays.
+        let drawn_ns = self.volatile.election_timeout_ns;
         self.volatile.reset();
+        self.volatile.election_timeout_ns = drawn_ns;
         self.volatile.role = Role::PreCandidate;
         self.volatile.votes[self.id.index()] = Some(true);
         let proposed_term = self.durable.current_term + 1;

@@ -1,7 +1,7 @@
 //! Raft as a scenario writes it (`algorithm: Raft(heartbeat: "50ms", ...)`): the settings,
 //! their rules, writing them back, and the knobs `sweep` varies.
 
-use super::{info, RaftConfig, RaftNode, RaftTimerReset, RaftVariant};
+use super::{info, RaftConfig, RaftNode, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 use crate::algorithm::{
     lower_checked, run_members, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -48,6 +48,10 @@ pub struct RaftSettings {
     /// replicated and written to every disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propose_every: Option<DurationText>,
+    /// [`RaftConfig::timeout_draw`]: a new timeout at every restart of the election timer
+    /// (paper, LogCabin) or only on a role change (etcd-io/raft).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_draw: Option<RaftTimeoutDraw>,
 }
 
 /// A rule Raft's settings broke.
@@ -135,6 +139,11 @@ impl Algorithm for Raft {
             shape: KnobShape::Choice(RaftTimerReset::NAMES),
             example: "OnGrantOrLeader,OnAnyStepDown",
         },
+        Knob {
+            name: "timeout_draw",
+            shape: KnobShape::Choice(RaftTimeoutDraw::NAMES),
+            example: "EveryRestart,OnRoleChange",
+        },
     ];
 
     type Settings = RaftSettings;
@@ -193,6 +202,7 @@ impl Algorithm for Raft {
             variant: settings.variant.unwrap_or(defaults.variant),
             timer_reset: settings.timer_reset.unwrap_or(defaults.timer_reset),
             propose_every_ns,
+            timeout_draw: settings.timeout_draw.unwrap_or(defaults.timeout_draw),
         };
         (config, problems)
     }
@@ -210,6 +220,7 @@ impl Algorithm for Raft {
             variant: Some(config.variant),
             timer_reset: Some(config.timer_reset),
             propose_every: config.propose_every_ns.map(DurationText),
+            timeout_draw: Some(config.timeout_draw),
         }
     }
 
@@ -258,6 +269,12 @@ impl Algorithm for Raft {
                     return Err(unknown_knob(name, RaftError::Common));
                 };
                 settings.timer_reset = Some(rule);
+            }
+            ("timeout_draw", KnobValue::Choice(rule)) => {
+                let Some(rule) = RaftTimeoutDraw::from_name(rule) else {
+                    return Err(unknown_knob(name, RaftError::Common));
+                };
+                settings.timeout_draw = Some(rule);
             }
             _ => return Err(unknown_knob(name, RaftError::Common)),
         }

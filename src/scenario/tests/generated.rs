@@ -248,6 +248,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                     RaftTimerReset::OnGrantOrLeader
                                 },
                                 propose_every_ns: (seed % 4 == 1).then_some(heartbeat_ns / 2 + 1),
+                                timeout_draw: if seed % 3 == 1 {
+                                    RaftTimeoutDraw::OnRoleChange
+                                } else {
+                                    RaftTimeoutDraw::EveryRestart
+                                },
                             }),
                             1 => AlgorithmConfig::Bully(BullyConfig {
                                 heartbeat_ns,

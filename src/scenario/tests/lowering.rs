@@ -21,6 +21,7 @@ fn the_full_example_lowers_to_engine_terms() {
             variant: RaftVariant::Correct,
             timer_reset: RaftTimerReset::OnAnyStepDown,
             propose_every_ns: None,
+            timeout_draw: RaftTimeoutDraw::EveryRestart,
         })
     );
     assert_eq!(

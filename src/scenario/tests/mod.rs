@@ -2,7 +2,7 @@
 
 use super::*;
 use splitbrain_algorithms::bully::BullyConfig;
-use splitbrain_algorithms::raft::{RaftConfig, RaftTimerReset, RaftVariant};
+use splitbrain_algorithms::raft::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, LinkOverride, NetworkConfig,

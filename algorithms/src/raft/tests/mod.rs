@@ -8,6 +8,7 @@ mod measures;
 mod options;
 mod replication;
 mod restarts;
+mod timeout_draw;
 mod timer_reset;
 mod transfer;
 
