@@ -251,7 +251,23 @@ class Cluster:
 
 # ----------------------------------------------------------------------------- load + poll
 
-class Writer:
+class Background:
+    """Daemon threads in `self.threads` that run until `self.stop_ev` is set."""
+
+    threads: list[threading.Thread]
+    stop_ev: threading.Event
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def _stop_threads(self, join_s: float) -> None:
+        self.stop_ev.set()
+        for t in self.threads:
+            t.join(join_s)
+
+
+class Writer(Background):
     """Open-loop writer: a pacer enqueues one put every 1/rate s; `workers` threads send them
     round-robin to the members whose disk is not being slowed (a follower forwards the
     proposal to the leader, so the leader's WAL gets every write either way). A tick is
@@ -271,14 +287,8 @@ class Writer:
         self.threads += [threading.Thread(target=self._work, args=(i,), daemon=True)
                          for i in range(workers)]
 
-    def start(self) -> None:
-        for t in self.threads:
-            t.start()
-
     def stop(self) -> None:
-        self.stop_ev.set()
-        for t in self.threads:
-            t.join(self.timeout_s + 1)
+        self._stop_threads(self.timeout_s + 1)
 
     def _pace(self) -> None:
         period, n, t0 = 1.0 / self.rate, 0, time.monotonic()
@@ -324,7 +334,7 @@ class Writer:
                 "mean_latency_s": sum(oks) / len(oks) if oks else 0.0}
 
 
-class Poller:
+class Poller(Background):
     """Every `period_s`, each member's own view (leader id, raft term) via /v3/maintenance/status."""
 
     def __init__(self, cluster: Cluster, period_s: float = 0.1) -> None:
@@ -335,14 +345,8 @@ class Poller:
         self.threads = [threading.Thread(target=self._run, args=(m,), daemon=True)
                         for m in cluster.members]
 
-    def start(self) -> None:
-        for t in self.threads:
-            t.start()
-
     def stop(self) -> None:
-        self.stop_ev.set()
-        for t in self.threads:
-            t.join(2)
+        self._stop_threads(2)
 
     def _run(self, m: Member) -> None:
         nxt = time.monotonic()

@@ -4,8 +4,8 @@
 //! are not modeled: what matters to elections is that logs grow and that every append is an
 //! fsync on the leader and on each follower.
 //!
-//! The leader sends before it writes, as etcd's leader does (server/etcdserver/raft.go
-//! `raftNode.start`: `r.transport.Send(...)` of the leader's messages, then
+//! The leader sends before it writes, as etcd's leader does (server/etcdserver/raft.go, in 3.4
+//! etcdserver/raft.go, `raftNode.start`: `r.transport.Send(...)` of the leader's messages, then
 //! `r.storage.Save`; thesis §10.2.1): its own fsync delays only what it sends afterwards,
 //! heartbeats included. A follower answers after its write (paper figure 2).
 
