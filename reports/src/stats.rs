@@ -16,6 +16,8 @@ pub struct Distribution {
     pub p50_ns: u64,
     pub p90_ns: u64,
     pub p99_ns: u64,
+    /// The 99.9th percentile, the tail the Raft thesis reports (section 9.4).
+    pub p999_ns: u64,
     pub max_ns: u64,
     pub mean_ns: u64,
 }
@@ -38,6 +40,7 @@ impl Distribution {
             p50_ns: percentile_sorted(&sorted, 50),
             p90_ns: percentile_sorted(&sorted, 90),
             p99_ns: percentile_sorted(&sorted, 99),
+            p999_ns: permille_sorted(&sorted, 999),
             max_ns: sorted[count - 1],
             mean_ns: u64::try_from(mean).expect("the mean of u64 values fits in u64"),
         };
@@ -50,14 +53,25 @@ impl Distribution {
 /// The nearest-rank `percent`-th percentile of `sorted` (ascending, non-empty):
 /// `sorted[ceil(percent * n / 100) - 1]`, the 100th being the maximum.
 pub fn percentile_sorted(sorted: &[u64], percent: u32) -> u64 {
-    assert!(!sorted.is_empty(), "a percentile of no samples");
     assert!(
         (1..=100).contains(&percent),
         "percent must be in 1..=100, got {percent}"
     );
+    permille_sorted(sorted, percent * 10)
+}
+
+/// The nearest-rank quantile of `sorted` (ascending, non-empty) at `permille` thousandths:
+/// `sorted[ceil(permille * n / 1000) - 1]`, 1000 being the maximum (999: the 99.9th
+/// percentile).
+pub fn permille_sorted(sorted: &[u64], permille: u32) -> u64 {
+    assert!(!sorted.is_empty(), "a percentile of no samples");
+    assert!(
+        (1..=1000).contains(&permille),
+        "permille must be in 1..=1000, got {permille}"
+    );
     debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]), "input not sorted");
     let n = sorted.len() as u128;
-    let rank = (u128::from(percent) * n).div_ceil(100);
+    let rank = (u128::from(permille) * n).div_ceil(1000);
     let rank = usize::try_from(rank.max(1)).expect("rank fits in usize");
     sorted[rank - 1]
 }
@@ -67,8 +81,8 @@ mod tests {
     use super::*;
 
     /// The textbook definition, written as differently as possible: the smallest sample such
-    /// that at least `percent`% of the samples are at or below it.
-    fn oracle_percentile(samples: &[u64], percent: u32) -> u64 {
+    /// that at least `permille` thousandths of the samples are at or below it.
+    fn oracle_permille(samples: &[u64], permille: u32) -> u64 {
         let n = samples.len() as f64;
         let mut candidates: Vec<u64> = samples.to_vec();
         candidates.sort();
@@ -76,10 +90,14 @@ mod tests {
             .into_iter()
             .find(|&c| {
                 let at_or_below = samples.iter().filter(|&&x| x <= c).count() as f64;
-                // Integer comparison in disguise: at_or_below / n >= percent / 100.
-                at_or_below * 100.0 >= f64::from(percent) * n
+                // Integer comparison in disguise: at_or_below / n >= permille / 1000.
+                at_or_below * 1000.0 >= f64::from(permille) * n
             })
             .expect("the maximum always qualifies")
+    }
+
+    fn oracle_percentile(samples: &[u64], percent: u32) -> u64 {
+        oracle_permille(samples, percent * 10)
     }
 
     /// A small deterministic generator so the test needs no rand dependency.
@@ -111,6 +129,7 @@ mod tests {
                 p50_ns: 42,
                 p90_ns: 42,
                 p99_ns: 42,
+                p999_ns: 42,
                 max_ns: 42,
                 mean_ns: 42
             }
@@ -164,5 +183,21 @@ mod tests {
             let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / xs.len() as f64;
             assert!((d.mean_ns as f64 - mean).abs() <= 0.5 + mean * 1e-12);
         }
+    }
+
+    #[test]
+    fn the_99_9th_percentile_matches_the_oracle_where_it_differs_from_the_99th() {
+        for (seed, len) in [(1u64, 999usize), (2, 1000), (3, 1001), (4, 2500), (5, 7)] {
+            let xs = samples(seed, len, 1_000_000_000);
+            let d = Distribution::from_nanos(&xs).unwrap();
+            assert_eq!(
+                d.p999_ns,
+                oracle_permille(&xs, 999),
+                "seed {seed}, len {len}"
+            );
+        }
+        let xs: Vec<u64> = (1..=2000).collect();
+        let d = Distribution::from_nanos(&xs).unwrap();
+        assert_eq!((d.p99_ns, d.p999_ns, d.max_ns), (1980, 1998, 2000));
     }
 }

@@ -357,7 +357,7 @@ pub fn dur(ns: Option<u64>) -> String {
 }
 
 fn share(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0))
+    v.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0))
 }
 
 /// A measure the algorithm may not report: `n/a` when it does not, else `shown`.
@@ -470,6 +470,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "recovery_mean_ns",
             "election_p50_ns",
             "election_p99_ns",
+            "election_p999_ns",
+            "election_mean_ns",
             "detection_p50_ns",
             "detection_p99_ns",
             "first_round_share",
@@ -503,6 +505,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.recovery.map(|d| d.mean_ns).into(),
             g.election.map(|d| d.p50_ns).into(),
             g.election.map(|d| d.p99_ns).into(),
+            g.election.map(|d| d.p999_ns).into(),
+            g.election.map(|d| d.mean_ns).into(),
             g.detection.map(|d| d.p50_ns).into(),
             g.detection.map(|d| d.p99_ns).into(),
             g.first_round_share.into(),
