@@ -104,3 +104,34 @@ fn a_slow_leader_disk_causes_elections_only_when_its_fsyncs_outlast_the_election
     assert_eq!(seeds_with_a_leader_change("700ms", 20), 0);
     assert_eq!(seeds_with_a_leader_change("2500ms", 20), 20);
 }
+
+const ETCD: &str = include_str!("../scenarios/etcd-holder-stall.ron");
+const ZOOKEEPER: &str = include_str!("../scenarios/zk-recipe.ron");
+
+/// `text` with the service's disk taking `fsync` per write, with group commit (both servers
+/// sync what queued up in one go: etcd's `Ready`, ZooKeeper's SyncRequestProcessor).
+fn with_service_disk(text: &str, fsync: &str) -> String {
+    let disk = format!("    disk: (service: Constant(\"{fsync}\"), batch: true),\n    workload:");
+    let with = text.replacen("    workload:", &disk, 1);
+    assert_ne!(
+        with, text,
+        "the scenario has a workload line to insert before"
+    );
+    with
+}
+
+#[test]
+fn a_coordination_service_answers_its_writes_only_after_its_fsync() {
+    // Each election ends with a claim the service's answer to a write made possible: etcd's
+    // Txn (initial election) or the watch event of a revocation; ZooKeeper's create or the
+    // notification of a closed session. With a 300 ms service disk, each takes at least
+    // that; with the default instant disk, each is far quicker.
+    for (name, text) in [("etcd", ETCD), ("zookeeper", ZOOKEEPER)] {
+        let instant = election_times(text);
+        assert!(instant.len() >= 2, "{name}: {instant:?}");
+        assert!(instant.iter().all(|t| *t < 300 * MS), "{name}: {instant:?}");
+        let slow = election_times(&with_service_disk(text, "300ms"));
+        assert!(slow.len() >= 2, "{name}: {slow:?}");
+        assert!(slow.iter().all(|t| *t >= 300 * MS), "{name}: {slow:?}");
+    }
+}

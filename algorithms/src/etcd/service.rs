@@ -39,9 +39,12 @@ struct Lock {
     deadline: LocalNanos,
 }
 
-/// The service process's state. It is one process (id = `members`) and keeps no durable
-/// state across a crash beyond the revision counters (a real etcd persists everything;
-/// a restarted service here keeps its keys and leases too: see `on_restart`).
+/// The service process's state. It is one process (id = `members`), a single-member etcd.
+/// What etcd proposes through raft (lease grants, transactions, revocations) is written to
+/// its disk before the answer and the watch events leave (`ctx.persist`: the scenario's
+/// `disk.service` latency); keep-alives, ranges and watches write nothing. A restarted
+/// service keeps its keys and leases (a real etcd persists everything; see `on_restart`),
+/// so a crash before a write completes loses the answers, not the change.
 #[derive(Clone, Debug)]
 pub struct EtcdService {
     config: EtcdConfig,
@@ -170,6 +173,8 @@ impl EtcdService {
                         renewals_waiting: Vec::new(),
                     },
                 );
+                // A lease grant is a raft proposal: in the WAL before it is answered.
+                ctx.persist(());
                 let grant = EtcdMsg::LeaseGrantResp {
                     lease,
                     ttl_ns,
@@ -224,6 +229,8 @@ impl EtcdService {
                         }
                     },
                 };
+                // Every transaction is a raft proposal, whether its put happens or not.
+                ctx.persist(());
                 ctx.send(
                     from,
                     EtcdMsg::TxnResp {
@@ -352,6 +359,8 @@ impl EtcdService {
         let Some(l) = self.leases.remove(&lease) else {
             return;
         };
+        // A revocation, asked for or by the lessor's sweep, is a raft proposal too.
+        ctx.persist(());
         for (waiting, sent_at) in l.renewals_waiting {
             let gone = EtcdMsg::KeepAliveResp {
                 lease,

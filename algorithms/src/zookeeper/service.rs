@@ -24,6 +24,10 @@ struct Session {
 
 /// The server process's state: sessions, the election node's children and their watches.
 /// It is one process (id = `members`); its state survives a crash (it is in the snapshot).
+/// Transactions (createSession, create, closeSession) are logged and synced before their
+/// answers and watch events leave (`ctx.persist`: the scenario's `disk.service` latency;
+/// `disk.batch` is the SyncRequestProcessor's group commit); pings and reads write nothing,
+/// but leave after the writes before them, as ZooKeeper answers in order.
 #[derive(Clone, Debug)]
 pub struct ZkService {
     config: ZkConfig,
@@ -140,6 +144,9 @@ impl ZkService {
                     },
                 );
                 self.touch(now, session);
+                // createSession is a transaction: logged and synced before the answer
+                // (SyncRequestProcessor).
+                ctx.persist(());
                 ctx.send(
                     from,
                     ZkMsg::ConnectResp {
@@ -177,6 +184,7 @@ impl ZkService {
                             let seq = self.next_seq;
                             self.next_seq += 1;
                             self.zxid += 1;
+                            ctx.persist(());
                             self.children.insert(seq, (self.zxid, from, session));
                             ctx.signal(Signal::LeaseHeld { holder: from });
                             if let Some(s) = self.sessions.get_mut(&session) {
@@ -237,6 +245,8 @@ impl ZkService {
             return;
         };
         self.zxid += 1;
+        // closeSession, asked for or by the session tracker, is a transaction too.
+        ctx.persist(());
         // A closed session's watches go with it: they never fire to its (former) owner.
         self.child_watches.retain(|w| w.1 != session);
         self.exists_watches.retain(|_, watchers| {
