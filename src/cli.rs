@@ -62,14 +62,11 @@ pub struct CompareArgs {
     /// The scenario file (RON): its faults (and nemesis) are run with every algorithm.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Algorithms to compare, each with its defaults (the scenario's own settings for its own).
-    #[arg(
-        long,
-        value_name = "NAMES",
-        value_delimiter = ',',
-        default_value = splitbrain_algorithms::DEFAULT_COMPARISON
-    )]
-    pub algorithms: Vec<String>,
+    /// Algorithms to compare, each with its built-in defaults (the scenario's own settings for
+    /// its own), instead of the scenario's `designs`. Without it and without designs:
+    /// raft,bully,ring.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub algorithms: Option<Vec<String>>,
     /// Seeds 1..=N per algorithm.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub seeds: u64,
@@ -81,12 +78,33 @@ pub struct CompareArgs {
         default_value = "3,5,9,17,33"
     )]
     pub sizes: Vec<usize>,
+    /// Fencing at the resource: as the scenario says, on, off, or both (each design runs
+    /// twice, as NAME-fenced and NAME-unfenced, to show what fencing buys).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FencingMode::Scenario)]
+    pub fencing: FencingMode,
     /// The output folder (report.md, report.html, charts, CSV and JSON).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `run --fencing`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// `compare --fencing`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FencingMode {
+    /// The scenario's `resource.fencing`.
+    Scenario,
+    On,
+    Off,
+    Both,
 }
 
 #[derive(Args, Debug)]
@@ -123,6 +141,18 @@ pub struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Run the scenario's design NAME (one of its `designs`) instead of its `algorithm`: what
+    /// `compare` ran for that design.
+    #[arg(long, value_name = "NAME")]
+    pub design: Option<String>,
+    /// Run the algorithm NAME with its built-in defaults instead of the scenario's algorithm
+    /// (the scenario's own settings if it is the scenario's algorithm): what `compare
+    /// --algorithms NAME` ran.
+    #[arg(long, value_name = "NAME", conflicts_with = "design")]
+    pub algorithm: Option<String>,
+    /// Override the scenario's `resource.fencing`.
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub fencing: Option<OnOff>,
     /// Write one JSON line per event to this file (columns: docs/trace-format.md).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub trace: Option<PathBuf>,

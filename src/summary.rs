@@ -226,6 +226,13 @@ fn print_messages(report: &RunReport) {
         w.accepted,
         w.rejected_stale
     );
+    if w.accepted_stale > 0 {
+        crate::outln!(
+            "  {} stale write(s) reached the resource (accepted with a token below one it had \
+             accepted: fencing is off)",
+            w.accepted_stale
+        );
+    }
     let locked_out = report.counters.locked_out_writes;
     if locked_out > 0 {
         crate::outln!(

@@ -100,7 +100,7 @@ fn compare_writes_a_complete_folder_whose_numbers_match_its_summary_and_repeat()
         // The p99 in summary.csv is the one the command printed.
         let row = csv_rows(&files, "summary")
             .into_iter()
-            .find(|r| r["algorithm"] == label)
+            .find(|r| r["design"] == label)
             .unwrap();
         assert_eq!(
             row["recovery_p99_ns"],
@@ -120,6 +120,23 @@ fn compare_writes_a_complete_folder_whose_numbers_match_its_summary_and_repeat()
         let said = a["messages_per_election"].as_f64().unwrap();
         assert!((total - said).abs() < 1e-9, "{label}: {total} vs {said}");
     }
+    // Each design says where its settings came from: the scenario's own algorithm keeps its
+    // settings, the others run their built-in defaults, and the report says so.
+    let origins: Vec<(&str, &str)> = summary["designs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["name"].as_str().unwrap(), d["origin"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        origins,
+        [
+            ("raft", "scenario_algorithm"),
+            ("bully", "built_in_defaults"),
+            ("ring", "built_in_defaults")
+        ]
+    );
+    assert!(md.contains("built-in defaults (--algorithms)"), "{md}");
     // Raft with quorum never overlaps much; Bully and Ring have fenced stale writes.
     let bully = algorithms.iter().find(|a| a["label"] == "bully").unwrap();
     assert!(bully["fenced_rejections"].as_u64().unwrap() > 0);
@@ -723,4 +740,112 @@ fn a_heartbeat_fraction_keeps_each_timeouts_heartbeat_at_that_share_of_its_minim
     let md = String::from_utf8(files["report.md"].clone()).unwrap();
     assert!(md.contains("--heartbeat-fraction 0.1"), "{md}");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn compare_runs_the_scenarios_designs_as_written_and_every_seed_replays() {
+    let out = scratch("designs");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "compare",
+        "scenarios/review-controller.ron",
+        "--seeds",
+        "3",
+        "--sizes",
+        "3",
+        "--fencing",
+        "both",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = json(&o);
+
+    // Each design twice, with and without fencing, with the settings the scenario gives.
+    let designs = summary["designs"].as_array().unwrap();
+    let names: Vec<&str> = designs
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "k8s-defaults-fenced",
+            "k8s-defaults-unfenced",
+            "etcd-10s-fenced",
+            "etcd-10s-unfenced",
+            "zk-6s-fenced",
+            "zk-6s-unfenced"
+        ]
+    );
+    let fencing: Vec<bool> = designs.iter().map(|d| d["fencing"] == true).collect();
+    assert_eq!(fencing, [true, false, true, false, true, false]);
+    assert_eq!(designs[2]["values"]["Etcd"]["ttl"], "10s");
+    assert_eq!(designs[4]["values"]["ZooKeeper"]["session_timeout"], "6s");
+    assert_eq!(designs[4]["values"]["ZooKeeper"]["tick"], "2s");
+    assert_eq!(designs[0]["values"]["K8sLease"]["lease_duration"], "15s");
+    assert!(designs[2]["settings"]
+        .as_str()
+        .unwrap()
+        .starts_with("Etcd(ttl: \"10s\""));
+    let groups = summary["algorithms"].as_array().unwrap();
+    let labels: Vec<&str> = groups
+        .iter()
+        .map(|g| g["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, names, "results in the same order as the designs");
+
+    // Without fencing the 10 s pause lets stale writes through for etcd; with it, none.
+    let etcd_fenced = &groups[2];
+    let etcd_unfenced = &groups[3];
+    assert_eq!(etcd_fenced["stale_writes_accepted"], 0);
+    assert!(etcd_unfenced["stale_writes_accepted"].as_u64().unwrap() > 0);
+    assert!(etcd_fenced["fenced_rejections"].as_u64().unwrap() > 0);
+
+    // Every seed's replay command gives that seed's numbers.
+    let files = read_folder(&dir);
+    let failovers = csv_rows(&files, "failovers");
+    let seeds = csv_rows(&files, "seeds");
+    assert_eq!(seeds.len(), 18);
+    for row in seeds.iter().filter(|r| r["seed"] == "2") {
+        let words: Vec<&str> = row["replay"].split(' ').collect();
+        assert_eq!(words[..2], ["splitbrain", "run"], "{}", row["replay"]);
+        let mut args = words[1..].to_vec();
+        args.push("--json");
+        let replay = splitbrain(&args);
+        assert_no_panic(&replay);
+        let report = &json(&replay)["report"];
+        let recovered: Vec<String> = report["failovers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["recovery_ns"].to_string())
+            .collect();
+        let listed: Vec<String> = failovers
+            .iter()
+            .filter(|f| f["design"] == row["design"] && f["seed"] == "2")
+            .map(|f| f["recovery_ns"].clone())
+            .collect();
+        assert_eq!(recovered, listed, "{}", row["replay"]);
+        let stale = report["writes"]["accepted_stale"].to_string();
+        assert_eq!(stale, row["stale_writes_accepted"], "{}", row["replay"]);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn run_names_a_design_the_scenario_lists_or_exits_2() {
+    let o = splitbrain(["run", "scenarios/review-controller.ron", "--design", "nope"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("its designs are k8s-defaults, etcd-10s, zk-6s"),
+        "{}",
+        stderr(&o)
+    );
+    let o = splitbrain(["run", "scenarios/raft-healthy.ron", "--design", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lists no `designs`"), "{}", stderr(&o));
 }

@@ -208,6 +208,9 @@ pub struct WriteStats {
     pub accepted: u64,
     /// Stale writes the fencing check rejected.
     pub rejected_stale: u64,
+    /// Stale writes that reached the resource: accepted with a token below the highest it had
+    /// accepted (only without fencing).
+    pub accepted_stale: u64,
 }
 
 /// Event counts the algorithms report through signals, plus derived ones.

@@ -22,6 +22,8 @@ pub struct Resource {
     highest_token: Option<u64>,
     pub(crate) accepted: u64,
     pub(crate) rejected_stale: u64,
+    /// Writes accepted with a token below the highest accepted (fencing off).
+    pub(crate) accepted_stale: u64,
     pub(crate) last_accepted_ns: Option<Nanos>,
 }
 
@@ -32,6 +34,7 @@ impl Resource {
             highest_token: None,
             accepted: 0,
             rejected_stale: 0,
+            accepted_stale: 0,
             last_accepted_ns: None,
         }
     }
@@ -43,11 +46,12 @@ impl Resource {
 
     /// Handles a write carrying `token` at true time `now`.
     pub fn write(&mut self, now: Nanos, token: u64) -> WriteVerdict {
-        if let Some(highest) = self.highest_token {
-            if self.fencing && token < highest {
+        if let Some(highest) = self.highest_token.filter(|&h| token < h) {
+            if self.fencing {
                 self.rejected_stale += 1;
                 return WriteVerdict::RejectedStale { highest };
             }
+            self.accepted_stale += 1;
         }
         self.highest_token = Some(self.highest_token.map_or(token, |h| h.max(token)));
         self.accepted += 1;
@@ -77,5 +81,7 @@ mod tests {
         let mut resource = Resource::new(false);
         resource.write(1, 5);
         assert_eq!(resource.write(2, 1), WriteVerdict::Accepted);
+        assert_eq!(resource.write(3, 5), WriteVerdict::Accepted);
+        assert_eq!((resource.accepted, resource.accepted_stale), (3, 1));
     }
 }

@@ -11,7 +11,7 @@ use splitbrain_reports::{
     FailoverMeasure, FailoverRecorder, Table,
 };
 use splitbrain_sim::report::Failover;
-use splitbrain_sim::{format_duration, FailoverOutcome, RunReport, SignalSupport};
+use splitbrain_sim::{format_duration, FailoverOutcome, Invariant, RunReport, SignalSupport};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
@@ -34,6 +34,8 @@ pub struct SeedRun {
     pub liveness_failed: bool,
     pub overlap_ns: u64,
     pub fenced_rejections: u64,
+    /// Stale writes the resource accepted (fencing off).
+    pub stale_accepted: u64,
 }
 
 /// Per fault kind: the seeds it struck, and of them the seeds with a safety violation.
@@ -55,6 +57,8 @@ pub struct GroupRuns {
     pub first: Option<FirstRun>,
     /// The optional signals the group's algorithm emits (none until a run is folded in).
     pub signals: SignalSupport,
+    /// Whether the resource fenced (the scenario's `resource.fencing`, as the group ran).
+    pub fencing: bool,
 }
 
 /// A group's first seed as `compare` draws it: the whole report, and the sequence windows
@@ -73,6 +77,7 @@ impl GroupRuns {
             fault_kinds: BTreeMap::new(),
             first: None,
             signals: SignalSupport::NONE,
+            fencing: true,
         }
     }
 
@@ -95,6 +100,7 @@ impl GroupRuns {
             liveness_failed: report.liveness_failed(),
             overlap_ns: report.overlap_ns,
             fenced_rejections: report.writes.rejected_stale,
+            stale_accepted: report.writes.accepted_stale,
             failovers: report.failovers,
         });
     }
@@ -113,10 +119,11 @@ pub fn run_group(
     let first_seed = *seeds.start();
     let mut group = GroupRuns::new(label);
     for chunk in seed_chunks(seeds, CHUNK_SEEDS) {
-        let reports: Vec<(u64, RunReport, Option<FirstRun>)> = chunk
+        let reports: Vec<(u64, RunReport, Option<FirstRun>, bool)> = chunk
             .into_par_iter()
             .map(|seed| {
                 let s = scenario_of(seed);
+                let fencing = s.sim.fencing;
                 match keep_first.filter(|_| seed == first_seed) {
                     Some(around) => {
                         let mut recorder = FailoverRecorder::new(around);
@@ -127,17 +134,19 @@ pub fn run_group(
                             report: report.clone(),
                             windows,
                         };
-                        (seed, report, Some(first))
+                        (seed, report, Some(first), fencing)
                     }
                     None => (
                         seed,
                         splitbrain_algorithms::run(&s.algorithm, s.sim, None),
                         None,
+                        fencing,
                     ),
                 }
             })
             .collect();
-        for (seed, report, first) in reports {
+        for (seed, report, first, fencing) in reports {
+            group.fencing = fencing;
             group.add(seed, report);
             group.first = group.first.take().or(first);
         }
@@ -248,6 +257,14 @@ pub struct GroupSummary {
     pub mean_overlap_ns: f64,
     pub fenced_rejections: u64,
     pub seeds_with_safety_violations: usize,
+    /// Per safety invariant, in `Invariant::SAFETY` order: the seeds that broke it.
+    pub seeds_by_invariant: Vec<(String, usize)>,
+    /// Stale writes the resource accepted (possible only without fencing), summed over
+    /// seeds, and the seeds with any.
+    pub stale_writes_accepted: u64,
+    pub seeds_with_stale_writes: usize,
+    /// Whether the resource fenced in this group's runs.
+    pub fencing: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub objective: Option<ObjectiveCheck>,
     #[serde(skip)]
@@ -329,6 +346,16 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
             .iter()
             .filter(|r| !r.safety_violations.is_empty())
             .count(),
+        seeds_by_invariant: Invariant::SAFETY
+            .iter()
+            .map(|i| {
+                let broke = |r: &&SeedRun| r.safety_violations.split(' ').any(|v| v == i.name());
+                (i.name().to_string(), runs.iter().filter(broke).count())
+            })
+            .collect(),
+        stale_writes_accepted: runs.iter().map(|r| r.stale_accepted).sum(),
+        seeds_with_stale_writes: runs.iter().filter(|r| r.stale_accepted > 0).count(),
+        fencing: group.fencing,
         objective,
         recovery_series,
         messages,
@@ -423,6 +450,51 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
     t
 }
 
+/// What the safety table's columns mean, for the reports.
+pub const SAFETY_TEXT: &str = "Per design (or value): whether the resource fenced, the seeds \
+     that broke each safety invariant (election_safety: two leaders in one term; \
+     fencing_safety: the resource accepted a stale or duplicate token; term_monotonic: a term \
+     went back), the stale writes that reached the resource (accepted with a token below one \
+     it had accepted: possible only without fencing) and the seeds with any, the stale writes \
+     fencing refused, and the mean time two or more nodes believed they led.";
+
+/// The safety table: one row per group, the numbers behind "which is safe without fencing,
+/// and what does fencing buy".
+pub fn safety_table(first_column: &str, groups: &[GroupSummary]) -> Table {
+    let mut header = vec![first_column, "fencing"];
+    let names: Vec<String> = Invariant::SAFETY
+        .iter()
+        .map(|i| format!("seeds: {}", i.name()))
+        .collect();
+    header.extend(names.iter().map(String::as_str));
+    header.extend([
+        "stale writes accepted",
+        "seeds with stale writes",
+        "fenced rejections",
+        "mean overlap",
+    ]);
+    let mut t = Table::new(&header);
+    for g in groups {
+        let mut row = vec![
+            g.label.clone(),
+            if g.fencing { "on" } else { "off" }.to_string(),
+        ];
+        row.extend(
+            g.seeds_by_invariant
+                .iter()
+                .map(|(_, n)| format!("{n}/{}", g.seeds)),
+        );
+        row.extend([
+            g.stale_writes_accepted.to_string(),
+            format!("{}/{}", g.seeds_with_stale_writes, g.seeds),
+            g.fenced_rejections.to_string(),
+            dur(Some(g.mean_overlap_ns.round() as u64)),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
 /// The objective table: per group, the budget broken down and whether it is met.
 pub fn objective_table(first_column: &str, groups: &[GroupSummary]) -> Option<Table> {
     if groups.iter().all(|g| g.objective.is_none()) {
@@ -486,6 +558,12 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "mean_overlap_ns",
             "fenced_rejections",
             "seeds_with_safety_violations",
+            "fencing",
+            "seeds_election_safety",
+            "seeds_fencing_safety",
+            "seeds_term_monotonic",
+            "stale_writes_accepted",
+            "seeds_with_stale_writes",
             "objective_budget_ns",
             "objective_recovery_p99_ns",
             "objective_met",
@@ -524,6 +602,12 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.mean_overlap_ns.into(),
             g.fenced_rejections.into(),
             g.seeds_with_safety_violations.into(),
+            if g.fencing { "on" } else { "off" }.into(),
+            g.seeds_by_invariant[0].1.into(),
+            g.seeds_by_invariant[1].1.into(),
+            g.seeds_by_invariant[2].1.into(),
+            g.stale_writes_accepted.into(),
+            g.seeds_with_stale_writes.into(),
             o.map(|o| o.budget_ns).into(),
             o.and_then(|o| o.recovery_p99_ns).into(),
             o.map(|o| if o.met { "yes" } else { "no" }).into(),

@@ -6,7 +6,7 @@
 //! (safety violations are results to compare here, not a mismatch: they are in the report).
 
 use super::charting::{self, FirstRun, GroupRuns, GroupSummary};
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, FencingMode};
 use crate::exit;
 use crate::scenario::{self, Scenario};
 use rayon::prelude::*;
@@ -14,8 +14,8 @@ use serde::Serialize;
 use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
-    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
-    DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
+    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, CdfSeries,
+    Chart, DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
 };
 use std::collections::BTreeSet;
 
@@ -28,6 +28,9 @@ struct JsonSummary<'a> {
     command: &'a str,
     out: String,
     seeds: u64,
+    /// Each design's settings as they ran.
+    designs: Vec<DesignJson<'a>>,
+    /// Each design's results, in the same order.
     algorithms: &'a [GroupSummary],
     exit_code: u8,
 }
@@ -49,6 +52,167 @@ fn algorithm_names() -> String {
     }
 }
 
+/// What `compare` runs: a name that labels its results, an algorithm with its settings, and
+/// where the settings came from.
+#[derive(Clone, Debug)]
+pub struct Design {
+    pub name: String,
+    pub algorithm: AlgorithmConfig,
+    pub origin: Origin,
+    /// The design's name in the scenario, or the algorithm's (before a `--fencing both`
+    /// suffix): what `run --design` or `run --algorithm` takes.
+    pub source: String,
+    /// Fencing at the resource for this design's runs.
+    pub fencing: bool,
+}
+
+/// Where a design's settings came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A design the scenario lists under `designs`.
+    ScenarioDesign,
+    /// The scenario's own `algorithm`, named with `--algorithms`.
+    ScenarioAlgorithm,
+    /// Named with `--algorithms`: the algorithm's built-in defaults.
+    BuiltInDefaults,
+}
+
+impl Origin {
+    fn describe(self) -> &'static str {
+        match self {
+            Origin::ScenarioDesign => "the scenario's designs",
+            Origin::ScenarioAlgorithm => "the scenario's algorithm",
+            Origin::BuiltInDefaults => "built-in defaults (--algorithms)",
+        }
+    }
+}
+
+/// A design as the JSON summary and the report echo it: its settings as they ran.
+#[derive(Serialize)]
+struct DesignJson<'a> {
+    name: &'a str,
+    algorithm: &'static str,
+    origin: Origin,
+    fencing: bool,
+    /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
+    settings: String,
+    /// The same settings as data.
+    values: splitbrain_algorithms::AlgorithmSettings,
+}
+
+impl Design {
+    /// The command that replays `seed` of this design, as `compare` ran it.
+    fn replay(&self, file: &str, seed: u64, scenario_fencing: bool) -> String {
+        let base = match self.origin {
+            Origin::ScenarioDesign => format!(" --design {}", self.source),
+            Origin::ScenarioAlgorithm => String::new(),
+            Origin::BuiltInDefaults => format!(" --algorithm {}", self.source),
+        };
+        let fencing = match (self.fencing, self.fencing == scenario_fencing) {
+            (_, true) => "",
+            (true, false) => " --fencing on",
+            (false, false) => " --fencing off",
+        };
+        format!("splitbrain run {file}{base} --seed {seed}{fencing}")
+    }
+
+    fn json(&self) -> DesignJson<'_> {
+        DesignJson {
+            name: &self.name,
+            algorithm: self.algorithm.name(),
+            origin: self.origin,
+            fencing: self.fencing,
+            settings: scenario::algorithm_line(&self.algorithm),
+            values: self.algorithm.settings(),
+        }
+    }
+}
+
+/// The designs to compare (see [`named_designs`]), each with its fencing: `--fencing both`
+/// runs each twice, as `NAME-fenced` and `NAME-unfenced`.
+fn designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>, u8> {
+    let named = named_designs(args, scenario)?;
+    let with = |d: &Design, fencing: bool, suffix: &str| Design {
+        name: format!("{}{suffix}", d.name),
+        fencing,
+        ..d.clone()
+    };
+    Ok(match args.fencing {
+        FencingMode::Scenario => named,
+        FencingMode::On => named.iter().map(|d| with(d, true, "")).collect(),
+        FencingMode::Off => named.iter().map(|d| with(d, false, "")).collect(),
+        FencingMode::Both => named
+            .iter()
+            .flat_map(|d| [with(d, true, "-fenced"), with(d, false, "-unfenced")])
+            .collect(),
+    })
+}
+
+/// The designs to compare: the ones `--algorithms` names, else the scenario's `designs`, else
+/// raft, bully and ring. An exit code when a name is unknown or given twice.
+fn named_designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>, u8> {
+    let fencing = scenario.sim.fencing;
+    let names: Vec<String> = match &args.algorithms {
+        None if !scenario.designs.is_empty() => {
+            return Ok(scenario
+                .designs
+                .iter()
+                .map(|d| Design {
+                    name: d.name.clone(),
+                    algorithm: d.algorithm.clone(),
+                    origin: Origin::ScenarioDesign,
+                    source: d.name.clone(),
+                    fencing,
+                })
+                .collect())
+        }
+        None => DEFAULT_COMPARISON.split(',').map(str::to_string).collect(),
+        Some(names) => names.clone(),
+    };
+    let mut designs: Vec<Design> = Vec::new();
+    for name in &names {
+        let design = if scenario.algorithm.name() == name.to_ascii_lowercase() {
+            Design {
+                name: scenario.algorithm.name().to_string(),
+                algorithm: scenario.algorithm.clone(),
+                origin: Origin::ScenarioAlgorithm,
+                source: scenario.algorithm.name().to_string(),
+                fencing,
+            }
+        } else {
+            let Some(algorithm) = AlgorithmConfig::default_named(name) else {
+                return Err(charting::bad_input(
+                    &format!("unknown algorithm {name:?}"),
+                    &format!(
+                        "the algorithms are {}: --algorithms {DEFAULT_COMPARISON}",
+                        algorithm_names()
+                    ),
+                ));
+            };
+            Design {
+                name: algorithm.name().to_string(),
+                source: algorithm.name().to_string(),
+                algorithm,
+                origin: Origin::BuiltInDefaults,
+                fencing,
+            }
+        };
+        if designs.iter().any(|d| d.name == design.name) {
+            return Err(charting::bad_input(
+                &format!("algorithm {name:?} is given twice"),
+                "name each algorithm once",
+            ));
+        }
+        designs.push(design);
+    }
+    if designs.is_empty() {
+        let hint = format!("--algorithms {DEFAULT_COMPARISON}");
+        return Err(charting::bad_input("no algorithms to compare", &hint));
+    }
+    Ok(designs)
+}
+
 /// Runs the command; returns the exit code.
 pub fn run(args: &CompareArgs) -> u8 {
     let scenario = match scenario::load(&args.file) {
@@ -58,37 +222,11 @@ pub fn run(args: &CompareArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let mut algorithms: Vec<AlgorithmConfig> = Vec::new();
-    for name in &args.algorithms {
-        let config = if scenario.algorithm.name() == name.to_ascii_lowercase() {
-            scenario.algorithm.clone()
-        } else {
-            match AlgorithmConfig::default_named(name) {
-                Some(c) => c,
-                None => {
-                    return charting::bad_input(
-                        &format!("unknown algorithm {name:?}"),
-                        &format!(
-                            "the algorithms are {}: --algorithms {DEFAULT_COMPARISON}",
-                            algorithm_names()
-                        ),
-                    )
-                }
-            }
-        };
-        if algorithms.iter().any(|a| a.name() == config.name()) {
-            return charting::bad_input(
-                &format!("algorithm {name:?} is given twice"),
-                "name each algorithm once",
-            );
-        }
-        algorithms.push(config);
-    }
-    if algorithms.is_empty() {
-        let hint = format!("--algorithms {DEFAULT_COMPARISON}");
-        return charting::bad_input("no algorithms to compare", &hint);
-    }
-    let counted = charting::check_count("--seeds", args.seeds, algorithms.len(), "per algorithm");
+    let designs = match designs(args, &scenario) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let counted = charting::check_count("--seeds", args.seeds, designs.len(), "per design");
     if let Err(code) = counted {
         return code;
     }
@@ -108,11 +246,14 @@ pub fn run(args: &CompareArgs) -> u8 {
             ),
         );
     }
-    for alg in &algorithms {
-        let most = crate::scenario::max_members(alg);
+    for design in &designs {
+        let most = crate::scenario::max_members(&design.algorithm);
         if let Some(&n) = args.sizes.iter().find(|&&n| n as u64 > most) {
             return charting::bad_input(
-                &format!("--sizes {n} is more nodes than {} can run here", alg.name()),
+                &format!(
+                    "--sizes {n} is more nodes than {} can run here",
+                    design.algorithm.name()
+                ),
                 &format!(
                     "its members send to every other member, so memory grows with the square of the cluster: give sizes up to {most}"
                 ),
@@ -122,12 +263,13 @@ pub fn run(args: &CompareArgs) -> u8 {
     let command = command_line(args);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
 
-    // The runs: every algorithm on every seed, each folded in as it completes.
-    let groups: Vec<GroupRuns> = algorithms
+    // The runs: every design on every seed, each folded in as it completes.
+    let groups: Vec<GroupRuns> = designs
         .iter()
-        .map(|alg| {
-            let with_alg = with_algorithm(&scenario, alg);
-            charting::run_group(alg.name(), 1..=args.seeds, Some(SEED_ONE_WINDOW), |seed| {
+        .map(|design| {
+            let with_alg = with_design(&scenario, design);
+            let seeds = 1..=args.seeds;
+            charting::run_group(&design.name, seeds, Some(SEED_ONE_WINDOW), |seed| {
                 with_alg.materialize(seed)
             })
         })
@@ -142,7 +284,7 @@ pub fn run(args: &CompareArgs) -> u8 {
     let result = build(
         args,
         &scenario,
-        &algorithms,
+        &designs,
         &groups,
         &summaries,
         &mut charts,
@@ -168,10 +310,10 @@ pub fn run(args: &CompareArgs) -> u8 {
         facts: vec![
             ("scenario".to_string(), args.file.display().to_string()),
             (
-                "algorithms".to_string(),
-                algorithms
+                "designs".to_string(),
+                designs
                     .iter()
-                    .map(|a| a.name())
+                    .map(|d| d.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
             ),
@@ -189,6 +331,7 @@ pub fn run(args: &CompareArgs) -> u8 {
             command: &command,
             out: args.out.display().to_string(),
             seeds: args.seeds,
+            designs: designs.iter().map(Design::json).collect(),
             algorithms: &summaries,
             exit_code: code,
         };
@@ -198,12 +341,16 @@ pub fn run(args: &CompareArgs) -> u8 {
         );
     } else {
         crate::outln!(
-            "compare {}: seeds {} per algorithm",
+            "compare {}: seeds {} per design",
             scenario.name,
             format_seeds(&seeds)
         );
-        print_table(&charting::summary_table("algorithm", &summaries));
-        if let Some(t) = charting::objective_table("algorithm", &summaries) {
+        print_table(&settings_table(&designs));
+        crate::outln!();
+        print_table(&charting::summary_table("design", &summaries));
+        crate::outln!();
+        print_table(&charting::safety_table("design", &summaries));
+        if let Some(t) = charting::objective_table("design", &summaries) {
             crate::outln!();
             print_table(&t);
         }
@@ -213,32 +360,71 @@ pub fn run(args: &CompareArgs) -> u8 {
     code
 }
 
-/// The scenario with `alg` in place of its own algorithm.
-fn with_algorithm(scenario: &Scenario, alg: &AlgorithmConfig) -> Scenario {
+/// The scenario as `design` runs it: its algorithm in place of the scenario's, its fencing.
+fn with_design(scenario: &Scenario, design: &Design) -> Scenario {
     let mut s = scenario.clone();
+    let alg = &design.algorithm;
     s.algorithm = alg
         .for_members(s.sim.members)
         .unwrap_or_else(|| alg.clone());
+    s.sim.fencing = design.fencing;
     s
 }
 
 /// The command that produced the folder, as a user would type it again.
 fn command_line(args: &CompareArgs) -> String {
     let sizes: Vec<String> = args.sizes.iter().map(|s| s.to_string()).collect();
+    let algorithms = args.algorithms.iter().flat_map(|names| {
+        [
+            "--algorithms".to_string(),
+            charting::shell_word(&names.join(",")),
+        ]
+    });
     [
         "splitbrain".to_string(),
         "compare".to_string(),
         charting::shell_word(&args.file.display().to_string()),
-        "--algorithms".to_string(),
-        charting::shell_word(&args.algorithms.join(",")),
+    ]
+    .into_iter()
+    .chain(algorithms)
+    .chain([
         "--seeds".to_string(),
         args.seeds.to_string(),
         "--sizes".to_string(),
         sizes.join(","),
+    ])
+    .chain(fencing_flag(args.fencing))
+    .chain([
         "--out".to_string(),
         charting::shell_word(&args.out.display().to_string()),
-    ]
+    ])
+    .collect::<Vec<_>>()
     .join(" ")
+}
+
+/// `--fencing MODE` when it is not the default.
+fn fencing_flag(mode: FencingMode) -> Vec<String> {
+    let word = match mode {
+        FencingMode::Scenario => return Vec::new(),
+        FencingMode::On => "on",
+        FencingMode::Off => "off",
+        FencingMode::Both => "both",
+    };
+    vec!["--fencing".to_string(), word.to_string()]
+}
+
+/// Each design with where its settings came from and every setting as it ran.
+fn settings_table(designs: &[Design]) -> Table {
+    let mut t = Table::new(&["design", "settings from", "fencing", "settings as they ran"]);
+    for d in designs {
+        t.push(vec![
+            d.name.clone(),
+            d.origin.describe().to_string(),
+            if d.fencing { "on" } else { "off" }.to_string(),
+            scenario::algorithm_line(&d.algorithm),
+        ]);
+    }
+    t
 }
 
 /// Prints a table with aligned columns.
@@ -252,7 +438,7 @@ pub fn print_table(t: &Table) {
 fn build(
     args: &CompareArgs,
     scenario: &Scenario,
-    algorithms: &[AlgorithmConfig],
+    designs: &[Design],
     groups: &[GroupRuns],
     summaries: &[GroupSummary],
     charts: &mut Vec<Chart>,
@@ -275,34 +461,34 @@ fn build(
             )
         })
         .collect();
-    let mut about = Section::new("What ran").text(format!(
-        "{} nodes for {} each run; every algorithm ran seeds {} with the same faults{}. Each \
-         algorithm runs with its defaults, except the scenario's own algorithm, which keeps \
-         the scenario's settings.",
-        scenario.sim.members,
-        splitbrain_sim::format_duration(scenario.sim.duration_ns),
-        format_seeds(&(1..=args.seeds).collect::<Vec<_>>()),
-        if scenario.nemesis.is_some() {
-            " (explicit faults plus the nemesis schedule each seed draws)"
-        } else {
-            ""
-        }
-    ));
+    let mut about = Section::new("What ran")
+        .text(format!(
+            "{} nodes for {} each run; every design ran seeds {} with the same faults{}. Each \
+         design's settings, as they ran, and where they came from: a design the scenario \
+         lists, the scenario's own algorithm, or (named with --algorithms) the algorithm's \
+         built-in defaults.",
+            scenario.sim.members,
+            splitbrain_sim::format_duration(scenario.sim.duration_ns),
+            format_seeds(&(1..=args.seeds).collect::<Vec<_>>()),
+            if scenario.nemesis.is_some() {
+                " (explicit faults plus the nemesis schedule each seed draws)"
+            } else {
+                ""
+            }
+        ))
+        .table(settings_table(designs));
     if !faults.is_empty() {
         about = about.list(faults);
     }
     sections.push(about);
 
     // Failover times.
-    let series: Vec<_> = summaries
-        .iter()
-        .map(|g| g.recovery_series.clone())
-        .collect();
+    let series = merge_identical(summaries.iter().map(|g| g.recovery_series.clone()));
     let objective = charting::objective_line(scenario.objective.as_ref());
     charts.push(failover_cdf(
         "failover_cdf",
         &format!("Failover recovery time: {}", scenario.name),
-        "recovery time (fault to the new leader's first accepted write)",
+        "recovery time (fault to the next write a leader got accepted)",
         &series,
         objective.as_ref(),
     )?);
@@ -311,13 +497,15 @@ fn build(
             .text(
                 "Recovery time of each failover: from the fault to the new leader's first \
                  accepted write. Unresolved failovers keep a curve below 1; superseded ones \
-                 are left out. failovers.csv lists every failover of every run.",
+                 are left out. Designs whose failover times are all the same share one curve \
+                 (`NAME (both)`: with and without fencing). failovers.csv lists every failover \
+                 of every run.",
             )
             .text(charting::ELECTION_MEASURES_TEXT)
             .chart("failover_cdf")
-            .table(charting::summary_table("algorithm", summaries)),
+            .table(charting::summary_table("design", summaries)),
     );
-    if let Some(t) = charting::objective_table("algorithm", summaries) {
+    if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
             Section::new("Recovery-time objective")
                 .text(
@@ -335,14 +523,10 @@ fn build(
     charts.push(messages_per_election(
         "messages_per_election",
         "Messages per failover election, by type",
-        "algorithm",
+        "design",
         &groups_msgs,
     )?);
-    let mut counts = Table::new(&[
-        "algorithm",
-        "decided failover elections",
-        "messages/election",
-    ]);
+    let mut counts = Table::new(&["design", "decided failover elections", "messages/election"]);
     for g in summaries {
         counts.push(vec![
             g.label.clone(),
@@ -364,37 +548,22 @@ fn build(
     // Safety by fault kind, overlap and fencing.
     let (safety, safety_data) = safety_by_kind(groups);
     data.push(safety_data);
-    let mut overlap = Table::new(&[
-        "algorithm",
-        "seeds with a safety violation",
-        "mean leadership overlap",
-        "fenced rejections",
-    ]);
-    for g in summaries {
-        overlap.push(vec![
-            g.label.clone(),
-            format!("{}/{}", g.seeds_with_safety_violations, g.seeds),
-            charting::dur(Some(g.mean_overlap_ns.round() as u64)),
-            g.fenced_rejections.to_string(),
-        ]);
-    }
     sections.push(
         Section::new("Safety")
+            .text(charting::SAFETY_TEXT)
+            .table(charting::safety_table("design", summaries))
             .text(
                 "Per fault kind that struck in a seed: the seeds with any safety violation, \
-                 over the seeds with that kind of fault. Leadership overlap is the time two or \
-                 more nodes believed they led, a mean over seeds; fenced rejections are stale \
-                 writes the resource refused, summed over seeds.",
+                 over the seeds with that kind of fault.",
             )
-            .table(safety)
-            .table(overlap),
+            .table(safety),
     );
 
     // Message count against cluster size.
     let mut scaling = Vec::new();
     let sizes: BTreeSet<usize> = args.sizes.iter().map(|&n| n.max(3)).collect();
-    for alg in algorithms {
-        let base = with_algorithm(scenario, alg);
+    for design in designs {
+        let base = with_design(scenario, design);
         let jobs: Vec<(usize, Scenario)> = sizes
             .iter()
             .filter_map(|&n| Some((n, base.resized(n)?)))
@@ -407,7 +576,7 @@ fn build(
             })
             .collect();
         scaling.push(ScalingSeries {
-            label: alg.name().to_string(),
+            label: design.name.clone(),
             points,
         });
     }
@@ -420,7 +589,7 @@ fn build(
     sections.push(
         Section::new("Cluster size")
             .text(format!(
-                "For each size (at least 3), each algorithm on the scenario with that many \
+                "For each size (at least 3), each design on the scenario with that many \
                  nodes (faults naming nodes past the last dropped), seeds 1..={SIZE_SEEDS}: \
                  the mean messages per decided election, start-up elections included."
             ))
@@ -429,20 +598,20 @@ fn build(
 
     // Seed 1 of each algorithm: timeline and sequence diagram around its first failover.
     let mut seed_one = Section::new("Seed 1").text(
-        "The leadership timeline of seed 1 per algorithm, and the messages around its first \
+        "The leadership timeline of seed 1 per design, and the messages around its first \
          failover (from 50 ms before the fault to a little after the new leader's first \
          accepted write).",
     );
-    for (alg, group) in algorithms.iter().zip(groups) {
-        let s = with_algorithm(scenario, alg).materialize(1);
+    for (design, group) in designs.iter().zip(groups) {
+        let s = with_design(scenario, design).materialize(1);
         // Seed 1 ran in the group with a recorder of its first failover's window.
         let Some(FirstRun { report, windows }) = &group.first else {
             continue;
         };
-        let name = format!("timeline_{}", alg.name());
+        let name = format!("timeline_{}", design.name);
         charts.push(leadership_timeline(
             &name,
-            &format!("Leadership timeline: {}, seed 1", alg.name()),
+            &format!("Leadership timeline: {}, seed 1", design.name),
             report,
             &[],
             &report.lease_spans,
@@ -462,10 +631,13 @@ fn build(
         let trace = super::plot::kept_windows(&s, kept)
             .pop()
             .expect("one window asked, one kept");
-        let name = format!("sequence_{}", alg.name());
+        let name = format!("sequence_{}", design.name);
         charts.push(sequence_diagram_of(
             &name,
-            &format!("Messages around the first failover: {}, seed 1", alg.name()),
+            &format!(
+                "Messages around the first failover: {}, seed 1",
+                design.name
+            ),
             &trace,
             &[],
         )?);
@@ -473,10 +645,39 @@ fn build(
     }
     sections.push(seed_one);
 
-    data.push(charting::summary_data("summary", "algorithm", summaries));
-    data.push(charting::failover_data("failovers", "algorithm", groups));
-    data.push(seed_data(groups));
+    data.push(charting::summary_data("summary", "design", summaries));
+    data.push(charting::failover_data("failovers", "design", groups));
+    data.push(settings_data(designs));
+    let file = charting::shell_word(&args.file.display().to_string());
+    data.push(seed_data(&file, scenario, designs, groups));
     Ok(sections)
+}
+
+/// The series with identical failover times drawn once (`--fencing both` runs each design
+/// twice, and fencing seldom changes a failover's timing: two equal curves would hide one
+/// another): `NAME-fenced` and `NAME-unfenced` become `NAME (both)`, other names are joined
+/// by ` = `.
+fn merge_identical(series: impl Iterator<Item = CdfSeries>) -> Vec<CdfSeries> {
+    let mut merged: Vec<CdfSeries> = Vec::new();
+    for s in series {
+        let same =
+            |m: &&mut CdfSeries| m.samples_ns == s.samples_ns && m.unresolved == s.unresolved;
+        match merged.iter_mut().find(same) {
+            Some(m) => m.label = merged_label(&m.label, &s.label),
+            None => merged.push(s),
+        }
+    }
+    merged
+}
+
+fn merged_label(first: &str, second: &str) -> String {
+    match (
+        first.strip_suffix("-fenced"),
+        second.strip_suffix("-unfenced"),
+    ) {
+        (Some(a), Some(b)) if a == b => format!("{a} (both)"),
+        _ => format!("{first} = {second}"),
+    }
 }
 
 /// Messages and decided elections (start-up ones included) over seeds 1..=[`SIZE_SEEDS`]
@@ -493,7 +694,25 @@ fn messages_at_size(scenario: &Scenario) -> (u64, u64) {
     sums
 }
 
-/// Fault kind x algorithm: seeds with any safety violation / seeds with that kind.
+/// Each design's settings as they ran, one row per design.
+fn settings_data(designs: &[Design]) -> DataTable {
+    let mut t = DataTable::new("designs", &["design", "algorithm", "origin", "settings"]);
+    for d in designs {
+        let origin = serde_json::to_value(d.origin)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        t.push(vec![
+            d.name.as_str().into(),
+            d.algorithm.name().into(),
+            origin.as_str().into(),
+            scenario::algorithm_line(&d.algorithm).as_str().into(),
+        ]);
+    }
+    t
+}
+
+/// Fault kind x design: seeds with any safety violation / seeds with that kind.
 fn safety_by_kind(groups: &[GroupRuns]) -> (Table, DataTable) {
     let kinds: BTreeSet<&str> = groups
         .iter()
@@ -507,7 +726,7 @@ fn safety_by_kind(groups: &[GroupRuns]) -> (Table, DataTable) {
         "safety_by_fault_kind",
         &[
             "fault_kind",
-            "algorithm",
+            "design",
             "seeds_with_kind",
             "seeds_with_violation",
         ],
@@ -529,22 +748,31 @@ fn safety_by_kind(groups: &[GroupRuns]) -> (Table, DataTable) {
     (table, data)
 }
 
-/// Per algorithm and seed: the numbers behind the safety section.
-fn seed_data(groups: &[GroupRuns]) -> DataTable {
+/// Per design and seed: the numbers behind the safety section, and the command that
+/// replays the seed.
+fn seed_data(
+    file: &str,
+    scenario: &Scenario,
+    designs: &[Design],
+    groups: &[GroupRuns],
+) -> DataTable {
     let mut t = DataTable::new(
         "seeds",
         &[
-            "algorithm",
+            "design",
             "seed",
             "safety_violations",
             "liveness_failed",
             "overlap_ns",
             "fenced_rejections",
+            "stale_writes_accepted",
             "failovers",
+            "replay",
         ],
     );
-    for g in groups {
+    for (design, g) in designs.iter().zip(groups) {
         for r in &g.runs {
+            let replay = design.replay(file, r.seed, scenario.sim.fencing);
             t.push(vec![
                 g.label.as_str().into(),
                 r.seed.into(),
@@ -552,7 +780,9 @@ fn seed_data(groups: &[GroupRuns]) -> DataTable {
                 u64::from(r.liveness_failed).into(),
                 r.overlap_ns.into(),
                 r.fenced_rejections.into(),
+                r.stale_accepted.into(),
                 r.failovers.len().into(),
+                replay.as_str().into(),
             ]);
         }
     }

@@ -1,6 +1,6 @@
 //! `splitbrain run`: one deterministic run of one scenario.
 
-use crate::cli::RunArgs;
+use crate::cli::{OnOff, RunArgs};
 use crate::exit;
 use crate::output::OutputFile;
 use crate::scenario::{self, Scenario};
@@ -53,6 +53,31 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(seed) = args.seed {
         scenario.sim.seed = seed;
     }
+    if let Some(name) = &args.design {
+        match scenario.designs.iter().find(|d| &d.name == name) {
+            Some(design) => {
+                let members = scenario.sim.members;
+                let alg = &design.algorithm;
+                scenario.algorithm = alg.for_members(members).unwrap_or_else(|| alg.clone());
+            }
+            None => return unknown_design(&args.file, name, &scenario),
+        }
+    }
+    if let Some(name) = &args.algorithm {
+        if scenario.algorithm.name() != name.to_ascii_lowercase() {
+            let Some(alg) = splitbrain_algorithms::AlgorithmConfig::default_named(name) else {
+                eprintln!(
+                    "error: unknown algorithm {name:?}\n  hint: `splitbrain list` shows the algorithms"
+                );
+                return exit::BAD_INPUT;
+            };
+            let members = scenario.sim.members;
+            scenario.algorithm = alg.for_members(members).unwrap_or(alg);
+        }
+    }
+    if let Some(mode) = args.fencing {
+        scenario.sim.fencing = mode == OnOff::On;
+    }
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
     let scenario = scenario.materialize(scenario.sim.seed);
     if !args.json {
@@ -85,7 +110,7 @@ pub fn run(args: &RunArgs) -> u8 {
     } else {
         exit::SAFETY_MISMATCH
     };
-    let replay = replay_command(&args.file, scenario.sim.seed);
+    let replay = replay_command(&args.file, scenario.sim.seed) + &design_flags(args);
     let plotted = match (&args.plot, recorder) {
         (Some(dir), Some(recorder)) => {
             let command = format!(
@@ -148,6 +173,38 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
         "splitbrain run {} --seed {seed} --trace trace.jsonl",
         file.display()
     )
+}
+
+/// `--design NAME`, `--algorithm NAME` and `--fencing MODE` as given, for the replay command.
+fn design_flags(args: &RunArgs) -> String {
+    let mut flags = String::new();
+    if let Some(name) = &args.design {
+        flags += &format!(" --design {name}");
+    }
+    if let Some(name) = &args.algorithm {
+        flags += &format!(" --algorithm {name}");
+    }
+    match args.fencing {
+        Some(OnOff::On) => flags += " --fencing on",
+        Some(OnOff::Off) => flags += " --fencing off",
+        None => {}
+    }
+    flags
+}
+
+/// `--design NAME` names no design of the scenario: exit 2 with the names it has.
+fn unknown_design(file: &Path, name: &str, scenario: &Scenario) -> u8 {
+    let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+    let hint = if names.is_empty() {
+        "this scenario lists no `designs`; drop --design to run its algorithm".to_string()
+    } else {
+        format!("its designs are {}", names.join(", "))
+    };
+    eprintln!(
+        "error: {}: no design named {name:?}\n  hint: {hint}",
+        file.display()
+    );
+    exit::BAD_INPUT
 }
 
 /// Runs with a trace written to `path` (atomically, see [`OutputFile`]) and, if given, handed

@@ -164,6 +164,12 @@ pub enum ErrorKind {
     #[error("{0}")]
     Setting(AlgorithmError),
 
+    // Validation: designs.
+    #[error("design name \"{}\" is not a word of a-z, 0-9, `-` and `_`", echo(.name))]
+    BadDesignName { name: String },
+    #[error("design \"{}\" is named twice", echo(.name))]
+    DuplicateDesign { name: String },
+
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
     ZeroMeanInterval,
@@ -365,6 +371,14 @@ impl ErrorKind {
                 "its members send to every other member, so messages in flight and memory grow with the square of the cluster: use at most {MAX_BROADCAST_NODES} nodes (algorithms whose members do not send to every other member take up to {MAX_NODES})"
             ),
             ErrorKind::Setting(error) => return error.hint(),
+            ErrorKind::BadDesignName { .. } => {
+                "a design's name labels its curves, columns and chart files: use lowercase \
+                 letters, digits, `-` and `_`, like `etcd-10s`"
+                    .to_string()
+            }
+            ErrorKind::DuplicateDesign { .. } => {
+                "give every design its own name: `compare` reports them side by side".to_string()
+            }
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \
                  after `start` and heal before the last `quiet` of the run"

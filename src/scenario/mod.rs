@@ -28,7 +28,7 @@ pub use splitbrain_sim::duration::{
     format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
     DurationError,
 };
-pub use write::to_ron;
+pub use write::{algorithm_line, to_ron};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
@@ -44,6 +44,8 @@ pub struct Scenario {
     /// Seed, duration, members, network, clocks, workload, fencing, faults, liveness bound.
     pub sim: SimConfig,
     pub algorithm: AlgorithmConfig,
+    /// Named designs for `compare` (empty when the scenario lists none).
+    pub designs: Vec<Design>,
     pub expect: Expect,
     /// Random faults drawn per seed; `None` when the scenario has only explicit faults.
     pub nemesis: Option<splitbrain_sim::nemesis::NemesisConfig>,
@@ -109,6 +111,14 @@ pub fn max_members(algorithm: &AlgorithmConfig) -> u64 {
     } else {
         MAX_NODES
     }
+}
+
+/// A design `compare` runs under the scenario's faults, network and seeds: an algorithm with
+/// its own settings, under a name that labels its results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Design {
+    pub name: String,
+    pub algorithm: AlgorithmConfig,
 }
 
 /// A recovery-time objective: how fast a failover must complete, and how long a new leader

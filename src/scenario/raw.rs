@@ -23,6 +23,8 @@ pub(crate) struct ScenarioFile {
     pub nodes: Option<u64>,
     pub algorithm: AlgorithmSettings,
     #[serde(default)]
+    pub designs: Vec<RawDesign>,
+    #[serde(default)]
     pub network: Option<RawNetwork>,
     #[serde(default)]
     pub clocks: Option<RawClocks>,
@@ -44,6 +46,14 @@ pub(crate) struct ScenarioFile {
     pub objective: Option<RawObjective>,
     #[serde(default)]
     pub expect: Option<RawExpect>,
+}
+
+/// A named design for `compare`: an algorithm with its own settings.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Design", deny_unknown_fields)]
+pub(crate) struct RawDesign {
+    pub name: String,
+    pub algorithm: AlgorithmSettings,
 }
 
 /// Random faults per seed (used by `hunt`, and by `run` with the seed it is given).

@@ -10,10 +10,11 @@ use super::error::{
     MIN_DRIFT_PPM,
 };
 use super::raw::{
-    RawAction, RawClocks, RawDisk, RawExpect, RawFault, RawInvariant, RawLatency, RawNemesis,
-    RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport, ScenarioFile,
+    RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant, RawLatency,
+    RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport,
+    ScenarioFile,
 };
-use super::{Expect, Objective, Scenario};
+use super::{Design, Expect, Objective, Scenario};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
@@ -95,6 +96,13 @@ impl Checker {
                 self.bounded(ns, &format!("algorithm.{name}"));
             }
         }
+        let designs = file
+            .designs
+            .into_iter()
+            .enumerate()
+            .map(|(index, design)| self.design(design, index))
+            .collect::<Vec<_>>();
+        self.distinct_designs(&designs);
         let network = self.network(file.network, algorithm.stream_by_default());
         let clocks = self.clocks(file.clocks, algorithm_name);
         let disk = self.disk(file.disk, algorithm_name);
@@ -146,6 +154,7 @@ impl Checker {
                 liveness_bound_ns,
             },
             algorithm,
+            designs,
             expect,
             nemesis,
             objective,
@@ -307,6 +316,57 @@ impl Checker {
         }
         let name = config.name();
         (config, name)
+    }
+
+    /// One design: a name that can label files, and its algorithm checked as the scenario's
+    /// own is, each problem at its field under `designs[index].algorithm`.
+    fn design(&mut self, raw: RawDesign, index: usize) -> Design {
+        let path = format!("designs[{index}]");
+        let word = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+        if raw.name.is_empty() || !raw.name.chars().all(word) {
+            let kind = ErrorKind::BadDesignName {
+                name: raw.name.clone(),
+            };
+            self.problem(format!("{path}.name"), kind);
+        }
+        let cluster = Cluster { nodes: self.nodes };
+        let (algorithm, problems) = raw.algorithm.lower(&cluster);
+        let before = self.problems.len();
+        for problem in problems {
+            let field = match problem.field {
+                "" => format!("{path}.algorithm"),
+                field => format!("{path}.algorithm.{field}"),
+            };
+            self.problem(field, ErrorKind::Setting(problem.error));
+        }
+        if self.nodes <= MAX_NODES && self.nodes > super::max_members(&algorithm) {
+            let kind = ErrorKind::TooManyNodesForBroadcast {
+                nodes: self.nodes,
+                algorithm: algorithm.name(),
+            };
+            self.problem("nodes", kind);
+        }
+        if self.problems.len() == before {
+            for (name, ns) in algorithm.timings() {
+                self.bounded(ns, &format!("{path}.algorithm.{name}"));
+            }
+        }
+        Design {
+            name: raw.name,
+            algorithm,
+        }
+    }
+
+    /// Each design's name once.
+    fn distinct_designs(&mut self, designs: &[Design]) {
+        for (index, design) in designs.iter().enumerate() {
+            if designs[..index].iter().any(|d| d.name == design.name) {
+                let kind = ErrorKind::DuplicateDesign {
+                    name: design.name.clone(),
+                };
+                self.problem(format!("designs[{index}].name"), kind);
+            }
+        }
     }
 
     /// The network; `stream` says whether the algorithm's default transport is `Stream`.

@@ -22,6 +22,13 @@ pub fn to_ron(scenario: &Scenario) -> String {
     field("duration", duration(sim.duration_ns));
     field("nodes", sim.members.to_string());
     field("algorithm", algorithm(&scenario.algorithm));
+    if !scenario.designs.is_empty() {
+        let designs = scenario.designs.iter().map(|d| {
+            let settings = algorithm(&d.algorithm).replace("\n", "\n        ");
+            format!("(name: {}, algorithm: {settings})", string(&d.name))
+        });
+        field("designs", list(designs.collect()));
+    }
     field("network", network(&sim.network));
     field("clocks", clocks(&sim.clocks));
     if sim.disk != DiskConfig::default() {
@@ -85,6 +92,19 @@ fn list(items: Vec<String>) -> String {
     }
     out.push_str("    ]");
     out
+}
+
+/// The algorithm's settings on one line, every one written out as a scenario would:
+/// `Etcd(ttl: "10s", election_timeout: "1s", ...)`.
+pub fn algorithm_line(config: &AlgorithmConfig) -> String {
+    let text = algorithm(config);
+    let parts: Vec<&str> = text.lines().map(str::trim).collect();
+    parts
+        .join(" ")
+        .replace("( ", "(")
+        .replace(", )", ")")
+        .replace("[ ", "[")
+        .replace(", ]", "]")
 }
 
 /// The algorithm's settings, every one written out, as its own module serializes them.

@@ -620,6 +620,7 @@ impl<'t, P: Process> Sim<'t, P> {
             writes: WriteStats {
                 accepted: self.resource.accepted,
                 rejected_stale: self.resource.rejected_stale,
+                accepted_stale: self.resource.accepted_stale,
                 ..self.writes.clone()
             },
             counters: Counters {

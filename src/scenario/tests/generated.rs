@@ -281,6 +281,22 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                 ack_timeout_ns: timeout_ns,
                             }),
                         },
+                        // A named design on one seed in four, for the round trip.
+                        designs: if seed % 4 == 2 {
+                            vec![Design {
+                                name: format!("ring-{seed}"),
+                                algorithm: AlgorithmConfig::Ring(RingConfig {
+                                    variant: RingVariant::ChangRoberts,
+                                    order: RingOrder::Ascending,
+                                    initiators: RingInitiators::All,
+                                    heartbeat_ns,
+                                    failure_timeout_ns: heartbeat_ns * 2,
+                                    ack_timeout_ns: timeout_ns,
+                                }),
+                            }]
+                        } else {
+                            Vec::new()
+                        },
                         expect,
                         nemesis: None,
                         objective: None,

@@ -80,3 +80,28 @@ fn a_nemesis_and_an_objective_survive_the_round_trip() {
     assert_eq!(scenario.sim.startup_delay_ns, 200_000_000);
     assert_eq!(parse(&to_ron(&scenario), ORIGIN), Ok(scenario));
 }
+
+#[test]
+fn designs_survive_the_round_trip_with_every_setting() {
+    let source = r#"Scenario(
+        algorithm: Raft(),
+        designs: [
+            (name: "etcd-10s", algorithm: Etcd(ttl: "10s")),
+            (name: "zk_6s", algorithm: ZooKeeper(tick: "2s", session_timeout: "6s")),
+        ],
+    )"#;
+    let scenario = parsed(source);
+    let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["etcd-10s", "zk_6s"]);
+    assert_eq!(scenario.designs[0].algorithm.name(), "etcd");
+    let text = to_ron(&scenario);
+    assert_eq!(
+        parse(&text, "elsewhere.ron"),
+        Ok(scenario.clone()),
+        "\n{text}"
+    );
+    assert_eq!(to_ron(&parsed(&text)), text, "canonical");
+    let line = algorithm_line(&scenario.designs[0].algorithm);
+    assert!(line.starts_with("Etcd(ttl: \"10s\", "), "{line}");
+    assert!(!line.contains('\n'), "{line}");
+}

@@ -226,6 +226,28 @@ fn each_rule_fires_at_the_offending_value() {
             format!("({r}, expect: Violates([@liveness]))"),
             "`liveness` cannot be expected to be violated",
         ),
+        (
+            format!("({r}, designs: [(name: @\"Etcd 10s\", algorithm: Etcd())])"),
+            "design name \"Etcd 10s\" is not a word of a-z, 0-9, `-` and `_`",
+        ),
+        (
+            format!("({r}, designs: [(name: @\"\", algorithm: Etcd())])"),
+            "design name \"\" is not a word of a-z, 0-9, `-` and `_`",
+        ),
+        (
+            format!(
+                "({r}, designs: [(name: \"a\", algorithm: Etcd()), (name: @\"a\", algorithm: Raft())])"
+            ),
+            "design \"a\" is named twice",
+        ),
+        (
+            format!("({r}, designs: [(name: \"e\", algorithm: Etcd(ttl: @\"0s\"))])"),
+            "the lease TTL must be longer than zero",
+        ),
+        (
+            format!("({r}, designs: [(name: \"b\", algorithm: Bully(heartbeat: @\"0s\"))])"),
+            "the heartbeat interval must be longer than zero",
+        ),
     ];
     for (marked, message) in &cases {
         assert_error_at(marked, message);
