@@ -14,6 +14,9 @@ trap 'rm -rf "$work"' EXIT
 "$bin" run scenarios/bully-partition.ron --plot "$work/bully" --quiet >/dev/null
 "$bin" compare scenarios/compare-leases.ron --algorithms etcd,zookeeper,k8s-lease --seeds 20 --out "$work/leases" >/dev/null
 
+"$bin" compare scenarios/review-controller.ron --seeds 200 --fencing both --sizes 3 --out "$work/review" >/dev/null
+"$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing off --trials 200 --out "$work/review-stall" >/dev/null
+
 mkdir -p docs/gallery
 cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png
 cp "$work/compare/messages_per_election.png"    docs/gallery/compare-messages-per-election.png
@@ -23,6 +26,8 @@ cp "$work/crash/sequence-failover-1.png"        docs/gallery/raft-leader-crash-s
 cp "$work/bully/timeline.png"                   docs/gallery/bully-partition-timeline.png
 cp "$work/leases/failover_cdf.png"              docs/gallery/compare-leases-cdf.png
 cp "$work/leases/messages_per_election.png"     docs/gallery/compare-leases-messages.png
+cp "$work/review/failover_cdf.png"              docs/gallery/review-controller-cdf.png
+cp "$work/review-stall/safety_violations.png"   docs/gallery/review-controller-stall-violations.png
 # The raft-rs differential ships whole (report.md links every chart, CSV and JSON), written
 # in place so that its command line names the folder it is in.
 rm -rf docs/gallery/raft-vs-raft-rs

@@ -50,7 +50,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Vary one parameter (or none) and measure a failover at each value over many trials.
     #[command(
-        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1 --out out/timeouts\n  splitbrain sweep scenarios/k8s-handover.ron --trials 1000 --out out/handover    # plain repeated trials\n  splitbrain list    # each algorithm's settings --param takes"
+        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1 --out out/timeouts\n  splitbrain sweep scenarios/k8s-handover.ron --trials 1000 --out out/handover    # plain repeated trials\n  splitbrain sweep scenarios/review-controller.ron --param stall=5s,10s,15s --fencing off --trials 200 --out out/stall   # every design, every pause\n  splitbrain list    # each algorithm's settings --param takes"
     )]
     Sweep(SweepArgs),
     /// List the scenario library and the algorithms.
@@ -113,8 +113,11 @@ pub struct SweepArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The parameter and its values: a setting of the scenario's algorithm (`splitbrain list`
-    /// shows each algorithm's, e.g. heartbeat=50ms,100ms), or nodes=3,5,7, loss=0,0.05,
-    /// latency=1ms..10ms,... Without it, the scenario runs as written, --trials times.
+    /// shows each algorithm's, e.g. heartbeat=50ms,100ms), of the scenario (nodes=3,5,7,
+    /// loss=0,0.05, latency=1ms..10ms), or of its faults (stall=5s,10s,15s, pause=...,
+    /// suspend=..., clock_jump=2s,-2s, drift=1000, partition=5s: every fault of that kind).
+    /// Without it, the scenario runs as written, --trials times. A scenario with `designs`
+    /// runs every design at every value.
     #[arg(long, value_name = "NAME=V1,V2,...")]
     pub param: Option<String>,
     /// With --param election_timeout=...: set each value's heartbeat to this fraction of its
@@ -122,9 +125,12 @@ pub struct SweepArgs {
     /// fixed as the timeouts scale.
     #[arg(long, value_name = "F")]
     pub heartbeat_fraction: Option<f64>,
-    /// Trials (seeds 1..=N) per value (in all, without --param).
+    /// Trials (seeds 1..=N) per value (in all, without --param), for every design.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub trials: u64,
+    /// Override the scenario's `resource.fencing` in every trial.
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub fencing: Option<OnOff>,
     /// The output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -153,6 +159,17 @@ pub struct RunArgs {
     /// Override the scenario's `resource.fencing`.
     #[arg(long, value_name = "MODE", value_enum)]
     pub fencing: Option<OnOff>,
+    /// Set one parameter as `sweep --param` does, to one value (e.g. stall=10s).
+    #[arg(long, value_name = "NAME=V")]
+    pub param: Option<String>,
+    /// With --param election_timeout=...: the heartbeat as this fraction of the minimum
+    /// timeout, as `sweep --heartbeat-fraction` sets it.
+    #[arg(long, value_name = "F", requires = "param")]
+    pub heartbeat_fraction: Option<f64>,
+    /// Run trial K of a sweep: seed K, every explicit fault shifted by the trial's phase of
+    /// the heartbeat interval, as `sweep` runs it (its trials.csv gives the command).
+    #[arg(long, value_name = "K", conflicts_with = "seed")]
+    pub trial: Option<u64>,
     /// Write one JSON line per event to this file (columns: docs/trace-format.md).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub trace: Option<PathBuf>,

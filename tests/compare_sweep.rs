@@ -810,26 +810,9 @@ fn compare_runs_the_scenarios_designs_as_written_and_every_seed_replays() {
     let seeds = csv_rows(&files, "seeds");
     assert_eq!(seeds.len(), 18);
     for row in seeds.iter().filter(|r| r["seed"] == "2") {
-        let words: Vec<&str> = row["replay"].split(' ').collect();
-        assert_eq!(words[..2], ["splitbrain", "run"], "{}", row["replay"]);
-        let mut args = words[1..].to_vec();
-        args.push("--json");
-        let replay = splitbrain(&args);
-        assert_no_panic(&replay);
-        let report = &json(&replay)["report"];
-        let recovered: Vec<String> = report["failovers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["recovery_ns"].to_string())
-            .collect();
-        let listed: Vec<String> = failovers
-            .iter()
-            .filter(|f| f["design"] == row["design"] && f["seed"] == "2")
-            .map(|f| f["recovery_ns"].clone())
-            .collect();
+        let (recovered, stale) = replayed(&row["replay"]);
+        let listed = listed(&failovers, "design", &row["design"], "2");
         assert_eq!(recovered, listed, "{}", row["replay"]);
-        let stale = report["writes"]["accepted_stale"].to_string();
         assert_eq!(stale, row["stale_writes_accepted"], "{}", row["replay"]);
     }
     let _ = std::fs::remove_dir_all(&out);
@@ -848,4 +831,156 @@ fn run_names_a_design_the_scenario_lists_or_exits_2() {
     let o = splitbrain(["run", "scenarios/raft-healthy.ron", "--design", "x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("lists no `designs`"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_sweep_of_a_fault_parameter_runs_every_design_and_every_trial_replays() {
+    let out = scratch("fault-param");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/review-controller.ron",
+        "--param",
+        "stall=2s,15s",
+        "--fencing",
+        "off",
+        "--trials",
+        "12",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = json(&o);
+    let values = summary["values"].as_array().unwrap();
+    let labels: Vec<&str> = values
+        .iter()
+        .map(|v| v["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "k8s-defaults stall=2s",
+            "k8s-defaults stall=15s",
+            "etcd-10s stall=2s",
+            "etcd-10s stall=15s",
+            "zk-6s stall=2s",
+            "zk-6s stall=15s"
+        ]
+    );
+    // A 2 s pause is shorter than every lease; 15 s outlasts etcd's 10 s TTL and ZooKeeper's
+    // 6 s session, and without fencing the paused leader's write gets through.
+    let violated = |i: usize| values[i]["seeds_with_safety_violations"].as_u64().unwrap();
+    assert_eq!((violated(2), violated(4)), (0, 0));
+    assert!(
+        violated(3) > 6 && violated(5) > 6,
+        "{} {}",
+        violated(3),
+        violated(5)
+    );
+    assert!(values[3]["stale_writes_accepted"].as_u64().unwrap() > 0);
+
+    // The chart reviewers paste: one line per design, a point per value.
+    let files = check_folder(
+        &dir,
+        &[
+            "failover_cdf_k8s-defaults",
+            "failover_cdf_etcd-10s",
+            "failover_cdf_zk-6s",
+            "safety_violations",
+        ],
+    );
+    let points = csv_rows(&files, "safety_violations");
+    assert_eq!(points.len(), 6);
+    let etcd_15: Vec<_> = points
+        .iter()
+        .filter(|p| p["series"] == "etcd-10s" && p["value"] == "15s")
+        .collect();
+    assert_eq!(etcd_15.len(), 1);
+    assert_eq!(etcd_15[0]["hits"], violated(3).to_string());
+    assert_eq!(etcd_15[0]["trials"], "12");
+
+    // A trial's replay command reproduces its failovers.
+    let trials = csv_rows(&files, "trials");
+    let failovers = csv_rows(&files, "failovers");
+    let row = trials
+        .iter()
+        .find(|t| t["value"] == "etcd-10s stall=15s" && t["trial"] == "5")
+        .unwrap();
+    let (recovered, stale) = replayed(&row["replay"]);
+    let listed = listed(&failovers, "value", &row["value"], "5");
+    assert_eq!(recovered, listed, "{}", row["replay"]);
+    assert_eq!(stale, row["stale_writes_accepted"]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_fault_parameter_needs_a_fault_of_its_kind_and_run_takes_one_value() {
+    let out = scratch("fault-param-bad");
+    let d = out.join("never");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/raft-healthy.ron",
+        "--param",
+        "stall=5s",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("add one to its faults, like"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.exists(), "nothing written");
+    for bad in ["stall=5s,10s", "stall=0s", "clock_jump=soon", "drift=1.5"] {
+        let o = splitbrain(["run", "scenarios/review-controller.ron", "--param", bad]);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {o:?}");
+        assert!(stderr(&o).contains("hint:"), "{bad}: {}", stderr(&o));
+    }
+    let o = splitbrain([
+        "run",
+        "scenarios/review-controller.ron",
+        "--param",
+        "clock_jump=-2s",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}
+
+/// Runs a report's replay command (`splitbrain run ...`) with `--json`: its failovers'
+/// recovery times (as CSV cells) and the stale writes the resource accepted.
+fn replayed(command: &str) -> (Vec<String>, String) {
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words[..2], ["splitbrain", "run"], "{command}");
+    let mut args = words[1..].to_vec();
+    args.push("--json");
+    let replay = splitbrain(&args);
+    assert_no_panic(&replay);
+    let report = &json(&replay)["report"];
+    let recovered = report["failovers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["recovery_ns"].to_string())
+        .collect();
+    (recovered, report["writes"]["accepted_stale"].to_string())
+}
+
+/// The recovery times `failovers.csv` lists for the group `label` (column `column`) and
+/// `seed`.
+fn listed(
+    failovers: &[BTreeMap<String, String>],
+    column: &str,
+    label: &str,
+    seed: &str,
+) -> Vec<String> {
+    failovers
+        .iter()
+        .filter(|f| f[column] == label && f["seed"] == seed)
+        .map(|f| f["recovery_ns"].clone())
+        .collect()
 }

@@ -33,6 +33,7 @@ pub use chart::{
     Objective, ScalingSeries, SequenceRecorder, SequenceTrace, Settle, OPEN_WINDOW_BUDGET_EVENTS,
     SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
+pub use chart::{share_by_value, wilson_interval, ShareSeries};
 pub use doc::{format_seeds, Block, ReportDoc, Section};
 /// The trace's typed events, re-exported for callers that read `--trace` files.
 pub use splitbrain_sim::trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};

@@ -75,8 +75,20 @@ pub fn run(args: &RunArgs) -> u8 {
             scenario.algorithm = alg.for_members(members).unwrap_or(alg);
         }
     }
+    if let Some(text) = &args.param {
+        scenario = match with_param(&scenario, text, args.heartbeat_fraction) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::BAD_INPUT;
+            }
+        };
+    }
     if let Some(mode) = args.fencing {
         scenario.sim.fencing = mode == OnOff::On;
+    }
+    if let Some(trial) = args.trial {
+        scenario = super::sweep::trial(&scenario, trial);
     }
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
     let scenario = scenario.materialize(scenario.sim.seed);
@@ -110,7 +122,15 @@ pub fn run(args: &RunArgs) -> u8 {
     } else {
         exit::SAFETY_MISMATCH
     };
-    let replay = replay_command(&args.file, scenario.sim.seed) + &design_flags(args);
+    let replay = match args.trial {
+        // `--trial` sets the seed and the faults' phase; `--seed` may not come with it.
+        Some(_) => format!(
+            "splitbrain run {} --trace trace.jsonl{}",
+            args.file.display(),
+            design_flags(args)
+        ),
+        None => replay_command(&args.file, scenario.sim.seed) + &design_flags(args),
+    };
     let plotted = match (&args.plot, recorder) {
         (Some(dir), Some(recorder)) => {
             let command = format!(
@@ -175,6 +195,27 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
     )
 }
 
+/// The scenario with `--param NAME=V` (one value) set as `sweep` sets it, checked by the
+/// scenario's rules.
+fn with_param(scenario: &Scenario, text: &str, fraction: Option<f64>) -> Result<Scenario, String> {
+    let (param, values) = super::sweep::parse_param(text)?;
+    let [(label, value)] = values.as_slice() else {
+        return Err(format!(
+            "--param {text:?} gives {} values; run takes one\n  hint: like --param {}",
+            values.len(),
+            values.first().map_or("stall=10s", |(l, _)| l.as_str())
+        ));
+    };
+    let applied = match fraction {
+        Some(f) => {
+            super::sweep::check_heartbeat_fraction(f, Some(param))?;
+            super::sweep::apply_with_heartbeat(scenario, param, value, f)?
+        }
+        None => super::sweep::apply(scenario, param, value)?,
+    };
+    super::charting::revalidate(&applied, label)
+}
+
 /// `--design NAME`, `--algorithm NAME` and `--fencing MODE` as given, for the replay command.
 fn design_flags(args: &RunArgs) -> String {
     let mut flags = String::new();
@@ -184,10 +225,19 @@ fn design_flags(args: &RunArgs) -> String {
     if let Some(name) = &args.algorithm {
         flags += &format!(" --algorithm {name}");
     }
+    if let Some(text) = &args.param {
+        flags += &format!(" --param {}", super::charting::shell_word(text));
+    }
+    if let Some(f) = args.heartbeat_fraction {
+        flags += &format!(" --heartbeat-fraction {f}");
+    }
     match args.fencing {
         Some(OnOff::On) => flags += " --fencing on",
         Some(OnOff::Off) => flags += " --fencing off",
         None => {}
+    }
+    if let Some(trial) = args.trial {
+        flags += &format!(" --trial {trial}");
     }
     flags
 }

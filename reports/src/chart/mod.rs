@@ -7,6 +7,7 @@ mod cdf;
 mod cluster;
 mod legend;
 mod sequence;
+mod share;
 mod stacked;
 mod style;
 mod timeline;
@@ -18,6 +19,7 @@ pub use sequence::{
     CapturedWindows, FailoverRecorder, SequenceRecorder, SequenceTrace, Settle,
     OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
+pub use share::{share_by_value, wilson_interval, ShareSeries};
 pub use stacked::{messages_per_election, ElectionMessages};
 pub use timeline::{leadership_timeline, LeaseWindow};
 

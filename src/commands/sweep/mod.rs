@@ -16,282 +16,88 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some value misses it.
 
 use super::charting::{self, GroupRuns, GroupSummary};
-use crate::cli::SweepArgs;
+use crate::cli::{OnOff, SweepArgs};
 use crate::exit;
 use crate::scenario::{self, Scenario};
 use serde::Serialize;
-use splitbrain_algorithms::{
-    AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue, ALGORITHMS,
-};
 use splitbrain_reports::{
-    failover_cdf, format_seeds, messages_per_election, messages_vs_cluster_size, Chart, DataTable,
-    ReportDoc, ScalingSeries, Section,
+    failover_cdf, format_seeds, messages_per_election, messages_vs_cluster_size, share_by_value,
+    Chart, DataTable, ReportDoc, ScalingSeries, Section, ShareSeries,
 };
-use splitbrain_sim::{Latency, SimRng, StreamId};
+use splitbrain_sim::{SimRng, StreamId};
 
-/// The parameters of the scenario itself (the algorithms' own come from their knobs), with an
-/// example value and what they take.
-const SCENARIO_PARAMS: &[(&str, &str, &str)] = &[
-    ("nodes", "3,5,7", "integers >= 1"),
-    ("loss", "0,0.05", "0..1"),
-    ("latency", "1ms..10ms", "uniform) or latency=5ms (constant"),
-];
+mod param;
+pub(crate) use param::{apply, parse_param, Param, Value};
 
-/// Every parameter with an example and who takes it, for hints.
-fn params_help() -> String {
-    let mut knobs: Vec<(Knob, Vec<&str>)> = Vec::new();
-    for entry in ALGORITHMS {
-        for knob in entry.knobs {
-            match knobs.iter_mut().find(|(k, _)| k.name == knob.name) {
-                Some((_, algorithms)) => algorithms.push(entry.name),
-                None => knobs.push((*knob, vec![entry.name])),
-            }
-        }
-    }
-    let algorithm_params = knobs
-        .iter()
-        .map(|(k, algorithms)| format!("{}={} ({})", k.name, k.example, algorithms.join(", ")));
-    let scenario_params = SCENARIO_PARAMS
-        .iter()
-        .map(|(name, example, takes)| format!("{name}={example} ({takes})"));
-    algorithm_params
-        .chain(scenario_params)
-        .collect::<Vec<_>>()
-        .join(", ")
+/// One group of trials: a design (or the scenario's algorithm) at one value of the parameter.
+pub(crate) struct Variant {
+    /// `DESIGN NAME=V`, `NAME=V`, `DESIGN` or `as written`.
+    pub label: String,
+    /// The design's name, when the scenario lists designs.
+    pub design: Option<String>,
+    /// `NAME=V` as given, when a parameter is swept.
+    pub value: Option<String>,
+    pub scenario: Scenario,
 }
 
-/// The parameters a sweep can vary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Param {
-    /// A setting of the scenario's algorithm (one of its knobs).
-    Algorithm(Knob),
-    Nodes,
-    Loss,
-    Latency,
-}
-
-impl Param {
-    fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "nodes" => Param::Nodes,
-            "loss" => Param::Loss,
-            "latency" => Param::Latency,
-            _ => Param::Algorithm(
-                *ALGORITHMS
-                    .iter()
-                    .flat_map(|entry| entry.knobs)
-                    .find(|knob| knob.name == name)?,
-            ),
-        })
+/// Every design (the scenario's algorithm when it lists none) at every value, with
+/// `--heartbeat-fraction` and `--fencing` applied, each checked by the scenario's rules.
+fn variants(
+    args: &SweepArgs,
+    scenario: &Scenario,
+    param: Option<Param>,
+    values: &[(String, Value)],
+) -> Result<Vec<Variant>, String> {
+    let mut bases: Vec<(Option<String>, Scenario)> = Vec::new();
+    if scenario.designs.is_empty() {
+        bases.push((None, scenario.clone()));
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            Param::Algorithm(knob) => knob.name,
-            Param::Nodes => "nodes",
-            Param::Loss => "loss",
-            Param::Latency => "latency",
-        }
+    for design in &scenario.designs {
+        let mut s = scenario.clone();
+        let alg = &design.algorithm;
+        s.algorithm = alg
+            .for_members(s.sim.members)
+            .unwrap_or_else(|| alg.clone());
+        bases.push((Some(design.name.clone()), s));
     }
-
-    /// The form of a value, for hints.
-    fn form(self) -> String {
-        let form = match self {
-            Param::Algorithm(Knob {
-                shape: KnobShape::DurationRange,
-                ..
-            }) => "a range MIN..MAX of durations, like 150ms..300ms",
-            Param::Algorithm(Knob {
-                shape: KnobShape::Duration,
-                ..
-            }) => "a duration longer than zero, like 50ms",
-            Param::Algorithm(Knob {
-                shape: KnobShape::Choice(names),
-                ..
-            }) => return format!("one of {}", names.join(", ")),
-            Param::Nodes => {
-                return format!(
-                    "an integer from 1 to {} (the largest cluster a scenario may ask for), like 5",
-                    scenario::MAX_NODES
-                )
-            }
-            Param::Loss => "a probability from 0 to 1, like 0.05",
-            Param::Latency => "a range MIN..MAX of durations (uniform), like 1ms..10ms, or one duration (constant), like 5ms",
+    let mut variants = Vec::new();
+    for (design, base) in bases {
+        let in_design = |e: String| match &design {
+            Some(name) => format!("design {name}: {e}"),
+            None => e,
         };
-        form.to_string()
-    }
-
-    /// The algorithms that have the parameter (`None`: every algorithm).
-    fn algorithms(self) -> Option<Vec<&'static str>> {
-        let Param::Algorithm(knob) = self else {
-            return None;
-        };
-        let has_knob = |entry: &&AlgorithmEntry| entry.knobs.iter().any(|k| k.name == knob.name);
-        Some(ALGORITHMS.iter().filter(has_knob).map(|e| e.name).collect())
-    }
-}
-
-/// One value of the parameter.
-#[derive(Clone, Debug, PartialEq)]
-enum Value {
-    Range(u64, u64),
-    Duration(u64),
-    Choice(&'static str),
-    Count(usize),
-    Fraction(f64),
-}
-
-fn parse_range(text: &str) -> Option<(u64, u64)> {
-    let (a, b) = text.split_once("..")?;
-    let a = scenario::parse_duration(a.trim()).ok()?;
-    let b = scenario::parse_duration(b.trim()).ok()?;
-    (a <= b).then_some((a, b))
-}
-
-fn parse_value(param: Param, text: &str) -> Option<Value> {
-    match param {
-        Param::Algorithm(Knob {
-            shape: KnobShape::DurationRange,
-            ..
-        }) => parse_range(text).map(|(a, b)| Value::Range(a, b)),
-        Param::Algorithm(Knob {
-            shape: KnobShape::Duration,
-            ..
-        }) => {
-            let d = scenario::parse_duration(text).ok()?;
-            (d > 0).then_some(Value::Duration(d))
+        let mut at_values: Vec<(Option<String>, Scenario)> = Vec::new();
+        if param.is_none() {
+            at_values.push((None, base.clone()));
         }
-        Param::Algorithm(Knob {
-            shape: KnobShape::Choice(names),
-            ..
-        }) => names
-            .iter()
-            .find(|name| **name == text)
-            .map(|name| Value::Choice(name)),
-        Param::Nodes => {
-            let n: usize = text.parse().ok()?;
-            (n >= 1 && n as u64 <= scenario::MAX_NODES).then_some(Value::Count(n))
-        }
-        Param::Loss => {
-            let p: f64 = text.parse().ok()?;
-            (0.0..=1.0).contains(&p).then_some(Value::Fraction(p))
-        }
-        Param::Latency => {
-            if text.contains("..") {
-                parse_range(text).map(|(a, b)| Value::Range(a, b))
-            } else {
-                scenario::parse_duration(text).ok().map(Value::Duration)
-            }
-        }
-    }
-}
-
-/// Parses `NAME=V1,V2,...`: the parameter and its values with their labels.
-fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), String> {
-    let Some((name, values)) = text.split_once('=') else {
-        return Err(format!(
-            "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {}",
-            params_help()
-        ));
-    };
-    let name = name.trim();
-    let Some(param) = Param::parse(name) else {
-        return Err(format!(
-            "unknown parameter {name:?}\n  hint: the parameters: {}",
-            params_help()
-        ));
-    };
-    let mut parsed: Vec<(String, Value)> = Vec::new();
-    for raw in values.split(',') {
-        let raw = raw.trim();
-        let Some(value) = parse_value(param, raw) else {
-            return Err(format!(
-                "invalid value {raw:?} for {name}\n  hint: a value of {name} is {}",
-                param.form()
-            ));
-        };
-        let label = format!("{name}={raw}");
-        if parsed.iter().any(|(l, _)| *l == label) {
-            return Err(format!(
-                "{label} is given twice\n  hint: give each value once"
-            ));
-        }
-        parsed.push((label, value));
-    }
-    Ok((param, parsed))
-}
-
-/// The scenario with the parameter set to `value`; an error when it does not apply.
-fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, String> {
-    let mut s = scenario.clone();
-    let alg_name = s.algorithm.name();
-    if let Some(algs) = param.algorithms() {
-        if !algs.contains(&alg_name) {
-            return Err(format!(
-                "{} does not apply to the scenario's algorithm, {alg_name}\n  hint: {} is a parameter of {}",
-                param.name(),
-                param.name(),
-                algs.join(", ")
-            ));
-        }
-    }
-    match (param, value) {
-        (Param::Algorithm(knob), value) => {
-            let value = match *value {
-                Value::Range(a, b) => KnobValue::Range(a, b),
-                Value::Duration(d) => KnobValue::Duration(d),
-                Value::Choice(name) => KnobValue::Choice(name),
-                Value::Count(_) | Value::Fraction(_) => {
-                    unreachable!("knob values are parsed as durations or names")
-                }
+        for (label, value) in values {
+            let param = param.expect("values come with their parameter");
+            let applied = match args.heartbeat_fraction {
+                Some(fraction) => apply_with_heartbeat(&base, param, value, fraction),
+                None => apply(&base, param, value),
             };
-            let cluster = Cluster {
-                nodes: s.sim.members as u64,
+            at_values.push((Some(label.clone()), applied.map_err(in_design)?));
+        }
+        for (value, mut s) in at_values {
+            if let Some(mode) = args.fencing {
+                s.sim.fencing = mode == OnOff::On;
+            }
+            let label = match (&design, &value) {
+                (Some(d), Some(v)) => format!("{d} {v}"),
+                (Some(d), None) => d.clone(),
+                (None, Some(v)) => v.clone(),
+                (None, None) => AS_WRITTEN.to_string(),
             };
-            s.algorithm = s
-                .algorithm
-                .vary(&cluster, knob.name, value)
-                .map_err(|problem| setting_error(knob.name, value, &problem.error))?;
+            charting::revalidate(&s, &label).map_err(in_design)?;
+            variants.push(Variant {
+                label,
+                design: design.clone(),
+                value,
+                scenario: s,
+            });
         }
-        (Param::Nodes, Value::Count(n)) => {
-            s = s.resized(*n).ok_or_else(|| {
-                format!(
-                    "cannot resize to {n} nodes: {} runs at most {} nodes here",
-                    s.algorithm.name(),
-                    scenario::max_members(&s.algorithm)
-                )
-            })?;
-        }
-        (Param::Loss, Value::Fraction(p)) => {
-            s.sim.network.default.loss_ppm = (p * 1_000_000.0).round() as u32;
-        }
-        (Param::Latency, Value::Range(a, b)) => {
-            s.sim.network.default.latency = Latency::Uniform(*a, *b);
-        }
-        (Param::Latency, Value::Duration(d)) => {
-            s.sim.network.default.latency = Latency::Constant(*d);
-        }
-        _ => unreachable!("values are parsed for their parameter"),
     }
-    Ok(s)
-}
-
-/// A knob value the algorithm's rules refuse: which value, what rule, and the rule's hint.
-fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String {
-    let value = match value {
-        KnobValue::Duration(ns) => scenario::format_duration_ron(ns),
-        KnobValue::Range(a, b) => format!(
-            "{}..{}",
-            scenario::format_duration_ron(a),
-            scenario::format_duration_ron(b)
-        ),
-        KnobValue::Choice(name) => name.to_string(),
-    };
-    let mut message = format!("{knob}={value}: {error}");
-    if let Some(hint) = error.hint() {
-        message.push_str(&format!("\n  hint: {hint}"));
-    }
-    message
+    Ok(variants)
 }
 
 /// The label of the one group a sweep without `--param` runs.
@@ -299,7 +105,7 @@ const AS_WRITTEN: &str = "as written";
 
 /// Checks `--heartbeat-fraction` against the parameter swept: a number strictly between 0
 /// and 1, with `--param election_timeout=...`.
-fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), String> {
+pub(crate) fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), String> {
     if !(fraction > 0.0 && fraction < 1.0) {
         return Err(format!(
             "invalid --heartbeat-fraction {fraction}: it must be between 0 and 1\n  hint: the \
@@ -321,7 +127,7 @@ fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), S
 
 /// `scenario` with its election timeout set to `value` and its heartbeat to `fraction` of
 /// the timeout's minimum.
-fn apply_with_heartbeat(
+pub(crate) fn apply_with_heartbeat(
     scenario: &Scenario,
     param: Param,
     value: &Value,
@@ -346,6 +152,15 @@ fn apply_with_heartbeat(
         .or_else(|_| {
             apply(scenario, param, value).and_then(|s| apply(&s, heartbeat, &heartbeat_value))
         })
+}
+
+/// Trial `trial` of a sweep of `scenario` (already set to its value): seed `trial`, every
+/// explicit fault shifted by the trial's phase of the heartbeat, not yet materialised.
+pub(crate) fn trial(scenario: &Scenario, trial: u64) -> Scenario {
+    let hb = scenario.algorithm.heartbeat_ns();
+    let mut s = shifted(scenario, trial_offset(trial, hb));
+    s.sim.seed = trial;
+    s
 }
 
 /// The scenario with every explicit fault shifted by `offset_ns`.
@@ -407,43 +222,26 @@ pub fn run(args: &SweepArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let mut variants: Vec<(String, Scenario)> = Vec::new();
-    if param.is_none() {
-        variants.push((AS_WRITTEN.to_string(), scenario.clone()));
-    }
-    for (label, value) in &values {
-        let param = param.expect("values come with their parameter");
-        let applied = match args.heartbeat_fraction {
-            Some(fraction) => apply_with_heartbeat(&scenario, param, value, fraction),
-            None => apply(&scenario, param, value),
-        };
-        let s = match applied {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::BAD_INPUT;
-            }
-        };
-        if let Err(e) = charting::revalidate(&s, label) {
+    let variants = match variants(args, &scenario, param, &values) {
+        Ok(v) => v,
+        Err(e) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;
         }
-        variants.push((label.clone(), s));
-    }
+    };
     let trials: Vec<u64> = (1..=args.trials).collect();
     let groups: Vec<GroupRuns> = variants
         .iter()
-        .map(|(label, s)| {
-            let hb = s.algorithm.heartbeat_ns();
-            charting::run_group(label, 1..=args.trials, None, |seed| {
-                shifted(s, trial_offset(seed, hb)).materialize(seed)
+        .map(|v| {
+            charting::run_group(&v.label, 1..=args.trials, None, |seed| {
+                trial(&v.scenario, seed).materialize(seed)
             })
         })
         .collect();
     let summaries: Vec<GroupSummary> = groups
         .iter()
         .zip(&variants)
-        .map(|(g, (_, s))| charting::summarise(g, s.objective.as_ref()))
+        .map(|(g, v)| charting::summarise(g, v.scenario.objective.as_ref()))
         .collect();
     let missed = summaries
         .iter()
@@ -464,6 +262,11 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Some(f) = args.heartbeat_fraction {
         words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
     }
+    match args.fencing {
+        Some(OnOff::On) => words.extend(["--fencing".to_string(), "on".to_string()]),
+        Some(OnOff::Off) => words.extend(["--fencing".to_string(), "off".to_string()]),
+        None => {}
+    }
     words.extend([
         "--trials".to_string(),
         args.trials.to_string(),
@@ -473,24 +276,22 @@ pub fn run(args: &SweepArgs) -> u8 {
     let command = words.join(" ");
     let param_name = param.map_or("trials", Param::name);
 
-    let built = build(
-        &scenario,
-        param,
-        args.heartbeat_fraction,
-        &variants,
-        &groups,
-        &summaries,
-    );
+    let built = build(args, &scenario, param, &variants, &groups, &summaries);
     let (sections, charts, data) = match built {
         Ok(b) => b,
         Err(e) => return charting::chart_failed(e),
     };
     let mut facts = vec![
         ("scenario".to_string(), args.file.display().to_string()),
-        (
-            "algorithm".to_string(),
-            scenario.algorithm.name().to_string(),
-        ),
+        if scenario.designs.is_empty() {
+            (
+                "algorithm".to_string(),
+                scenario.algorithm.name().to_string(),
+            )
+        } else {
+            let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+            ("designs".to_string(), names.join(", "))
+        },
         (
             "parameter".to_string(),
             param
@@ -545,6 +346,8 @@ pub fn run(args: &SweepArgs) -> u8 {
             ),
         }
         super::compare::print_table(&charting::summary_table("value", &summaries));
+        crate::outln!();
+        super::compare::print_table(&charting::safety_table("value", &summaries));
         if let Some(t) = charting::objective_table("value", &summaries) {
             crate::outln!();
             super::compare::print_table(&t);
@@ -557,20 +360,108 @@ pub fn run(args: &SweepArgs) -> u8 {
 
 type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
 
+/// The command that replays trial `trial` of variant `v` as the sweep ran it.
+fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
+    let mut words = vec![
+        "splitbrain run".to_string(),
+        charting::shell_word(&args.file.display().to_string()),
+        format!("--trial {trial}"),
+    ];
+    if let Some(design) = &v.design {
+        words.push(format!("--design {design}"));
+    }
+    if let Some(value) = &v.value {
+        words.push(format!("--param {}", charting::shell_word(value)));
+    }
+    if let Some(f) = args.heartbeat_fraction {
+        words.push(format!("--heartbeat-fraction {f}"));
+    }
+    match args.fencing {
+        Some(OnOff::On) => words.push("--fencing on".to_string()),
+        Some(OnOff::Off) => words.push("--fencing off".to_string()),
+        None => {}
+    }
+    words.join(" ")
+}
+
+/// The safety table per value, and with a parameter the chart reviewers paste: the share of
+/// trials with a safety violation at each value, one line per design.
+fn safety_section(
+    param: Option<Param>,
+    variants: &[Variant],
+    summaries: &[GroupSummary],
+    charts: &mut Vec<Chart>,
+) -> Result<Section, splitbrain_reports::ChartError> {
+    let mut section = Section::new("Safety")
+        .text(charting::SAFETY_TEXT)
+        .table(charting::safety_table("value", summaries));
+    let Some(param) = param else {
+        return Ok(section);
+    };
+    let mut categories: Vec<String> = Vec::new();
+    let mut lines: Vec<ShareSeries> = Vec::new();
+    for (v, g) in variants.iter().zip(summaries) {
+        let value = v.value.clone().unwrap_or_default();
+        let at = match categories.iter().position(|c| *c == value) {
+            Some(i) => i,
+            None => {
+                categories.push(value);
+                categories.len() - 1
+            }
+        };
+        let label = v
+            .design
+            .clone()
+            .unwrap_or_else(|| v.scenario.algorithm.name().to_string());
+        let line = match lines.iter().position(|l| l.label == label) {
+            Some(i) => &mut lines[i],
+            None => {
+                lines.push(ShareSeries {
+                    label,
+                    counts: Vec::new(),
+                });
+                lines.last_mut().expect("just pushed")
+            }
+        };
+        line.counts.resize(at + 1, None);
+        line.counts[at] = Some((g.seeds_with_safety_violations as u64, g.seeds as u64));
+    }
+    let prefix = format!("{}=", param.name());
+    let shown: Vec<String> = categories
+        .iter()
+        .map(|c| c.strip_prefix(&prefix).unwrap_or(c).to_string())
+        .collect();
+    charts.push(share_by_value(
+        "safety_violations",
+        &format!("Trials with a safety violation by {}", param.name()),
+        &param.axis_label(),
+        "trials with a safety violation",
+        &shown,
+        &lines,
+    )?);
+    section = section
+        .text(
+            "The share of trials in which any safety invariant broke, at each value, one line \
+             per design; each bar is the 95% interval of that share (Wilson).",
+        )
+        .chart("safety_violations");
+    Ok(section)
+}
+
 fn build(
+    args: &SweepArgs,
     scenario: &Scenario,
     param: Option<Param>,
-    heartbeat_fraction: Option<f64>,
-    variants: &[(String, Scenario)],
+    variants: &[Variant],
     groups: &[GroupRuns],
     summaries: &[GroupSummary],
 ) -> Result<Built, splitbrain_reports::ChartError> {
     let mut charts = Vec::new();
     let mut data = Vec::new();
     let mut sections = Vec::new();
-    let values: Vec<String> = variants.iter().map(|(l, _)| l.clone()).collect();
+    let values: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
     let name = param.map_or("trials", Param::name);
-    let setting = match (param, heartbeat_fraction) {
+    let setting = match (param, args.heartbeat_fraction) {
         (None, _) => "as written (no parameter varied)".to_string(),
         (Some(p), None) => format!("with {} set to each value", p.name()),
         (Some(p), Some(f)) => format!(
@@ -578,40 +469,68 @@ fn build(
             p.name()
         ),
     };
+    let designs = if scenario.designs.is_empty() {
+        scenario.algorithm.name().to_string()
+    } else {
+        let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+        format!("every design: {}", names.join(", "))
+    };
     sections.push(
         Section::new("What ran")
             .text(format!(
-                "{} ({} nodes, {}), {setting}. Each trial shifts every \
+                "{} ({} nodes, {designs}), {setting}. Each trial shifts every \
                  explicit fault by a random point of the heartbeat interval (uniform in \
                  [0, heartbeat), drawn from the trial's seed, the same phase for every value), \
                  so a leader crash strikes anywhere in the leader's heartbeat interval. \
-                 trials.csv gives each trial's offset.",
-                scenario.name,
-                scenario.sim.members,
-                scenario.algorithm.name(),
+                 trials.csv gives each trial's offset and the command that replays it.",
+                scenario.name, scenario.sim.members,
             ))
             .list(values),
     );
+    sections.push(safety_section(param, variants, summaries, &mut charts)?);
 
-    let series: Vec<_> = summaries
-        .iter()
-        .map(|g| g.recovery_series.clone())
-        .collect();
     let objective = charting::objective_line(scenario.objective.as_ref());
-    charts.push(failover_cdf(
-        "failover_cdf",
-        &format!("Failover recovery time by {}", name),
-        "recovery time (fault to the new leader's first accepted write)",
-        &series,
-        objective.as_ref(),
-    )?);
-    let mut failover = Section::new("Failover time")
-        .text(
-            "Recovery time of each failover, from the fault to the new leader's first accepted \
-             write, per value; election time is to the new leader's claim.",
-        )
+    let mut failover = Section::new("Failover time").text(
+        "Recovery time of each failover, from the fault to the next write a leader got \
+         accepted (the new leader's, or the same one's when it rode the fault through), per \
+         value; election time is to the new leader's claim. With designs, one chart per \
+         design.",
+    );
+    // One chart per design (its values as curves), or one for the scenario's algorithm.
+    let mut designs: Vec<Option<&str>> = Vec::new();
+    for v in variants {
+        if !designs.contains(&v.design.as_deref()) {
+            designs.push(v.design.as_deref());
+        }
+    }
+    for design in designs {
+        let series: Vec<_> = variants
+            .iter()
+            .zip(summaries)
+            .filter(|(v, _)| v.design.as_deref() == design)
+            .map(|(_, g)| g.recovery_series.clone())
+            .collect();
+        let (chart, title) = match design {
+            Some(d) => (
+                format!("failover_cdf_{d}"),
+                format!("Failover recovery time by {name}: {d}"),
+            ),
+            None => (
+                "failover_cdf".to_string(),
+                format!("Failover recovery time by {name}"),
+            ),
+        };
+        charts.push(failover_cdf(
+            &chart,
+            &title,
+            "recovery time (fault to the next write a leader got accepted)",
+            &series,
+            objective.as_ref(),
+        )?);
+        failover = failover.chart(chart);
+    }
+    let mut failover = failover
         .text(charting::ELECTION_MEASURES_TEXT)
-        .chart("failover_cdf")
         .table(charting::summary_table("value", summaries));
     if let Some(t) = charting::objective_table("value", summaries) {
         failover = failover
@@ -643,7 +562,7 @@ fn build(
         let points: Vec<(u64, f64)> = variants
             .iter()
             .zip(summaries)
-            .filter_map(|((_, s), g)| Some((s.sim.members as u64, g.messages_per_election?)))
+            .filter_map(|(v, g)| Some((v.scenario.sim.members as u64, g.messages_per_election?)))
             .collect();
         charts.push(messages_vs_cluster_size(
             "messages_vs_cluster_size",
@@ -668,10 +587,12 @@ fn build(
             "offset_ns",
             "failovers",
             "safety_violations",
+            "stale_writes_accepted",
+            "replay",
         ],
     );
-    for (group, (_, s)) in groups.iter().zip(variants) {
-        let hb = s.algorithm.heartbeat_ns();
+    for (group, v) in groups.iter().zip(variants) {
+        let hb = v.scenario.algorithm.heartbeat_ns();
         for run in &group.runs {
             t.push(vec![
                 group.label.as_str().into(),
@@ -679,6 +600,8 @@ fn build(
                 trial_offset(run.seed, hb).into(),
                 run.failovers.len().into(),
                 run.safety_violations.as_str().into(),
+                run.stale_accepted.into(),
+                replay_command(args, v, run.seed).as_str().into(),
             ]);
         }
     }

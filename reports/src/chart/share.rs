@@ -1,0 +1,191 @@
+//! The share of trials with some outcome (a safety violation, say) at each value of a swept
+//! parameter, one line per design: "probability of a safety violation against pause length".
+//! Each point carries its 95% interval (Wilson), so 3 of 20 is not read as 15% exactly.
+
+use super::legend::{Legend, Mark};
+use super::style::WIDTH;
+use super::style::{color, text, AXIS_DESC_PX, GRID, INK, LEGEND_WIDTH, TICK_PX, TITLE_PX};
+use super::{render, Chart, ChartError, DrawResult, Figure};
+use crate::table::DataTable;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// One design's counts at each value: `(with the outcome, trials)`, `None` where it did not
+/// run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareSeries {
+    pub label: String,
+    pub counts: Vec<Option<(u64, u64)>>,
+}
+
+/// The 95% Wilson score interval of `hits` out of `trials` (z = 1.96): the interval
+/// statisticians recommend for a proportion, sensible at 0 and at `trials`.
+pub fn wilson_interval(hits: u64, trials: u64) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    let (n, p, z) = (trials as f64, hits as f64 / trials as f64, 1.96_f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Points joined by lines: x = the parameter's values in the order given (`categories`,
+/// evenly spaced), y = the share of trials, 0 to 100%, with a 95% interval bar at each point.
+/// The data table has one row per point: `series, value, hits, trials, share, low, high`.
+pub fn share_by_value(
+    name: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[ShareSeries],
+) -> Result<Chart, ChartError> {
+    let mut data = DataTable::new(
+        name,
+        &[
+            "series", "value", "hits", "trials", "share", "low95", "high95",
+        ],
+    );
+    for s in series {
+        for (value, count) in categories.iter().zip(&s.counts) {
+            let Some((hits, trials)) = *count else {
+                continue;
+            };
+            let (low, high) = wilson_interval(hits, trials);
+            let share = if trials == 0 {
+                0.0
+            } else {
+                hits as f64 / trials as f64
+            };
+            data.push(vec![
+                s.label.as_str().into(),
+                value.as_str().into(),
+                hits.into(),
+                trials.into(),
+                share.into(),
+                low.into(),
+                high.into(),
+            ]);
+        }
+    }
+    let figure = ShareFigure {
+        title,
+        x_label,
+        y_label,
+        categories,
+        series,
+    };
+    render(name, title, data, &figure)
+}
+
+struct ShareFigure<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    categories: &'a [String],
+    series: &'a [ShareSeries],
+}
+
+impl Figure for ShareFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        (WIDTH, 675)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let root = root.titled(self.title, text(TITLE_PX, INK))?;
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let last = self.categories.len().saturating_sub(1) as f64;
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin(16)
+            .x_label_area_size(64)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-0.5..last + 0.5, -0.02..1.02)?;
+        let categories = self.categories;
+        chart
+            .configure_mesh()
+            .light_line_style(GRID.mix(0.0))
+            .bold_line_style(GRID)
+            .x_labels(categories.len().max(2) * 2 + 1)
+            .y_labels(6)
+            .x_desc(self.x_label)
+            .y_desc(self.y_label)
+            .axis_desc_style(text(AXIS_DESC_PX, INK))
+            .label_style(text(TICK_PX, INK))
+            .x_label_formatter(&|v| category_at(categories, *v))
+            .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
+            .draw()?;
+        let mut legend = Legend::default();
+        let spread = 0.12 / self.series.len().max(1) as f64;
+        for (i, s) in self.series.iter().enumerate() {
+            let c = color(i);
+            // Designs side by side at each value, so their bars do not cover one another.
+            let dx = (i as f64 - (self.series.len() as f64 - 1.0) / 2.0) * spread;
+            let points: Vec<(f64, f64, f64, f64)> = s
+                .counts
+                .iter()
+                .enumerate()
+                .filter_map(|(x, count)| {
+                    let (hits, trials) = (*count)?;
+                    let (low, high) = wilson_interval(hits, trials);
+                    let share = hits as f64 / trials.max(1) as f64;
+                    Some((x as f64 + dx, share, low, high))
+                })
+                .collect();
+            let line = points.iter().map(|&(x, y, _, _)| (x, y));
+            chart.draw_series(LineSeries::new(line, c.stroke_width(3)))?;
+            for &(x, y, low, high) in &points {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, low), (x, high)],
+                    c.stroke_width(2),
+                )))?;
+                for end in [low, high] {
+                    let cap = vec![(x - 0.03, end), (x + 0.03, end)];
+                    chart.draw_series(std::iter::once(PathElement::new(cap, c.stroke_width(2))))?;
+                }
+                chart.draw_series(std::iter::once(Circle::new((x, y), 6, c.filled())))?;
+            }
+            legend.entry(s.label.clone(), c, Mark::Dot);
+        }
+        legend.notes.push("bars: 95% interval (Wilson)".to_string());
+        legend.draw(&legend_area.margin(60, 0, 0, 0))?;
+        Ok(())
+    }
+}
+
+/// The category at an x position: the label when it falls on one, else nothing.
+fn category_at(categories: &[String], x: f64) -> String {
+    let index = x.round();
+    if (x - index).abs() > 1e-6 || index < 0.0 {
+        return String::new();
+    }
+    categories.get(index as usize).cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wilson_interval_matches_published_values() {
+        // Wilson (1927) as tabulated by Newcombe (1998), table I: 0 of 10 -> 0 to 0.2775;
+        // 1 of 29 -> 0.0061 to 0.1718; 15 of 148 -> 0.0624 to 0.1605.
+        let close =
+            |(a, b): (f64, f64), (x, y): (f64, f64)| (a - x).abs() < 5e-4 && (b - y).abs() < 5e-4;
+        assert!(close(wilson_interval(0, 10), (0.0, 0.2775)));
+        assert!(close(wilson_interval(1, 29), (0.0061, 0.1718)));
+        assert!(close(wilson_interval(15, 148), (0.0624, 0.1605)));
+        assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+        let (low, high) = wilson_interval(20, 20);
+        assert!(low > 0.8 && high == 1.0);
+    }
+
+    #[test]
+    fn only_whole_positions_name_a_category() {
+        let c = vec!["5s".to_string(), "10s".to_string()];
+        assert_eq!(category_at(&c, 1.0), "10s");
+        assert_eq!(category_at(&c, 0.5), "");
+        assert_eq!(category_at(&c, 2.0), "");
+    }
+}

@@ -1,0 +1,472 @@
+//! The parameters `sweep --param` (and `run --param`) vary: a setting of the algorithm (its
+//! knobs), of the scenario (nodes, loss, latency), or of its faults (the length of every
+//! pause, stall or suspend, the size of every clock step, the drift, a partition's length).
+
+use crate::scenario::{self, Scenario};
+use splitbrain_algorithms::{
+    AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue, ALGORITHMS,
+};
+use splitbrain_sim::{FaultAction, FaultSpec, Latency};
+
+/// The parameters of the scenario itself (the algorithms' own come from their knobs), with an
+/// example value and what they take.
+const SCENARIO_PARAMS: &[(&str, &str, &str)] = &[
+    ("nodes", "3,5,7", "integers >= 1"),
+    ("loss", "0,0.05", "0..1"),
+    ("latency", "1ms..10ms", "uniform) or latency=5ms (constant"),
+    ("pause", "1s,5s", "every Pause fault's length"),
+    ("stall", "5s,10s,15s", "every Stall fault's length"),
+    ("suspend", "2s,4s", "every Suspend fault's length"),
+    ("clock_jump", "2s,-2s", "every ClockJump's step"),
+    ("drift", "100,50000", "every ClockDrift, in ppm"),
+    ("partition", "1s,10s", "every Partition's heal_after"),
+];
+
+/// Every parameter with an example and who takes it, for hints.
+fn params_help() -> String {
+    let mut knobs: Vec<(Knob, Vec<&str>)> = Vec::new();
+    for entry in ALGORITHMS {
+        for knob in entry.knobs {
+            match knobs.iter_mut().find(|(k, _)| k.name == knob.name) {
+                Some((_, algorithms)) => algorithms.push(entry.name),
+                None => knobs.push((*knob, vec![entry.name])),
+            }
+        }
+    }
+    let algorithm_params = knobs
+        .iter()
+        .map(|(k, algorithms)| format!("{}={} ({})", k.name, k.example, algorithms.join(", ")));
+    let scenario_params = SCENARIO_PARAMS
+        .iter()
+        .map(|(name, example, takes)| format!("{name}={example} ({takes})"));
+    algorithm_params
+        .chain(scenario_params)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The parameters a sweep can vary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Param {
+    /// A setting of the scenario's algorithm (one of its knobs).
+    Algorithm(Knob),
+    Nodes,
+    Loss,
+    Latency,
+    /// A setting of every explicit fault of one kind.
+    Fault(FaultParam),
+}
+
+/// A fault setting `--param` varies: the same value for every fault of that kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FaultParam {
+    Pause,
+    Stall,
+    Suspend,
+    ClockJump,
+    Drift,
+    Partition,
+}
+
+impl FaultParam {
+    const ALL: [FaultParam; 6] = [
+        FaultParam::Pause,
+        FaultParam::Stall,
+        FaultParam::Suspend,
+        FaultParam::ClockJump,
+        FaultParam::Drift,
+        FaultParam::Partition,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            FaultParam::Pause => "pause",
+            FaultParam::Stall => "stall",
+            FaultParam::Suspend => "suspend",
+            FaultParam::ClockJump => "clock_jump",
+            FaultParam::Drift => "drift",
+            FaultParam::Partition => "partition",
+        }
+    }
+
+    /// The fault kind as a scenario writes it, with an example.
+    fn example(self) -> &'static str {
+        match self {
+            FaultParam::Pause => "(at: \"30s\", do: Pause(Leader, \"5s\"))",
+            FaultParam::Stall => "(at: \"30s\", do: Stall(Leader, \"10s\"))",
+            FaultParam::Suspend => "(at: \"30s\", do: Suspend(Leader, \"3s\"))",
+            FaultParam::ClockJump => "(at: \"30s\", do: ClockJump(Leader, \"2s\"))",
+            FaultParam::Drift => "(at: \"30s\", do: ClockDrift(Leader, 1000))",
+            FaultParam::Partition => {
+                "(at: \"30s\", do: Partition(Isolate(Leader)), heal_after: \"5s\")"
+            }
+        }
+    }
+
+    /// Sets `value` in `action` if it is a fault of this kind; whether it was.
+    fn set(self, fault: &mut FaultSpec, value: &Value) -> bool {
+        match (self, &mut fault.action, value) {
+            (FaultParam::Pause, FaultAction::Pause(_, d), Value::Duration(v))
+            | (FaultParam::Stall, FaultAction::Stall(_, d), Value::Duration(v))
+            | (FaultParam::Suspend, FaultAction::Suspend(_, d), Value::Duration(v)) => *d = *v,
+            (FaultParam::ClockJump, FaultAction::ClockJump(_, d), Value::Signed(v))
+            | (FaultParam::Drift, FaultAction::ClockDrift(_, d), Value::Signed(v)) => *d = *v,
+            (FaultParam::Partition, FaultAction::Partition(_), Value::Duration(v)) => {
+                fault.heal_after_ns = Some(*v);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+impl Param {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "nodes" => Param::Nodes,
+            "loss" => Param::Loss,
+            "latency" => Param::Latency,
+            _ if FaultParam::ALL.iter().any(|f| f.name() == name) => {
+                Param::Fault(*FaultParam::ALL.iter().find(|f| f.name() == name)?)
+            }
+            _ => Param::Algorithm(
+                *ALGORITHMS
+                    .iter()
+                    .flat_map(|entry| entry.knobs)
+                    .find(|knob| knob.name == name)?,
+            ),
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Param::Algorithm(knob) => knob.name,
+            Param::Nodes => "nodes",
+            Param::Loss => "loss",
+            Param::Latency => "latency",
+            Param::Fault(f) => f.name(),
+        }
+    }
+
+    /// The parameter as a chart's axis names it.
+    pub(crate) fn axis_label(self) -> String {
+        match self {
+            Param::Fault(FaultParam::ClockJump) => "clock step of every ClockJump".to_string(),
+            Param::Fault(FaultParam::Drift) => "drift of every ClockDrift (ppm)".to_string(),
+            Param::Fault(FaultParam::Partition) => "length of every partition".to_string(),
+            Param::Fault(f) => {
+                let kind = f.example().split("do: ").nth(1).unwrap_or("");
+                let kind = kind.split('(').next().unwrap_or(f.name());
+                format!("length of every {kind}")
+            }
+            other => other.name().to_string(),
+        }
+    }
+
+    /// The form of a value, for hints.
+    fn form(self) -> String {
+        let form = match self {
+            Param::Algorithm(Knob {
+                shape: KnobShape::DurationRange,
+                ..
+            }) => "a range MIN..MAX of durations, like 150ms..300ms",
+            Param::Algorithm(Knob {
+                shape: KnobShape::Duration,
+                ..
+            }) => "a duration longer than zero, like 50ms",
+            Param::Algorithm(Knob {
+                shape: KnobShape::Choice(names),
+                ..
+            }) => return format!("one of {}", names.join(", ")),
+            Param::Nodes => {
+                return format!(
+                    "an integer from 1 to {} (the largest cluster a scenario may ask for), like 5",
+                    scenario::MAX_NODES
+                )
+            }
+            Param::Loss => "a probability from 0 to 1, like 0.05",
+            Param::Latency => "a range MIN..MAX of durations (uniform), like 1ms..10ms, or one duration (constant), like 5ms",
+            Param::Fault(FaultParam::ClockJump) => "a signed duration, like 2s or -500ms",
+            Param::Fault(FaultParam::Drift) => "an integer in parts per million, like 1000 or -50000",
+            Param::Fault(_) => "a duration longer than zero, like 5s",
+        };
+        form.to_string()
+    }
+
+    /// The algorithms that have the parameter (`None`: every algorithm).
+    fn algorithms(self) -> Option<Vec<&'static str>> {
+        let Param::Algorithm(knob) = self else {
+            return None;
+        };
+        let has_knob = |entry: &&AlgorithmEntry| entry.knobs.iter().any(|k| k.name == knob.name);
+        Some(ALGORITHMS.iter().filter(has_knob).map(|e| e.name).collect())
+    }
+}
+
+/// One value of the parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Range(u64, u64),
+    Duration(u64),
+    Choice(&'static str),
+    Count(usize),
+    Fraction(f64),
+    Signed(i64),
+}
+
+fn parse_range(text: &str) -> Option<(u64, u64)> {
+    let (a, b) = text.split_once("..")?;
+    let a = scenario::parse_duration(a.trim()).ok()?;
+    let b = scenario::parse_duration(b.trim()).ok()?;
+    (a <= b).then_some((a, b))
+}
+
+fn parse_value(param: Param, text: &str) -> Option<Value> {
+    match param {
+        Param::Algorithm(Knob {
+            shape: KnobShape::DurationRange,
+            ..
+        }) => parse_range(text).map(|(a, b)| Value::Range(a, b)),
+        Param::Algorithm(Knob {
+            shape: KnobShape::Duration,
+            ..
+        }) => {
+            let d = scenario::parse_duration(text).ok()?;
+            (d > 0).then_some(Value::Duration(d))
+        }
+        Param::Algorithm(Knob {
+            shape: KnobShape::Choice(names),
+            ..
+        }) => names
+            .iter()
+            .find(|name| **name == text)
+            .map(|name| Value::Choice(name)),
+        Param::Nodes => {
+            let n: usize = text.parse().ok()?;
+            (n >= 1 && n as u64 <= scenario::MAX_NODES).then_some(Value::Count(n))
+        }
+        Param::Loss => {
+            let p: f64 = text.parse().ok()?;
+            (0.0..=1.0).contains(&p).then_some(Value::Fraction(p))
+        }
+        Param::Latency => {
+            if text.contains("..") {
+                parse_range(text).map(|(a, b)| Value::Range(a, b))
+            } else {
+                scenario::parse_duration(text).ok().map(Value::Duration)
+            }
+        }
+        Param::Fault(FaultParam::ClockJump) => scenario::parse_signed_duration(text)
+            .ok()
+            .map(Value::Signed),
+        Param::Fault(FaultParam::Drift) => text.parse().ok().map(Value::Signed),
+        Param::Fault(_) => {
+            let d = scenario::parse_duration(text).ok()?;
+            (d > 0).then_some(Value::Duration(d))
+        }
+    }
+}
+
+/// Parses `NAME=V1,V2,...`: the parameter and its values with their labels.
+pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), String> {
+    let Some((name, values)) = text.split_once('=') else {
+        return Err(format!(
+            "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {}",
+            params_help()
+        ));
+    };
+    let name = name.trim();
+    let Some(param) = Param::parse(name) else {
+        return Err(format!(
+            "unknown parameter {name:?}\n  hint: the parameters: {}",
+            params_help()
+        ));
+    };
+    let mut parsed: Vec<(String, Value)> = Vec::new();
+    for raw in values.split(',') {
+        let raw = raw.trim();
+        let Some(value) = parse_value(param, raw) else {
+            return Err(format!(
+                "invalid value {raw:?} for {name}\n  hint: a value of {name} is {}",
+                param.form()
+            ));
+        };
+        let label = format!("{name}={raw}");
+        if parsed.iter().any(|(l, _)| *l == label) {
+            return Err(format!(
+                "{label} is given twice\n  hint: give each value once"
+            ));
+        }
+        parsed.push((label, value));
+    }
+    Ok((param, parsed))
+}
+
+/// The scenario with the parameter set to `value`; an error when it does not apply.
+pub(crate) fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, String> {
+    let mut s = scenario.clone();
+    let alg_name = s.algorithm.name();
+    if let Some(algs) = param.algorithms() {
+        if !algs.contains(&alg_name) {
+            return Err(format!(
+                "{} does not apply to the scenario's algorithm, {alg_name}\n  hint: {} is a parameter of {}",
+                param.name(),
+                param.name(),
+                algs.join(", ")
+            ));
+        }
+    }
+    match (param, value) {
+        (Param::Algorithm(knob), value) => {
+            let value = match *value {
+                Value::Range(a, b) => KnobValue::Range(a, b),
+                Value::Duration(d) => KnobValue::Duration(d),
+                Value::Choice(name) => KnobValue::Choice(name),
+                Value::Count(_) | Value::Fraction(_) | Value::Signed(_) => {
+                    unreachable!("knob values are parsed as durations or names")
+                }
+            };
+            let cluster = Cluster {
+                nodes: s.sim.members as u64,
+            };
+            s.algorithm = s
+                .algorithm
+                .vary(&cluster, knob.name, value)
+                .map_err(|problem| setting_error(knob.name, value, &problem.error))?;
+        }
+        (Param::Nodes, Value::Count(n)) => {
+            s = s.resized(*n).ok_or_else(|| {
+                format!(
+                    "cannot resize to {n} nodes: {} runs at most {} nodes here",
+                    s.algorithm.name(),
+                    scenario::max_members(&s.algorithm)
+                )
+            })?;
+        }
+        (Param::Loss, Value::Fraction(p)) => {
+            s.sim.network.default.loss_ppm = (p * 1_000_000.0).round() as u32;
+        }
+        (Param::Latency, Value::Range(a, b)) => {
+            s.sim.network.default.latency = Latency::Uniform(*a, *b);
+        }
+        (Param::Latency, Value::Duration(d)) => {
+            s.sim.network.default.latency = Latency::Constant(*d);
+        }
+        (Param::Fault(f), value) => {
+            let mut set = 0;
+            for fault in &mut s.sim.faults {
+                set += usize::from(f.set(fault, value));
+            }
+            if set == 0 {
+                return Err(format!(
+                    "{} sets the faults of that kind, and the scenario has none\n  hint: add one \
+                     to its faults, like {}",
+                    f.name(),
+                    f.example()
+                ));
+            }
+        }
+        _ => unreachable!("values are parsed for their parameter"),
+    }
+    Ok(s)
+}
+
+/// A knob value the algorithm's rules refuse: which value, what rule, and the rule's hint.
+fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String {
+    let value = match value {
+        KnobValue::Duration(ns) => scenario::format_duration_ron(ns),
+        KnobValue::Range(a, b) => format!(
+            "{}..{}",
+            scenario::format_duration_ron(a),
+            scenario::format_duration_ron(b)
+        ),
+        KnobValue::Choice(name) => name.to_string(),
+    };
+    let mut message = format!("{knob}={value}: {error}");
+    if let Some(hint) = error.hint() {
+        message.push_str(&format!("\n  hint: {hint}"));
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAULTS: &str = r#"Scenario(
+        algorithm: Raft(),
+        duration: "1m",
+        faults: [
+            (at: "1s", do: Pause(Leader, "1s")),
+            (at: "2s", do: Stall(Leader, "1s")),
+            (at: "3s", do: Suspend(Leader, "1s")),
+            (at: "4s", do: ClockJump(Leader, "1s")),
+            (at: "5s", do: ClockDrift(Leader, 100)),
+            (at: "6s", do: Partition(Isolate(Leader)), heal_after: "1s"),
+            (at: "7s", do: Stall(Node(1), "1s")),
+        ],
+    )"#;
+
+    /// The scenario with `NAME=V` applied.
+    fn applied(text: &str) -> Scenario {
+        let scenario = scenario::parse(FAULTS, "faults.ron").unwrap();
+        let (param, values) = parse_param(text).unwrap();
+        apply(&scenario, param, &values[0].1).unwrap()
+    }
+
+    #[test]
+    fn each_fault_parameter_sets_every_fault_of_its_kind_and_no_other() {
+        let actions = |s: &Scenario| -> Vec<String> {
+            s.sim
+                .faults
+                .iter()
+                .map(|f| format!("{:?} {:?}", f.action, f.heal_after_ns))
+                .collect()
+        };
+        let before = actions(&scenario::parse(FAULTS, "faults.ron").unwrap());
+        for (text, changed) in [
+            ("pause=9s", vec![0]),
+            ("stall=9s", vec![1, 6]),
+            ("suspend=9s", vec![2]),
+            ("clock_jump=-9s", vec![3]),
+            ("drift=-900", vec![4]),
+            ("partition=9s", vec![5]),
+        ] {
+            let after = actions(&applied(text));
+            for (i, (a, b)) in before.iter().zip(&after).enumerate() {
+                assert_eq!(
+                    a != b,
+                    changed.contains(&i),
+                    "{text}: fault {i}: {a} -> {b}"
+                );
+                if changed.contains(&i) {
+                    assert!(b.contains('9'), "{text}: {b}");
+                }
+            }
+        }
+        let stall = applied("stall=9s");
+        assert_eq!(
+            stall.sim.faults[1].action.built_in_duration(),
+            Some(9_000_000_000)
+        );
+        let jump = applied("clock_jump=-9s");
+        assert!(matches!(
+            jump.sim.faults[3].action,
+            FaultAction::ClockJump(_, -9_000_000_000)
+        ));
+    }
+
+    #[test]
+    fn fault_values_are_checked_for_their_kind() {
+        for bad in [
+            "pause=0s",
+            "stall=-1s",
+            "clock_jump=later",
+            "drift=0.5",
+            "partition=x",
+        ] {
+            assert!(parse_param(bad).is_err(), "{bad}");
+        }
+        assert!(parse_param("clock_jump=-1s,2s").is_ok());
+    }
+}
