@@ -984,3 +984,56 @@ fn listed(
         .map(|f| f["recovery_ns"].clone())
         .collect()
 }
+
+#[test]
+fn a_setting_the_modeled_server_adjusts_is_reported_by_every_command() {
+    let path = common::scratch_path("negotiated.ron");
+    std::fs::write(
+        &path,
+        r#"Scenario(
+            algorithm: ZooKeeper(session_timeout: "6s"),
+            duration: "10s",
+            designs: [(name: "etcd-1s", algorithm: Etcd(ttl: "1s")), (name: "zk", algorithm: ZooKeeper())],
+            faults: [(at: "5s", do: Crash(Leader))],
+        )"#,
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let negotiated = "session_timeout 6s is negotiated to 2s";
+    let raised = "ttl 1s is raised to the minimum TTL 2s";
+
+    let check = splitbrain(["check", file]);
+    assert_eq!(check.status.code(), Some(0));
+    assert!(stdout(&check).contains(negotiated), "{}", stdout(&check));
+    assert!(stdout(&check).contains(&format!("design etcd-1s: {raised}")));
+
+    let run = splitbrain(["run", file, "--json"]);
+    assert!(stderr(&run).contains(negotiated), "{}", stderr(&run));
+    let adjustments = json(&run)["adjustments"].clone();
+    assert!(adjustments[0].as_str().unwrap().starts_with(negotiated));
+    let design = splitbrain(["run", file, "--design", "zk", "--json"]);
+    assert!(
+        json(&design).get("adjustments").is_none(),
+        "the design runs as written"
+    );
+
+    let out = scratch("negotiated");
+    let dir = out.join("report");
+    let compare = splitbrain(
+        [
+            "compare", file, "--seeds", "2", "--sizes", "3", "--json", "--out",
+        ]
+        .into_iter()
+        .chain([dir.to_str().unwrap()]),
+    );
+    assert_eq!(compare.status.code(), Some(0), "{compare:?}");
+    let designs = json(&compare)["designs"].clone();
+    assert!(designs[0]["adjustments"][0]
+        .as_str()
+        .unwrap()
+        .starts_with(raised));
+    assert_eq!(designs[1]["adjustments"].as_array().unwrap().len(), 0);
+    let md = String::from_utf8(read_folder(&dir)["report.md"].clone()).unwrap();
+    assert!(md.contains(raised), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -62,6 +62,15 @@ pub trait Algorithm {
     /// `name[1]`).
     fn timings(config: &Self::Config) -> Vec<(&'static str, Nanos)>;
 
+    /// What the modeled system does to a setting as written, said in words: a value the real
+    /// server negotiates or raises (ZooKeeper's session timeout, etcd's minimum TTL). `check`,
+    /// `run`, `compare` and `sweep` show these, so that the settings a user wrote are never
+    /// silently not the ones that run. Empty when every setting runs as written.
+    fn adjustments(config: &Self::Config) -> Vec<String> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// The shortest period at which a process acts on its own timers, with the field it
     /// comes from, at least 1 ns: the basis of the expected event count of a run.
     fn shortest_timing(config: &Self::Config) -> (&'static str, Nanos) {

@@ -144,6 +144,14 @@ macro_rules! registry {
                 }
             }
 
+            /// What the modeled system does to the settings as written (see
+            /// [`Algorithm::adjustments`]); empty when they run as written.
+            pub fn adjustments(&self) -> Vec<String> {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::adjustments(c),)+
+                }
+            }
+
             /// The shortest period at which a process of the algorithm acts on its own timers,
             /// with its field name, at least 1 ns (the basis of [`expected_events`]).
             pub fn shortest_timing(&self) -> (&'static str, Nanos) {

@@ -9,13 +9,18 @@ pub fn check(args: &CheckArgs) -> u8 {
     let mut bad = 0;
     for file in &args.files {
         match scenario::load(file) {
-            Ok(s) => crate::outln!(
-                "{}: ok ({}, {} nodes, {} faults)",
-                file.display(),
-                s.algorithm.name(),
-                s.sim.members,
-                s.sim.faults.len()
-            ),
+            Ok(s) => {
+                crate::outln!(
+                    "{}: ok ({}, {} nodes, {} faults)",
+                    file.display(),
+                    s.algorithm.name(),
+                    s.sim.members,
+                    s.sim.faults.len()
+                );
+                for note in s.adjustments() {
+                    crate::outln!("  note: {note}");
+                }
+            }
             Err(e) => {
                 eprintln!("{e}");
                 bad += 1;

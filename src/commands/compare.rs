@@ -99,6 +99,8 @@ struct DesignJson<'a> {
     settings: String,
     /// The same settings as data.
     values: splitbrain_algorithms::AlgorithmSettings,
+    /// What the modeled system does to them (a negotiated session, a raised TTL).
+    adjustments: Vec<String>,
 }
 
 impl Design {
@@ -125,6 +127,7 @@ impl Design {
             fencing: self.fencing,
             settings: scenario::algorithm_line(&self.algorithm),
             values: self.algorithm.settings(),
+            adjustments: self.algorithm.adjustments(),
         }
     }
 }
@@ -417,11 +420,15 @@ fn fencing_flag(mode: FencingMode) -> Vec<String> {
 fn settings_table(designs: &[Design]) -> Table {
     let mut t = Table::new(&["design", "settings from", "fencing", "settings as they ran"]);
     for d in designs {
+        let mut settings = scenario::algorithm_line(&d.algorithm);
+        for note in d.algorithm.adjustments() {
+            settings.push_str(&format!("; note: {note}"));
+        }
         t.push(vec![
             d.name.clone(),
             d.origin.describe().to_string(),
             if d.fencing { "on" } else { "off" }.to_string(),
-            scenario::algorithm_line(&d.algorithm),
+            settings,
         ]);
     }
     t

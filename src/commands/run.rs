@@ -30,6 +30,10 @@ struct JsonOutput<'a> {
     replay: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     determinism: Option<Determinism>,
+    /// What the modeled system did to the settings as written (a negotiated session, a
+    /// raised TTL); left out when they ran as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    adjustments: Vec<String>,
     report: &'a RunReport,
 }
 
@@ -89,6 +93,10 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     if let Some(trial) = args.trial {
         scenario = super::sweep::trial(&scenario, trial);
+    }
+    let adjustments = scenario.algorithm.adjustments();
+    for note in &adjustments {
+        eprintln!("note: {}: {note}", args.file.display());
     }
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
     let scenario = scenario.materialize(scenario.sim.seed);
@@ -160,6 +168,7 @@ pub fn run(args: &RunArgs) -> u8 {
             exit_code: code,
             replay,
             determinism,
+            adjustments,
             report: &report,
         };
         crate::outln!(

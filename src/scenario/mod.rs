@@ -71,6 +71,23 @@ impl Scenario {
         s
     }
 
+    /// What the modeled systems do to the settings as written (a negotiated session, a
+    /// raised TTL), for the algorithm and then each design (`design NAME: ...`). Every command
+    /// shows them: the settings a user wrote are never silently not the ones that run.
+    pub fn adjustments(&self) -> Vec<String> {
+        let designs = self.designs.iter().flat_map(|d| {
+            d.algorithm
+                .adjustments()
+                .into_iter()
+                .map(move |a| format!("design {}: {a}", d.name))
+        });
+        self.algorithm
+            .adjustments()
+            .into_iter()
+            .chain(designs)
+            .collect()
+    }
+
     /// The same scenario with `members` nodes: the algorithm adapted
     /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one dropped,
     /// partition groups trimmed to the nodes that remain, and per-node clock and link settings

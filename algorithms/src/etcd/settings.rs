@@ -192,6 +192,20 @@ impl Algorithm for Etcd {
         ]
     }
 
+    /// etcd's lessor raises a TTL below the minimum (`Grant`: `if l.ttl < le.minLeaseTTL`)
+    /// without a word to the client; the model does the same, and says so here.
+    fn adjustments(config: &EtcdConfig) -> Vec<String> {
+        if config.granted_ttl_ns() == config.ttl_ns {
+            return Vec::new();
+        }
+        vec![format!(
+            "ttl {} is raised to the minimum TTL {} (etcd's lessor: 3/2 of the election \
+             timeout, in whole seconds); lower `election_timeout` for a shorter lease",
+            dur(&config.ttl_ns),
+            dur(&config.granted_ttl_ns()),
+        )]
+    }
+
     fn heartbeat_ns(config: &EtcdConfig) -> Nanos {
         config.keepalive_ns
     }

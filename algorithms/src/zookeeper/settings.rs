@@ -154,6 +154,23 @@ impl Algorithm for ZooKeeper {
         (name, ns.max(1))
     }
 
+    /// ZooKeeper's `processConnectRequest` clamps the asked session timeout into 2 to 20
+    /// ticks and tells the client; so does the model.
+    fn adjustments(config: &ZkConfig) -> Vec<String> {
+        let granted = config.negotiated_timeout_ns();
+        if granted == config.session_timeout_ns {
+            return Vec::new();
+        }
+        vec![format!(
+            "session_timeout {} is negotiated to {}: the server grants 2 to 20 ticks of {} \
+             (ZooKeeper's processConnectRequest); raise `tick` to keep {}",
+            dur(&config.session_timeout_ns),
+            dur(&granted),
+            dur(&config.tick_ns),
+            dur(&config.session_timeout_ns),
+        )]
+    }
+
     fn heartbeat_ns(config: &ZkConfig) -> Nanos {
         // Clients ping at a third of the negotiated session timeout.
         config.negotiated_timeout_ns() / 3

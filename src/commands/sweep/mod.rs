@@ -487,6 +487,20 @@ fn build(
             ))
             .list(values),
     );
+    let notes: Vec<String> = variants
+        .iter()
+        .flat_map(|v| {
+            let notes = v.scenario.algorithm.adjustments();
+            notes.into_iter().map(|n| format!("{}: {n}", v.label))
+        })
+        .collect();
+    if !notes.is_empty() {
+        sections.push(
+            Section::new("Settings adjusted")
+                .text("What the modeled systems do to the settings as written:")
+                .list(notes),
+        );
+    }
     sections.push(safety_section(param, variants, summaries, &mut charts)?);
 
     let objective = charting::objective_line(scenario.objective.as_ref());
