@@ -31,5 +31,5 @@ cp "$work/review-stall/safety_violations.png"   docs/gallery/review-controller-s
 # The raft-rs differential ships whole (report.md links every chart, CSV and JSON), written
 # in place so that its command line names the folder it is in.
 rm -rf docs/gallery/raft-vs-raft-rs
-"$bin" compare scenarios/compare-raft-rs.ron --algorithms raft-rs,raft --seeds 200 --out docs/gallery/raft-vs-raft-rs >/dev/null
+"$bin" compare scenarios/compare-raft-rs.ron --seeds 200 --out docs/gallery/raft-vs-raft-rs >/dev/null
 echo "docs/gallery updated"

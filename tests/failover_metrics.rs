@@ -185,3 +185,31 @@ fn algorithms_without_the_signals_read_n_a_never_zero() {
         .unwrap();
     assert!(bully_row.contains("n/a"), "{bully_row}");
 }
+
+/// Nine Kubernetes candidates: the ones that acted on a stale read after the first claim used
+/// to open an "election" that stayed open until the next claim, 5 s later, and was charged
+/// every renewal and write in between (513 messages).
+const K8S_NINE: &str = r#"Scenario(
+    name: "k8s-nine", seed: 1, duration: "20s", nodes: 9,
+    algorithm: K8sLease(lease_duration: "1s"),
+    network: (latency: Uniform("1ms", "5ms")),
+    faults: [(at: "5s", do: Resign(Leader)), (at: "12s", do: Crash(Leader), heal_after: "2s")],
+)"#;
+
+#[test]
+fn an_election_record_closes_with_its_claim_and_is_never_charged_the_steady_state() {
+    let report = common::run_text(K8S_NINE);
+    assert_eq!(report.elections.len(), 3, "{:#?}", report.elections);
+    for e in &report.elections {
+        let took = e.decided_ns.expect("decided") - e.started_ns;
+        assert!(took < 1_000_000_000, "{e:#?}");
+        assert!(e.total_messages() < 30, "{e:#?}");
+        let kinds: Vec<&str> = e.messages.iter().map(|k| k.kind.as_str()).collect();
+        assert!(
+            !kinds.contains(&"write"),
+            "a leader's writes are no election traffic: {e:#?}"
+        );
+    }
+    // The resign at 5 s: the election starts at the release, not at the start-up straggler.
+    assert!(report.elections[1].started_ns >= 5_000_000_000);
+}

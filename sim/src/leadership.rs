@@ -20,6 +20,8 @@ pub struct Leadership {
     pub(crate) claims: Vec<TermRecord>,
     pub(crate) spans: Vec<LeadershipSpan>,
     pub(crate) leader_changes: u64,
+    /// The highest term any node has claimed so far.
+    highest_claimed: Option<u64>,
 }
 
 impl Leadership {
@@ -32,6 +34,7 @@ impl Leadership {
             claims: Vec::new(),
             spans: Vec::new(),
             leader_changes: 0,
+            highest_claimed: None,
         }
     }
 
@@ -52,6 +55,7 @@ impl Leadership {
             token,
             at_ns: now,
         });
+        self.highest_claimed = Some(self.highest_claimed.map_or(term, |h| h.max(term)));
         self.belief[node.index()] = Some(Belief {
             term,
             since_ns: now,
@@ -83,9 +87,16 @@ impl Leadership {
         }
     }
 
+    /// Whether some node has already claimed `term` or a later one: a campaign for it comes
+    /// too late to be an election of its own.
+    pub fn decided(&self, term: u64) -> bool {
+        self.highest_claimed.is_some_and(|h| term <= h)
+    }
+
     /// Whether `node` believes it leads.
     pub fn believes(&self, node: NodeId) -> bool {
-        self.belief[node.index()].is_some()
+        // A process beyond the members (a coordination service) never claims.
+        self.belief.get(node.index()).is_some_and(Option::is_some)
     }
 
     /// Since when `node` has believed it leads, if it does.

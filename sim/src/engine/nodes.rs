@@ -228,10 +228,18 @@ impl<'t, P: Process> Sim<'t, P> {
         if attempt && member && self.network.is_partitioned() && !self.reaches_majority(node) {
             self.counters.minority_elections += 1;
         }
-        if matches!(
-            signal,
-            Signal::ElectionStarted { .. } | Signal::PreVoteStarted { .. }
-        ) {
+        let campaign_term = match signal {
+            Signal::ElectionStarted { term } | Signal::PreVoteStarted { term } => Some(term),
+            _ => None,
+        };
+        // A campaign for a term someone already claimed (a candidate acting on a stale view)
+        // opens no election of its own: that one is decided.
+        let late = campaign_term.is_some_and(|term| self.leadership.decided(term));
+        if late {
+            if let Some(open) = self.open_election.as_mut() {
+                open.campaigns += 1;
+            }
+        } else if campaign_term.is_some() {
             let kinds = self.message_stats.len();
             let now = self.now;
             let opened = self.open_election.is_none();
@@ -295,7 +303,10 @@ impl<'t, P: Process> Sim<'t, P> {
     fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
         let kind = Self::kind_of(&payload);
         self.message_stats[kind].sent += 1;
-        if let Some(open) = self.open_election.as_mut() {
+        // A leader's own traffic (heartbeats, renewals, writes, and what answers it) is the
+        // steady state, not the election another node has opened.
+        let steady = self.leadership.believes(from) || self.leadership.believes(to);
+        if let Some(open) = self.open_election.as_mut().filter(|_| !steady) {
             open.sent_by_kind[kind] += 1;
         }
         if to != self.resource_id && self.stream_config().is_some() {

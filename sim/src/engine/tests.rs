@@ -130,7 +130,11 @@ impl Process for Toy {
                     .into_iter()
                     .for_each(|p| ctx.send(p, ToyMsg::Claim(term)));
             }
-            ToyTimer::Campaign => ctx.signal(crate::process::Signal::ElectionStarted { term: 1 }),
+            ToyTimer::Campaign => {
+                // It campaigns for the term it will claim (1 without a claim).
+                let term = self.claim.map_or(1, |(_, term)| term);
+                ctx.signal(crate::process::Signal::ElectionStarted { term });
+            }
             ToyTimer::Tick => {
                 self.ticks_at.push(ctx.monotonic_now());
                 self.pings_sent += 1;
