@@ -22,7 +22,7 @@ cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cd
 cp "$work/compare/messages_per_election.png"    docs/gallery/compare-messages-per-election.png
 cp "$work/compare/messages_vs_cluster_size.png" docs/gallery/compare-messages-vs-cluster-size.png
 cp "$work/sweep/failover_cdf.png"               docs/gallery/sweep-election-timeout-cdf.png
-cp "$work/crash/sequence-failover-1.png"        docs/gallery/raft-leader-crash-sequence.png
+cp "$work/crash/sequence_failover_1.png"        docs/gallery/raft-leader-crash-sequence.png
 cp "$work/bully/timeline.png"                   docs/gallery/bully-partition-timeline.png
 cp "$work/leases/failover_cdf.png"              docs/gallery/compare-leases-cdf.png
 cp "$work/leases/messages_per_election.png"     docs/gallery/compare-leases-messages.png

@@ -29,7 +29,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one scenario: print the seed, a summary, and exit with the verdict.
     #[command(
-        after_help = "Examples:\n  splitbrain run scenarios/raft-leader-crash.ron\n  splitbrain run scenarios/raft-partition.ron --seed 42 --trace out/trace.jsonl\n  splitbrain run scenarios/raft-healthy.ron --json --check-determinism"
+        after_help = concat!(
+            "Examples:\n  splitbrain run scenarios/raft-leader-crash.ron\n  splitbrain run scenarios/raft-partition.ron --seed 42 --trace out/trace.jsonl\n  splitbrain run scenarios/raft-healthy.ron --json --check-determinism\n  splitbrain run scenarios/review-controller.ron --design etcd-10s --seed 7 --fencing off\n\nThe failover table's columns, times from the fault (unavailable: see below):\n",
+            crate::failover_legend!()
+        )
     )]
     Run(RunArgs),
     /// Validate scenario files without running them.
@@ -271,9 +274,9 @@ pub struct CheckArgs {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// The scenario library folder.
-    #[arg(long, value_name = "DIR", default_value = "scenarios")]
-    pub dir: PathBuf,
+    /// The scenario library folder [default: scenarios, when there is one here].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Parses the arguments and runs the command.

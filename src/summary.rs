@@ -142,6 +142,22 @@ fn print_failovers(report: &RunReport) {
         ]);
     }
     print_table(&table);
+    crate::outln!(
+        "  times from the fault (unavailable: see below):\n{}",
+        crate::failover_legend!()
+    );
+}
+
+/// What the failover table's columns measure: printed under the table and in `run --help`.
+#[macro_export]
+macro_rules! failover_legend {
+    () => {
+        "  detection = a node first suspects the leader or campaigns;
+  election = another node (or a higher term) claims; recovery = the new leader's first accepted
+  write; all heard = every live member accepted the new leader; unavailable = from the last
+  write accepted before the fault to the first after it; ridden_through = the old leader wrote
+  again in its own term with nobody elected (docs/engine.md)"
+    };
 }
 
 /// The recovery-time budget, broken down per failover: detection, election, the new leader's

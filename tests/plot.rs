@@ -27,7 +27,7 @@ fn run_plot_writes_well_formed_charts_and_a_report() {
         "timeline.png",
         "timeline.csv",
         "timeline.json",
-        "sequence-failover-1.svg",
+        "sequence_failover_1.svg",
     ] {
         assert!(
             names.contains(&expected.to_string()),
@@ -138,7 +138,7 @@ fn run_plot_memory_stays_flat_in_the_length_of_the_run() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let names: Vec<String> = read_folder(&plot).into_keys().collect();
     assert!(
-        names.contains(&"sequence-failover-1.png".to_string()),
+        names.contains(&"sequence_failover_1.png".to_string()),
         "{names:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -14,7 +14,7 @@ use crate::hunt::signals::Interrupt;
 use crate::hunt::summary::{HuntSummary, SummaryBuilder};
 use crate::hunt::{self, panics, Ended};
 use crate::scenario::{self, Scenario};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -134,7 +134,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         .num_threads(plan.threads)
         .build()
         .map_err(|e| format!("error: cannot start {} worker threads: {e}", plan.threads))?;
-    let progress = progress_bar(args, plan.seeds.count());
+    let progress = progress_bar(args, plan.seeds.count(), plan.time_budget);
     let mut builder = SummaryBuilder::new(&scenario.name);
     // The first failing record of each key, for shrinking.
     let mut first_failures: BTreeMap<String, SeedRecord> = BTreeMap::new();
@@ -366,14 +366,32 @@ fn check_out_folder(out: &Path) -> Result<(), String> {
     }
 }
 
-fn progress_bar(args: &HuntArgs, total: u128) -> ProgressBar {
+/// The progress bar on a terminal: seeds done, seeds per second as a whole number, and the
+/// time left, which a `--time-budget` caps (the hunt stops there, whatever the seed count).
+fn progress_bar(args: &HuntArgs, total: u128, budget: Option<Duration>) -> ProgressBar {
     if args.quiet || args.json || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX));
     let style =
-        ProgressStyle::with_template("{bar:30} {pos}/{len} seeds  {per_sec}  {msg}  eta {eta}")
-            .expect("a valid progress template");
+        ProgressStyle::with_template("{bar:30} {pos}/{len} seeds  {rate}  {msg}  eta {left}")
+            .expect("a valid progress template")
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            )
+            .with_key(
+                "left",
+                move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let mut left = state.eta();
+                    if let Some(budget) = budget {
+                        left = left.min(budget.saturating_sub(state.elapsed()));
+                    }
+                    let _ = write!(w, "{}", indicatif::HumanDuration(left));
+                },
+            );
     bar.set_style(style);
     bar
 }

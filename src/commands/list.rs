@@ -7,6 +7,9 @@ use crate::verdict::describe_expect;
 use splitbrain_algorithms::ALGORITHMS;
 use splitbrain_sim::format_duration;
 
+/// The scenario library's folder, relative to the repository root.
+const LIBRARY: &str = "scenarios";
+
 /// Prints the algorithms, then every scenario in the library folder.
 pub fn list(args: &ListArgs) -> u8 {
     crate::outln!("Algorithms:");
@@ -24,7 +27,16 @@ pub fn list(args: &ListArgs) -> u8 {
             crate::outln!("  {:<10} sweep --param {}", "", knobs.join(" | "));
         }
     }
-    let mut files: Vec<_> = match std::fs::read_dir(&args.dir) {
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None if std::path::Path::new(LIBRARY).is_dir() => LIBRARY.into(),
+        None => {
+            // Outside the repository there is no library to list: the algorithms are the answer.
+            crate::outln!("\nNo {LIBRARY}/ folder here: pass --dir DIR to list a scenario folder.");
+            return exit::MATCHED;
+        }
+    };
+    let mut files: Vec<_> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "ron"))
@@ -32,14 +44,14 @@ pub fn list(args: &ListArgs) -> u8 {
         Err(e) => {
             eprintln!(
                 "error: cannot read the scenario folder {}: {e}",
-                args.dir.display()
+                dir.display()
             );
-            eprintln!("  hint: run from the repository root, or pass --dir");
+            eprintln!("  hint: give a folder of scenario files, like --dir scenarios");
             return exit::BAD_INPUT;
         }
     };
     files.sort();
-    crate::outln!("\nScenarios in {}:", args.dir.display());
+    crate::outln!("\nScenarios in {}:", dir.display());
     let width = files
         .iter()
         .map(|f| f.display().to_string().chars().count())

@@ -107,7 +107,7 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
         .map(|(i, f)| {
             let settled = f.recovery_ns.or(f.election_ns).map(|d| f.at_ns + d);
             SequencePlan {
-                name: format!("sequence-failover-{}", i + 1),
+                name: format!("sequence_failover_{}", i + 1),
                 caption: format!(
                     "Messages around the failover at {} ({})",
                     format_duration(f.at_ns),
@@ -120,7 +120,7 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
     if report.failovers.is_empty() {
         if let Some(e) = report.elections.first() {
             plans.push(SequencePlan {
-                name: "sequence-election".to_string(),
+                name: "sequence_election".to_string(),
                 caption: format!(
                     "Messages of the first election, from {}",
                     format_duration(e.started_ns)

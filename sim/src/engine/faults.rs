@@ -336,6 +336,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 .map(|n| {
                     if Some(*n) == leader {
                         format!("{n} (leader)")
+                    } else if n.index() >= self.config.members {
+                        // The process past the members is the coordination service.
+                        format!("{n} (service)")
                     } else {
                         n.to_string()
                     }
