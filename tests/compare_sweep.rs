@@ -1037,3 +1037,51 @@ fn a_setting_the_modeled_server_adjusts_is_reported_by_every_command() {
     assert!(md.contains(raised), "{md}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_fault_that_found_no_target_is_reported_not_dropped() {
+    // 30% loss: now and then the ZooKeeper leader has stepped down after lost pings when the
+    // crash strikes, and the crash finds no leader.
+    let path = common::scratch_path("no-target.ron");
+    std::fs::write(
+        &path,
+        r#"Scenario(
+            name: "no-target", seed: 1, duration: "30s", nodes: 3,
+            algorithm: ZooKeeper(tick: "200ms", session_timeout: "2s"),
+            network: (latency: Uniform("1ms", "5ms"), loss: 0.3),
+            faults: [(at: "10s", do: Crash(Leader), heal_after: "3s")],
+        )"#,
+    )
+    .unwrap();
+    let out = scratch("no-target");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        path.to_str().unwrap(),
+        "--trials",
+        "200",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let text = stdout(&o);
+    assert!(text.contains("found no target"), "{text}");
+    let files = read_folder(&dir);
+    let summary = &csv_rows(&files, "summary")[0];
+    let skipped: usize = summary["faults_skipped"].parse().unwrap();
+    let failovers: usize = summary["failovers"].parse().unwrap();
+    assert!(skipped > 0, "the scenario should skip a crash now and then");
+    assert_eq!(
+        failovers + skipped,
+        200,
+        "every crash is a failover or reported skipped"
+    );
+    let per_trial: usize = csv_rows(&files, "trials")
+        .iter()
+        .map(|t| t["faults_skipped"].parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(per_trial, skipped);
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    assert!(md.contains("found no target"), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -60,6 +60,7 @@ fn synthetic_report() -> RunReport {
             description: description.to_string(),
             nodes: nodes.iter().map(|&n| NodeId(n)).collect(),
             healed_at_ns: healed,
+            skipped: false,
         }
     };
     RunReport {
@@ -148,6 +149,7 @@ fn report_from_json(r: &serde_json::Value) -> RunReport {
                 .map(|n| NodeId(u(n) as u32))
                 .collect(),
             healed_at_ns: f["healed_at_ns"].as_u64(),
+            skipped: false,
         })
         .collect();
     report
@@ -311,6 +313,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             nodes: vec![NodeId((i % 7) as u32)],
             healed_at_ns: (i % 3 != 0)
                 .then_some((3 + 4 * i) * NANOS_PER_SEC + 1_500 * NANOS_PER_MILLI),
+            skipped: false,
         })
         .collect();
     nemesis.leadership_spans = (0..20u64)

@@ -52,6 +52,14 @@ impl Section {
         self
     }
 
+    /// A paragraph when there is something to say; nothing otherwise.
+    pub fn text_if(self, text: Option<String>) -> Self {
+        match text {
+            Some(text) => self.text(text),
+            None => self,
+        }
+    }
+
     pub fn list(mut self, items: Vec<String>) -> Self {
         self.blocks.push(Block::List(items));
         self

@@ -259,6 +259,8 @@ pub struct FaultRecord {
     pub nodes: Vec<NodeId>,
     /// When it healed (restart, heal, resume), if it did.
     pub healed_at_ns: Option<Nanos>,
+    /// Its target matched nobody when it fired (no leader to crash, say): it did nothing.
+    pub skipped: bool,
 }
 
 /// How a failover ended.

@@ -36,6 +36,8 @@ pub struct SeedRun {
     pub fenced_rejections: u64,
     /// Stale writes the resource accepted (fencing off).
     pub stale_accepted: u64,
+    /// Faults whose target matched nobody when they fired (no leader to crash, say).
+    pub faults_skipped: usize,
 }
 
 /// Per fault kind: the seeds it struck, and of them the seeds with a safety violation.
@@ -101,6 +103,7 @@ impl GroupRuns {
             overlap_ns: report.overlap_ns,
             fenced_rejections: report.writes.rejected_stale,
             stale_accepted: report.writes.accepted_stale,
+            faults_skipped: report.faults.iter().filter(|f| f.skipped).count(),
             failovers: report.failovers,
         });
     }
@@ -265,6 +268,10 @@ pub struct GroupSummary {
     pub seeds_with_stale_writes: usize,
     /// Whether the resource fenced in this group's runs.
     pub fencing: bool,
+    /// Faults that found no target (no leader when a crash of the leader struck), summed
+    /// over seeds, and the seeds with any: those seeds have no failover for that fault.
+    pub faults_skipped: usize,
+    pub seeds_with_skipped_faults: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub objective: Option<ObjectiveCheck>,
     #[serde(skip)]
@@ -356,6 +363,8 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         stale_writes_accepted: runs.iter().map(|r| r.stale_accepted).sum(),
         seeds_with_stale_writes: runs.iter().filter(|r| r.stale_accepted > 0).count(),
         fencing: group.fencing,
+        faults_skipped: runs.iter().map(|r| r.faults_skipped).sum(),
+        seeds_with_skipped_faults: runs.iter().filter(|r| r.faults_skipped > 0).count(),
         objective,
         recovery_series,
         messages,
@@ -448,6 +457,29 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         ]);
     }
     t
+}
+
+/// A note for every group in which some fault found no target, or `None`: those seeds have
+/// no failover for that fault, so the failover count is short of the faults written.
+pub fn skipped_faults_note(groups: &[GroupSummary]) -> Option<String> {
+    let parts: Vec<String> = groups
+        .iter()
+        .filter(|g| g.faults_skipped > 0)
+        .map(|g| {
+            format!(
+                "{}: {} in {} of {} seeds",
+                g.label, g.faults_skipped, g.seeds_with_skipped_faults, g.seeds
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Faults that found no target when they struck (a crash of the leader when nobody \
+             led), so did nothing and opened no failover: {}. seeds.csv (compare) or \
+             trials.csv (sweep) says which.",
+            parts.join("; ")
+        )
+    })
 }
 
 /// What the safety table's columns mean, for the reports.
@@ -564,6 +596,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "seeds_term_monotonic",
             "stale_writes_accepted",
             "seeds_with_stale_writes",
+            "faults_skipped",
+            "seeds_with_skipped_faults",
             "objective_budget_ns",
             "objective_recovery_p99_ns",
             "objective_met",
@@ -608,6 +642,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.seeds_by_invariant[2].1.into(),
             g.stale_writes_accepted.into(),
             g.seeds_with_stale_writes.into(),
+            g.faults_skipped.into(),
+            g.seeds_with_skipped_faults.into(),
             o.map(|o| o.budget_ns).into(),
             o.and_then(|o| o.recovery_p99_ns).into(),
             o.map(|o| if o.met { "yes" } else { "no" }).into(),

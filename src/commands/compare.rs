@@ -351,6 +351,9 @@ pub fn run(args: &CompareArgs) -> u8 {
         print_table(&settings_table(&designs));
         crate::outln!();
         print_table(&charting::summary_table("design", &summaries));
+        if let Some(note) = charting::skipped_faults_note(&summaries) {
+            crate::outln!("note: {note}");
+        }
         crate::outln!();
         print_table(&charting::safety_table("design", &summaries));
         if let Some(t) = charting::objective_table("design", &summaries) {
@@ -510,7 +513,8 @@ fn build(
             )
             .text(charting::ELECTION_MEASURES_TEXT)
             .chart("failover_cdf")
-            .table(charting::summary_table("design", summaries)),
+            .table(charting::summary_table("design", summaries))
+            .text_if(charting::skipped_faults_note(summaries)),
     );
     if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
@@ -774,6 +778,7 @@ fn seed_data(
             "fenced_rejections",
             "stale_writes_accepted",
             "failovers",
+            "faults_skipped",
             "replay",
         ],
     );
@@ -789,6 +794,7 @@ fn seed_data(
                 r.fenced_rejections.into(),
                 r.stale_accepted.into(),
                 r.failovers.len().into(),
+                r.faults_skipped.into(),
                 replay.as_str().into(),
             ]);
         }

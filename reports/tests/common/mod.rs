@@ -49,6 +49,7 @@ pub fn run_report() -> RunReport {
                 description: "crash n1 (leader)".to_string(),
                 nodes: vec![NodeId(1)],
                 healed_at_ns: Some(7 * S),
+                skipped: false,
             },
             FaultRecord {
                 at_ns: 9 * S,
@@ -56,6 +57,7 @@ pub fn run_report() -> RunReport {
                 description: "partition: <n0> & \"the rest\"".to_string(),
                 nodes: vec![NodeId(0)],
                 healed_at_ns: Some(11 * S),
+                skipped: false,
             },
             FaultRecord {
                 at_ns: 14 * S,
@@ -63,6 +65,7 @@ pub fn run_report() -> RunReport {
                 description: "clock jump n3 by -3s".to_string(),
                 nodes: vec![NodeId(3)],
                 healed_at_ns: None,
+                skipped: false,
             },
         ],
         violations: Vec::new(),

@@ -27,6 +27,7 @@ impl<'t, P: Process> Sim<'t, P> {
             description: description.clone(),
             nodes: nodes.clone(),
             healed_at_ns: None,
+            skipped: skipped(&spec.action, &nodes),
         });
         self.do_fault(index, &spec.action, &nodes);
         if let (Some(l), Some(term)) = (leader, leader_term) {
@@ -346,14 +347,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 .collect();
             names.join(", ")
         };
-        let needs_nodes = !matches!(
-            action,
-            FaultAction::Heal
-                | FaultAction::Loss(_)
-                | FaultAction::Duplicate(_)
-                | FaultAction::Partition(PartitionShape::Groups(_))
-        );
-        if needs_nodes && nodes.is_empty() {
+        if skipped(action, nodes) {
             return format!("{} skipped: its target matched no node", action.kind_name());
         }
         match action {
@@ -386,6 +380,19 @@ impl<'t, P: Process> Sim<'t, P> {
             }
         }
     }
+}
+
+/// Whether a fault that needs a target found none when it fired (a crash of the leader when
+/// nobody leads): it did nothing.
+fn skipped(action: &FaultAction, nodes: &[NodeId]) -> bool {
+    let needs_nodes = !matches!(
+        action,
+        FaultAction::Heal
+            | FaultAction::Loss(_)
+            | FaultAction::Duplicate(_)
+            | FaultAction::Partition(PartitionShape::Groups(_))
+    );
+    needs_nodes && nodes.is_empty()
 }
 
 fn describe_shape(shape: &PartitionShape, who: &str) -> String {

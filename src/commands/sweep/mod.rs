@@ -346,6 +346,9 @@ pub fn run(args: &SweepArgs) -> u8 {
             ),
         }
         super::compare::print_table(&charting::summary_table("value", &summaries));
+        if let Some(note) = charting::skipped_faults_note(&summaries) {
+            crate::outln!("note: {note}");
+        }
         crate::outln!();
         super::compare::print_table(&charting::safety_table("value", &summaries));
         if let Some(t) = charting::objective_table("value", &summaries) {
@@ -545,7 +548,8 @@ fn build(
     }
     let mut failover = failover
         .text(charting::ELECTION_MEASURES_TEXT)
-        .table(charting::summary_table("value", summaries));
+        .table(charting::summary_table("value", summaries))
+        .text_if(charting::skipped_faults_note(summaries));
     if let Some(t) = charting::objective_table("value", summaries) {
         failover = failover
             .text(
@@ -602,6 +606,7 @@ fn build(
             "failovers",
             "safety_violations",
             "stale_writes_accepted",
+            "faults_skipped",
             "replay",
         ],
     );
@@ -615,6 +620,7 @@ fn build(
                 run.failovers.len().into(),
                 run.safety_violations.as_str().into(),
                 run.stale_accepted.into(),
+                run.faults_skipped.into(),
                 replay_command(args, v, run.seed).as_str().into(),
             ]);
         }
