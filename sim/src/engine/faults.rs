@@ -353,11 +353,24 @@ impl<'t, P: Process> Sim<'t, P> {
         match action {
             FaultAction::Crash(_) => format!("crash {}", who(nodes)),
             FaultAction::Restart(_) => format!("restart {}", who(nodes)),
-            FaultAction::Pause(_, d) => format!("pause {} for {}", who(nodes), format_duration(*d)),
-            FaultAction::Suspend(_, d) => {
-                format!("suspend {} for {}", who(nodes), format_duration(*d))
-            }
-            FaultAction::Stall(_, d) => format!("stall {} for {}", who(nodes), format_duration(*d)),
+            FaultAction::Pause(_, d) => format!(
+                "pause {} for {}{}",
+                who(nodes),
+                format_duration(*d),
+                self.frozen_note(nodes)
+            ),
+            FaultAction::Suspend(_, d) => format!(
+                "suspend {} for {}{}",
+                who(nodes),
+                format_duration(*d),
+                self.frozen_note(nodes)
+            ),
+            FaultAction::Stall(_, d) => format!(
+                "stall {} for {}{}",
+                who(nodes),
+                format_duration(*d),
+                self.frozen_note(nodes)
+            ),
             FaultAction::Partition(shape) => {
                 format!("partition: {}", describe_shape(shape, &who(nodes)))
             }
@@ -379,6 +392,32 @@ impl<'t, P: Process> Sim<'t, P> {
                 )
             }
         }
+    }
+}
+
+impl<P: Process> Sim<'_, P> {
+    /// For a freeze striking a node already frozen (a pause under way, a stall not yet
+    /// struck): says so, since the freezes then run on into one longer than either (a stall
+    /// strikes in the node's next handler, after the pause).
+    fn frozen_note(&self, nodes: &[NodeId]) -> String {
+        let frozen: Vec<String> = nodes
+            .iter()
+            .filter_map(|n| {
+                let state = &self.nodes[n.index()];
+                match state.status {
+                    Status::Paused { until_ns } => Some(format!(
+                        "{n} already frozen until {}",
+                        format_duration(until_ns)
+                    )),
+                    _ if state.stall_next.is_some() => Some(format!("{n} has a stall pending")),
+                    _ => None,
+                }
+            })
+            .collect();
+        if frozen.is_empty() {
+            return String::new();
+        }
+        format!(" ({}: one longer freeze)", frozen.join(", "))
     }
 }
 

@@ -1009,3 +1009,28 @@ fn a_datagram_run_has_no_connections() {
     );
     assert!(procs.iter().all(|p| p.disconnects.is_empty()));
 }
+
+#[test]
+fn a_freeze_striking_a_frozen_node_says_so_and_the_stall_heals_when_it_really_ends() {
+    let mut c = config(3, 30 * S);
+    // n0 leads and writes every 100 ms: it has a handler right after the pause.
+    c.write_every_ns = 100 * MS;
+    c.faults = vec![
+        fault(5 * S, FaultAction::Pause(Target::Node(0), 8 * S)),
+        fault(6 * S, FaultAction::Stall(Target::Node(0), 9 * S)),
+        fault(20 * S, FaultAction::Pause(Target::Node(1), S)),
+    ];
+    let procs = vec![Toy::claims(10 * MS, 1), Toy::default(), Toy::default()];
+    let report = Sim::new(c, info(3), procs).run();
+    let [pause, stall, alone] = &report.faults[..] else {
+        panic!("three faults: {:#?}", report.faults);
+    };
+    assert_eq!(pause.description, "pause n0 (leader) for 8s");
+    assert_eq!(
+        stall.description,
+        "stall n0 (leader) for 9s (n0 already frozen until 13s: one longer freeze)"
+    );
+    // The stall strikes in n0's first handler after the pause, and lasts its 9 s from there.
+    assert!(stall.healed_at_ns.unwrap() >= 22 * S, "{stall:#?}");
+    assert_eq!(alone.description, "pause n1 for 1s");
+}
