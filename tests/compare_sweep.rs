@@ -804,8 +804,15 @@ fn compare_runs_the_scenarios_designs_as_written_and_every_seed_replays() {
     assert!(etcd_unfenced["stale_writes_accepted"].as_u64().unwrap() > 0);
     assert!(etcd_fenced["fenced_rejections"].as_u64().unwrap() > 0);
 
-    // Every seed's replay command gives that seed's numbers.
+    // The service's lifeline is named for what it is, and the resource says how it ran.
     let files = read_folder(&dir);
+    let arrows = csv_rows(&files, "sequence_etcd-10s-unfenced");
+    assert!(arrows.iter().any(|a| a["to"] == "etcd"), "{arrows:?}");
+    assert!(!arrows.iter().any(|a| a["to"] == "n3" || a["from"] == "n3"));
+    let svg = String::from_utf8(files["sequence_etcd-10s-unfenced.svg"].clone()).unwrap();
+    assert!(svg.contains("not fenced"));
+
+    // Every seed's replay command gives that seed's numbers.
     let failovers = csv_rows(&files, "failovers");
     let seeds = csv_rows(&files, "seeds");
     assert_eq!(seeds.len(), 18);

@@ -28,6 +28,8 @@ pub trait Algorithm {
     /// Whether it runs a modeled coordination service as process `members` (the scenario's
     /// `Service` target and `clocks.service` name it).
     const HAS_SERVICE: bool = false;
+    /// What the service process is, as charts name its lifeline (`etcd`, `API server`).
+    const SERVICE_NAME: &'static str = "service";
     /// Whether its processes talk over `Stream` connections unless the scenario says
     /// otherwise (`network.transport`): true for a service whose real clients hold a TCP
     /// connection to it and whose model relies on it (no polling); peer protocols keep

@@ -72,6 +72,7 @@ macro_rules! registry {
                 aliases: <$alg as Algorithm>::ALIASES,
                 summary: <$alg as Algorithm>::SUMMARY,
                 has_service: <$alg as Algorithm>::HAS_SERVICE,
+                service_name: <$alg as Algorithm>::SERVICE_NAME,
                 stream_by_default: <$alg as Algorithm>::STREAM_BY_DEFAULT,
                 knobs: <$alg as Algorithm>::KNOBS,
                 default: || AlgorithmConfig::$variant(Default::default()),
@@ -221,6 +222,8 @@ pub struct AlgorithmEntry {
     pub summary: &'static str,
     /// Whether it models a coordination service (the `Service` process).
     pub has_service: bool,
+    /// What its service process is, as charts name its lifeline.
+    pub service_name: &'static str,
     /// Whether its messages travel on `Stream` connections by default.
     pub stream_by_default: bool,
     /// The settings `sweep --param` may vary.
@@ -265,6 +268,17 @@ impl AlgorithmConfig {
     /// The algorithm named `name` (any case, or an alias) with its defaults.
     pub fn default_named(name: &str) -> Option<Self> {
         AlgorithmEntry::named(name).map(AlgorithmEntry::default_config)
+    }
+
+    /// The lifeline names of a run of `members`: `n0`, `n1`, ..., then the service's name
+    /// (`etcd`, `ZooKeeper`, `API server`) when there is one, then `resource`.
+    pub fn lifeline_names(&self, members: usize) -> Vec<String> {
+        let mut names: Vec<String> = (0..members).map(|i| format!("n{i}")).collect();
+        if self.has_service() {
+            names.push(self.entry().service_name.to_string());
+        }
+        names.push("resource".to_string());
+        names
     }
 
     /// Whether the algorithm runs a modeled coordination service (process id `members`).

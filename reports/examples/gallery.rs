@@ -382,6 +382,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 from,
                 to,
                 &[],
+                true,
             )?);
             section = section.chart(name);
         }

@@ -41,7 +41,16 @@ fn all_charts() -> Vec<Chart> {
         )
         .unwrap(),
         leadership_timeline("timeline", "Timeline", &report, &[], &leases).unwrap(),
-        sequence_diagram("sequence", "Sequence", &trace(3), 900 * MS, 1600 * MS, &[]).unwrap(),
+        sequence_diagram(
+            "sequence",
+            "Sequence",
+            &trace(3),
+            900 * MS,
+            1600 * MS,
+            &[],
+            true,
+        )
+        .unwrap(),
     ]
 }
 
@@ -252,7 +261,7 @@ fn the_timeline_data_equals_the_runs_spans_and_faults() {
 #[test]
 fn the_sequence_data_is_every_message_in_the_window() {
     let events = trace(0);
-    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[]).unwrap();
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[], true).unwrap();
     let csv = chart.data.to_csv();
     let expected = "from,to,message,fate,sent_ns,received_ns,drawn\n\
                     n1,n2,RequestVote,delivered,1195000000,1200000000,true\n\
@@ -276,7 +285,7 @@ fn the_sequence_data_is_every_message_in_the_window() {
 #[test]
 fn a_busy_window_draws_at_most_the_cap_and_says_so() {
     let events = trace(400);
-    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &[]).unwrap();
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &[], true).unwrap();
     let total = 5 + 400;
     assert_eq!(chart.data.rows.len(), total);
     let drawn = chart
@@ -335,8 +344,8 @@ fn empty_inputs_still_draw_a_chart() {
         messages_per_election("c", "t", "g", &[]).unwrap(),
         messages_vs_cluster_size("d", "t", "m", &[]).unwrap(),
         leadership_timeline("e", "t", &empty_run, &[], &[]).unwrap(),
-        sequence_diagram("f", "t", &[], 0, 0, &[]).unwrap(),
-        sequence_diagram("g", "t", &trace(0), 5 * S, 6 * S, &[]).unwrap(),
+        sequence_diagram("f", "t", &[], 0, 0, &[], true).unwrap(),
+        sequence_diagram("g", "t", &trace(0), 5 * S, 6 * S, &[], true).unwrap(),
     ];
     for chart in charts {
         roxmltree::Document::parse(&chart.svg).expect("svg parses");
@@ -370,8 +379,8 @@ fn a_recorder_fed_event_by_event_draws_the_same_diagrams_keeping_only_its_window
             window.events_kept() < events.len() / 2,
             "only the window is kept"
         );
-        let whole = sequence_diagram("s", "t", &events, *from, *to, &[]).unwrap();
-        let kept = sequence_diagram_of("s", "t", window, &[]).unwrap();
+        let whole = sequence_diagram("s", "t", &events, *from, *to, &[], true).unwrap();
+        let kept = sequence_diagram_of("s", "t", window, &[], true).unwrap();
         assert_eq!(kept, whole, "window {from}..={to}");
     }
 }
@@ -449,8 +458,8 @@ fn a_failover_recorder_keeps_in_one_pass_the_window_a_second_pass_would() {
             panic!("one kept window: {kept:?}");
         };
         let (from, to) = sequence_window(S, settle.settled_at(&failover));
-        let whole = sequence_diagram("s", "t", &events, from, to, &[]).unwrap();
-        let one_pass = sequence_diagram_of("s", "t", window, &[]).unwrap();
+        let whole = sequence_diagram("s", "t", &events, from, to, &[], true).unwrap();
+        let one_pass = sequence_diagram_of("s", "t", window, &[], true).unwrap();
         assert_eq!(one_pass, whole, "{settle:?}, recovered {recovered}");
     }
 }
@@ -505,6 +514,9 @@ fn a_run_without_failover_keeps_its_first_decided_election() {
         panic!("the election's window: {kept:?}");
     };
     let (from, to) = sequence_window(60 * MS, Some(100 * MS));
-    let whole = sequence_diagram("s", "t", &events, from, to, &[]).unwrap();
-    assert_eq!(sequence_diagram_of("s", "t", window, &[]).unwrap(), whole);
+    let whole = sequence_diagram("s", "t", &events, from, to, &[], true).unwrap();
+    assert_eq!(
+        sequence_diagram_of("s", "t", window, &[], true).unwrap(),
+        whole
+    );
 }

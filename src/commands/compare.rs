@@ -650,7 +650,8 @@ fn build(
                 design.name
             ),
             &trace,
-            &[],
+            &s.algorithm.lifeline_names(s.sim.members),
+            s.sim.fencing,
         )?);
         seed_one = seed_one.chart(name);
     }

@@ -58,15 +58,17 @@ pub fn write_plots(
     );
     let traces = kept_windows(scenario, windows);
     for (plan, trace) in sequences.iter().zip(&traces) {
-        charts
-            .push(sequence_diagram_of(&plan.name, &plan.caption, trace, &[]).map_err(chart_error)?);
+        let names = scenario.algorithm.lifeline_names(scenario.sim.members);
+        let fenced = scenario.sim.fencing;
+        let chart = sequence_diagram_of(&plan.name, &plan.caption, trace, &names, fenced);
+        charts.push(chart.map_err(chart_error)?);
     }
     let (per_election, decided) = election_messages(&report.algorithm, &report.elections);
     if decided > 0 {
         let caption = format!("Messages per election ({decided} decided elections)");
         charts.push(
             messages_per_election(
-                "messages-per-election",
+                "messages_per_election",
                 &caption,
                 "algorithm",
                 &[per_election],

@@ -131,6 +131,7 @@ impl Algorithm for Etcd {
          recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \
          variants WallClockToken and SetNx are unsafe on purpose";
     const HAS_SERVICE: bool = true;
+    const SERVICE_NAME: &'static str = "etcd";
     const STREAM_BY_DEFAULT: bool = true;
     const KNOBS: &'static [Knob] = &[Knob {
         name: "lease",

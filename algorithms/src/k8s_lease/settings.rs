@@ -102,6 +102,7 @@ impl Algorithm for K8sLease {
          period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
          last change; variant DbRow, a database-row lease judged by the database's clock";
     const HAS_SERVICE: bool = true;
+    const SERVICE_NAME: &'static str = "API server";
     const KNOBS: &'static [Knob] = &[Knob {
         name: "lease",
         shape: KnobShape::Duration,

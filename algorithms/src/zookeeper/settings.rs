@@ -83,6 +83,7 @@ impl Algorithm for ZooKeeper {
          election recipe (ephemeral sequential znodes, lowest leads, exists-watch on the \
          predecessor, czxid as fencing token); variants Herd and KeepUntilExpired";
     const HAS_SERVICE: bool = true;
+    const SERVICE_NAME: &'static str = "ZooKeeper";
     const STREAM_BY_DEFAULT: bool = true;
     const KNOBS: &'static [Knob] = &[Knob {
         name: "lease",

@@ -126,6 +126,8 @@ struct Lane {
 /// arrows are drawn (the first in time); the chart says how many it left out.
 ///
 /// `events` is the whole trace (the state at the start of the window is replayed from it).
+/// `node_names` names lifelines by process id (the rest are `nN`, or `resource`); `fenced`
+/// says whether the resource's header reads `fenced` or `not fenced`.
 /// The data table has one row per message in the window: `from, to, message, fate, sent_ns,
 /// received_ns, drawn`.
 pub fn sequence_diagram(
@@ -135,6 +137,7 @@ pub fn sequence_diagram(
     from_ns: Nanos,
     to_ns: Nanos,
     node_names: &[String],
+    fenced: bool,
 ) -> Result<Chart, ChartError> {
     let mut recorder = SequenceRecorder::new(&[(from_ns, to_ns)]);
     for e in events {
@@ -144,7 +147,7 @@ pub fn sequence_diagram(
         .finish_windows()
         .pop()
         .expect("one window asked, one given");
-    sequence_diagram_of(name, title, &window, node_names)
+    sequence_diagram_of(name, title, &window, node_names, fenced)
 }
 
 /// [`sequence_diagram`] of a window gathered by a [`SequenceRecorder`] as the run went, without
@@ -154,6 +157,7 @@ pub fn sequence_diagram_of(
     title: &str,
     window: &SequenceTrace,
     node_names: &[String],
+    fenced: bool,
 ) -> Result<Chart, ChartError> {
     let (from_ns, to_ns) = (window.from_ns, window.to_ns);
     let ids: Vec<u32> = window.ids.iter().copied().collect();
@@ -181,7 +185,7 @@ pub fn sequence_diagram_of(
                 None => format!("n{id}"),
             };
             let state = if resources.contains(&id) {
-                "fenced".to_string()
+                if fenced { "fenced" } else { "not fenced" }.to_string()
             } else if down[lane] {
                 "down".to_string()
             } else {
