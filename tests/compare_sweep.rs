@@ -1092,3 +1092,40 @@ fn a_fault_that_found_no_target_is_reported_not_dropped() {
     assert!(md.contains("found no target"), "{md}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn an_alias_of_the_scenarios_algorithm_keeps_the_scenarios_settings_in_compare_and_run() {
+    let out = scratch("alias");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "compare",
+        "scenarios/k8s-handover.ron",
+        "--algorithms",
+        "kubernetes",
+        "--seeds",
+        "1",
+        "--sizes",
+        "3",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let design = &json(&o)["designs"][0];
+    assert_eq!(design["origin"], "scenario_algorithm");
+    assert_eq!(design["values"]["K8sLease"]["lease_duration"], "1.5s");
+    let run = splitbrain([
+        "run",
+        "scenarios/k8s-handover.ron",
+        "--algorithm",
+        "K8sLease",
+        "--json",
+    ]);
+    let plain = splitbrain(["run", "scenarios/k8s-handover.ron", "--json"]);
+    assert_eq!(
+        json(&run)["report"],
+        json(&plain)["report"],
+        "the scenario's own settings"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -54,6 +54,11 @@ pub struct AlgorithmInfo {
     pub min_group_for_progress: usize,
     /// Which optional signals the algorithm emits.
     pub signals: SignalSupport,
+    /// Whether a campaign for a term someone already claimed cannot win (a quorum or a
+    /// single authority decides each term: Raft, the coordination services): such a late
+    /// campaign then opens no election record. False for Bully and Ring, where two nodes may
+    /// claim one epoch on two sides of a partition.
+    pub late_campaigns_lose: bool,
 }
 
 /// The optional [`Signal`](crate::Signal)s an algorithm emits. A measure built on a signal

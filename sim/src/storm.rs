@@ -92,6 +92,7 @@ pub fn storm_config(seed: u64, nodes: usize) -> (SimConfig, AlgorithmInfo) {
         failure_detection_ns: u64::MAX / 64,
         min_group_for_progress: 1,
         signals: crate::SignalSupport::NONE,
+        late_campaigns_lose: true,
     };
     (config, info)
 }

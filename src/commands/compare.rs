@@ -175,7 +175,10 @@ fn named_designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>,
     };
     let mut designs: Vec<Design> = Vec::new();
     for name in &names {
-        let design = if scenario.algorithm.name() == name.to_ascii_lowercase() {
+        // An alias (`kubernetes`) or a scenario spelling (`K8sLease`) names it too.
+        let own = splitbrain_algorithms::AlgorithmEntry::named(name)
+            .is_some_and(|entry| entry.name == scenario.algorithm.name());
+        let design = if own {
             Design {
                 name: scenario.algorithm.name().to_string(),
                 algorithm: scenario.algorithm.clone(),

@@ -68,7 +68,9 @@ pub fn run(args: &RunArgs) -> u8 {
         }
     }
     if let Some(name) = &args.algorithm {
-        if scenario.algorithm.name() != name.to_ascii_lowercase() {
+        let own = splitbrain_algorithms::AlgorithmEntry::named(name)
+            .is_some_and(|entry| entry.name == scenario.algorithm.name());
+        if !own {
             let Some(alg) = splitbrain_algorithms::AlgorithmConfig::default_named(name) else {
                 eprintln!(
                     "error: unknown algorithm {name:?}\n  hint: `splitbrain list` shows the algorithms"
@@ -141,12 +143,16 @@ pub fn run(args: &RunArgs) -> u8 {
     };
     let plotted = match (&args.plot, recorder) {
         (Some(dir), Some(recorder)) => {
-            let command = format!(
-                "splitbrain run {} --seed {} --plot {}",
-                args.file.display(),
-                scenario.sim.seed,
-                dir.display()
-            );
+            // The command that drew these pictures: the replay's flags, not only the seed.
+            let base = match args.trial {
+                Some(_) => format!("splitbrain run {}", args.file.display()),
+                None => format!(
+                    "splitbrain run {} --seed {}",
+                    args.file.display(),
+                    scenario.sim.seed
+                ),
+            };
+            let command = format!("{base}{} --plot {}", design_flags(args), dir.display());
             let windows = recorder.finish_windows();
             match super::plot::write_plots(&scenario, &report, windows, dir, &command) {
                 Ok(_) => Some(dir.join("report.html")),

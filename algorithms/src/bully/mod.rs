@@ -41,5 +41,6 @@ pub fn info(config: &BullyConfig, _members: usize) -> AlgorithmInfo {
         // The highest live id elects itself alone: any group of one makes progress.
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: false,
     }
 }

@@ -39,6 +39,7 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
         // One client and the service elect a leader.
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }
 

@@ -32,6 +32,7 @@ pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
             .saturating_add(config.retry_period_ns.saturating_mul(2)),
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }
 

@@ -44,5 +44,6 @@ pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
             campaign_eligibility: config.propose_every_ns.is_none(),
             leader_heard: true,
         },
+        late_campaigns_lose: true,
     }
 }

@@ -36,5 +36,6 @@ pub fn info(config: &RaftRsConfig, members: usize) -> AlgorithmInfo {
         // Raft paper §5.2: winning an election takes the votes of a majority.
         min_group_for_progress: members / 2 + 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }

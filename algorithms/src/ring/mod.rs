@@ -44,5 +44,6 @@ pub fn info(config: &RingConfig, members: usize) -> AlgorithmInfo {
         // A lone node's candidacy comes straight back to it: any group of one elects.
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: false,
     }
 }

@@ -33,6 +33,7 @@ pub fn info(config: &ZkConfig, _members: usize) -> AlgorithmInfo {
             + config.negotiated_timeout_ns() / 3,
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }
 

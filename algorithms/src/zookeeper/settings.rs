@@ -164,10 +164,15 @@ impl Algorithm for ZooKeeper {
         }
         vec![format!(
             "session_timeout {} is negotiated to {}: the server grants 2 to 20 ticks of {} \
-             (ZooKeeper's processConnectRequest); raise `tick` to keep {}",
+             (ZooKeeper's processConnectRequest); {} `tick` to keep {}",
             dur(&config.session_timeout_ns),
             dur(&granted),
             dur(&config.tick_ns),
+            if granted < config.session_timeout_ns {
+                "raise"
+            } else {
+                "lower"
+            },
             dur(&config.session_timeout_ns),
         )]
     }

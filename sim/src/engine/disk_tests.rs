@@ -132,6 +132,7 @@ fn info() -> AlgorithmInfo {
         failure_detection_ns: 100 * MS,
         min_group_for_progress: 2,
         signals: crate::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }
 

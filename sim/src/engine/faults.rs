@@ -59,7 +59,16 @@ impl<'t, P: Process> Sim<'t, P> {
                 spec.action,
                 FaultAction::Pause(..) | FaultAction::Suspend(..)
             ) {
-                self.record_mut(index).healed_at_ns = Some(self.now.saturating_add(d));
+                // A node already frozen for longer stays frozen until then: that is when
+                // this freeze is over too.
+                let resumes = self.fault_nodes[index].iter().filter_map(|n| {
+                    match self.nodes[n.index()].status {
+                        Status::Paused { until_ns } => Some(until_ns),
+                        _ => None,
+                    }
+                });
+                let healed = resumes.max().unwrap_or(self.now.saturating_add(d));
+                self.record_mut(index).healed_at_ns = Some(healed);
             }
         }
         self.faults_fired += 1;
@@ -357,19 +366,19 @@ impl<'t, P: Process> Sim<'t, P> {
                 "pause {} for {}{}",
                 who(nodes),
                 format_duration(*d),
-                self.frozen_note(nodes)
+                self.frozen_note(action, nodes)
             ),
             FaultAction::Suspend(_, d) => format!(
                 "suspend {} for {}{}",
                 who(nodes),
                 format_duration(*d),
-                self.frozen_note(nodes)
+                self.frozen_note(action, nodes)
             ),
             FaultAction::Stall(_, d) => format!(
                 "stall {} for {}{}",
                 who(nodes),
                 format_duration(*d),
-                self.frozen_note(nodes)
+                self.frozen_note(action, nodes)
             ),
             FaultAction::Partition(shape) => {
                 format!("partition: {}", describe_shape(shape, &who(nodes)))
@@ -397,27 +406,40 @@ impl<'t, P: Process> Sim<'t, P> {
 
 impl<P: Process> Sim<'_, P> {
     /// For a freeze striking a node already frozen (a pause under way, a stall not yet
-    /// struck): says so, since the freezes then run on into one longer than either (a stall
-    /// strikes in the node's next handler, after the pause).
-    fn frozen_note(&self, nodes: &[NodeId]) -> String {
+    /// struck), what happens to the two: a pause keeps the later end, a stall strikes in the
+    /// node's first handler after a pause (one longer freeze), a second pending stall
+    /// replaces the first.
+    fn frozen_note(&self, action: &FaultAction, nodes: &[NodeId]) -> String {
+        let stall = matches!(action, FaultAction::Stall(..));
         let frozen: Vec<String> = nodes
             .iter()
             .filter_map(|n| {
                 let state = &self.nodes[n.index()];
-                match state.status {
-                    Status::Paused { until_ns } => Some(format!(
-                        "{n} already frozen until {}",
-                        format_duration(until_ns)
-                    )),
-                    _ if state.stall_next.is_some() => Some(format!("{n} has a stall pending")),
+                let until = match state.status {
+                    Status::Paused { until_ns } => Some(format_duration(until_ns)),
                     _ => None,
+                };
+                match (until, state.stall_next.is_some(), stall) {
+                    (Some(t), _, true) => Some(format!(
+                        "{n} already frozen until {t}: the stall strikes after, one longer freeze"
+                    )),
+                    (Some(t), _, false) => Some(format!(
+                        "{n} already frozen until {t}: frozen until the later end"
+                    )),
+                    (None, true, true) => {
+                        Some(format!("{n} had a stall pending: this one replaces it"))
+                    }
+                    (None, true, false) => Some(format!(
+                        "{n} has a stall pending: it strikes after this freeze"
+                    )),
+                    (None, false, _) => None,
                 }
             })
             .collect();
         if frozen.is_empty() {
             return String::new();
         }
-        format!(" ({}: one longer freeze)", frozen.join(", "))
+        format!(" ({})", frozen.join("; "))
     }
 }
 

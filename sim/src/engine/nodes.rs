@@ -233,8 +233,9 @@ impl<'t, P: Process> Sim<'t, P> {
             _ => None,
         };
         // A campaign for a term someone already claimed (a candidate acting on a stale view)
-        // opens no election of its own: that one is decided.
-        let late = campaign_term.is_some_and(|term| self.leadership.decided(term));
+        // opens no election of its own where such a campaign cannot win.
+        let late = self.info.late_campaigns_lose
+            && campaign_term.is_some_and(|term| self.leadership.decided(term));
         if late {
             if let Some(open) = self.open_election.as_mut() {
                 open.campaigns += 1;

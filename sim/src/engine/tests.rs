@@ -182,6 +182,7 @@ fn info(members: usize) -> AlgorithmInfo {
         failure_detection_ns: 100 * MS,
         min_group_for_progress: members / 2 + 1,
         signals: crate::SignalSupport::NONE,
+        late_campaigns_lose: true,
     }
 }
 
@@ -1028,9 +1029,28 @@ fn a_freeze_striking_a_frozen_node_says_so_and_the_stall_heals_when_it_really_en
     assert_eq!(pause.description, "pause n0 (leader) for 8s");
     assert_eq!(
         stall.description,
-        "stall n0 (leader) for 9s (n0 already frozen until 13s: one longer freeze)"
+        "stall n0 (leader) for 9s (n0 already frozen until 13s: the stall strikes after, one \
+         longer freeze)"
     );
     // The stall strikes in n0's first handler after the pause, and lasts its 9 s from there.
     assert!(stall.healed_at_ns.unwrap() >= 22 * S, "{stall:#?}");
     assert_eq!(alone.description, "pause n1 for 1s");
+    assert_eq!(alone.healed_at_ns, Some(21 * S));
+}
+
+#[test]
+fn a_pause_of_a_node_paused_for_longer_heals_when_the_node_runs_again() {
+    let mut c = config(3, 30 * S);
+    c.faults = vec![
+        fault(5 * S, FaultAction::Pause(Target::Node(0), 8 * S)),
+        fault(6 * S, FaultAction::Pause(Target::Node(0), S)),
+    ];
+    let procs = vec![Toy::default(), Toy::default(), Toy::default()];
+    let report = Sim::new(c, info(3), procs).run();
+    let second = &report.faults[1];
+    assert_eq!(
+        second.description,
+        "pause n0 for 1s (n0 already frozen until 13s: frozen until the later end)"
+    );
+    assert_eq!(second.healed_at_ns, Some(13 * S));
 }

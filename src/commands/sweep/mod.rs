@@ -577,19 +577,30 @@ fn build(
         )
         .chart("messages_per_election");
     if param == Some(Param::Nodes) {
-        let points: Vec<(u64, f64)> = variants
-            .iter()
-            .zip(summaries)
-            .filter_map(|(v, g)| Some((v.scenario.sim.members as u64, g.messages_per_election?)))
-            .collect();
+        // One line per design (the scenario's algorithm when it lists none).
+        let mut series: Vec<ScalingSeries> = Vec::new();
+        for (v, g) in variants.iter().zip(summaries) {
+            let label = v
+                .design
+                .clone()
+                .unwrap_or_else(|| scenario.algorithm.name().to_string());
+            let Some(messages) = g.messages_per_election else {
+                continue;
+            };
+            let point = (v.scenario.sim.members as u64, messages);
+            match series.iter_mut().find(|s| s.label == label) {
+                Some(s) => s.points.push(point),
+                None => series.push(ScalingSeries {
+                    label,
+                    points: vec![point],
+                }),
+            }
+        }
         charts.push(messages_vs_cluster_size(
             "messages_vs_cluster_size",
             "Messages per failover election against cluster size",
             "messages per decided failover election",
-            &[ScalingSeries {
-                label: scenario.algorithm.name().to_string(),
-                points,
-            }],
+            &series,
         )?);
         messages = messages.chart("messages_vs_cluster_size");
     }
