@@ -100,6 +100,16 @@ pub enum OnOff {
     Off,
 }
 
+impl OnOff {
+    /// The flag as a replay command writes it: `--fencing on`.
+    pub fn fencing_flag(self) -> &'static str {
+        match self {
+            OnOff::On => "--fencing on",
+            OnOff::Off => "--fencing off",
+        }
+    }
+}
+
 /// `compare --fencing`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FencingMode {

@@ -176,8 +176,7 @@ fn named_designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>,
     let mut designs: Vec<Design> = Vec::new();
     for name in &names {
         // An alias (`kubernetes`) or a scenario spelling (`K8sLease`) names it too.
-        let own = splitbrain_algorithms::AlgorithmEntry::named(name)
-            .is_some_and(|entry| entry.name == scenario.algorithm.name());
+        let own = scenario.algorithm.entry().is_named(name);
         let design = if own {
             Design {
                 name: scenario.algorithm.name().to_string(),

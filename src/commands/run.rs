@@ -68,8 +68,7 @@ pub fn run(args: &RunArgs) -> u8 {
         }
     }
     if let Some(name) = &args.algorithm {
-        let own = splitbrain_algorithms::AlgorithmEntry::named(name)
-            .is_some_and(|entry| entry.name == scenario.algorithm.name());
+        let own = scenario.algorithm.entry().is_named(name);
         if !own {
             let Some(alg) = splitbrain_algorithms::AlgorithmConfig::default_named(name) else {
                 eprintln!(
@@ -246,10 +245,8 @@ fn design_flags(args: &RunArgs) -> String {
     if let Some(f) = args.heartbeat_fraction {
         flags += &format!(" --heartbeat-fraction {f}");
     }
-    match args.fencing {
-        Some(OnOff::On) => flags += " --fencing on",
-        Some(OnOff::Off) => flags += " --fencing off",
-        None => {}
+    if let Some(mode) = args.fencing {
+        flags += &format!(" {}", mode.fencing_flag());
     }
     if let Some(trial) = args.trial {
         flags += &format!(" --trial {trial}");

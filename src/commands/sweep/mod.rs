@@ -262,10 +262,8 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Some(f) = args.heartbeat_fraction {
         words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
     }
-    match args.fencing {
-        Some(OnOff::On) => words.extend(["--fencing".to_string(), "on".to_string()]),
-        Some(OnOff::Off) => words.extend(["--fencing".to_string(), "off".to_string()]),
-        None => {}
+    if let Some(mode) = args.fencing {
+        words.push(mode.fencing_flag().to_string());
     }
     words.extend([
         "--trials".to_string(),
@@ -379,10 +377,8 @@ fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
     if let Some(f) = args.heartbeat_fraction {
         words.push(format!("--heartbeat-fraction {f}"));
     }
-    match args.fencing {
-        Some(OnOff::On) => words.push("--fencing on".to_string()),
-        Some(OnOff::Off) => words.push("--fencing off".to_string()),
-        None => {}
+    if let Some(mode) = args.fencing {
+        words.push(mode.fencing_flag().to_string());
     }
     words.join(" ")
 }
