@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 "$bin" compare scenarios/compare-leases.ron --algorithms etcd,zookeeper,k8s-lease --seeds 20 --out "$work/leases" >/dev/null
 
 "$bin" compare scenarios/review-controller.ron --seeds 200 --fencing both --sizes 3 --out "$work/review" >/dev/null
-"$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing off --trials 200 --out "$work/review-stall" >/dev/null
+"$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing both --trials 200 --out "$work/review-stall" >/dev/null
 
 mkdir -p docs/gallery
 cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png

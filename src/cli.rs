@@ -53,7 +53,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Vary one parameter (or none) and measure a failover at each value over many trials.
     #[command(
-        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1 --out out/timeouts\n  splitbrain sweep scenarios/k8s-handover.ron --trials 1000 --out out/handover    # plain repeated trials\n  splitbrain sweep scenarios/review-controller.ron --param stall=5s,10s,15s --fencing off --trials 200 --out out/stall   # every design, every pause\n  splitbrain list    # each algorithm's settings --param takes"
+        after_help = "Examples:\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param nodes=3,5,7,9 --out out/nodes\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param latency=1ms..5ms,5ms..20ms --trials 200 --out out/latency\n  splitbrain sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1 --out out/timeouts\n  splitbrain sweep scenarios/k8s-handover.ron --trials 1000 --out out/handover    # plain repeated trials\n  splitbrain sweep scenarios/review-controller.ron --param stall=5s,10s,15s --fencing both --trials 200 --out out/stall   # every design, every pause, with and without fencing\n  splitbrain list    # each algorithm's settings --param takes"
     )]
     Sweep(SweepArgs),
     /// List the scenario library and the algorithms.
@@ -110,7 +110,7 @@ impl OnOff {
     }
 }
 
-/// `compare --fencing`.
+/// `compare --fencing` and `sweep --fencing`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FencingMode {
     /// The scenario's `resource.fencing`.
@@ -118,6 +118,19 @@ pub enum FencingMode {
     On,
     Off,
     Both,
+}
+
+impl FencingMode {
+    /// `--fencing MODE` as a command line writes it, nothing for the default.
+    pub fn flag_words(self) -> Vec<String> {
+        let word = match self {
+            FencingMode::Scenario => return Vec::new(),
+            FencingMode::On => "on",
+            FencingMode::Off => "off",
+            FencingMode::Both => "both",
+        };
+        vec!["--fencing".to_string(), word.to_string()]
+    }
 }
 
 #[derive(Args, Debug)]
@@ -141,9 +154,10 @@ pub struct SweepArgs {
     /// Trials (seeds 1..=N) per value (in all, without --param), for every design.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub trials: u64,
-    /// Override the scenario's `resource.fencing` in every trial.
-    #[arg(long, value_name = "MODE", value_enum)]
-    pub fencing: Option<OnOff>,
+    /// Fencing at the resource: as the scenario says, on, off, or both (each design runs
+    /// twice, as NAME-fenced and NAME-unfenced, with the same trials: what fencing buys).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FencingMode::Scenario)]
+    pub fencing: FencingMode,
     /// The output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,

@@ -491,7 +491,10 @@ fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
     let text = splitbrain(args);
     assert_eq!(text.status.code(), Some(0), "{text:?}");
     let summary = stdout(&text);
-    let lost = summary.lines().find(|l| l.starts_with("loss=1")).unwrap();
+    // The settings table comes first, then the summary's row.
+    let mut rows = summary.lines().filter(|l| l.starts_with("loss=1"));
+    assert!(rows.next().unwrap().contains("Raft("));
+    let lost = rows.next().unwrap();
     assert!(lost.trim_end().ends_with("n/a"), "{lost}");
     let o = splitbrain([&args[..], &["--json"]].concat());
     let values = json(&o)["values"].as_array().unwrap().clone();
@@ -919,6 +922,100 @@ fn a_sweep_of_a_fault_parameter_runs_every_design_and_every_trial_replays() {
     let listed = listed(&failovers, "value", &row["value"], "5");
     assert_eq!(recovered, listed, "{}", row["replay"]);
     assert_eq!(stale, row["stale_writes_accepted"]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_sweep_with_fencing_both_runs_each_design_fenced_and_unfenced_on_the_same_trials() {
+    let out = scratch("fencing-both");
+    let dir = out.join("report");
+    let o = splitbrain([
+        "sweep",
+        "scenarios/review-controller.ron",
+        "--param",
+        "stall=15s",
+        "--fencing",
+        "both",
+        "--trials",
+        "10",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = json(&o);
+    assert!(
+        summary["command"]
+            .as_str()
+            .unwrap()
+            .contains("--fencing both"),
+        "{}",
+        summary["command"]
+    );
+    let values = summary["values"].as_array().unwrap();
+    let labels: Vec<&str> = values
+        .iter()
+        .map(|v| v["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "k8s-defaults-fenced stall=15s",
+            "k8s-defaults-unfenced stall=15s",
+            "etcd-10s-fenced stall=15s",
+            "etcd-10s-unfenced stall=15s",
+            "zk-6s-fenced stall=15s",
+            "zk-6s-unfenced stall=15s"
+        ]
+    );
+    // Every group's settings as they ran, with its fencing.
+    let settings = summary["settings"].as_array().unwrap();
+    assert_eq!(settings.len(), 6);
+    assert_eq!(settings[3]["label"], "etcd-10s-unfenced stall=15s");
+    assert_eq!(settings[3]["fencing"], false);
+    assert_eq!(settings[2]["fencing"], true);
+    let etcd = settings[3]["settings"].as_str().unwrap();
+    assert!(etcd.starts_with("Etcd(ttl: \"10s\""), "{etcd}");
+    // The same trials: fencing changes what the resource accepts, not the failover. With it
+    // no stale write gets through and the paused etcd leader's writes are rejected instead.
+    let field = |i: usize, name: &str| values[i][name].as_u64().unwrap();
+    assert_eq!(field(2, "seeds_with_safety_violations"), 0);
+    assert!(field(3, "seeds_with_safety_violations") > 5);
+    assert_eq!(
+        field(2, "fenced_rejections"),
+        field(3, "stale_writes_accepted")
+    );
+    assert_eq!(values[2]["recovery"], values[3]["recovery"]);
+
+    let files = check_folder(
+        &dir,
+        &[
+            "failover_cdf_etcd-10s",
+            "failover_cdf_zk-6s",
+            "safety_violations",
+        ],
+    );
+    let series: std::collections::BTreeSet<String> = csv_rows(&files, "safety_violations")
+        .iter()
+        .map(|p| p["series"].clone())
+        .collect();
+    assert!(series.contains("zk-6s-fenced") && series.contains("zk-6s-unfenced"));
+
+    // Each half replays with its own fencing.
+    let trials = csv_rows(&files, "trials");
+    for (value, flag) in [
+        ("etcd-10s-fenced stall=15s", "--fencing on"),
+        ("etcd-10s-unfenced stall=15s", "--fencing off"),
+    ] {
+        let row = trials
+            .iter()
+            .find(|t| t["value"] == value && t["trial"] == "3")
+            .unwrap();
+        assert!(row["replay"].contains(flag), "{}", row["replay"]);
+        let (_, stale) = replayed(&row["replay"]);
+        assert_eq!(stale, row["stale_writes_accepted"], "{}", row["replay"]);
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 

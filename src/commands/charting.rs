@@ -707,6 +707,30 @@ pub fn objective_line(objective: Option<&Objective>) -> Option<splitbrain_report
     })
 }
 
+/// The series with identical failover times drawn once (`--fencing both` runs each design
+/// twice, and fencing seldom changes a failover's timing: two equal curves would hide one
+/// another): `NAME-fenced REST` and `NAME-unfenced REST` become `NAME (both) REST`, other
+/// labels are joined by ` = `.
+pub fn merge_identical(series: impl Iterator<Item = CdfSeries>) -> Vec<CdfSeries> {
+    let mut merged: Vec<CdfSeries> = Vec::new();
+    for s in series {
+        let same =
+            |m: &&mut CdfSeries| m.samples_ns == s.samples_ns && m.unresolved == s.unresolved;
+        match merged.iter_mut().find(same) {
+            Some(m) => m.label = merged_label(&m.label, &s.label),
+            None => merged.push(s),
+        }
+    }
+    merged
+}
+
+fn merged_label(first: &str, second: &str) -> String {
+    if first.contains("-fenced") && first.replacen("-fenced", "-unfenced", 1) == second {
+        return first.replacen("-fenced", " (both)", 1);
+    }
+    format!("{first} = {second}")
+}
+
 /// Quotes a command-line word when a shell would need it.
 pub fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()

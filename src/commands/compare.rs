@@ -14,8 +14,8 @@ use serde::Serialize;
 use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
-    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, CdfSeries,
-    Chart, DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
+    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
+    DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
 };
 use std::collections::BTreeSet;
 
@@ -401,24 +401,13 @@ fn command_line(args: &CompareArgs) -> String {
         "--sizes".to_string(),
         sizes.join(","),
     ])
-    .chain(fencing_flag(args.fencing))
+    .chain(args.fencing.flag_words())
     .chain([
         "--out".to_string(),
         charting::shell_word(&args.out.display().to_string()),
     ])
     .collect::<Vec<_>>()
     .join(" ")
-}
-
-/// `--fencing MODE` when it is not the default.
-fn fencing_flag(mode: FencingMode) -> Vec<String> {
-    let word = match mode {
-        FencingMode::Scenario => return Vec::new(),
-        FencingMode::On => "on",
-        FencingMode::Off => "off",
-        FencingMode::Both => "both",
-    };
-    vec!["--fencing".to_string(), word.to_string()]
 }
 
 /// Each design with where its settings came from and every setting as it ran.
@@ -495,7 +484,7 @@ fn build(
     sections.push(about);
 
     // Failover times.
-    let series = merge_identical(summaries.iter().map(|g| g.recovery_series.clone()));
+    let series = charting::merge_identical(summaries.iter().map(|g| g.recovery_series.clone()));
     let objective = charting::objective_line(scenario.objective.as_ref());
     charts.push(failover_cdf(
         "failover_cdf",
@@ -665,33 +654,6 @@ fn build(
     let file = charting::shell_word(&args.file.display().to_string());
     data.push(seed_data(&file, scenario, designs, groups));
     Ok(sections)
-}
-
-/// The series with identical failover times drawn once (`--fencing both` runs each design
-/// twice, and fencing seldom changes a failover's timing: two equal curves would hide one
-/// another): `NAME-fenced` and `NAME-unfenced` become `NAME (both)`, other names are joined
-/// by ` = `.
-fn merge_identical(series: impl Iterator<Item = CdfSeries>) -> Vec<CdfSeries> {
-    let mut merged: Vec<CdfSeries> = Vec::new();
-    for s in series {
-        let same =
-            |m: &&mut CdfSeries| m.samples_ns == s.samples_ns && m.unresolved == s.unresolved;
-        match merged.iter_mut().find(same) {
-            Some(m) => m.label = merged_label(&m.label, &s.label),
-            None => merged.push(s),
-        }
-    }
-    merged
-}
-
-fn merged_label(first: &str, second: &str) -> String {
-    match (
-        first.strip_suffix("-fenced"),
-        second.strip_suffix("-unfenced"),
-    ) {
-        (Some(a), Some(b)) if a == b => format!("{a} (both)"),
-        _ => format!("{first} = {second}"),
-    }
 }
 
 /// Messages and decided elections (start-up ones included) over seeds 1..=[`SIZE_SEEDS`]

@@ -16,6 +16,9 @@ use plotters::prelude::*;
 pub struct ShareSeries {
     pub label: String,
     pub counts: Vec<Option<(u64, u64)>>,
+    /// Drawn dashed in the colour of the series before it: the same design under another
+    /// setting (without fencing, say).
+    pub dashed: bool,
 }
 
 /// The 95% Wilson score interval of `hits` out of `trials` (z = 1.96): the interval
@@ -118,8 +121,12 @@ impl Figure for ShareFigure<'_> {
             .draw()?;
         let mut legend = Legend::default();
         let spread = 0.12 / self.series.len().max(1) as f64;
+        let mut colour_index = 0;
         for (i, s) in self.series.iter().enumerate() {
-            let c = color(i);
+            if i > 0 && !s.dashed {
+                colour_index += 1;
+            }
+            let c = color(colour_index);
             // Designs side by side at each value, so their bars do not cover one another.
             let dx = (i as f64 - (self.series.len() as f64 - 1.0) / 2.0) * spread;
             let points: Vec<(f64, f64, f64, f64)> = s
@@ -134,7 +141,11 @@ impl Figure for ShareFigure<'_> {
                 })
                 .collect();
             let line = points.iter().map(|&(x, y, _, _)| (x, y));
-            chart.draw_series(LineSeries::new(line, c.stroke_width(3)))?;
+            if s.dashed {
+                chart.draw_series(DashedLineSeries::new(line, 10, 6, c.stroke_width(3)))?;
+            } else {
+                chart.draw_series(LineSeries::new(line, c.stroke_width(3)))?;
+            }
             for &(x, y, low, high) in &points {
                 chart.draw_series(std::iter::once(PathElement::new(
                     vec![(x, low), (x, high)],
@@ -146,7 +157,8 @@ impl Figure for ShareFigure<'_> {
                 }
                 chart.draw_series(std::iter::once(Circle::new((x, y), 6, c.filled())))?;
             }
-            legend.entry(s.label.clone(), c, Mark::Dot);
+            let mark = if s.dashed { Mark::Dashed } else { Mark::Dot };
+            legend.entry(s.label.clone(), c, mark);
         }
         legend.notes.push("bars: 95% interval (Wilson)".to_string());
         legend.draw(&legend_area.margin(60, 0, 0, 0))?;

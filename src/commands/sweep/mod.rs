@@ -16,13 +16,13 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some value misses it.
 
 use super::charting::{self, GroupRuns, GroupSummary};
-use crate::cli::{OnOff, SweepArgs};
+use crate::cli::{FencingMode, OnOff, SweepArgs};
 use crate::exit;
 use crate::scenario::{self, Scenario};
 use serde::Serialize;
 use splitbrain_reports::{
     failover_cdf, format_seeds, messages_per_election, messages_vs_cluster_size, share_by_value,
-    Chart, DataTable, ReportDoc, ScalingSeries, Section, ShareSeries,
+    Chart, DataTable, ReportDoc, ScalingSeries, Section, ShareSeries, Table,
 };
 use splitbrain_sim::{SimRng, StreamId};
 
@@ -31,13 +31,69 @@ pub(crate) use param::{apply, parse_param, Param, Value};
 
 /// One group of trials: a design (or the scenario's algorithm) at one value of the parameter.
 pub(crate) struct Variant {
-    /// `DESIGN NAME=V`, `NAME=V`, `DESIGN` or `as written`.
+    /// `LINE V`, `V`, `LINE` or `as written`.
     pub label: String,
     /// The design's name, when the scenario lists designs.
     pub design: Option<String>,
+    /// The design (or algorithm) as charted: its name, `-fenced` or `-unfenced` added under
+    /// `--fencing both`.
+    pub line: String,
     /// `NAME=V` as given, when a parameter is swept.
     pub value: Option<String>,
+    /// The fencing `--fencing` set, if it overrides the scenario's.
+    pub fencing: Option<OnOff>,
     pub scenario: Scenario,
+}
+
+/// A design (or the scenario's algorithm) before the parameter is applied.
+struct Base {
+    design: Option<String>,
+    line: String,
+    fencing: Option<OnOff>,
+    scenario: Scenario,
+}
+
+/// Every design (the scenario's algorithm when it lists none), with `--fencing` applied:
+/// twice under `--fencing both`.
+fn bases(scenario: &Scenario, fencing: FencingMode) -> Vec<Base> {
+    let mut named: Vec<(Option<String>, String, Scenario)> = Vec::new();
+    if scenario.designs.is_empty() {
+        let name = scenario.algorithm.name().to_string();
+        named.push((None, name, scenario.clone()));
+    }
+    for design in &scenario.designs {
+        let mut s = scenario.clone();
+        let alg = &design.algorithm;
+        s.algorithm = alg
+            .for_members(s.sim.members)
+            .unwrap_or_else(|| alg.clone());
+        named.push((Some(design.name.clone()), design.name.clone(), s));
+    }
+    let modes: &[(Option<OnOff>, &str)] = match fencing {
+        FencingMode::Scenario => &[(None, "")],
+        FencingMode::On => &[(Some(OnOff::On), "")],
+        FencingMode::Off => &[(Some(OnOff::Off), "")],
+        FencingMode::Both => &[
+            (Some(OnOff::On), "-fenced"),
+            (Some(OnOff::Off), "-unfenced"),
+        ],
+    };
+    let mut bases = Vec::new();
+    for (design, line, s) in named {
+        for &(mode, suffix) in modes {
+            let mut scenario = s.clone();
+            if let Some(mode) = mode {
+                scenario.sim.fencing = mode == OnOff::On;
+            }
+            bases.push(Base {
+                design: design.clone(),
+                line: format!("{line}{suffix}"),
+                fencing: mode,
+                scenario,
+            });
+        }
+    }
+    bases
 }
 
 /// Every design (the scenario's algorithm when it lists none) at every value, with
@@ -48,51 +104,40 @@ fn variants(
     param: Option<Param>,
     values: &[(String, Value)],
 ) -> Result<Vec<Variant>, String> {
-    let mut bases: Vec<(Option<String>, Scenario)> = Vec::new();
-    if scenario.designs.is_empty() {
-        bases.push((None, scenario.clone()));
-    }
-    for design in &scenario.designs {
-        let mut s = scenario.clone();
-        let alg = &design.algorithm;
-        s.algorithm = alg
-            .for_members(s.sim.members)
-            .unwrap_or_else(|| alg.clone());
-        bases.push((Some(design.name.clone()), s));
-    }
+    let charted_by_line = !scenario.designs.is_empty() || args.fencing == FencingMode::Both;
     let mut variants = Vec::new();
-    for (design, base) in bases {
-        let in_design = |e: String| match &design {
+    for base in bases(scenario, args.fencing) {
+        let in_design = |e: String| match &base.design {
             Some(name) => format!("design {name}: {e}"),
             None => e,
         };
         let mut at_values: Vec<(Option<String>, Scenario)> = Vec::new();
         if param.is_none() {
-            at_values.push((None, base.clone()));
+            at_values.push((None, base.scenario.clone()));
         }
         for (label, value) in values {
             let param = param.expect("values come with their parameter");
             let applied = match args.heartbeat_fraction {
-                Some(fraction) => apply_with_heartbeat(&base, param, value, fraction),
-                None => apply(&base, param, value),
+                Some(fraction) => apply_with_heartbeat(&base.scenario, param, value, fraction),
+                None => apply(&base.scenario, param, value),
             };
             at_values.push((Some(label.clone()), applied.map_err(in_design)?));
         }
-        for (value, mut s) in at_values {
-            if let Some(mode) = args.fencing {
-                s.sim.fencing = mode == OnOff::On;
-            }
-            let label = match (&design, &value) {
+        for (value, s) in at_values {
+            let line = charted_by_line.then_some(base.line.as_str());
+            let label = match (line, &value) {
                 (Some(d), Some(v)) => format!("{d} {v}"),
-                (Some(d), None) => d.clone(),
+                (Some(d), None) => d.to_string(),
                 (None, Some(v)) => v.clone(),
                 (None, None) => AS_WRITTEN.to_string(),
             };
             charting::revalidate(&s, &label).map_err(in_design)?;
             variants.push(Variant {
                 label,
-                design: design.clone(),
+                design: base.design.clone(),
+                line: base.line.clone(),
                 value,
+                fencing: base.fencing,
                 scenario: s,
             });
         }
@@ -188,8 +233,52 @@ struct JsonSummary<'a> {
     /// `--heartbeat-fraction`, if given.
     heartbeat_fraction: Option<f64>,
     trials: u64,
+    /// Each group's settings as they ran.
+    settings: Vec<SettingsJson<'a>>,
     values: &'a [GroupSummary],
     exit_code: u8,
+}
+
+/// One group's settings as they ran: what the JSON echoes.
+#[derive(Serialize)]
+struct SettingsJson<'a> {
+    label: &'a str,
+    algorithm: &'static str,
+    fencing: bool,
+    /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
+    settings: String,
+    values: splitbrain_algorithms::AlgorithmSettings,
+    /// What the modeled system does to them (a negotiated session, a raised TTL).
+    adjustments: Vec<String>,
+}
+
+impl Variant {
+    fn settings_json(&self) -> SettingsJson<'_> {
+        let algorithm = &self.scenario.algorithm;
+        SettingsJson {
+            label: &self.label,
+            algorithm: algorithm.name(),
+            fencing: self.scenario.sim.fencing,
+            settings: scenario::algorithm_line(algorithm),
+            values: algorithm.settings(),
+            adjustments: algorithm.adjustments(),
+        }
+    }
+}
+
+/// Each group with its fencing and every setting as it ran (the modeled system's
+/// adjustments noted).
+fn settings_table(variants: &[Variant]) -> Table {
+    let mut t = Table::new(&["value", "fencing", "settings as they ran"]);
+    for v in variants {
+        let mut settings = scenario::algorithm_line(&v.scenario.algorithm);
+        for note in v.scenario.algorithm.adjustments() {
+            settings.push_str(&format!("; note: {note}"));
+        }
+        let fencing = if v.scenario.sim.fencing { "on" } else { "off" };
+        t.push(vec![v.label.clone(), fencing.to_string(), settings]);
+    }
+    t
 }
 
 /// Runs the command; returns the exit code.
@@ -262,9 +351,7 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Some(f) = args.heartbeat_fraction {
         words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
     }
-    if let Some(mode) = args.fencing {
-        words.push(mode.fencing_flag().to_string());
-    }
+    words.extend(args.fencing.flag_words());
     words.extend([
         "--trials".to_string(),
         args.trials.to_string(),
@@ -322,6 +409,7 @@ pub fn run(args: &SweepArgs) -> u8 {
             param: param.map(Param::name),
             heartbeat_fraction: args.heartbeat_fraction,
             trials: args.trials,
+            settings: variants.iter().map(Variant::settings_json).collect(),
             values: &summaries,
             exit_code: code,
         };
@@ -343,6 +431,8 @@ pub fn run(args: &SweepArgs) -> u8 {
                 format_seeds(&trials)
             ),
         }
+        super::compare::print_table(&settings_table(&variants));
+        crate::outln!();
         super::compare::print_table(&charting::summary_table("value", &summaries));
         if let Some(note) = charting::skipped_faults_note(&summaries) {
             crate::outln!("note: {note}");
@@ -377,16 +467,18 @@ fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
     if let Some(f) = args.heartbeat_fraction {
         words.push(format!("--heartbeat-fraction {f}"));
     }
-    if let Some(mode) = args.fencing {
+    if let Some(mode) = v.fencing {
         words.push(mode.fencing_flag().to_string());
     }
     words.join(" ")
 }
 
 /// The safety table per value, and with a parameter the chart reviewers paste: the share of
-/// trials with a safety violation at each value, one line per design.
+/// trials with a safety violation at each value, one line per design (under `--fencing both`
+/// its unfenced line dashed, in its colour).
 fn safety_section(
     param: Option<Param>,
+    fencing: FencingMode,
     variants: &[Variant],
     summaries: &[GroupSummary],
     charts: &mut Vec<Chart>,
@@ -408,16 +500,14 @@ fn safety_section(
                 categories.len() - 1
             }
         };
-        let label = v
-            .design
-            .clone()
-            .unwrap_or_else(|| v.scenario.algorithm.name().to_string());
+        let label = v.line.clone();
         let line = match lines.iter().position(|l| l.label == label) {
             Some(i) => &mut lines[i],
             None => {
                 lines.push(ShareSeries {
                     label,
                     counts: Vec::new(),
+                    dashed: fencing == FencingMode::Both && v.fencing == Some(OnOff::Off),
                 });
                 lines.last_mut().expect("just pushed")
             }
@@ -474,6 +564,10 @@ fn build(
         let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
         format!("every design: {}", names.join(", "))
     };
+    let designs = match args.fencing {
+        FencingMode::Both => format!("{designs}, each with fencing and without"),
+        _ => designs,
+    };
     sections.push(
         Section::new("What ran")
             .text(format!(
@@ -486,30 +580,32 @@ fn build(
             ))
             .list(values),
     );
-    let notes: Vec<String> = variants
-        .iter()
-        .flat_map(|v| {
-            let notes = v.scenario.algorithm.adjustments();
-            notes.into_iter().map(|n| format!("{}: {n}", v.label))
-        })
-        .collect();
-    if !notes.is_empty() {
-        sections.push(
-            Section::new("Settings adjusted")
-                .text("What the modeled systems do to the settings as written:")
-                .list(notes),
-        );
-    }
-    sections.push(safety_section(param, variants, summaries, &mut charts)?);
+    sections.push(
+        Section::new("Settings as they ran")
+            .text(
+                "Each group's fencing and every setting of its algorithm as the engine ran it, \
+                 with what the modeled system does to the settings as written (a negotiated \
+                 session, a raised TTL) as notes.",
+            )
+            .table(settings_table(variants)),
+    );
+    sections.push(safety_section(
+        param,
+        args.fencing,
+        variants,
+        summaries,
+        &mut charts,
+    )?);
 
     let objective = charting::objective_line(scenario.objective.as_ref());
     let mut failover = Section::new("Failover time").text(
         "Recovery time of each failover, from the fault to the next write a leader got \
          accepted (the new leader's, or the same one's when it rode the fault through), per \
          value; election time is to the new leader's claim. With designs, one chart per \
-         design.",
+         design; with and without fencing share a curve, `NAME (both)`, where equal.",
     );
-    // One chart per design (its values as curves), or one for the scenario's algorithm.
+    // One chart per design (its values as curves), or one for the scenario's algorithm;
+    // under --fencing both a value's fenced and unfenced curves are one when equal.
     let mut designs: Vec<Option<&str>> = Vec::new();
     for v in variants {
         if !designs.contains(&v.design.as_deref()) {
@@ -517,12 +613,13 @@ fn build(
         }
     }
     for design in designs {
-        let series: Vec<_> = variants
-            .iter()
-            .zip(summaries)
-            .filter(|(v, _)| v.design.as_deref() == design)
-            .map(|(_, g)| g.recovery_series.clone())
-            .collect();
+        let series = charting::merge_identical(
+            variants
+                .iter()
+                .zip(summaries)
+                .filter(|(v, _)| v.design.as_deref() == design)
+                .map(|(_, g)| g.recovery_series.clone()),
+        );
         let (chart, title) = match design {
             Some(d) => (
                 format!("failover_cdf_{d}"),
@@ -576,10 +673,7 @@ fn build(
         // One line per design (the scenario's algorithm when it lists none).
         let mut series: Vec<ScalingSeries> = Vec::new();
         for (v, g) in variants.iter().zip(summaries) {
-            let label = v
-                .design
-                .clone()
-                .unwrap_or_else(|| scenario.algorithm.name().to_string());
+            let label = v.line.clone();
             let Some(messages) = g.messages_per_election else {
                 continue;
             };
