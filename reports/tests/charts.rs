@@ -283,6 +283,31 @@ fn the_sequence_data_is_every_message_in_the_window() {
 }
 
 #[test]
+fn a_freeze_is_drawn_on_its_lifeline_from_freeze_to_resume() {
+    let freeze =
+        |t: u64, ev: &str, what: &str| line(t, Some(1), ev, what, None, None, Some(1), true, "ok");
+    let text = [
+        freeze(0, "start", ""),
+        freeze(1000 * MS, "freeze", &(1500 * MS).to_string()),
+        freeze(1500 * MS, "resume", ""),
+    ]
+    .join("\n");
+    let events = parse_trace(&text).unwrap();
+    let whole = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[], true).unwrap();
+    for mark in ["frozen", "resumes", "amber band: paused or stalled"] {
+        assert!(whole.svg.contains(mark), "the diagram marks {mark}");
+    }
+    // A window that opens during the freeze says so in the lifeline's header.
+    let inside =
+        sequence_diagram("sequence", "t", &events, 1200 * MS, 1600 * MS, &[], true).unwrap();
+    assert!(inside.svg.contains("leader t1 frozen"), "{}", inside.svg);
+    // Without a freeze, no band and no note.
+    let plain =
+        sequence_diagram("sequence", "t", &trace(0), 900 * MS, 1600 * MS, &[], true).unwrap();
+    assert!(!plain.svg.contains("amber band"));
+}
+
+#[test]
 fn a_busy_window_draws_at_most_the_cap_and_says_so() {
     let events = trace(400);
     let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &[], true).unwrap();

@@ -597,6 +597,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let generation = state.pause_generation;
         self.pending_heals += 1;
         self.push_event(until_ns, EventData::Resume { node, generation });
+        self.trace_node(node, EventKind::Freeze { until_ns });
     }
 
     /// Suspends `node` for `duration_ns` (VM suspend, live migration): a pause during which

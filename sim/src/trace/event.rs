@@ -95,6 +95,12 @@ pub enum EventKind {
         /// True time the write is on disk.
         done_ns: Nanos,
     },
+    /// A pause, stall or suspend froze the node (or lengthened its freeze) until `until_ns`;
+    /// the `what` column is that true time, in nanoseconds.
+    Freeze {
+        /// True time the node resumes.
+        until_ns: Nanos,
+    },
     /// A pause or stall ended.
     Resume,
     /// The process stopped.
@@ -151,6 +157,7 @@ impl EventKind {
             EventKind::Drop { .. } => "drop",
             EventKind::Disconnect { .. } => "disconnect",
             EventKind::Persist { .. } => "persist",
+            EventKind::Freeze { .. } => "freeze",
             EventKind::Resume => "resume",
             EventKind::Crash => "crash",
             EventKind::Restart => "restart",

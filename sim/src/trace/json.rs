@@ -53,6 +53,9 @@ fn push_what(line: &mut String, kind: &EventKind) {
         EventKind::Persist { done_ns } => {
             let _ = write!(line, "\"{done_ns}\"");
         }
+        EventKind::Freeze { until_ns } => {
+            let _ = write!(line, "\"{until_ns}\"");
+        }
         EventKind::Start
         | EventKind::Workload
         | EventKind::Resume
@@ -229,6 +232,10 @@ fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
             .parse::<u64>()
             .map(|done_ns| EventKind::Persist { done_ns })
             .map_err(|_| format!("a persist's completion is a time in ns, not {what:?}")),
+        "freeze" => what
+            .parse::<u64>()
+            .map(|until_ns| EventKind::Freeze { until_ns })
+            .map_err(|_| format!("a freeze's end is a time in ns, not {what:?}")),
         _ => {
             let kind = fixed_text(ev).ok_or(format!("unknown event kind {ev:?}"))?;
             let expected = if kind == EventKind::Quiet {
@@ -370,6 +377,7 @@ mod tests {
             }),
             any::<u32>().prop_map(|peer| EventKind::Disconnect { peer: NodeId(peer) }),
             any::<u64>().prop_map(|done_ns| EventKind::Persist { done_ns }),
+            any::<u64>().prop_map(|until_ns| EventKind::Freeze { until_ns }),
             Just(EventKind::Resume),
             Just(EventKind::Crash),
             Just(EventKind::Restart),

@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct LaneState {
     pub down: bool,
+    /// Paused or stalled (between `freeze` and `resume`).
+    pub frozen: bool,
     pub leader: bool,
     pub term: Option<u64>,
 }
@@ -19,8 +21,10 @@ impl LaneState {
     /// Folds in one event at this process (the replay of the state before the window).
     pub(super) fn apply(&mut self, e: &TraceEvent) {
         match e.kind {
-            EventKind::Crash => self.down = true,
+            EventKind::Crash => (self.down, self.frozen) = (true, false),
             EventKind::Restart => self.down = false,
+            EventKind::Freeze { .. } => self.frozen = true,
+            EventKind::Resume => self.frozen = false,
             _ => {}
         }
         // Read only for members and services: a resource's lane shows `fenced`.

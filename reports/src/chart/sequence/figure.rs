@@ -29,6 +29,9 @@ const TOP_PX: i32 = 130;
 const BOTTOM_PX: i32 = HEIGHT as i32 - 24;
 const AXIS_X_PX: i32 = 110;
 const RIGHT_PX: i32 = (WIDTH - LEGEND_WIDTH) as i32 - 24;
+/// A frozen (paused or stalled) stretch of a lifeline, and its marks' ink.
+const FROZEN: RGBColor = RGBColor(255, 213, 128);
+const FROZEN_INK: RGBColor = RGBColor(178, 106, 0);
 impl SequenceFigure<'_> {
     fn kind_color(&self, kind: &str) -> RGBColor {
         if kind == "write" {
@@ -163,6 +166,10 @@ impl Figure for SequenceFigure<'_> {
                 vec![(x, TOP_PX), (x, last_y)],
                 INK.mix(0.55).stroke_width(2),
             ))?;
+            for &(from, to) in &lane.frozen {
+                let (a, b) = (axis.y(from), axis.y(to).min(last_y));
+                canvas.draw(&Rectangle::new([(x - 6, a), (x + 6, b)], FROZEN.filled()))?;
+            }
             for &(from, to) in &lane.down {
                 let (a, b) = (axis.y(from), axis.y(to).min(last_y));
                 canvas.draw(&Rectangle::new([(x - 3, a), (x + 3, b)], WHITE.filled()))?;
@@ -248,6 +255,11 @@ impl Figure for SequenceFigure<'_> {
         legend.notes.push("× dropped on arrival".to_string());
         legend.notes.push("□ held while paused".to_string());
         legend.notes.push("red dashes: process down".to_string());
+        if self.lanes.iter().any(|l| !l.frozen.is_empty()) {
+            legend
+                .notes
+                .push("amber band: paused or stalled".to_string());
+        }
         legend.notes.push("grey band: time cut short".to_string());
         legend.draw(&canvas.margin(TOP_PX as u32, 0, WIDTH - LEGEND_WIDTH, 0))?;
         Ok(())
@@ -259,6 +271,8 @@ fn marker_label(m: &Marker) -> (String, RGBColor) {
     match &m.kind {
         MarkKind::Crash => ("crash".to_string(), FAULT),
         MarkKind::Restart => ("restart".to_string(), HEAL),
+        MarkKind::Freeze => ("frozen".to_string(), FROZEN_INK),
+        MarkKind::Resume => ("resumes".to_string(), FROZEN_INK),
         MarkKind::Leads(term) => (format!("leads t{term}"), INK),
         MarkKind::StepsDown => ("steps down".to_string(), INK),
         MarkKind::Term(term) => (format!("t{term}"), MUTED),
@@ -356,6 +370,10 @@ impl SequenceFigure<'_> {
                 }
             }
             MarkKind::Restart => canvas.draw(&Circle::new((x, y), 8, HEAL.filled()))?,
+            MarkKind::Freeze | MarkKind::Resume => canvas.draw(&PathElement::new(
+                vec![(x - 9, y), (x + 9, y)],
+                FROZEN_INK.stroke_width(3),
+            ))?,
             MarkKind::Leads(term) => {
                 let square = [(x - 8, y - 8), (x + 8, y + 8)];
                 canvas.draw(&Rectangle::new(square, term_color(*term).filled()))?;

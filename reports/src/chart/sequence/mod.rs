@@ -90,6 +90,8 @@ struct Arrow<'a> {
 enum MarkKind {
     Crash,
     Restart,
+    Freeze,
+    Resume,
     Leads(u64),
     StepsDown,
     Term(u64),
@@ -115,14 +117,17 @@ struct Lane {
     state: String,
     /// Intervals (within the window) during which the process was down.
     down: Vec<(Nanos, Nanos)>,
+    /// Intervals (within the window) during which the process was paused or stalled.
+    frozen: Vec<(Nanos, Nanos)>,
 }
 
 /// One lifeline per process (members, services, the resource), true time flowing down; one
 /// arrow per message sent and received (or dropped, or held) inside `from_ns..=to_ns`, from
 /// (sender, send time) to (receiver, arrival time), coloured by message type and labelled
 /// where there is room; writes to the resource in grey, rejected ones in red. Crashes,
-/// restarts, leadership claims and hand-overs, term changes and broken invariants are marked
-/// on the lifelines; faults and heals are lines across. At most [`SEQUENCE_MAX_ARROWS`]
+/// restarts, freezes (pauses and stalls, drawn as a band on the lifeline) and resumes,
+/// leadership claims and hand-overs, term changes and broken invariants are marked on the
+/// lifelines; faults and heals are lines across. At most [`SEQUENCE_MAX_ARROWS`]
 /// arrows are drawn (the first in time); the chart says how many it left out.
 ///
 /// `events` is the whole trace (the state at the start of the window is replayed from it).
@@ -167,9 +172,11 @@ pub fn sequence_diagram_of(
     // The state before the window.
     let n = ids.len();
     let (mut leader, mut down, mut term) = (vec![false; n], vec![false; n], vec![None; n]);
+    let mut frozen = vec![false; n];
     for (&id, state) in &window.before {
         let lane = lane_of(id);
         down[lane] = state.down;
+        frozen[lane] = state.frozen;
         if !resources.contains(&id) {
             leader[lane] = state.leader;
             term[lane] = state.term;
@@ -189,16 +196,21 @@ pub fn sequence_diagram_of(
             } else if down[lane] {
                 "down".to_string()
             } else {
-                match (leader[lane], term[lane]) {
+                let state = match (leader[lane], term[lane]) {
                     (true, Some(t)) => format!("leader t{t}"),
                     (false, Some(t)) => format!("term {t}"),
                     (_, None) => String::new(),
+                };
+                match frozen[lane] {
+                    true => format!("{state} frozen").trim_start().to_string(),
+                    false => state,
                 }
             };
             Lane {
                 name,
                 state,
                 down: Vec::new(),
+                frozen: Vec::new(),
             }
         })
         .collect();
@@ -207,6 +219,8 @@ pub fn sequence_diagram_of(
     let mut markers = Vec::new();
     let mut rules = Vec::new();
     let mut down_since: Vec<Option<Nanos>> = down.iter().map(|&d| d.then_some(from_ns)).collect();
+    let mut frozen_since: Vec<Option<Nanos>> =
+        frozen.iter().map(|&f| f.then_some(from_ns)).collect();
     for e in &window.events {
         let Some(id) = e.node.map(|n| n.0) else {
             match &e.kind {
@@ -253,6 +267,19 @@ pub fn sequence_diagram_of(
             EventKind::Crash => {
                 mark(MarkKind::Crash);
                 down_since[lane] = Some(e.t_ns);
+                if let Some(since) = frozen_since[lane].take() {
+                    lanes[lane].frozen.push((since, e.t_ns));
+                }
+            }
+            EventKind::Freeze { .. } if frozen_since[lane].is_none() => {
+                mark(MarkKind::Freeze);
+                frozen_since[lane] = Some(e.t_ns);
+            }
+            EventKind::Resume => {
+                mark(MarkKind::Resume);
+                if let Some(since) = frozen_since[lane].take() {
+                    lanes[lane].frozen.push((since, e.t_ns));
+                }
             }
             EventKind::Restart => {
                 mark(MarkKind::Restart);
@@ -284,6 +311,11 @@ pub fn sequence_diagram_of(
     for (lane, since) in down_since.iter().enumerate() {
         if let Some(since) = since {
             lanes[lane].down.push((*since, to_ns));
+        }
+    }
+    for (lane, since) in frozen_since.iter().enumerate() {
+        if let Some(since) = since {
+            lanes[lane].frozen.push((*since, to_ns));
         }
     }
 
