@@ -13,49 +13,9 @@
 // A benchmark measures wall time; the determinism rule against clocks is for sim/ and algorithms/.
 #![allow(clippy::disallowed_types)]
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
-use splitbrain_sim::storm::{run_storm, StormResult};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use splitbrain_sim::storm::{hand_written_storm, run_storm, StormResult};
 use std::hint::black_box;
 use std::time::Instant;
-
-const MS: u64 = 1_000_000;
-
-/// The yardstick: the storm written by hand, with nothing but a heap and a generator.
-fn hand_written_storm(seed: u64, nodes: usize, deliveries: u64) -> StormResult {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut below = |bound: u64| ((u128::from(rng.next_u64()) * u128::from(bound)) >> 64) as u64;
-    let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::with_capacity(nodes * 2);
-    let mut counters = vec![0u64; nodes];
-    let mut seq = 0u64;
-    let mut now = 0u64;
-    let mut send =
-        |from: usize, now: u64, heap: &mut BinaryHeap<Reverse<(u64, u64, u32)>>, seq: &mut u64| {
-            let pick = below(nodes as u64 - 1) as usize;
-            let to = if pick >= from { pick + 1 } else { pick };
-            let latency = MS + below(9 * MS + 1);
-            heap.push(Reverse((now + latency, *seq, to as u32)));
-            *seq += 1;
-        };
-    for from in 0..nodes {
-        send(from, 0, &mut heap, &mut seq);
-    }
-    let mut delivered = 0;
-    while delivered < deliveries {
-        let Reverse((time, _, to)) = heap.pop().expect("the storm never runs dry");
-        now = time;
-        counters[to as usize] += 1;
-        delivered += 1;
-        send(to as usize, now, &mut heap, &mut seq);
-    }
-    StormResult {
-        deliveries: delivered,
-        counter_sum: counters.iter().sum(),
-        final_time_ns: now,
-    }
-}
 
 fn best_seconds(reps: usize, mut f: impl FnMut() -> StormResult) -> (f64, StormResult) {
     let mut best = f64::MAX;

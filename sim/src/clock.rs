@@ -55,7 +55,11 @@ impl LocalClock {
             return self.offset_ns;
         }
         let elapsed = i128::from(true_ns - self.base_ns);
-        let scaled = elapsed * (MILLION + i128::from(self.drift_ppm)) / MILLION;
+        // Without drift the 128-bit division (a library call, ~100 cycles) is the identity.
+        let scaled = match self.drift_ppm {
+            0 => elapsed,
+            ppm => elapsed * (MILLION + i128::from(ppm)) / MILLION,
+        };
         clamp_i64(i128::from(self.offset_ns) + scaled)
     }
 
@@ -71,7 +75,10 @@ impl LocalClock {
         let rate = MILLION + i128::from(self.drift_ppm);
         let local_elapsed = i128::from(local_ns) - i128::from(self.offset_ns);
         // Ceiling division: the timer must not fire before its local deadline.
-        let true_elapsed = (local_elapsed * MILLION + rate - 1) / rate;
+        let true_elapsed = match self.drift_ppm {
+            0 => local_elapsed,
+            _ => (local_elapsed * MILLION + rate - 1) / rate,
+        };
         let at = i128::from(self.base_ns) + true_elapsed;
         at.clamp(i128::from(now_ns), i128::from(u64::MAX)) as Nanos
     }

@@ -450,11 +450,17 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Runs to the configured duration (or event limit) and reports.
     pub fn run(&mut self) -> RunReport {
         self.start();
-        while let Some(time) = self.queue.peek_time() {
-            if time > self.config.duration_ns || self.max_events.is_some_and(|m| self.events >= m) {
+        loop {
+            if self.max_events.is_some_and(|m| self.events >= m) {
                 break;
             }
-            let entry = self.queue.take_min().expect("peeked an event");
+            // An event past the end is taken and dropped: nothing runs after the loop.
+            let Some(entry) = self.queue.take_min() else {
+                break;
+            };
+            if entry.time > self.config.duration_ns {
+                break;
+            }
             self.now = entry.time;
             self.events += 1;
             self.dispatch(entry.handle);
