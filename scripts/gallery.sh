@@ -16,6 +16,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$bin" compare scenarios/review-controller.ron --seeds 200 --fencing both --sizes 3 --out "$work/review" >/dev/null
 "$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing both --trials 200 --out "$work/review-stall" >/dev/null
+"$bin" run scenarios/review-controller.ron --design etcd-10s --seed 7 --fencing off --plot "$work/review-run" --quiet >/dev/null || true   # exit 1: the stale write it shows
 
 mkdir -p docs/gallery
 cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png
@@ -28,6 +29,8 @@ cp "$work/leases/failover_cdf.png"              docs/gallery/compare-leases-cdf.
 cp "$work/leases/messages_per_election.png"     docs/gallery/compare-leases-messages.png
 cp "$work/review/failover_cdf.png"              docs/gallery/review-controller-cdf.png
 cp "$work/review-stall/safety_violations.png"   docs/gallery/review-controller-stall-violations.png
+cp "$work/review-run/sequence_failover_1.png"  docs/gallery/review-controller-stall-sequence.png
+cp "$work/review-run/timeline.png"             docs/gallery/review-controller-stall-timeline.png
 # The raft-rs differential ships whole (report.md links every chart, CSV and JSON), written
 # in place so that its command line names the folder it is in.
 rm -rf docs/gallery/raft-vs-raft-rs

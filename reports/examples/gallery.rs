@@ -12,7 +12,8 @@
 use splitbrain_reports::{
     failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
     parse_trace, sequence_diagram, sequence_window, write_report, CdfSeries, Chart, DataTable,
-    ElectionMessages, LeaseWindow, Objective, ReportDoc, ScalingSeries, Section, Table,
+    ElectionMessages, LeaseWindow, Objective, ReportDoc, ScalingSeries, Section, SequenceLabels,
+    Table,
 };
 use splitbrain_sim::report::{
     Counters, DropStats, FaultRecord, LeadershipSpan, LivenessVerdict, RunReport, WriteStats,
@@ -381,8 +382,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &events,
                 from,
                 to,
-                &[],
-                true,
+                &SequenceLabels {
+                    fenced: true,
+                    ..SequenceLabels::default()
+                },
             )?);
             section = section.chart(name);
         }

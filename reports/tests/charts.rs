@@ -6,6 +6,13 @@ use common::*;
 use splitbrain_reports::*;
 use splitbrain_sim::NodeId;
 
+/// Default lifeline names, a fenced resource, the trace's own terms.
+const LABELS: SequenceLabels<'static> = SequenceLabels {
+    node_names: &[],
+    fenced: true,
+    leadership: &[],
+};
+
 fn all_charts() -> Vec<Chart> {
     let report = run_report();
     let leases = [LeaseWindow {
@@ -47,8 +54,7 @@ fn all_charts() -> Vec<Chart> {
             &trace(3),
             900 * MS,
             1600 * MS,
-            &[],
-            true,
+            &LABELS,
         )
         .unwrap(),
     ]
@@ -261,7 +267,7 @@ fn the_timeline_data_equals_the_runs_spans_and_faults() {
 #[test]
 fn the_sequence_data_is_every_message_in_the_window() {
     let events = trace(0);
-    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[], true).unwrap();
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &LABELS).unwrap();
     let csv = chart.data.to_csv();
     let expected = "from,to,message,fate,sent_ns,received_ns,drawn\n\
                     n1,n2,RequestVote,delivered,1195000000,1200000000,true\n\
@@ -293,24 +299,83 @@ fn a_freeze_is_drawn_on_its_lifeline_from_freeze_to_resume() {
     ]
     .join("\n");
     let events = parse_trace(&text).unwrap();
-    let whole = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &[], true).unwrap();
+    let whole = sequence_diagram("sequence", "t", &events, 900 * MS, 1600 * MS, &LABELS).unwrap();
     for mark in ["frozen", "resumes", "amber band: paused or stalled"] {
         assert!(whole.svg.contains(mark), "the diagram marks {mark}");
     }
     // A window that opens during the freeze says so in the lifeline's header.
-    let inside =
-        sequence_diagram("sequence", "t", &events, 1200 * MS, 1600 * MS, &[], true).unwrap();
+    let inside = sequence_diagram("sequence", "t", &events, 1200 * MS, 1600 * MS, &LABELS).unwrap();
     assert!(inside.svg.contains("leader t1 frozen"), "{}", inside.svg);
     // Without a freeze, no band and no note.
-    let plain =
-        sequence_diagram("sequence", "t", &trace(0), 900 * MS, 1600 * MS, &[], true).unwrap();
+    let plain = sequence_diagram("sequence", "t", &trace(0), 900 * MS, 1600 * MS, &LABELS).unwrap();
     assert!(!plain.svg.contains("amber band"));
+}
+
+#[test]
+fn claims_carry_the_summarys_terms_when_the_process_counts_otherwise() {
+    // An etcd client's own term is the revision it saw (7, 8); the run numbers its claim 3.
+    let text = [
+        line(0, Some(1), "start", "", None, None, Some(7), false, "ok"),
+        line(
+            1000 * MS,
+            Some(2),
+            "start",
+            "",
+            None,
+            None,
+            Some(7),
+            false,
+            "ok",
+        ),
+        line(
+            1100 * MS,
+            Some(2),
+            "timer",
+            "x",
+            None,
+            None,
+            Some(8),
+            false,
+            "ok",
+        ),
+        line(
+            1200 * MS,
+            Some(1),
+            "timer",
+            "x",
+            None,
+            None,
+            Some(8),
+            true,
+            "ok",
+        ),
+    ]
+    .join("\n");
+    let events = parse_trace(&text).unwrap();
+    let spans = [splitbrain_sim::report::LeadershipSpan {
+        node: NodeId(1),
+        term: 3,
+        from_ns: 1200 * MS,
+        to_ns: 2 * S,
+    }];
+    let labels = SequenceLabels {
+        leadership: &spans,
+        ..LABELS
+    };
+    let chart = sequence_diagram("s", "t", &events, 900 * MS, 1600 * MS, &labels).unwrap();
+    assert!(chart.svg.contains("leads t3"), "{}", chart.svg);
+    for process_term in ["t7", "t8", "term 7", "term 8"] {
+        assert!(!chart.svg.contains(process_term), "{process_term}");
+    }
+    // Without the run's spans, the trace's own terms.
+    let plain = sequence_diagram("s", "t", &events, 900 * MS, 1600 * MS, &LABELS).unwrap();
+    assert!(plain.svg.contains("leads t8"));
 }
 
 #[test]
 fn a_busy_window_draws_at_most_the_cap_and_says_so() {
     let events = trace(400);
-    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &[], true).unwrap();
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &LABELS).unwrap();
     let total = 5 + 400;
     assert_eq!(chart.data.rows.len(), total);
     let drawn = chart
@@ -369,8 +434,8 @@ fn empty_inputs_still_draw_a_chart() {
         messages_per_election("c", "t", "g", &[]).unwrap(),
         messages_vs_cluster_size("d", "t", "m", &[]).unwrap(),
         leadership_timeline("e", "t", &empty_run, &[], &[]).unwrap(),
-        sequence_diagram("f", "t", &[], 0, 0, &[], true).unwrap(),
-        sequence_diagram("g", "t", &trace(0), 5 * S, 6 * S, &[], true).unwrap(),
+        sequence_diagram("f", "t", &[], 0, 0, &LABELS).unwrap(),
+        sequence_diagram("g", "t", &trace(0), 5 * S, 6 * S, &LABELS).unwrap(),
     ];
     for chart in charts {
         roxmltree::Document::parse(&chart.svg).expect("svg parses");
@@ -404,8 +469,8 @@ fn a_recorder_fed_event_by_event_draws_the_same_diagrams_keeping_only_its_window
             window.events_kept() < events.len() / 2,
             "only the window is kept"
         );
-        let whole = sequence_diagram("s", "t", &events, *from, *to, &[], true).unwrap();
-        let kept = sequence_diagram_of("s", "t", window, &[], true).unwrap();
+        let whole = sequence_diagram("s", "t", &events, *from, *to, &LABELS).unwrap();
+        let kept = sequence_diagram_of("s", "t", window, &LABELS).unwrap();
         assert_eq!(kept, whole, "window {from}..={to}");
     }
 }
@@ -483,8 +548,8 @@ fn a_failover_recorder_keeps_in_one_pass_the_window_a_second_pass_would() {
             panic!("one kept window: {kept:?}");
         };
         let (from, to) = sequence_window(S, settle.settled_at(&failover));
-        let whole = sequence_diagram("s", "t", &events, from, to, &[], true).unwrap();
-        let one_pass = sequence_diagram_of("s", "t", window, &[], true).unwrap();
+        let whole = sequence_diagram("s", "t", &events, from, to, &LABELS).unwrap();
+        let one_pass = sequence_diagram_of("s", "t", window, &LABELS).unwrap();
         assert_eq!(one_pass, whole, "{settle:?}, recovered {recovered}");
     }
 }
@@ -539,9 +604,9 @@ fn a_run_without_failover_keeps_its_first_decided_election() {
         panic!("the election's window: {kept:?}");
     };
     let (from, to) = sequence_window(60 * MS, Some(100 * MS));
-    let whole = sequence_diagram("s", "t", &events, from, to, &[], true).unwrap();
+    let whole = sequence_diagram("s", "t", &events, from, to, &LABELS).unwrap();
     assert_eq!(
-        sequence_diagram_of("s", "t", window, &[], true).unwrap(),
+        sequence_diagram_of("s", "t", window, &LABELS).unwrap(),
         whole
     );
 }

@@ -15,7 +15,7 @@ use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
     messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
-    DataTable, ReportDoc, ScalingSeries, Section, Settle, Table,
+    DataTable, ReportDoc, ScalingSeries, Section, SequenceLabels, Settle, Table,
 };
 use std::collections::BTreeSet;
 
@@ -641,8 +641,11 @@ fn build(
                 design.name
             ),
             &trace,
-            &s.algorithm.lifeline_names(s.sim.members),
-            s.sim.fencing,
+            &SequenceLabels {
+                node_names: &s.algorithm.lifeline_names(s.sim.members),
+                fenced: s.sim.fencing,
+                leadership: &report.leadership_spans,
+            },
         )?);
         seed_one = seed_one.chart(name);
     }

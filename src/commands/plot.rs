@@ -4,7 +4,8 @@ use crate::scenario::Scenario;
 use splitbrain_reports::{
     election_messages, leadership_timeline, messages_per_election, sequence_diagram_of,
     sequence_window, write_report, AroundFailovers, Block, CapturedWindow, CapturedWindows, Chart,
-    FailoverRecorder, ReportDoc, Section, SequenceRecorder, SequenceTrace, Settle, Table,
+    FailoverRecorder, ReportDoc, Section, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
+    Table,
 };
 use splitbrain_sim::{format_duration, RunReport};
 use std::path::{Path, PathBuf};
@@ -59,8 +60,12 @@ pub fn write_plots(
     let traces = kept_windows(scenario, windows);
     for (plan, trace) in sequences.iter().zip(&traces) {
         let names = scenario.algorithm.lifeline_names(scenario.sim.members);
-        let fenced = scenario.sim.fencing;
-        let chart = sequence_diagram_of(&plan.name, &plan.caption, trace, &names, fenced);
+        let labels = SequenceLabels {
+            node_names: &names,
+            fenced: scenario.sim.fencing,
+            leadership: &report.leadership_spans,
+        };
+        let chart = sequence_diagram_of(&plan.name, &plan.caption, trace, &labels);
         charts.push(chart.map_err(chart_error)?);
     }
     let (per_election, decided) = election_messages(&report.algorithm, &report.elections);

@@ -16,7 +16,7 @@ pub use cdf::{failover_cdf, CdfSeries, Objective};
 pub use cluster::{messages_vs_cluster_size, ScalingSeries};
 pub use sequence::{
     sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
-    CapturedWindows, FailoverRecorder, SequenceRecorder, SequenceTrace, Settle,
+    CapturedWindows, FailoverRecorder, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
     OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
 pub use share::{share_by_value, wilson_interval, ShareSeries};

@@ -17,7 +17,34 @@ use super::{render, Chart, ChartError};
 use crate::table::{Cell, DataTable};
 use figure::SequenceFigure;
 use plotters::style::RGBColor;
+use splitbrain_sim::report::LeadershipSpan;
 use splitbrain_sim::{EventKind, Nanos, TraceEvent, NANOS_PER_MILLI};
+
+/// How a sequence diagram names and labels its lifelines.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SequenceLabels<'a> {
+    /// Lifeline names by process id (the rest are `nN`, or `resource`).
+    pub node_names: &'a [String],
+    /// Whether the resource's header reads `fenced` or `not fenced`.
+    pub fenced: bool,
+    /// The run's leadership spans (the report's): a claim is labelled with the term the run
+    /// summary gives it. A process whose own term differs from its claims' (an etcd client
+    /// counts revisions) then shows no other term. Empty: the trace's terms throughout.
+    pub leadership: &'a [LeadershipSpan],
+}
+
+impl SequenceLabels<'_> {
+    /// The term of `node`'s claim in force at `t_ns`, per the run's leadership spans.
+    fn claimed_term(&self, node: u32, t_ns: Nanos) -> Option<u64> {
+        self.leadership
+            .iter()
+            .rev()
+            .find(|s| {
+                s.node.0 == node && s.from_ns <= t_ns && (t_ns < s.to_ns || s.from_ns == s.to_ns)
+            })
+            .map(|s| s.term)
+    }
+}
 
 /// At most this many message arrows are drawn; the chart says so when it leaves some out.
 pub const SEQUENCE_MAX_ARROWS: usize = 150;
@@ -130,9 +157,8 @@ struct Lane {
 /// lifelines; faults and heals are lines across. At most [`SEQUENCE_MAX_ARROWS`]
 /// arrows are drawn (the first in time); the chart says how many it left out.
 ///
-/// `events` is the whole trace (the state at the start of the window is replayed from it).
-/// `node_names` names lifelines by process id (the rest are `nN`, or `resource`); `fenced`
-/// says whether the resource's header reads `fenced` or `not fenced`.
+/// `events` is the whole trace (the state at the start of the window is replayed from it);
+/// `labels` names the lifelines and numbers the claims ([`SequenceLabels`]).
 /// The data table has one row per message in the window: `from, to, message, fate, sent_ns,
 /// received_ns, drawn`.
 pub fn sequence_diagram(
@@ -141,8 +167,7 @@ pub fn sequence_diagram(
     events: &[TraceEvent],
     from_ns: Nanos,
     to_ns: Nanos,
-    node_names: &[String],
-    fenced: bool,
+    labels: &SequenceLabels<'_>,
 ) -> Result<Chart, ChartError> {
     let mut recorder = SequenceRecorder::new(&[(from_ns, to_ns)]);
     for e in events {
@@ -152,7 +177,7 @@ pub fn sequence_diagram(
         .finish_windows()
         .pop()
         .expect("one window asked, one given");
-    sequence_diagram_of(name, title, &window, node_names, fenced)
+    sequence_diagram_of(name, title, &window, labels)
 }
 
 /// [`sequence_diagram`] of a window gathered by a [`SequenceRecorder`] as the run went, without
@@ -161,9 +186,9 @@ pub fn sequence_diagram_of(
     name: &str,
     title: &str,
     window: &SequenceTrace,
-    node_names: &[String],
-    fenced: bool,
+    labels: &SequenceLabels<'_>,
 ) -> Result<Chart, ChartError> {
+    let (node_names, fenced) = (labels.node_names, labels.fenced);
     let (from_ns, to_ns) = (window.from_ns, window.to_ns);
     let ids: Vec<u32> = window.ids.iter().copied().collect();
     let lane_of = |id: u32| ids.binary_search(&id).expect("every id has a lane");
@@ -182,6 +207,14 @@ pub fn sequence_diagram_of(
             term[lane] = state.term;
         }
     }
+    // Whether the processes' own terms are their claims' terms (Raft's are; an etcd client's
+    // is the revision it saw): if not, only claims are numbered, with the summary's terms.
+    let leads_in_window = window.events.iter().filter(|e| e.leader);
+    let leads_before = window.before.iter().filter(|(_, s)| s.leader);
+    let terms_agree = leads_in_window
+        .filter_map(|e| Some((e.node?.0, e.t_ns, e.term)))
+        .chain(leads_before.map(|(&id, s)| (id, from_ns, s.term)))
+        .all(|(id, t, term)| labels.claimed_term(id, t).is_none_or(|c| Some(c) == term));
     let mut lanes: Vec<Lane> = ids
         .iter()
         .enumerate()
@@ -196,10 +229,11 @@ pub fn sequence_diagram_of(
             } else if down[lane] {
                 "down".to_string()
             } else {
-                let state = match (leader[lane], term[lane]) {
+                let claimed = labels.claimed_term(id, from_ns);
+                let state = match (leader[lane], claimed.or(term[lane])) {
                     (true, Some(t)) => format!("leader t{t}"),
-                    (false, Some(t)) => format!("term {t}"),
-                    (_, None) => String::new(),
+                    (false, Some(t)) if terms_agree => format!("term {t}"),
+                    _ => String::new(),
                 };
                 match frozen[lane] {
                     true => format!("{state} frozen").trim_start().to_string(),
@@ -294,11 +328,14 @@ pub fn sequence_diagram_of(
         }
         if !resources.contains(&id) {
             match (leader[lane], e.leader) {
-                (false, true) => mark(MarkKind::Leads(e.term.unwrap_or(0))),
+                (false, true) => {
+                    let claimed = labels.claimed_term(id, e.t_ns);
+                    mark(MarkKind::Leads(claimed.or(e.term).unwrap_or(0)))
+                }
                 (true, false) if !matches!(e.kind, EventKind::Crash) => mark(MarkKind::StepsDown),
                 _ => {
                     if let (Some(old), Some(new)) = (term[lane], e.term) {
-                        if new != old && !e.leader {
+                        if new != old && !e.leader && terms_agree {
                             mark(MarkKind::Term(new));
                         }
                     }
