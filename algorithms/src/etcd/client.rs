@@ -70,6 +70,9 @@ pub struct EtcdClient {
     /// The revision of the newest view of the prefix acted on: an older one, answered before
     /// it but delivered after, is stale and ignored.
     view_revision: u64,
+    /// `Stream`: the leader's key a waiter watches for its delete (`Election.Observe`), when
+    /// it is not the predecessor; 0 = none.
+    observed: u64,
 }
 
 impl EtcdClient {
@@ -89,6 +92,7 @@ impl EtcdClient {
             leader_seen: None,
             campaigns: 0,
             view_revision: 0,
+            observed: 0,
         }
     }
 
@@ -141,6 +145,7 @@ impl EtcdClient {
     fn campaign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         self.lease = None;
         self.my_rev = 0;
+        self.observed = 0;
         self.lease_deadline = LocalNanos::MIN;
         ctx.cancel_timer(EtcdTimer::KeepAlive);
         ctx.cancel_timer(EtcdTimer::LeaseDeadline);
@@ -418,7 +423,13 @@ impl EtcdClient {
                     self.leader_seen = keys.first().map(|k| k.1);
                 }
             }
-            EtcdMsg::WatchEvent { key, .. } if self.phase == (Phase::Waiting { pred: key }) => {
+            EtcdMsg::WatchEvent { key, .. }
+                if self.phase == (Phase::Waiting { pred: key })
+                    || (matches!(self.phase, Phase::Waiting { .. }) && key == self.observed) =>
+            {
+                if key == self.observed {
+                    self.observed = 0;
+                }
                 ctx.send(self.service, EtcdMsg::Range);
                 Self::retry_after(ctx, self.config.keepalive_ns);
             }
@@ -500,7 +511,28 @@ impl EtcdClient {
                 },
             );
         }
+        self.observe(ctx, keys[0].0, pred, revision);
         Self::retry_after(ctx, self.config.ttl_ns);
+    }
+
+    /// `Stream`: a waiter learns who leads as `Election.Observe` does (clientv3
+    /// `concurrency/election.go`: get the first key by create revision, watch that key from
+    /// the next revision, get again on its delete), since no periodic range does it here.
+    /// The predecessor's own watch covers a leader that is the predecessor.
+    fn observe(&mut self, ctx: &mut EtcdCtx<'_, '_>, leader_key: u64, pred: u64, revision: u64) {
+        if !ctx.stream() || leader_key == self.observed {
+            return;
+        }
+        self.observed = leader_key;
+        if leader_key != pred {
+            ctx.send(
+                self.service,
+                EtcdMsg::Watch {
+                    key: leader_key,
+                    start_rev: revision + 1,
+                },
+            );
+        }
     }
 
     /// The connection to the service broke (`Stream` only): what was in flight is lost, so
@@ -521,8 +553,9 @@ impl EtcdClient {
                 }
             }
             Phase::Waiting { .. } => {
-                // No key has create revision 0: the next view re-sends the watch.
+                // No key has create revision 0: the next view re-sends the watches.
                 self.phase = Phase::Waiting { pred: 0 };
+                self.observed = 0;
                 ctx.send(self.service, EtcdMsg::Range);
             }
             Phase::Leading | Phase::Polling => {}
