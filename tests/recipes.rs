@@ -222,5 +222,33 @@ fn the_kubernetes_indexed_job_hunts_every_index_and_the_merge_job_merges_them() 
     assert!(results.join("hunt.xml").is_file());
     std::fs::remove_file(results.join("shard-0.jsonl")).unwrap();
     assert_eq!(sh(&dir, &script, &[]).status.code(), Some(2));
+
+    // A verdict ends the pod well (the merge reports it); a bad input fails it.
+    let pod = |scenario: &Path, seeds: &str| {
+        let script = k8s_script(
+            hunt,
+            &[
+                ("SCENARIO", scenario.display().to_string()),
+                ("SEED_RANGE", seeds.to_string()),
+                ("SHARDS", "1".to_string()),
+                ("RESULTS", results.display().to_string()),
+                ("JOB_COMPLETION_INDEX", "0".to_string()),
+            ],
+        );
+        sh(&dir, &script, &[]).status.code()
+    };
+    let broken = repo.join("scenarios/raft-broken-nemesis.ron");
+    assert_eq!(
+        pod(&broken, "41..=41"),
+        Some(0),
+        "seed 41 breaks safety: exit 1, a verdict"
+    );
+    let records = std::fs::read_to_string(results.join("shard-0.jsonl")).unwrap();
+    assert!(records.contains("\"failed_seeds\":1"), "{records}");
+    assert_ne!(
+        pod(&repo.join("no-such.ron"), "1..3"),
+        Some(0),
+        "exit 2 fails the pod"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,14 +4,16 @@
 //! Handles below `timer_slots` are timer slots: at most one entry each, kept in a 4-ary
 //! min-heap whose positions are tracked so a timer is re-keyed or removed in place (no lazy
 //! cancellation, no tombstones). Other handles (messages, faults, resumes) are opaque to the
-//! queue and go to a radix heap ([`RadixQueue`]), which stays fast with half a million in
-//! flight; a pop takes the smaller of the two minimums, so the order is the one total order of
-//! `(time, seq)` whichever structure holds an entry.
+//! queue and go to a std binary heap while fewer than [`RADIX_FROM`] are queued, and from then
+//! until they are all gone to a radix heap ([`RadixQueue`]), which stays fast with half a
+//! million in flight; a pop takes the smaller of the minimums, so the order is the one total
+//! order of `(time, seq)` whichever structure holds an entry.
 //!
-//! Popping is fused with the next push: [`EventQueue::take_min`] leaves the minimum in place
-//! and the first [`EventQueue::push`] afterwards overwrites it and sifts down once, instead of
-//! a pop (sift down) followed by a push (sift up). This is safe because everything pushed while
-//! the minimum is taken orders after it: its time is not earlier and its `seq` is larger.
+//! Popping a timer is fused with arming the next: [`EventQueue::take_min`] leaves a timer
+//! minimum in place and the first [`EventQueue::set_slot`] afterwards overwrites it and sifts
+//! down once, instead of a pop (sift down) followed by a push (sift up). This is safe because
+//! everything armed while the minimum is taken orders after it: its time is not earlier and
+//! its `seq` is larger.
 
 use crate::time::Nanos;
 use std::cmp::Reverse;
@@ -116,7 +118,7 @@ impl EventQueue {
     }
 
     /// Takes the next event. Its slot (if a timer) is free again at once; a timer's heap
-    /// place is reused by the next push.
+    /// place is reused by the next timer armed.
     pub fn take_min(&mut self) -> Option<Entry> {
         self.settle();
         let timer = self.heap.first().copied();
@@ -521,6 +523,18 @@ mod tests {
                     oracle.insert((time, seq), slot);
                     slot_key[slot as usize] = Some((time, seq));
                     seq += 1;
+                }
+                3 if rng.below(2) == 0 => {
+                    // A clock change moves an armed timer, keeping its sequence number: its
+                    // key may then order before non-timer events popped since it was armed.
+                    let slot = rng.below(u64::from(slots)) as u32;
+                    let time = now + rng.below(100);
+                    queue.move_slot(slot, time);
+                    if let Some(old) = slot_key[slot as usize].take() {
+                        oracle.remove(&old);
+                        oracle.insert((time, old.1), slot);
+                        slot_key[slot as usize] = Some((time, old.1));
+                    }
                 }
                 3 => {
                     let slot = rng.below(u64::from(slots)) as u32;

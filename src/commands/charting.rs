@@ -707,6 +707,38 @@ pub fn objective_line(objective: Option<&Objective>) -> Option<splitbrain_report
     })
 }
 
+/// An algorithm's settings as they ran, as the JSON summaries of compare and sweep echo them.
+#[derive(Serialize)]
+pub struct SettingsAsRun {
+    pub algorithm: &'static str,
+    /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
+    pub settings: String,
+    /// The same settings as data.
+    pub values: splitbrain_algorithms::AlgorithmSettings,
+    /// What the modeled system does to them (a negotiated session, a raised TTL).
+    pub adjustments: Vec<String>,
+}
+
+impl SettingsAsRun {
+    pub fn of(algorithm: &splitbrain_algorithms::AlgorithmConfig) -> Self {
+        Self {
+            algorithm: algorithm.name(),
+            settings: crate::scenario::algorithm_line(algorithm),
+            values: algorithm.settings(),
+            adjustments: algorithm.adjustments(),
+        }
+    }
+
+    /// The settings line with the adjustments as notes, for a table.
+    pub fn line(&self) -> String {
+        let mut line = self.settings.clone();
+        for note in &self.adjustments {
+            line.push_str(&format!("; note: {note}"));
+        }
+        line
+    }
+}
+
 /// The series with identical failover times drawn once (`--fencing both` runs each design
 /// twice, and fencing seldom changes a failover's timing: two equal curves would hide one
 /// another): `NAME-fenced REST` and `NAME-unfenced REST` become `NAME (both) REST`, other
@@ -725,10 +757,19 @@ pub fn merge_identical(series: impl Iterator<Item = CdfSeries>) -> Vec<CdfSeries
 }
 
 fn merged_label(first: &str, second: &str) -> String {
-    if first.contains("-fenced") && first.replacen("-fenced", "-unfenced", 1) == second {
-        return first.replacen("-fenced", " (both)", 1);
+    // `NAME-fenced REST` and `NAME-unfenced REST`: the design's name is up to the first space.
+    let split = |label: &str| match label.split_once(' ') {
+        Some((name, rest)) => (name.to_string(), format!(" {rest}")),
+        None => (label.to_string(), String::new()),
+    };
+    let ((name_a, rest_a), (name_b, rest_b)) = (split(first), split(second));
+    match (
+        name_a.strip_suffix("-fenced"),
+        name_b.strip_suffix("-unfenced"),
+    ) {
+        (Some(a), Some(b)) if a == b && rest_a == rest_b => format!("{a} (both){rest_a}"),
+        _ => format!("{first} = {second}"),
     }
-    format!("{first} = {second}")
 }
 
 /// Quotes a command-line word when a shell would need it.
@@ -821,6 +862,24 @@ pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_design_with_and_without_fencing_merges_to_both() {
+        assert_eq!(merged_label("etcd-fenced", "etcd-unfenced"), "etcd (both)");
+        assert_eq!(
+            merged_label("etcd-fenced stall=5s", "etcd-unfenced stall=5s"),
+            "etcd (both) stall=5s"
+        );
+        assert_eq!(
+            merged_label("x-fenced-10s-fenced", "x-fenced-10s-unfenced"),
+            "x-fenced-10s (both)"
+        );
+        assert_eq!(
+            merged_label("etcd-fenced stall=5s", "etcd-unfenced stall=8s"),
+            "etcd-fenced stall=5s = etcd-unfenced stall=8s"
+        );
+        assert_eq!(merged_label("raft", "bully"), "raft = bully");
+    }
 
     #[test]
     fn seeds_are_cut_into_chunks_that_cover_the_range_once_in_order() {

@@ -92,15 +92,10 @@ impl Origin {
 #[derive(Serialize)]
 struct DesignJson<'a> {
     name: &'a str,
-    algorithm: &'static str,
     origin: Origin,
     fencing: bool,
-    /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
-    settings: String,
-    /// The same settings as data.
-    values: splitbrain_algorithms::AlgorithmSettings,
-    /// What the modeled system does to them (a negotiated session, a raised TTL).
-    adjustments: Vec<String>,
+    #[serde(flatten)]
+    settings: charting::SettingsAsRun,
 }
 
 impl Design {
@@ -122,12 +117,9 @@ impl Design {
     fn json(&self) -> DesignJson<'_> {
         DesignJson {
             name: &self.name,
-            algorithm: self.algorithm.name(),
             origin: self.origin,
             fencing: self.fencing,
-            settings: scenario::algorithm_line(&self.algorithm),
-            values: self.algorithm.settings(),
-            adjustments: self.algorithm.adjustments(),
+            settings: charting::SettingsAsRun::of(&self.algorithm),
         }
     }
 }
@@ -414,15 +406,11 @@ fn command_line(args: &CompareArgs) -> String {
 fn settings_table(designs: &[Design]) -> Table {
     let mut t = Table::new(&["design", "settings from", "fencing", "settings as they ran"]);
     for d in designs {
-        let mut settings = scenario::algorithm_line(&d.algorithm);
-        for note in d.algorithm.adjustments() {
-            settings.push_str(&format!("; note: {note}"));
-        }
         t.push(vec![
             d.name.clone(),
             d.origin.describe().to_string(),
             if d.fencing { "on" } else { "off" }.to_string(),
-            settings,
+            charting::SettingsAsRun::of(&d.algorithm).line(),
         ]);
     }
     t

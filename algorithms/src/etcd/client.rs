@@ -72,7 +72,7 @@ pub struct EtcdClient {
     view_revision: u64,
     /// `Stream`: the leader's key a waiter watches for its delete (`Election.Observe`), when
     /// it is not the predecessor; 0 = none.
-    observed: u64,
+    observed_rev: u64,
 }
 
 impl EtcdClient {
@@ -92,7 +92,7 @@ impl EtcdClient {
             leader_seen: None,
             campaigns: 0,
             view_revision: 0,
-            observed: 0,
+            observed_rev: 0,
         }
     }
 
@@ -145,7 +145,7 @@ impl EtcdClient {
     fn campaign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         self.lease = None;
         self.my_rev = 0;
-        self.observed = 0;
+        self.observed_rev = 0;
         self.lease_deadline = LocalNanos::MIN;
         ctx.cancel_timer(EtcdTimer::KeepAlive);
         ctx.cancel_timer(EtcdTimer::LeaseDeadline);
@@ -425,10 +425,11 @@ impl EtcdClient {
             }
             EtcdMsg::WatchEvent { key, .. }
                 if self.phase == (Phase::Waiting { pred: key })
-                    || (matches!(self.phase, Phase::Waiting { .. }) && key == self.observed) =>
+                    || (matches!(self.phase, Phase::Waiting { .. })
+                        && key == self.observed_rev) =>
             {
-                if key == self.observed {
-                    self.observed = 0;
+                if key == self.observed_rev {
+                    self.observed_rev = 0;
                 }
                 ctx.send(self.service, EtcdMsg::Range);
                 Self::retry_after(ctx, self.config.keepalive_ns);
@@ -520,10 +521,10 @@ impl EtcdClient {
     /// the next revision, get again on its delete), since no periodic range does it here.
     /// The predecessor's own watch covers a leader that is the predecessor.
     fn observe(&mut self, ctx: &mut EtcdCtx<'_, '_>, leader_key: u64, pred: u64, revision: u64) {
-        if !ctx.stream() || leader_key == self.observed {
+        if !ctx.stream() || leader_key == self.observed_rev {
             return;
         }
-        self.observed = leader_key;
+        self.observed_rev = leader_key;
         if leader_key != pred {
             ctx.send(
                 self.service,
@@ -555,7 +556,7 @@ impl EtcdClient {
             Phase::Waiting { .. } => {
                 // No key has create revision 0: the next view re-sends the watches.
                 self.phase = Phase::Waiting { pred: 0 };
-                self.observed = 0;
+                self.observed_rev = 0;
                 ctx.send(self.service, EtcdMsg::Range);
             }
             Phase::Leading | Phase::Polling => {}

@@ -921,3 +921,53 @@ fn on_stream_a_waiter_that_lost_its_connection_ranges_and_watches_again() {
         }
     )));
 }
+
+#[test]
+fn on_stream_a_waiter_behind_a_non_leader_observes_the_leaders_key() {
+    let view = |stream: bool| {
+        let mut c = EtcdClient::new(NodeId(0), 3, &config());
+        let on = move |c: &mut EtcdClient, now: i64, m: EtcdMsg| {
+            client_call_on(stream, c, now, |c, ctx| c.on_message(ctx, NodeId(3), m))
+        };
+        client_call_on(stream, &mut c, 0, |c, ctx| c.on_start(ctx));
+        let grant = EtcdMsg::LeaseGrantResp {
+            lease: 1,
+            ttl_ns: 1000 * MS as u64,
+            sent_at: 0,
+            campaign: 1,
+        };
+        on(&mut c, 10 * MS, grant);
+        let keys = vec![(2, NodeId(1)), (4, NodeId(2)), (5, NodeId(0))];
+        let txn = EtcdMsg::TxnResp {
+            lease: 1,
+            create_rev: 5,
+            revision: 6,
+            keys,
+        };
+        let out = on(&mut c, 20 * MS, txn);
+        (c, sends(&out), on)
+    };
+    let watch = |key| (3, EtcdMsg::Watch { key, start_rev: 7 });
+    // Stream: the predecessor's key, and the leader's as clientv3's Election.Observe does.
+    let (mut c, sent, on) = view(true);
+    assert!(
+        sent.contains(&watch(4)) && sent.contains(&watch(2)),
+        "{sent:?}"
+    );
+    // The leader's key goes: the waiter reads the prefix again to learn the next leader.
+    let out = on(
+        &mut c,
+        30 * MS,
+        EtcdMsg::WatchEvent {
+            key: 2,
+            revision: 8,
+        },
+    );
+    assert!(sends(&out).contains(&(3, EtcdMsg::Range)));
+    // Datagram: only the predecessor's; the periodic range keeps the leader known.
+    let (_, sent, _) = view(false);
+    assert!(
+        sent.contains(&watch(4)) && !sent.contains(&watch(2)),
+        "{sent:?}"
+    );
+}

@@ -243,25 +243,17 @@ struct JsonSummary<'a> {
 #[derive(Serialize)]
 struct SettingsJson<'a> {
     label: &'a str,
-    algorithm: &'static str,
     fencing: bool,
-    /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
-    settings: String,
-    values: splitbrain_algorithms::AlgorithmSettings,
-    /// What the modeled system does to them (a negotiated session, a raised TTL).
-    adjustments: Vec<String>,
+    #[serde(flatten)]
+    settings: charting::SettingsAsRun,
 }
 
 impl Variant {
     fn settings_json(&self) -> SettingsJson<'_> {
-        let algorithm = &self.scenario.algorithm;
         SettingsJson {
             label: &self.label,
-            algorithm: algorithm.name(),
             fencing: self.scenario.sim.fencing,
-            settings: scenario::algorithm_line(algorithm),
-            values: algorithm.settings(),
-            adjustments: algorithm.adjustments(),
+            settings: charting::SettingsAsRun::of(&self.scenario.algorithm),
         }
     }
 }
@@ -271,11 +263,8 @@ impl Variant {
 fn settings_table(variants: &[Variant]) -> Table {
     let mut t = Table::new(&["value", "fencing", "settings as they ran"]);
     for v in variants {
-        let mut settings = scenario::algorithm_line(&v.scenario.algorithm);
-        for note in v.scenario.algorithm.adjustments() {
-            settings.push_str(&format!("; note: {note}"));
-        }
         let fencing = if v.scenario.sim.fencing { "on" } else { "off" };
+        let settings = charting::SettingsAsRun::of(&v.scenario.algorithm).line();
         t.push(vec![v.label.clone(), fencing.to_string(), settings]);
     }
     t
