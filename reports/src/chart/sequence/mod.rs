@@ -11,6 +11,7 @@ pub use around::{
     AroundFailovers, CapturedWindow, CapturedWindows, FailoverRecorder, Settle,
     OPEN_WINDOW_BUDGET_EVENTS,
 };
+use capture::LaneState;
 pub use capture::{SequenceRecorder, SequenceTrace};
 
 use super::{render, Chart, ChartError};
@@ -188,73 +189,53 @@ pub fn sequence_diagram_of(
     window: &SequenceTrace,
     labels: &SequenceLabels<'_>,
 ) -> Result<Chart, ChartError> {
-    let (node_names, fenced) = (labels.node_names, labels.fenced);
+    let node_names = labels.node_names;
     let (from_ns, to_ns) = (window.from_ns, window.to_ns);
     let ids: Vec<u32> = window.ids.iter().copied().collect();
     let lane_of = |id: u32| ids.binary_search(&id).expect("every id has a lane");
     let resources = &window.resources;
 
-    // The state before the window.
-    let n = ids.len();
-    let (mut leader, mut down, mut term) = (vec![false; n], vec![false; n], vec![None; n]);
-    let mut frozen = vec![false; n];
-    for (&id, state) in &window.before {
-        let lane = lane_of(id);
-        down[lane] = state.down;
-        frozen[lane] = state.frozen;
-        if !resources.contains(&id) {
-            leader[lane] = state.leader;
-            term[lane] = state.term;
-        }
-    }
-    // Whether the processes' own terms are their claims' terms (Raft's are; an etcd client's
-    // is the revision it saw): if not, only claims are numbered, with the summary's terms.
-    let leads_in_window = window.events.iter().filter(|e| e.leader);
-    let leads_before = window.before.iter().filter(|(_, s)| s.leader);
-    let terms_agree = leads_in_window
-        .filter_map(|e| Some((e.node?.0, e.t_ns, e.term)))
-        .chain(leads_before.map(|(&id, s)| (id, from_ns, s.term)))
-        .all(|(id, t, term)| labels.claimed_term(id, t).is_none_or(|c| Some(c) == term));
+    // Each process's state when the window opens (a resource neither leads nor has a term).
+    let mut states: Vec<LaneState> = ids
+        .iter()
+        .map(|id| {
+            let state = window.before.get(id).copied().unwrap_or_default();
+            match resources.contains(id) {
+                true => LaneState {
+                    leader: false,
+                    term: None,
+                    ..state
+                },
+                false => state,
+            }
+        })
+        .collect();
+    let terms_agree = terms_agree(window, labels);
     let mut lanes: Vec<Lane> = ids
         .iter()
-        .enumerate()
-        .map(|(lane, &id)| {
-            let name = match node_names.get(id as usize) {
-                Some(name) => name.clone(),
-                None if resources.contains(&id) => "resource".to_string(),
-                None => format!("n{id}"),
-            };
-            let state = if resources.contains(&id) {
-                if fenced { "fenced" } else { "not fenced" }.to_string()
-            } else if down[lane] {
-                "down".to_string()
-            } else {
-                let claimed = labels.claimed_term(id, from_ns);
-                let state = match (leader[lane], claimed.or(term[lane])) {
-                    (true, Some(t)) => format!("leader t{t}"),
-                    (false, Some(t)) if terms_agree => format!("term {t}"),
-                    _ => String::new(),
-                };
-                match frozen[lane] {
-                    true => format!("{state} frozen").trim_start().to_string(),
-                    false => state,
-                }
-            };
-            Lane {
-                name,
+        .zip(&states)
+        .map(|(&id, state)| Lane {
+            name: lane_name(id, node_names, resources.contains(&id)),
+            state: lane_header(
+                id,
                 state,
-                down: Vec::new(),
-                frozen: Vec::new(),
-            }
+                resources.contains(&id),
+                labels,
+                terms_agree,
+                from_ns,
+            ),
+            down: Vec::new(),
+            frozen: Vec::new(),
         })
         .collect();
 
     let mut arrows = Vec::new();
     let mut markers = Vec::new();
     let mut rules = Vec::new();
-    let mut down_since: Vec<Option<Nanos>> = down.iter().map(|&d| d.then_some(from_ns)).collect();
+    let since_start = |on: bool| on.then_some(from_ns);
+    let mut down_since: Vec<Option<Nanos>> = states.iter().map(|s| since_start(s.down)).collect();
     let mut frozen_since: Vec<Option<Nanos>> =
-        frozen.iter().map(|&f| f.then_some(from_ns)).collect();
+        states.iter().map(|s| since_start(s.frozen)).collect();
     for e in &window.events {
         let Some(id) = e.node.map(|n| n.0) else {
             match &e.kind {
@@ -327,22 +308,22 @@ pub fn sequence_diagram_of(
             mark(MarkKind::Broke(e.broken.to_string()));
         }
         if !resources.contains(&id) {
-            match (leader[lane], e.leader) {
+            match (states[lane].leader, e.leader) {
                 (false, true) => {
                     let claimed = labels.claimed_term(id, e.t_ns);
                     mark(MarkKind::Leads(claimed.or(e.term).unwrap_or(0)))
                 }
                 (true, false) if !matches!(e.kind, EventKind::Crash) => mark(MarkKind::StepsDown),
                 _ => {
-                    if let (Some(old), Some(new)) = (term[lane], e.term) {
+                    if let (Some(old), Some(new)) = (states[lane].term, e.term) {
                         if new != old && !e.leader && terms_agree {
                             mark(MarkKind::Term(new));
                         }
                     }
                 }
             }
-            leader[lane] = e.leader;
-            term[lane] = e.term.or(term[lane]);
+            states[lane].leader = e.leader;
+            states[lane].term = e.term.or(states[lane].term);
         }
     }
     for (lane, since) in down_since.iter().enumerate() {
@@ -356,6 +337,81 @@ pub fn sequence_diagram_of(
         }
     }
 
+    let data = message_table(name, &lanes, &arrows);
+
+    let mut kinds: Vec<&str> = Vec::new();
+    for a in arrows.iter().take(SEQUENCE_MAX_ARROWS) {
+        if a.kind != "write" && !kinds.contains(&a.kind) {
+            kinds.push(a.kind);
+        }
+    }
+    let figure = SequenceFigure {
+        title,
+        from_ns,
+        to_ns,
+        lanes,
+        arrows,
+        markers,
+        rules,
+        kinds,
+    };
+    render(name, title, data, &figure)
+}
+
+/// Whether the processes' own terms are their claims' terms (Raft's are; an etcd client's is
+/// the revision it saw): if not, only claims are numbered, with the summary's terms.
+fn terms_agree(window: &SequenceTrace, labels: &SequenceLabels<'_>) -> bool {
+    let leads_in_window = window.events.iter().filter(|e| e.leader);
+    let leads_before = window.before.iter().filter(|(_, s)| s.leader);
+    leads_in_window
+        .filter_map(|e| Some((e.node?.0, e.t_ns, e.term)))
+        .chain(leads_before.map(|(&id, s)| (id, window.from_ns, s.term)))
+        .all(|(id, t, term)| labels.claimed_term(id, t).is_none_or(|c| Some(c) == term))
+}
+
+/// A lifeline's name: the one given, else `resource` or `nN`.
+fn lane_name(id: u32, node_names: &[String], is_resource: bool) -> String {
+    match node_names.get(id as usize) {
+        Some(name) => name.clone(),
+        None if is_resource => "resource".to_string(),
+        None => format!("n{id}"),
+    }
+}
+
+/// A lifeline's header: its state when the window opens at `from_ns`.
+fn lane_header(
+    id: u32,
+    state: &LaneState,
+    is_resource: bool,
+    labels: &SequenceLabels<'_>,
+    terms_agree: bool,
+    from_ns: Nanos,
+) -> String {
+    if is_resource {
+        return if labels.fenced {
+            "fenced"
+        } else {
+            "not fenced"
+        }
+        .to_string();
+    }
+    if state.down {
+        return "down".to_string();
+    }
+    let claimed = labels.claimed_term(id, from_ns);
+    let header = match (state.leader, claimed.or(state.term)) {
+        (true, Some(t)) => format!("leader t{t}"),
+        (false, Some(t)) if terms_agree => format!("term {t}"),
+        _ => String::new(),
+    };
+    match state.frozen {
+        true => format!("{header} frozen").trim_start().to_string(),
+        false => header,
+    }
+}
+
+/// One row per message in the window: `from, to, message, fate, sent_ns, received_ns, drawn`.
+fn message_table(name: &str, lanes: &[Lane], arrows: &[Arrow<'_>]) -> DataTable {
     let columns = [
         "from",
         "to",
@@ -384,22 +440,5 @@ pub fn sequence_diagram_of(
             Cell::Text((i < SEQUENCE_MAX_ARROWS).to_string()),
         ]);
     }
-
-    let mut kinds: Vec<&str> = Vec::new();
-    for a in arrows.iter().take(SEQUENCE_MAX_ARROWS) {
-        if a.kind != "write" && !kinds.contains(&a.kind) {
-            kinds.push(a.kind);
-        }
-    }
-    let figure = SequenceFigure {
-        title,
-        from_ns,
-        to_ns,
-        lanes,
-        arrows,
-        markers,
-        rules,
-        kinds,
-    };
-    render(name, title, data, &figure)
+    data
 }
