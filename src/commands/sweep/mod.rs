@@ -329,25 +329,7 @@ pub fn run(args: &SweepArgs) -> u8 {
     } else {
         exit::MATCHED
     };
-    let mut words = vec![
-        "splitbrain".to_string(),
-        "sweep".to_string(),
-        charting::shell_word(&args.file.display().to_string()),
-    ];
-    if let Some(p) = &args.param {
-        words.extend(["--param".to_string(), charting::shell_word(p)]);
-    }
-    if let Some(f) = args.heartbeat_fraction {
-        words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
-    }
-    words.extend(args.fencing.flag_words());
-    words.extend([
-        "--trials".to_string(),
-        args.trials.to_string(),
-        "--out".to_string(),
-        charting::shell_word(&args.out.display().to_string()),
-    ]);
-    let command = words.join(" ");
+    let command = command_line(args);
     let param_name = param.map_or("trials", Param::name);
 
     let built = build(args, &scenario, param, &variants, &groups, &summaries);
@@ -355,31 +337,7 @@ pub fn run(args: &SweepArgs) -> u8 {
         Ok(b) => b,
         Err(e) => return charting::chart_failed(e),
     };
-    let mut facts = vec![
-        ("scenario".to_string(), args.file.display().to_string()),
-        if scenario.designs.is_empty() {
-            (
-                "algorithm".to_string(),
-                scenario.algorithm.name().to_string(),
-            )
-        } else {
-            let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
-            ("designs".to_string(), names.join(", "))
-        },
-        (
-            "parameter".to_string(),
-            param
-                .map_or("none (the scenario as written)", Param::name)
-                .to_string(),
-        ),
-    ];
-    if let Some(f) = args.heartbeat_fraction {
-        facts.push((
-            "heartbeat".to_string(),
-            format!("{f} x the minimum election timeout"),
-        ));
-    }
-    facts.push(("exit code".to_string(), code.to_string()));
+    let facts = report_facts(args, &scenario, param, code);
     let doc = ReportDoc {
         title: format!("sweep {param_name}: {}", scenario.name),
         command: command.clone(),
@@ -407,35 +365,105 @@ pub fn run(args: &SweepArgs) -> u8 {
             serde_json::to_string_pretty(&doc).expect("results serialize")
         );
     } else {
-        match param {
-            Some(param) => crate::outln!(
-                "sweep {} of {}: trials {} per value",
-                param.name(),
-                scenario.name,
-                format_seeds(&trials)
-            ),
-            None => crate::outln!(
-                "sweep of {} as written: trials {}",
-                scenario.name,
-                format_seeds(&trials)
-            ),
-        }
-        super::compare::print_table(&settings_table(&variants));
-        crate::outln!();
-        super::compare::print_table(&charting::summary_table("value", &summaries));
-        if let Some(note) = charting::skipped_faults_note(&summaries) {
-            crate::outln!("note: {note}");
-        }
-        crate::outln!();
-        super::compare::print_table(&charting::safety_table("value", &summaries));
-        if let Some(t) = charting::objective_table("value", &summaries) {
-            crate::outln!();
-            super::compare::print_table(&t);
-        }
-        crate::outln!();
-        crate::outln!("report: {}", args.out.join("report.html").display());
+        print_summary(args, &scenario.name, param, &variants, &summaries);
     }
     code
+}
+
+/// The command that reproduces the whole sweep.
+fn command_line(args: &SweepArgs) -> String {
+    let mut words = vec![
+        "splitbrain".to_string(),
+        "sweep".to_string(),
+        charting::shell_word(&args.file.display().to_string()),
+    ];
+    if let Some(p) = &args.param {
+        words.extend(["--param".to_string(), charting::shell_word(p)]);
+    }
+    if let Some(f) = args.heartbeat_fraction {
+        words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
+    }
+    words.extend(args.fencing.flag_words());
+    words.extend([
+        "--trials".to_string(),
+        args.trials.to_string(),
+        "--out".to_string(),
+        charting::shell_word(&args.out.display().to_string()),
+    ]);
+    words.join(" ")
+}
+
+/// The report's facts: the scenario, its designs, the parameter, the exit code.
+fn report_facts(
+    args: &SweepArgs,
+    scenario: &Scenario,
+    param: Option<Param>,
+    code: u8,
+) -> Vec<(String, String)> {
+    let mut facts = vec![
+        ("scenario".to_string(), args.file.display().to_string()),
+        if scenario.designs.is_empty() {
+            (
+                "algorithm".to_string(),
+                scenario.algorithm.name().to_string(),
+            )
+        } else {
+            let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+            ("designs".to_string(), names.join(", "))
+        },
+        (
+            "parameter".to_string(),
+            param
+                .map_or("none (the scenario as written)", Param::name)
+                .to_string(),
+        ),
+    ];
+    if let Some(f) = args.heartbeat_fraction {
+        facts.push((
+            "heartbeat".to_string(),
+            format!("{f} x the minimum election timeout"),
+        ));
+    }
+    facts.push(("exit code".to_string(), code.to_string()));
+    facts
+}
+
+/// The terminal's summary: what ran, the settings, failover, safety and objective tables.
+fn print_summary(
+    args: &SweepArgs,
+    scenario_name: &str,
+    param: Option<Param>,
+    variants: &[Variant],
+    summaries: &[GroupSummary],
+) {
+    let trials: Vec<u64> = (1..=args.trials).collect();
+    match param {
+        Some(param) => crate::outln!(
+            "sweep {} of {}: trials {} per value",
+            param.name(),
+            scenario_name,
+            format_seeds(&trials)
+        ),
+        None => crate::outln!(
+            "sweep of {} as written: trials {}",
+            scenario_name,
+            format_seeds(&trials)
+        ),
+    }
+    super::compare::print_table(&settings_table(variants));
+    crate::outln!();
+    super::compare::print_table(&charting::summary_table("value", summaries));
+    if let Some(note) = charting::skipped_faults_note(summaries) {
+        crate::outln!("note: {note}");
+    }
+    crate::outln!();
+    super::compare::print_table(&charting::safety_table("value", summaries));
+    if let Some(t) = charting::objective_table("value", summaries) {
+        crate::outln!();
+        super::compare::print_table(&t);
+    }
+    crate::outln!();
+    crate::outln!("report: {}", args.out.join("report.html").display());
 }
 
 type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
@@ -526,19 +554,47 @@ fn safety_section(
     Ok(section)
 }
 
-fn build(
+/// One row per trial of every group: its offset, outcome counts and replay command.
+fn trials_table(args: &SweepArgs, variants: &[Variant], groups: &[GroupRuns]) -> DataTable {
+    let mut t = DataTable::new(
+        "trials",
+        &[
+            "value",
+            "trial",
+            "offset_ns",
+            "failovers",
+            "safety_violations",
+            "stale_writes_accepted",
+            "faults_skipped",
+            "replay",
+        ],
+    );
+    for (group, v) in groups.iter().zip(variants) {
+        let hb = v.scenario.algorithm.heartbeat_ns();
+        for run in &group.runs {
+            t.push(vec![
+                group.label.as_str().into(),
+                run.seed.into(),
+                trial_offset(run.seed, hb).into(),
+                run.failovers.len().into(),
+                run.safety_violations.as_str().into(),
+                run.stale_accepted.into(),
+                run.faults_skipped.into(),
+                replay_command(args, v, run.seed).as_str().into(),
+            ]);
+        }
+    }
+    t
+}
+
+/// The "What ran" section: the scenario, its designs and fencing, the parameter, the trials.
+fn what_ran(
     args: &SweepArgs,
     scenario: &Scenario,
     param: Option<Param>,
     variants: &[Variant],
-    groups: &[GroupRuns],
-    summaries: &[GroupSummary],
-) -> Result<Built, splitbrain_reports::ChartError> {
-    let mut charts = Vec::new();
-    let mut data = Vec::new();
-    let mut sections = Vec::new();
+) -> Section {
     let values: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
-    let name = param.map_or("trials", Param::name);
     let setting = match (param, args.heartbeat_fraction) {
         (None, _) => "as written (no parameter varied)".to_string(),
         (Some(p), None) => format!("with {} set to each value", p.name()),
@@ -557,18 +613,31 @@ fn build(
         FencingMode::Both => format!("{designs}, each with fencing and without"),
         _ => designs,
     };
-    sections.push(
-        Section::new("What ran")
-            .text(format!(
-                "{} ({} nodes, {designs}), {setting}. Each trial shifts every \
+    Section::new("What ran")
+        .text(format!(
+            "{} ({} nodes, {designs}), {setting}. Each trial shifts every \
                  explicit fault by a random point of the heartbeat interval (uniform in \
                  [0, heartbeat), drawn from the trial's seed, the same phase for every value), \
                  so a leader crash strikes anywhere in the leader's heartbeat interval. \
                  trials.csv gives each trial's offset and the command that replays it.",
-                scenario.name, scenario.sim.members,
-            ))
-            .list(values),
-    );
+            scenario.name, scenario.sim.members,
+        ))
+        .list(values)
+}
+
+fn build(
+    args: &SweepArgs,
+    scenario: &Scenario,
+    param: Option<Param>,
+    variants: &[Variant],
+    groups: &[GroupRuns],
+    summaries: &[GroupSummary],
+) -> Result<Built, splitbrain_reports::ChartError> {
+    let mut charts = Vec::new();
+    let mut data = Vec::new();
+    let mut sections = Vec::new();
+    let name = param.map_or("trials", Param::name);
+    sections.push(what_ran(args, scenario, param, variants));
     sections.push(
         Section::new("Settings as they ran")
             .text(
@@ -687,34 +756,7 @@ fn build(
 
     data.push(charting::summary_data("summary", "value", summaries));
     data.push(charting::failover_data("failovers", "value", groups));
-    let mut t = DataTable::new(
-        "trials",
-        &[
-            "value",
-            "trial",
-            "offset_ns",
-            "failovers",
-            "safety_violations",
-            "stale_writes_accepted",
-            "faults_skipped",
-            "replay",
-        ],
-    );
-    for (group, v) in groups.iter().zip(variants) {
-        let hb = v.scenario.algorithm.heartbeat_ns();
-        for run in &group.runs {
-            t.push(vec![
-                group.label.as_str().into(),
-                run.seed.into(),
-                trial_offset(run.seed, hb).into(),
-                run.failovers.len().into(),
-                run.safety_violations.as_str().into(),
-                run.stale_accepted.into(),
-                run.faults_skipped.into(),
-                replay_command(args, v, run.seed).as_str().into(),
-            ]);
-        }
-    }
+    let t = trials_table(args, variants, groups);
     data.push(t);
     Ok((sections, charts, data))
 }
