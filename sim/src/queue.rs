@@ -43,13 +43,39 @@ impl Entry {
     }
 }
 
+/// An entry in a std (max-)heap, ordered so that the earliest `(time, seq)` comes out first.
+/// Keys are unique (`seq` is), so the handle never decides; the key compares as one `u128`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Earliest(Entry);
+
+impl Earliest {
+    #[inline]
+    fn packed(&self) -> u128 {
+        (u128::from(self.0.time) << 64) | u128::from(self.0.seq)
+    }
+}
+
+impl Ord for Earliest {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.packed().cmp(&self.packed())
+    }
+}
+
+impl PartialOrd for Earliest {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// A priority queue of events with in-place timer slots.
 #[derive(Debug)]
 pub struct EventQueue {
     /// The armed timer slots.
     heap: Vec<Entry>,
     /// Everything else, while few: a binary heap.
-    few: BinaryHeap<Reverse<(Nanos, u64, u32)>>,
+    few: BinaryHeap<Earliest>,
     /// Everything else, once many ([`CALENDAR_FROM`]) are queued at once. At most one of
     /// `few` and `many` holds entries.
     many: Option<CalendarQueue>,
@@ -112,14 +138,14 @@ impl EventQueue {
     /// The first of the non-timer events.
     fn peek_other(&mut self) -> Option<Entry> {
         match self.few.peek() {
-            Some(&Reverse((time, seq, handle))) => Some(Entry { time, seq, handle }),
+            Some(&Earliest(entry)) => Some(entry),
             None => self.many.as_mut().and_then(CalendarQueue::peek),
         }
     }
 
     fn pop_other(&mut self) -> Option<Entry> {
-        if let Some(Reverse((time, seq, handle))) = self.few.pop() {
-            return Some(Entry { time, seq, handle });
+        if let Some(Earliest(entry)) = self.few.pop() {
+            return Some(entry);
         }
         let many = self.many.as_mut()?;
         let taken = many.pop();
@@ -127,8 +153,7 @@ impl EventQueue {
             // Few left: back to the binary heap (until many are queued again).
             let rest = many.drain();
             self.many = None;
-            self.few
-                .extend(rest.into_iter().map(|e| Reverse((e.time, e.seq, e.handle))));
+            self.few.extend(rest.into_iter().map(Earliest));
         }
         taken
     }
@@ -177,15 +202,10 @@ impl EventQueue {
         if let Some(many) = self.many.as_mut() {
             many.push(entry);
         } else if self.few.len() < self.many_from {
-            self.few
-                .push(Reverse((entry.time, entry.seq, entry.handle)));
+            self.few.push(Earliest(entry));
         } else {
             // Many in flight: the calendar holds them until few are left.
-            let mut all: Vec<Entry> = self
-                .few
-                .drain()
-                .map(|Reverse((time, seq, handle))| Entry { time, seq, handle })
-                .collect();
+            let mut all: Vec<Entry> = self.few.drain().map(|Earliest(e)| e).collect();
             all.push(entry);
             self.many = Some(CalendarQueue::of(self.now, all));
         }
@@ -382,7 +402,7 @@ struct CalendarQueue {
     /// by key, the minimum last: every entry here orders before every entry of the ring.
     current: Vec<Entry>,
     /// Entries at or past bucket `cur + ring length`.
-    far: BinaryHeap<Reverse<(Nanos, u64, u32)>>,
+    far: BinaryHeap<Earliest>,
     len: usize,
 }
 
@@ -449,8 +469,7 @@ impl CalendarQueue {
             self.ring[(bucket & self.mask) as usize].push(entry);
             self.in_ring += 1;
         } else {
-            self.far
-                .push(Reverse((entry.time, entry.seq, entry.handle)));
+            self.far.push(Earliest(entry));
         }
     }
 
@@ -480,8 +499,8 @@ impl CalendarQueue {
         while self.current.is_empty() && self.len > 0 {
             if self.in_ring == 0 {
                 // Nothing near: jump to the bucket of the first far entry.
-                let Reverse((time, _, _)) = *self.far.peek().expect("len counts far entries");
-                self.cur = time >> self.shift;
+                let Earliest(first) = *self.far.peek().expect("len counts far entries");
+                self.cur = first.time >> self.shift;
             } else {
                 self.cur += 1;
             }
@@ -496,13 +515,13 @@ impl CalendarQueue {
 
     /// Moves far entries that the ring now reaches (up to bucket `cur + mask`) into it.
     fn pull_far(&mut self) {
-        while let Some(&Reverse((time, seq, handle))) = self.far.peek() {
-            let bucket = time >> self.shift;
+        while let Some(&Earliest(entry)) = self.far.peek() {
+            let bucket = entry.time >> self.shift;
             if bucket - self.cur > self.mask {
                 break;
             }
             self.far.pop();
-            self.ring[(bucket & self.mask) as usize].push(Entry { time, seq, handle });
+            self.ring[(bucket & self.mask) as usize].push(entry);
             self.in_ring += 1;
         }
     }
@@ -513,11 +532,7 @@ impl CalendarQueue {
         for bucket in &mut self.ring {
             all.append(bucket);
         }
-        all.extend(self.far.drain().map(|Reverse((time, seq, handle))| Entry {
-            time,
-            seq,
-            handle,
-        }));
+        all.extend(self.far.drain().map(|Earliest(e)| e));
         self.in_ring = 0;
         self.len = 0;
         all
