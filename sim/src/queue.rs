@@ -4,8 +4,8 @@
 //! Handles below `timer_slots` are timer slots: at most one entry each, kept in a 4-ary
 //! min-heap whose positions are tracked so a timer is re-keyed or removed in place (no lazy
 //! cancellation, no tombstones). Other handles (messages, faults, resumes) are opaque to the
-//! queue and go to a std binary heap while fewer than [`CALENDAR_FROM`] are queued, and from
-//! then until fewer than a quarter of that remain to a calendar queue ([`CalendarQueue`]),
+//! queue and go to a std binary heap until a push finds [`CALENDAR_FROM`] of them queued, and
+//! from then until a quarter of that or fewer remain to a calendar queue ([`CalendarQueue`]),
 //! which stays fast with half a million in flight; a pop takes the smaller of the minimums, so
 //! the order is the one total order of `(time, seq)` whichever structure holds an entry.
 //!
@@ -21,10 +21,10 @@ use std::collections::BinaryHeap;
 
 const ARITY: usize = 4;
 /// Non-timer events queued at once from which the calendar queue takes over from the binary
-/// heap: below it the binary heap fits in cache and is faster (the 5-node storm), above it
-/// the calendar is (the 1,000-node Bully election, half a million in flight). It hands back
-/// to the binary heap when fewer than a quarter of this remain, so a sparse tail does not
-/// walk empty buckets.
+/// heap (at the next push): below it the binary heap fits in cache and is faster (the 5-node
+/// storm), above it the calendar is (the 1,000-node Bully election, half a million in
+/// flight). It hands back to the binary heap when a quarter of this or fewer remain, so a
+/// sparse tail does not walk empty buckets.
 const CALENDAR_FROM: usize = 1 << 14;
 const NOT_QUEUED: u32 = u32::MAX;
 
@@ -37,9 +37,10 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// `(time, seq)` as one number: compares in one step, in the queue's order.
     #[inline]
-    fn key(&self) -> (Nanos, u64) {
-        (self.time, self.seq)
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
     }
 }
 
@@ -48,17 +49,10 @@ impl Entry {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Earliest(Entry);
 
-impl Earliest {
-    #[inline]
-    fn packed(&self) -> u128 {
-        (u128::from(self.0.time) << 64) | u128::from(self.0.seq)
-    }
-}
-
 impl Ord for Earliest {
     #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.packed().cmp(&self.packed())
+        other.0.key().cmp(&self.0.key())
     }
 }
 
@@ -130,7 +124,7 @@ impl EventQueue {
         self.settle();
         let timer = self.heap.first().copied();
         match (timer, self.peek_other()) {
-            (Some(t), Some(r)) => Some(t.key().min(r.key()).0),
+            (Some(t), Some(r)) => Some(if t.key() < r.key() { t.time } else { r.time }),
             (t, r) => t.or(r).map(|e| e.time),
         }
     }
@@ -379,15 +373,19 @@ impl EventQueue {
 /// and a binary heap (`far`) holds what lies beyond the ring. A push appends to its bucket; a
 /// pop takes from `current`, the bucket being consumed, sorted once when its turn comes
 /// (minimum last). A discrete-event queue is monotone (nothing is scheduled before what
-/// already ran), so a push lands in `current` or later, never behind it. With half a million
+/// already ran), so a push lands in bucket `cur` or later, never behind what was taken; one
+/// for bucket `cur` or before (a peek may have moved `cur` on over empty buckets, ahead of
+/// the time a timer then runs at) goes to a small binary heap, `early`, which orders before
+/// `current`. With half a million
 /// messages in flight this costs an append and a share of a small sort per event, where a
 /// heap sifts through cache misses; and it knows the next events in advance
 /// ([`EventQueue::upcoming`]), so the engine can fetch their payloads ahead of time.
 ///
-/// The bucket width comes from the entries queued when the calendar takes over: about
-/// [`PER_BUCKET`] of them per bucket at that density (the 1,000-node Bully election: buckets
-/// of 2^16 ns, a ring of 256 covering 16.8 ms of its 1-10 ms latencies, about 3,600 events
-/// to a bucket at its peak of half a million in flight). Few, large buckets keep the tails
+/// The bucket width comes from the entries queued when the calendar takes over: [`PER_BUCKET`]
+/// to twice that per bucket at that density (the width is a power of two; the 1,000-node
+/// Bully election: buckets of 2^16 ns, about 119 events each at the hand-over, a ring of 256
+/// covering 16.8 ms of its 1-10 ms latencies, about 3,600 events to a bucket at its peak of
+/// half a million in flight). Few, large buckets keep the tails
 /// that pushes append to in cache; sorting a bucket once is cheap next to that.
 #[derive(Debug)]
 struct CalendarQueue {
@@ -400,12 +398,49 @@ struct CalendarQueue {
     in_ring: usize,
     /// The absolute number (`time >> shift`) of the bucket being consumed.
     cur: u64,
-    /// Bucket `cur` (and what was pushed for earlier buckets since a peek reached it), sorted
-    /// by key, the minimum last: every entry here orders before every entry of the ring.
+    /// Bucket `cur` as it was when its turn came, sorted by key, the minimum last.
     current: Vec<Entry>,
+    /// Room for sorting a bucket.
+    scratch: Vec<Entry>,
+    /// Pushed since, for bucket `cur` or before: all of it orders before the ring, and what
+    /// is for a bucket before `cur` before `current` too.
+    early: BinaryHeap<Earliest>,
     /// Entries at or past bucket `cur + ring length`.
     far: BinaryHeap<Earliest>,
     len: usize,
+}
+
+/// Buckets are radix-sorted when their width is at most `2^RADIX_SORT_BITS` ns (two passes)
+/// and they hold at least `RADIX_SORT_FROM` entries; others by comparison.
+const RADIX_SORT_BITS: u32 = 16;
+const RADIX_SORT_FROM: usize = 64;
+
+/// Sorts `entries` stably by the low `bits` bits of their times (a least-significant-digit
+/// radix sort, a byte per pass), using `scratch` for room.
+fn radix_sort_by_time(entries: &mut Vec<Entry>, scratch: &mut Vec<Entry>, bits: u32) {
+    let mut shift = 0;
+    while shift < bits {
+        let digit = |e: &Entry| ((e.time >> shift) & 0xff) as usize;
+        let mut starts = [0usize; 256];
+        for entry in entries.iter() {
+            starts[digit(entry)] += 1;
+        }
+        let mut total = 0;
+        for start in &mut starts {
+            let count = *start;
+            *start = total;
+            total += count;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(entries);
+        for entry in entries.iter() {
+            let d = digit(entry);
+            scratch[starts[d]] = *entry;
+            starts[d] += 1;
+        }
+        std::mem::swap(entries, scratch);
+        shift += 8;
+    }
 }
 
 /// Ring lengths, in buckets.
@@ -416,7 +451,7 @@ const PER_BUCKET: u64 = 64;
 
 impl CalendarQueue {
     /// A calendar sized for `entries` (all at or after `now`), holding them.
-    fn of(now: Nanos, entries: Vec<Entry>) -> Self {
+    fn of(now: Nanos, mut entries: Vec<Entry>) -> Self {
         let (shift, ring_len) = Self::geometry(&entries);
         let mut calendar = Self {
             shift,
@@ -425,9 +460,13 @@ impl CalendarQueue {
             in_ring: 0,
             cur: now >> shift,
             current: Vec::new(),
+            scratch: Vec::new(),
+            early: BinaryHeap::new(),
             far: BinaryHeap::new(),
             len: 0,
         };
+        // In key order, so that every bucket holds equal times in `seq` order (see `sort`).
+        entries.sort_unstable_by_key(Entry::key);
         for entry in entries {
             calendar.push(entry);
         }
@@ -447,26 +486,21 @@ impl CalendarQueue {
         let low = *times[..most].iter().min().unwrap_or(&high);
         let span_ns = high - low;
         let per_entry_ns = span_ns / most.max(1) as u64;
-        let width_ns = (per_entry_ns * PER_BUCKET).max(1).next_power_of_two();
+        let width_ns = per_entry_ns
+            .saturating_mul(PER_BUCKET)
+            .max(1)
+            .checked_next_power_of_two()
+            .unwrap_or(1 << 63);
         let shift = width_ns.trailing_zeros();
         let buckets = (span_ns >> shift).saturating_mul(2) as usize;
         (shift, buckets.clamp(RING_MIN, RING_MAX).next_power_of_two())
-    }
-
-    #[inline]
-    fn key(e: &Entry) -> (Nanos, u64) {
-        (e.time, e.seq)
     }
 
     fn push(&mut self, entry: Entry) {
         let bucket = entry.time >> self.shift;
         self.len += 1;
         if bucket <= self.cur {
-            // Due in the bucket being consumed, or before it when a peek moved on over empty
-            // buckets (nothing lies between): into its sorted place, the minimum last.
-            let key = Self::key(&entry);
-            let at = self.current.partition_point(|e| Self::key(e) > key);
-            self.current.insert(at, entry);
+            self.early.push(Earliest(entry));
         } else if bucket - self.cur <= self.mask {
             self.ring[(bucket & self.mask) as usize].push(entry);
             self.in_ring += 1;
@@ -477,15 +511,25 @@ impl CalendarQueue {
 
     /// The minimum, without taking it.
     fn peek(&mut self) -> Option<Entry> {
-        if self.current.is_empty() {
+        if self.current.is_empty() && self.early.is_empty() {
             self.advance();
         }
-        self.current.last().copied()
+        match (self.early.peek(), self.current.last()) {
+            (Some(&Earliest(early)), Some(current)) if current.key() < early.key() => {
+                Some(*current)
+            }
+            (Some(&Earliest(early)), _) => Some(early),
+            (None, current) => current.copied(),
+        }
     }
 
     fn pop(&mut self) -> Option<Entry> {
         let taken = self.peek()?;
-        self.current.pop();
+        if self.current.last() == Some(&taken) {
+            self.current.pop();
+        } else {
+            self.early.pop();
+        }
         self.len -= 1;
         Some(taken)
     }
@@ -511,8 +555,26 @@ impl CalendarQueue {
             std::mem::swap(&mut self.current, &mut self.ring[slot]);
             self.in_ring -= self.current.len();
         }
-        // Keys are unique: an unstable sort gives the one order.
-        self.current.sort_unstable_by_key(|e| Reverse(Self::key(e)));
+        self.sort_current();
+    }
+
+    /// Sorts `current` by key, the minimum last.
+    ///
+    /// A bucket holds equal times in `seq` order: pushes come in `seq` order; what `pull_far`
+    /// moves in comes in key order, and before anything is pushed to its bucket (a bucket is
+    /// out of the ring's reach until `pull_far` runs for it); the entries a calendar starts
+    /// with are pushed in key order. So a stable sort by time alone gives key order, and since
+    /// a bucket's times differ only in their low `shift` bits, a radix sort on those bits does
+    /// it in a few linear passes.
+    fn sort_current(&mut self) {
+        if self.shift <= RADIX_SORT_BITS && self.current.len() >= RADIX_SORT_FROM {
+            radix_sort_by_time(&mut self.current, &mut self.scratch, self.shift);
+            self.current.reverse();
+        } else {
+            // Keys are unique: an unstable sort gives the one order.
+            self.current.sort_unstable_by_key(|e| Reverse(e.key()));
+        }
+        debug_assert!(self.current.windows(2).all(|w| w[0].key() > w[1].key()));
     }
 
     /// Moves far entries that the ring now reaches (up to bucket `cur + mask`) into it.
@@ -531,6 +593,7 @@ impl CalendarQueue {
     /// Everything queued, in no particular order, leaving the calendar empty.
     fn drain(&mut self) -> Vec<Entry> {
         let mut all: Vec<Entry> = std::mem::take(&mut self.current);
+        all.extend(self.early.drain().map(|Earliest(e)| e));
         for bucket in &mut self.ring {
             all.append(bucket);
         }
@@ -625,6 +688,74 @@ mod tests {
         let calendar = CalendarQueue::of(0, entries);
         assert_eq!(calendar.far.len(), 1, "the far fault waits beyond the ring");
         assert_eq!(calendar.len, 16_384);
+    }
+
+    #[test]
+    fn a_push_behind_a_calendar_that_peeked_ahead_comes_out_first() {
+        // Only far events queued: a peek jumps the calendar to the first of them; a timer
+        // earlier than that then runs and sends; what it sends must come out before.
+        let mut queue = with_many_from(1, 0);
+        queue.push(5_000_000_000, 10);
+        queue.push(5_000_000_001, 11);
+        queue.set_slot(0, 100);
+        assert_eq!(
+            queue.take_min().map(|e| e.handle),
+            Some(0),
+            "the timer is first"
+        );
+        for (time, handle) in [(300, 12), (200, 13), (5_000_000_000, 14)] {
+            queue.push(time, handle);
+        }
+        let order: Vec<u32> = drain(&mut queue).iter().map(|e| e.handle).collect();
+        assert_eq!(order, vec![13, 12, 10, 14, 11]);
+    }
+
+    /// Dense buckets with many equal times: the radix-sorted path, against the oracle.
+    #[test]
+    fn dense_buckets_with_equal_times_pop_in_key_order() {
+        for seed in 1..=3 {
+            let mut rng = SimRng::stream(seed, 3);
+            let mut queue = with_many_from(0, 1000);
+            let mut oracle: BTreeMap<(u64, u64), u32> = BTreeMap::new();
+            let mut now = 0;
+            for round in 0..40_000u32 {
+                if rng.below(3) > 0 {
+                    // Few distinct times, so that buckets hold runs of equal ones.
+                    let time = now + 64 * rng.below(400);
+                    let entry = queue.push(time, round);
+                    oracle.insert((entry.time, entry.seq), round);
+                } else if let Some(entry) = queue.take_min() {
+                    assert_eq!(
+                        oracle.pop_first(),
+                        Some(((entry.time, entry.seq), entry.handle))
+                    );
+                    now = entry.time;
+                }
+            }
+            while let Some(entry) = queue.take_min() {
+                assert_eq!(
+                    oracle.pop_first(),
+                    Some(((entry.time, entry.seq), entry.handle))
+                );
+            }
+            assert!(oracle.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_radix_sort_is_stable_on_the_low_bits() {
+        let mut rng = SimRng::stream(5, 4);
+        let mut entries: Vec<Entry> = (0..3000)
+            .map(|seq| Entry {
+                time: (7 << 16) | rng.below(1 << 16),
+                seq,
+                handle: 0,
+            })
+            .collect();
+        let mut want = entries.clone();
+        want.sort_by_key(Entry::key);
+        radix_sort_by_time(&mut entries, &mut Vec::new(), 16);
+        assert_eq!(entries, want);
     }
 
     /// Differential test against a BTreeMap oracle keyed by (time, seq): with the binary
