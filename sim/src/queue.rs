@@ -152,8 +152,9 @@ impl EventQueue {
         taken
     }
 
-    /// The `ahead`-th non-timer event after the next one, when it is known without work (the
-    /// calendar's sorted bucket): for fetching its payload before it is needed.
+    /// A non-timer event due soon, about `ahead` after the next one, when the calendar's sorted
+    /// bucket tells without work: a hint for fetching its payload before it is needed (not
+    /// exactly the `ahead`-th: events pushed since for that bucket may come first).
     pub fn upcoming(&self, ahead: usize) -> Option<Entry> {
         self.many.as_ref()?.upcoming(ahead)
     }
@@ -402,6 +403,9 @@ struct CalendarQueue {
     current: Vec<Entry>,
     /// Room for sorting a bucket.
     scratch: Vec<Entry>,
+    /// Buckets radix-sorted so far (tests check the radix path is exercised).
+    #[cfg(test)]
+    radix_sorts: usize,
     /// Pushed since, for bucket `cur` or before: all of it orders before the ring, and what
     /// is for a bucket before `cur` before `current` too.
     early: BinaryHeap<Earliest>,
@@ -461,11 +465,14 @@ impl CalendarQueue {
             cur: now >> shift,
             current: Vec::new(),
             scratch: Vec::new(),
+            #[cfg(test)]
+            radix_sorts: 0,
             early: BinaryHeap::new(),
             far: BinaryHeap::new(),
             len: 0,
         };
-        // In key order, so that every bucket holds equal times in `seq` order (see `sort`).
+        // In key order, so that every bucket holds equal times in `seq` order (see
+        // `sort_current`).
         entries.sort_unstable_by_key(Entry::key);
         for entry in entries {
             calendar.push(entry);
@@ -534,7 +541,8 @@ impl CalendarQueue {
         Some(taken)
     }
 
-    /// The `ahead`-th entry after the minimum, if it is in the bucket being consumed.
+    /// The `ahead`-th entry after the minimum of the bucket being consumed, if it has one.
+    /// Entries in `early` may come before it: this is a hint for prefetching, not an order.
     fn upcoming(&self, ahead: usize) -> Option<Entry> {
         let index = self.current.len().checked_sub(ahead + 1)?;
         self.current.get(index).copied()
@@ -570,6 +578,10 @@ impl CalendarQueue {
         if self.shift <= RADIX_SORT_BITS && self.current.len() >= RADIX_SORT_FROM {
             radix_sort_by_time(&mut self.current, &mut self.scratch, self.shift);
             self.current.reverse();
+            #[cfg(test)]
+            {
+                self.radix_sorts += 1;
+            }
         } else {
             // Keys are unique: an unstable sort gives the one order.
             self.current.sort_unstable_by_key(|e| Reverse(e.key()));
@@ -732,6 +744,8 @@ mod tests {
                     now = entry.time;
                 }
             }
+            let calendar = queue.many.as_ref().expect("the calendar holds them");
+            assert!(calendar.radix_sorts > 0, "the radix path ran");
             while let Some(entry) = queue.take_min() {
                 assert_eq!(
                     oracle.pop_first(),
