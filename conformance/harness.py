@@ -61,12 +61,18 @@ class Band:
     trial k's twin (same fault phase, same loop phase), and its value must lie within `abs` of
     the real value plus a whole number of periods: which side of the race a trial lands on is
     a millisecond's luck on either side, when the condition falls is the model's to get right.
+
+    `positive_where_real` (with `paired_period`) makes a safety row of it: wherever real trial
+    k is positive (two holders at once), the model's twin must be positive too. The model may
+    overlap where the real race went the other way, never call safe what the real system showed
+    unsafe.
     """
 
     abs: float
     rel: float = 0.0
     median: Optional[float] = None
     paired_period: Optional[float] = None
+    positive_where_real: bool = False
 
     def slack(self, real_median: float) -> float:
         return self.abs + self.rel * abs(real_median)
@@ -78,7 +84,15 @@ class Band:
             text += f", median ±{self.median:g}{unit}"
         if self.paired_period is not None:
             text += f" per trial, mod {self.paired_period:g}{unit}"
+        if self.positive_where_real:
+            text += ", > 0 where real > 0"
         return text
+
+    def twin_ok(self, model: float, real: float, slack: float) -> bool:
+        """Whether model run k agrees with its real twin k (a `paired_period` band)."""
+        if self.positive_where_real and real > 0 and not model > 0:
+            return False
+        return self.off_period(model, real) <= slack
 
     def off_period(self, model: float, real: float) -> float:
         """How far `model` is from `real` plus the nearest whole number of periods."""
@@ -123,7 +137,7 @@ def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float,
     if band.paired_period is None:
         ok = all(lo <= v <= hi for v in model.values)
     else:
-        ok = all(band.off_period(m, r) <= slack for m, r in zip(model.values, real.values))
+        ok = all(band.twin_ok(m, r, slack) for m, r in zip(model.values, real.values))
     if band.median is not None:
         ok = ok and abs(model.median - real.median) <= band.median
     return ("PASS" if ok else "FAIL"), lo, hi, slack

@@ -107,7 +107,7 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
     if row.verdict == "FAIL" and exp.band.paired_period is not None:
         off = [f"{fmt(m, exp.unit)} (real {fmt(r, exp.unit)})"
                for m, r in zip(row.model.values, row.real.values)
-               if exp.band.off_period(m, r) > slack]
+               if not exp.band.twin_ok(m, r, slack)]
         row.detail = f"model values off their real trial: {', '.join(off)}"
     elif row.verdict == "FAIL":
         outside = [fmt(v, exp.unit) for v in row.model.values if not lo <= v <= hi]

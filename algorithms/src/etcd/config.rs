@@ -51,6 +51,10 @@ pub struct EtcdConfig {
     pub variant: EtcdVariant,
     /// etcd's Go client, or a careful one that counts its lease from the send time.
     pub client: EtcdClientKind,
+    /// When the lessor's sweeps fall: this long after the service starts (or restarts) on its
+    /// own clock, then every [`LESSOR_SWEEP_NS`]; below it. `None`: drawn from the service's
+    /// stream per run, since a real server starts at some unknown time before its clients.
+    pub lessor_phase_ns: Option<u64>,
 }
 
 /// etcd's default raft heartbeat interval (`--heartbeat-interval`, 100 ms).
@@ -97,6 +101,7 @@ impl Default for EtcdConfig {
             keepalive_ns: ttl_ns / 3,
             variant: EtcdVariant::Revision,
             client: EtcdClientKind::Clientv3,
+            lessor_phase_ns: None,
         }
     }
 }

@@ -110,9 +110,11 @@ impl EtcdService {
 
     /// The lessor's sweeps fall at a phase of their own, drawn from the service's stream: a
     /// real server started at some unknown time before its clients, so its sweeps are not in
-    /// step with their loops.
+    /// step with their loops. A written `lessor_phase` replaces the draw (which is still made,
+    /// so that the stream's later draws stay the same).
     fn start_sweeps(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        let phase_ns = ctx.rng().below(LESSOR_SWEEP_NS) as i64;
+        let drawn_ns = ctx.rng().below(LESSOR_SWEEP_NS);
+        let phase_ns = self.config.lessor_phase_ns.unwrap_or(drawn_ns) as i64;
         self.sweep_origin = ctx.monotonic_now().saturating_add(phase_ns);
     }
 

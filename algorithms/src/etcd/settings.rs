@@ -1,7 +1,7 @@
 //! etcd as a scenario writes it (`algorithm: Etcd(ttl: "2s", ...)`): the settings, their
 //! rules, writing them back, and the knobs `sweep` varies.
 
-use super::config::min_ttl_for;
+use super::config::{min_ttl_for, LESSOR_SWEEP_NS};
 use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
@@ -42,6 +42,10 @@ pub struct EtcdSettings {
     /// [`EtcdConfig::client`]: etcd's Go client or the careful send-time one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<EtcdClientKind>,
+    /// [`EtcdConfig::lessor_phase_ns`]: when the lessor's 500 ms sweeps fall, from the
+    /// service's start (drawn per run if left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lessor_phase: Option<DurationText>,
 }
 
 /// A rule etcd's settings broke.
@@ -68,6 +72,12 @@ pub enum EtcdError {
         /// The granted TTL (the TTL raised to the minimum), in nanoseconds.
         ttl_ns: u64,
     },
+    /// A lessor phase at or beyond the sweep interval: the phase is a point within one.
+    #[error("the lessor phase {} must be below the lessor's sweep interval {}", dur(.lessor_phase_ns), dur(&LESSOR_SWEEP_NS))]
+    LessorPhaseNotBelowSweep {
+        /// The phase, in nanoseconds of the service's clock.
+        lessor_phase_ns: u64,
+    },
 }
 
 impl SettingError for EtcdError {
@@ -84,6 +94,10 @@ impl SettingError for EtcdError {
                 "etcd's clients keep a lease alive a third of the granted TTL after each answer \
                  (the default when `keepalive` is left out); a keep-alive at or after the TTL \
                  lets the lease lapse"
+            }
+            EtcdError::LessorPhaseNotBelowSweep { .. } => {
+                "the lessor sweeps every 500ms; the phase says where in that interval the sweeps \
+                 fall (leave it out to draw it per run, as a real server's start time would)"
             }
         };
         Some(hint.to_string())
@@ -112,6 +126,10 @@ impl Etcd {
                 election_timeout_ns: config.election_timeout_ns,
             };
             return Some(("election_timeout", error));
+        }
+        if let Some(lessor_phase_ns) = config.lessor_phase_ns.filter(|&ns| ns >= LESSOR_SWEEP_NS) {
+            let error = EtcdError::LessorPhaseNotBelowSweep { lessor_phase_ns };
+            return Some(("lessor_phase", error));
         }
         let granted_ns = config.granted_ttl_ns();
         (config.keepalive_ns == 0 || config.keepalive_ns >= granted_ns).then_some((
@@ -158,6 +176,7 @@ impl Algorithm for Etcd {
             keepalive_ns,
             variant: settings.variant.unwrap_or(defaults.variant),
             client: settings.client.unwrap_or(defaults.client),
+            lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
         };
         let keepalive_field = if settings.keepalive.is_some() {
             "keepalive"
@@ -177,6 +196,7 @@ impl Algorithm for Etcd {
             keepalive: Some(DurationText(config.keepalive_ns)),
             variant: Some(config.variant),
             client: Some(config.client),
+            lessor_phase: config.lessor_phase_ns.map(DurationText),
         }
     }
 

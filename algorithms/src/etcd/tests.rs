@@ -50,6 +50,7 @@ fn config() -> EtcdConfig {
         keepalive_ns: 333 * NANOS_PER_MILLI,
         variant: EtcdVariant::Revision,
         client: EtcdClientKind::SendTime,
+        lessor_phase_ns: None,
     }
 }
 
@@ -185,6 +186,38 @@ fn a_restarted_service_extends_every_lease_by_the_election_timeout() {
         s.on_timer(ctx, EtcdTimer::Expiry)
     });
     assert_eq!(s.lease_count(), 0);
+}
+
+#[test]
+fn a_written_lessor_phase_places_the_sweeps() {
+    let cfg = EtcdConfig {
+        lessor_phase_ns: Some(123 * MS as u64),
+        ..config()
+    };
+    let mut s = EtcdService::new(&cfg);
+    service_call(&mut s, 0, |s, ctx| s.on_start(ctx));
+    // Deadline 1000ms; sweeps at 123ms + k x 500ms: the first at or after it is 1123ms.
+    let out = msg(
+        &mut s,
+        0,
+        0,
+        EtcdMsg::LeaseGrant {
+            ttl_ns: 1000 * MS as u64,
+            sent_at: 0,
+            campaign: 1,
+        },
+    );
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer { timer: EtcdTimer::Expiry, after_local_ns } if *after_local_ns == 1123 * MS as u64
+    )));
+    // A restart at 800ms starts the sweeps again at 800 + 123ms: the deadline 800 + 500
+    // (election timeout) + 1000 = 2300ms is swept at 2423ms.
+    let out = service_call(&mut s, 800 * MS, |s, ctx| s.on_restart(ctx));
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer { timer: EtcdTimer::Expiry, after_local_ns } if *after_local_ns == 1623 * MS as u64
+    )));
 }
 
 #[test]

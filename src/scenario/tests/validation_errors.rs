@@ -430,6 +430,10 @@ fn etcd_settings_are_checked_at_the_offending_value() {
             "(algorithm: Etcd(min_ttl: @\"25h\"))",
             "the timing 25h is longer than a day",
         ),
+        (
+            "(algorithm: Etcd(lessor_phase: @\"500ms\"))",
+            "the lessor phase 500ms must be below the lessor's sweep interval 500ms",
+        ),
     ];
     for (marked, message) in cases {
         assert_error_at(marked, message);
