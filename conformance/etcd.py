@@ -9,9 +9,9 @@ Phase: where a fault strikes relative to the keep-alive schedule decides several
 times. Real trial k (1-based, per experiment) and model seed k strike at the same offset
 after the holder's acquisition, 1.5 s + frac(k x golden ratio) x 1 s, so both sides sample
 the same phases. The server's own phase, when its lessor sweeps every 500 ms, is not ours to
-choose: in the kill and cut trials a probe lease measures it on the real server, and the twin
-model run sweeps at the same phase after its claim (`lessor_phase`); elsewhere the model draws
-it per seed and the band covers it.
+choose: in the lease-life, SIGSTOP, kill and cut trials a probe lease measures it on the real
+server, and the twin model run sweeps at the same phase after the same moment (`lessor_phase`);
+in the restart trials the model draws it per seed and the band covers it.
 
 Trials that measure several quantities at once (the cut-off holder, the restart, the 1 s
 lease) run once per trial index and hand each row its value (`_Shared`). Two experiments
@@ -156,18 +156,20 @@ def _start_sweep_probe(srv: EtcdServer) -> Etcdctl:
     return watch
 
 
-def _sweep_phase_s(t_swept_s: float, t_acquired_s: float) -> float:
-    """When the probe saw the sweep, seconds after a holder printed its key, mod 500 ms."""
-    return (t_swept_s - t_acquired_s) % LESSOR_SWEEP_S
+def _sweep_phase_s(t_swept_s: float, t_ref_s: float) -> float:
+    """When the probe saw the sweep, seconds after `t_ref_s` (a holder printing its key, a
+    lease's last answer), mod 500 ms."""
+    return (t_swept_s - t_ref_s) % LESSOR_SWEEP_S
 
 
-def _lessor_phase(t_claim_ns: float, phase_s: Optional[float]) -> str:
-    """The model's `lessor_phase` (a RON Option) that sweeps `phase_s` after its claim, as the
-    real twin's server did after its holder's key; None (drawn per seed) without a twin."""
+def _lessor_phase(t_ref_ns: float, phase_s: Optional[float]) -> str:
+    """The model's `lessor_phase` (a RON Option) that sweeps `phase_s` after `t_ref_ns` (its
+    claim, its last answer), as the real twin's server did after the same moment; None (drawn
+    per seed) without a twin."""
     if phase_s is None:
         return "None"
     sweep_ns = int(LESSOR_SWEEP_S * NS_PER_S)
-    return f'Some("{int(round(t_claim_ns + phase_s * NS_PER_S)) % sweep_ns}ns")'
+    return f'Some("{int(round(t_ref_ns + phase_s * NS_PER_S)) % sweep_ns}ns")'
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,11 +238,17 @@ def _s(ns: float) -> float:
 # 1. A lease asked for with TTL 1 s
 
 
+# Real trial k -> when its server swept after the grant's answer (mod 500 ms).
+_MIN_TTL_PHASES_S: dict[int, float] = {}
+
+
 def _real_min_ttl(k: int) -> dict:
     """`etcdctl lease grant 1`, a key on it, no keep-alive: the granted TTL it prints and the
-    time from the grant's answer to the key's DELETE seen by `etcdctl watch`."""
+    time from the grant's answer to the key's DELETE seen by `etcdctl watch`; a probe lease
+    places the server's sweeps for the model's twin."""
     srv = _server()
     key = _unique("minttl")
+    probe = _start_sweep_probe(srv)
     watch = Etcdctl(srv, "watch", key, name=f"watch-{key}")
     try:
         time.sleep(0.3)  # the watch is established
@@ -249,8 +257,10 @@ def _real_min_ttl(k: int) -> dict:
         grant.stop()
         srv.ctl("put", key, "v", f"--lease={lease_id(line)}")
         t_delete_s, _ = watch.wait_line("^DELETE$", 15)
+        t_swept_s, _ = probe.wait_line("^DELETE$", 15)
     finally:
-        watch.stop()
+        _stop_all(watch, probe)
+    _MIN_TTL_PHASES_S[k] = _sweep_phase_s(t_swept_s, t_grant_s)
     return {"granted": float(granted_ttl_s(line)), "lifetime": t_delete_s - t_grant_s}
 
 
@@ -258,15 +268,19 @@ def _model_min_ttl(seed: int) -> dict:
     """The holder is paused; its lease's life at the service (last renewal delivered ->
     delete sent) gives the granted TTL in whole seconds (etcd's TTLs are whole seconds and its
     expiry is late by at most its 500 ms sweep); its life as the clients see it (last answer
-    at the holder -> WatchEvent at the watcher) is the lifetime."""
+    at the holder -> WatchEvent at the watcher) is the lifetime. The lessor sweeps at the
+    phase the real twin's probe measured after its grant's answer, here after the last answer
+    (found in a first run: the sweeps do not change what comes before the lease expires)."""
     members = 2
-    trace = _trace("etcd-lease-min-ttl.ron", seed,
-                   pause_at=_dur((3 + phase(seed)) * NS_PER_S))
-    t_pause, holder = _fault(trace, "^pause")
+    pause_at = _dur((3 + phase(seed)) * NS_PER_S)
+    first = _trace("etcd-lease-min-ttl.ron", seed, pause_at=pause_at, lessor_phase="None")
+    t_pause, holder = _fault(first, "^pause")
+    answered_ns = _last_delivery(first, holder, ("LeaseGrantResp", "KeepAliveResp"),
+                                 before_ns=t_pause)
+    trace = _trace("etcd-lease-min-ttl.ron", seed, pause_at=pause_at,
+                   lessor_phase=_lessor_phase(answered_ns, _MIN_TTL_PHASES_S.get(seed)))
     watcher = 1 - holder
     renewed_ns = _last_delivery(trace, members, ("LeaseGrant", "KeepAlive"), from_node=holder)
-    answered_ns = _last_delivery(trace, holder, ("LeaseGrantResp", "KeepAliveResp"),
-                                 before_ns=t_pause)
     seen_ns, deleted_ns = _delete_seen(trace, watcher, t_pause)
     return {"granted": math.floor(_s(deleted_ns - renewed_ns) + 1e-9),
             "lifetime": _s(seen_ns - answered_ns)}
@@ -684,7 +698,8 @@ EXPERIMENTS = [
         name="etcd lease life, 1 s asked, no keep-alive", system="etcd", unit="s",
         real=_MIN_TTL.real("lifetime"), model=_MIN_TTL.model("lifetime"), band=Band(abs=0.25),
         note="grant answer (model: holder's last answer before its pause) -> DELETE at a "
-             "watcher; real = granted TTL + up to the 500 ms expiry sweep"),
+             "watcher; real = granted TTL + up to the 500 ms expiry sweep, whose phase a probe "
+             "lease measures for the model's twin"),
     Experiment(
         name="etcd keep-alive interval, TTL 2 s", system="etcd", unit="s",
         real=lambda: _real_keepalive_interval(2, 5.5),
