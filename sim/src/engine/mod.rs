@@ -29,6 +29,7 @@ use crate::rng::{SimRng, StreamId};
 use crate::time::{LocalNanos, Nanos};
 use crate::trace::{EventKind, TraceSink};
 use std::collections::{BTreeMap, VecDeque};
+use std::num::NonZeroU64;
 
 pub use nodes::Status;
 
@@ -55,8 +56,25 @@ enum Payload<M> {
 /// in its direction's send order.
 #[derive(Copy, Clone, Debug)]
 struct Via {
-    epoch: u64,
+    /// The epoch plus one: never zero, so that `Option<Via>` takes no more room than `Via`
+    /// (a queued message is 56 bytes instead of 64).
+    epoch_plus_one: NonZeroU64,
     seq: u64,
+}
+
+impl Via {
+    fn new(epoch: u64, seq: u64) -> Self {
+        // Epochs count the connections one run opens: far below 2^64 - 1.
+        let epoch_plus_one = NonZeroU64::MIN.saturating_add(epoch);
+        Self {
+            epoch_plus_one,
+            seq,
+        }
+    }
+
+    fn epoch(self) -> u64 {
+        self.epoch_plus_one.get() - 1
+    }
 }
 
 #[derive(Debug)]

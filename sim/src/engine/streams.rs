@@ -53,7 +53,7 @@ impl<P: Process> Sim<'_, P> {
                 Transit::Deliver { latency_ns, .. } => {
                     // TCP drops a duplicated segment: only the first copy counts.
                     let arrival_ns = direction.arrival_ns(now, latency_ns);
-                    let via = Some(Via { epoch, seq });
+                    let via = Some(Via::new(epoch, seq));
                     self.push_deliver(arrival_ns, from, to, message, via);
                 }
                 Transit::LostToPartition | Transit::LostToLoss => {
@@ -104,10 +104,7 @@ impl<P: Process> Sim<'_, P> {
                 let arrival_ns = direction.arrival_ns(now, latency_ns);
                 let released: Vec<_> = direction.waiting.drain(..).collect();
                 for message in released {
-                    let via = Some(Via {
-                        epoch,
-                        seq: message.seq,
-                    });
+                    let via = Some(Via::new(epoch, message.seq));
                     self.push_deliver(arrival_ns, from, to, message, via);
                 }
             }
@@ -137,7 +134,7 @@ impl<P: Process> Sim<'_, P> {
     ) -> Option<Payload<P::Msg>> {
         let config = self.stream_config().expect("a connection implies Stream");
         let cut = self.network.is_cut(from, to) || self.nodes[to.index()].status == Status::Crashed;
-        let Some(connection) = self.connections.current(from, to, via.epoch) else {
+        let Some(connection) = self.connections.current(from, to, via.epoch()) else {
             let kind = Self::kind_of(&payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;
@@ -159,7 +156,7 @@ impl<P: Process> Sim<'_, P> {
             direction.attempt = 0;
             self.drops.retransmissions += 1;
             let at_ns = self.now.saturating_add(config.rto_ns(0));
-            let epoch = via.epoch;
+            let epoch = via.epoch();
             self.push_event(at_ns, EventData::Retransmit { from, to, epoch });
         }
         None
