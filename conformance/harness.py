@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import re
 import shutil
@@ -50,17 +51,16 @@ class HarnessError(Exception):
 class Band:
     """Tolerance of a verdict: slack = abs + rel * median(real), in the experiment's unit.
 
-    PASS when every model value lies within [real_min - slack, real_max + slack] and, if
-    `median` is set, the model's median lies within `median` of the real median (a sharp
-    check for a quantity whose real range is wide but whose typical value is the point, such
-    as the overlap of two lock holders). Counts use `abs` only.
+    PASS when every model value lies within [real_min - slack, real_max + slack]. Counts use
+    `abs` only.
 
     `paired_period` replaces the interval check by a per-trial one, for a quantity that a
     periodic check on each side reports on its next tick, with a race between the tick and the
-    moment the condition falls (clientv3's 1 s deadline loop). Model run k is then the real
-    trial k's twin (same fault phase, same loop phase), and its value must lie within `abs` of
-    the real value plus a whole number of periods: which side of the race a trial lands on is
-    a millisecond's luck on either side, when the condition falls is the model's to get right.
+    moment the condition falls (clientv3's 1 s deadline loop, etcd's 500 ms lessor sweep).
+    Model run k is then the real trial k's twin (same fault phase, same loop phase), and its
+    value must lie within `abs` of the real value, or of the real value up to `paired_periods`
+    periods earlier or later: which side of the race a trial lands on is a millisecond's luck on
+    either side, when the condition falls is the model's to get right. Further off fails.
 
     `positive_where_real` (with `paired_period`) makes a safety row of it: wherever real trial
     k is positive (two holders at once), the model's twin must be positive too. The model may
@@ -70,9 +70,13 @@ class Band:
 
     abs: float
     rel: float = 0.0
-    median: Optional[float] = None
     paired_period: Optional[float] = None
+    paired_periods: int = 1
     positive_where_real: bool = False
+
+    def __post_init__(self) -> None:
+        if self.positive_where_real and self.paired_period is None:
+            raise ValueError("positive_where_real compares twins: it needs paired_period")
 
     def slack(self, real_median: float) -> float:
         return self.abs + self.rel * abs(real_median)
@@ -80,23 +84,28 @@ class Band:
     def describe(self, unit: str) -> str:
         unit = "" if unit == "count" else unit
         text = f"±({self.abs:g}{unit}+{self.rel:.0%})" if self.rel else f"±{self.abs:g}{unit}"
-        if self.median is not None:
-            text += f", median ±{self.median:g}{unit}"
         if self.paired_period is not None:
-            text += f" per trial, mod {self.paired_period:g}{unit}"
+            shift = self.paired_periods * self.paired_period
+            text += f" per trial, mod {self.paired_period:g}{unit} up to ±{shift:g}{unit}"
         if self.positive_where_real:
             text += ", > 0 where real > 0"
         return text
 
     def twin_ok(self, model: float, real: float, slack: float) -> bool:
         """Whether model run k agrees with its real twin k (a `paired_period` band)."""
-        if self.positive_where_real and real > 0 and not model > 0:
-            return False
-        return self.off_period(model, real) <= slack
+        return not self.sign_broken(model, real) and self.off_period(model, real) <= slack
+
+    def sign_broken(self, model: float, real: float) -> bool:
+        """A `positive_where_real` row's twin that is not positive where the real trial is."""
+        return self.positive_where_real and real > 0 and not model > 0
 
     def off_period(self, model: float, real: float) -> float:
-        """How far `model` is from `real` plus the nearest whole number of periods."""
+        """How far `model` is from `real` plus a whole number of periods, at most
+        `paired_periods` either way (inf when it is nearer to a further one: races cannot
+        explain it)."""
         p = self.paired_period
+        if abs(model - real) > (self.paired_periods + 0.5) * p:
+            return math.inf
         d = (model - real) % p
         return min(d, p - d)
 
@@ -138,8 +147,6 @@ def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float,
         ok = all(lo <= v <= hi for v in model.values)
     else:
         ok = all(band.twin_ok(m, r, slack) for m, r in zip(model.values, real.values))
-    if band.median is not None:
-        ok = ok and abs(model.median - real.median) <= band.median
     return ("PASS" if ok else "FAIL"), lo, hi, slack
 
 

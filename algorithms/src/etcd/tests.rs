@@ -221,6 +221,25 @@ fn a_written_lessor_phase_places_the_sweeps() {
 }
 
 #[test]
+fn a_written_lessor_phase_still_makes_the_draw_it_replaces() {
+    // The service's stream gives the same next draw whether the phase was drawn or written,
+    // so writing the drawn phase back changes nothing else in a run.
+    let next_draw = |lessor_phase_ns| {
+        let cfg = EtcdConfig {
+            lessor_phase_ns,
+            ..config()
+        };
+        let mut s = EtcdService::new(&cfg);
+        let mut rng = SimRng::stream(1, StreamId::node(3));
+        let mut out = Vec::new();
+        let mut ctx = Ctx::new(NodeId::from(3usize), 3, 0, &mut rng, &mut out);
+        s.on_start(&mut ctx);
+        rng.below(1 << 40)
+    };
+    assert_eq!(next_draw(None), next_draw(Some(123 * MS as u64)));
+}
+
+#[test]
 fn a_ttl_below_the_minimum_is_raised_to_it() {
     let mut s = EtcdService::new(&config());
     let out = msg(
