@@ -100,26 +100,27 @@ class _Counter:
 
 
 class _Shared:
-    """One trial measures several quantities; each row takes the next value of its own.
+    """One trial measures several quantities; each row takes its value from each trial.
 
-    Real: a row that finds its queue empty runs a new trial (the trial index counts up).
-    Model: one simulation per seed, cached.
+    Real: run n of a row reads trial n, running it if no row has yet (so a trial that raised
+    is run again, under the same number, by the next row that needs it: a model seed always
+    meets the trial of its own number). Model: one simulation per seed, cached.
     """
 
     def __init__(self, real_trial: Callable[[int], dict], model_trial: Callable[[int], dict]):
         self._real_trial = real_trial
         self._model_trial = model_trial
-        self._counter = _Counter()
-        self._queues: dict[str, list[float]] = {}
+        self._real: dict[int, dict] = {}
         self._model: dict[int, dict] = {}
 
     def real(self, key: str) -> Callable[[], float]:
+        runs = _Counter()
+
         def run() -> float:
-            if not self._queues.get(key):
-                values = self._real_trial(self._counter.next())
-                for k, v in values.items():
-                    self._queues.setdefault(k, []).append(v)
-            return self._queues[key].pop(0)
+            k = runs.next()
+            if k not in self._real:
+                self._real[k] = self._real_trial(k)
+            return self._real[k][key]
         return run
 
     def model(self, key: str) -> Callable[[int], float]:
