@@ -231,6 +231,13 @@ def _last_delivery(trace: list[dict], node: int, kinds: tuple[str, ...],
     return times[-1]
 
 
+def _last_answer(trace: list[dict], holder: int, before_ns: float) -> int:
+    """Time of the holder's last lease answer (the grant's or a keep-alive's) before
+    `before_ns`."""
+    return _last_delivery(trace, holder, ("LeaseGrantResp", "KeepAliveResp"),
+                          before_ns=before_ns)
+
+
 def _delete_seen(trace: list[dict], watcher: int, after_ns: int) -> tuple[float, float]:
     """The watcher's first WatchEvent after `after_ns` (delivered or held): (arrival, sent by
     the service). inf if none."""
@@ -286,12 +293,10 @@ def _model_min_ttl(seed: int) -> dict:
     pause_at = _dur((3 + phase(seed)) * NS_PER_S)
     first = _trace("etcd-lease-min-ttl.ron", seed, pause_at=pause_at, lessor_phase="None")
     t_pause, holder = _fault(first, "^pause")
-    answered_ns = _last_delivery(first, holder, ("LeaseGrantResp", "KeepAliveResp"),
-                                 before_ns=t_pause)
+    answered_ns = _last_answer(first, holder, t_pause)
     trace = _trace("etcd-lease-min-ttl.ron", seed, pause_at=pause_at,
                    lessor_phase=_lessor_phase_ron(answered_ns, _MIN_TTL_PHASES_S.get(seed)))
-    _check_same_until(answered_ns, _last_delivery(trace, holder, ("LeaseGrantResp", "KeepAliveResp"),
-                                                  before_ns=t_pause), "last answer")
+    _check_same_until(answered_ns, _last_answer(trace, holder, t_pause), "last answer")
     watcher = 1 - holder
     renewed_ns = _last_delivery(trace, members, ("LeaseGrant", "KeepAlive"), from_node=holder)
     seen_ns, deleted_ns = _delete_seen(trace, watcher, t_pause)
@@ -406,15 +411,13 @@ def _model_paused_lease(seed: int, shift_s: float, phase_s: Optional[float]) -> 
                    lessor_phase="None")
     t_claim, holder = _first_claim(first, 2)
     pause_ns = t_claim + fault_offset_s(seed) * NS_PER_S
-    answered_ns = _last_delivery(first, holder, ("LeaseGrantResp", "KeepAliveResp"),
-                                 before_ns=pause_ns)
+    answered_ns = _last_answer(first, holder, pause_ns)
     trace = _trace("etcd-holder-paused.ron", seed, shift=shift, pause_at=_dur(pause_ns),
                    lessor_phase=_lessor_phase_ron(answered_ns, phase_s))
     t_pause, paused = _fault(trace, r"^pause .*\(leader\)")
     if paused != holder:
         raise HarnessError(f"the pause hit n{paused}, not the holder n{holder}")
-    _check_same_until(answered_ns, _last_delivery(trace, holder, ("LeaseGrantResp", "KeepAliveResp"),
-                                                  before_ns=t_pause), "last answer")
+    _check_same_until(answered_ns, _last_answer(trace, holder, t_pause), "last answer")
     seen_ns, _ = _delete_seen(trace, 1 - holder, t_pause)
     return _s(seen_ns - answered_ns)
 
