@@ -54,13 +54,15 @@ impl LocalClock {
         if self.frozen {
             return self.offset_ns;
         }
-        let elapsed = i128::from(true_ns - self.base_ns);
-        // Without drift the 128-bit division (a library call, ~100 cycles) is the identity.
-        let scaled = match self.drift_ppm {
-            0 => elapsed,
-            ppm => elapsed * (MILLION + i128::from(ppm)) / MILLION,
-        };
-        clamp_i64(i128::from(self.offset_ns) + scaled)
+        let elapsed = true_ns - self.base_ns;
+        match self.drift_ppm {
+            // The common case, read several times per event: no 128-bit arithmetic.
+            0 => self.offset_ns.saturating_add_unsigned(elapsed),
+            ppm => {
+                let scaled = i128::from(elapsed) * (MILLION + i128::from(ppm)) / MILLION;
+                clamp_i64(i128::from(self.offset_ns) + scaled)
+            }
+        }
     }
 
     /// The first true time at or after `now_ns` when the clock reads at least `local_ns`
@@ -72,13 +74,16 @@ impl LocalClock {
         if self.frozen {
             return Nanos::MAX;
         }
+        if self.drift_ppm == 0 {
+            // `local_ns` is above the reading now, so above `offset_ns`: the difference is a
+            // positive number of nanoseconds, and the time past `now_ns`.
+            let local_elapsed = local_ns.abs_diff(self.offset_ns);
+            return self.base_ns.saturating_add(local_elapsed).max(now_ns);
+        }
         let rate = MILLION + i128::from(self.drift_ppm);
         let local_elapsed = i128::from(local_ns) - i128::from(self.offset_ns);
         // Ceiling division: the timer must not fire before its local deadline.
-        let true_elapsed = match self.drift_ppm {
-            0 => local_elapsed,
-            _ => (local_elapsed * MILLION + rate - 1) / rate,
-        };
+        let true_elapsed = (local_elapsed * MILLION + rate - 1) / rate;
         let at = i128::from(self.base_ns) + true_elapsed;
         at.clamp(i128::from(now_ns), i128::from(u64::MAX)) as Nanos
     }
@@ -151,6 +156,9 @@ pub struct NodeClocks {
     monotonic: LocalClock,
     wall: LocalClock,
     timers: TimerClock,
+    /// The wall clock reads what the timer clock does: it times the node's timers, or no
+    /// step or suspend has yet set the two apart (they share offset and drift until then).
+    wall_is_timer_clock: bool,
 }
 
 impl NodeClocks {
@@ -161,6 +169,7 @@ impl NodeClocks {
             monotonic: clock.clone(),
             wall: clock,
             timers,
+            wall_is_timer_clock: true,
         }
     }
 
@@ -198,6 +207,17 @@ impl NodeClocks {
         self.wall.local_at(now_ns)
     }
 
+    /// Both readings, the timer clock's and the wall clock's, at `now_ns` (every handler call
+    /// takes both): one computation while the two clocks agree.
+    pub fn readings(&self, now_ns: Nanos) -> (LocalNanos, LocalNanos) {
+        let timer = self.timer_reading(now_ns);
+        if self.wall_is_timer_clock {
+            debug_assert_eq!(timer, self.wall_reading(now_ns));
+            return (timer, timer);
+        }
+        (timer, self.wall_reading(now_ns))
+    }
+
     /// The drift now in force, in parts per million (both clocks share it).
     pub fn drift_ppm(&self) -> i64 {
         self.wall.drift_ppm()
@@ -207,6 +227,7 @@ impl NodeClocks {
     /// its wall clock).
     pub fn step_wall(&mut self, now_ns: Nanos, delta_ns: i64) {
         self.wall.jump(now_ns, delta_ns);
+        self.wall_is_timer_clock = self.timers == TimerClock::Wall;
     }
 
     /// Changes the rate of both clocks (NTP slew, a failing oscillator).
@@ -220,6 +241,7 @@ impl NodeClocks {
     /// counted the suspend, as after an NTP or RTC correction.
     pub fn suspend(&mut self, now_ns: Nanos) {
         self.monotonic.freeze(now_ns);
+        self.wall_is_timer_clock = self.timers == TimerClock::Wall;
     }
 
     /// The machine runs again.
@@ -345,5 +367,51 @@ mod tests {
         clocks.set_drift(0, 500_000);
         assert_eq!(clocks.timer_reading(NANOS_PER_SEC), 1_500_000_000);
         assert_eq!(clocks.wall_reading(NANOS_PER_SEC), 1_500_000_000);
+    }
+
+    /// The readings in 128-bit arithmetic, as the clock computed them before the drift-free
+    /// fast path: the fast path must agree everywhere, extremes included.
+    fn reference_local_at(offset_ns: i64, base_ns: Nanos, true_ns: Nanos) -> LocalNanos {
+        clamp_i64(i128::from(offset_ns) + i128::from(true_ns - base_ns))
+    }
+
+    fn reference_true_when(offset_ns: i64, base_ns: Nanos, local_ns: i64, now_ns: Nanos) -> Nanos {
+        if reference_local_at(offset_ns, base_ns, now_ns) >= local_ns {
+            return now_ns;
+        }
+        let at = i128::from(base_ns) + i128::from(local_ns) - i128::from(offset_ns);
+        at.clamp(i128::from(now_ns), i128::from(u64::MAX)) as Nanos
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_drift_free_clock_reads_as_in_128_bit_arithmetic(
+            offset_ns in proptest::prop_oneof![
+                proptest::prelude::any::<i64>(),
+                proptest::prelude::Just(i64::MIN),
+                proptest::prelude::Just(i64::MAX),
+                -1_000_000i64..1_000_000,
+            ],
+            jump_at_ns in 0u64..u64::MAX / 4,
+            after_ns in proptest::prop_oneof![proptest::prelude::any::<u64>(), 0u64..1_000_000],
+            local_ns in proptest::prop_oneof![
+                proptest::prelude::any::<i64>(),
+                proptest::prelude::Just(i64::MAX),
+            ],
+        ) {
+            // A jump rebases the clock: `base_ns` is then `jump_at_ns`.
+            let mut clock = LocalClock::new(0, 0);
+            clock.jump(jump_at_ns, 0);
+            clock.offset_ns = offset_ns;
+            let now_ns = jump_at_ns.saturating_add(after_ns);
+            proptest::prop_assert_eq!(
+                clock.local_at(now_ns),
+                reference_local_at(offset_ns, jump_at_ns, now_ns)
+            );
+            proptest::prop_assert_eq!(
+                clock.true_when(local_ns, now_ns),
+                reference_true_when(offset_ns, jump_at_ns, local_ns, now_ns)
+            );
+        }
     }
 }

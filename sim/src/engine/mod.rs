@@ -277,6 +277,9 @@ pub struct Sim<'t, P: Process> {
     slab: Slab<EventData<P::Msg>>,
     /// Timer slots per process: the algorithm's kinds plus the workload's.
     slots_per_node: usize,
+    /// Timer slots in all (`slots_per_node` per process): queue handles below it are timers,
+    /// the rest slab entries offset by it.
+    timer_slots: u32,
     processes: Vec<P>,
     nodes: Vec<NodeState<P::Msg, P::Timer, P::Durable>>,
     outbox: Vec<Effect<P::Msg, P::Timer, P::Durable>>,
@@ -376,6 +379,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 free: Vec::new(),
             },
             slots_per_node,
+            timer_slots: u32::try_from(count * slots_per_node).expect("timer slots fit a u32"),
             processes,
             nodes,
             outbox: Vec::with_capacity(64),
@@ -487,8 +491,9 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Runs to the configured duration (or event limit) and reports.
     pub fn run(&mut self) -> RunReport {
         self.start();
+        let event_limit = self.max_events.unwrap_or(u64::MAX);
         loop {
-            if self.max_events.is_some_and(|m| self.events >= m) {
+            if self.events >= event_limit {
                 break;
             }
             // An event past the end is taken and dropped: nothing runs after the loop.
@@ -535,7 +540,7 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn queue_slots(&self) -> usize {
-        self.processes.len() * self.slots_per_node
+        self.timer_slots as usize
     }
 
     fn push_event(&mut self, at_ns: Nanos, data: EventData<P::Msg>) {

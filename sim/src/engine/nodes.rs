@@ -66,8 +66,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let stream = self.stream_config().is_some();
         let state = &mut self.nodes[index];
-        let local = state.clocks.timer_reading(self.now);
-        let wall = state.clocks.wall_reading(self.now);
+        let (local, wall) = state.clocks.readings(self.now);
         let members = self.config.members;
         let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox)
             .with_wall_now(wall)
@@ -306,9 +305,11 @@ impl<'t, P: Process> Sim<'t, P> {
         self.message_stats[kind].sent += 1;
         // A leader's own traffic (heartbeats, renewals, writes, and what answers it) is the
         // steady state, not the election another node has opened.
-        let steady = self.leadership.believes(from) || self.leadership.believes(to);
-        if let Some(open) = self.open_election.as_mut().filter(|_| !steady) {
-            open.sent_by_kind[kind] += 1;
+        if let Some(open) = self.open_election.as_mut() {
+            let steady = self.leadership.believes(from) || self.leadership.believes(to);
+            if !steady {
+                open.sent_by_kind[kind] += 1;
+            }
         }
         if to != self.resource_id && self.stream_config().is_some() {
             self.stream_send(from, to, payload);
