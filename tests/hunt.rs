@@ -320,11 +320,14 @@ fn run_with_a_seed_runs_what_that_seed_of_the_hunt_ran() {
 /// included: etcd's waiters on the Stream transport once never heard of a new leader behind a
 /// predecessor that was not the leader (7 of the first 100 etcd-nemesis seeds failed; seeds 3
 /// and 15 among them), until they observed the leader's key as clientv3's Election.Observe does.
+/// ZooKeeper's waiters had the same gap in the check (seed 793 the first of 12 in 10,000),
+/// until a connected waiter counted as asking who leads, as real applications do.
 #[test]
-fn the_etcd_hunts_first_seeds_are_clean_liveness_included() {
+fn the_service_hunts_first_seeds_are_clean_liveness_included() {
     for (scenario, seeds) in [
         ("scenarios/etcd-nemesis.ron", "1..201"),
         ("scenarios/lease-gc-pause.ron", "2182..=2182"),
+        ("scenarios/zk-nemesis.ron", "1..=1000"),
     ] {
         let o = splitbrain([
             "hunt",

@@ -1,11 +1,27 @@
 //! The liveness check: after the last fault heals, a leader that every live, connected member
 //! recognises must appear within a bound. Incremental: each handler updates one member's
 //! recognised leader, and a count per leader says when everyone agrees.
+//!
+//! A member that learns who leads only by asking the service ([`Recognition::OnDemand`]: a
+//! ZooKeeper recipe waiter, as `LeaderLatch.getLeader()` reads the children when called)
+//! recognises whatever leader its next question would show: it agrees with a leader that
+//! names itself and that every other member naming a leader names too (docs/engine.md,
+//! "Liveness").
 
 use crate::ids::NodeId;
 use crate::report::LivenessVerdict;
 use crate::time::{format_duration, Nanos};
 use std::collections::BTreeMap;
+
+/// What a member says about who leads, as the liveness check reads it after its handlers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recognition {
+    /// It names this leader (itself included), or nobody.
+    Names(Option<NodeId>),
+    /// It does not keep track of who leads and can ask the service now
+    /// ([`crate::Process::learns_leader_on_demand`]).
+    OnDemand,
+}
 
 #[derive(Debug)]
 enum Phase {
@@ -16,6 +32,8 @@ enum Phase {
         in_group: Vec<bool>,
         group_size: usize,
         votes: BTreeMap<NodeId, usize>,
+        /// Members of the group that would ask ([`Recognition::OnDemand`]).
+        on_demand: usize,
     },
     Done(LivenessVerdict),
 }
@@ -25,8 +43,8 @@ enum Phase {
 pub struct LivenessMonitor {
     pub(crate) quiet_from_ns: Nanos,
     pub(crate) bound_ns: Nanos,
-    /// The leader each member recognises, updated after each of its handlers.
-    recognised: Vec<Option<NodeId>>,
+    /// What each member recognises, updated after each of its handlers.
+    recognised: Vec<Recognition>,
     phase: Phase,
 }
 
@@ -35,7 +53,7 @@ impl LivenessMonitor {
         Self {
             quiet_from_ns: 0,
             bound_ns,
-            recognised: vec![None; members],
+            recognised: vec![Recognition::Names(None); members],
             phase: Phase::Waiting,
         }
     }
@@ -63,16 +81,20 @@ impl LivenessMonitor {
         }
         let mut in_group = vec![false; self.recognised.len()];
         let mut votes = BTreeMap::new();
+        let mut on_demand = 0;
         for node in &group {
             in_group[node.index()] = true;
-            if let Some(leader) = self.recognised[node.index()] {
-                *votes.entry(leader).or_insert(0) += 1;
+            match self.recognised[node.index()] {
+                Recognition::Names(Some(leader)) => *votes.entry(leader).or_insert(0) += 1,
+                Recognition::Names(None) => {}
+                Recognition::OnDemand => on_demand += 1,
             }
         }
         self.phase = Phase::Watching {
             in_group,
             group_size: group.len(),
             votes,
+            on_demand,
         };
         self.check(now);
     }
@@ -82,31 +104,40 @@ impl LivenessMonitor {
         !matches!(self.phase, Phase::Waiting)
     }
 
-    /// `node` handled an event; it now recognises `leader`.
+    /// `node` handled an event; it now recognises `seen`.
     #[inline]
-    pub fn observe(&mut self, now: Nanos, node: NodeId, leader: Option<NodeId>) {
+    pub fn observe(&mut self, now: Nanos, node: NodeId, seen: Recognition) {
         let Some(slot) = self.recognised.get_mut(node.index()) else {
             return;
         };
-        if *slot == leader {
+        if *slot == seen {
             return;
         }
-        let before = std::mem::replace(slot, leader);
+        let before = std::mem::replace(slot, seen);
         if let Phase::Watching {
-            in_group, votes, ..
+            in_group,
+            votes,
+            on_demand,
+            ..
         } = &mut self.phase
         {
             if !in_group[node.index()] {
                 return;
             }
-            if let Some(old) = before {
-                let count = votes
-                    .get_mut(&old)
-                    .expect("a recognised leader was counted");
-                *count -= 1;
+            match before {
+                Recognition::Names(Some(old)) => {
+                    let count = votes
+                        .get_mut(&old)
+                        .expect("a recognised leader was counted");
+                    *count -= 1;
+                }
+                Recognition::Names(None) => {}
+                Recognition::OnDemand => *on_demand -= 1,
             }
-            if let Some(new) = leader {
-                *votes.entry(new).or_insert(0) += 1;
+            match seen {
+                Recognition::Names(Some(new)) => *votes.entry(new).or_insert(0) += 1,
+                Recognition::Names(None) => {}
+                Recognition::OnDemand => *on_demand += 1,
             }
             self.check(now);
         }
@@ -114,7 +145,7 @@ impl LivenessMonitor {
 
     /// `node` crashed: it recognises nobody.
     pub fn forget(&mut self, now: Nanos, node: NodeId) {
-        self.observe(now, node, None);
+        self.observe(now, node, Recognition::Names(None));
     }
 
     fn check(&mut self, now: Nanos) {
@@ -122,12 +153,18 @@ impl LivenessMonitor {
             in_group,
             group_size,
             votes,
+            on_demand,
         } = &self.phase
         else {
             return;
         };
+        // Agreement: a member of the group names itself, every other member that names a
+        // leader names it, and the rest would ask. Without askers: every member names it.
         let agreed = votes.iter().find(|(leader, count)| {
-            **count == *group_size && in_group.get(leader.index()) == Some(&true)
+            **count > 0
+                && **count + *on_demand == *group_size
+                && in_group.get(leader.index()) == Some(&true)
+                && self.recognised[leader.index()] == Recognition::Names(Some(**leader))
         });
         if let Some((leader, _)) = agreed {
             let verdict = LivenessVerdict::Met {
@@ -186,17 +223,21 @@ mod tests {
         v.iter().map(|i| NodeId(*i)).collect()
     }
 
+    fn names(leader: u32) -> Recognition {
+        Recognition::Names(Some(NodeId(leader)))
+    }
+
     #[test]
     fn liveness_is_met_when_the_whole_group_agrees() {
         let mut m = LivenessMonitor::new(3, 100);
-        m.observe(5, NodeId(0), Some(NodeId(0)));
+        m.observe(5, NodeId(0), names(0));
         m.start(10, ids(&[0, 1, 2]), 3, 2);
-        m.observe(11, NodeId(1), Some(NodeId(0)));
+        m.observe(11, NodeId(1), names(0));
         assert!(matches!(
             m.verdict(50),
             LivenessVerdict::Inconclusive { .. }
         ));
-        m.observe(12, NodeId(2), Some(NodeId(0)));
+        m.observe(12, NodeId(2), names(0));
         assert!(matches!(
             m.verdict(50),
             LivenessVerdict::Met { at_ns: 12, .. }
@@ -215,9 +256,79 @@ mod tests {
     fn the_deadline_without_agreement_is_a_miss() {
         let mut m = LivenessMonitor::new(3, 100);
         m.start(10, ids(&[0, 1, 2]), 3, 2);
-        m.observe(11, NodeId(1), Some(NodeId(1)));
-        m.observe(12, NodeId(2), Some(NodeId(2)));
+        m.observe(11, NodeId(1), names(1));
+        m.observe(12, NodeId(2), names(2));
         assert!(m.on_deadline().is_some());
         assert!(matches!(m.verdict(200), LivenessVerdict::Missed { .. }));
+    }
+
+    #[test]
+    fn members_that_would_ask_agree_with_a_leader_that_names_itself() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.start(10, ids(&[0, 1, 2]), 3, 2);
+        m.observe(11, NodeId(1), Recognition::OnDemand);
+        m.observe(12, NodeId(2), Recognition::OnDemand);
+        assert!(
+            matches!(m.verdict(50), LivenessVerdict::Inconclusive { .. }),
+            "askers alone make no leader"
+        );
+        m.observe(13, NodeId(0), names(0));
+        assert!(matches!(
+            m.verdict(50),
+            LivenessVerdict::Met {
+                at_ns: 13,
+                leader: NodeId(0),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn askers_do_not_hide_a_member_that_names_another_leader() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.observe(5, NodeId(2), Recognition::OnDemand);
+        m.observe(6, NodeId(1), names(2));
+        m.start(10, ids(&[0, 1, 2]), 3, 2);
+        m.observe(11, NodeId(0), names(0));
+        assert!(
+            matches!(m.verdict(50), LivenessVerdict::Inconclusive { .. }),
+            "n1 names n2, a member that would ask and does not lead"
+        );
+        m.observe(12, NodeId(1), names(0));
+        assert!(matches!(
+            m.verdict(50),
+            LivenessVerdict::Met {
+                at_ns: 12,
+                leader: NodeId(0),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_member_that_stops_asking_and_names_nobody_blocks_agreement() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.observe(5, NodeId(1), Recognition::OnDemand);
+        m.observe(6, NodeId(2), Recognition::OnDemand);
+        m.observe(7, NodeId(2), Recognition::Names(None));
+        m.start(10, ids(&[0, 1, 2]), 3, 2);
+        m.observe(11, NodeId(0), names(0));
+        assert!(
+            m.on_deadline().is_some(),
+            "n2 cannot ask (nor names anyone)"
+        );
+    }
+
+    #[test]
+    fn a_leader_named_by_the_others_must_name_itself_not_ask() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.start(10, ids(&[0, 1, 2]), 3, 2);
+        m.observe(11, NodeId(1), names(0));
+        m.observe(12, NodeId(2), names(0));
+        m.observe(13, NodeId(0), Recognition::OnDemand);
+        assert!(
+            m.on_deadline().is_some(),
+            "n0 would ask who leads: it does not lead, whatever the others' last view says"
+        );
     }
 }

@@ -382,4 +382,14 @@ pub trait Process {
     fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64>;
     /// The leader this process recognises (itself included), for the liveness check.
     fn known_leader(&self) -> Option<NodeId>;
+    /// Whether this process, now, keeps no track of who leads but would learn it by asking
+    /// the service when it needs to, as a ZooKeeper recipe waiter does (Curator's
+    /// `LeaderLatch.getLeader()` and kazoo's `Election.contenders()` read the children when
+    /// called; only the predecessor's deletion is ever pushed to a waiter). The liveness check
+    /// then counts it as recognising the leader the others agree on, not its last view
+    /// (`known_leader`). A process that cannot ask now (no connection, no session) must say
+    /// false. Default: false.
+    fn learns_leader_on_demand(&self) -> bool {
+        false
+    }
 }

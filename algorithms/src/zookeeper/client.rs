@@ -46,6 +46,8 @@ pub struct ZkClient {
     /// `Stream`: the client closed or lost its connection and has not heard the server on a
     /// new one yet; the first answer re-reads the children and re-sets the watch.
     reconnecting: bool,
+    /// Messages travel on `Stream` connections (learnt at the first handler call).
+    on_stream: bool,
 }
 
 impl ZkClient {
@@ -65,6 +67,7 @@ impl ZkClient {
             seen_zxid: 0,
             leader_seen: None,
             reconnecting: false,
+            on_stream: false,
         }
     }
 
@@ -91,6 +94,19 @@ impl ZkClient {
             && (self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired
                 || self.connected(now));
         serving.then_some(self.czxid)
+    }
+
+    /// Whether the client keeps no track of who leads but could ask now: a waiter of the
+    /// predecessor recipe on `Stream`, with its connection up. Such a waiter hears only of
+    /// its predecessor's deletion; a real application asks on demand (Curator
+    /// `LeaderLatch.getLeader()`, kazoo `Election.contenders()`: a getChildren when
+    /// called). A herd waiter hears of every change, and on `Datagram` the model's waiters
+    /// re-read the children once per session timeout: both keep track.
+    pub fn learns_leader_on_demand(&self) -> bool {
+        self.on_stream
+            && self.config.recipe == ZkRecipe::Predecessor
+            && matches!(self.phase, ZkPhase::Waiting { .. })
+            && !self.reconnecting
     }
 
     /// The client itself when it leads, else the owner of the lowest child it last saw.
@@ -184,6 +200,7 @@ impl ZkClient {
 
     /// A client connects at once.
     pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.on_stream = ctx.stream();
         self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }

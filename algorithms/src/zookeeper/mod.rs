@@ -123,4 +123,11 @@ impl Process for ZkProcess {
             ZkProcess::Service(_) => None,
         }
     }
+
+    fn learns_leader_on_demand(&self) -> bool {
+        match self {
+            ZkProcess::Client(c) => c.learns_leader_on_demand(),
+            ZkProcess::Service(_) => false,
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 use super::{EventData, Held, Payload, Sim, Via};
 use crate::ids::NodeId;
+use crate::liveness::Recognition;
 use crate::network::Transit;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
 use crate::resource::WriteVerdict;
@@ -165,8 +166,13 @@ impl<'t, P: Process> Sim<'t, P> {
         let broken = self.checker.on_term(self.now, node, term);
         self.flag(broken);
         if index < self.config.members {
-            let leader = self.processes[index].known_leader();
-            self.liveness.observe(self.now, node, leader);
+            let process = &self.processes[index];
+            let seen = if process.learns_leader_on_demand() {
+                Recognition::OnDemand
+            } else {
+                Recognition::Names(process.known_leader())
+            };
+            self.liveness.observe(self.now, node, seen);
         }
     }
 

@@ -65,6 +65,9 @@ struct Toy {
     restarts: u32,
     /// (peer, local time) of every broken connection heard of.
     disconnects: Vec<(NodeId, LocalNanos)>,
+    /// Says it learns who leads by asking ([`Process::learns_leader_on_demand`]) while it
+    /// does not lead.
+    asks: bool,
 }
 
 type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
@@ -173,6 +176,10 @@ impl Process for Toy {
 
     fn known_leader(&self) -> Option<NodeId> {
         self.leader
+    }
+
+    fn learns_leader_on_demand(&self) -> bool {
+        self.asks && self.leader != self.me
     }
 }
 
@@ -505,6 +512,35 @@ fn liveness_is_missed_when_nobody_leads_within_the_bound() {
         .violations
         .iter()
         .any(|v| v.invariant == Invariant::Liveness));
+}
+
+fn asker() -> Toy {
+    Toy {
+        asks: true,
+        ..Toy::default()
+    }
+}
+
+#[test]
+fn members_that_would_ask_recognise_the_leader_at_its_claim() {
+    let c = config(3, S);
+    let (report, _) = run(c, vec![Toy::claims(10 * MS, 1), asker(), asker()]);
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Met { leader: NodeId(0), at_ns, .. } if at_ns == 10 * MS),
+        "{:?}",
+        report.liveness
+    );
+}
+
+#[test]
+fn members_that_would_ask_make_no_leader_of_their_own() {
+    let c = config(3, 2 * S);
+    let (report, _) = run(c, vec![asker(), asker(), asker()]);
+    assert!(
+        matches!(report.liveness, LivenessVerdict::Missed { .. }),
+        "{:?}",
+        report.liveness
+    );
 }
 
 #[test]
