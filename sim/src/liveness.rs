@@ -4,9 +4,10 @@
 //!
 //! A member that learns who leads only by asking the service ([`Recognition::OnDemand`]: a
 //! ZooKeeper recipe waiter, as `LeaderLatch.getLeader()` reads the children when called)
-//! recognises whatever leader its next question would show: it agrees with a leader that
-//! names itself and that every other member naming a leader names too (docs/engine.md,
-//! "Liveness").
+//! recognises what its question would show now: the service's answer (the service process's
+//! own `known_leader`, [`LivenessMonitor::observe_answer`]). It agrees with a leader the
+//! service names, that names itself, and that every other member naming a leader names too
+//! (docs/engine.md, "Liveness").
 
 use crate::ids::NodeId;
 use crate::report::LivenessVerdict;
@@ -45,6 +46,9 @@ pub struct LivenessMonitor {
     pub(crate) bound_ns: Nanos,
     /// What each member recognises, updated after each of its handlers.
     recognised: Vec<Recognition>,
+    /// Whom the coordination service would name if asked now (`None` without a service,
+    /// while it is down, or while nobody holds the seat), updated after each of its handlers.
+    answer: Option<NodeId>,
     phase: Phase,
 }
 
@@ -54,6 +58,7 @@ impl LivenessMonitor {
             quiet_from_ns: 0,
             bound_ns,
             recognised: vec![Recognition::Names(None); members],
+            answer: None,
             phase: Phase::Waiting,
         }
     }
@@ -148,6 +153,15 @@ impl LivenessMonitor {
         self.observe(now, node, Recognition::Names(None));
     }
 
+    /// The service handled an event (or went down: `None`); asked now, it would name
+    /// `answer`.
+    pub fn observe_answer(&mut self, now: Nanos, answer: Option<NodeId>) {
+        if self.answer != answer {
+            self.answer = answer;
+            self.check(now);
+        }
+    }
+
     fn check(&mut self, now: Nanos) {
         let Phase::Watching {
             in_group,
@@ -159,12 +173,13 @@ impl LivenessMonitor {
             return;
         };
         // Agreement: a member of the group names itself, every other member that names a
-        // leader names it, and the rest would ask. Without askers: every member names it.
+        // leader names it, and the rest would ask the service, which names it too. Without
+        // askers: every member names it.
         let agreed = votes.iter().find(|(leader, count)| {
-            **count > 0
-                && **count + *on_demand == *group_size
+            **count + *on_demand == *group_size
                 && in_group.get(leader.index()) == Some(&true)
                 && self.recognised[leader.index()] == Recognition::Names(Some(**leader))
+                && (*on_demand == 0 || self.answer == Some(**leader))
         });
         if let Some((leader, _)) = agreed {
             let verdict = LivenessVerdict::Met {
@@ -227,6 +242,14 @@ mod tests {
         Recognition::Names(Some(NodeId(leader)))
     }
 
+    /// When and on whom liveness was met so far, if it was.
+    fn met(m: &LivenessMonitor) -> Option<(Nanos, NodeId)> {
+        match m.verdict(50) {
+            LivenessVerdict::Met { at_ns, leader, .. } => Some((at_ns, leader)),
+            _ => None,
+        }
+    }
+
     #[test]
     fn liveness_is_met_when_the_whole_group_agrees() {
         let mut m = LivenessMonitor::new(3, 100);
@@ -263,72 +286,97 @@ mod tests {
     }
 
     #[test]
-    fn members_that_would_ask_agree_with_a_leader_that_names_itself() {
+    fn members_that_would_ask_agree_with_a_leader_the_service_names_and_that_names_itself() {
         let mut m = LivenessMonitor::new(3, 100);
+        m.observe_answer(5, Some(NodeId(0)));
         m.start(10, ids(&[0, 1, 2]), 3, 2);
         m.observe(11, NodeId(1), Recognition::OnDemand);
         m.observe(12, NodeId(2), Recognition::OnDemand);
-        assert!(
-            matches!(m.verdict(50), LivenessVerdict::Inconclusive { .. }),
-            "askers alone make no leader"
+        assert_eq!(
+            met(&m),
+            None,
+            "askers and an answer make no leader: n0 does not name itself yet"
         );
         m.observe(13, NodeId(0), names(0));
-        assert!(matches!(
-            m.verdict(50),
-            LivenessVerdict::Met {
-                at_ns: 13,
-                leader: NodeId(0),
-                ..
-            }
-        ));
+        assert_eq!(met(&m), Some((13, NodeId(0))));
+    }
+
+    #[test]
+    fn askers_do_not_agree_with_a_leader_the_service_does_not_name() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.start(10, ids(&[0, 1, 2]), 3, 2);
+        m.observe(11, NodeId(0), names(0));
+        m.observe(12, NodeId(1), Recognition::OnDemand);
+        m.observe(13, NodeId(2), Recognition::OnDemand);
+        m.observe_answer(14, Some(NodeId(2)));
+        m.observe_answer(15, None);
+        assert_eq!(
+            met(&m),
+            None,
+            "the service names n2, then nobody: asking would not show n0"
+        );
+        m.observe_answer(16, Some(NodeId(0)));
+        assert_eq!(met(&m), Some((16, NodeId(0))));
+    }
+
+    #[test]
+    fn without_askers_the_service_answer_does_not_matter() {
+        let mut m = LivenessMonitor::new(2, 100);
+        m.observe_answer(5, Some(NodeId(1)));
+        m.start(10, ids(&[0, 1]), 2, 2);
+        m.observe(11, NodeId(0), names(0));
+        m.observe(12, NodeId(1), names(0));
+        assert_eq!(met(&m), Some((12, NodeId(0))));
     }
 
     #[test]
     fn askers_do_not_hide_a_member_that_names_another_leader() {
         let mut m = LivenessMonitor::new(3, 100);
-        m.observe(5, NodeId(2), Recognition::OnDemand);
-        m.observe(6, NodeId(1), names(2));
+        m.observe_answer(5, Some(NodeId(0)));
+        m.observe(6, NodeId(2), Recognition::OnDemand);
+        m.observe(7, NodeId(1), names(2));
         m.start(10, ids(&[0, 1, 2]), 3, 2);
         m.observe(11, NodeId(0), names(0));
-        assert!(
-            matches!(m.verdict(50), LivenessVerdict::Inconclusive { .. }),
-            "n1 names n2, a member that would ask and does not lead"
+        assert_eq!(
+            met(&m),
+            None,
+            "n1 names n2 (n0 has one vote and one asker of three)"
         );
         m.observe(12, NodeId(1), names(0));
-        assert!(matches!(
-            m.verdict(50),
-            LivenessVerdict::Met {
-                at_ns: 12,
-                leader: NodeId(0),
-                ..
-            }
-        ));
+        assert_eq!(met(&m), Some((12, NodeId(0))));
     }
 
     #[test]
-    fn a_member_that_stops_asking_and_names_nobody_blocks_agreement() {
-        let mut m = LivenessMonitor::new(3, 100);
-        m.observe(5, NodeId(1), Recognition::OnDemand);
-        m.observe(6, NodeId(2), Recognition::OnDemand);
-        m.observe(7, NodeId(2), Recognition::Names(None));
-        m.start(10, ids(&[0, 1, 2]), 3, 2);
-        m.observe(11, NodeId(0), names(0));
-        assert!(
-            m.on_deadline().is_some(),
-            "n2 cannot ask (nor names anyone)"
-        );
+    fn an_asker_that_stops_asking_or_crashes_while_watched_blocks_agreement() {
+        for stop in [
+            |m: &mut LivenessMonitor| m.observe(12, NodeId(2), Recognition::Names(None)),
+            |m: &mut LivenessMonitor| m.forget(12, NodeId(2)),
+        ] {
+            let mut m = LivenessMonitor::new(3, 100);
+            m.observe_answer(5, Some(NodeId(0)));
+            m.start(10, ids(&[0, 1, 2]), 3, 2);
+            m.observe(11, NodeId(1), Recognition::OnDemand);
+            m.observe(11, NodeId(2), Recognition::OnDemand);
+            stop(&mut m);
+            m.observe(13, NodeId(0), names(0));
+            assert!(
+                m.on_deadline().is_some(),
+                "n2 can no longer ask (nor names anyone)"
+            );
+        }
     }
 
     #[test]
     fn a_leader_named_by_the_others_must_name_itself_not_ask() {
         let mut m = LivenessMonitor::new(3, 100);
+        m.observe_answer(5, Some(NodeId(0)));
         m.start(10, ids(&[0, 1, 2]), 3, 2);
         m.observe(11, NodeId(1), names(0));
         m.observe(12, NodeId(2), names(0));
         m.observe(13, NodeId(0), Recognition::OnDemand);
         assert!(
             m.on_deadline().is_some(),
-            "n0 would ask who leads: it does not lead, whatever the others' last view says"
+            "n0 would ask who leads: it does not lead, whatever the others and the service say"
         );
     }
 }

@@ -380,15 +380,15 @@ pub trait Process {
     /// The fencing token to write with, if the process believes it leads by its own clock
     /// at `local_now_ns` and is willing to serve; asked by the workload before every write.
     fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64>;
-    /// The leader this process recognises (itself included), for the liveness check.
+    /// The leader this process recognises (itself included), for the liveness check. For the
+    /// coordination service (the process after the members): whom it would name if a client
+    /// asked who leads now (`None` if it cannot tell).
     fn known_leader(&self) -> Option<NodeId>;
-    /// Whether this process, now, keeps no track of who leads but would learn it by asking
-    /// the service when it needs to, as a ZooKeeper recipe waiter does (Curator's
-    /// `LeaderLatch.getLeader()` and kazoo's `Election.contenders()` read the children when
-    /// called; only the predecessor's deletion is ever pushed to a waiter). The liveness check
-    /// then counts it as recognising the leader the others agree on, not its last view
-    /// (`known_leader`). A process that cannot ask now (no connection, no session) must say
-    /// false. Default: false.
+    /// Whether this member, now, keeps no track of who leads but would learn it by asking the
+    /// service when it needs to (a ZooKeeper recipe waiter). The liveness check then counts
+    /// it as recognising what the service's `known_leader` names, not its own last view. A
+    /// member that knows it cannot ask now (no connection, no session) says false. Default:
+    /// false.
     fn learns_leader_on_demand(&self) -> bool {
         false
     }

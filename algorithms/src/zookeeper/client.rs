@@ -46,7 +46,7 @@ pub struct ZkClient {
     /// `Stream`: the client closed or lost its connection and has not heard the server on a
     /// new one yet; the first answer re-reads the children and re-sets the watch.
     reconnecting: bool,
-    /// Messages travel on `Stream` connections (learnt at the first handler call).
+    /// Messages travel on `Stream` connections (learnt at the start; a restart keeps it).
     on_stream: bool,
 }
 
@@ -96,12 +96,14 @@ impl ZkClient {
         serving.then_some(self.czxid)
     }
 
-    /// Whether the client keeps no track of who leads but could ask now: a waiter of the
-    /// predecessor recipe on `Stream`, with its connection up. Such a waiter hears only of
-    /// its predecessor's deletion; a real application asks on demand (Curator
-    /// `LeaderLatch.getLeader()`, kazoo `Election.contenders()`: a getChildren when
-    /// called). A herd waiter hears of every change, and on `Datagram` the model's waiters
-    /// re-read the children once per session timeout: both keep track.
+    /// Whether the client keeps no track of who leads but would ask: a waiter of the
+    /// predecessor recipe on `Stream` that has not noticed a lost connection. Such a waiter
+    /// hears only of its predecessor's deletion; a real application asks on demand (Curator
+    /// `LeaderLatch.getLeader()` polls the server; kazoo `Election.contenders()` is a
+    /// `get_children`). A herd waiter hears of every change, and on `Datagram` the model's
+    /// waiters re-read the children once per session timeout: both keep track. A silent cut
+    /// is noticed up to 2/3 of the session timeout late (`ZkTimer::Disconnect`); until then
+    /// the waiter still counts as asking.
     pub fn learns_leader_on_demand(&self) -> bool {
         self.on_stream
             && self.config.recipe == ZkRecipe::Predecessor
@@ -109,12 +111,12 @@ impl ZkClient {
             && !self.reconnecting
     }
 
-    /// The client itself when it leads, else the owner of the lowest child it last saw.
+    /// The client itself while it leads and serves (has claimed and not stepped down), nobody
+    /// while it leads without serving, else the owner of the lowest child it last saw.
     pub fn known_leader(&self) -> Option<NodeId> {
-        if self.phase == ZkPhase::Leading {
-            Some(self.me)
-        } else {
-            self.leader_seen
+        match self.phase {
+            ZkPhase::Leading => self.claimed.then_some(self.me),
+            _ => self.leader_seen,
         }
     }
 
@@ -127,6 +129,9 @@ impl ZkClient {
 
     fn start_over(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.step_down(ctx);
+        // A new session knows who leads once it has read the children (a leader starting
+        // over must not go on naming itself).
+        self.leader_seen = None;
         self.phase = ZkPhase::Connecting;
         self.session = 0;
         self.seq = None;
@@ -209,7 +214,6 @@ impl ZkClient {
     /// session's child goes when the server expires it.
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.claimed = false;
-        self.leader_seen = None;
         self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }
@@ -223,7 +227,6 @@ impl ZkClient {
                     session: self.session,
                 },
             );
-            self.leader_seen = None;
             self.start_over(ctx);
         }
     }

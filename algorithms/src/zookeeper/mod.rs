@@ -120,7 +120,7 @@ impl Process for ZkProcess {
     fn known_leader(&self) -> Option<NodeId> {
         match self {
             ZkProcess::Client(c) => c.known_leader(),
-            ZkProcess::Service(_) => None,
+            ZkProcess::Service(s) => s.leader(),
         }
     }
 

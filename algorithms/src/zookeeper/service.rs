@@ -67,6 +67,13 @@ impl ZkService {
         self.zxid
     }
 
+    /// The owner of the lowest child: whom a client asking who leads would be told (Curator's
+    /// `LeaderLatch.getLeader()` and kazoo's `Election.contenders()` read the children and
+    /// take the first).
+    pub fn leader(&self) -> Option<NodeId> {
+        self.children.values().next().map(|(_, owner, _)| *owner)
+    }
+
     /// Live sessions (for tests).
     pub fn session_count(&self) -> usize {
         self.sessions.len()

@@ -809,3 +809,73 @@ fn on_stream_a_waiter_reads_the_children_once_and_on_datagram_it_resyncs() {
     assert_eq!(waiter_reads(stream), 2, "one read per waiter");
     assert!(waiter_reads(splitbrain_sim::Transport::Datagram) > 4);
 }
+
+/// A client of `cfg` started on `Stream` and granted session 7 at 10ms, its child (sequence
+/// 5) created at 20ms behind `children` read at 21ms.
+fn stream_waiter(cfg: &ZkConfig, children: Vec<(u64, u64, NodeId)>) -> ZkClient {
+    let mut c = ZkClient::new(NodeId(0), 3, cfg);
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId(0), 3, 0, &mut rng, &mut out).on_stream(true);
+    c.on_start(&mut ctx);
+    let session = ZkMsg::ConnectResp {
+        session: 7,
+        timeout_ns: 1000 * NANOS_PER_MILLI,
+    };
+    deliver(&mut c, 10 * MS, session);
+    deliver(&mut c, 20 * MS, ZkMsg::CreateResp { seq: 5, czxid: 7 });
+    deliver(&mut c, 21 * MS, ZkMsg::Children { zxid: 7, children });
+    c
+}
+
+/// Curator's `LeaderLatch.getLeader()` polls the server; a waiter of the recipe on `Stream`
+/// keeps no other track of who leads, so it says it would ask, unless it is reconnecting.
+/// A herd waiter and a waiter on `Datagram` keep track; a leader names itself while it serves.
+#[test]
+fn who_a_client_names_for_the_liveness_check() {
+    let children = vec![(0, 2, NodeId(1)), (2, 4, NodeId(2)), (5, 7, NodeId(0))];
+    let mut waiter = stream_waiter(&config(), children.clone());
+    assert!(waiter.learns_leader_on_demand());
+    client_call(&mut waiter, 30 * MS, |c, ctx| {
+        c.on_disconnect(ctx, NodeId(3))
+    });
+    assert!(
+        !waiter.learns_leader_on_demand(),
+        "reconnecting: it cannot ask"
+    );
+    assert_eq!(
+        waiter.known_leader(),
+        Some(NodeId(1)),
+        "its last view counts"
+    );
+
+    let herd = ZkConfig {
+        recipe: ZkRecipe::Herd,
+        ..config()
+    };
+    assert!(!stream_waiter(&herd, children.clone()).learns_leader_on_demand());
+
+    let (mut datagram, _) = client_with_session(&config(), 1000);
+    deliver(
+        &mut datagram,
+        20 * MS,
+        ZkMsg::CreateResp { seq: 5, czxid: 7 },
+    );
+    deliver(
+        &mut datagram,
+        21 * MS,
+        ZkMsg::Children { zxid: 7, children },
+    );
+    assert!(!datagram.learns_leader_on_demand());
+    assert_eq!(datagram.known_leader(), Some(NodeId(1)));
+
+    let mut leader = leader(&config());
+    assert_eq!(leader.known_leader(), Some(NodeId(0)));
+    assert!(!leader.learns_leader_on_demand());
+    deliver(&mut leader, 900 * MS, pong(7, true));
+    assert_eq!(
+        leader.known_leader(),
+        None,
+        "its session expired: it starts over and names nobody, itself least"
+    );
+}

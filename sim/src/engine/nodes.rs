@@ -165,14 +165,18 @@ impl<'t, P: Process> Sim<'t, P> {
         let term = self.processes[index].term();
         let broken = self.checker.on_term(self.now, node, term);
         self.flag(broken);
+        let process = &self.processes[index];
         if index < self.config.members {
-            let process = &self.processes[index];
             let seen = if process.learns_leader_on_demand() {
                 Recognition::OnDemand
             } else {
                 Recognition::Names(process.known_leader())
             };
             self.liveness.observe(self.now, node, seen);
+        } else if index == self.config.members {
+            // The coordination service (the process after the members): whom it would name.
+            self.liveness
+                .observe_answer(self.now, process.known_leader());
         }
     }
 
@@ -718,7 +722,11 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals -= 1;
         }
         self.leadership.end(self.now, node);
-        self.liveness.forget(self.now, node);
+        if node.index() == self.config.members {
+            self.liveness.observe_answer(self.now, None);
+        } else {
+            self.liveness.forget(self.now, node);
+        }
         self.failover_member_down();
         self.break_connections_of(node);
         self.trace_node(node, EventKind::Crash);

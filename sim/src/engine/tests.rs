@@ -521,26 +521,46 @@ fn asker() -> Toy {
     }
 }
 
+/// A service process (after the three members) that would name `leader` if asked.
+fn service_naming(leader: u32) -> Toy {
+    Toy {
+        leader: Some(NodeId(leader)),
+        ..Toy::default()
+    }
+}
+
+/// The liveness verdict of n0 claiming at 10 ms, n1 and n2 asking, and `service` (process 3)
+/// answering, under `faults`.
+fn verdict_with_askers(service: Toy, faults: Vec<FaultSpec>) -> LivenessVerdict {
+    let mut c = config(3, 2 * S);
+    c.faults = faults;
+    let processes = vec![Toy::claims(10 * MS, 1), asker(), asker(), service];
+    run(c, processes).0.liveness
+}
+
 #[test]
-fn members_that_would_ask_recognise_the_leader_at_its_claim() {
-    let c = config(3, S);
-    let (report, _) = run(c, vec![Toy::claims(10 * MS, 1), asker(), asker()]);
+fn members_that_would_ask_recognise_the_leader_the_service_names_at_its_claim() {
+    let verdict = verdict_with_askers(service_naming(0), vec![]);
     assert!(
-        matches!(report.liveness, LivenessVerdict::Met { leader: NodeId(0), at_ns, .. } if at_ns == 10 * MS),
-        "{:?}",
-        report.liveness
+        matches!(verdict, LivenessVerdict::Met { leader: NodeId(0), at_ns, .. } if at_ns == 10 * MS),
+        "{verdict:?}"
     );
 }
 
 #[test]
-fn members_that_would_ask_make_no_leader_of_their_own() {
-    let c = config(3, 2 * S);
-    let (report, _) = run(c, vec![asker(), asker(), asker()]);
-    assert!(
-        matches!(report.liveness, LivenessVerdict::Missed { .. }),
-        "{:?}",
-        report.liveness
-    );
+fn members_that_would_ask_do_not_recognise_a_leader_the_service_does_not_name() {
+    let crash_service = vec![fault(5 * MS, FaultAction::Crash(Target::Node(3)))];
+    for (service, faults) in [
+        (service_naming(1), vec![]),
+        (Toy::default(), vec![]),
+        (service_naming(0), crash_service),
+    ] {
+        let verdict = verdict_with_askers(service, faults);
+        assert!(
+            matches!(verdict, LivenessVerdict::Missed { .. }),
+            "{verdict:?}"
+        );
+    }
 }
 
 #[test]
