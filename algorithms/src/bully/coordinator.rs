@@ -46,7 +46,9 @@ impl BullyNode {
         // every higher id): a heartbeat already in flight says nothing new, the answer to
         // the ELECTION will (an OK, then a reminder or a new announcement). So for one that
         // got an OK and awaits the COORDINATOR: a reminder answers an ELECTION of a lower
-        // epoch, so it always carries a newer announcement than the one followed. (Following
+        // epoch, so the reminder answering its current ELECTION carries a newer announcement
+        // than the one followed (one answering a late duplicate of an older ELECTION may
+        // not; ignoring it only leaves the wait to its timeout). (Following
         // the old one again made a node that heard a crashed coordinator's last heartbeat
         // start a second election on the next ELECTION: 5 ELECTION and 3 OK more than the
         // textbook count, found by the counts differential test.)

@@ -869,6 +869,19 @@ fn who_a_client_names_for_the_liveness_check() {
     assert!(!datagram.learns_leader_on_demand());
     assert_eq!(datagram.known_leader(), Some(NodeId(1)));
 
+    let step_down = ZkConfig {
+        on_disconnect: ZkOnDisconnect::StepDown,
+        ..config()
+    };
+    let mut cut_off = leader(&step_down);
+    assert_eq!(cut_off.known_leader(), Some(NodeId(0)));
+    fire(&mut cut_off, 700 * MS, ZkTimer::Disconnect);
+    assert_eq!(
+        cut_off.known_leader(),
+        None,
+        "it stepped down (nothing heard for 2/3 of the timeout): it leads without serving"
+    );
+
     let mut leader = leader(&config());
     assert_eq!(leader.known_leader(), Some(NodeId(0)));
     assert!(!leader.learns_leader_on_demand());
@@ -878,4 +891,17 @@ fn who_a_client_names_for_the_liveness_check() {
         None,
         "its session expired: it starts over and names nobody, itself least"
     );
+}
+
+/// What a client asking who leads is told: the owner of the lowest child, the next once it
+/// goes (Curator's `LeaderLatch.getLeader()` takes the first participant).
+#[test]
+fn the_server_names_the_owner_of_the_lowest_child() {
+    let mut s = ZkService::new(&config());
+    assert_eq!(s.leader(), None);
+    let (first, _) = join(&mut s, 0, 1);
+    join(&mut s, 0, 2);
+    assert_eq!(s.leader(), Some(NodeId(1)));
+    call(&mut s, 10, 1, ZkMsg::CloseSession { session: first });
+    assert_eq!(s.leader(), Some(NodeId(2)));
 }
