@@ -388,11 +388,13 @@ fn zk_nemesis_seeds_whose_waiters_named_an_old_leader_meet_liveness() {
 }
 
 /// A waiter cut off from the server (the cut never heals) while the leader crashes: its
-/// last view names the crashed leader. On `Stream` it notices the lost connection and so
-/// cannot ask; on `Datagram` the model's waiters keep track by re-reading the children, and
-/// a cut-off one cannot. Either way the check reads its last view and liveness fails.
+/// last view names the crashed leader, and it cannot learn better. Members elect through the
+/// server and never talk to each other, so the group that must agree is the live members that
+/// reach the server (docs/engine.md, "Liveness"): the cut-off waiter is not in it, and the
+/// survivor that reaches the server leads. Before, the group was the mutually connected
+/// members, the cut-off waiter among them, and liveness failed on a view nobody could mend.
 #[test]
-fn a_waiter_cut_off_from_the_server_does_not_count_as_asking() {
+fn a_waiter_cut_off_from_the_server_is_not_in_the_group_that_must_agree() {
     for transport in ["Stream()", "Datagram"] {
         let report = run_text(&format!(
             r#"Scenario(
@@ -408,13 +410,42 @@ fn a_waiter_cut_off_from_the_server_does_not_count_as_asking() {
     ],
 )"#
         ));
+        let splitbrain_sim::LivenessVerdict::Met { leader, .. } = report.liveness else {
+            panic!("{transport}: {:?}", report.liveness);
+        };
+        assert_ne!(
+            leader.index(),
+            2,
+            "{transport}: the survivor that reaches the server"
+        );
+    }
+}
+
+/// With the server down for good, no member can be elected: liveness is not applicable, for
+/// that reason, not missed (and not held on the members' stale views, as etcd's were).
+#[test]
+fn a_service_down_after_the_last_fault_makes_liveness_not_applicable() {
+    for algorithm in [
+        r#"ZooKeeper(tick: "200ms", session_timeout: "2s")"#,
+        r#"Etcd(ttl: "5s")"#,
+        "K8sLease()",
+    ] {
+        let report = run_text(&format!(
+            r#"Scenario(
+    name: "service-down",
+    duration: "60s",
+    nodes: 3,
+    algorithm: {algorithm},
+    workload: (write_every: "100ms"),
+    faults: [(at: "5s", do: Crash(Service))],
+)"#
+        ));
+        let splitbrain_sim::LivenessVerdict::Impossible { reason, .. } = &report.liveness else {
+            panic!("{algorithm}: {:?}", report.liveness);
+        };
         assert!(
-            matches!(
-                report.liveness,
-                splitbrain_sim::LivenessVerdict::Missed { .. }
-            ),
-            "{transport}: {:?}",
-            report.liveness
+            reason.contains("coordination service"),
+            "{algorithm}: {reason}"
         );
     }
 }

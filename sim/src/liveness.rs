@@ -78,10 +78,7 @@ impl LivenessMonitor {
                  the algorithm needs {min_group} to elect a leader",
                 group.len()
             );
-            self.phase = Phase::Done(LivenessVerdict::Impossible {
-                quiet_from_ns: self.quiet_from_ns,
-                reason,
-            });
+            self.rule_out(now, reason);
             return;
         }
         let mut in_group = vec![false; self.recognised.len()];
@@ -102,6 +99,16 @@ impl LivenessMonitor {
             on_demand,
         };
         self.check(now);
+    }
+
+    /// The faults are over but left no way to elect a leader (the coordination service is
+    /// down): the verdict is `Impossible` for `reason`.
+    pub fn rule_out(&mut self, now: Nanos, reason: String) {
+        self.quiet_from_ns = now;
+        self.phase = Phase::Done(LivenessVerdict::Impossible {
+            quiet_from_ns: now,
+            reason,
+        });
     }
 
     /// Whether the watch has started.

@@ -336,14 +336,16 @@ pub enum LivenessVerdict {
         quiet_from_ns: Nanos,
         /// How long a leader had to appear.
         bound_ns: Nanos,
-        /// The live, mutually connected members that had to agree.
+        /// The members that had to agree: the live, mutually connected ones, or (members
+        /// electing through a coordination service) the live ones that reach the service.
         group: Vec<NodeId>,
     },
     /// The scenario itself made progress impossible; not a failure of the algorithm.
     Impossible {
         /// True time the faults were over.
         quiet_from_ns: Nanos,
-        /// Why, for people: too few live, connected members for the algorithm.
+        /// Why, for people: too few live, connected members for the algorithm, or the
+        /// coordination service down.
         reason: String,
     },
     /// Faults were still active (not all fired or healed) when the run ended.

@@ -587,9 +587,20 @@ impl<'t, P: Process> Sim<'t, P> {
             return;
         }
         self.quiet = true;
-        let group = self.live_connected_group();
-        let (members, min_group) = (self.config.members, self.info.min_group_for_progress);
-        self.liveness.start(self.now, group, members, min_group);
+        match self.service() {
+            Some(service) if self.nodes[service.index()].status == Status::Crashed => {
+                let reason = format!(
+                    "the coordination service ({service}) is down after the last fault; \
+                     no member can be elected without it"
+                );
+                self.liveness.rule_out(self.now, reason);
+            }
+            _ => {
+                let group = self.live_connected_group();
+                let (members, min_group) = (self.config.members, self.info.min_group_for_progress);
+                self.liveness.start(self.now, group, members, min_group);
+            }
+        }
         let deadline = self.liveness.deadline_ns();
         if deadline <= self.config.duration_ns {
             self.push_event(deadline, EventData::LivenessDeadline);
@@ -597,7 +608,15 @@ impl<'t, P: Process> Sim<'t, P> {
         self.trace_global(EventKind::Quiet);
     }
 
-    /// The largest group of live members that can all talk to each other both ways.
+    /// The coordination service, for algorithms whose members elect through one (the
+    /// process after the members).
+    fn service(&self) -> Option<NodeId> {
+        (self.processes.len() > self.config.members).then(|| NodeId::from(self.config.members))
+    }
+
+    /// The group that must agree on a leader: the live members that can all talk to each
+    /// other both ways or, where members elect through a coordination service and never talk
+    /// to each other, the live members that can talk both ways with the service.
     fn live_connected_group(&self) -> Vec<NodeId> {
         let live: Vec<NodeId> = (0..self.config.members)
             .map(NodeId::from)
@@ -605,6 +624,12 @@ impl<'t, P: Process> Sim<'t, P> {
             .collect();
         if !self.network.is_partitioned() {
             return live;
+        }
+        if let Some(service) = self.service() {
+            return live
+                .into_iter()
+                .filter(|member| self.network.connected(*member, service))
+                .collect();
         }
         // Greedy components over mutual connectivity (O(n^2), once per run).
         let mut assigned = vec![false; live.len()];

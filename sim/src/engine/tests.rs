@@ -549,17 +549,58 @@ fn members_that_would_ask_recognise_the_leader_the_service_names_at_its_claim() 
 
 #[test]
 fn members_that_would_ask_do_not_recognise_a_leader_the_service_does_not_name() {
-    let crash_service = vec![fault(5 * MS, FaultAction::Crash(Target::Node(3)))];
-    for (service, faults) in [
-        (service_naming(1), vec![]),
-        (Toy::default(), vec![]),
-        (service_naming(0), crash_service),
-    ] {
-        let verdict = verdict_with_askers(service, faults);
+    for service in [service_naming(1), Toy::default()] {
+        let verdict = verdict_with_askers(service, vec![]);
         assert!(
             matches!(verdict, LivenessVerdict::Missed { .. }),
             "{verdict:?}"
         );
+    }
+}
+
+/// Members elect through the service: with it down after the last fault nobody can be
+/// elected, and the verdict says so instead of judging the members' views.
+#[test]
+fn a_service_down_after_the_last_fault_makes_liveness_impossible() {
+    let crash_service = vec![fault(5 * MS, FaultAction::Crash(Target::Node(3)))];
+    let verdict = verdict_with_askers(service_naming(0), crash_service);
+    let LivenessVerdict::Impossible { reason, .. } = &verdict else {
+        panic!("{verdict:?}");
+    };
+    assert!(
+        reason.contains("coordination service (n3) is down"),
+        "{reason}"
+    );
+}
+
+/// The group that must agree, for members that elect through a service: those that reach
+/// it. n2, cut off from the leader n0 before its claim, never names it. Cut off from the
+/// service too, it is not in the group, even while it reaches n1; reaching the service, it
+/// is, and liveness is missed.
+#[test]
+fn members_cut_off_from_the_service_are_not_in_the_group() {
+    let cut = |a, b| {
+        let shape = PartitionShape::CutLink(Target::Node(a), Target::Node(b));
+        fault(5 * MS, FaultAction::Partition(shape))
+    };
+    for (faults, met) in [(vec![cut(2, 0), cut(2, 3)], true), (vec![cut(2, 0)], false)] {
+        let mut c = config(3, 2 * S);
+        c.faults = faults;
+        let processes = vec![
+            Toy::claims(10 * MS, 1),
+            asker(),
+            Toy::default(),
+            service_naming(0),
+        ];
+        let verdict = run(c, processes).0.liveness;
+        let got = matches!(
+            verdict,
+            LivenessVerdict::Met {
+                leader: NodeId(0),
+                ..
+            }
+        );
+        assert_eq!(got, met, "{verdict:?}");
     }
 }
 
