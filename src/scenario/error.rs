@@ -286,6 +286,9 @@ impl ErrorKind {
                 found,
                 expected,
             } => {
+                if context == "fault kind" && found.to_lowercase().contains("gc") {
+                    return Some(GC_PAUSE_HINT.to_string());
+                }
                 let candidates: Vec<&str> = if context == "invariant" {
                     // `liveness` parses, but only to be rejected; never suggest it.
                     Invariant::SAFETY.iter().map(|inv| inv.name()).collect()
@@ -466,6 +469,12 @@ impl ErrorKind {
         Some(hint)
     }
 }
+
+/// The hint for a fault named after a garbage-collection pause, which two faults model.
+const GC_PAUSE_HINT: &str = "a GC pause is `Stall(target, \"3s\")` when it strikes inside a \
+    handler, between the decision and its effects (the check-then-act race of a leader that \
+    checked its lease, then wrote), or `Pause(target, \"3s\")` when it freezes the process \
+    between handlers (docs/scenario-format.md, `faults`)";
 
 /// "did you mean `X`?" when one name is close, else the list of valid names.
 fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
@@ -860,6 +869,20 @@ mod tests {
         assert_eq!(
             names_hint("Explode", &kinds).as_deref(),
             Some("expected one of `Crash`, `Restart`, `Heal`")
+        );
+    }
+
+    #[test]
+    fn a_fault_named_after_a_gc_pause_is_told_of_stall_and_pause() {
+        let kind = ErrorKind::UnknownVariant {
+            context: "fault kind".into(),
+            found: "GcPause".into(),
+            expected: vec!["Pause".into(), "Stall".into()],
+        };
+        let hint = kind.hint().expect("a hint");
+        assert!(
+            hint.contains("`Stall(") && hint.contains("`Pause("),
+            "{hint}"
         );
     }
 
