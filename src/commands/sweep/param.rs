@@ -169,7 +169,7 @@ impl Param {
             Param::Algorithm(Knob {
                 shape: KnobShape::DurationRange,
                 ..
-            }) => "a range MIN..MAX of durations, like 150ms..300ms",
+            }) => "a range MIN..MAX of durations, MIN no longer than MAX, like 150ms..300ms",
             Param::Algorithm(Knob {
                 shape: KnobShape::Duration,
                 ..
@@ -185,7 +185,7 @@ impl Param {
                 )
             }
             Param::Loss => "a probability from 0 to 1, like 0.05",
-            Param::Latency => "a range MIN..MAX of durations (uniform), like 1ms..10ms, or one duration (constant), like 5ms",
+            Param::Latency => "a range MIN..MAX of durations (uniform), MIN no longer than MAX, like 1ms..10ms, or one duration (constant), like 5ms",
             Param::Fault(FaultParam::ClockJump) => "a signed duration, like 2s or -500ms",
             Param::Fault(FaultParam::Drift) => "an integer in parts per million, like 1000 or -50000",
             Param::Fault(_) => "a duration longer than zero, like 5s",
