@@ -518,6 +518,52 @@ fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A stall shorter than the renew deadline is ridden through (the old leader writes again,
+/// nobody is elected); one longer than the lease is a failover to a new leader. The table,
+/// the JSON and summary.csv count the ridden-through ones, so that a recovery time without
+/// any election behind it is not read as a failover time.
+#[test]
+fn a_sweep_counts_the_failovers_ridden_through() {
+    let out = scratch("ridden-through");
+    let dir = out.join("report");
+    let args = [
+        "sweep",
+        "scenarios/k8s-holder-stall.ron",
+        "--param",
+        "stall=100ms,5s",
+        "--trials",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let text = splitbrain(args);
+    assert_eq!(text.status.code(), Some(0), "{text:?}");
+    let table = stdout(&text);
+    let header = table
+        .lines()
+        .find(|l| l.contains("ridden through"))
+        .unwrap();
+    assert!(
+        header.contains("unresolved  ridden through  recovery p50"),
+        "{header}"
+    );
+    let o = splitbrain([&args[..], &["--json"]].concat());
+    let values = json(&o)["values"].as_array().unwrap().clone();
+    let counts: Vec<(u64, u64, u64)> = values
+        .iter()
+        .map(|v| {
+            let n = |k: &str| v[k].as_u64().unwrap();
+            (n("failovers"), n("ridden_through"), n("elections"))
+        })
+        .collect();
+    assert_eq!(counts, [(3, 3, 0), (3, 0, 3)]);
+    let files = read_folder(&dir);
+    let summary = csv_rows(&files, "summary");
+    assert_eq!(summary[0]["ridden_through"], "3");
+    assert_eq!(summary[1]["ridden_through"], "0");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn a_cluster_size_past_the_maximum_names_the_maximum() {
     let o = splitbrain([

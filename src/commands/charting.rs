@@ -236,6 +236,9 @@ pub struct GroupSummary {
     /// Failovers in the CDF (samples + unresolved; superseded ones are left out).
     pub failovers: usize,
     pub unresolved: usize,
+    /// Of `failovers`, those the old leader rode through (it wrote again in its own term
+    /// with nobody elected): their recovery is its write, and they have no election.
+    pub ridden_through: usize,
     pub recovery: Option<Distribution>,
     pub election: Option<Distribution>,
     pub detection: Option<Distribution>,
@@ -334,6 +337,9 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         seeds: runs.len(),
         failovers: recovery_series.samples_ns.len() + recovery_series.unresolved,
         unresolved: recovery_series.unresolved,
+        ridden_through: failovers()
+            .filter(|f| f.outcome == FailoverOutcome::RiddenThrough)
+            .count(),
         recovery: Distribution::from_nanos(&recovery_series.samples_ns),
         election: Distribution::from_nanos(&election_series.samples_ns),
         detection: Distribution::from_nanos(&detection_series.samples_ns),
@@ -420,6 +426,7 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         first_column,
         "failovers",
         "unresolved",
+        "ridden through",
         "recovery p50",
         "recovery p99",
         "election p50",
@@ -439,6 +446,7 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             g.label.clone(),
             g.failovers.to_string(),
             g.unresolved.to_string(),
+            g.ridden_through.to_string(),
             dur(g.recovery.map(|d| d.p50_ns)),
             dur(g.recovery.map(|d| d.p99_ns)),
             dur(g.election.map(|d| d.p50_ns)),
@@ -567,6 +575,7 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "seeds",
             "failovers",
             "unresolved",
+            "ridden_through",
             "recovery_p50_ns",
             "recovery_p90_ns",
             "recovery_p99_ns",
@@ -610,6 +619,7 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.seeds.into(),
             g.failovers.into(),
             g.unresolved.into(),
+            g.ridden_through.into(),
             g.recovery.map(|d| d.p50_ns).into(),
             g.recovery.map(|d| d.p90_ns).into(),
             g.recovery.map(|d| d.p99_ns).into(),

@@ -484,8 +484,9 @@ fn build(
     sections.push(
         Section::new("Failover time")
             .text(
-                "Recovery time of each failover: from the fault to the new leader's first \
-                 accepted write. Unresolved failovers keep a curve below 1; superseded ones \
+                "Recovery time of each failover: from the fault to the next write a leader got \
+                 accepted (the new leader's, or the same one's when it rode the fault through: \
+                 the `ridden through` column counts those; they have no election). Unresolved failovers keep a curve below 1; superseded ones \
                  are left out. Designs whose failover times are all the same share one curve \
                  (`NAME (both)`: with and without fencing). failovers.csv lists every failover \
                  of every run.",

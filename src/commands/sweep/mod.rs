@@ -658,8 +658,9 @@ fn build(
     let objective = charting::objective_line(scenario.objective.as_ref());
     let mut failover = Section::new("Failover time").text(
         "Recovery time of each failover, from the fault to the next write a leader got \
-         accepted (the new leader's, or the same one's when it rode the fault through), per \
-         value; election time is to the new leader's claim. With designs, one chart per \
+         accepted (the new leader's, or the same one's when it rode the fault through: the \
+         `ridden through` column counts those; they have no election), per value; election \
+         time is to the new leader's claim, over the failovers that had one. With designs, one chart per \
          design; with and without fencing share a curve, `NAME (both)`, where equal.",
     );
     // One chart per design (its values as curves), or one for the scenario's algorithm;
