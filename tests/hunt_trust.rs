@@ -151,6 +151,33 @@ fn merged_shards_that_are_all_there_pass() {
     assert_eq!(doc["summary"]["seeds_run"], 30);
 }
 
+/// A record file is input: counts at the edge of a u64 (a hand-edited or foreign file) sum
+/// without overflow instead of panicking (exit 101).
+#[test]
+fn merge_sums_counts_at_the_edge_of_a_u64_without_panicking() {
+    let dir = scratch("huge-counts");
+    let files = shards(&dir, "4", 1, &[0]);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let max = u64::MAX.to_string();
+    let mut edited = String::new();
+    for line in text.lines() {
+        let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+        if value.get("seed").is_some() {
+            value["events"] = serde_json::Value::from(u64::MAX);
+            for (_, count) in value["coverage"].as_object_mut().unwrap() {
+                *count = serde_json::Value::from(u64::MAX);
+            }
+        }
+        edited.push_str(&serde_json::to_string(&value).unwrap());
+        edited.push('\n');
+    }
+    assert!(edited.contains(&max));
+    std::fs::write(&files[0], edited).unwrap();
+    let o = merge(&files, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["summary"]["events"].as_u64(), Some(u64::MAX));
+}
+
 #[test]
 fn a_missing_shard_is_exit_2_naming_it_and_its_seeds() {
     let dir = scratch("absent");

@@ -97,7 +97,8 @@ impl SummaryBuilder {
         self.seeds_run += 1;
         self.first_seed.get_or_insert(record.seed);
         self.last_seed = Some(record.seed);
-        self.events += record.events;
+        // Saturating: a record file is input (merge reads it), so no sum may overflow.
+        self.events = self.events.saturating_add(record.events);
         self.failed_seeds += u64::from(record.failed());
         for failure in &record.failures {
             let group = self
@@ -164,15 +165,25 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
     for (slot, (_, value)) in seeds.iter_mut().zip(values) {
         *slot += u64::from(value > 0);
     }
-    total.split_votes += one.split_votes;
-    total.dueling_candidates += one.dueling_candidates;
-    total.stale_leader_writes += one.stale_leader_writes;
-    total.minority_elections += one.minority_elections;
-    total.leases_expired_while_leading += one.leases_expired_while_leading;
-    total.locked_out_writes += one.locked_out_writes;
-    total.leader_changes += one.leader_changes;
-    total.failovers += one.failovers;
-    total.faults += one.faults;
+    total.split_votes = total.split_votes.saturating_add(one.split_votes);
+    total.dueling_candidates = total
+        .dueling_candidates
+        .saturating_add(one.dueling_candidates);
+    total.stale_leader_writes = total
+        .stale_leader_writes
+        .saturating_add(one.stale_leader_writes);
+    total.minority_elections = total
+        .minority_elections
+        .saturating_add(one.minority_elections);
+    total.leases_expired_while_leading = total
+        .leases_expired_while_leading
+        .saturating_add(one.leases_expired_while_leading);
+    total.locked_out_writes = total
+        .locked_out_writes
+        .saturating_add(one.locked_out_writes);
+    total.leader_changes = total.leader_changes.saturating_add(one.leader_changes);
+    total.failovers = total.failovers.saturating_add(one.failovers);
+    total.faults = total.faults.saturating_add(one.faults);
 }
 
 /// 1 if any safety outcome differed, else 3 if liveness failed, else 0.
