@@ -969,3 +969,128 @@ mod commands {
         assert!(stdout(&output).contains("--check-determinism"));
     }
 }
+
+/// No output replaces the scenario file it was made from, or another output, and a scenario's
+/// name cannot send a reproducer out of `--out` (found by a black-box probe: each of these
+/// overwrote the scenario with exit 0, or wrote outside the folder).
+mod outputs_never_destroy_inputs {
+    use super::*;
+
+    /// The scenario's bytes, to compare after the command.
+    fn shipped_copy(scratch: &Scratch, name: &str) -> (PathBuf, String) {
+        let text = shipped_scenario("raft-leader-crash.ron");
+        (scratch.write(name, &text), text)
+    }
+
+    fn refused(output: &Output, needle: &str) {
+        assert_exit(output, 2);
+        assert!(stderr(output).contains(needle), "{}", stderr(output));
+    }
+
+    #[test]
+    fn a_trace_naming_the_scenario_is_refused_before_the_run() {
+        let scratch = Scratch::new("trace-over-scenario");
+        let (file, text) = shipped_copy(&scratch, "victim.ron");
+        let path = file.to_str().unwrap();
+        let output = splitbrain(["run", path, "--trace", path]);
+        refused(&output, "is also the scenario file");
+        assert!(stdout(&output).is_empty(), "refused before the run");
+        assert_eq!(fs::read_to_string(&file).unwrap(), text);
+    }
+
+    #[test]
+    fn a_report_folder_holding_the_scenario_under_a_report_name_is_refused() {
+        let scratch = Scratch::new("report-over-scenario");
+        let (file, text) = shipped_copy(&scratch, "report.md");
+        let (path, dir) = (file.to_str().unwrap(), scratch.path.to_str().unwrap());
+        for args in [
+            vec!["compare", path, "--seeds", "2", "--out", dir],
+            vec!["sweep", path, "--trials", "2", "--out", dir],
+            vec!["run", path, "--plot", dir],
+        ] {
+            let output = splitbrain(&args);
+            refused(&output, "writing the report would destroy it");
+            assert_eq!(fs::read_to_string(&file).unwrap(), text, "{args:?}");
+            assert_eq!(
+                scratch.listing(),
+                ["report.md"],
+                "{args:?}: nothing written"
+            );
+        }
+    }
+
+    #[test]
+    fn a_trace_in_the_plot_folder_under_a_report_name_is_refused() {
+        let scratch = Scratch::new("trace-in-plots");
+        let (file, _) = shipped_copy(&scratch, "s.ron");
+        let plots = scratch.path.join("plots");
+        let trace = plots.join("report.html");
+        let output = splitbrain([
+            "run",
+            file.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--plot",
+            plots.to_str().unwrap(),
+        ]);
+        refused(&output, "--trace file");
+        assert!(!plots.exists(), "nothing written");
+    }
+
+    #[test]
+    fn a_reproducer_stays_in_its_folder_and_beside_the_scenario_it_shares_a_name_with() {
+        let scratch = Scratch::new("reproducer-names");
+        let source = shipped_scenario("raft-broken-nemesis.ron");
+        let escaping = source.replace("name: \"raft-broken-nemesis\"", "name: \"../../escaped/x\"");
+        assert_ne!(
+            escaping, source,
+            "the shipped name changed: update this test"
+        );
+        let out = scratch.path.join("out");
+        fs::create_dir_all(&out).unwrap();
+        let file = scratch.write("escaping.ron", &escaping);
+        let hunt = |file: &PathBuf| {
+            splitbrain([
+                "hunt",
+                file.to_str().unwrap(),
+                "--seeds",
+                "64",
+                "--jobs",
+                "1",
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+        };
+        assert_exit(&hunt(&file), 1);
+        assert_eq!(
+            scratch.listing(),
+            ["escaping.ron", "out"],
+            "nothing outside --out"
+        );
+        let written: Vec<String> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            written.iter().all(|n| n.starts_with("_.._escaped_x-seed")),
+            "{written:?}"
+        );
+        // A scenario named as its own reproducer would be: the reproducer goes beside it.
+        let twin = out.join(&written[0]);
+        let stem = written[0].trim_end_matches(".ron").to_string();
+        let name = stem.split("-seed").next().unwrap();
+        let renamed = source.replace(
+            "name: \"raft-broken-nemesis\"",
+            &format!("name: \"{name}\""),
+        );
+        fs::write(&twin, &renamed).unwrap();
+        assert_exit(&hunt(&twin), 1);
+        assert_eq!(
+            fs::read_to_string(&twin).unwrap(),
+            renamed,
+            "the hunted file is intact"
+        );
+        assert!(out.join(format!("{stem}-shrunk.ron")).is_file());
+    }
+}

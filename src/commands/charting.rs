@@ -815,8 +815,13 @@ pub fn write(
     Ok(())
 }
 
-/// Refuses, before any run, an output path that exists and is not a folder.
-pub fn check_out_folder(dir: &std::path::Path) -> Result<(), u8> {
+/// Refuses, before any run, an output path that exists and is not a folder, and a folder
+/// that holds one of `keep` (the scenario file, another output) under a name the report may
+/// write over.
+pub fn check_out_folder(
+    dir: &std::path::Path,
+    keep: &[(&str, &std::path::Path)],
+) -> Result<(), u8> {
     if dir.exists() && !dir.is_dir() {
         let e = splitbrain_reports::ReportError::NotAFolder {
             path: dir.to_path_buf(),
@@ -824,7 +829,30 @@ pub fn check_out_folder(dir: &std::path::Path) -> Result<(), u8> {
         eprintln!("error: {}", report_write_error(dir, &e));
         return Err(crate::exit::BAD_INPUT);
     }
+    if let Some((what, path)) = keep.iter().find(|(_, path)| report_may_replace(dir, path)) {
+        eprintln!(
+            "error: the {what} {} is in the report folder {} under a name the report writes \
+             (report.md, report.html, NAME.csv, .json, .svg, .png): writing the report would \
+             destroy it\n  hint: choose another folder for the report",
+            path.display(),
+            dir.display()
+        );
+        return Err(crate::exit::BAD_INPUT);
+    }
     Ok(())
+}
+
+/// Whether `path` lies in the report folder `dir` under a name of the kind a report writes.
+fn report_may_replace(dir: &std::path::Path, path: &std::path::Path) -> bool {
+    let written_kind = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["md", "html", "csv", "json", "svg", "png"].contains(&e));
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    written_kind && crate::output::same_file(folder, dir)
 }
 
 /// The message for a report folder that could not be written, with its hint line.

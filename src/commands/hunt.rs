@@ -473,7 +473,12 @@ fn write_reproducer(
             crate::output::io_message(&e)
         )
     })?;
-    let path = args.out.join(format!("{}.ron", s.name));
+    let stem = file_stem(&s.name);
+    let mut path = args.out.join(format!("{stem}.ron"));
+    if crate::output::same_file(&path, &args.file) {
+        // The hunted scenario itself carries that name: keep it, write beside it.
+        path = args.out.join(format!("{stem}-shrunk.ron"));
+    }
     let header = format!(
         "// Shrunk by `splitbrain hunt {}` from seed {seed}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
         args.file.display(),
@@ -498,6 +503,27 @@ fn write_reproducer(
         replay_verified: replays(&path, key),
     })
 }
+
+/// A file name made of `name` (a scenario's name, which may hold anything): letters, digits,
+/// `-`, `_` and inner `.` kept, every other character `_`, at most [`MAX_STEM_CHARS`], so
+/// that a reproducer stays in `--out` (no `/`, no `..`) and its name can be created.
+fn file_stem(name: &str) -> String {
+    let kept = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let stem: String = name
+        .chars()
+        .map(|c| if kept(c) { c } else { '_' })
+        .take(MAX_STEM_CHARS)
+        .collect();
+    let stem = stem.trim_start_matches('.');
+    if stem.is_empty() {
+        "scenario".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
+/// The longest reproducer file stem (file systems take 255 bytes; `-shrunk.ron` must fit).
+const MAX_STEM_CHARS: usize = 200;
 
 /// Loads the written file and runs it: does it fail with `key` again?
 fn replays(path: &Path, key: &str) -> bool {

@@ -37,6 +37,26 @@ struct JsonOutput<'a> {
     report: &'a RunReport,
 }
 
+/// Refuses, before the run, outputs that would destroy the scenario file or each other: a
+/// `--trace` naming the scenario, a `--plot` folder holding either under a name it writes.
+fn check_outputs(args: &RunArgs) -> Result<(), u8> {
+    let scenario = ("scenario file", args.file.as_path());
+    if let Some(trace) = &args.trace {
+        crate::output::distinct_outputs(&[scenario], &[("--trace", trace.as_path())]).map_err(
+            |message| {
+                eprintln!("{message}");
+                exit::BAD_INPUT
+            },
+        )?;
+    }
+    if let Some(dir) = &args.plot {
+        let mut keep = vec![scenario];
+        keep.extend(args.trace.as_deref().map(|t| ("--trace file", t)));
+        super::charting::check_out_folder(dir, &keep)?;
+    }
+    Ok(())
+}
+
 /// The result of `--check-determinism`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Determinism {
@@ -47,6 +67,9 @@ pub struct Determinism {
 
 /// Runs the scenario in `args.file` and returns the exit code.
 pub fn run(args: &RunArgs) -> u8 {
+    if let Err(code) = check_outputs(args) {
+        return code;
+    }
     let mut scenario = match scenario::load(&args.file) {
         Ok(s) => s,
         Err(e) => {
