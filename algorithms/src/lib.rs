@@ -319,17 +319,81 @@ pub fn run(
     )
 }
 
-/// An upper estimate of the events a run of `config` handles in the steady state: every
-/// process (members and the service) acting once per the shortest timing of the algorithm
-/// and the workload. Validation refuses runs whose estimate is absurd, and `run` shows a
-/// progress bar for long ones.
+/// An upper estimate of the events a run of `config` handles: every process (members and the
+/// service) acting once per the shortest timing of the algorithm and the workload, as often
+/// as the fastest clock of the run makes it (a clock drifting `+d` ppm fires its timers
+/// `1 + d / 10^6` times as often in true time), plus on `Stream` every connection
+/// retransmitting once per `max_rto`. Where members send to every other member and a
+/// message can take longer than that timing in true time, nobody hears from the others in
+/// time and every act can be a campaign to all of them and their answers (`1 + 2 (n - 1)`
+/// events): a storm, counted so. Validation refuses runs whose estimate is absurd, and `run`
+/// shows a progress bar for long ones.
 pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
     let mut period_ns = algorithm.shortest_timing().1;
     if config.write_every_ns > 0 {
         period_ns = period_ns.min(config.write_every_ns);
     }
     let processes = config.members as u128 + u128::from(algorithm.has_service());
-    u128::from(config.duration_ns / period_ns) * processes
+    let acting = u128::from(config.duration_ns / period_ns) * processes;
+    let rate_ppm = 1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs());
+    let acting = (acting * rate_ppm).div_ceil(1_000_000);
+    acting * events_per_act(algorithm, config) + retransmissions(config, processes)
+}
+
+/// Events per act in [`expected_events`]: `1 + 2 (n - 1)` in a storm (members that send to
+/// every member, messages slower than the shortest timing on the fastest clock), else 1.
+pub fn events_per_act(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
+    let mut period_ns = algorithm.shortest_timing().1;
+    if config.write_every_ns > 0 {
+        period_ns = period_ns.min(config.write_every_ns);
+    }
+    let rate_ppm = 1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs());
+    let true_period_ns = u128::from(period_ns) * 1_000_000 / rate_ppm;
+    let storm = algorithm.sends_to_every_member()
+        && u128::from(slowest_latency_ns(config)) >= true_period_ns;
+    if storm {
+        1 + 2 * (config.members as u128).saturating_sub(1)
+    } else {
+        1
+    }
+}
+
+/// The longest latency any link of `config` usually takes (see [`Latency::typical_max_ns`]).
+fn slowest_latency_ns(config: &SimConfig) -> Nanos {
+    let network = &config.network;
+    network
+        .overrides
+        .iter()
+        .map(|o| o.link.latency.typical_max_ns())
+        .fold(network.default.latency.typical_max_ns(), Nanos::max)
+}
+
+/// The largest drift any clock of `config` may run with, in ppm: the random draw's bound,
+/// explicit clocks, and the drift faults set.
+pub fn fastest_drift_ppm(config: &SimConfig) -> i64 {
+    let clocks = &config.clocks;
+    let explicit = clocks.per_node.iter().map(|c| c.drift_ppm);
+    let service = clocks.service.iter().map(|c| c.drift_ppm);
+    let faults = config.faults.iter().filter_map(|f| match f.action {
+        splitbrain_sim::FaultAction::ClockDrift(_, ppm) => Some(ppm),
+        _ => None,
+    });
+    explicit
+        .chain(service)
+        .chain(faults)
+        .fold(i64::from(clocks.max_drift_ppm), i64::max)
+}
+
+/// An upper bound on `Stream` retransmissions: every ordered pair of processes retransmitting
+/// once per `max_rto` for the whole run (0 on `Datagram`).
+pub fn retransmissions(config: &SimConfig, processes: u128) -> u128 {
+    match config.network.transport {
+        splitbrain_sim::Transport::Stream(stream) => {
+            let per_connection = u128::from(config.duration_ns / stream.max_rto_ns.max(1));
+            per_connection * processes * processes.saturating_sub(1)
+        }
+        splitbrain_sim::Transport::Datagram => 0,
+    }
 }
 
 /// What a caller may attach to a run besides its configuration.

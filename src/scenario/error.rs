@@ -256,9 +256,12 @@ pub enum ErrorKind {
         window_ns: u64,
     },
     #[error(
-        "the run would handle about {expected} events ({processes} processes acting every {} for {}), more than {max}",
+        "the run would handle about {expected} events ({processes} processes acting every {} for {}{}{}{}), more than {max}",
         dur(.period_ns),
         dur(.duration_ns),
+        fast_clocks(*.fastest_drift_ppm),
+        storm(*.per_act),
+        stream_retransmissions(*.retransmissions),
         max = MAX_EXPECTED_EVENTS
     )]
     TooManyEvents {
@@ -266,6 +269,13 @@ pub enum ErrorKind {
         processes: u64,
         period_ns: u64,
         duration_ns: u64,
+        /// The fastest clock's drift: its timers fire `1 + ppm / 10^6` times as often.
+        fastest_drift_ppm: i64,
+        /// Events per act: `1 + 2 (n - 1)` when messages are slower than the acting period
+        /// and every act can be a campaign to every member (a storm), else 1.
+        per_act: u128,
+        /// `Stream` retransmissions in the estimate (every connection, once per `max_rto`).
+        retransmissions: u128,
     },
 
     // Validation: liveness and expectations.
@@ -456,8 +466,12 @@ impl ErrorKind {
             ),
             ErrorKind::TooManyEvents { .. } => format!(
                 "raise the shortest timing (the algorithm's heartbeat, timeout, keep-alive, tick or \
-                 retry period, or `workload.write_every`), shorten `duration` or use fewer nodes: \
-                 duration / shortest timing x processes must stay within {MAX_EXPECTED_EVENTS}"
+                 retry period, or `workload.write_every`), shorten `duration`, use fewer nodes, \
+                 lower the clocks' largest drift or the network's latency, or raise a `Stream`'s \
+                 `max_rto`: duration / shortest timing x processes x (1 + largest drift / 10^6) \
+                 (x (1 + 2 (nodes - 1)) for Raft, raft-rs and Bully when a message can take longer than \
+                 that timing), plus duration / max_rto x processes x (processes - 1) on \
+                 `Stream`, must stay within {MAX_EXPECTED_EVENTS}"
             ),
             ErrorKind::LivenessExpected => {
                 "a liveness failure is reported as exit code 3, not as an expectation; `Violates` \
@@ -475,6 +489,34 @@ const GC_PAUSE_HINT: &str = "a GC pause is `Stall(target, \"3s\")` when it strik
     handler, between the decision and its effects (the check-then-act race of a leader that \
     checked its lease, then wrote), or `Pause(target, \"3s\")` when it freezes the process \
     between handlers (docs/scenario-format.md, `faults`)";
+
+/// The part of the events estimate's explanation that a fast clock adds.
+fn fast_clocks(drift_ppm: i64) -> String {
+    if drift_ppm < 1_000 {
+        return String::new(); // under 0.1% faster: not what makes a run too long
+    }
+    let rate = 1.0 + drift_ppm as f64 / 1e6;
+    format!(", on clocks up to {rate:.3}x fast (drift +{drift_ppm} ppm)")
+}
+
+/// The part of the events estimate's explanation that a possible storm adds.
+fn storm(per_act: u128) -> String {
+    if per_act <= 1 {
+        return String::new();
+    }
+    format!(
+        ", each act up to {per_act} events: messages can take longer than that period, so \
+         every act can be a campaign to every member and their answers"
+    )
+}
+
+/// The part of the events estimate's explanation that `Stream` retransmissions add.
+fn stream_retransmissions(count: u128) -> String {
+    if count == 0 {
+        return String::new();
+    }
+    format!(", plus about {count} Stream retransmissions (every connection once per max_rto)")
+}
 
 /// "did you mean `X`?" when one name is close, else the list of valid names.
 fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {

@@ -180,27 +180,42 @@ impl Checker {
     /// Refuses a run whose expected work is absurd (see
     /// [`splitbrain_algorithms::expected_events`]); reported at the shortest timing.
     fn work(&mut self, scenario: &Scenario, write_every_given: bool) {
-        let sim = &scenario.sim;
-        if sim.duration_ns == 0 || !self.problems.is_empty() {
+        if scenario.sim.duration_ns == 0 || !self.problems.is_empty() {
             return; // the estimate means nothing for a scenario already refused
         }
-        let expected = splitbrain_algorithms::expected_events(&scenario.algorithm, sim);
+        // The drift faults a nemesis may draw count as the clocks' own bound.
+        let mut sim = scenario.sim.clone();
+        if let Some(nemesis) = scenario
+            .nemesis
+            .as_ref()
+            .filter(|n| n.kinds.contains(&NemesisKind::ClockDrift))
+        {
+            sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
+        }
+        let expected = splitbrain_algorithms::expected_events(&scenario.algorithm, &sim);
         if expected <= MAX_EXPECTED_EVENTS {
             return;
         }
         let (name, timing_ns) = scenario.algorithm.shortest_timing();
         let workload = sim.write_every_ns > 0 && sim.write_every_ns < timing_ns;
-        let (path, period_ns) = match (workload, write_every_given) {
+        let (mut path, period_ns) = match (workload, write_every_given) {
             (true, true) => ("workload.write_every".to_string(), sim.write_every_ns),
             (true, false) => ("duration".to_string(), sim.write_every_ns),
             (false, _) => (format!("algorithm.{name}"), timing_ns),
         };
         let processes = sim.members as u64 + u64::from(scenario.algorithm.has_service());
+        let retransmissions = splitbrain_algorithms::retransmissions(&sim, processes.into());
+        if retransmissions * 2 > expected {
+            path = "network.transport".to_string();
+        }
         let kind = ErrorKind::TooManyEvents {
             expected,
             processes,
             period_ns,
             duration_ns: sim.duration_ns,
+            fastest_drift_ppm: splitbrain_algorithms::fastest_drift_ppm(&sim).max(0),
+            per_act: splitbrain_algorithms::events_per_act(&scenario.algorithm, &sim),
+            retransmissions,
         };
         self.problem(path, kind);
     }

@@ -672,3 +672,48 @@ fn runs_expected_to_handle_absurdly_many_events_are_refused_at_the_shortest_timi
         "{error}"
     );
 }
+
+/// What the estimate multiplies by (each found by a probe that ran an accepted scenario for
+/// hours): fast clocks, storms of messages slower than the timing, Stream retransmissions.
+/// Each case is accepted without the multiplying setting.
+#[test]
+fn fast_clocks_storms_and_retransmissions_count_in_the_events_estimate() {
+    let drifting = |drift: &str| {
+        format!("(algorithm: Raft(), duration: \"1h\", clocks: (nodes: [(node: 0, drift_ppm: {drift})]))")
+    };
+    let error = error_of(&drifting("1000000000"));
+    assert!(error.message().contains("1001.000x fast"), "{error}");
+    assert!(parse(&drifting("100"), ORIGIN).is_ok());
+    let fault = "(algorithm: Raft(), duration: \"1h\", faults: [(at: \"1s\", do: ClockDrift(Node(0), 1000000000))])";
+    assert!(error_of(fault).message().contains("x fast"));
+    // A nemesis that may draw drifts of up to +999999 ppm doubles a 600M estimate.
+    let nemesis = |kind: &str| {
+        format!("(algorithm: Raft(), duration: \"1666h\", nemesis: (kinds: [{kind}], max_drift_ppm: 999999, mean_interval: \"1h\"))")
+    };
+    assert!(error_of(&nemesis("ClockDrift"))
+        .message()
+        .contains("2.000x fast"));
+    assert!(parse(&nemesis("Crash"), ORIGIN).is_ok());
+
+    let storm = |latency: &str| {
+        format!("(algorithm: Raft(), nodes: 4000, duration: \"5s\", network: (latency: Uniform(\"1ms\", \"{latency}\")))")
+    };
+    let error = error_of(&storm("50ms"));
+    assert!(
+        error.message().contains("each act up to 7999 events"),
+        "{error}"
+    );
+    assert!(parse(&storm("10ms"), ORIGIN).is_ok());
+
+    let stream = |rto: &str| {
+        format!("(algorithm: Raft(), duration: \"20s\", network: (loss: 1.0, transport: @Stream(min_rto: \"1ns\", max_rto: \"{rto}\")))")
+    };
+    let (source, location) = unmark(&stream("1ns"));
+    let error = error_of(&source);
+    assert!(
+        error.message().contains("Stream retransmissions"),
+        "{error}"
+    );
+    assert_eq!(error.location, Some(location), "reported at the transport");
+    assert!(parse(&stream("200ms").replace('@', ""), ORIGIN).is_ok());
+}
