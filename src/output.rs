@@ -109,6 +109,11 @@ impl OutputFile {
         })
     }
 
+    /// The temporary file being written, when writing atomically.
+    pub fn partial_path(&self) -> Option<&std::path::Path> {
+        self.partial.as_deref()
+    }
+
     /// The buffered writer.
     pub fn writer(&mut self) -> &mut std::io::BufWriter<std::fs::File> {
         &mut self.writer

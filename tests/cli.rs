@@ -1094,3 +1094,79 @@ mod outputs_never_destroy_inputs {
         assert!(out.join(format!("{stem}-shrunk.ron")).is_file());
     }
 }
+
+/// Ctrl-C (or SIGTERM) during `run --trace` removes the unfinished trace and exits 128 + the
+/// signal: a long trace is gigabytes, and a probe found one left behind as `.partial`.
+#[test]
+fn an_interrupted_traced_run_leaves_no_partial_trace() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let scratch = Scratch::new("interrupted-trace");
+        let scenario = scratch.write(
+            "long.ron",
+            "Scenario(duration: \"10m\", nodes: 9, \
+             algorithm: Raft(heartbeat: \"1ms\", election_timeout: (\"10ms\", \"20ms\")))",
+        );
+        let trace = scratch.path.join("t.jsonl");
+        let mut child = Command::new(common::bin())
+            .args(["run", "-q", "--trace"])
+            .args([&trace, &scenario])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the trace is under way (its temporary file has grown).
+        let writing = || {
+            scratch.listing().iter().any(|n| {
+                n.ends_with(".partial")
+                    && fs::metadata(scratch.path.join(n)).is_ok_and(|m| m.len() > 0)
+            })
+        };
+        for waited in 0.. {
+            if writing() {
+                break;
+            }
+            assert!(waited < 3000, "the trace never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        assert_eq!(child.wait().unwrap().code(), Some(code), "SIG{signal}");
+        assert_eq!(
+            scratch.listing(),
+            ["long.ron"],
+            "SIG{signal}: nothing left behind"
+        );
+    }
+}
+
+/// A `--plot` folder that cannot be made (a path under a regular file) is refused before the
+/// run, so no `--trace` of a run whose report then fails is left behind.
+#[test]
+fn a_plot_folder_under_a_file_is_refused_before_the_run() {
+    let scratch = Scratch::new("plot-under-file");
+    let scenario = scratch.write("s.ron", shipped_scenario("raft-leader-crash.ron"));
+    let file = scratch.write("regular", "");
+    let trace = scratch.path.join("t.jsonl");
+    let output = splitbrain([
+        "run",
+        scenario.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--plot",
+        file.join("plots").to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("is not a folder"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        scratch.listing(),
+        ["regular", "s.ron"],
+        "no trace left behind"
+    );
+}

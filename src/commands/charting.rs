@@ -822,9 +822,14 @@ pub fn check_out_folder(
     dir: &std::path::Path,
     keep: &[(&str, &std::path::Path)],
 ) -> Result<(), u8> {
-    if dir.exists() && !dir.is_dir() {
+    // The folder, or (if it is to be made) the nearest of its parents that exists.
+    let existing = dir
+        .ancestors()
+        .find(|p| p.as_os_str().is_empty() || p.symlink_metadata().is_ok())
+        .unwrap_or(dir);
+    if !existing.as_os_str().is_empty() && !existing.is_dir() {
         let e = splitbrain_reports::ReportError::NotAFolder {
-            path: dir.to_path_buf(),
+            path: existing.to_path_buf(),
         };
         eprintln!("error: {}", report_write_error(dir, &e));
         return Err(crate::exit::BAD_INPUT);

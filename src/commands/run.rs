@@ -301,6 +301,9 @@ fn run_traced_to_file(
     bar: &ProgressBar,
 ) -> Result<RunReport, String> {
     let mut file = OutputFile::create(path)?;
+    if let Some(partial) = file.partial_path() {
+        remove_on_signal(partial.to_path_buf());
+    }
     let mut writer = JsonLinesWriter::new(file.writer());
     let report = match also {
         Some(other) => run_observed(scenario, Some(&mut Tee(&mut writer, other)), bar),
@@ -312,6 +315,22 @@ fn run_traced_to_file(
     }
     file.commit()?;
     Ok(report)
+}
+
+/// Ctrl-C (or SIGTERM, SIGHUP) during a traced run: the unfinished trace, `partial`, is
+/// removed before the process ends with 128 + the signal (130 for Ctrl-C), so a stopped run
+/// leaves no half-written file behind (a long trace can be gigabytes).
+fn remove_on_signal(partial: std::path::PathBuf) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return; // no handler: the signal ends the process as it would have
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _ = std::fs::remove_file(&partial);
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// Runs `scenario`, moving `bar` along in simulated time.
