@@ -375,6 +375,10 @@ impl ErrorKind {
             ErrorKind::Syntax { message } if message == EXPECTED_BARE_NAME => {
                 "names such as `Leader` or `election_safety` are written without quotes".to_string()
             }
+            ErrorKind::Syntax { message } => return syntax_hint(message),
+            ErrorKind::DuplicateField { field, .. } => {
+                format!("a field is given once: keep the `{field}` you mean and remove the other")
+            }
             ErrorKind::BadDuration { signed: false, .. } => DURATION_HINT.to_string(),
             ErrorKind::BadDuration { signed: true, .. } => SIGNED_DURATION_HINT.to_string(),
             ErrorKind::NodesOutOfRange { .. } => {
@@ -482,6 +486,30 @@ impl ErrorKind {
         };
         Some(hint)
     }
+}
+
+/// Hints for ron's syntax messages that say what is wrong but not what to write.
+fn syntax_hint(message: &str) -> Option<String> {
+    let hint = match message {
+        "number out of range" => {
+            "the number does not fit its field: counts such as `nodes` and `seed` are never \
+             negative, and a seed fits in 64 bits"
+        }
+        "expected a comma" => {
+            "fields and list items are separated by commas; where a whole number is expected \
+             (`seed`, `nodes`), a fraction or a unit after it also stops here"
+        }
+        "expected end of string" => "the string is not closed: end it with `\"`",
+        "unexpected end of file" => {
+            "the file ends inside a `(` or `[`: every `(` needs its `)` and every `[` its `]`"
+        }
+        "not a valid Unicode-escaped character" => {
+            "a `\\u{...}` escape must name a Unicode character: at most 10FFFF, and not \
+             D800 to DFFF (surrogates)"
+        }
+        _ => return None,
+    };
+    Some(hint.to_string())
 }
 
 /// The hint for a fault named after a garbage-collection pause, which two faults model.
@@ -912,6 +940,21 @@ mod tests {
             names_hint("Explode", &kinds).as_deref(),
             Some("expected one of `Crash`, `Restart`, `Heal`")
         );
+    }
+
+    #[test]
+    fn syntax_errors_that_say_what_but_not_how_get_a_hint() {
+        for source in [
+            "(algorithm: Raft(), nodes: -1)",
+            "(algorithm: Raft(), seed: 1.5)",
+            "(algorithm: Raft(), nodes: 3, nodes: 4)",
+            "(algorithm: Raft(), name: \"abc)",
+            "(algorithm: Raft(), nodes: 3",
+            "(algorithm: Raft(), name: \"\\u{D800}\")",
+        ] {
+            let error = crate::scenario::parse(source, "x.ron").expect_err(source);
+            assert!(error.hint().is_some(), "{source}: {error}");
+        }
     }
 
     #[test]

@@ -33,7 +33,6 @@ pub use write::{algorithm_line, to_ron};
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::{nemesis, Invariant, SimConfig};
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -167,17 +166,15 @@ pub(crate) const EXTENSIONS: Extensions =
 /// Parses and validates a scenario. `origin` is the file path used in error messages; its
 /// stem names a scenario that has no `name`.
 pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-    // A byte-order mark becomes a space, which keeps every line and column where it was.
-    let source: Cow<'_, str> = match source.strip_prefix('\u{feff}') {
-        Some(rest) => Cow::Owned(format!(" {rest}")),
-        None => Cow::Borrowed(source),
-    };
+    // A byte-order mark is dropped: editors do not show it, so columns count from the first
+    // character they show.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let options = ron::Options::default().with_default_extension(EXTENSIONS);
     let file: raw::ScenarioFile = options
-        .from_str(&source)
-        .map_err(|e| error::from_ron(e, &source, origin))?;
+        .from_str(source)
+        .map_err(|e| error::from_ron(e, source, origin))?;
     validate::lower(file, &default_name(origin))
-        .map_err(|problems| first_problem(problems, &source, origin))
+        .map_err(|problems| first_problem(problems, source, origin))
 }
 
 /// Reads, parses and validates the scenario file at `path`. Only a regular file of at most

@@ -77,9 +77,11 @@ fn optional_values_may_also_be_written_with_some() {
 }
 
 #[test]
-fn a_byte_order_mark_is_ignored_without_moving_positions() {
+fn a_byte_order_mark_is_ignored_and_columns_count_as_an_editor_shows_them() {
     let error = error_of("\u{feff}(algorithm: Raft(), nodes: 0)");
-    assert_eq!(error.location, Some((1, 29)));
+    assert_eq!(error.location, Some((1, 28)));
+    let without = error_of("(algorithm: Raft(), nodes: 0)");
+    assert_eq!(without.location, error.location);
 }
 
 #[test]
