@@ -292,10 +292,14 @@ pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), S
             ));
         };
         let label = format!("{name}={raw}");
-        if parsed.iter().any(|(l, _)| *l == label) {
-            return Err(format!(
-                "{label} is given twice\n  hint: give each value once"
-            ));
+        // Compared as values: `3` and `03`, `1ms` and `1000us`, `0` and `0.0` are one value.
+        if let Some((same, _)) = parsed.iter().find(|(_, v)| *v == value) {
+            let what = if *same == label {
+                format!("{label} is given twice")
+            } else {
+                format!("{label} is the same value as {same}")
+            };
+            return Err(format!("{what}\n  hint: give each value once"));
         }
         parsed.push((label, value));
     }
@@ -406,6 +410,23 @@ mod tests {
             (at: "7s", do: Stall(Node(1), "1s")),
         ],
     )"#;
+
+    #[test]
+    fn one_value_spelt_two_ways_is_refused_as_given_twice() {
+        for (text, same) in [
+            ("nodes=3,03", "nodes=03 is the same value as nodes=3"),
+            ("loss=0,0.0", "loss=0.0 is the same value as loss=0"),
+            (
+                "latency=1ms,1000us",
+                "latency=1000us is the same value as latency=1ms",
+            ),
+            ("nodes=3,3", "nodes=3 is given twice"),
+        ] {
+            let error = parse_param(text).expect_err(text);
+            assert!(error.starts_with(same), "{text}: {error}");
+        }
+        assert!(parse_param("nodes=3,4").is_ok());
+    }
 
     /// The scenario with `NAME=V` applied.
     fn applied(text: &str) -> Scenario {
