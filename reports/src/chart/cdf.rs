@@ -1,6 +1,6 @@
 //! The failover-time CDF: one empirical distribution per algorithm or parameter value.
 
-use super::legend::{Legend, Mark};
+use super::legend::{Legend, Mark, MAX_NOTE_CHARS};
 use super::style::LEGEND_WIDTH;
 use super::style::{
     color, short_duration, split_parameter, text, tick, TimeUnit, AXIS_DESC_PX, GRID, INK,
@@ -172,15 +172,22 @@ impl Figure for CdfFigure<'_> {
         }
 
         for (s, label) in self.series.iter().zip(&labels) {
-            legend.notes.push(label.clone());
-            match Distribution::from_nanos(&s.samples_ns) {
-                Some(d) => legend.notes.push(format!(
-                    "  n={}  p50 {}  p99 {}",
+            let stats = match Distribution::from_nanos(&s.samples_ns) {
+                Some(d) => format!(
+                    "n={} p50 {} p99 {}",
                     d.count,
                     short_duration(d.p50_ns),
                     short_duration(d.p99_ns)
-                )),
-                None => legend.notes.push("  no completed failover".to_string()),
+                ),
+                None => "no completed failover".to_string(),
+            };
+            // A short label (a swept value) shares the line: nine values still fit.
+            let one_line = format!("{label} {stats}");
+            if one_line.chars().count() <= MAX_NOTE_CHARS {
+                legend.notes.push(one_line);
+            } else {
+                legend.notes.push(label.clone());
+                legend.notes.push(format!("  {stats}"));
             }
             if s.unresolved > 0 {
                 legend.notes.push(format!("  {} unresolved", s.unresolved));

@@ -40,7 +40,8 @@ const ROW_PX: i32 = 28;
 const SWATCH_PX: i32 = 26;
 /// Characters that fit beside a swatch in the legend panel at the legend font size.
 const MAX_LABEL_CHARS: usize = 22;
-const MAX_NOTE_CHARS: usize = 30;
+/// Characters of a note line that fit in the legend panel.
+pub(crate) const MAX_NOTE_CHARS: usize = 30;
 
 impl Legend {
     pub fn entry(&mut self, label: impl Into<String>, color: RGBColor, mark: Mark) {
@@ -83,8 +84,13 @@ impl Legend {
             y += ROW_PX;
         }
         y += 6;
-        for note in &self.notes {
-            if rows_left(y) == 0 {
+        let note_rows = |y: i32| ((height - y - 8) / (ROW_PX - 4)).max(0) as usize;
+        for (i, note) in self.notes.iter().enumerate() {
+            let left = self.notes.len() - i;
+            if note_rows(y) == 0 || (left > 1 && note_rows(y) == 1) {
+                // Say that notes were left out rather than cut them off silently.
+                let more = format!("… {left} more lines: see the table");
+                area.draw(&Text::new(more, (x, y), text(NOTE_PX, MUTED)))?;
                 break;
             }
             // Leading spaces indent (SVG would collapse them, so they become an offset).

@@ -195,29 +195,45 @@ pub(crate) fn ellipsize(s: &str, max_chars: usize) -> String {
 
 /// Series labels of a sweep, `name=value` with one `name`, as the name and the values:
 /// `["timeout=1s", "timeout=2s"]` gives `(Some("timeout"), ["1s", "2s"])`, so legends can
-/// say the name once. Other labels come back unchanged with no name.
+/// say the name once. A design before the parameter (`etcd (both) ttl=1s`) goes into the name
+/// when every label has the same, and stays in each label when they differ. Other labels
+/// come back unchanged with no name.
 pub(crate) fn split_parameter(labels: &[&str]) -> (Option<String>, Vec<String>) {
     let unchanged = || (None, labels.iter().map(|l| l.to_string()).collect());
-    let Some(name) = labels
-        .first()
-        .and_then(|l| l.split_once('='))
-        .map(|(n, _)| n)
-    else {
+    // Each label: an optional design, a space, then `name=value`.
+    let parts: Option<Vec<(&str, &str, &str)>> = labels
+        .iter()
+        .map(|label| {
+            let (head, value) = label.split_once('=')?;
+            let (design, name) = head.rsplit_once(' ').unwrap_or(("", head));
+            (!value.is_empty() && !name.is_empty()).then_some((design, name, value))
+        })
+        .collect();
+    let Some(parts) = parts.filter(|p| p.len() >= 2) else {
         return unchanged();
     };
-    let prefix = format!("{name}=");
-    if labels.len() < 2
-        || !labels
-            .iter()
-            .all(|l| l.starts_with(&prefix) && l.len() > prefix.len())
-    {
+    let (design, name, _) = parts[0];
+    if parts.iter().any(|p| p.1 != name) {
         return unchanged();
     }
-    let values = labels
+    if parts.iter().all(|p| p.0 == design) {
+        let heading = if design.is_empty() {
+            name.to_string()
+        } else {
+            format!("{design} {name}")
+        };
+        return (
+            Some(heading),
+            parts.iter().map(|p| p.2.to_string()).collect(),
+        );
+    }
+    // Designs differ (with and without fencing, where their curves differ): keep each design,
+    // say the parameter once.
+    let labels = parts
         .iter()
-        .map(|l| l[prefix.len()..].to_string())
+        .map(|(design, _, value)| format!("{design} {value}").trim_start().to_string())
         .collect();
-    (Some(name.to_string()), values)
+    (Some(name.to_string()), labels)
 }
 
 #[cfg(test)]
@@ -258,6 +274,12 @@ mod tests {
         assert_eq!(split_parameter(&["raft", "bully"]).0, None);
         assert_eq!(split_parameter(&["a=1", "b=2"]).0, None);
         assert_eq!(split_parameter(&["a=1"]).0, None);
+        let (name, values) = split_parameter(&["etcd (both) ttl=1s", "etcd (both) ttl=2s"]);
+        assert_eq!(name.as_deref(), Some("etcd (both) ttl"));
+        assert_eq!(values, ["1s", "2s"]);
+        let (name, values) = split_parameter(&["etcd (both) ttl=1s", "etcd-fenced ttl=2s"]);
+        assert_eq!(name.as_deref(), Some("ttl"));
+        assert_eq!(values, ["etcd (both) 1s", "etcd-fenced 2s"]);
     }
 
     #[test]
