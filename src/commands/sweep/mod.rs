@@ -616,11 +616,15 @@ fn what_ran(
     Section::new("What ran")
         .text(format!(
             "{} ({} nodes, {designs}), {setting}. Each trial shifts every \
-                 explicit fault by a random point of the heartbeat interval (uniform in \
-                 [0, heartbeat), drawn from the trial's seed, the same phase for every value), \
-                 so a leader crash strikes anywhere in the leader's heartbeat interval. \
+                 explicit fault by a random point of the interval at which the leader shows it \
+                 is alive (uniform in [0, {}) as the scenario is written: the heartbeat; for \
+                 leases the renewal period, etcd's keep-alive, Kubernetes' retry period, a \
+                 third of ZooKeeper's session timeout; drawn from the trial's seed, the same \
+                 phase for every value), so a leader crash strikes anywhere in that interval. \
                  trials.csv gives each trial's offset and the command that replays it.",
-            scenario.name, scenario.sim.members,
+            scenario.name,
+            scenario.sim.members,
+            splitbrain_sim::format_duration(scenario.algorithm.heartbeat_ns()),
         ))
         .list(values)
 }
