@@ -500,6 +500,14 @@ fn a_sweep_where_nothing_is_elected_shows_no_messages_per_election_figure() {
     let values = json(&o)["values"].as_array().unwrap().clone();
     assert!(values[0]["messages_per_election"].as_f64().unwrap() > 0.0);
     assert!(values[1]["messages_per_election"].is_null(), "{values:?}");
+    // The tail: a median and a 99th percentile where elections were decided, none elsewhere.
+    let p50 = values[0]["messages_per_election_p50"].as_u64().unwrap();
+    let p99 = values[0]["messages_per_election_p99"].as_u64().unwrap();
+    assert!(0 < p50 && p50 <= p99, "{p50} {p99}");
+    assert!(
+        values[1]["messages_per_election_p99"].is_null(),
+        "{values:?}"
+    );
     let files = read_folder(&dir);
     let summary = csv_rows(&files, "summary");
     assert_eq!(summary[1]["messages_per_election"], "");

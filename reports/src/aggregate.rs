@@ -87,6 +87,8 @@ pub fn election_messages<'a>(
 pub struct ElectionTally {
     totals: Vec<(String, u64)>,
     decided: usize,
+    /// Each decided election's messages (all types but writes), for the tail.
+    per_election: Vec<u64>,
 }
 
 impl ElectionTally {
@@ -97,12 +99,27 @@ impl ElectionTally {
         }
         self.decided += 1;
         // Writes to the resource are the workload, not election traffic.
-        for m in e.messages.iter().filter(|m| m.kind != "write") {
+        let counted = e.messages.iter().filter(|m| m.kind != "write");
+        self.per_election
+            .push(counted.clone().map(|m| m.count).sum());
+        for m in counted {
             match self.totals.iter_mut().find(|(k, _)| *k == m.kind) {
                 Some((_, total)) => *total += m.count,
                 None => self.totals.push((m.kind.clone(), m.count)),
             }
         }
+    }
+
+    /// The median and 99th percentile of the messages of one decided election (nearest
+    /// rank), or `None` when none was decided: the mean hides the split votes' tail.
+    pub fn percentiles(&self) -> Option<(u64, u64)> {
+        let mut sorted = self.per_election.clone();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_unstable();
+        let at = |percent| crate::stats::percentile_sorted(&sorted, percent);
+        Some((at(50), at(99)))
     }
 
     /// The means by type, and how many decided elections they are over.
@@ -219,6 +236,27 @@ mod tests {
         let expected: Vec<(String, f64)> =
             expected.iter().map(|&(k, v)| (k.to_string(), v)).collect();
         assert_eq!(m.per_kind, expected);
+    }
+
+    #[test]
+    fn the_tail_of_messages_per_election_counts_decided_elections_without_writes() {
+        let mut tally = ElectionTally::default();
+        assert_eq!(tally.percentiles(), None);
+        for n in 1..=99 {
+            tally.add(&election(true, &[("RequestVote", 8), ("write", 1000 + n)]));
+        }
+        tally.add(&election(
+            true,
+            &[("RequestVote", 30), ("RequestVoteResp", 12)],
+        ));
+        tally.add(&election(false, &[("RequestVote", 500)]));
+        assert_eq!(
+            tally.percentiles(),
+            Some((8, 8)),
+            "99 of 100 at 8: p99 is the 99th"
+        );
+        tally.add(&election(true, &[("RequestVote", 42)]));
+        assert_eq!(tally.percentiles(), Some((8, 42)));
     }
 
     #[test]

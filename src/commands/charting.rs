@@ -259,6 +259,10 @@ pub struct GroupSummary {
     /// The mean messages per decided failover election; `None` (JSON `null`, an empty CSV
     /// cell, `n/a` in tables) when no election was decided: there is nothing to average.
     pub messages_per_election: Option<f64>,
+    /// The median and 99th percentile of one decided election's messages (`None` when none
+    /// was decided): split votes make a long tail the mean hides.
+    pub messages_per_election_p50: Option<u64>,
+    pub messages_per_election_p99: Option<u64>,
     pub messages_by_type: Vec<(String, f64)>,
     pub mean_overlap_ns: f64,
     pub fenced_rejections: u64,
@@ -351,6 +355,8 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         signals: group.signals,
         elections,
         messages_per_election: per_election_total(elections, &messages),
+        messages_per_election_p50: group.elections.percentiles().map(|(p50, _)| p50),
+        messages_per_election_p99: group.elections.percentiles().map(|(_, p99)| p99),
         messages_by_type: messages.per_kind.clone(),
         // A fold from +0.0: `Sum for f64` starts from -0.0.
         mean_overlap_ns: runs.iter().fold(0.0, |sum, r| sum + r.overlap_ns as f64) / n,
@@ -438,6 +444,7 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         "all heard p50",
         "all heard p99",
         "messages/election",
+        "messages p99",
     ]);
     for g in groups {
         let eligibility = g.signals.campaign_eligibility;
@@ -462,6 +469,8 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             reported(heard, dur(g.followers_heard.map(|d| d.p50_ns))),
             reported(heard, dur(g.followers_heard.map(|d| d.p99_ns))),
             per_election(g.messages_per_election),
+            g.messages_per_election_p99
+                .map_or("n/a".to_string(), |p| p.to_string()),
         ]);
     }
     t
@@ -596,6 +605,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "followers_heard_p99_ns",
             "elections",
             "messages_per_election",
+            "messages_per_election_p50",
+            "messages_per_election_p99",
             "mean_overlap_ns",
             "fenced_rejections",
             "seeds_with_safety_violations",
@@ -643,6 +654,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.followers_heard.map(|d| d.p99_ns).into(),
             g.elections.into(),
             g.messages_per_election.into(),
+            g.messages_per_election_p50.into(),
+            g.messages_per_election_p99.into(),
             g.mean_overlap_ns.into(),
             g.fenced_rejections.into(),
             g.seeds_with_safety_violations.into(),
