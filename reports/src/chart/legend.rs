@@ -84,15 +84,21 @@ impl Legend {
             y += ROW_PX;
         }
         y += 6;
-        let note_rows = |y: i32| ((height - y - 8) / (ROW_PX - 4)).max(0) as usize;
-        for (i, note) in self.notes.iter().enumerate() {
-            let left = self.notes.len() - i;
-            if note_rows(y) == 0 || (left > 1 && note_rows(y) == 1) {
-                // Say that notes were left out rather than cut them off silently.
-                let more = format!("… {left} more lines: see the table");
-                area.draw(&Text::new(more, (x, y), text(NOTE_PX, MUTED)))?;
-                break;
-            }
+        let rows = ((height - y - 8) / (ROW_PX - 4)).max(0) as usize;
+        // Notes that do not all fit end in a line that says so, rather than being cut off.
+        let shown = if self.notes.len() > rows {
+            rows.saturating_sub(1)
+        } else {
+            self.notes.len()
+        };
+        if shown < self.notes.len() && rows > 0 {
+            let left = self.notes.len() - shown;
+            let lines = if left == 1 { "line" } else { "lines" };
+            let more = format!("… {left} more {lines}: see the table");
+            let at_y = y + (ROW_PX - 4) * shown as i32;
+            area.draw(&Text::new(more, (x, at_y), text(NOTE_PX, MUTED)))?;
+        }
+        for note in &self.notes[..shown] {
             // Leading spaces indent (SVG would collapse them, so they become an offset).
             let body = note.trim_start_matches(' ');
             let indent = 6 * (note.len() - body.len()) as i32;
