@@ -171,8 +171,10 @@ impl Figure for CdfFigure<'_> {
             legend.entry(objective.label.clone(), INK, Mark::Dashed);
         }
 
-        for (s, label) in self.series.iter().zip(&labels) {
-            let stats = match Distribution::from_nanos(&s.samples_ns) {
+        let stats: Vec<String> = self
+            .series
+            .iter()
+            .map(|s| match Distribution::from_nanos(&s.samples_ns) {
                 Some(d) => format!(
                     "n={} p50 {} p99 {}",
                     d.count,
@@ -180,11 +182,16 @@ impl Figure for CdfFigure<'_> {
                     short_duration(d.p99_ns)
                 ),
                 None => "no completed failover".to_string(),
-            };
-            // A short label (a swept value) shares the line: nine values still fit.
-            let one_line = format!("{label} {stats}");
-            if one_line.chars().count() <= MAX_NOTE_CHARS {
-                legend.notes.push(one_line);
+            })
+            .collect();
+        // Short labels (swept values) share the line with their numbers, so that nine values
+        // still fit; then every label does, so the lines read alike.
+        let one_line = labels.iter().zip(&stats).all(|(label, stats)| {
+            label.chars().count() + 1 + stats.chars().count() <= MAX_NOTE_CHARS
+        });
+        for ((s, label), stats) in self.series.iter().zip(&labels).zip(&stats) {
+            if one_line {
+                legend.notes.push(format!("{label} {stats}"));
             } else {
                 legend.notes.push(label.clone());
                 legend.notes.push(format!("  {stats}"));
