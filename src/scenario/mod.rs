@@ -19,6 +19,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use error::suggest;
 pub use error::{
     ErrorKind, NonRegularFile, ScenarioError, MAX_BROADCAST_NODES, MAX_DRIFT_PPM, MAX_NODES,
     MIN_DRIFT_PPM,

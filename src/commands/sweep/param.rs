@@ -45,6 +45,39 @@ fn params_help() -> String {
         .join(", ")
 }
 
+/// The error for a parameter name no sweep knows: a lease timing written as a scenario field
+/// is pointed at `lease`, a near miss gets "did you mean", anything else the list.
+fn unknown_param(name: &str) -> String {
+    const LEASE_FIELDS: [&str; 7] = [
+        "lease_duration",
+        "ttl",
+        "session_timeout",
+        "renew_deadline",
+        "retry_period",
+        "keepalive",
+        "lease_ttl",
+    ];
+    let hint = if LEASE_FIELDS.contains(&name) {
+        format!(
+            "a lease's timings are swept together as `lease` (etcd's ttl, ZooKeeper's \
+             session_timeout, the Kubernetes lease_duration), like `lease=1s,2s`; the other \
+             timings keep their ratio to it (the sweep prints the settings as they ran). To \
+             vary `{name}` alone, use a scenario's `designs`"
+        )
+    } else {
+        let names: Vec<&str> = ALGORITHMS
+            .iter()
+            .flat_map(|entry| entry.knobs.iter().map(|k| k.name))
+            .chain(SCENARIO_PARAMS.iter().map(|(name, ..)| *name))
+            .collect();
+        match crate::scenario::suggest(name, &names) {
+            Some(best) => format!("did you mean `{best}`? The parameters: {}", params_help()),
+            None => format!("the parameters: {}", params_help()),
+        }
+    };
+    format!("unknown parameter {name:?}\n  hint: {hint}")
+}
+
 /// The parameters a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Param {
@@ -277,10 +310,7 @@ pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), S
     };
     let name = name.trim();
     let Some(param) = Param::parse(name) else {
-        return Err(format!(
-            "unknown parameter {name:?}\n  hint: the parameters: {}",
-            params_help()
-        ));
+        return Err(unknown_param(name));
     };
     let mut parsed: Vec<(String, Value)> = Vec::new();
     for raw in values.split(',') {
@@ -410,6 +440,19 @@ mod tests {
             (at: "7s", do: Stall(Node(1), "1s")),
         ],
     )"#;
+
+    #[test]
+    fn an_unknown_parameter_is_pointed_at_the_one_meant() {
+        let error = parse_param("lease_duration=15s").unwrap_err();
+        assert!(error.contains("swept together as `lease`"), "{error}");
+        let error = parse_param("election_timout=1s..2s").unwrap_err();
+        assert!(
+            error.contains("did you mean `election_timeout`?"),
+            "{error}"
+        );
+        let error = parse_param("frobnicate=1").unwrap_err();
+        assert!(error.contains("hint: the parameters: "), "{error}");
+    }
 
     #[test]
     fn one_value_spelt_two_ways_is_refused_as_given_twice() {
