@@ -33,15 +33,17 @@ pub fn wilson_interval(hits: u64, trials: u64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Points joined by lines: x = the parameter's values in the order given (`categories`,
-/// evenly spaced), y = the share of trials, 0 to 100%, with a 95% interval bar at each point.
-/// The data table has one row per point: `series, value, hits, trials, share, low, high`.
+/// Points joined by lines: x = the parameter's values (`categories`, evenly spaced in the
+/// order given, or at `positions` on a numeric axis when the values are numbers), y = the
+/// share of trials, 0 to 100%, with a 95% interval bar at each point. The data table has one
+/// row per point: `series, value, hits, trials, share, low, high`.
 pub fn share_by_value(
     name: &str,
     title: &str,
     x_label: &str,
     y_label: &str,
     categories: &[String],
+    positions: Option<&[f64]>,
     series: &[ShareSeries],
 ) -> Result<Chart, ChartError> {
     let mut data = DataTable::new(
@@ -72,11 +74,18 @@ pub fn share_by_value(
             ]);
         }
     }
+    let axis = match positions {
+        Some(at) if at.len() == categories.len() && at.iter().all(|x| x.is_finite()) => {
+            Axis::Numeric(at)
+        }
+        _ => Axis::Categories,
+    };
     let figure = ShareFigure {
         title,
         x_label,
         y_label,
         categories,
+        axis,
         series,
     };
     render(name, title, data, &figure)
@@ -87,7 +96,45 @@ struct ShareFigure<'a> {
     x_label: &'a str,
     y_label: &'a str,
     categories: &'a [String],
+    axis: Axis<'a>,
     series: &'a [ShareSeries],
+}
+
+/// Where the values go along x.
+#[derive(Clone, Copy)]
+enum Axis<'a> {
+    /// Evenly spaced, in the order given (ranges, choices).
+    Categories,
+    /// At these numbers, one per category.
+    Numeric(&'a [f64]),
+}
+
+impl Axis<'_> {
+    /// The x of category `index`.
+    fn x(&self, index: usize) -> f64 {
+        match self {
+            Axis::Categories => index as f64,
+            Axis::Numeric(at) => at[index],
+        }
+    }
+
+    /// The x range drawn, and one category-width's worth of x (for offsets and caps).
+    fn extent(&self, categories: usize) -> (std::ops::Range<f64>, f64) {
+        match self {
+            Axis::Categories => (-0.5..categories.saturating_sub(1) as f64 + 0.5, 1.0),
+            Axis::Numeric(at) => {
+                let low = at.iter().copied().fold(f64::INFINITY, f64::min);
+                let high = at.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let span = if high > low {
+                    high - low
+                } else {
+                    low.abs().max(1.0)
+                };
+                let unit = span / categories.max(2) as f64;
+                ((low - span * 0.08)..(high + span * 0.08), unit)
+            }
+        }
+    }
 }
 
 impl Figure for ShareFigure<'_> {
@@ -99,28 +146,42 @@ impl Figure for ShareFigure<'_> {
         root.fill(&WHITE)?;
         let root = root.titled(self.title, text(TITLE_PX, INK))?;
         let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
-        let last = self.categories.len().saturating_sub(1) as f64;
+        let (x_range, unit) = self.axis.extent(self.categories.len());
         let mut chart = ChartBuilder::on(&plot_area)
             .margin(16)
             .x_label_area_size(64)
             .y_label_area_size(90)
-            .build_cartesian_2d(-0.5..last + 0.5, -0.02..1.02)?;
+            .build_cartesian_2d(x_range, -0.02..1.02)?;
         let categories = self.categories;
+        let numeric = matches!(self.axis, Axis::Numeric(_));
+        let x_labels = if numeric {
+            8
+        } else {
+            categories.len().max(2) * 2 + 1
+        };
+        let label_x = |v: &f64| {
+            if numeric {
+                numeric_tick(*v)
+            } else {
+                category_at(categories, *v)
+            }
+        };
         chart
             .configure_mesh()
             .light_line_style(GRID.mix(0.0))
             .bold_line_style(GRID)
-            .x_labels(categories.len().max(2) * 2 + 1)
+            .x_labels(x_labels)
             .y_labels(6)
             .x_desc(self.x_label)
             .y_desc(self.y_label)
             .axis_desc_style(text(AXIS_DESC_PX, INK))
             .label_style(text(TICK_PX, INK))
-            .x_label_formatter(&|v| category_at(categories, *v))
+            .x_label_formatter(&label_x)
             .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
             .draw()?;
         let mut legend = Legend::default();
-        let spread = 0.12 / self.series.len().max(1) as f64;
+        let spread = 0.12 * unit / self.series.len().max(1) as f64;
+        let cap = 0.03 * unit;
         let mut colour_index = 0;
         for (i, s) in self.series.iter().enumerate() {
             if i > 0 && !s.dashed {
@@ -129,17 +190,19 @@ impl Figure for ShareFigure<'_> {
             let c = color(colour_index);
             // Designs side by side at each value, so their bars do not cover one another.
             let dx = (i as f64 - (self.series.len() as f64 - 1.0) / 2.0) * spread;
-            let points: Vec<(f64, f64, f64, f64)> = s
+            let mut points: Vec<(f64, f64, f64, f64)> = s
                 .counts
                 .iter()
                 .enumerate()
-                .filter_map(|(x, count)| {
+                .filter_map(|(index, count)| {
                     let (hits, trials) = (*count)?;
                     let (low, high) = wilson_interval(hits, trials);
                     let share = hits as f64 / trials.max(1) as f64;
-                    Some((x as f64 + dx, share, low, high))
+                    Some((self.axis.x(index) + dx, share, low, high))
                 })
                 .collect();
+            // Values given out of order still join left to right.
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let line = points.iter().map(|&(x, y, _, _)| (x, y));
             if s.dashed {
                 chart.draw_series(DashedLineSeries::new(line, 10, 6, c.stroke_width(3)))?;
@@ -152,7 +215,7 @@ impl Figure for ShareFigure<'_> {
                     c.stroke_width(2),
                 )))?;
                 for end in [low, high] {
-                    let cap = vec![(x - 0.03, end), (x + 0.03, end)];
+                    let cap = vec![(x - cap, end), (x + cap, end)];
                     chart.draw_series(std::iter::once(PathElement::new(cap, c.stroke_width(2))))?;
                 }
                 chart.draw_series(std::iter::once(Circle::new((x, y), 6, c.filled())))?;
@@ -163,6 +226,17 @@ impl Figure for ShareFigure<'_> {
         legend.notes.push("bars: 95% interval (Wilson)".to_string());
         legend.draw(&legend_area.margin(60, 0, 0, 0))?;
         Ok(())
+    }
+}
+
+/// A numeric tick: as few decimals as show it (`2`, `0.5`, `0.05`).
+fn numeric_tick(v: f64) -> String {
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text.to_string()
     }
 }
 

@@ -537,12 +537,32 @@ fn safety_section(
         .iter()
         .map(|c| c.strip_prefix(&prefix).unwrap_or(c).to_string())
         .collect();
+    // Numbers go on a numeric axis, so that 8, 10, 12, 13 s are not drawn evenly spaced.
+    let placed: Option<Vec<(f64, &str)>> = shown
+        .iter()
+        .map(|value| param::position(param, value))
+        .collect();
+    let (x_label, positions) = match &placed {
+        Some(placed) if placed.len() >= 2 => {
+            let unit = placed[0].1;
+            let label = match unit {
+                "" => param.axis_label(),
+                unit => format!("{} ({unit})", param.axis_label()),
+            };
+            (
+                label,
+                Some(placed.iter().map(|p| p.0).collect::<Vec<f64>>()),
+            )
+        }
+        _ => (param.axis_label(), None),
+    };
     charts.push(share_by_value(
         "safety_violations",
         &format!("Trials with a safety violation by {}", param.name()),
-        &param.axis_label(),
+        &x_label,
         "trials with a safety violation",
         &shown,
+        positions.as_deref(),
         &lines,
     )?);
     section = section

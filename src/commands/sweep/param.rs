@@ -254,6 +254,21 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
     (a <= b).then_some((a, b))
 }
 
+/// Where the value `text` of `param` lies on a numeric axis, with the axis's unit (`""` for
+/// counts and probabilities): durations in seconds, drifts in ppm. `None` for ranges and
+/// choices, which have no place on a line.
+pub(crate) fn position(param: Param, text: &str) -> Option<(f64, &'static str)> {
+    let seconds = |ns: f64| ns / 1e9;
+    match (param, parse_value(param, text)?) {
+        (Param::Fault(FaultParam::Drift), Value::Signed(ppm)) => Some((ppm as f64, "ppm")),
+        (_, Value::Duration(ns)) => Some((seconds(ns as f64), "s")),
+        (_, Value::Signed(ns)) => Some((seconds(ns as f64), "s")),
+        (_, Value::Count(n)) => Some((n as f64, "")),
+        (_, Value::Fraction(p)) => Some((p, "")),
+        (_, Value::Range(..) | Value::Choice(_)) => None,
+    }
+}
+
 fn parse_value(param: Param, text: &str) -> Option<Value> {
     match param {
         Param::Algorithm(Knob {
