@@ -78,14 +78,7 @@ impl OutputFile {
             return Err(format!("cannot write to {shown}: it is a directory"));
         }
         let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
-        let partial = (!special).then(|| {
-            let mut name = path
-                .file_name()
-                .map(|n| n.to_os_string())
-                .unwrap_or_default();
-            name.push(".partial");
-            path.with_file_name(name)
-        });
+        let partial = (!special).then(|| partial_path(path));
         let target = partial.as_deref().unwrap_or(path);
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -107,11 +100,6 @@ impl OutputFile {
             committed: false,
             replace,
         })
-    }
-
-    /// The temporary file being written, when writing atomically.
-    pub fn partial_path(&self) -> Option<&std::path::Path> {
-        self.partial.as_deref()
     }
 
     /// The buffered writer.
@@ -175,6 +163,17 @@ impl OutputFile {
     }
 }
 
+/// The temporary file an [`OutputFile`] at `path` writes before moving it into place:
+/// `NAME.partial` beside it.
+pub fn partial_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
 /// Writes `text` to `path` through an [`OutputFile`].
 pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
     let mut file = OutputFile::create(path)?;
@@ -214,14 +213,27 @@ pub fn distinct_outputs(
     outputs: &[(&str, &std::path::Path)],
 ) -> Result<(), String> {
     for (i, (what, out)) in outputs.iter().enumerate() {
-        let clash = inputs
-            .iter()
-            .chain(&outputs[..i])
-            .find(|(_, other)| same_file(out, other));
-        if let Some((other_what, _)) = clash {
+        // The temporary file written first counts too: it would be truncated.
+        let partial = partial_path(out);
+        for (other_what, other) in inputs.iter().chain(&outputs[..i]) {
+            let written = if same_file(out, other) {
+                out.to_path_buf()
+            } else if same_file(&partial, other) {
+                partial.clone()
+            } else {
+                continue;
+            };
+            let shown = if written == *out {
+                format!("{what} {}", out.display())
+            } else {
+                format!(
+                    "{what} {} (written first as {})",
+                    out.display(),
+                    written.display()
+                )
+            };
             return Err(format!(
-                "error: {what} {} is also the {other_what}: writing it would destroy the other\n  hint: give every output its own file",
-                out.display()
+                "error: {shown} is also the {other_what}: writing it would destroy the other\n  hint: give every output its own file"
             ));
         }
     }

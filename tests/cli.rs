@@ -1033,8 +1033,67 @@ mod outputs_never_destroy_inputs {
             "--plot",
             plots.to_str().unwrap(),
         ]);
-        refused(&output, "--trace file");
+        refused(&output, "is a file the plots write");
         assert!(!plots.exists(), "nothing written");
+    }
+
+    #[test]
+    fn a_trace_is_refused_where_it_would_be_destroyed_and_accepted_beside_the_plots() {
+        let scratch = Scratch::new("trace-places");
+        let (file, text) = shipped_copy(&scratch, "t.jsonl.partial");
+        let path = file.to_str().unwrap();
+        let trace = scratch.path.join("t.jsonl");
+        let output = splitbrain(["run", "-q", path, "--trace", trace.to_str().unwrap()]);
+        refused(&output, "written first as");
+        assert_eq!(fs::read_to_string(&file).unwrap(), text);
+        let plots = scratch.path.join("pp");
+        let plots = plots.to_str().unwrap();
+        let parent = scratch.path.to_str().unwrap().to_string();
+        for trace in [plots.to_string(), parent] {
+            let output = splitbrain(["run", "-q", path, "--trace", &trace, "--plot", plots]);
+            refused(&output, "is the --plot folder");
+        }
+        assert_eq!(scratch.listing(), ["t.jsonl.partial"], "nothing written");
+        // A trace beside the plots under a name they do not write is fine.
+        fs::create_dir_all(plots).unwrap();
+        let beside = format!("{plots}/trace.json");
+        let output = splitbrain(["run", "-q", path, "--trace", &beside, "--plot", plots]);
+        assert_exit(&output, 0);
+        assert!(fs::metadata(&beside).unwrap().len() > 0);
+    }
+
+    #[test]
+    fn reproducers_of_a_long_named_scenario_keep_their_seed_and_invariant() {
+        let scratch = Scratch::new("long-name");
+        let source = shipped_scenario("raft-broken-nemesis.ron");
+        let long = "x".repeat(300);
+        let named = source.replace(
+            "name: \"raft-broken-nemesis\"",
+            &format!("name: \"{long}\""),
+        );
+        let file = scratch.write("long.ron", &named);
+        let out = scratch.path.join("out");
+        let output = splitbrain([
+            "hunt",
+            file.to_str().unwrap(),
+            "--seeds",
+            "64",
+            "--jobs",
+            "1",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_exit(&output, 1);
+        let mut written: Vec<String> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        assert!(written.len() >= 2, "one file per invariant: {written:?}");
+        for name in &written {
+            assert!(name.len() < 255 && name.contains("-seed"), "{name}");
+        }
     }
 
     #[test]

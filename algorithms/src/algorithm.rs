@@ -87,6 +87,13 @@ pub trait Algorithm {
     /// phases its trials' faults over it.
     fn heartbeat_ns(config: &Self::Config) -> Nanos;
 
+    /// The shortest wait after which a member acts on not having heard from others (Raft's
+    /// smallest election timeout): messages slower than this make every member campaign
+    /// (validation's storm estimate). Defaults to the heartbeat.
+    fn campaign_timeout_ns(config: &Self::Config) -> Nanos {
+        Self::heartbeat_ns(config)
+    }
+
     /// The same settings for a cluster of `members` (shrinking a failing scenario drops
     /// members), or `None` if it cannot run with that many.
     fn for_members(config: &Self::Config, members: usize) -> Option<Self::Config> {

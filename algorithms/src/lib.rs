@@ -168,6 +168,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The shortest wait after which a member acts on not having heard from others.
+            pub fn campaign_timeout_ns(&self) -> Nanos {
+                match self {
+                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::campaign_timeout_ns(c),)+
+                }
+            }
+
             /// The configuration with knob `name` set to `value`, checked like a scenario.
             pub fn vary(&self, cluster: &Cluster, name: &str, value: KnobValue) -> Result<Self, Problem<AlgorithmError>> {
                 match self {
@@ -324,10 +331,11 @@ pub fn run(
 /// as the fastest clock of the run makes it (a clock drifting `+d` ppm fires its timers
 /// `1 + d / 10^6` times as often in true time), plus on `Stream` every connection
 /// retransmitting once per `max_rto`. Where members send to every other member and a
-/// message can take longer than that timing in true time, nobody hears from the others in
-/// time and every act can be a campaign to all of them and their answers (`1 + 2 (n - 1)`
-/// events): a storm, counted so. Validation refuses runs whose estimate is absurd, and `run`
-/// shows a progress bar for long ones.
+/// message can take longer than a member waits before it campaigns (Raft's smallest election
+/// timeout, on the fastest clock), nobody hears from the others in time and every act can be
+/// a campaign to all of them and their answers (`1 + 2 (n - 1)` events): a storm, counted
+/// so. Validation refuses runs whose estimate is absurd, and `run` shows a progress bar for
+/// long ones.
 pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
     let mut period_ns = algorithm.shortest_timing().1;
     if config.write_every_ns > 0 {
@@ -335,22 +343,24 @@ pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 
     }
     let processes = config.members as u128 + u128::from(algorithm.has_service());
     let acting = u128::from(config.duration_ns / period_ns) * processes;
-    let rate_ppm = 1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs());
-    let acting = (acting * rate_ppm).div_ceil(1_000_000);
-    acting * events_per_act(algorithm, config) + retransmissions(config, processes)
+    let acting = (acting * clock_rate_ppm(config)).div_ceil(1_000_000);
+    acting * events_per_act(algorithm, config) + retransmissions(algorithm, config)
+}
+
+/// `10^6` plus the fastest clock's drift in ppm: how many true-time microseconds its timers
+/// count per second, times a million.
+fn clock_rate_ppm(config: &SimConfig) -> u128 {
+    1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs())
 }
 
 /// Events per act in [`expected_events`]: `1 + 2 (n - 1)` in a storm (members that send to
-/// every member, messages slower than the shortest timing on the fastest clock), else 1.
+/// every member, messages that can take longer than the campaign timeout on the fastest
+/// clock), else 1.
 pub fn events_per_act(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
-    let mut period_ns = algorithm.shortest_timing().1;
-    if config.write_every_ns > 0 {
-        period_ns = period_ns.min(config.write_every_ns);
-    }
-    let rate_ppm = 1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs());
-    let true_period_ns = u128::from(period_ns) * 1_000_000 / rate_ppm;
-    let storm = algorithm.sends_to_every_member()
-        && u128::from(slowest_latency_ns(config)) >= true_period_ns;
+    let true_wait_ns =
+        u128::from(algorithm.campaign_timeout_ns()) * 1_000_000 / clock_rate_ppm(config);
+    let storm =
+        algorithm.sends_to_every_member() && u128::from(slowest_latency_ns(config)) >= true_wait_ns;
     if storm {
         1 + 2 * (config.members as u128).saturating_sub(1)
     } else {
@@ -384,16 +394,22 @@ pub fn fastest_drift_ppm(config: &SimConfig) -> i64 {
         .fold(i64::from(clocks.max_drift_ppm), i64::max)
 }
 
-/// An upper bound on `Stream` retransmissions: every ordered pair of processes retransmitting
-/// once per `max_rto` for the whole run (0 on `Datagram`).
-pub fn retransmissions(config: &SimConfig, processes: u128) -> u128 {
-    match config.network.transport {
-        splitbrain_sim::Transport::Stream(stream) => {
-            let per_connection = u128::from(config.duration_ns / stream.max_rto_ns.max(1));
-            per_connection * processes * processes.saturating_sub(1)
-        }
-        splitbrain_sim::Transport::Datagram => 0,
-    }
+/// An upper bound on `Stream` retransmissions: every connection retransmitting once per
+/// `max_rto` for the whole run (0 on `Datagram`). Connections: each way between every two
+/// members where members send to every member, each way between every member and the
+/// service where there is one, else each way to two neighbours (a ring).
+pub fn retransmissions(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
+    let splitbrain_sim::Transport::Stream(stream) = config.network.transport else {
+        return 0;
+    };
+    let members = config.members as u128;
+    let connections = if algorithm.sends_to_every_member() {
+        members * members.saturating_sub(1)
+    } else {
+        // Members to the service and back, or to a ring's neighbours and back.
+        2 * members * if algorithm.has_service() { 1 } else { 2 }
+    };
+    u128::from(config.duration_ns / stream.max_rto_ns.max(1)) * connections
 }
 
 /// What a caller may attach to a run besides its configuration.

@@ -473,7 +473,12 @@ fn write_reproducer(
             crate::output::io_message(&e)
         )
     })?;
-    let stem = file_stem(&s.name);
+    // The name is cut, never the seed and invariant: two reproducers never share a file.
+    let stem = format!(
+        "{}-seed{seed}-{}",
+        file_stem(&original.name),
+        file_stem(&key.replace(':', "-"))
+    );
     let mut path = args.out.join(format!("{stem}.ron"));
     if crate::output::same_file(&path, &args.file) {
         // The hunted scenario itself carries that name: keep it, write beside it.
@@ -522,8 +527,9 @@ fn file_stem(name: &str) -> String {
     }
 }
 
-/// The longest reproducer file stem (file systems take 255 bytes; `-shrunk.ron` must fit).
-const MAX_STEM_CHARS: usize = 200;
+/// The most of a scenario's name a reproducer's file name keeps (file systems take 255 bytes:
+/// the seed, the invariant and `-shrunk.ron` must fit after it).
+const MAX_STEM_CHARS: usize = 150;
 
 /// Loads the written file and runs it: does it fail with `key` again?
 fn replays(path: &Path, key: &str) -> bool {

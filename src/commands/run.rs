@@ -50,9 +50,57 @@ fn check_outputs(args: &RunArgs) -> Result<(), u8> {
         )?;
     }
     if let Some(dir) = &args.plot {
-        let mut keep = vec![scenario];
-        keep.extend(args.trace.as_deref().map(|t| ("--trace file", t)));
-        super::charting::check_out_folder(dir, &keep)?;
+        super::charting::check_out_folder(dir, &[scenario])?;
+        if let Some(trace) = &args.trace {
+            check_trace_beside_plots(trace, dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `--trace` that is the `--plot` folder or one of its parents (the run would
+/// write the trace, then fail to make the folder), or a file the plots write over.
+fn check_trace_beside_plots(trace: &Path, dir: &Path) -> Result<(), u8> {
+    let refuse = |why: &str| {
+        eprintln!(
+            "error: --trace {} {why}\n  hint: give the trace and the plots separate places",
+            trace.display()
+        );
+        exit::BAD_INPUT
+    };
+    if dir
+        .ancestors()
+        .any(|folder| crate::output::same_file(folder, trace))
+    {
+        return Err(refuse(&format!(
+            "is the --plot folder {} or holds it",
+            dir.display()
+        )));
+    }
+    let in_folder = trace.parent().is_some_and(|p| {
+        crate::output::same_file(
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            },
+            dir,
+        )
+    });
+    let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let plotted = [
+        "report",
+        "timeline",
+        "messages_per_election",
+        "sequence_election",
+    ]
+    .contains(&stem)
+        || stem.starts_with("sequence_failover_");
+    if in_folder && plotted {
+        return Err(refuse(&format!(
+            "is a file the plots write in {}",
+            dir.display()
+        )));
     }
     Ok(())
 }
@@ -300,10 +348,12 @@ fn run_traced_to_file(
     also: Option<&mut dyn TraceSink>,
     bar: &ProgressBar,
 ) -> Result<RunReport, String> {
-    let mut file = OutputFile::create(path)?;
-    if let Some(partial) = file.partial_path() {
-        remove_on_signal(partial.to_path_buf());
+    // Watching for signals before the file exists: none can strike in between.
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
+    if !special {
+        remove_on_signal(crate::output::partial_path(path));
     }
+    let mut file = OutputFile::create(path)?;
     let mut writer = JsonLinesWriter::new(file.writer());
     let report = match also {
         Some(other) => run_observed(scenario, Some(&mut Tee(&mut writer, other)), bar),

@@ -296,7 +296,8 @@ impl ErrorKind {
                 found,
                 expected,
             } => {
-                if context == "fault kind" && found.to_lowercase().contains("gc") {
+                let lower = found.to_lowercase();
+                if context == "fault kind" && (lower.starts_with("gc") || lower.contains("garbage")) {
                     return Some(GC_PAUSE_HINT.to_string());
                 }
                 let candidates: Vec<&str> = if context == "invariant" {
@@ -473,9 +474,9 @@ impl ErrorKind {
                  retry period, or `workload.write_every`), shorten `duration`, use fewer nodes, \
                  lower the clocks' largest drift or the network's latency, or raise a `Stream`'s \
                  `max_rto`: duration / shortest timing x processes x (1 + largest drift / 10^6) \
-                 (x (1 + 2 (nodes - 1)) for Raft, raft-rs and Bully when a message can take longer than \
-                 that timing), plus duration / max_rto x processes x (processes - 1) on \
-                 `Stream`, must stay within {MAX_EXPECTED_EVENTS}"
+                 (x (1 + 2 (nodes - 1)) for Raft, raft-rs and Bully when a message can take longer \
+                 than their smallest election or failure timeout), plus duration / max_rto per \
+                 connection on `Stream`, must stay within {MAX_EXPECTED_EVENTS}"
             ),
             ErrorKind::LivenessExpected => {
                 "a liveness failure is reported as exit code 3, not as an expectation; `Violates` \
@@ -533,8 +534,8 @@ fn storm(per_act: u128) -> String {
         return String::new();
     }
     format!(
-        ", each act up to {per_act} events: messages can take longer than that period, so \
-         every act can be a campaign to every member and their answers"
+        ", each act up to {per_act} events: messages can take longer than a member waits \
+         before it campaigns, so every act can be a campaign to every member and their answers"
     )
 }
 
@@ -969,6 +970,13 @@ mod tests {
             hint.contains("`Stall(") && hint.contains("`Pause("),
             "{hint}"
         );
+        // Names that merely contain the letters keep their "did you mean".
+        let kind = ErrorKind::UnknownVariant {
+            context: "fault kind".into(),
+            found: "LongCrash".into(),
+            expected: vec!["Crash".into(), "Stall".into()],
+        };
+        assert!(!kind.hint().unwrap().contains("GC pause"));
     }
 
     #[test]

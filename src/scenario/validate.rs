@@ -204,7 +204,7 @@ impl Checker {
             (false, _) => (format!("algorithm.{name}"), timing_ns),
         };
         let processes = sim.members as u64 + u64::from(scenario.algorithm.has_service());
-        let retransmissions = splitbrain_algorithms::retransmissions(&sim, processes.into());
+        let retransmissions = splitbrain_algorithms::retransmissions(&scenario.algorithm, &sim);
         if retransmissions * 2 > expected {
             path = "network.transport".to_string();
         }

@@ -166,6 +166,15 @@ impl Algorithm for Bully {
         config.heartbeat_ns
     }
 
+    fn campaign_timeout_ns(config: &BullyConfig) -> Nanos {
+        // A follower suspects after the failure timeout; a candidate claims after the answer
+        // timeout; a waiter restarts after the coordinator timeout.
+        config
+            .failure_timeout_ns
+            .min(config.answer_timeout_ns)
+            .min(config.coordinator_timeout_ns)
+    }
+
     fn vary(
         config: &BullyConfig,
         cluster: &Cluster,

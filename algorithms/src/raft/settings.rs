@@ -244,6 +244,10 @@ impl Algorithm for Raft {
         config.heartbeat_ns
     }
 
+    fn campaign_timeout_ns(config: &RaftConfig) -> Nanos {
+        config.election_timeout_min_ns
+    }
+
     fn for_members(config: &RaftConfig, members: usize) -> Option<RaftConfig> {
         let mut config = config.clone();
         if !config.log_lengths.is_empty() {

@@ -198,6 +198,11 @@ impl Algorithm for RaftRs {
         ticks.saturating_mul(config.tick_ns)
     }
 
+    fn campaign_timeout_ns(config: &RaftRsConfig) -> Nanos {
+        let ticks = u64::try_from(config.election_tick).unwrap_or(u64::MAX);
+        ticks.saturating_mul(config.tick_ns)
+    }
+
     /// `tick` sets the length of a tick: every timeout, counted in ticks, scales with it.
     fn vary(
         config: &RaftRsConfig,

@@ -637,10 +637,11 @@ fn what_ran(
         .text(format!(
             "{} ({} nodes, {designs}), {setting}. Each trial shifts every \
                  explicit fault by a random point of the interval at which the leader shows it \
-                 is alive (uniform in [0, {}) as the scenario is written: the heartbeat; for \
-                 leases the renewal period, etcd's keep-alive, Kubernetes' retry period, a \
-                 third of ZooKeeper's session timeout; drawn from the trial's seed, the same \
-                 phase for every value), so a leader crash strikes anywhere in that interval. \
+                 is alive, as each value and design sets it (the heartbeat; for leases the \
+                 renewal period, etcd's keep-alive, Kubernetes' retry period, a third of \
+                 ZooKeeper's session timeout; {} for the scenario as written), at the same \
+                 point of it for every value, drawn from the trial's seed; so a leader crash \
+                 strikes anywhere in that interval. \
                  trials.csv gives each trial's offset and the command that replays it.",
             scenario.name,
             scenario.sim.members,

@@ -254,6 +254,15 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
     (a <= b).then_some((a, b))
 }
 
+/// Whether two values run alike: probabilities as the parts per million the network takes.
+fn same_value(a: &Value, b: &Value) -> bool {
+    let ppm = |p: f64| (p * 1_000_000.0).round();
+    match (a, b) {
+        (Value::Fraction(x), Value::Fraction(y)) => ppm(*x) == ppm(*y),
+        _ => a == b,
+    }
+}
+
 /// Where the value `text` of `param` lies on a numeric axis, with the axis's unit (`""` for
 /// counts and probabilities): durations in seconds, drifts in ppm. `None` for ranges and
 /// choices, which have no place on a line.
@@ -338,7 +347,7 @@ pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), S
         };
         let label = format!("{name}={raw}");
         // Compared as values: `3` and `03`, `1ms` and `1000us`, `0` and `0.0` are one value.
-        if let Some((same, _)) = parsed.iter().find(|(_, v)| *v == value) {
+        if let Some((same, _)) = parsed.iter().find(|(_, v)| same_value(v, &value)) {
             let what = if *same == label {
                 format!("{label} is given twice")
             } else {
@@ -479,6 +488,10 @@ mod tests {
                 "latency=1000us is the same value as latency=1ms",
             ),
             ("nodes=3,3", "nodes=3 is given twice"),
+            (
+                "loss=0.1234567,0.1234568",
+                "loss=0.1234568 is the same value as loss=0.1234567",
+            ),
         ] {
             let error = parse_param(text).expect_err(text);
             assert!(error.starts_with(same), "{text}: {error}");
