@@ -14,7 +14,8 @@ Exit codes:
      recorded twice with different outcomes
   3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)
   129, 130, 143  hunt: interrupted by SIGHUP, SIGINT (Ctrl-C) or SIGTERM (128 + the signal's
-     number); the records so far are kept and summarised";
+     number); the records so far are kept and summarised. run --trace: the same signals
+     remove the unfinished trace";
 
 /// Deterministic simulator for leader election: partitions, pauses, clock skew, message loss;
 /// checks election safety and fencing at every event; measures failover.
