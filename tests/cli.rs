@@ -6,7 +6,7 @@ mod common;
 
 use common::{repo_root, scenario_files, shipped_scenario, splitbrain, stderr, stdout};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -1062,6 +1062,24 @@ mod outputs_never_destroy_inputs {
         assert!(fs::metadata(&beside).unwrap().len() > 0);
     }
 
+    /// `hunt FILE` (a copy of the broken Raft nemesis) over 64 seeds, reproducers to `out`.
+    fn hunt_broken(file: &Path, out: &Path) -> Output {
+        let (file, out) = (file.to_str().unwrap(), out.to_str().unwrap());
+        splitbrain([
+            "hunt", file, "--seeds", "64", "--jobs", "1", "--quiet", "--out", out,
+        ])
+    }
+
+    /// The names of the files in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn reproducers_of_a_long_named_scenario_keep_their_seed_and_invariant() {
         let scratch = Scratch::new("long-name");
@@ -1073,23 +1091,8 @@ mod outputs_never_destroy_inputs {
         );
         let file = scratch.write("long.ron", &named);
         let out = scratch.path.join("out");
-        let output = splitbrain([
-            "hunt",
-            file.to_str().unwrap(),
-            "--seeds",
-            "64",
-            "--jobs",
-            "1",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert_exit(&output, 1);
-        let mut written: Vec<String> = fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        written.sort();
+        assert_exit(&hunt_broken(&file, &out), 1);
+        let written = names_in(&out);
         assert!(written.len() >= 2, "one file per invariant: {written:?}");
         for name in &written {
             assert!(name.len() < 255 && name.contains("-seed"), "{name}");
@@ -1108,29 +1111,14 @@ mod outputs_never_destroy_inputs {
         let out = scratch.path.join("out");
         fs::create_dir_all(&out).unwrap();
         let file = scratch.write("escaping.ron", &escaping);
-        let hunt = |file: &PathBuf| {
-            splitbrain([
-                "hunt",
-                file.to_str().unwrap(),
-                "--seeds",
-                "64",
-                "--jobs",
-                "1",
-                "--quiet",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-        };
+        let hunt = |file: &PathBuf| hunt_broken(file, &out);
         assert_exit(&hunt(&file), 1);
         assert_eq!(
             scratch.listing(),
             ["escaping.ron", "out"],
             "nothing outside --out"
         );
-        let written: Vec<String> = fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let written = names_in(&out);
         assert!(
             written.iter().all(|n| n.starts_with("_.._escaped_x-seed")),
             "{written:?}"
