@@ -77,8 +77,7 @@ impl OutputFile {
         if is_dir_path {
             return Err(format!("cannot write to {shown}: it is a directory"));
         }
-        let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
-        let partial = (!special).then(|| partial_path(path));
+        let partial = atomic_partial(path);
         let target = partial.as_deref().unwrap_or(path);
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -161,6 +160,21 @@ impl OutputFile {
             let _ = std::fs::remove_file(partial);
         }
     }
+}
+
+/// The folder `path` is in: its parent, or `.` for a bare file name.
+pub fn folder_of(path: &std::path::Path) -> &std::path::Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    }
+}
+
+/// The temporary file an [`OutputFile`] at `path` writes first, or `None` when it writes
+/// through (a device, a FIFO, a symbolic link: renaming over them would replace them).
+pub fn atomic_partial(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
+    (!special).then(|| partial_path(path))
 }
 
 /// The temporary file an [`OutputFile`] at `path` writes before moving it into place:
@@ -250,10 +264,7 @@ pub fn check_can_create(what: &str, path: &std::path::Path) -> Result<(), String
             "error: {what} {shown}: it is a folder\n  hint: name a file, like {what} hunt.xml"
         ));
     }
-    let folder = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
+    let folder = folder_of(path);
     if !folder.is_dir() {
         return Err(format!(
             "error: {what} {shown}: the folder {} does not exist\n  hint: create it first, or name a file in an existing folder",

@@ -347,8 +347,8 @@ pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 
     acting * events_per_act(algorithm, config) + retransmissions(algorithm, config)
 }
 
-/// `10^6` plus the fastest clock's drift in ppm: how many true-time microseconds its timers
-/// count per second, times a million.
+/// The fastest clock's rate in millionths: `10^6` plus its drift in ppm (a clock at
+/// 1,500,000 counts 1.5 s per true second).
 fn clock_rate_ppm(config: &SimConfig) -> u128 {
     1_000_000 + u128::from(fastest_drift_ppm(config).max(0).unsigned_abs())
 }

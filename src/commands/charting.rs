@@ -829,12 +829,8 @@ pub fn write(
 }
 
 /// Refuses, before any run, an output path that exists and is not a folder, and a folder
-/// that holds one of `keep` (the scenario file, another output) under a name the report may
-/// write over.
-pub fn check_out_folder(
-    dir: &std::path::Path,
-    keep: &[(&str, &std::path::Path)],
-) -> Result<(), u8> {
+/// that holds the scenario file under a name the report may write over.
+pub fn check_out_folder(dir: &std::path::Path, scenario: &std::path::Path) -> Result<(), u8> {
     // The folder, or (if it is to be made) the nearest of its parents that exists.
     let existing = dir
         .ancestors()
@@ -847,12 +843,12 @@ pub fn check_out_folder(
         eprintln!("error: {}", report_write_error(dir, &e));
         return Err(crate::exit::BAD_INPUT);
     }
-    if let Some((what, path)) = keep.iter().find(|(_, path)| report_may_replace(dir, path)) {
+    if report_may_replace(dir, scenario) {
         eprintln!(
-            "error: the {what} {} is in the report folder {} under a name the report writes \
+            "error: the scenario file {} is in the report folder {} under a name the report writes \
              (report.md, report.html, NAME.csv, .json, .svg, .png): writing the report would \
              destroy it\n  hint: choose another folder for the report",
-            path.display(),
+            scenario.display(),
             dir.display()
         );
         return Err(crate::exit::BAD_INPUT);
@@ -866,11 +862,7 @@ fn report_may_replace(dir: &std::path::Path, path: &std::path::Path) -> bool {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| ["md", "html", "csv", "json", "svg", "png"].contains(&e));
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => std::path::Path::new("."),
-    };
-    written_kind && crate::output::same_file(folder, dir)
+    written_kind && crate::output::same_file(crate::output::folder_of(path), dir)
 }
 
 /// The message for a report folder that could not be written, with its hint line.

@@ -227,7 +227,7 @@ pub fn run(args: &CompareArgs) -> u8 {
     if let Err(code) = counted {
         return code;
     }
-    if let Err(code) = charting::check_out_folder(&args.out, &[("scenario file", &args.file)]) {
+    if let Err(code) = charting::check_out_folder(&args.out, &args.file) {
         return code;
     }
     if let Some(&n) = args

@@ -50,7 +50,7 @@ fn check_outputs(args: &RunArgs) -> Result<(), u8> {
         )?;
     }
     if let Some(dir) = &args.plot {
-        super::charting::check_out_folder(dir, &[scenario])?;
+        super::charting::check_out_folder(dir, &args.file)?;
         if let Some(trace) = &args.trace {
             check_trace_beside_plots(trace, dir)?;
         }
@@ -77,16 +77,7 @@ fn check_trace_beside_plots(trace: &Path, dir: &Path) -> Result<(), u8> {
             dir.display()
         )));
     }
-    let in_folder = trace.parent().is_some_and(|p| {
-        crate::output::same_file(
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            },
-            dir,
-        )
-    });
+    let in_folder = crate::output::same_file(crate::output::folder_of(trace), dir);
     let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     let plotted = [
         "report",
@@ -349,9 +340,8 @@ fn run_traced_to_file(
     bar: &ProgressBar,
 ) -> Result<RunReport, String> {
     // Watching for signals before the file exists: none can strike in between.
-    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file());
-    if !special {
-        remove_on_signal(crate::output::partial_path(path));
+    if let Some(partial) = crate::output::atomic_partial(path) {
+        remove_on_signal(partial);
     }
     let mut file = OutputFile::create(path)?;
     let mut writer = JsonLinesWriter::new(file.writer());

@@ -290,7 +290,7 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Err(code) = charting::check_count("--trials", args.trials, groups_asked, "per value") {
         return code;
     }
-    if let Err(code) = charting::check_out_folder(&args.out, &[("scenario file", &args.file)]) {
+    if let Err(code) = charting::check_out_folder(&args.out, &args.file) {
         return code;
     }
     let scenario = match scenario::load(&args.file) {
