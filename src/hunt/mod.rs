@@ -35,12 +35,15 @@ pub fn run_seed(scenario: &Scenario, seed: u64) -> SeedRecord {
 
 /// Runs an explicit scenario (no nemesis left to draw) and judges it. A panic in the run (a
 /// bug in splitbrain) is that run's failure, under the key `panic`, not the end of the hunt;
-/// the shrinker then shrinks it like any other failure.
+/// the shrinker then shrinks it like any other failure. A run that outgrows its limits is
+/// that run's failure under the key `limit` (see [`record::LIMIT_KEY`]).
 pub fn run_judged(s: &Scenario) -> SeedRecord {
-    panics::catch(|| {
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
-        SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report))
-    })
+    panics::catch(
+        || match splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None) {
+            Ok(report) => SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report)),
+            Err(outgrown) => SeedRecord::outgrown(s.sim.seed, &outgrown),
+        },
+    )
     .unwrap_or_else(|message| SeedRecord::panicked(s.sim.seed, message))
 }
 

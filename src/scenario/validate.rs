@@ -152,6 +152,7 @@ impl Checker {
                 startup_delay_ns,
                 faults,
                 liveness_bound_ns,
+                limits: splitbrain_sim::RunLimits::default(),
             },
             algorithm,
             designs,
@@ -192,7 +193,15 @@ impl Checker {
         {
             sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
         }
-        let expected = splitbrain_algorithms::expected_events(&scenario.algorithm, &sim);
+        // What the nemesis injects: twice its mean count (the gaps are exponential).
+        let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
+            let window_ns = sim
+                .duration_ns
+                .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
+            2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
+        });
+        let expected =
+            splitbrain_algorithms::expected_events_with(&scenario.algorithm, &sim, nemesis_faults);
         if expected <= MAX_EXPECTED_EVENTS {
             return;
         }
