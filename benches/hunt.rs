@@ -39,7 +39,7 @@ fn sweep(
         first,
         last: first + seeds - 1,
     };
-    let ended = hunt(scenario, span, true, &pool, &|| false, |records| {
+    let ended = hunt(scenario, span, true, &pool, &|| false, &|| false, |records| {
         records.iter().for_each(|r| summary.add(r));
         ControlFlow::<()>::Continue(())
     });

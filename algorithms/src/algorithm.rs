@@ -234,5 +234,8 @@ pub fn run_processes<P: Process>(
     if let Some(limit) = options.max_events {
         sim = sim.with_event_limit(limit);
     }
+    if let Some(stop) = options.stop {
+        sim = sim.with_stop(stop);
+    }
     sim.run()
 }

@@ -464,6 +464,9 @@ pub struct RunOptions<'a> {
     /// Stops the run after this many events even if simulated time remains (bounded runs in
     /// tests); the report then ends at the last event handled.
     pub max_events: Option<u64>,
+    /// Asked now and then whether to end the run at once (see
+    /// [`splitbrain_sim::Sim::with_stop`]).
+    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 /// Runs `config` with this algorithm and the given options.

@@ -78,6 +78,9 @@ pub enum Limit {
     InFlight,
     /// [`RunLimits::max_memory_bytes`].
     Memory,
+    /// Not a limit: the caller asked the run to stop (a hunt's signal; see
+    /// `Sim::with_stop`).
+    Interrupted,
 }
 
 impl Limit {
@@ -87,6 +90,7 @@ impl Limit {
             Limit::Events => "--max-events",
             Limit::InFlight => "--max-in-flight",
             Limit::Memory => "--max-memory",
+            Limit::Interrupted => "",
         }
     }
 
@@ -96,6 +100,7 @@ impl Limit {
             Limit::Events => "events handled",
             Limit::InFlight => "events and messages queued at once",
             Limit::Memory => "resident memory of the process",
+            Limit::Interrupted => "the caller's patience",
         }
     }
 }
@@ -123,6 +128,14 @@ pub struct LimitExceeded {
 
 impl LimitExceeded {
     fn describe(&self) -> String {
+        if self.limit == Limit::Interrupted {
+            return format!(
+                "the run was stopped from outside at {} of {} simulated, after {} events",
+                format_duration(self.at_ns),
+                format_duration(self.duration_ns),
+                group_thousands(self.events),
+            );
+        }
         let amount = |n: u64| match self.limit {
             Limit::Memory => format_bytes(n),
             _ => group_thousands(n),

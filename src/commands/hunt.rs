@@ -147,6 +147,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         args.keep_going,
         &pool,
         &stopping,
+        &|| interrupt.signal().is_some(),
         |records| {
             for record in records {
                 builder.add(record);

@@ -22,6 +22,7 @@ pub fn hint(e: &LimitExceeded) -> String {
              latency reconnects and resends without end)"
         }
         Limit::Memory => "a shorter `duration` or fewer nodes",
+        Limit::Interrupted => return "it was stopped on purpose".to_string(),
     };
     format!(
         "if the run is meant to be this big, raise the limit (e.g. {} {raised}); otherwise try \

@@ -438,6 +438,7 @@ fn run_observed(
             .is_some()
             .then_some(&mut advance as &mut dyn FnMut(Nanos)),
         max_events: None,
+        stop: None,
     };
     splitbrain_algorithms::run_with(&scenario.algorithm, scenario.sim.clone(), options)
 }

@@ -330,6 +330,8 @@ pub struct Sim<'t, P: Process> {
     flagged: Vec<Invariant>,
     /// Set when the events queued passed the guard's limit: how many were queued.
     overflowed: Option<u64>,
+    /// Asked every [`MEMORY_CHECK_EVERY_EVENTS`] events whether to stop now.
+    stop: Option<&'t (dyn Fn() -> bool + Sync)>,
 }
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -405,6 +407,7 @@ impl<'t, P: Process> Sim<'t, P> {
             progress: None,
             flagged: Vec::new(),
             overflowed: None,
+            stop: None,
             config,
             info,
         }
@@ -476,6 +479,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self
     }
 
+    /// Asks `stop` every [`MEMORY_CHECK_EVERY_EVENTS`] events (about a hundred times a second)
+    /// whether to end the run now; if it says yes, [`Sim::run`] ends with
+    /// [`Limit::Interrupted`] (a hunt stopping on a signal does not wait for a long seed).
+    pub fn with_stop(mut self, stop: &'t (dyn Fn() -> bool + Sync)) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
     /// Stops after `limit` events even if simulated time remains (benchmarks, bounded runs).
     pub fn with_event_limit(mut self, limit: u64) -> Self {
         self.max_events = Some(limit);
@@ -530,6 +541,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 if check_memory {
                     self.check_memory()?;
                 }
+                if self.stop.as_ref().is_some_and(|stop| stop()) {
+                    return Err(self.exceeded(Limit::Interrupted, self.events));
+                }
                 if self.events % PROGRESS_EVERY_EVENTS == 0 {
                     if let Some(progress) = self.progress.as_mut() {
                         progress(self.now);
@@ -560,6 +574,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Limit::Events => self.config.limits.max_events,
             Limit::InFlight => self.config.limits.max_in_flight,
             Limit::Memory => self.config.limits.max_memory_bytes,
+            Limit::Interrupted => 0,
         };
         LimitExceeded {
             limit,
