@@ -1401,7 +1401,7 @@ mod bounded_everywhere {
     /// Seconds a command may take before `timeout` ends it (exit 124: a hang, failing here).
     const WALL_SECONDS: &str = "300";
     /// The guard the commands run under: small, so that a runaway input ends quickly.
-    const GUARD: [&str; 4] = ["--max-events", "400000", "--max-memory", "2GiB"];
+    const GUARD: [&str; 4] = ["--max-events", "100000", "--max-memory", "2GiB"];
 
     /// A duration: ordinary mostly, sometimes 1 ns, a century, or past the limits.
     fn duration() -> BoxedStrategy<String> {
