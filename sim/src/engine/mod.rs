@@ -510,7 +510,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
-            if self.events % PROGRESS_EVERY_EVENTS == 0 {
+            if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
                 if let Some(progress) = self.progress.as_mut() {
                     progress(self.now);
                 }
