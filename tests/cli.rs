@@ -1247,6 +1247,25 @@ fn a_trace_behind_a_symbolic_link_replaces_the_file_it_names_and_keeps_the_link(
         ["link.jsonl", "real.jsonl"],
         "no temporary file left"
     );
+    // A trace that cannot be written whole (every file capped at 512 bytes, as a full disk
+    // would stop it) leaves the file the link names as it was, not truncated.
+    let limited = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 1; trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(common::bin())
+        .args(["run", "-q", "scenarios/raft-leader-crash.ron", "--trace"])
+        .arg(&link)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert_exit(&limited, 2);
+    let after = fs::read_to_string(&target).unwrap();
+    assert!(
+        after == trace,
+        "the file the link names changed: {} bytes",
+        after.len()
+    );
+    assert_eq!(scratch.listing(), ["link.jsonl", "real.jsonl"]);
 }
 
 #[test]
