@@ -159,6 +159,7 @@ impl OutputFile {
             replace,
         })
     }
+
     /// The buffered writer.
     pub fn writer(&mut self) -> &mut std::io::BufWriter<std::fs::File> {
         &mut self.writer
@@ -315,7 +316,7 @@ fn still_at(_file: &std::fs::File, _path: &std::path::Path) -> bool {
 
 fn busy(path: &std::path::Path, partial: &std::path::Path) -> String {
     format!(
-        "cannot write to {}: another splitbrain run is writing it (its {} is locked)\n  hint: wait for that run to end, or write to another file; --force replaces only a finished file",
+        "cannot write to {}: another splitbrain run is writing it (its {} is locked)\n  hint: wait for that run to end, or write to another file (hunt --force replaces only a finished one)",
         path.display(),
         partial.display()
     )
