@@ -263,11 +263,12 @@ pub struct HuntArgs {
     )]
     pub out: PathBuf,
     /// Write one JSON line per seed to this file (a header first, a line saying how the hunt
-    /// ended last), for `merge`. Written as FILE.partial and renamed when whole; an existing
-    /// FILE is refused unless --force.
+    /// ended last), for `merge`. Written as FILE.partial (locked while the hunt runs) and
+    /// renamed when whole; an existing FILE is refused unless --force. A symbolic link is
+    /// followed to the file it names.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub jsonl: Option<PathBuf>,
-    /// Replace an existing --jsonl file.
+    /// Replace an existing, finished --jsonl file (never one a running hunt is writing).
     #[arg(long, help_heading = "Output")]
     pub force: bool,
     /// Write a JUnit XML report (one test case per invariant).

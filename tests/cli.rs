@@ -1218,6 +1218,125 @@ fn a_plot_folder_under_a_file_is_refused_before_the_run() {
     );
 }
 
+#[test]
+fn a_trace_behind_a_symbolic_link_replaces_the_file_it_names_and_keeps_the_link() {
+    let scratch = Scratch::new("trace-link");
+    let target = scratch.write("real.jsonl", "an old trace\n");
+    let link = scratch.path.join("link.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let output = splitbrain([
+        "run",
+        "-q",
+        "scenarios/raft-leader-crash.ron",
+        "--trace",
+        link.to_str().unwrap(),
+    ]);
+    assert_exit(&output, 0);
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let trace = fs::read_to_string(&target).unwrap();
+    assert!(
+        trace.starts_with("{\"t\":"),
+        "{}",
+        &trace[..40.min(trace.len())]
+    );
+    assert_eq!(
+        scratch.listing(),
+        ["link.jsonl", "real.jsonl"],
+        "no temporary file left"
+    );
+    // A trace that cannot be written whole (every file capped at 512 bytes, as a full disk
+    // would stop it) leaves the file the link names as it was, not truncated.
+    let limited = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 1; trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(common::bin())
+        .args(["run", "-q", "scenarios/raft-leader-crash.ron", "--trace"])
+        .arg(&link)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert_exit(&limited, 2);
+    let after = fs::read_to_string(&target).unwrap();
+    assert!(
+        after == trace,
+        "the file the link names changed: {} bytes",
+        after.len()
+    );
+    assert_eq!(scratch.listing(), ["link.jsonl", "real.jsonl"]);
+}
+
+#[test]
+fn an_output_name_that_fits_gets_a_temporary_name_that_fits_and_one_too_long_says_so() {
+    let scratch = Scratch::new("long-name");
+    for length in [248, 251, 255] {
+        let name = format!("{}.jsonl", "t".repeat(length - 6));
+        let trace = scratch.path.join(&name);
+        let output = splitbrain([
+            "run",
+            "-q",
+            "scenarios/raft-leader-crash.ron",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert_exit(&output, 0);
+        assert!(trace.is_file(), "{length}");
+        fs::remove_file(&trace).unwrap();
+    }
+    assert!(scratch.listing().is_empty(), "{:?}", scratch.listing());
+    let trace = scratch.path.join(format!("{}.jsonl", "t".repeat(250)));
+    let output = splitbrain([
+        "run",
+        "-q",
+        "scenarios/raft-leader-crash.ron",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(
+        err.contains("a name in it is 256 bytes, longer than file systems allow (255)"),
+        "{err}"
+    );
+    assert!(err.contains("hint: choose a shorter name"), "{err}");
+    assert!(!err.contains("space"), "{err}");
+    assert!(scratch.listing().is_empty(), "refused before the run");
+}
+
+#[test]
+fn a_design_name_too_long_for_its_chart_files_is_refused_when_the_scenario_loads() {
+    let scratch = Scratch::new("long-design");
+    let long = "d".repeat(201);
+    let source = shipped_scenario("review-controller.ron");
+    let first = source.find("(name: \"").expect("a design name") + "(name: \"".len();
+    let end = first + source[first..].find('"').unwrap();
+    let edited = format!("{}{long}{}", &source[..first], &source[end..]);
+    let path = scratch.write("long.ron", edited);
+    let output = splitbrain(["check", path.to_str().unwrap()]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("is 201 characters, more than 200"), "{err}");
+    assert!(
+        err.contains("hint: a design's name is part of its chart files' names"),
+        "{err}"
+    );
+    // The longest name allowed makes chart files that can be written, fenced or not.
+    let longest = format!("{}{}{}", &source[..first], "d".repeat(200), &source[end..]);
+    let path = scratch.write("longest.ron", longest);
+    let out = scratch.path.join("out");
+    for command in [
+        vec!["compare", "--seeds", "1", "--sizes", "3"],
+        vec!["sweep", "--param", "stall=5s", "--trials", "1"],
+    ] {
+        let mut args = command.clone();
+        args.insert(1, path.to_str().unwrap());
+        args.extend(["--fencing", "both", "--out", out.to_str().unwrap()]);
+        assert_exit(&splitbrain(&args), 0);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The runtime guard: --max-events, --max-in-flight, --max-memory
 // ---------------------------------------------------------------------------------------------

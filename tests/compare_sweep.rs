@@ -589,11 +589,12 @@ fn a_cluster_size_past_the_maximum_names_the_maximum() {
 }
 
 #[test]
-fn a_report_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
+fn a_folder_in_the_way_of_a_report_file_leaves_the_folder_as_it_was() {
     let out = scratch("unfinished");
     let dir = out.join("report");
-    // The last file, report.html, cannot be renamed into place: a folder has its name. An
-    // earlier run's report.md is there too, and would describe the wrong files.
+    // The last file, report.html, cannot be moved into place: a folder has its name. An
+    // earlier run's report.md is there too, and is kept (it is not replaced by half of a
+    // new report).
     std::fs::create_dir_all(dir.join("report.html").join("in-the-way")).unwrap();
     std::fs::write(dir.join("report.md"), "an earlier report\n").unwrap();
     let d = dir.to_str().unwrap();
@@ -609,13 +610,69 @@ fn a_report_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
         let err = stderr(&o);
         assert!(err.contains("cannot write the report to"), "{err}");
-        assert!(err.contains("report.html"), "{err}");
+        assert!(err.contains("report.html is in the way"), "{err}");
+        assert!(err.contains("  hint: the folder is as it was"), "{err}");
+        assert_eq!(file_names(&dir), ["report.md"], "{args:?}");
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert_eq!(md, "an earlier report\n");
         assert!(
-            err.contains("  hint: nothing of this report was kept"),
-            "{err}"
+            !dir.join(".report.partial").exists(),
+            "no staging folder left"
         );
-        assert_eq!(file_names(&dir), Vec::<String>::new(), "{args:?}");
         assert!(o.stdout.is_empty(), "no summary for a report not written");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Runs the binary with every file it writes limited to 512 bytes, as a full disk would stop
+/// it (root is held to the limit too, unlike to permissions).
+fn splitbrain_small_files(args: &[&str]) -> std::process::Output {
+    // SIGXFSZ ignored: the write fails with EFBIG instead of killing the process.
+    let limited = "ulimit -f 1; trap '' XFSZ; exec \"$0\" \"$@\"";
+    Command::new("sh")
+        .arg("-c")
+        .arg(limited)
+        .arg(common::bin())
+        .args(args)
+        .current_dir(common::repo_root())
+        .output()
+        .expect("the command starts")
+}
+
+#[test]
+fn a_report_rerun_that_fails_midway_keeps_the_previous_report_whole() {
+    let out = scratch("rerun");
+    let sweep = "scenarios/sweep-election-timeout.ron";
+    for what in ["compare", "sweep", "run"] {
+        let dir = out.join(what);
+        let d = dir.to_str().unwrap();
+        let args = match what {
+            "compare" => vec!["compare", sweep, "--seeds", "2", "--sizes", "3", "--out", d],
+            "sweep" => vec![
+                "sweep", sweep, "--param", "nodes=3", "--trials", "2", "--out", d,
+            ],
+            _ => vec!["run", "-q", "scenarios/raft-leader-crash.ron", "--plot", d],
+        };
+        let o = splitbrain(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let before = read_folder(&dir);
+        assert!(before.contains_key("report.html"), "{before:?}");
+        let o = splitbrain_small_files(&args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = stderr(&o);
+        assert!(err.contains("cannot write the report to"), "{err}");
+        assert!(err.contains("file too large"), "{err}");
+        assert!(err.contains("  hint: the folder is as it was"), "{err}");
+        assert!(
+            !dir.join(".report.partial").exists(),
+            "{what}: staging left"
+        );
+        assert!(
+            read_folder(&dir) == before,
+            "{what}: the earlier report changed"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -712,11 +769,8 @@ fn a_full_disk_fails_the_report_with_exit_2_and_leaves_nothing_behind() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let err = stderr(&o);
     assert!(err.contains("no space left on device"), "{err}");
-    assert!(
-        err.contains("  hint: nothing of this report was kept"),
-        "{err}"
-    );
-    assert_eq!(file_names(&d), Vec::<String>::new());
+    assert!(err.contains("  hint: the folder is as it was"), "{err}");
+    assert!(!d.exists(), "the folder this run made is removed again");
     drop(disk);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -233,6 +233,18 @@ fn a_record_deleted_from_the_middle_of_a_file_is_found() {
     assert_eq!(kept.len() + 1, lines.len());
     std::fs::write(&files[0], kept.join("\n") + "\n").unwrap();
     let o = merge(&files, &[]);
+    refused(
+        &o,
+        "its end line says 20 seeds ran, but it holds 19 records",
+    );
+    // With the end line's counts edited to match, the gap is still found.
+    let end = kept.len() - 1;
+    let edited = kept[end].replace("\"seeds_run\":20", "\"seeds_run\":19");
+    let ended_early = edited.replace("\"complete\"", "\"time_budget\"");
+    let mut kept: Vec<String> = kept.iter().map(|l| l.to_string()).collect();
+    kept[end] = ended_early;
+    std::fs::write(&files[0], kept.join("\n") + "\n").unwrap();
+    let o = merge(&files, &[]);
     refused(&o, "seed missing: 7");
 }
 
@@ -604,7 +616,7 @@ fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
     let b = dir.join("b.jsonl");
     std::fs::write(dir.join("b.jsonl.partial"), "another hunt's records\n").unwrap();
     let o = hunt_to(&b, "3", &[]);
-    refused(&o, "another run is writing it");
+    refused(&o, "b.jsonl.partial was left by a run that was killed");
     assert_eq!(
         std::fs::read_to_string(dir.join("b.jsonl.partial")).unwrap(),
         "another hunt's records\n"
@@ -698,4 +710,219 @@ fn clusters_whose_memory_grows_with_their_square_are_bounded() {
             stderr(&o)
         );
     }
+}
+
+#[test]
+fn a_per_seed_file_behind_a_symbolic_link_is_refused_like_the_file_and_forced_through_it() {
+    let dir = scratch("symlinked");
+    let target = dir.join("kept.jsonl");
+    let link = dir.join("link.jsonl");
+    std::fs::write(&target, "keep me\n").unwrap();
+    std::os::unix::fs::symlink("kept.jsonl", &link).unwrap();
+    let o = hunt_to(&link, "5", &[]);
+    refused(&o, "the file exists");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+    // Forced: the file the link names is replaced whole, and the link stays a link.
+    let o = hunt_to(&link, "5", &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap().lines().count(), 7);
+    // A link to a file not there yet: the file is made where the link points.
+    let dangling = dir.join("dangling.jsonl");
+    std::os::unix::fs::symlink(dir.join("made.jsonl"), &dangling).unwrap();
+    assert_eq!(hunt_to(&dangling, "5", &[]).status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("made.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        7
+    );
+    // /dev/stdout (a link to the process's open file) is still written through.
+    let o = splitbrain([
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "5",
+        "--quiet",
+        "--no-shrink",
+        "--jsonl",
+        "/dev/stdout",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("{\"hunt\":")),
+        "{}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_second_hunt_on_the_file_of_a_running_hunt_is_refused_even_with_force() {
+    let dir = scratch("two-hunts");
+    let jsonl = dir.join("h.jsonl");
+    let partial = partial_of(&jsonl);
+    let (mut first, stdout) = spawn_reading(&[
+        "hunt",
+        NEMESIS,
+        "--seeds",
+        "10000000",
+        "--no-shrink",
+        "--quiet",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    assert!(wait_for_first_batch(&partial) > 64, "the first hunt writes");
+    for extra in [&[][..], &["--force"][..]] {
+        let o = hunt_to(&jsonl, "5", extra);
+        refused(&o, "another splitbrain run is writing it");
+        assert!(
+            partial.exists(),
+            "{extra:?}: the first hunt's file is left alone"
+        );
+    }
+    let (code, _) = signal_and_finish("INT", &mut first, stdout);
+    assert_eq!(code, Some(130));
+    // The first hunt's file is whole: its header, its records, its end line.
+    let o = merge(std::slice::from_ref(&jsonl), &["--allow-partial"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Finished, it is replaced by --force as any file is.
+    let o = hunt_to(&jsonl, "5", &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A partial file left by a killed hunt is not locked: refused without --force (it may be
+    // wanted), taken over with it.
+    std::fs::write(&partial, "left by a killed hunt\n").unwrap();
+    std::fs::remove_file(&jsonl).unwrap();
+    refused(&hunt_to(&jsonl, "5", &[]), "left by a run that was killed");
+    assert_eq!(hunt_to(&jsonl, "5", &["--force"]).status.code(), Some(0));
+    assert!(!partial.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The lines of a whole hunt of `scenario` over `seeds` seeds written to `dir/NAME`.
+fn hunted_lines(dir: &Path, name: &str, scenario: &str, seeds: &str) -> (PathBuf, Vec<String>) {
+    let path = dir.join(name);
+    let o = splitbrain([
+        "hunt",
+        scenario,
+        "--seeds",
+        seeds,
+        "--quiet",
+        "--no-shrink",
+        "--jsonl",
+        path.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let lines = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (path, lines)
+}
+
+#[test]
+fn a_damaged_line_before_the_end_fails_the_merge_naming_the_file_and_line() {
+    let dir = scratch("damaged-line");
+    let (path, mut lines) = hunted_lines(&dir, "d.jsonl", NEMESIS, "10");
+    let (other, _) = hunted_lines(&dir, "other.jsonl", NEMESIS, "10");
+    lines[4] = lines[4][..20].to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    // Even when another file holds every seed, and with --allow-partial.
+    for files in [vec![path.clone()], vec![path.clone(), other]] {
+        let o = merge(&files, &["--allow-partial"]);
+        refused(&o, &format!("{}:5: not a record", path.display()));
+        assert!(
+            stderr(&o).contains("damaged, not cut off"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // A line of another kind of garbage, anywhere before the end line.
+    lines[4] = "not json".to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    refused(&merge(&[path], &[]), "d.jsonl:5: not a record");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_end_line_or_record_that_disagrees_with_the_records_fails_the_merge() {
+    let dir = scratch("edited");
+    let (path, lines) = hunted_lines(&dir, "b.jsonl", BROKEN, "64");
+    let failing = lines
+        .iter()
+        .position(|l| l.starts_with("{\"seed\"") && !l.contains("\"failures\":[]"))
+        .expect("the broken Raft fails some seed of 64 (seed 41)");
+    let edit = |change: &dyn Fn(&mut Vec<String>)| {
+        let mut edited = lines.clone();
+        change(&mut edited);
+        std::fs::write(&path, edited.join("\n") + "\n").unwrap();
+        merge(std::slice::from_ref(&path), &[])
+    };
+    // A failing record made to pass: its end line still counts the failure.
+    let o = edit(&|l| {
+        let record: serde_json::Value = serde_json::from_str(&l[failing]).unwrap();
+        l[failing] = serde_json::json!({
+            "seed": record["seed"], "outcome": "matched", "failures": [],
+            "events": record["events"], "coverage": record["coverage"],
+        })
+        .to_string();
+    });
+    refused(&o, "seeds failed, but");
+    // Its failures removed, its outcome kept: the record contradicts itself.
+    let o = edit(&|l| {
+        let mut record: serde_json::Value = serde_json::from_str(&l[failing]).unwrap();
+        record["failures"] = serde_json::json!([]);
+        l[failing] = record.to_string();
+    });
+    refused(&o, "disagrees with its 0 failures");
+    // Every count of the end line is checked.
+    let end = lines.len() - 1;
+    for (field, value) in [
+        ("failed_seeds", serde_json::json!(0)),
+        ("seeds_run", serde_json::json!(63)),
+        ("last_seed", serde_json::json!(63)),
+    ] {
+        let o = edit(&|l| {
+            let mut line: serde_json::Value = serde_json::from_str(&l[end]).unwrap();
+            line["end"][field] = value.clone();
+            l[end] = line.to_string();
+        });
+        refused(&o, "its end line says");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_without_its_end_line_is_described_as_it_is() {
+    let dir = scratch("no-end");
+    let (path, lines) = hunted_lines(&dir, "n.jsonl", NEMESIS, "10");
+    let (other, _) = hunted_lines(&dir, "other.jsonl", NEMESIS, "10");
+    // Every record, no end line: not "its seeds are all in other files".
+    std::fs::write(&path, lines[..11].join("\n") + "\n").unwrap();
+    let o = merge(std::slice::from_ref(&path), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("holds a record of each of its 10 seeds but no end line"),
+        "{err}"
+    );
+    assert!(!err.contains("other files"), "{err}");
+    // A last line cut off (a hunt killed while writing it), its seed in another file.
+    std::fs::write(&path, lines[..6].join("\n") + "\n" + &lines[6][..15]).unwrap();
+    let o = merge(&[path.clone(), other], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:7: its last line is cut off after 5 whole records",
+            path.display()
+        )),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

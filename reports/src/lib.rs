@@ -39,4 +39,4 @@ pub use doc::{format_seeds, Block, ReportDoc, Section};
 pub use splitbrain_sim::trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
 pub use stats::Distribution;
 pub use table::{Cell, DataTable, Table};
-pub use write::{write_report, ReportError};
+pub use write::{write_report, ReportError, STAGING};

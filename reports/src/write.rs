@@ -26,7 +26,22 @@ pub enum ReportError {
     NotAFolder { path: PathBuf },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    /// A folder (or other non-file) has the name of a file the report writes.
+    #[error("{path} is in the way: the report writes a file of that name")]
+    InTheWay { path: PathBuf },
+    /// Another process is writing a report into the same folder.
+    #[error("another run is writing a report to {path} (its {STAGING} folder is locked)")]
+    Busy { path: PathBuf },
 }
+
+/// The folder, inside the output folder, where a report is written before it replaces the
+/// previous one. Inside rather than beside it: the output folder may be `.`, a symbolic link,
+/// or hold the user's own files (the scenario), and renames within one file system cannot
+/// fail for want of space.
+pub const STAGING: &str = ".report.partial";
+
+/// The lock file in [`STAGING`] that its writer holds.
+const LOCK: &str = ".lock";
 
 /// The stems the report itself uses.
 const RESERVED: [&str; 1] = ["report"];
@@ -43,10 +58,13 @@ const RESERVED: [&str; 1] = ["report"];
 /// nothing depends on the clock, so the same inputs give the same bytes. Files already in
 /// `dir` under other names are left alone. Returns the paths written, sorted.
 ///
-/// Every write is checked, and synced before the rename. When one fails, every file of this
-/// report (written by this call, or left under its names by an earlier one) is removed
-/// before the error is returned: the folder then holds no report, rather than one that
-/// describes missing, stale or half-written files.
+/// Every file is written first into the folder [`STAGING`] inside `dir`, each write checked
+/// and synced; only when all are written are they renamed into `dir`, the report last. When
+/// a write fails (a full disk), the staging folder is removed and `dir` is left as it was: an
+/// earlier report in it is kept whole. Should a rename into place fail, every file of this
+/// report is removed instead, so the folder never holds a report of mixed files. The staging
+/// folder is locked while written: a second writer of the same folder is refused
+/// ([`ReportError::Busy`]); one left by a killed writer is cleared and reused.
 pub fn write_report(
     dir: &Path,
     doc: &ReportDoc,
@@ -98,35 +116,131 @@ pub fn write_report(
             path: dir.to_path_buf(),
         });
     }
+    let made = !dir.exists();
     fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut written = Vec::new();
-    let result = write_files(dir, &doc, charts, data, &mut written);
-    if result.is_err() {
-        forget_report(dir, charts, data);
+    let result = Staging::open(dir).and_then(|staging| {
+        let mut names = Vec::new();
+        let written = write_files(&staging.path, &doc, charts, data, &mut names);
+        let moved = written.and_then(|()| move_into_place(&staging.path, dir, &names));
+        staging.remove();
+        moved
+    });
+    match result {
+        Ok(mut written) => {
+            written.sort();
+            Ok(written)
+        }
+        Err(e) => {
+            if made {
+                let _ = fs::remove_dir(dir); // only if empty: nothing of the user's is lost
+            }
+            Err(e)
+        }
     }
-    result?;
-    written.sort();
-    Ok(written)
 }
 
-/// Writes every file of the folder, the report last; `written` collects the paths written.
+/// The locked folder a report is written into before it replaces the previous one.
+struct Staging {
+    path: PathBuf,
+    /// Held open for its lock, released when dropped.
+    _lock: fs::File,
+}
+
+impl Staging {
+    /// Makes (or takes over, from a killed writer) `dir`'s staging folder, empty and locked.
+    fn open(dir: &Path) -> Result<Self, ReportError> {
+        let path = dir.join(STAGING);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ReportError::Io { path, source }
+        };
+        fs::create_dir_all(&path).map_err(io(&path))?;
+        let lock_path = path.join(LOCK);
+        let lock = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        let busy = || ReportError::Busy {
+            path: dir.to_path_buf(),
+        };
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(busy()),
+            // A file system without locks: written unlocked, as before locks existed.
+            Err(fs::TryLockError::Error(_)) => {}
+        }
+        // Its writer may have finished and removed it between the open and the lock.
+        if !lock_path.is_file() {
+            return Err(busy());
+        }
+        for entry in fs::read_dir(&path).map_err(io(&path))? {
+            let entry = entry.map_err(io(&path))?;
+            if entry.file_name() == LOCK {
+                continue;
+            }
+            let left = entry.path();
+            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                fs::remove_dir_all(&left)
+            } else {
+                fs::remove_file(&left)
+            };
+            removed.map_err(io(&left))?;
+        }
+        Ok(Self { path, _lock: lock })
+    }
+
+    /// Removes the folder and everything in it (the lock is held until `self` drops).
+    fn remove(&self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Renames every file of `names` (the report last) from `staging` into `dir`. Names taken by
+/// a folder are found before anything moves, so that `dir` is left as it was.
+fn move_into_place(
+    staging: &Path,
+    dir: &Path,
+    names: &[String],
+) -> Result<Vec<PathBuf>, ReportError> {
+    for name in names {
+        let target = dir.join(name);
+        if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
+            return Err(ReportError::InTheWay { path: target });
+        }
+    }
+    let mut moved = Vec::new();
+    for name in names {
+        let target = dir.join(name);
+        if let Err(source) = fs::rename(staging.join(name), &target) {
+            forget_report(dir, names);
+            return Err(ReportError::Io {
+                path: target,
+                source,
+            });
+        }
+        moved.push(target);
+    }
+    Ok(moved)
+}
+
+/// Writes every file of the report into `dir`, the report last; `written` collects their
+/// names in that order.
 fn write_files(
     dir: &Path,
     doc: &ReportDoc,
     charts: &[Chart],
     data: &[DataTable],
-    written: &mut Vec<PathBuf>,
+    written: &mut Vec<String>,
 ) -> Result<(), ReportError> {
     let mut put = |file: String, bytes: &[u8]| -> Result<(), ReportError> {
-        let path = dir.join(file);
-        write_atomically(&path, bytes).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        written.push(path);
+        let path = dir.join(&file);
+        write_synced(&path, bytes).map_err(|source| ReportError::Io { path, source })?;
+        written.push(file);
         Ok(())
     };
     for chart in charts {
@@ -156,41 +270,16 @@ fn write_files(
     )
 }
 
-/// After a failed write: removes every file of this report, those it wrote and older ones
-/// under its names, so that the folder holds no report of mixed or missing files and no
-/// file that looks like part of this one. Other files are left alone.
-fn forget_report(dir: &Path, charts: &[Chart], data: &[DataTable]) {
-    let chart_files = charts
-        .iter()
-        .flat_map(|c| ["svg", "png", "csv", "json"].map(|ext| format!("{}.{ext}", c.name)));
-    let table_files = data
-        .iter()
-        .flat_map(|t| ["csv", "json"].map(|ext| format!("{}.{ext}", t.name)));
-    let report_files = RESERVED
-        .iter()
-        .flat_map(|stem| ["md", "html"].map(|ext| format!("{stem}.{ext}")));
-    for name in chart_files.chain(table_files).chain(report_files) {
+/// After a failed move into place: removes every file of this report, those moved and older
+/// ones under its names, so that the folder holds no report of mixed files. Other files are
+/// left alone.
+fn forget_report(dir: &Path, names: &[String]) {
+    for name in names {
         let path = dir.join(name);
         if path.is_file() {
             let _ = fs::remove_file(path);
         }
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it (so that an error a delayed
-/// write or the close would report surfaces here), then renames it into place. On any error
-/// the temporary file is removed and `path` is left as it was.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .expect("output file names are ours and valid");
-    let temporary = path.with_file_name(format!(".{file_name}.partial"));
-    let done = write_synced(&temporary, bytes).and_then(|()| fs::rename(&temporary, path));
-    if done.is_err() && temporary.is_file() {
-        let _ = fs::remove_file(&temporary);
-    }
-    done
 }
 
 /// Creates `path` with `bytes` and waits until the system has them.

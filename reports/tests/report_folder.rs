@@ -249,18 +249,62 @@ fn regular_files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every file of `dir` (hidden ones included) with its bytes; folders as `None`.
+fn snapshot(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, p.is_file().then(|| fs::read(&p).unwrap()))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
-fn a_failed_write_leaves_neither_partial_files_nor_a_report_of_a_mixed_folder() {
+fn a_report_that_cannot_be_put_in_place_leaves_the_earlier_one_as_it_was() {
     let dir = scratch_dir("failed-write");
-    // A report from an earlier, complete write...
+    // A report from an earlier, complete write, and a file of the user's...
     write(&dir);
     fs::write(dir.join("notes.txt"), "mine").unwrap();
-    // ...then a chart's file cannot be created: a folder is in the way of its temporary file.
-    fs::create_dir_all(dir.join(".messages.png.partial").join("x")).unwrap();
+    // ...then one of the new report's files has a folder in its place.
+    fs::remove_file(dir.join("messages.png")).unwrap();
+    fs::create_dir_all(dir.join("messages.png").join("x")).unwrap();
+    let before = snapshot(&dir);
     let err = write_report(&dir, &doc(), &charts(), &[summary_table()]).unwrap_err();
-    assert!(matches!(err, ReportError::Io { .. }), "{err}");
+    assert!(matches!(err, ReportError::InTheWay { .. }), "{err}");
     assert!(err.to_string().contains("messages.png"), "{err}");
-    // Nothing of the report is left, neither what this write wrote nor the earlier files
-    // under its names; other files are left alone.
-    assert_eq!(regular_files(&dir), ["notes.txt"]);
+    // Nothing moved: the earlier files, the user's, and no staging folder.
+    assert_eq!(snapshot(&dir), before);
+    assert_eq!(regular_files(&dir).len(), 16);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_folder_another_writer_holds_is_refused_and_a_killed_writers_leftovers_are_cleared() {
+    let dir = scratch_dir("busy");
+    let staging = dir.join(STAGING);
+    fs::create_dir_all(staging.join("old-folder")).unwrap();
+    fs::write(staging.join("report.html"), "half of a killed write").unwrap();
+    let lock = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(staging.join(".lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let err = write_report(&dir, &doc(), &charts(), &[summary_table()]).unwrap_err();
+    assert!(matches!(err, ReportError::Busy { .. }), "{err}");
+    assert!(
+        staging.join("report.html").is_file(),
+        "the holder's files are left alone"
+    );
+    // Released (its writer was killed): the leftovers are cleared and the report written.
+    drop(lock);
+    write(&dir);
+    assert!(!staging.exists());
+    assert!(read(&dir, "report.md").contains("#"));
+    fs::remove_dir_all(dir).unwrap();
 }

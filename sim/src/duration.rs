@@ -225,7 +225,7 @@ fn component_nanos(number: &str, unit: &str, unit_ns: u64) -> Result<u128, Durat
         .fold(0u128, |acc, digit| acc * 10 + u128::from(digit - b'0'));
     let denominator = 10u128.pow(fraction.len() as u32);
     let scaled = numerator * u128::from(unit_ns);
-    if scaled % denominator != 0 {
+    if !scaled.is_multiple_of(denominator) {
         return Err(not_whole());
     }
     nanos

@@ -908,6 +908,10 @@ pub fn write(
 /// Refuses, before any run, an output path that exists and is not a folder, and a folder
 /// that holds the scenario file under a name the report may write over.
 pub fn check_out_folder(dir: &std::path::Path, scenario: &std::path::Path) -> Result<(), u8> {
+    if let Err(message) = crate::output::check_name_lengths("the report folder", dir) {
+        eprintln!("{message}");
+        return Err(crate::exit::BAD_INPUT);
+    }
     // The folder, or (if it is to be made) the nearest of its parents that exists.
     let existing = dir
         .ancestors()
@@ -944,15 +948,28 @@ fn report_may_replace(dir: &std::path::Path, path: &std::path::Path) -> bool {
 
 /// The message for a report folder that could not be written, with its hint line.
 pub fn report_write_error(dir: &std::path::Path, e: &splitbrain_reports::ReportError) -> String {
+    use splitbrain_reports::ReportError;
     let (what, hint) = match e {
-        splitbrain_reports::ReportError::Io { path, source } => (
+        ReportError::Io { path, source } => (
             format!("{}: {}", path.display(), crate::output::io_message(source)),
-            "nothing of this report was kept (files it had written were removed): free some \
-             space or choose another folder, and run the command again",
+            if crate::output::is_name_too_long(source) {
+                "a name in the path is longer than the file system allows (255 bytes): choose a shorter --out path"
+            } else {
+                "the folder is as it was (an earlier report in it is kept whole): free some \
+                 space or choose another folder, and run the command again"
+            },
         ),
-        splitbrain_reports::ReportError::NotAFolder { .. } => (
+        ReportError::NotAFolder { .. } => (
             e.to_string(),
             "the report is a folder of files: give a new or existing folder",
+        ),
+        ReportError::InTheWay { .. } => (
+            e.to_string(),
+            "the folder is as it was: move that folder away, or choose another folder for the report",
+        ),
+        ReportError::Busy { .. } => (
+            e.to_string(),
+            "wait for that run to end, or choose another folder for the report",
         ),
         _ => (
             e.to_string(),

@@ -359,6 +359,7 @@ fn plan(args: &HuntArgs) -> Result<Plan, String> {
 
 /// Refuses, before any seed runs, a reproducer folder that cannot be one.
 fn check_out_folder(out: &Path) -> Result<(), String> {
+    crate::output::check_name_lengths("--out", out)?;
     match std::fs::metadata(out) {
         Ok(m) if !m.is_dir() => Err(format!(
             "error: --out {}: exists and is not a folder\n  hint: name a folder for the reproducers (it is made if missing), or pass --no-shrink",

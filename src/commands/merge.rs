@@ -57,9 +57,10 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
         ));
     }
     if merged.missing.is_empty() {
-        // Files cut short whose seeds other files hold: the merge is whole, but say so.
+        // Files cut short (or without their end line) whose seeds all have records, in
+        // them or in other files: the merge is whole, but say so.
         for note in &merged.gaps_explained {
-            eprintln!("note: {note} (its seeds are all in other files)");
+            eprintln!("note: {note}; every seed it declares has a record, so the merge is whole");
         }
     }
     let notes = completeness_notes(&merged);

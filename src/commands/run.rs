@@ -44,12 +44,14 @@ struct JsonOutput<'a> {
 fn check_outputs(args: &RunArgs) -> Result<(), u8> {
     let scenario = ("scenario file", args.file.as_path());
     if let Some(trace) = &args.trace {
-        crate::output::distinct_outputs(&[scenario], &[("--trace", trace.as_path())]).map_err(
-            |message| {
+        crate::output::check_name_lengths("--trace", trace)
+            .and_then(|()| {
+                crate::output::distinct_outputs(&[scenario], &[("--trace", trace.as_path())])
+            })
+            .map_err(|message| {
                 eprintln!("{message}");
                 exit::BAD_INPUT
-            },
-        )?;
+            })?;
     }
     if let Some(dir) = &args.plot {
         super::charting::check_out_folder(dir, &args.file)?;

@@ -8,7 +8,8 @@
 //! The file is written as `FILE.partial`, flushed after every batch, and renamed to `FILE`
 //! only once the trailer is written, so a file named `FILE` is always whole; a failed write
 //! ends the hunt with exit 2, and dropping the unfinished writer removes the partial file.
-//! An existing `FILE` (or `FILE.partial`) is refused unless `--force`.
+//! An existing `FILE` (or a `FILE.partial` left by a killed hunt) is refused unless
+//! `--force`; a `FILE.partial` a running hunt holds locked is refused even with `--force`.
 
 use super::record::SeedRecord;
 use super::seeds::SeedSpan;
@@ -129,10 +130,11 @@ pub struct JsonlWriter {
 }
 
 impl JsonlWriter {
-    /// Starts the file with its header. An existing regular file is refused unless `force`
-    /// (devices and pipes, such as `/dev/stdout`, are written through).
+    /// Starts the file with its header. An existing regular file (or one a symbolic link
+    /// leads to) is refused unless `force`; devices and pipes, such as `/dev/stdout`, are
+    /// written through. Another hunt still writing the file is refused even with `force`.
     pub fn create(path: &Path, force: bool, header: &JsonlHeader) -> Result<Self, String> {
-        let exists = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+        let exists = crate::output::existing_file(path).is_some();
         if exists && !force {
             return Err(format!(
                 "error: --jsonl {}: the file exists\n  hint: pass --force to replace it, or name a new file (merge takes several)",

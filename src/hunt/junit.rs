@@ -113,6 +113,11 @@ pub fn render(summary: &HuntSummary, replay_hint: &str, completeness: &Completen
     xml
 }
 
+/// Escapes `text` for an XML attribute or element. Characters XML 1.0 does not allow at all
+/// (control characters other than tab, line feed and carriage return; U+FFFE and U+FFFF) are
+/// written visibly as `\u{...}`, so the file parses and the name still shows what was there.
+/// A carriage return is written as a character reference, which parsers keep (a literal one
+/// would become a line feed).
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -122,9 +127,78 @@ fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
+            '\r' => out.push_str("&#13;"),
+            c if !xml_allows(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
     out
+}
+
+/// Whether XML 1.0 allows `c` in a document (its `Char` production; Rust strings hold no
+/// surrogates).
+fn xml_allows(c: char) -> bool {
+    !matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn characters_xml_forbids_are_written_visibly_and_the_rest_kept() {
+        assert_eq!(
+            escape("a\u{fffe}b\u{ffff}c\u{1}d\u{1b}"),
+            "a\\u{fffe}b\\u{ffff}c\\u{1}d\\u{1b}"
+        );
+        assert_eq!(escape("x\ty\nz\r"), "x\ty\nz&#13;");
+        assert_eq!(escape("<&>\"'"), "&lt;&amp;&gt;&quot;&apos;");
+        assert_eq!(escape("é\u{fffd}\u{10000}"), "é\u{fffd}\u{10000}");
+    }
+
+    #[test]
+    fn every_field_with_characters_xml_forbids_still_parses() {
+        let odd = "n\u{fffe}a\u{ffff}m\u{0}e\u{1f}\r";
+        let mut builder = super::super::summary::SummaryBuilder::new(odd);
+        builder.add(&crate::hunt::record::SeedRecord {
+            seed: 7,
+            outcome: "safety_mismatch".to_string(),
+            failures: vec![crate::hunt::record::Failure {
+                key: format!("key{odd}"),
+                at_ns: None,
+                nodes: Vec::new(),
+                detail: format!("detail{odd}"),
+            }],
+            events: 1,
+            coverage: Default::default(),
+        });
+        let summary = builder.finish();
+        for completeness in [
+            Completeness::Complete,
+            Completeness::Partial(format!("note{odd}")),
+            Completeness::Cut(format!("note{odd}")),
+        ] {
+            let xml = render(&summary, &format!("replay{odd} {{seed}}"), &completeness);
+            let doc = roxmltree::Document::parse(&xml).expect("the report parses");
+            let suite = doc
+                .descendants()
+                .find(|n| n.has_tag_name("testsuite"))
+                .expect("a suite");
+            assert_eq!(
+                suite.attribute("name"),
+                Some("n\\u{fffe}a\\u{ffff}m\\u{0}e\\u{1f}\r")
+            );
+            let failure = doc
+                .descendants()
+                .find(|n| n.has_tag_name("failure"))
+                .expect("a failure");
+            let text = failure.text().unwrap();
+            assert!(
+                text.starts_with("detailn\\u{fffe}a\\u{ffff}m\\u{0}e\\u{1f}\r\n"),
+                "{text:?}"
+            );
+        }
+    }
 }

@@ -59,8 +59,8 @@ pub fn merge(paths: &[PathBuf]) -> Result<Merged, String> {
     let mut cut = Vec::new();
     let mut first_failure_tails = Vec::new();
     for input in &inputs {
-        let end = stream.read_file(input);
-        match describe_end(input, end.as_ref(), &stream) {
+        let read = stream.read_file(input);
+        match describe_end(input, &read) {
             FileEnd::Whole => {}
             FileEnd::StoppedAtFailure(tail) => first_failure_tails.extend(tail),
             FileEnd::Cut(sentence) => cut.push(sentence),
@@ -152,8 +152,6 @@ struct Stream {
     shared: Vec<SeedSpan>,
     seen_shared: BTreeMap<u64, SeedRecord>,
     conflicts: Vec<String>,
-    /// Records read per file path (to compare with its trailer's count).
-    records_in: BTreeMap<PathBuf, u64>,
 }
 
 impl Stream {
@@ -170,52 +168,125 @@ impl Stream {
             shared: union(shared),
             seen_shared: BTreeMap::new(),
             conflicts: Vec::new(),
-            records_in: BTreeMap::new(),
         }
     }
 
-    /// Streams one file's records; returns its trailer, if it has one.
-    fn read_file(&mut self, input: &Input) -> Option<JsonlEnd> {
+    /// Streams one file's records; returns what it held. Every line must parse, except
+    /// the last of a file without an end line: a hunt killed while writing it.
+    fn read_file(&mut self, input: &Input) -> FileRead {
         let shown = input.path.display().to_string();
+        let mut read = FileRead::default();
         let lines = match read_lines(&input.path) {
             Ok(lines) => lines,
             Err(e) => {
                 self.conflicts.push(e);
-                return None;
+                return read;
             }
         };
-        let mut end = None;
-        let mut previous: Option<u64> = None;
-        let mut count = 0;
+        let mut torn: Option<(String, String)> = None;
         for (line, parsed) in lines.skip(1) {
             let at = format!("{shown}:{line}");
-            if end.is_some() {
+            if let Some((torn_at, why)) = torn.take() {
+                self.conflicts.push(damaged(&torn_at, &why));
+                return read;
+            }
+            if read.end.is_some() {
                 self.conflicts
                     .push(format!("{at}: a line after the end line"));
-                break;
+                return read;
             }
             match parsed {
                 Ok(Line::Record(record)) => {
-                    if let Err(e) = self.check_place(&input.header, previous, record.seed) {
+                    if let Err(e) = self.check_record(&input.header, read.last_seed, &record) {
                         self.conflicts.push(format!("{at}: {e}"));
-                        break;
+                        return read;
                     }
-                    previous = Some(record.seed);
-                    count += 1;
+                    read.last_seed = Some(record.seed);
+                    read.records += 1;
+                    read.failed += u64::from(record.failed());
                     self.add(record, &shown);
                 }
-                Ok(Line::End(e)) => end = Some(e),
+                Ok(Line::End(e)) => read.end = Some(e),
                 Ok(Line::Header(_)) => {
                     self.conflicts
                         .push(format!("{at}: a second header: one file holds one hunt"));
-                    break;
+                    return read;
                 }
-                // A torn or damaged line: the file is cut here (said by its missing trailer).
-                Err(_) => break,
+                // Damaged, or cut off if nothing follows: known once the next line is read.
+                Err(why) => torn = Some((at, why)),
             }
         }
-        self.records_in.insert(input.path.clone(), count);
-        end
+        read.torn_last = torn.map(|(at, _)| at);
+        if let Some(end) = &read.end {
+            self.check_end(&shown, &input.header, end, &read);
+        }
+        read
+    }
+
+    /// Every count of an end line must agree with the records above it: an edited file
+    /// (a failing record removed, a count changed) is refused, not merged.
+    fn check_end(&mut self, shown: &str, header: &JsonlHeader, end: &JsonlEnd, read: &FileRead) {
+        let mut disagree = |what: String| {
+            self.conflicts
+                .push(format!("{shown}: its end line says {what}"));
+        };
+        if end.seeds_run != read.records {
+            disagree(format!(
+                "{} seeds ran, but it holds {} records",
+                end.seeds_run, read.records
+            ));
+        }
+        if end.failed_seeds != read.failed {
+            disagree(format!(
+                "{} seeds failed, but {} of its records failed",
+                end.failed_seeds, read.failed
+            ));
+        }
+        if end.last_seed != read.last_seed {
+            let seed = |s: Option<u64>| s.map_or("none".to_string(), |s| s.to_string());
+            disagree(format!(
+                "the last seed run was {}, but its last record is seed {}",
+                seed(end.last_seed),
+                seed(read.last_seed)
+            ));
+        }
+        let declared = header.seeds.count();
+        if end.ended == Ended::Complete && u128::from(read.records) != declared {
+            disagree(format!(
+                "its hunt ran to the end, but it holds {} of its {declared} seeds",
+                read.records
+            ));
+        }
+        if end.ended == Ended::FirstFailure && read.failed == 0 {
+            disagree("its hunt stopped at a failure, but no record failed".to_string());
+        }
+    }
+
+    /// A record must lie in its file's seeds, after the one before it, and its outcome must
+    /// agree with its failures.
+    fn check_record(
+        &self,
+        header: &JsonlHeader,
+        previous: Option<u64>,
+        record: &SeedRecord,
+    ) -> Result<(), String> {
+        self.check_place(header, previous, record.seed)?;
+        let seed = record.seed;
+        if !OUTCOMES.contains(&record.outcome.as_str()) {
+            return Err(format!(
+                "seed {seed} has an unknown outcome {:?} (one of {})",
+                record.outcome,
+                OUTCOMES.join(", ")
+            ));
+        }
+        if (record.outcome == "matched") == record.failed() {
+            return Err(format!(
+                "seed {seed}: its outcome {:?} disagrees with its {} failures",
+                record.outcome,
+                record.failures.len()
+            ));
+        }
+        Ok(())
     }
 
     fn check_place(
@@ -276,6 +347,32 @@ fn describe(record: &SeedRecord) -> String {
     }
 }
 
+/// What one file held.
+#[derive(Default)]
+struct FileRead {
+    records: u64,
+    /// Records that failed.
+    failed: u64,
+    last_seed: Option<u64>,
+    end: Option<JsonlEnd>,
+    /// `FILE:LINE` of a last line that does not parse (a hunt killed while writing it).
+    torn_last: Option<String>,
+}
+
+/// The outcomes a record may have (see [`SeedRecord::outcome`]).
+const OUTCOMES: [&str; 5] = [
+    "matched",
+    "safety_mismatch",
+    "liveness_failed",
+    "objective_missed",
+    "panicked",
+];
+
+/// A line that does not parse and is not the last one: the file is damaged.
+fn damaged(at: &str, why: &str) -> String {
+    format!("{at}: not a record, header or end line ({why}); lines follow it, so the file is damaged, not cut off")
+}
+
 enum FileEnd {
     /// It ran every seed it declares.
     Whole,
@@ -285,20 +382,22 @@ enum FileEnd {
     Cut(String),
 }
 
-fn describe_end(input: &Input, end: Option<&JsonlEnd>, stream: &Stream) -> FileEnd {
+fn describe_end(input: &Input, file: &FileRead) -> FileEnd {
     let shown = input.path.display();
-    let read = stream.records_in.get(&input.path).copied().unwrap_or(0);
-    let Some(end) = end else {
-        return FileEnd::Cut(format!(
-            "{shown} has no end line after {read} records: the hunt that wrote it was killed, or the file was cut"
-        ));
+    let read = file.records;
+    let Some(end) = &file.end else {
+        return FileEnd::Cut(match &file.torn_last {
+            Some(at) => format!(
+                "{at}: its last line is cut off after {read} whole records and it has no end line: the hunt that wrote it was killed while writing"
+            ),
+            None if u128::from(read) == input.header.seeds.count() => format!(
+                "{shown} holds a record of each of its {read} seeds but no end line: the hunt that wrote it was killed before writing it, or the line was removed"
+            ),
+            None => format!(
+                "{shown} has no end line after {read} records: the hunt that wrote it was killed, or the file was cut"
+            ),
+        });
     };
-    if end.seeds_run != read {
-        return FileEnd::Cut(format!(
-            "{shown} says its hunt ran {} seeds but holds {read} records",
-            end.seeds_run
-        ));
-    }
     let ran = format!("after {read} of {} seeds", input.header.seeds.count());
     match end.ended {
         Ended::Complete => FileEnd::Whole,

@@ -169,6 +169,12 @@ pub enum ErrorKind {
     BadDesignName { name: String },
     #[error("design \"{}\" is named twice", echo(.name))]
     DuplicateDesign { name: String },
+    #[error("design name \"{}\" is {bytes} characters, more than {max}", echo(.name))]
+    DesignNameTooLong {
+        name: String,
+        bytes: usize,
+        max: usize,
+    },
 
     // Validation: nemesis and objective.
     #[error("the nemesis' mean interval must be longer than zero")]
@@ -396,6 +402,11 @@ impl ErrorKind {
             }
             ErrorKind::DuplicateDesign { .. } => {
                 "give every design its own name: `compare` reports them side by side".to_string()
+            }
+            ErrorKind::DesignNameTooLong { .. } => {
+                "a design's name is part of its chart files' names (`failover_cdf_NAME-unfenced.json`), \
+                 which file systems cap at 255 bytes: shorten it"
+                    .to_string()
             }
             ErrorKind::NemesisLeavesNoTime { .. } => {
                 "lower `start` or `quiet`, or raise `duration`: every nemesis fault must strike \

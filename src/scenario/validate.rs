@@ -37,6 +37,10 @@ pub(crate) struct Problem {
     pub kind: ErrorKind,
 }
 
+/// The longest design name: with `failover_cdf_` and `-unfenced.json` (27 bytes) around it,
+/// a chart's file name stays within 255 bytes, with room to spare.
+pub const MAX_DESIGN_NAME_BYTES: usize = 200;
+
 /// Validates a raw file and lowers it to engine terms; `default_name` names unnamed scenarios.
 pub(crate) fn lower(file: ScenarioFile, default_name: &str) -> Result<Scenario, Vec<Problem>> {
     let mut check = Checker {
@@ -353,6 +357,7 @@ impl Checker {
             };
             self.problem(format!("{path}.name"), kind);
         }
+        self.design_name_fits(&raw.name, &path);
         let cluster = Cluster { nodes: self.nodes };
         let (algorithm, problems) = raw.algorithm.lower(&cluster);
         let before = self.problems.len();
@@ -378,6 +383,19 @@ impl Checker {
         Design {
             name: raw.name,
             algorithm,
+        }
+    }
+
+    /// A design's name short enough for the longest file name made of it,
+    /// `failover_cdf_NAME-unfenced.json` (sweep's chart with `--fencing both`), to fit 255 bytes.
+    fn design_name_fits(&mut self, name: &str, path: &str) {
+        if name.len() > MAX_DESIGN_NAME_BYTES {
+            let kind = ErrorKind::DesignNameTooLong {
+                name: name.to_string(),
+                bytes: name.len(),
+                max: MAX_DESIGN_NAME_BYTES,
+            };
+            self.problem(format!("{path}.name"), kind);
         }
     }
 

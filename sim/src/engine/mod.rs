@@ -537,14 +537,14 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
-            if self.events % MEMORY_CHECK_EVERY_EVENTS == 0 {
+            if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
                 if check_memory {
                     self.check_memory()?;
                 }
                 if self.stop.as_ref().is_some_and(|stop| stop()) {
                     return Err(self.exceeded(Limit::Interrupted, self.events));
                 }
-                if self.events % PROGRESS_EVERY_EVENTS == 0 {
+                if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
                     if let Some(progress) = self.progress.as_mut() {
                         progress(self.now);
                     }

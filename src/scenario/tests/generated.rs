@@ -322,7 +322,7 @@ proptest! {
 
 /// Both transports, and `Stream` timings off the defaults, chosen by the seed.
 fn transport_for(seed: u64) -> splitbrain_sim::Transport {
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         return splitbrain_sim::Transport::Datagram;
     }
     let ms = splitbrain_sim::NANOS_PER_MILLI;
