@@ -317,7 +317,7 @@ pub struct ListArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// `--max-events`, `--max-in-flight`, `--max-memory`: the runtime guard of every run a
+/// `--max-events`, `--max-in-flight`, `--max-memory`, `--max-time`: the runtime guard of every run a
 /// command makes (docs/scenario-format.md, "Bounded runs").
 #[derive(Args, Debug, Clone, Copy)]
 #[command(next_help_heading = "Run limits")]
@@ -331,6 +331,20 @@ pub struct LimitArgs {
     /// End a run while the process's resident memory is above this (e.g. 8GiB, 512MiB).
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_bytes)]
     pub max_memory: u64,
+    /// End a run that has taken longer than this, by the wall clock (e.g. 30m, 2h): a large
+    /// cluster can make each event slow.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_wall_ms)]
+    pub max_time: u64,
+}
+
+/// `--max-time`: a duration as scenarios write them (`90s`, `10m`), in whole milliseconds.
+fn parse_wall_ms(text: &str) -> Result<u64, String> {
+    let ns = splitbrain_sim::duration::parse_duration(text)
+        .map_err(|e| format!("{e}; write a duration such as 90s, 10m or 2h"))?;
+    if ns < 1_000_000 {
+        return Err("write at least 1ms".to_string());
+    }
+    Ok(ns / 1_000_000)
 }
 
 impl LimitArgs {
@@ -340,6 +354,7 @@ impl LimitArgs {
             max_events: self.max_events,
             max_in_flight: self.max_in_flight,
             max_memory_bytes: self.max_memory,
+            max_wall_ms: self.max_time,
         }
     }
 
@@ -358,6 +373,9 @@ impl LimitArgs {
         }
         if self.max_memory != defaults.max_memory_bytes {
             words.extend(["--max-memory".to_string(), format!("{}B", self.max_memory)]);
+        }
+        if self.max_time != defaults.max_wall_ms {
+            words.extend(["--max-time".to_string(), format!("{}ms", self.max_time)]);
         }
         words
     }

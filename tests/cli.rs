@@ -1377,9 +1377,10 @@ fn a_run_past_its_event_limit_exits_2_naming_the_limit_and_leaves_no_trace() {
     assert_exit(&output, 0);
 }
 
-/// `--max-in-flight` and `--max-memory` end a run the same way; sizes take binary units.
+/// `--max-in-flight`, `--max-memory` and `--max-time` end a run the same way; sizes take
+/// binary units.
 #[test]
-fn the_in_flight_and_memory_limits_end_a_run_with_exit_2() {
+fn the_in_flight_memory_and_time_limits_end_a_run_with_exit_2() {
     let output = splitbrain([
         "run",
         "scenarios/raft-leader-crash.ron",
@@ -1401,6 +1402,22 @@ fn the_in_flight_and_memory_limits_end_a_run_with_exit_2() {
     let err = stderr(&output);
     assert!(err.contains("resident memory of the process"), "{err}");
     assert!(err.contains("1 MiB"), "{err}");
+    let output = splitbrain([
+        "run",
+        "tests/fixtures/bully-1000.ron",
+        "--max-time",
+        "1ms",
+        "--quiet",
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(
+        err.contains("outgrew its limit of 1ms wall-clock time"),
+        "{err}"
+    );
+    assert!(err.contains("--max-time"), "{err}");
+    let output = splitbrain(["run", "scenarios/raft-healthy.ron", "--max-time", "0s"]);
+    assert_exit(&output, 2);
     let output = splitbrain([
         "run",
         "scenarios/raft-healthy.ron",

@@ -466,7 +466,7 @@ pub struct RunOptions<'a> {
     pub max_events: Option<u64>,
     /// Asked now and then whether to end the run at once (see
     /// [`splitbrain_sim::Sim::with_stop`]).
-    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+    pub stop: Option<&'a (dyn Fn() -> Option<splitbrain_sim::limits::Stop> + Sync)>,
 }
 
 /// Runs `config` with this algorithm and the given options.

@@ -31,6 +31,10 @@ pub const DEFAULT_MAX_IN_FLIGHT: u64 = 10_000_000;
 /// share it.
 pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
 
+/// The wall-clock time one run may take by default, in milliseconds (10 minutes). The engine
+/// reads no clock: the caller enforces it through `Sim::with_stop`.
+pub const DEFAULT_MAX_WALL_MS: u64 = 600_000;
+
 /// How many events pass between two readings of the process's memory: a reading is a
 /// system call, so it is taken about a hundred times a second at most.
 pub const MEMORY_CHECK_EVERY_EVENTS: u64 = 1 << 16;
@@ -45,6 +49,11 @@ pub struct RunLimits {
     /// Resident memory of the process, in bytes (read from the operating system where it
     /// tells: Linux's `/proc/self/statm`; elsewhere not checked).
     pub max_memory_bytes: u64,
+    /// Wall-clock time of one run, in milliseconds: a model whose events cost more as the
+    /// cluster grows (a Raft leader of 4,000 sorts 4,000 match indexes per answer) can take
+    /// hours within its event limit. Enforced by the caller, which reads the clock, through
+    /// `Sim::with_stop` ([`Stop::WallTime`]); the engine itself never reads a clock.
+    pub max_wall_ms: u64,
 }
 
 impl Default for RunLimits {
@@ -53,8 +62,21 @@ impl Default for RunLimits {
             max_events: DEFAULT_MAX_EVENTS,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+            max_wall_ms: DEFAULT_MAX_WALL_MS,
         }
     }
+}
+
+/// Why a caller's stop callback (`Sim::with_stop`) ends a run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The caller no longer wants the run (a hunt stopping on a signal).
+    Interrupted,
+    /// The run has taken more wall-clock time than [`RunLimits::max_wall_ms`].
+    WallTime {
+        /// The run's elapsed wall-clock time, in milliseconds.
+        elapsed_ms: u64,
+    },
 }
 
 impl RunLimits {
@@ -64,6 +86,7 @@ impl RunLimits {
             max_events: u64::MAX,
             max_in_flight: u64::MAX,
             max_memory_bytes: u64::MAX,
+            max_wall_ms: u64::MAX,
         }
     }
 }
@@ -78,6 +101,8 @@ pub enum Limit {
     InFlight,
     /// [`RunLimits::max_memory_bytes`].
     Memory,
+    /// [`RunLimits::max_wall_ms`].
+    WallTime,
     /// Not a limit: the caller asked the run to stop (a hunt's signal; see
     /// `Sim::with_stop`).
     Interrupted,
@@ -90,6 +115,7 @@ impl Limit {
             Limit::Events => "--max-events",
             Limit::InFlight => "--max-in-flight",
             Limit::Memory => "--max-memory",
+            Limit::WallTime => "--max-time",
             Limit::Interrupted => "",
         }
     }
@@ -100,6 +126,7 @@ impl Limit {
             Limit::Events => "events handled",
             Limit::InFlight => "events and messages queued at once",
             Limit::Memory => "resident memory of the process",
+            Limit::WallTime => "wall-clock time",
             Limit::Interrupted => "the caller's patience",
         }
     }
@@ -138,6 +165,7 @@ impl LimitExceeded {
         }
         let amount = |n: u64| match self.limit {
             Limit::Memory => format_bytes(n),
+            Limit::WallTime => format_duration(n.saturating_mul(1_000_000)),
             _ => group_thousands(n),
         };
         let reached = match self.limit {

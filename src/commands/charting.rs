@@ -137,8 +137,9 @@ pub fn run_group(
                 match keep_first.filter(|_| seed == first_seed) {
                     Some(around) => {
                         let mut recorder = FailoverRecorder::new(around);
+                        let trace = Some(&mut recorder as &mut dyn splitbrain_sim::TraceSink);
                         let report =
-                            splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut recorder))
+                            super::limits::run_watched(&s.algorithm, s.sim, trace, &|| false)
                                 .map_err(outgrown)?;
                         let windows = recorder.finish_windows();
                         let first = FirstRun {
@@ -148,8 +149,9 @@ pub fn run_group(
                         Ok((seed, report, Some(first), fencing))
                     }
                     None => {
-                        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None)
-                            .map_err(outgrown)?;
+                        let report =
+                            super::limits::run_watched(&s.algorithm, s.sim, None, &|| false)
+                                .map_err(outgrown)?;
                         Ok((seed, report, None, fencing))
                     }
                 }

@@ -678,8 +678,8 @@ fn messages_at_size(scenario: &Scenario) -> Result<(u64, u64), (u64, LimitExceed
     let mut sums = (0u64, 0u64);
     for seed in 1..=SIZE_SEEDS {
         let s = scenario.materialize(seed);
-        let report =
-            splitbrain_algorithms::run(&s.algorithm, s.sim, None).map_err(|e| (seed, e))?;
+        let report = super::limits::run_watched(&s.algorithm, s.sim, None, &|| false)
+            .map_err(|e| (seed, e))?;
         for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
             sums = (sums.0 + e.total_messages(), sums.1 + 1);
         }

@@ -1,7 +1,63 @@
-//! What the CLI says when a run outgrows its runtime guard (`--max-events`,
-//! `--max-in-flight`, `--max-memory`).
+//! The runtime guard as the CLI runs it: every run watched by the wall clock (the engine
+//! reads none), and what the CLI says when a run outgrows a limit (`--max-events`,
+//! `--max-in-flight`, `--max-memory`, `--max-time`).
 
-use splitbrain_sim::limits::{format_bytes, Limit, LimitExceeded};
+// The wall clock bounds a run's time; it never changes what a run computes.
+#![allow(clippy::disallowed_types)]
+
+use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
+use splitbrain_sim::limits::{format_bytes, Limit, LimitExceeded, Stop};
+use splitbrain_sim::{RunReport, SimConfig, TraceSink};
+use std::time::{Duration, Instant};
+
+/// Runs `sim` with `algorithm`, ended once it has taken longer than its
+/// `limits.max_wall_ms` by the wall clock, or once `interrupted` says so.
+pub fn run_watched(
+    algorithm: &AlgorithmConfig,
+    sim: SimConfig,
+    trace: Option<&mut dyn TraceSink>,
+    interrupted: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, LimitExceeded> {
+    let watch = WallWatch::start(sim.limits.max_wall_ms);
+    let stop = || watch.check(interrupted);
+    let options = RunOptions {
+        // Re-borrowed, so that it lives no longer than `stop`.
+        trace: match trace {
+            Some(sink) => Some(sink),
+            None => None,
+        },
+        stop: Some(&stop),
+        ..RunOptions::default()
+    };
+    splitbrain_algorithms::run_with(algorithm, sim, options)
+}
+
+/// A run's start by the wall clock, and how long it may take.
+pub struct WallWatch {
+    started: Instant,
+    allowed: Duration,
+}
+
+impl WallWatch {
+    /// Starts watching a run that may take `max_wall_ms`.
+    pub fn start(max_wall_ms: u64) -> Self {
+        Self {
+            started: Instant::now(),
+            allowed: Duration::from_millis(max_wall_ms),
+        }
+    }
+
+    /// Why the run should end now, if it should: `interrupted`, or its time is up.
+    pub fn check(&self, interrupted: &(dyn Fn() -> bool + Sync)) -> Option<Stop> {
+        if interrupted() {
+            return Some(Stop::Interrupted);
+        }
+        let elapsed = self.started.elapsed();
+        (elapsed > self.allowed).then(|| Stop::WallTime {
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+}
 
 /// The error and its hint, for the run named by `what` (a file and seed, a design...).
 pub fn message(what: &str, e: &LimitExceeded) -> String {
@@ -12,6 +68,7 @@ pub fn message(what: &str, e: &LimitExceeded) -> String {
 pub fn hint(e: &LimitExceeded) -> String {
     let raised = match e.limit {
         Limit::Memory => format_bytes(e.allowed.saturating_mul(2)).replace(' ', ""),
+        Limit::WallTime => format!("{}s", e.allowed.saturating_mul(2) / 1000),
         _ => e.allowed.saturating_mul(2).to_string(),
     };
     let smaller = match e.limit {
@@ -22,6 +79,10 @@ pub fn hint(e: &LimitExceeded) -> String {
              latency reconnects and resends without end)"
         }
         Limit::Memory => "a shorter `duration` or fewer nodes",
+        Limit::WallTime => {
+            "fewer nodes (some models' events cost more as the cluster grows) or a shorter \
+             `duration`; `splitbrain run` shows its progress after two seconds"
+        }
         Limit::Interrupted => return "it was stopped on purpose".to_string(),
     };
     format!(

@@ -159,7 +159,7 @@ pub fn kept_windows(
     } else {
         let mut recorder = SequenceRecorder::new(&too_long);
         let sim = scenario.sim.clone();
-        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder))?;
+        super::limits::run_watched(&scenario.algorithm, sim, Some(&mut recorder), &|| false)?;
         recorder.finish_windows()
     }
     .into_iter();

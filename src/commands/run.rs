@@ -421,6 +421,8 @@ fn run_observed(
     // The wall clock only decides when the bar appears, never what the run computes.
     #[allow(clippy::disallowed_types)]
     let started = std::time::Instant::now();
+    let watch = super::limits::WallWatch::start(scenario.sim.limits.max_wall_ms);
+    let stop = || watch.check(&|| false);
     let duration_ns = scenario.sim.duration_ns;
     let mut advance = |now_ns: Nanos| {
         let Some(bar) = bar else { return };
@@ -440,7 +442,7 @@ fn run_observed(
             .is_some()
             .then_some(&mut advance as &mut dyn FnMut(Nanos)),
         max_events: None,
-        stop: None,
+        stop: Some(&stop),
     };
     splitbrain_algorithms::run_with(&scenario.algorithm, scenario.sim.clone(), options)
 }
@@ -462,11 +464,9 @@ fn progress_bar(args: &RunArgs) -> Option<ProgressBar> {
 pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, LimitExceeded> {
     let hash_once = || {
         let mut hasher = TraceHasher::default();
-        let report = splitbrain_algorithms::run(
-            &scenario.algorithm,
-            scenario.sim.clone(),
-            Some(&mut hasher),
-        )?;
+        let sim = scenario.sim.clone();
+        let report =
+            super::limits::run_watched(&scenario.algorithm, sim, Some(&mut hasher), &|| false)?;
         let json = serde_json::to_string(&report).expect("results serialize");
         Ok::<_, LimitExceeded>((hasher, json))
     };

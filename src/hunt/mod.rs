@@ -41,17 +41,12 @@ pub fn run_seed_unless(
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Option<SeedRecord> {
     let s = scenario.materialize(seed);
-    let options = splitbrain_algorithms::RunOptions {
-        stop: Some(abort),
-        ..Default::default()
-    };
-    panics::catch(
-        || match splitbrain_algorithms::run_with(&s.algorithm, s.sim.clone(), options) {
-            Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
-            Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
-            Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
-        },
-    )
+    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, abort);
+    panics::catch(|| match run() {
+        Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
+        Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
+        Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
+    })
     .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
 }
 
@@ -60,12 +55,11 @@ pub fn run_seed_unless(
 /// the shrinker then shrinks it like any other failure. A run that outgrows its limits is
 /// that run's failure under the key `limit` (see [`record::LIMIT_KEY`]).
 pub fn run_judged(s: &Scenario) -> SeedRecord {
-    panics::catch(
-        || match splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None) {
-            Ok(report) => SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report)),
-            Err(outgrown) => SeedRecord::outgrown(s.sim.seed, &outgrown),
-        },
-    )
+    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, &|| false);
+    panics::catch(|| match run() {
+        Ok(report) => SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report)),
+        Err(outgrown) => SeedRecord::outgrown(s.sim.seed, &outgrown),
+    })
     .unwrap_or_else(|message| SeedRecord::panicked(s.sim.seed, message))
 }
 

@@ -331,7 +331,7 @@ pub struct Sim<'t, P: Process> {
     /// Set when the events queued passed the guard's limit: how many were queued.
     overflowed: Option<u64>,
     /// Asked every [`MEMORY_CHECK_EVERY_EVENTS`] events whether to stop now.
-    stop: Option<&'t (dyn Fn() -> bool + Sync)>,
+    stop: Option<&'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)>,
 }
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -480,9 +480,11 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     /// Asks `stop` every [`MEMORY_CHECK_EVERY_EVENTS`] events (about a hundred times a second)
-    /// whether to end the run now; if it says yes, [`Sim::run`] ends with
-    /// [`Limit::Interrupted`] (a hunt stopping on a signal does not wait for a long seed).
-    pub fn with_stop(mut self, stop: &'t (dyn Fn() -> bool + Sync)) -> Self {
+    /// whether to end the run now; if it says why, [`Sim::run`] ends with
+    /// [`Limit::Interrupted`] (a hunt stopping on a signal does not wait for a long seed) or
+    /// [`Limit::WallTime`] (the caller's clock says the run took too long: the engine reads
+    /// no clock itself).
+    pub fn with_stop(mut self, stop: &'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)) -> Self {
         self.stop = Some(stop);
         self
     }
@@ -541,8 +543,15 @@ impl<'t, P: Process> Sim<'t, P> {
                 if check_memory {
                     self.check_memory()?;
                 }
-                if self.stop.as_ref().is_some_and(|stop| stop()) {
-                    return Err(self.exceeded(Limit::Interrupted, self.events));
+                if let Some(why) = self.stop.as_ref().and_then(|stop| stop()) {
+                    return Err(match why {
+                        crate::limits::Stop::Interrupted => {
+                            self.exceeded(Limit::Interrupted, self.events)
+                        }
+                        crate::limits::Stop::WallTime { elapsed_ms } => {
+                            self.exceeded(Limit::WallTime, elapsed_ms)
+                        }
+                    });
                 }
                 if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
                     if let Some(progress) = self.progress.as_mut() {
@@ -574,6 +583,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Limit::Events => self.config.limits.max_events,
             Limit::InFlight => self.config.limits.max_in_flight,
             Limit::Memory => self.config.limits.max_memory_bytes,
+            Limit::WallTime => self.config.limits.max_wall_ms,
             Limit::Interrupted => 0,
         };
         LimitExceeded {
