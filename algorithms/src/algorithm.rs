@@ -131,6 +131,11 @@ pub struct Cluster {
 pub trait SettingError: std::error::Error + Clone + PartialEq + Send + Sync + 'static {
     /// What to do about it, if there is something useful to say.
     fn hint(&self) -> Option<String>;
+
+    /// The item of a list setting the rule is about (`log_lengths[2]`), when it is one item.
+    fn item(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A broken rule and the setting to change: `field` is its name under `algorithm` as written

@@ -99,6 +99,13 @@ macro_rules! registry {
                     $(AlgorithmError::$variant(e) => e.hint(),)+
                 }
             }
+
+            /// The item of a list setting the rule is about, when it is one item.
+            pub fn item(&self) -> Option<usize> {
+                match self {
+                    $(AlgorithmError::$variant(e) => e.item(),)+
+                }
+            }
         }
 
         impl AlgorithmConfig {

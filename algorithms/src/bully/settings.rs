@@ -64,7 +64,10 @@ impl SettingError for BullyError {
     fn hint(&self) -> Option<String> {
         let hint = match self {
             BullyError::Common(rule) => return rule.hint(),
-            BullyError::ZeroAnswerTimeout => return None,
+            BullyError::ZeroAnswerTimeout => {
+                "a candidate waits this long for an OK from a higher id before it declares \
+                 itself; keep it above one round trip (Coulouris' T)"
+            }
             BullyError::CoordinatorTimeoutNotAboveAnswerTimeout { .. } => {
                 "the node that answered OK waits the answer timeout itself before it announces; \
                  leave room for that and two message delays (three times the answer timeout, say)"
