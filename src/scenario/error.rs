@@ -216,6 +216,10 @@ pub enum ErrorKind {
         kind: &'static str,
         setting: &'static str,
     },
+    #[error(
+        "nemesis kind `{kind}` would inject nothing: with one node and no service, no message is ever sent"
+    )]
+    NemesisKindWithoutMessages { kind: &'static str },
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
@@ -463,6 +467,12 @@ impl ErrorKind {
             ErrorKind::NemesisKindWithoutSize { kind, setting } => format!(
                 "give `{setting}` a size above zero, or leave `{kind}` out of `kinds`"
             ),
+            ErrorKind::NemesisKindWithoutMessages { .. } => {
+                "list only kinds that strike the process or its clock (`kinds: [Crash, Pause, \
+                 Stall, ClockJump, ClockDrift]`), or run more nodes: partitions, loss and \
+                 duplication act on messages"
+                    .to_string()
+            }
             ErrorKind::FaultDurationRangeBackwards { .. } => {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }

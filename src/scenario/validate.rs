@@ -141,7 +141,13 @@ impl Checker {
             .collect();
         self.designs_have_the_service(&designs);
         let expect = self.expect(file.expect);
-        let nemesis = file.nemesis.map(|raw| self.nemesis(raw, duration_ns));
+        // With one member and no service anywhere, no message is ever sent.
+        let silent = self.nodes == 1
+            && !self.has_service
+            && !designs.iter().any(|d| d.algorithm.has_service());
+        let nemesis = file
+            .nemesis
+            .map(|raw| self.nemesis(raw, duration_ns, silent));
         let objective = file.objective.map(|raw| self.objective(raw));
         let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
         let scenario = Scenario {
@@ -205,7 +211,9 @@ impl Checker {
         }
     }
 
-    fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
+    /// The nemesis; `silent` says that no process ever sends a message (one member, no
+    /// service), so that network faults have nothing to act on.
+    fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64, silent: bool) -> NemesisConfig {
         let d = NemesisConfig::default();
         let kinds = raw.kinds.map_or(d.kinds.clone(), |kinds| {
             kinds.into_iter().map(nemesis_kind).collect()
@@ -285,7 +293,29 @@ impl Checker {
             strike_service: false,
         };
         self.nemesis_acts(&config, window_ns);
+        if silent {
+            self.nemesis_network_kinds(&config);
+        }
         config
+    }
+
+    /// Refuses the network kinds of a nemesis in a run where no message is ever sent.
+    fn nemesis_network_kinds(&mut self, config: &NemesisConfig) {
+        let network = [
+            NemesisKind::Isolate,
+            NemesisKind::MajorityMinority,
+            NemesisKind::OneWay,
+            NemesisKind::CutLink,
+            NemesisKind::Bridge,
+            NemesisKind::LossBurst,
+            NemesisKind::Duplicate,
+        ];
+        if let Some(&kind) = config.kinds.iter().find(|k| network.contains(k)) {
+            let kind = ErrorKind::NemesisKindWithoutMessages {
+                kind: nemesis_kind_name(kind),
+            };
+            self.problem("nemesis.kinds", kind);
+        }
     }
 
     /// Refuses a nemesis that can inject nothing: no kinds, no room for its shortest fault,

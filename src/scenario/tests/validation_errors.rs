@@ -797,6 +797,11 @@ fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
             format!("({base}, nemesis: (kinds: [LossBurst], max_loss: @0.0))"),
             "nemesis kind `LossBurst` would inject nothing: `max_loss` is zero",
         ),
+        (
+            format!("({base}, nodes: 1, nemesis: (kinds: @[Crash, Isolate]))"),
+            "nemesis kind `Isolate` would inject nothing: with one node and no service, no \
+             message is ever sent",
+        ),
     ];
     for (marked, message) in cases {
         assert_error_at(&marked, message);
@@ -809,6 +814,9 @@ fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
         format!("({base}, nemesis: (mean_interval: \"49s\"))"),
         format!("({base}, nemesis: (kinds: [Crash], max_clock_jump: \"0s\", max_loss: 0.0))"),
         format!("({base}, nemesis: (kinds: [ClockJump], max_clock_jump: \"1ns\"))"),
+        // One member, but a service to be cut off from.
+        "(algorithm: Etcd(), nodes: 1, nemesis: (kinds: [Isolate]))".to_string(),
+        format!("({base}, nodes: 1, nemesis: (kinds: [Crash, ClockJump]))"),
     ] {
         parsed(&fine);
     }
