@@ -38,6 +38,8 @@ pub trait Algorithm {
     /// Whether members send to every other member: messages in flight, and the memory of a
     /// run, then grow with the square of the cluster.
     const SENDS_TO_EVERY_MEMBER: bool = false;
+    /// Whether a leader hands over when asked (`Resign`); without it the fault does nothing.
+    const RESIGNS: bool = true;
     /// The settings `sweep --param` may vary.
     const KNOBS: &'static [Knob] = &[];
 

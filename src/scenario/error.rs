@@ -220,6 +220,8 @@ pub enum ErrorKind {
         "nemesis kind `{kind}` would inject nothing: with one node and no service, no message is ever sent"
     )]
     NemesisKindWithoutMessages { kind: &'static str },
+    #[error("nemesis kind `Resign` would inject nothing: {algorithm} has no planned handover")]
+    NemesisResignWithoutHandover { algorithm: &'static str },
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
@@ -471,6 +473,11 @@ impl ErrorKind {
                 "list only kinds that strike the process or its clock (`kinds: [Crash, Pause, \
                  Stall, ClockJump, ClockDrift]`), or run more nodes: partitions, loss and \
                  duplication act on messages"
+                    .to_string()
+            }
+            ErrorKind::NemesisResignWithoutHandover { .. } => {
+                "leave `Resign` out of `kinds`: Bully and Ring leaders do not hand over when \
+                 asked, so the fault does nothing"
                     .to_string()
             }
             ErrorKind::FaultDurationRangeBackwards { .. } => {

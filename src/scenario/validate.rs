@@ -141,13 +141,16 @@ impl Checker {
             .collect();
         self.designs_have_the_service(&designs);
         let expect = self.expect(file.expect);
-        // With one member and no service anywhere, no message is ever sent.
-        let silent = self.nodes == 1
-            && !self.has_service
-            && !designs.iter().any(|d| d.algorithm.has_service());
-        let nemesis = file
-            .nemesis
-            .map(|raw| self.nemesis(raw, duration_ns, silent));
+        let nemesis = file.nemesis.map(|raw| {
+            // The default kinds are for any algorithm: those that strike nothing here are
+            // drawn in vain, but only kinds the author listed are refused.
+            let kinds_written = raw.kinds.is_some();
+            let config = self.nemesis(raw, duration_ns);
+            if kinds_written {
+                self.nemesis_strikes(&config, &algorithm, &designs);
+            }
+            config
+        });
         let objective = file.objective.map(|raw| self.objective(raw));
         let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
         let scenario = Scenario {
@@ -211,9 +214,7 @@ impl Checker {
         }
     }
 
-    /// The nemesis; `silent` says that no process ever sends a message (one member, no
-    /// service), so that network faults have nothing to act on.
-    fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64, silent: bool) -> NemesisConfig {
+    fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
         let d = NemesisConfig::default();
         let kinds = raw.kinds.map_or(d.kinds.clone(), |kinds| {
             kinds.into_iter().map(nemesis_kind).collect()
@@ -293,10 +294,29 @@ impl Checker {
             strike_service: false,
         };
         self.nemesis_acts(&config, window_ns);
-        if silent {
-            self.nemesis_network_kinds(&config);
-        }
         config
+    }
+
+    /// Refuses listed nemesis kinds that strike nothing in any algorithm the scenario runs
+    /// (its own and its designs'): network faults where no message is ever sent (one member, no
+    /// service), `Resign` where no algorithm hands over.
+    fn nemesis_strikes(
+        &mut self,
+        config: &NemesisConfig,
+        algorithm: &AlgorithmConfig,
+        designs: &[Design],
+    ) {
+        let algorithms = || std::iter::once(algorithm).chain(designs.iter().map(|d| &d.algorithm));
+        if config.kinds.contains(&NemesisKind::Resign) && !algorithms().any(|a| a.entry().resigns) {
+            let kind = ErrorKind::NemesisResignWithoutHandover {
+                algorithm: algorithm.name(),
+            };
+            self.problem("nemesis.kinds", kind);
+        }
+        let silent = self.nodes == 1 && !algorithms().any(|a| a.has_service());
+        if silent {
+            self.nemesis_network_kinds(config);
+        }
     }
 
     /// Refuses the network kinds of a nemesis in a run where no message is ever sent.

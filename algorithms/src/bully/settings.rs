@@ -83,6 +83,8 @@ impl Algorithm for Bully {
         "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
          COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum";
     const SENDS_TO_EVERY_MEMBER: bool = true;
+    /// No planned handover: `Resign` does nothing.
+    const RESIGNS: bool = false;
     const KNOBS: &'static [Knob] = &[
         Knob {
             name: "heartbeat",

@@ -798,6 +798,10 @@ fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
             "nemesis kind `LossBurst` would inject nothing: `max_loss` is zero",
         ),
         (
+            "(algorithm: Bully(), nemesis: (kinds: @[Crash, Resign]))".to_string(),
+            "nemesis kind `Resign` would inject nothing: bully has no planned handover",
+        ),
+        (
             format!("({base}, nodes: 1, nemesis: (kinds: @[Crash, Isolate]))"),
             "nemesis kind `Isolate` would inject nothing: with one node and no service, no \
              message is ever sent",
@@ -814,6 +818,11 @@ fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
         format!("({base}, nemesis: (mean_interval: \"49s\"))"),
         format!("({base}, nemesis: (kinds: [Crash], max_clock_jump: \"0s\", max_loss: 0.0))"),
         format!("({base}, nemesis: (kinds: [ClockJump], max_clock_jump: \"1ns\"))"),
+        // The default kinds, which include both, are for any algorithm.
+        "(algorithm: Bully(), nodes: 1, nemesis: ())".to_string(),
+        // A design that hands over.
+        "(algorithm: Ring(), designs: [(name: \"r\", algorithm: Raft())], nemesis: (kinds: [Resign]))"
+            .to_string(),
         // One member, but a service to be cut off from.
         "(algorithm: Etcd(), nodes: 1, nemesis: (kinds: [Isolate]))".to_string(),
         format!("({base}, nodes: 1, nemesis: (kinds: [Crash, ClockJump]))"),
