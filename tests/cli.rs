@@ -747,6 +747,16 @@ mod bad_input {
                     "{subcommand} {}: the message must start with the file:\n{err}",
                     file.display()
                 );
+                assert!(err.contains("\n  hint: "), "{subcommand}: no hint:\n{err}");
+                // Every file with text is refused at a line and column.
+                if file.is_file() {
+                    let place = err[file.display().to_string().len()..]
+                        .split(':')
+                        .take(3)
+                        .collect::<Vec<_>>();
+                    let numbers = place[1..].iter().all(|p| p.parse::<usize>().is_ok());
+                    assert!(numbers, "{subcommand}: no line and column:\n{err}");
+                }
             }
         }
     }
@@ -815,7 +825,7 @@ mod bad_input {
     #[test]
     fn unreadable_text_is_reported_at_its_line_and_column_with_a_hint() {
         let scratch = Scratch::new("unreadable");
-        let cases: [(&str, &[u8], &str); 4] = [
+        let cases: [(&str, &[u8], &str); 7] = [
             (
                 "comment.ron",
                 b"/* hello",
@@ -836,6 +846,25 @@ mod bad_input {
                 "nul.ron",
                 b"Scenario(\0)",
                 "nul.ron:1:10: unexpected control character U+0000\n  hint: ",
+            ),
+            // Was "the scenario file is empty": ron read it all as one comment line.
+            (
+                "cr-only.ron",
+                b"// a comment\rScenario(algorithm: Raft())\r",
+                "cr-only.ron:1:13: a carriage return (U+000D) without a line feed after it\n  \
+                 hint: ",
+            ),
+            // Was "expected a whole number" at the digit.
+            (
+                "nbsp.ron",
+                "Scenario(nodes:\u{A0}3, algorithm: Raft())".as_bytes(),
+                "nbsp.ron:1:16: unexpected character U+00A0 NO-BREAK SPACE\n  hint: ",
+            ),
+            // Was "unknown field `alg`".
+            (
+                "soft-hyphen.ron",
+                "Scenario(nodes: 3, alg\u{AD}orithm: Raft())".as_bytes(),
+                "soft-hyphen.ron:1:23: unexpected character U+00AD SOFT HYPHEN\n  hint: ",
             ),
         ];
         for (name, contents, expected) in cases {
