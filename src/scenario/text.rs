@@ -198,7 +198,7 @@ fn class_of(c: char) -> Option<CharClass> {
         | '\u{200B}'..='\u{200D}'
         | '\u{2060}'..='\u{2064}'
         | '\u{FEFF}' => CharClass::Invisible,
-        c if c.is_control() => CharClass::Control,
+        // NEXT LINE is a C1 control too, but shows (and is meant) as a line break.
         '\u{85}'
         | '\u{A0}'
         | '\u{1680}'
@@ -208,6 +208,7 @@ fn class_of(c: char) -> Option<CharClass> {
         | '\u{202F}'
         | '\u{205F}'
         | '\u{3000}' => CharClass::Space,
+        c if c.is_control() => CharClass::Control,
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{201C}' | '\u{201D}'
         | '\u{201E}' | '\u{201F}' | '\u{AB}' | '\u{BB}' | '\u{2032}' | '\u{2033}' => {
             CharClass::Quote
