@@ -40,7 +40,11 @@ fn raft_runs(runs: u64) -> (f64, u64) {
         let mut sim = scenario.sim.clone();
         sim.seed = seed;
         sim.duration_ns = 60 * 1_000_000_000;
-        events += black_box(splitbrain_algorithms::run(&scenario.algorithm, sim, None)).events;
+        events += black_box(
+            splitbrain_algorithms::run(&scenario.algorithm, sim, None)
+                .expect("within the default limits"),
+        )
+        .events;
     }
     (start.elapsed().as_secs_f64(), events)
 }

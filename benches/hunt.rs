@@ -39,10 +39,18 @@ fn sweep(
         first,
         last: first + seeds - 1,
     };
-    let ended = hunt(scenario, span, true, &pool, &|| false, |records| {
-        records.iter().for_each(|r| summary.add(r));
-        ControlFlow::<()>::Continue(())
-    });
+    let ended = hunt(
+        scenario,
+        span,
+        true,
+        &pool,
+        &|| false,
+        &|| false,
+        |records| {
+            records.iter().for_each(|r| summary.add(r));
+            ControlFlow::<()>::Continue(())
+        },
+    );
     assert!(ended.is_ok(), "nothing stops the benchmark's hunt");
     (start.elapsed().as_secs_f64(), summary.finish().failed_seeds)
 }

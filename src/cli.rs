@@ -92,6 +92,9 @@ pub struct CompareArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// `run --fencing`.
@@ -165,6 +168,9 @@ pub struct SweepArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -214,6 +220,9 @@ pub struct RunArgs {
     /// failover) and a report to this folder.
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub plot: Option<PathBuf>,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -270,6 +279,9 @@ pub struct HuntArgs {
     /// No progress bar, no coverage table.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -302,6 +314,77 @@ pub struct ListArgs {
     /// The scenario library folder [default: scenarios, when there is one here].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// `--max-events`, `--max-in-flight`, `--max-memory`: the runtime guard of every run a
+/// command makes (docs/scenario-format.md, "Bounded runs").
+#[derive(Args, Debug, Clone, Copy)]
+#[command(next_help_heading = "Run limits")]
+pub struct LimitArgs {
+    /// End a run (exit 2; in a hunt, that seed's error) that handles more events than this.
+    #[arg(long, value_name = "N", default_value_t = splitbrain_sim::limits::DEFAULT_MAX_EVENTS)]
+    pub max_events: u64,
+    /// End a run that holds more events and messages queued at once than this.
+    #[arg(long, value_name = "N", default_value_t = splitbrain_sim::limits::DEFAULT_MAX_IN_FLIGHT)]
+    pub max_in_flight: u64,
+    /// End a run while the process's resident memory is above this (e.g. 8GiB, 512MiB).
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_bytes)]
+    pub max_memory: u64,
+}
+
+impl LimitArgs {
+    /// The limits as the engine takes them.
+    pub fn limits(&self) -> splitbrain_sim::RunLimits {
+        splitbrain_sim::RunLimits {
+            max_events: self.max_events,
+            max_in_flight: self.max_in_flight,
+            max_memory_bytes: self.max_memory,
+        }
+    }
+
+    /// The flags that differ from the defaults, as a replay command writes them.
+    pub fn flag_words(&self) -> Vec<String> {
+        let defaults = splitbrain_sim::RunLimits::default();
+        let mut words = Vec::new();
+        if self.max_events != defaults.max_events {
+            words.extend(["--max-events".to_string(), self.max_events.to_string()]);
+        }
+        if self.max_in_flight != defaults.max_in_flight {
+            words.extend([
+                "--max-in-flight".to_string(),
+                self.max_in_flight.to_string(),
+            ]);
+        }
+        if self.max_memory != defaults.max_memory_bytes {
+            words.extend(["--max-memory".to_string(), format!("{}B", self.max_memory)]);
+        }
+        words
+    }
+}
+
+/// A size in bytes: a whole number with a unit `B`, `KiB`, `MiB`, `GiB`, `TiB` (or `K`, `M`,
+/// `G`, `T`, `KB`, `MB`, `GB`, `TB`, all binary).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let hint = "write a whole number and a unit, e.g. 8GiB, 512MiB";
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size; {hint}"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => return Err(format!("unknown unit `{other}`; {hint}")),
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is more bytes than this machine counts; {hint}"))
 }
 
 /// Parses the arguments and runs the command.

@@ -1442,3 +1442,362 @@ fn a_plot_folder_under_a_file_is_refused_before_the_run() {
         "no trace left behind"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The runtime guard: --max-events, --max-in-flight, --max-memory
+// ---------------------------------------------------------------------------------------------
+
+/// A run past `--max-events` ends with exit 2, says what grew and how to raise it, and leaves
+/// no trace behind.
+#[test]
+fn a_run_past_its_event_limit_exits_2_naming_the_limit_and_leaves_no_trace() {
+    let scratch = Scratch::new("guard-run");
+    let trace = scratch.path.join("t.jsonl");
+    let output = splitbrain([
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--max-events",
+        "1000",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("seed 7"), "{err}");
+    assert!(
+        err.contains("outgrew its limit of 1,000 events handled"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint:") && err.contains("--max-events 2000"),
+        "{err}"
+    );
+    assert!(scratch.listing().is_empty(), "{:?}", scratch.listing());
+    // Raised, the same run finishes.
+    let output = splitbrain([
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--max-events",
+        "10000000",
+    ]);
+    assert_exit(&output, 0);
+}
+
+/// `--max-in-flight` and `--max-memory` end a run the same way; sizes take binary units.
+#[test]
+fn the_in_flight_and_memory_limits_end_a_run_with_exit_2() {
+    let output = splitbrain([
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--max-in-flight",
+        "2",
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("events and messages queued at once"), "{err}");
+    assert!(err.contains("--max-in-flight"), "{err}");
+    let output = splitbrain([
+        "run",
+        "tests/fixtures/bully-1000.ron",
+        "--max-memory",
+        "1MiB",
+        "--quiet",
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("resident memory of the process"), "{err}");
+    assert!(err.contains("1 MiB"), "{err}");
+    let output = splitbrain([
+        "run",
+        "scenarios/raft-healthy.ron",
+        "--max-memory",
+        "4 parsecs",
+    ]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("unknown unit"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// In a hunt, a seed past its limits is that seed's failure under the key `limit` (exit 2),
+/// recorded in the JSON Lines, never shrunk, with a replay command that keeps the limit.
+#[test]
+fn a_hunt_seed_past_its_limits_is_that_seeds_error_with_its_replay() {
+    let scratch = Scratch::new("guard-hunt");
+    let jsonl = scratch.path.join("h.jsonl");
+    let output = splitbrain([
+        "hunt",
+        "scenarios/raft-nemesis.ron",
+        "--seeds",
+        "3",
+        "--max-events",
+        "5000",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+        "--out",
+        scratch.path.join("out").to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("seed 1 outgrew its limits"), "{err}");
+    assert!(
+        err.contains(
+            "replay: splitbrain run scenarios/raft-nemesis.ron --seed 1 --max-events 5000"
+        ),
+        "{err}"
+    );
+    let records = fs::read_to_string(&jsonl).expect("the hunt's records");
+    assert!(
+        records.contains("\"outcome\":\"outgrew_limits\""),
+        "{records}"
+    );
+    assert!(records.contains("\"key\":\"limit\""), "{records}");
+    assert!(!scratch.path.join("out").exists(), "nothing shrunk");
+}
+
+/// `compare` and `sweep` stop at the first run past its limits, name the design or value and
+/// the seed, and write no report.
+#[test]
+fn compare_and_sweep_name_the_run_that_outgrew_its_limits_and_write_no_report() {
+    let scratch = Scratch::new("guard-compare");
+    let out = scratch.path.join("report");
+    let output = splitbrain([
+        "compare",
+        "scenarios/compare-failover.ron",
+        "--algorithms",
+        "raft",
+        "--seeds",
+        "2",
+        "--max-events",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("(raft, seed 1)"), "{err}");
+    assert!(!out.join("report.html").exists());
+    let output = splitbrain([
+        "sweep",
+        "scenarios/sweep-election-timeout.ron",
+        "--trials",
+        "2",
+        "--max-events",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("seed 1)"), "{}", stderr(&output));
+    assert!(!out.join("report.html").exists());
+}
+
+/// A `Stream` whose timeout is far below its latency reconnects every nanosecond of a cut:
+/// refused at `check` by the estimate (it ran for hours and took gigabytes before).
+#[test]
+fn a_stream_that_would_reconnect_every_nanosecond_is_refused_at_check() {
+    let scratch = Scratch::new("guard-stream");
+    let file = scratch.write(
+        "s.ron",
+        r#"Scenario(duration: "2s", nodes: 3, algorithm: Etcd(),
+    network: (transport: Stream(timeout: "1ns")),
+    faults: [(at: "1s", do: Partition(Isolate(Service)), heal_after: "500ms")])"#,
+    );
+    let output = splitbrain(["check", file.to_str().unwrap()]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("s.ron:2:"), "{err}");
+    assert!(err.contains("reconnections"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every accepted input is bounded: generated scenarios through check, run, compare and sweep
+// ---------------------------------------------------------------------------------------------
+
+mod bounded_everywhere {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The address space each command gets: more than the guard's `--max-memory` below, far
+    /// less than the machine has.
+    const ADDRESS_SPACE_KB: u64 = 6 * 1024 * 1024;
+    /// Seconds a command may take before `timeout` ends it (exit 124: a hang, failing here).
+    const WALL_SECONDS: &str = "300";
+    /// The guard the commands run under: small, so that a runaway input ends quickly.
+    const GUARD: [&str; 4] = ["--max-events", "100000", "--max-memory", "2GiB"];
+
+    /// A duration: ordinary mostly, sometimes 1 ns, a century, or past the limits.
+    fn duration() -> BoxedStrategy<String> {
+        prop_oneof![
+            6 => (1u64..5_000).prop_map(|ms| format!("{ms}ms")),
+            1 => Just("1ns".to_string()),
+            1 => Just("876600h".to_string()),
+            1 => Just("876601h".to_string()),
+            1 => (1u64..120).prop_map(|s| format!("{s}s")),
+        ]
+        .boxed()
+    }
+
+    /// A count: small mostly, sometimes at or past any limit a scenario may have.
+    fn count() -> BoxedStrategy<u64> {
+        prop_oneof![
+            6 => 1u64..8,
+            1 => Just(1_000u64),
+            1 => Just(10_000u64),
+            1 => Just(10_001u64),
+            1 => Just(u64::MAX),
+            1 => Just(u64::MAX - 1),
+        ]
+        .boxed()
+    }
+
+    fn algorithm() -> BoxedStrategy<String> {
+        prop_oneof![
+            count().prop_map(|n| format!("Raft(log_lengths: [{n}, {n}, {n}])")),
+            (duration(), duration()).prop_map(|(a, b)| format!(
+                "Raft(election_timeout: (\"{a}\", \"{b}\"), propose_every: \"{a}\")"
+            )),
+            Just("Raft()".to_string()),
+            Just("Bully()".to_string()),
+            Just("Ring()".to_string()),
+            Just("Etcd()".to_string()),
+            Just("ZooKeeper()".to_string()),
+            Just("K8sLease()".to_string()),
+            Just("RaftRs()".to_string()),
+        ]
+        .boxed()
+    }
+
+    fn transport() -> BoxedStrategy<String> {
+        prop_oneof![
+            Just("Datagram".to_string()),
+            Just("Stream()".to_string()),
+            (duration(), duration(), duration()).prop_map(|(t, min, max)| format!(
+                "Stream(timeout: \"{t}\", min_rto: \"{min}\", max_rto: \"{max}\")"
+            )),
+        ]
+        .boxed()
+    }
+
+    fn target() -> BoxedStrategy<String> {
+        prop_oneof![
+            Just("Leader".to_string()),
+            Just("Follower".to_string()),
+            Just("Random".to_string()),
+            Just("Service".to_string()),
+            count().prop_map(|i| format!("Node({i})")),
+        ]
+        .boxed()
+    }
+
+    fn fault() -> BoxedStrategy<String> {
+        let action = prop_oneof![
+            target().prop_map(|t| format!("Crash({t})")),
+            (target(), duration()).prop_map(|(t, d)| format!("Pause({t}, \"{d}\")")),
+            (target(), duration()).prop_map(|(t, d)| format!("Stall({t}, \"{d}\")")),
+            (target(), duration()).prop_map(|(t, d)| format!("Suspend({t}, \"{d}\")")),
+            target().prop_map(|t| format!("Partition(Isolate({t}))")),
+            (target(), duration()).prop_map(|(t, d)| format!("ClockJump({t}, \"-{d}\")")),
+            (target(), count()).prop_map(|(t, ppm)| format!("ClockDrift({t}, {ppm})")),
+            (target(), duration()).prop_map(|(t, d)| format!("SlowDisk({t}, \"{d}\")")),
+            Just("Loss(0.5)".to_string()),
+            Just("Duplicate(0.9)".to_string()),
+        ];
+        (duration(), action, prop::option::of(duration()))
+            .prop_map(|(at, action, heal)| match heal {
+                Some(h) => format!("(at: \"{at}\", do: {action}, heal_after: \"{h}\")"),
+                None => format!("(at: \"{at}\", do: {action})"),
+            })
+            .boxed()
+    }
+
+    fn scenario() -> BoxedStrategy<String> {
+        let nemesis = prop_oneof![
+            3 => Just(String::new()),
+            1 => (duration(), duration()).prop_map(|(every, long)| format!(
+                "nemesis: (mean_interval: \"{every}\", fault_duration: (\"1ms\", \"{long}\"), \
+                 kinds: [Crash, Stall, Isolate, ClockJump, LossBurst]),"
+            )),
+        ];
+        (
+            duration(),
+            prop_oneof![4 => 1u64..8, 1 => count()],
+            algorithm(),
+            transport(),
+            prop::collection::vec(fault(), 0..4),
+            nemesis,
+        )
+            .prop_map(|(duration, nodes, algorithm, transport, faults, nemesis)| {
+                format!(
+                    "Scenario(duration: \"{duration}\", nodes: {nodes}, algorithm: {algorithm},\n\
+                     network: (transport: {transport}),\n\
+                     faults: [{}],\n{nemesis}\n)",
+                    faults.join(", ")
+                )
+            })
+            .boxed()
+    }
+
+    /// Runs the binary with a bounded address space and wall time.
+    fn bounded(args: &[&str]) -> Output {
+        let script = format!("ulimit -v {ADDRESS_SPACE_KB}; exec timeout {WALL_SECONDS} \"$@\"");
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(common::bin())
+            .args(args)
+            .current_dir(repo_root())
+            .stdin(Stdio::null())
+            .output()
+            .expect("the command starts")
+    }
+
+    /// No panic, no signal, no time-out: an exit code of the table.
+    fn assert_bounded(output: &Output, what: &str, text: &str) {
+        let err = stderr(output);
+        assert!(
+            !err.contains("panicked"),
+            "{what} panicked on\n{text}\n{err}"
+        );
+        let code = output.status.code();
+        assert!(
+            matches!(code, Some(0..=3)),
+            "{what} ended with {code:?} (124: timed out) on\n{text}\n{err}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_generated_scenario_is_refused_or_runs_within_its_guard_in_every_command(
+            text in scenario()
+        ) {
+            let scratch = Scratch::new("bounded");
+            let file = scratch.write("s.ron", &text);
+            let file = file.to_str().unwrap();
+            let check = bounded(&["check", file]);
+            assert_bounded(&check, "check", &text);
+            if check.status.code() != Some(0) {
+                let err = stderr(&check);
+                prop_assert!(err.contains("s.ron:"), "no location:\n{text}\n{err}");
+                return Ok(());
+            }
+            let out = scratch.path.join("out");
+            let out = out.to_str().unwrap();
+            let run = [&["run", file, "--quiet"][..], &GUARD].concat();
+            assert_bounded(&bounded(&run), "run", &text);
+            let compare = [
+                &["compare", file, "--seeds", "1", "--sizes", "3", "--out", out][..],
+                &GUARD,
+            ]
+            .concat();
+            assert_bounded(&bounded(&compare), "compare", &text);
+            let sweep = [&["sweep", file, "--trials", "1", "--out", out][..], &GUARD].concat();
+            assert_bounded(&bounded(&sweep), "sweep", &text);
+        }
+    }
+}

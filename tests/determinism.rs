@@ -18,7 +18,8 @@ fn fingerprint(scenario: &Scenario, seed: u64) -> (u64, u64, String) {
     let mut sim = scenario.sim.clone();
     sim.seed = seed;
     let mut hasher = TraceHasher::default();
-    let report = splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut hasher));
+    let report = splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut hasher))
+        .expect("within the default limits");
     let json = serde_json::to_string(&report).expect("the report serializes");
     (hasher.hash(), hasher.lines(), json)
 }
@@ -66,7 +67,8 @@ fn a_traced_run_reports_exactly_what_an_untraced_run_reports() {
     for file in scenario_files() {
         let scenario = load(&file);
         let (_, _, traced) = fingerprint(&scenario, scenario.sim.seed);
-        let untraced = splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None);
+        let untraced = splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None)
+            .expect("within the default limits");
         let untraced = serde_json::to_string(&untraced).expect("the report serializes");
         assert!(
             traced == untraced,

@@ -291,7 +291,7 @@ fn bounded_run(scenario: &Scenario, source: &str) -> Result<(), TestCaseError> {
         max_events: Some(limit),
         ..RunOptions::default()
     };
-    let report = run_with(&s.algorithm, s.sim.clone(), options);
+    let report = run_with(&s.algorithm, s.sim.clone(), options).expect("within the default limits");
     let code = judge(&s.expect, &report).exit_code();
     prop_assert!(code <= 3, "exit code {}", code);
     if must_finish {

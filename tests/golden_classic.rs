@@ -72,7 +72,8 @@ fn the_scale_fixtures_of_the_performance_notes_load_and_the_ring_one_elects_as_d
     assert_eq!(bully.sim.members, 1000);
     let ring = splitbrain::scenario::load(&repo_root().join("tests/fixtures/ring-1000.ron"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let report = splitbrain_algorithms::run(&ring.algorithm, ring.sim.clone(), None);
+    let report = splitbrain_algorithms::run(&ring.algorithm, ring.sim.clone(), None)
+        .expect("within the default limits");
     // docs/performance.md and the fixture's comment quote these figures.
     assert_eq!(report.leaders.len(), 1);
     assert_eq!(report.leaders[0].node.index(), 999);

@@ -320,7 +320,8 @@ fn the_service_clock_takes_its_own_offset_and_drift() {
     );
     let s = parse(&text, "service-clock.ron").expect("valid");
     let mut sink = splitbrain_sim::JsonLinesWriter::new(Vec::new());
-    splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut sink));
+    splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut sink))
+        .expect("within the default limits");
     let trace = String::from_utf8(sink.into_inner()).expect("utf-8");
     let (mut service_events, mut member_events) = (0, 0);
     for line in trace.lines() {

@@ -39,7 +39,8 @@ fn scenario_timing(liveness: &str, clocks: &str) -> String {
 fn run(source: &str, seed: u64) -> (RunReport, u8) {
     let mut scenario = parse(source, "jump.ron").expect("a valid scenario");
     scenario.sim.seed = seed;
-    let report = splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None);
+    let report = splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None)
+        .expect("within the default limits");
     let code = judge(&scenario.expect, &report).exit_code();
     (report, code)
 }

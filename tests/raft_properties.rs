@@ -202,6 +202,7 @@ impl Schedule {
 
     fn run(&self) -> RunReport {
         splitbrain_algorithms::run(&self.scenario.algorithm, self.scenario.sim.clone(), None)
+            .expect("within the default limits")
     }
 
     /// The same faults, seed and options, run by another variant of Raft.

@@ -378,7 +378,8 @@ fn zk_nemesis_seeds_whose_waiters_named_an_old_leader_meet_liveness() {
             !s.sim.faults.is_empty(),
             "seed {seed}: the nemesis drew faults"
         );
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None);
+        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None)
+            .expect("within the default limits");
         assert!(
             matches!(report.liveness, splitbrain_sim::LivenessVerdict::Met { .. }),
             "seed {seed}: {:?}",

@@ -9,7 +9,9 @@
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunReport, Sim, SimConfig};
+use splitbrain_sim::{
+    AlgorithmInfo, LimitExceeded, Nanos, NodeId, Process, RunReport, Sim, SimConfig,
+};
 use std::fmt::Debug;
 
 /// The longest lease, session or tick that the coordination-service recipes and raft-rs take
@@ -40,6 +42,11 @@ pub trait Algorithm {
     const SENDS_TO_EVERY_MEMBER: bool = false;
     /// Whether a leader hands over when asked (`Resign`); without it the fault does nothing.
     const RESIGNS: bool = true;
+    /// Whether one election can cost a message from every member to every other member and
+    /// an answer (Bully: every member that suspects the coordinator challenges every higher
+    /// id, and each answers): `n (n - 1)` events per election, counted by the events estimate
+    /// once per start, fault and heal.
+    const ELECTION_IS_QUADRATIC: bool = false;
     /// The settings `sweep --param` may vary.
     const KNOBS: &'static [Knob] = &[];
 
@@ -118,7 +125,7 @@ pub trait Algorithm {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> RunReport;
+    ) -> Result<RunReport, LimitExceeded>;
 }
 
 /// What lowering may depend on besides the settings themselves.
@@ -209,7 +216,7 @@ pub fn run_members<P: Process>(
     info: AlgorithmInfo,
     options: RunOptions,
     node: impl Fn(NodeId, usize) -> P,
-) -> RunReport {
+) -> Result<RunReport, LimitExceeded> {
     let members = sim.members;
     let nodes = (0..members)
         .map(|i| node(NodeId::from(i), members))
@@ -223,7 +230,7 @@ pub fn run_processes<P: Process>(
     info: AlgorithmInfo,
     processes: Vec<P>,
     options: RunOptions,
-) -> RunReport {
+) -> Result<RunReport, LimitExceeded> {
     let mut sim = Sim::new(sim, info, processes);
     if let Some(sink) = options.trace {
         sim = sim.with_trace(sink);
@@ -233,6 +240,9 @@ pub fn run_processes<P: Process>(
     }
     if let Some(limit) = options.max_events {
         sim = sim.with_event_limit(limit);
+    }
+    if let Some(stop) = options.stop {
+        sim = sim.with_stop(stop);
     }
     sim.run()
 }

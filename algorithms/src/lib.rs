@@ -23,7 +23,7 @@ pub use algorithm::{
 pub use rules::CommonRule;
 
 use serde::{Deserialize, Serialize};
-use splitbrain_sim::{Nanos, RunReport, SimConfig, TraceSink};
+use splitbrain_sim::{LimitExceeded, Nanos, RunReport, SimConfig, TraceSink};
 
 /// Declares the registry: for each algorithm `Variant => path::Type`, where `Type`
 /// implements [`Algorithm`] and `Variant` is the name a scenario writes
@@ -200,8 +200,20 @@ macro_rules! registry {
                 }
             }
 
+            /// Whether one election can cost `n (n - 1)` messages (see
+            /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
+            pub fn election_is_quadratic(&self) -> bool {
+                match self {
+                    $(AlgorithmConfig::$variant(_) => <$alg as Algorithm>::ELECTION_IS_QUADRATIC,)+
+                }
+            }
+
             /// Runs `config` with this algorithm and the given options.
-            pub fn run_with(&self, config: SimConfig, options: RunOptions) -> RunReport {
+            pub fn run_with(
+                &self,
+                config: SimConfig,
+                options: RunOptions,
+            ) -> Result<RunReport, LimitExceeded> {
                 let info = self.info(config.members);
                 match self {
                     $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::run(c, config, info, options),)+
@@ -325,7 +337,7 @@ pub fn run(
     algorithm: &AlgorithmConfig,
     config: SimConfig,
     trace: Option<&mut dyn TraceSink>,
-) -> RunReport {
+) -> Result<RunReport, LimitExceeded> {
     run_with(
         algorithm,
         config,
@@ -340,13 +352,25 @@ pub fn run(
 /// service) acting once per the shortest timing of the algorithm and the workload, as often
 /// as the fastest clock of the run makes it (a clock drifting `+d` ppm fires its timers
 /// `1 + d / 10^6` times as often in true time), plus on `Stream` every connection
-/// retransmitting once per `max_rto`. Where members send to every other member and a
-/// message can take longer than a member waits before it campaigns (Raft's smallest election
-/// timeout, on the fastest clock), nobody hears from the others in time and every act can be
-/// a campaign to all of them and their answers (`1 + 2 (n - 1)` events): a storm, counted
-/// so. Validation refuses runs whose estimate is absurd, and `run` shows a progress bar for
-/// long ones.
+/// retransmitting once per `max_rto` and breaking and reopening once per `timeout`. Where
+/// members send to every other member and a message can take longer than a member waits
+/// before it campaigns (Raft's smallest election timeout, on the fastest clock), nobody hears
+/// from the others in time and every act can be a campaign to all of them and their answers
+/// (`1 + 2 (n - 1)` events): a storm, counted so. Where one election can cost `n (n - 1)`
+/// messages (Bully), every start, fault and heal is counted as such an election. Validation
+/// refuses runs whose estimate is absurd; the runtime guard
+/// ([`splitbrain_sim::limits::RunLimits`]) ends any run that outgrows its limits anyway.
 pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
+    expected_events_with(algorithm, config, 0)
+}
+
+/// [`expected_events`] with `nemesis_faults` more faults than `config` lists (what a
+/// nemesis may inject in one run).
+pub fn expected_events_with(
+    algorithm: &AlgorithmConfig,
+    config: &SimConfig,
+    nemesis_faults: u64,
+) -> u128 {
     let mut period_ns = algorithm.shortest_timing().1;
     if config.write_every_ns > 0 {
         period_ns = period_ns.min(config.write_every_ns);
@@ -354,7 +378,21 @@ pub fn expected_events(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 
     let processes = config.members as u128 + u128::from(algorithm.has_service());
     let acting = u128::from(config.duration_ns / period_ns) * processes;
     let acting = (acting * clock_rate_ppm(config)).div_ceil(1_000_000);
-    acting * events_per_act(algorithm, config) + retransmissions(algorithm, config)
+    let faults = config.faults.len() as u128 + u128::from(nemesis_faults);
+    acting * events_per_act(algorithm, config)
+        + retransmissions(algorithm, config)
+        + quadratic_elections(algorithm, config, faults)
+}
+
+/// The events of Bully-like elections (see [`Algorithm::ELECTION_IS_QUADRATIC`]): one at the
+/// start and one per fault and heal, each `n (n - 1)` messages plus `2 n` announcements and
+/// reminders; 0 for other algorithms.
+fn quadratic_elections(algorithm: &AlgorithmConfig, config: &SimConfig, faults: u128) -> u128 {
+    if !algorithm.election_is_quadratic() {
+        return 0;
+    }
+    let n = config.members as u128;
+    (1 + 2 * faults) * (n * n.saturating_sub(1) + 2 * n)
 }
 
 /// The fastest clock's rate in millionths: `10^6` plus its drift in ppm (a clock at
@@ -404,10 +442,11 @@ pub fn fastest_drift_ppm(config: &SimConfig) -> i64 {
         .fold(i64::from(clocks.max_drift_ppm), i64::max)
 }
 
-/// An upper bound on `Stream` retransmissions: every connection retransmitting once per
-/// `max_rto` for the whole run (0 on `Datagram`). Connections: each way between every two
-/// members where members send to every member, each way between every member and the
-/// service where there is one, else each way to two neighbours (a ring).
+/// An upper bound on `Stream` retransmissions and reconnections: every connection
+/// retransmitting once per `max_rto` and, cut off, breaking (both ends hear it) and being
+/// opened again once per `timeout`, for the whole run (0 on `Datagram`). Connections: each way
+/// between every two members where members send to every member, each way between every
+/// member and the service where there is one, else each way to two neighbours (a ring).
 pub fn retransmissions(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 {
     let splitbrain_sim::Transport::Stream(stream) = config.network.transport else {
         return 0;
@@ -419,7 +458,10 @@ pub fn retransmissions(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 
         // Members to the service and back, or to a ring's neighbours and back.
         2 * members * if algorithm.has_service() { 1 } else { 2 }
     };
-    u128::from(config.duration_ns / stream.max_rto_ns.max(1)) * connections
+    let resends = u128::from(config.duration_ns / stream.max_rto_ns.max(1));
+    // A break is heard at both ends and the connection reopened with a send: three events.
+    let reconnects = 3 * u128::from(config.duration_ns / stream.timeout_ns.max(1));
+    (resends + reconnects) * connections
 }
 
 /// What a caller may attach to a run besides its configuration.
@@ -432,10 +474,17 @@ pub struct RunOptions<'a> {
     /// Stops the run after this many events even if simulated time remains (bounded runs in
     /// tests); the report then ends at the last event handled.
     pub max_events: Option<u64>,
+    /// Asked now and then whether to end the run at once (see
+    /// [`splitbrain_sim::Sim::with_stop`]).
+    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 /// Runs `config` with this algorithm and the given options.
-pub fn run_with(algorithm: &AlgorithmConfig, config: SimConfig, options: RunOptions) -> RunReport {
+pub fn run_with(
+    algorithm: &AlgorithmConfig,
+    config: SimConfig,
+    options: RunOptions,
+) -> Result<RunReport, LimitExceeded> {
     algorithm.run_with(config, options)
 }
 

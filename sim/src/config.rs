@@ -111,6 +111,10 @@ pub struct SimConfig {
     /// Liveness: a leader must appear within this long after the last fault heals.
     /// `None` means ten times the algorithm's failure-detection time.
     pub liveness_bound_ns: Option<Nanos>,
+    /// The runtime guard: events, queued messages and memory the run may use before it ends
+    /// with [`crate::limits::LimitExceeded`]. Not part of a scenario's results.
+    #[serde(skip)]
+    pub limits: crate::limits::RunLimits,
 }
 
 impl SimConfig {
@@ -129,6 +133,7 @@ impl SimConfig {
             startup_delay_ns: 0,
             faults: Vec::new(),
             liveness_bound_ns: None,
+            limits: crate::limits::RunLimits::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod fault;
 pub mod ids;
 pub mod invariant;
 mod kinds;
+pub mod limits;
 pub mod network_config;
 pub mod process;
 pub mod rng;
@@ -24,6 +25,7 @@ pub use disk::{DiskConfig, NodeDisk};
 pub use fault::{FaultAction, FaultSpec, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;
+pub use limits::{Limit, LimitExceeded, RunLimits};
 pub use network_config::{
     Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
 };

@@ -117,44 +117,121 @@ pub fn run_group(
     label: &str,
     seeds: std::ops::RangeInclusive<u64>,
     keep_first: Option<AroundFailovers>,
+    bar: &RunsBar,
     scenario_of: impl Fn(u64) -> Scenario + Sync,
-) -> GroupRuns {
+) -> Result<GroupRuns, Outgrown> {
     let first_seed = *seeds.start();
     let mut group = GroupRuns::new(label);
     for chunk in seed_chunks(seeds, CHUNK_SEEDS) {
-        let reports: Vec<(u64, RunReport, Option<FirstRun>, bool)> = chunk
+        let reports: Vec<Result<GroupSeed, Outgrown>> = chunk
             .into_par_iter()
             .map(|seed| {
                 let s = scenario_of(seed);
                 let fencing = s.sim.fencing;
+                bar.advance();
+                let outgrown = |error| Outgrown {
+                    label: label.to_string(),
+                    seed,
+                    error,
+                };
                 match keep_first.filter(|_| seed == first_seed) {
                     Some(around) => {
                         let mut recorder = FailoverRecorder::new(around);
                         let report =
-                            splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut recorder));
+                            splitbrain_algorithms::run(&s.algorithm, s.sim, Some(&mut recorder))
+                                .map_err(outgrown)?;
                         let windows = recorder.finish_windows();
                         let first = FirstRun {
                             report: report.clone(),
                             windows,
                         };
-                        (seed, report, Some(first), fencing)
+                        Ok((seed, report, Some(first), fencing))
                     }
-                    None => (
-                        seed,
-                        splitbrain_algorithms::run(&s.algorithm, s.sim, None),
-                        None,
-                        fencing,
-                    ),
+                    None => {
+                        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None)
+                            .map_err(outgrown)?;
+                        Ok((seed, report, None, fencing))
+                    }
                 }
             })
             .collect();
-        for (seed, report, first, fencing) in reports {
+        // The first seed that outgrew its limits, in seed order: the same whatever the jobs.
+        for run in reports {
+            let (seed, report, first, fencing) = run?;
             group.fencing = fencing;
             group.add(seed, report);
             group.first = group.first.take().or(first);
         }
     }
-    group
+    Ok(group)
+}
+
+/// A progress bar over the runs of `compare` or `sweep`, on a terminal only, drawn once the
+/// runs have taken two seconds (most comparisons are done before then).
+pub struct RunsBar {
+    bar: Option<indicatif::ProgressBar>,
+    #[allow(clippy::disallowed_types)]
+    started: std::time::Instant,
+}
+
+impl RunsBar {
+    /// A bar over `runs` runs; none with `--json` or when stderr is not a terminal.
+    pub fn new(runs: u64, json: bool) -> Self {
+        use std::io::IsTerminal;
+        let bar = (!json && std::io::stderr().is_terminal()).then(|| {
+            let hidden = indicatif::ProgressDrawTarget::hidden();
+            let bar = indicatif::ProgressBar::with_draw_target(Some(runs), hidden);
+            let template = "{bar:30} {pos}/{len} runs  eta {eta}";
+            let style = indicatif::ProgressStyle::with_template(template)
+                .expect("a valid progress template");
+            bar.set_style(style);
+            bar
+        });
+        #[allow(clippy::disallowed_types)]
+        let started = std::time::Instant::now();
+        Self { bar, started }
+    }
+
+    /// One more run started.
+    fn advance(&self) {
+        let Some(bar) = &self.bar else { return };
+        if bar.is_hidden() && self.started.elapsed() >= std::time::Duration::from_secs(2) {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.inc(1);
+    }
+
+    /// Clears the bar, before the results are printed.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// One seed's run in [`run_group`]: the seed, its report, the first run's windows (seed one
+/// only) and whether the resource fenced.
+type GroupSeed = (u64, RunReport, Option<FirstRun>, bool);
+
+/// A run of `compare` or `sweep` that outgrew its runtime guard: which design or value, which
+/// seed, and what grew.
+#[derive(Debug)]
+pub struct Outgrown {
+    /// The design or value (a group's label).
+    pub label: String,
+    /// The seed whose run outgrew its limits.
+    pub seed: u64,
+    /// What grew.
+    pub error: splitbrain_sim::LimitExceeded,
+}
+
+impl Outgrown {
+    /// Says so on stderr, with the hint, and gives the exit code (2).
+    pub fn report(&self, file: &std::path::Path) -> u8 {
+        let what = format!("{} ({}, seed {})", file.display(), self.label, self.seed);
+        eprintln!("{}", super::limits::message(&what, &self.error));
+        crate::exit::BAD_INPUT
+    }
 }
 
 /// `seeds` cut into consecutive ranges of at most `size` (at least 1) seeds, in order.

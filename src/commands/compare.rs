@@ -5,7 +5,7 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some algorithm misses it
 //! (safety violations are results to compare here, not a mismatch: they are in the report).
 
-use super::charting::{self, FirstRun, GroupRuns, GroupSummary};
+use super::charting::{self, FirstRun, GroupRuns, GroupSummary, Outgrown};
 use crate::cli::{CompareArgs, FencingMode};
 use crate::exit;
 use crate::scenario::{self, Scenario};
@@ -17,6 +17,7 @@ use splitbrain_reports::{
     messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
     DataTable, ReportDoc, ScalingSeries, Section, SequenceLabels, Settle, Table,
 };
+use splitbrain_sim::LimitExceeded;
 use std::collections::BTreeSet;
 
 /// Seeds per algorithm and size for the message-count-versus-size chart.
@@ -213,7 +214,10 @@ fn named_designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>,
 /// Runs the command; returns the exit code.
 pub fn run(args: &CompareArgs) -> u8 {
     let scenario = match scenario::load(&args.file) {
-        Ok(s) => s,
+        Ok(mut s) => {
+            s.sim.limits = args.limits.limits();
+            s
+        }
         Err(e) => {
             eprintln!("{e}");
             return exit::BAD_INPUT;
@@ -269,16 +273,22 @@ pub fn run(args: &CompareArgs) -> u8 {
     let seeds: Vec<u64> = (1..=args.seeds).collect();
 
     // The runs: every design on every seed, each folded in as it completes.
-    let groups: Vec<GroupRuns> = designs
+    let bar = charting::RunsBar::new(args.seeds.saturating_mul(designs.len() as u64), args.json);
+    let groups: Result<Vec<GroupRuns>, Outgrown> = designs
         .iter()
         .map(|design| {
             let with_alg = with_design(&scenario, design);
             let seeds = 1..=args.seeds;
-            charting::run_group(&design.name, seeds, Some(SEED_ONE_WINDOW), |seed| {
+            charting::run_group(&design.name, seeds, Some(SEED_ONE_WINDOW), &bar, |seed| {
                 with_alg.materialize(seed)
             })
         })
         .collect();
+    bar.finish();
+    let groups = match groups {
+        Ok(groups) => groups,
+        Err(outgrown) => return outgrown.report(&args.file),
+    };
     let summaries: Vec<GroupSummary> = groups
         .iter()
         .map(|g| charting::summarise(g, scenario.objective.as_ref()))
@@ -297,7 +307,8 @@ pub fn run(args: &CompareArgs) -> u8 {
     );
     let sections = match result {
         Ok(sections) => sections,
-        Err(e) => return charting::chart_failed(e),
+        Err(BuildError::Chart(e)) => return charting::chart_failed(e),
+        Err(BuildError::Outgrown(outgrown)) => return outgrown.report(&args.file),
     };
 
     let missed = summaries
@@ -440,7 +451,7 @@ fn build(
     summaries: &[GroupSummary],
     charts: &mut Vec<Chart>,
     data: &mut Vec<DataTable>,
-) -> Result<Vec<Section>, splitbrain_reports::ChartError> {
+) -> Result<Vec<Section>, BuildError> {
     let mut sections = Vec::new();
     let faults: Vec<String> = scenario
         .sim
@@ -567,13 +578,21 @@ fn build(
             .iter()
             .filter_map(|&n| Some((n, base.resized(n)?)))
             .collect();
-        let points = jobs
+        let points: Vec<Result<Option<(u64, f64)>, Outgrown>> = jobs
             .into_par_iter()
-            .filter_map(|(n, s)| {
-                let (total, decided) = messages_at_size(&s);
-                (decided > 0).then(|| (n as u64, total as f64 / decided as f64))
+            .map(|(n, s)| {
+                let (total, decided) = messages_at_size(&s).map_err(|(seed, error)| Outgrown {
+                    label: format!("{} at {n} nodes", design.name),
+                    seed,
+                    error,
+                })?;
+                Ok((decided > 0).then(|| (n as u64, total as f64 / decided as f64)))
             })
             .collect();
+        let points = points
+            .into_iter()
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, _>>()?;
         scaling.push(ScalingSeries {
             label: design.name.clone(),
             points,
@@ -628,6 +647,11 @@ fn build(
             "the recorder kept the first failover's window"
         );
         let trace = super::plot::kept_windows(&s, kept)
+            .map_err(|error| Outgrown {
+                label: design.name.clone(),
+                seed: 1,
+                error,
+            })?
             .pop()
             .expect("one window asked, one kept");
         let name = format!("sequence_{}", design.name);
@@ -658,16 +682,37 @@ fn build(
 
 /// Messages and decided elections (start-up ones included) over seeds 1..=[`SIZE_SEEDS`]
 /// of `scenario`.
-fn messages_at_size(scenario: &Scenario) -> (u64, u64) {
+fn messages_at_size(scenario: &Scenario) -> Result<(u64, u64), (u64, LimitExceeded)> {
     let mut sums = (0u64, 0u64);
     for seed in 1..=SIZE_SEEDS {
         let s = scenario.materialize(seed);
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim, None);
+        let report =
+            splitbrain_algorithms::run(&s.algorithm, s.sim, None).map_err(|e| (seed, e))?;
         for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
             sums = (sums.0 + e.total_messages(), sums.1 + 1);
         }
     }
-    sums
+    Ok(sums)
+}
+
+/// Why the report could not be built.
+enum BuildError {
+    /// A chart failed to draw.
+    Chart(splitbrain_reports::ChartError),
+    /// A run for a chart (another cluster size, the first seed's windows) outgrew its limits.
+    Outgrown(Outgrown),
+}
+
+impl From<splitbrain_reports::ChartError> for BuildError {
+    fn from(e: splitbrain_reports::ChartError) -> Self {
+        BuildError::Chart(e)
+    }
+}
+
+impl From<Outgrown> for BuildError {
+    fn from(e: Outgrown) -> Self {
+        BuildError::Outgrown(e)
+    }
 }
 
 /// Each design's settings as they ran, one row per design.

@@ -94,7 +94,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let started = Instant::now();
     // First, so that a signal at any point from here is a clean, reported stop.
     let interrupt = Interrupt::install();
-    let scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
+    let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
+    scenario.sim.limits = args.limits.limits();
     let plan = plan(args)?;
     let mut outputs = Vec::new();
     if let Some(path) = &args.jsonl {
@@ -146,6 +147,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         args.keep_going,
         &pool,
         &stopping,
+        &|| interrupt.signal().is_some(),
         |records| {
             for record in records {
                 builder.add(record);
@@ -410,6 +412,17 @@ fn shrink_failures(
         if key.starts_with("missing:") {
             continue; // nothing to shrink: the run was safe where it was expected not to be
         }
+        if key == crate::hunt::record::LIMIT_KEY {
+            // Every try would run to the limit again: the seed and its replay say it all.
+            let replay = limit_replay(args, record.seed);
+            let detail = record.failures.iter().find(|f| &f.key == key);
+            let detail = detail.map_or("", |f| f.detail.as_str());
+            eprintln!(
+                "error: seed {} outgrew its limits: {detail}\n  replay: {replay}",
+                record.seed
+            );
+            continue;
+        }
         if interrupt.signal().is_some() {
             break;
         }
@@ -454,6 +467,19 @@ fn shrink_failures(
         }
     }
     reproducers
+}
+
+/// The command that replays seed `seed` of the hunt with the same limits.
+fn limit_replay(args: &HuntArgs, seed: u64) -> String {
+    let mut words = vec![
+        "splitbrain".to_string(),
+        "run".to_string(),
+        super::charting::shell_word(&args.file.display().to_string()),
+        "--seed".to_string(),
+        seed.to_string(),
+    ];
+    words.extend(args.limits.flag_words());
+    words.join(" ")
 }
 
 fn write_reproducer(

@@ -4,6 +4,7 @@ pub mod charting;
 pub mod check;
 pub mod compare;
 pub mod hunt;
+pub mod limits;
 pub mod list;
 pub mod merge;
 pub mod plot;

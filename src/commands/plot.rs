@@ -57,7 +57,9 @@ pub fn write_plots(
         kept, planned,
         "the recorder kept the windows the report asks for"
     );
-    let traces = kept_windows(scenario, windows);
+    // A second run of what just ran within its limits: only memory (the whole process's)
+    // can differ, and then the plots are not drawn.
+    let traces = kept_windows(scenario, windows).map_err(|e| e.to_string())?;
     for (plan, trace) in sequences.iter().zip(&traces) {
         let names = scenario.algorithm.lifeline_names(scenario.sim.members);
         let labels = SequenceLabels {
@@ -143,7 +145,10 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
 /// A window too long for the recorder's budget ([`CapturedWindow::TooLong`]) comes from a
 /// second run that keeps only it, now that its bounds are known: memory stays flat in the
 /// length of the run either way.
-pub fn kept_windows(scenario: &Scenario, windows: Vec<CapturedWindow>) -> Vec<SequenceTrace> {
+pub fn kept_windows(
+    scenario: &Scenario,
+    windows: Vec<CapturedWindow>,
+) -> Result<Vec<SequenceTrace>, splitbrain_sim::LimitExceeded> {
     let too_long: Vec<(u64, u64)> = windows
         .iter()
         .filter(|w| matches!(w, CapturedWindow::TooLong { .. }))
@@ -154,17 +159,18 @@ pub fn kept_windows(scenario: &Scenario, windows: Vec<CapturedWindow>) -> Vec<Se
     } else {
         let mut recorder = SequenceRecorder::new(&too_long);
         let sim = scenario.sim.clone();
-        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder));
+        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder))?;
         recorder.finish_windows()
     }
     .into_iter();
-    windows
+    let traces = windows
         .into_iter()
         .map(|w| match w {
             CapturedWindow::Kept(trace) => trace,
             CapturedWindow::TooLong { .. } => again.next().expect("one trace per long window"),
         })
-        .collect()
+        .collect::<Vec<_>>();
+    Ok(traces)
 }
 
 fn opt(ns: Option<u64>) -> String {
@@ -264,7 +270,8 @@ mod tests {
     /// One run of `scenario` with `recorder` riding along.
     fn captured(scenario: &Scenario, mut recorder: FailoverRecorder) -> CapturedWindows {
         let sim = scenario.sim.clone();
-        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder));
+        splitbrain_algorithms::run(&scenario.algorithm, sim, Some(&mut recorder))
+            .expect("within limits");
         recorder.finish_windows()
     }
 
@@ -282,8 +289,8 @@ mod tests {
             .iter()
             .all(|w| matches!(w, CapturedWindow::TooLong { .. })));
         assert_eq!(
-            kept_windows(&scenario, too_long),
-            kept_windows(&scenario, one_pass)
+            kept_windows(&scenario, too_long).expect("within limits"),
+            kept_windows(&scenario, one_pass).expect("within limits")
         );
     }
 }

@@ -6,16 +6,18 @@ use crate::output::OutputFile;
 use crate::scenario::{self, Scenario};
 use crate::summary;
 use crate::verdict::{describe_expect, judge, judge_objective, Outcome};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use splitbrain_algorithms::RunOptions;
-use splitbrain_sim::{JsonLinesWriter, Nanos, RunReport, Tee, TraceHasher, TraceSink};
+use splitbrain_sim::{
+    JsonLinesWriter, LimitExceeded, Nanos, RunReport, Tee, TraceHasher, TraceSink,
+};
 use std::io::IsTerminal;
 use std::path::Path;
 
-/// A run expected to handle more events than this (about a second of simulation) shows a
-/// progress bar on a terminal.
-const PROGRESS_FROM_EVENTS: u128 = 5_000_000;
+/// A run that has taken this long shows a progress bar on a terminal (estimates can be far
+/// off, so the bar follows the clock, not the estimate).
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The `--json` document. The seed comes first, as in the human output.
 #[derive(Serialize)]
@@ -119,6 +121,7 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(seed) = args.seed {
         scenario.sim.seed = seed;
     }
+    scenario.sim.limits = args.limits.limits();
     if let Some(name) = &args.design {
         match scenario.designs.iter().find(|d| &d.name == name) {
             Some(design) => {
@@ -170,22 +173,37 @@ pub fn run(args: &RunArgs) -> u8 {
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
-    let bar = progress_bar(args, &scenario);
+    let bar = progress_bar(args);
     // The plots' sequence windows are kept during the run itself: no second run.
     let mut recorder = args.plot.as_ref().map(|_| super::plot::recorder());
     let plot_sink = recorder.as_mut().map(|r| r as &mut dyn TraceSink);
+    let outgrown = |e: LimitExceeded| {
+        let words = format!("{} (seed {})", args.file.display(), scenario.sim.seed);
+        eprintln!("{}", super::limits::message(&words, &e));
+        exit::BAD_INPUT
+    };
     let report = match &args.trace {
         Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &bar) {
             Ok(report) => report,
-            Err(message) => {
+            Err(TracedRunError::Outgrown(e)) => return outgrown(e),
+            Err(TracedRunError::Output(message)) => {
                 eprintln!("error: {message}");
                 return exit::BAD_INPUT;
             }
         },
-        None => run_observed(&scenario, plot_sink, &bar),
+        None => match run_observed(&scenario, plot_sink, &bar) {
+            Ok(report) => report,
+            Err(e) => return outgrown(e),
+        },
     };
-    bar.finish_and_clear();
-    let determinism = args.check_determinism.then(|| check_determinism(&scenario));
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let determinism = match args.check_determinism.then(|| check_determinism(&scenario)) {
+        Some(Err(e)) => return outgrown(e),
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
     let outcome = judge_objective(
         judge(&scenario.expect, &report),
         scenario.objective.as_ref(),
@@ -335,29 +353,47 @@ fn unknown_design(file: &Path, name: &str, scenario: &Scenario) -> u8 {
     exit::BAD_INPUT
 }
 
+/// Why a traced run gave no report.
+enum TracedRunError {
+    /// The run outgrew its limits.
+    Outgrown(LimitExceeded),
+    /// The trace could not be written.
+    Output(String),
+}
+
 /// Runs with a trace written to `path` (atomically, see [`OutputFile`]) and, if given, handed
-/// to `also` too: on any error nothing is left behind.
+/// to `also` too: on any error (the trace's, or the run outgrowing its limits) nothing is
+/// left behind.
 fn run_traced_to_file(
     scenario: &Scenario,
     path: &Path,
     also: Option<&mut dyn TraceSink>,
-    bar: &ProgressBar,
-) -> Result<RunReport, String> {
+    bar: &Option<ProgressBar>,
+) -> Result<RunReport, TracedRunError> {
     // Watching for signals before the file exists: none can strike in between.
     if let Some(partial) = crate::output::atomic_partial(path) {
         remove_on_signal(partial);
     }
-    let mut file = OutputFile::create(path)?;
+    let mut file = OutputFile::create(path).map_err(TracedRunError::Output)?;
     let mut writer = JsonLinesWriter::new(file.writer());
     let report = match also {
         Some(other) => run_observed(scenario, Some(&mut Tee(&mut writer, other)), bar),
         None => run_observed(scenario, Some(&mut writer), bar),
     };
-    if let Err(e) = writer.finish() {
+    let finished = writer.finish();
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            file.discard();
+            return Err(TracedRunError::Outgrown(e));
+        }
+    };
+    if let Err(e) = finished {
         file.discard();
-        return Err(format!("cannot write to {}: {e}", path.display()));
+        let message = format!("cannot write to {}: {e}", path.display());
+        return Err(TracedRunError::Output(message));
     }
-    file.commit()?;
+    file.commit().map_err(TracedRunError::Output)?;
     Ok(report)
 }
 
@@ -377,60 +413,73 @@ fn remove_on_signal(partial: std::path::PathBuf) {
     });
 }
 
-/// Runs `scenario`, moving `bar` along in simulated time.
+/// Runs `scenario`, moving `bar` (if any) along in simulated time: the bar appears once the
+/// run has taken [`PROGRESS_AFTER`], whatever its estimate said.
 fn run_observed(
     scenario: &Scenario,
     trace: Option<&mut dyn TraceSink>,
-    bar: &ProgressBar,
-) -> RunReport {
-    let mut advance = |now_ns: Nanos| bar.set_position(now_ns);
+    bar: &Option<ProgressBar>,
+) -> Result<RunReport, LimitExceeded> {
+    // The wall clock only decides when the bar appears, never what the run computes.
+    #[allow(clippy::disallowed_types)]
+    let started = std::time::Instant::now();
+    let duration_ns = scenario.sim.duration_ns;
+    let mut advance = |now_ns: Nanos| {
+        let Some(bar) = bar else { return };
+        if bar.is_hidden() && started.elapsed() >= PROGRESS_AFTER {
+            bar.set_length(duration_ns);
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_position(now_ns);
+    };
     let options = RunOptions {
         // Re-borrowed for as long as `advance` lives.
         trace: match trace {
             Some(sink) => Some(sink),
             None => None,
         },
-        progress: (!bar.is_hidden()).then_some(&mut advance as &mut dyn FnMut(Nanos)),
+        progress: bar
+            .is_some()
+            .then_some(&mut advance as &mut dyn FnMut(Nanos)),
         max_events: None,
+        stop: None,
     };
     splitbrain_algorithms::run_with(&scenario.algorithm, scenario.sim.clone(), options)
 }
 
-/// A bar over the run's simulated time, for a run expected to take a while; hidden when
-/// stderr is not a terminal, with `--quiet` or `--json`, and for short runs.
-fn progress_bar(args: &RunArgs, scenario: &Scenario) -> ProgressBar {
-    let work = splitbrain_algorithms::expected_events(&scenario.algorithm, &scenario.sim);
-    let wanted = work > PROGRESS_FROM_EVENTS && !args.quiet && !args.json;
-    if !wanted || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// A bar over the run's simulated time, drawn once the run has taken [`PROGRESS_AFTER`];
+/// none when stderr is not a terminal, or with `--quiet` or `--json`.
+fn progress_bar(args: &RunArgs) -> Option<ProgressBar> {
+    if args.quiet || args.json || !std::io::stderr().is_terminal() {
+        return None;
     }
-    let bar = ProgressBar::new(scenario.sim.duration_ns);
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     let style = ProgressStyle::with_template("{bar:30} {percent}% of simulated time  eta {eta}")
         .expect("a valid progress template");
     bar.set_style(style);
-    bar
+    Some(bar)
 }
 
 /// Runs the scenario twice more, hashing the traces, and compares.
-pub fn check_determinism(scenario: &Scenario) -> Determinism {
+pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, LimitExceeded> {
     let hash_once = || {
         let mut hasher = TraceHasher::default();
         let report = splitbrain_algorithms::run(
             &scenario.algorithm,
             scenario.sim.clone(),
             Some(&mut hasher),
-        );
+        )?;
         let json = serde_json::to_string(&report).expect("results serialize");
-        (hasher, json)
+        Ok::<_, LimitExceeded>((hasher, json))
     };
-    let (first, first_json) = hash_once();
-    let (second, second_json) = hash_once();
-    Determinism {
+    let (first, first_json) = hash_once()?;
+    let (second, second_json) = hash_once()?;
+    Ok(Determinism {
         identical: first.hash() == second.hash() && first_json == second_json,
         trace_hashes: [
             format!("{:016x}", first.hash()),
             format!("{:016x}", second.hash()),
         ],
         trace_lines: first.lines(),
-    }
+    })
 }

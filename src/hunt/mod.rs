@@ -33,14 +33,39 @@ pub fn run_seed(scenario: &Scenario, seed: u64) -> SeedRecord {
     run_judged(&scenario.materialize(seed))
 }
 
+/// [`run_seed`], ended early (`None`) once `abort` says so: a hunt stopped by a signal does
+/// not wait for a seed that may take minutes.
+pub fn run_seed_unless(
+    scenario: &Scenario,
+    seed: u64,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Option<SeedRecord> {
+    let s = scenario.materialize(seed);
+    let options = splitbrain_algorithms::RunOptions {
+        stop: Some(abort),
+        ..Default::default()
+    };
+    panics::catch(
+        || match splitbrain_algorithms::run_with(&s.algorithm, s.sim.clone(), options) {
+            Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
+            Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
+            Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
+        },
+    )
+    .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
+}
+
 /// Runs an explicit scenario (no nemesis left to draw) and judges it. A panic in the run (a
 /// bug in splitbrain) is that run's failure, under the key `panic`, not the end of the hunt;
-/// the shrinker then shrinks it like any other failure.
+/// the shrinker then shrinks it like any other failure. A run that outgrows its limits is
+/// that run's failure under the key `limit` (see [`record::LIMIT_KEY`]).
 pub fn run_judged(s: &Scenario) -> SeedRecord {
-    panics::catch(|| {
-        let report = splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None);
-        SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report))
-    })
+    panics::catch(
+        || match splitbrain_algorithms::run(&s.algorithm, s.sim.clone(), None) {
+            Ok(report) => SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report)),
+            Err(outgrown) => SeedRecord::outgrown(s.sim.seed, &outgrown),
+        },
+    )
     .unwrap_or_else(|message| SeedRecord::panicked(s.sim.seed, message))
 }
 
@@ -77,20 +102,24 @@ impl Ended {
 /// `stopping` is asked before each seed starts: once it says yes (a signal, a spent time
 /// budget) and some seed has finished, no further seed starts, and `on_batch` must then stop
 /// the hunt. (At least one seed always finishes: a hunt never gives a verdict on nothing.)
+/// `aborting` (a signal) also ends the seeds under way, once one has finished: they count as
+/// not started.
 pub fn hunt<B>(
     scenario: &Scenario,
     seeds: SeedSpan,
     keep_going: bool,
     pool: &rayon::ThreadPool,
     stopping: &(dyn Fn() -> bool + Sync),
+    aborting: &(dyn Fn() -> bool + Sync),
     on_batch: impl FnMut(&[SeedRecord]) -> ControlFlow<B>,
 ) -> Result<Ended, B> {
     let finished = AtomicU64::new(0);
+    let abort = || finished.load(Ordering::SeqCst) > 0 && aborting();
     let run = |seed| {
         if finished.load(Ordering::SeqCst) > 0 && stopping() {
             return None;
         }
-        let record = run_seed(scenario, seed);
+        let record = run_seed_unless(scenario, seed, &abort)?;
         finished.fetch_add(1, Ordering::SeqCst);
         Some(record)
     };
@@ -254,5 +283,33 @@ mod tests {
             },
         );
         assert_eq!((ended, last), (Ok(Ended::Complete), u64::MAX));
+    }
+}
+
+#[cfg(test)]
+mod abort_tests {
+    use super::*;
+
+    /// A run of five Raft nodes for a thousand hours: hundreds of millions of events, minutes
+    /// of work, unless it is stopped.
+    fn long_scenario() -> Scenario {
+        let text = r#"Scenario(duration: "1000h", nodes: 5, algorithm: Raft())"#;
+        crate::scenario::parse(text, "long.ron").expect("a valid scenario")
+    }
+
+    #[test]
+    fn a_seed_under_way_ends_as_not_started_once_the_hunt_aborts() {
+        let asked = AtomicU64::new(0);
+        let abort = || asked.fetch_add(1, Ordering::SeqCst) >= 3;
+        assert_eq!(run_seed_unless(&long_scenario(), 1, &abort), None);
+        assert_eq!(asked.load(Ordering::SeqCst), 4, "asked every 65,536 events");
+    }
+
+    #[test]
+    fn a_seed_that_is_not_aborted_runs_to_its_verdict() {
+        let text = r#"Scenario(duration: "2s", nodes: 3, algorithm: Raft())"#;
+        let scenario = crate::scenario::parse(text, "short.ron").expect("a valid scenario");
+        let record = run_seed_unless(&scenario, 1, &|| false).expect("not aborted");
+        assert_eq!(record, run_seed(&scenario, 1));
     }
 }

@@ -17,6 +17,10 @@ pub struct Failure {
 /// The failure key of a seed whose run panicked.
 pub const PANIC_KEY: &str = "panic";
 
+/// The failure key of a seed whose run outgrew its runtime guard (`--max-events`,
+/// `--max-in-flight`, `--max-memory`): never shrunk (each try would run to the limit again).
+pub const LIMIT_KEY: &str = "limit";
+
 /// How many coverage counters there are.
 pub const COVERAGE_KINDS: usize = 9;
 
@@ -90,7 +94,8 @@ impl Coverage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRecord {
     pub seed: u64,
-    /// `matched`, `safety_mismatch`, `liveness_failed`, `objective_missed` or `panicked`.
+    /// `matched`, `safety_mismatch`, `liveness_failed`, `objective_missed`, `panicked` or
+    /// `outgrew_limits`.
     pub outcome: String,
     pub failures: Vec<Failure>,
     pub events: u64,
@@ -128,6 +133,23 @@ impl SeedRecord {
                 detail: message,
             }],
             events: 0,
+            coverage: Coverage::default(),
+        }
+    }
+
+    /// A seed whose run outgrew its limits: failed under the key `limit`, the error and its
+    /// hint in the detail.
+    pub fn outgrown(seed: u64, e: &splitbrain_sim::LimitExceeded) -> Self {
+        Self {
+            seed,
+            outcome: "outgrew_limits".to_string(),
+            failures: vec![Failure {
+                key: LIMIT_KEY.to_string(),
+                at_ns: Some(e.at_ns),
+                nodes: Vec::new(),
+                detail: format!("{e}\n  hint: {}", crate::commands::limits::hint(e)),
+            }],
+            events: e.events,
             coverage: Coverage::default(),
         }
     }

@@ -186,10 +186,14 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
     total.faults = total.faults.saturating_add(one.faults);
 }
 
-/// 1 if any safety outcome differed, else 3 if liveness failed, else 0.
+/// 1 if any safety outcome differed, else 2 if a run outgrew its limits (the scenario is too
+/// big to run as asked), else 3 if liveness failed, else 0.
 fn exit_code(failures: &[FailureGroup]) -> u8 {
-    if failures.iter().any(|g| g.key != "liveness") {
+    let safety = |key: &str| key != "liveness" && key != super::record::LIMIT_KEY;
+    if failures.iter().any(|g| safety(&g.key)) {
         exit::SAFETY_MISMATCH
+    } else if failures.iter().any(|g| g.key == super::record::LIMIT_KEY) {
+        exit::BAD_INPUT
     } else if failures.is_empty() {
         exit::MATCHED
     } else {

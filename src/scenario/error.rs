@@ -551,10 +551,12 @@ impl ErrorKind {
                 "raise the shortest timing (the algorithm's heartbeat, timeout, keep-alive, tick or \
                  retry period, or `workload.write_every`), shorten `duration`, use fewer nodes, \
                  lower the clocks' largest drift or the network's latency, or raise a `Stream`'s \
-                 `max_rto`: duration / shortest timing x processes x (1 + largest drift / 10^6) \
-                 (x (1 + 2 (nodes - 1)) for Raft, raft-rs and Bully when a message can take longer \
-                 than their smallest election or failure timeout), plus duration / max_rto per \
-                 connection on `Stream`, must stay within {MAX_EXPECTED_EVENTS}"
+                 `max_rto` and `timeout`: duration / shortest timing x processes x (1 + largest \
+                 drift / 10^6) (x (1 + 2 (nodes - 1)) for Raft, raft-rs and Bully when a message \
+                 can take longer than their smallest election or failure timeout), plus duration \
+                 / max_rto + 3 x duration / timeout per connection on `Stream`, plus nodes x \
+                 (nodes - 1) per start, fault and heal for Bully, must stay within \
+                 {MAX_EXPECTED_EVENTS}"
             ),
             ErrorKind::LivenessExpected => {
                 "a liveness failure is reported as exit code 3, not as an expectation; `Violates` \
@@ -759,7 +761,10 @@ fn stream_retransmissions(count: u128) -> String {
     if count == 0 {
         return String::new();
     }
-    format!(", plus about {count} Stream retransmissions (every connection once per max_rto)")
+    format!(
+        ", plus about {count} Stream retransmissions and reconnections (every connection once \
+         per max_rto, and three events per timeout)"
+    )
 }
 
 /// "did you mean `X`?" when one name is close, else the list of valid names.

@@ -120,8 +120,8 @@ impl Scenario {
         flag: &str,
     ) -> Result<(), (String, String)> {
         self.refuse_without_service(algorithm, flag)?;
-        let sim = validate::sim_for_estimate(self);
-        match validate::work_problem(algorithm, &sim, false, "algorithm") {
+        let (sim, nemesis_faults) = validate::sim_for_estimate(self);
+        match validate::work_problem(algorithm, (&sim, nemesis_faults), false, "algorithm") {
             Some((_, kind)) => Err((
                 format!("with {}, {kind}", algorithm.name()),
                 kind.hint().unwrap_or_default(),

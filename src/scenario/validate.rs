@@ -168,6 +168,7 @@ impl Checker {
                 startup_delay_ns,
                 faults,
                 liveness_bound_ns,
+                limits: splitbrain_sim::RunLimits::default(),
             },
             algorithm,
             designs,
@@ -200,7 +201,7 @@ impl Checker {
         if scenario.sim.duration_ns == 0 || !self.problems.is_empty() {
             return; // the estimate means nothing for a scenario already refused
         }
-        let sim = sim_for_estimate(scenario);
+        let (sim, nemesis_faults) = sim_for_estimate(scenario);
         let designs = scenario
             .designs
             .iter()
@@ -208,7 +209,8 @@ impl Checker {
             .map(|(i, d)| (&d.algorithm, format!("designs[{i}].algorithm")));
         let all = std::iter::once((&scenario.algorithm, "algorithm".to_string())).chain(designs);
         for (algorithm, at) in all {
-            if let Some((path, kind)) = work_problem(algorithm, &sim, write_every_given, &at) {
+            let estimate = (&sim, nemesis_faults);
+            if let Some((path, kind)) = work_problem(algorithm, estimate, write_every_given, &at) {
                 self.problem(path, kind);
             }
         }
@@ -966,8 +968,9 @@ impl Checker {
 }
 
 /// The run as the events estimate sees it: the drift faults a nemesis may draw count as the
-/// clocks' own bound.
-pub(crate) fn sim_for_estimate(scenario: &Scenario) -> SimConfig {
+/// clocks' own bound; and the faults the nemesis injects, twice its mean count (the gaps
+/// are exponential).
+pub(crate) fn sim_for_estimate(scenario: &Scenario) -> (SimConfig, u64) {
     let mut sim = scenario.sim.clone();
     if let Some(nemesis) = scenario
         .nemesis
@@ -976,18 +979,24 @@ pub(crate) fn sim_for_estimate(scenario: &Scenario) -> SimConfig {
     {
         sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
     }
-    sim
+    let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
+        let window_ns = sim
+            .duration_ns
+            .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
+        2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
+    });
+    (sim, nemesis_faults)
 }
 
 /// The work `algorithm` would do in `sim` when it is absurd: the path to blame (its shortest
 /// timing under `at`, the workload, or the transport) and the error.
 pub(crate) fn work_problem(
     algorithm: &AlgorithmConfig,
-    sim: &SimConfig,
+    (sim, nemesis_faults): (&SimConfig, u64),
     write_every_given: bool,
     at: &str,
 ) -> Option<(String, ErrorKind)> {
-    let expected = splitbrain_algorithms::expected_events(algorithm, sim);
+    let expected = splitbrain_algorithms::expected_events_with(algorithm, sim, nemesis_faults);
     if expected <= MAX_EXPECTED_EVENTS {
         return None;
     }

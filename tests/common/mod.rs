@@ -150,7 +150,8 @@ pub fn trace_of(relative: &str) -> String {
     let scenario =
         splitbrain::scenario::load(&repo_root().join(relative)).unwrap_or_else(|e| panic!("{e}"));
     let mut writer = JsonLinesWriter::new(Vec::new());
-    splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer));
+    splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), Some(&mut writer))
+        .expect("within the default limits");
     String::from_utf8(writer.into_inner()).expect("the trace is UTF-8")
 }
 
@@ -158,7 +159,7 @@ pub fn trace_of(relative: &str) -> String {
 pub fn run_text(text: &str) -> RunReport {
     let s =
         splitbrain::scenario::parse(text, "generated.ron").expect("generated scenario is valid");
-    splitbrain_algorithms::run(&s.algorithm, s.sim, None)
+    splitbrain_algorithms::run(&s.algorithm, s.sim, None).expect("within the default limits")
 }
 
 /// Faults drawn as `(at_ms, text)`, as scenario text in time order (the engine expects them

@@ -10,7 +10,7 @@ use crate::rules::{dur, heartbeat_and_failure_timeout, ns_or, unknown_knob, wrap
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
 use thiserror::Error;
 
 /// The Bully algorithm; see the module doc of [`super`].
@@ -85,6 +85,9 @@ impl Algorithm for Bully {
     const SENDS_TO_EVERY_MEMBER: bool = true;
     /// No planned handover: `Resign` does nothing.
     const RESIGNS: bool = false;
+    // Every member that suspects the coordinator sends ELECTION to every higher id and each
+    // answers OK: n (n - 1) / 2 of each when all suspect at once (docs/algorithms/bully.md).
+    const ELECTION_IS_QUADRATIC: bool = true;
     const KNOBS: &'static [Knob] = &[
         Knob {
             name: "heartbeat",
@@ -202,7 +205,7 @@ impl Algorithm for Bully {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> RunReport {
+    ) -> Result<RunReport, LimitExceeded> {
         run_members(sim, info, options, |id, members| {
             BullyNode::new(id, members, config)
         })

@@ -17,7 +17,9 @@ fn run(variant: K8sVariant, fencing: bool, faults: Vec<FaultSpec>) -> RunReport 
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
     sim.fencing = fencing;
     sim.faults = faults;
-    Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config)).run()
+    Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
+        .run()
+        .expect("within the default limits")
 }
 
 /// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`: a candidate takes
@@ -395,7 +397,9 @@ fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
             action: FaultAction::Resign(Target::Leader),
             heal_after_ns: None,
         }];
-        let report = Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config)).run();
+        let report = Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
+            .run()
+            .expect("within the default limits");
         assert_eq!(report.leaders.len(), 2, "seed {seed}: {:?}", report.leaders);
         let (first, second) = (&report.leaders[0], &report.leaders[1]);
         assert_ne!(

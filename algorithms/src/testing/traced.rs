@@ -40,7 +40,10 @@ pub(crate) fn run_traced_on<P: Process>(
     sim.faults = faults;
     sim.network.transport = transport;
     let mut events = Events::default();
-    let report = Sim::new(sim, info, processes).with_trace(&mut events).run();
+    let report = Sim::new(sim, info, processes)
+        .with_trace(&mut events)
+        .run()
+        .expect("within the default limits");
     (report, events)
 }
 

@@ -190,7 +190,7 @@ fn run(members: usize, zk: &ZkConfig, fencing: bool, faults: Vec<FaultSpec>) -> 
     sim.fencing = fencing;
     sim.faults = faults;
     let mut engine = Sim::new(sim, info(zk, members), ZkProcess::cluster(members, zk));
-    engine.run()
+    engine.run().expect("within the default limits")
 }
 
 fn stall_leader() -> Vec<FaultSpec> {

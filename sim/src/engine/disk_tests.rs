@@ -154,7 +154,7 @@ fn fault(at_ns: u64, action: FaultAction, heal_after_ns: Option<u64>) -> FaultSp
 
 fn run(config: SimConfig, scribe: Scribe) -> Vec<Scribe> {
     let mut sim = Sim::new(config, info(), vec![scribe, Scribe::default()]);
-    sim.run();
+    sim.run().expect("within the default limits");
     sim.processes().to_vec()
 }
 
@@ -336,7 +336,8 @@ fn a_write_that_takes_time_is_traced_with_its_completion() {
         vec![Scribe::writer(10 * MS, 1), Scribe::default()],
     )
     .with_trace(&mut writer)
-    .run();
+    .run()
+    .expect("within the default limits");
     let trace = String::from_utf8(writer.into_inner()).unwrap();
     assert!(
         trace.contains(r#""ev":"persist","what":"14000000""#),

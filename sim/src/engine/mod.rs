@@ -17,6 +17,7 @@ use crate::failover::FailoverTracker;
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
 use crate::leadership::Leadership;
+use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS};
 use crate::liveness::LivenessMonitor;
 use crate::network::Network;
 use crate::process::{Effect, Message, Process, TimerKind};
@@ -327,6 +328,10 @@ pub struct Sim<'t, P: Process> {
     progress: Option<&'t mut dyn FnMut(Nanos)>,
     /// Violations found since the last trace event (kept only when tracing).
     flagged: Vec<Invariant>,
+    /// Set when the events queued passed the guard's limit: how many were queued.
+    overflowed: Option<u64>,
+    /// Asked every [`MEMORY_CHECK_EVERY_EVENTS`] events whether to stop now.
+    stop: Option<&'t (dyn Fn() -> bool + Sync)>,
 }
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -401,6 +406,8 @@ impl<'t, P: Process> Sim<'t, P> {
             trace: None,
             progress: None,
             flagged: Vec::new(),
+            overflowed: None,
+            stop: None,
             config,
             info,
         }
@@ -472,6 +479,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self
     }
 
+    /// Asks `stop` every [`MEMORY_CHECK_EVERY_EVENTS`] events (about a hundred times a second)
+    /// whether to end the run now; if it says yes, [`Sim::run`] ends with
+    /// [`Limit::Interrupted`] (a hunt stopping on a signal does not wait for a long seed).
+    pub fn with_stop(mut self, stop: &'t (dyn Fn() -> bool + Sync)) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
     /// Stops after `limit` events even if simulated time remains (benchmarks, bounded runs).
     pub fn with_event_limit(mut self, limit: u64) -> Self {
         self.max_events = Some(limit);
@@ -488,13 +503,25 @@ impl<'t, P: Process> Sim<'t, P> {
         self.now
     }
 
-    /// Runs to the configured duration (or event limit) and reports.
-    pub fn run(&mut self) -> RunReport {
+    /// Runs to the configured duration (or event limit) and reports; or, when the run
+    /// outgrows its [`crate::limits::RunLimits`] (`config.limits`), ends it there and says
+    /// what grew.
+    pub fn run(&mut self) -> Result<RunReport, LimitExceeded> {
         self.start();
         let event_limit = self.max_events.unwrap_or(u64::MAX);
+        let guard_events = self.config.limits.max_events;
+        let check_memory = self.config.limits.max_memory_bytes != u64::MAX;
+        // One comparison per event for both: which one it was is sorted out once.
+        let stop_at = event_limit.min(guard_events);
         loop {
-            if self.events >= event_limit {
-                break;
+            if self.events >= stop_at {
+                if self.events >= event_limit {
+                    break;
+                }
+                return Err(self.exceeded(Limit::Events, self.events));
+            }
+            if let Some(queued) = self.overflowed {
+                return Err(self.exceeded(Limit::InFlight, queued));
             }
             // An event past the end is taken and dropped: nothing runs after the loop.
             let Some(entry) = self.queue.take_min() else {
@@ -510,16 +537,84 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
-            if self.events % PROGRESS_EVERY_EVENTS == 0 {
-                if let Some(progress) = self.progress.as_mut() {
-                    progress(self.now);
+            if self.events % MEMORY_CHECK_EVERY_EVENTS == 0 {
+                if check_memory {
+                    self.check_memory()?;
+                }
+                if self.stop.as_ref().is_some_and(|stop| stop()) {
+                    return Err(self.exceeded(Limit::Interrupted, self.events));
+                }
+                if self.events % PROGRESS_EVERY_EVENTS == 0 {
+                    if let Some(progress) = self.progress.as_mut() {
+                        progress(self.now);
+                    }
                 }
             }
         }
         if self.max_events.is_none() {
             self.now = self.config.duration_ns;
         }
-        self.finish()
+        Ok(self.finish())
+    }
+
+    /// Ends the run if the process's resident memory passed its limit.
+    fn check_memory(&self) -> Result<(), LimitExceeded> {
+        match crate::limits::resident_bytes() {
+            Some(bytes) if bytes > self.config.limits.max_memory_bytes => {
+                Err(self.exceeded(Limit::Memory, bytes))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// What the guard reports when `limit` was passed with `reached`: where the run was, the
+    /// message type sent most, and the link holding most queued messages.
+    fn exceeded(&self, limit: Limit, reached: u64) -> LimitExceeded {
+        let allowed = match limit {
+            Limit::Events => self.config.limits.max_events,
+            Limit::InFlight => self.config.limits.max_in_flight,
+            Limit::Memory => self.config.limits.max_memory_bytes,
+            Limit::Interrupted => 0,
+        };
+        LimitExceeded {
+            limit,
+            allowed,
+            reached,
+            at_ns: self.now,
+            duration_ns: self.config.duration_ns,
+            events: self.events,
+            where_: self.where_growth(),
+        }
+    }
+
+    /// The message type sent most, and the link with the most messages queued, in words.
+    fn where_growth(&self) -> String {
+        let mut words = Vec::new();
+        if let Some(most) = self.message_stats.iter().max_by_key(|m| m.sent) {
+            if most.sent > 0 {
+                words.push(format!(
+                    "most sent: {} {} messages",
+                    crate::limits::group_thousands(most.sent),
+                    most.kind
+                ));
+            }
+        }
+        let mut per_link: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
+        for item in self.slab.items.iter().flatten() {
+            if let EventData::Deliver { from, to, .. } = item {
+                *per_link.entry((*from, *to)).or_default() += 1;
+            }
+        }
+        if let Some(((from, to), count)) = per_link.into_iter().max_by_key(|(_, c)| *c) {
+            words.push(format!(
+                "most queued: {} messages from {from} to {to}",
+                crate::limits::group_thousands(count)
+            ));
+        }
+        if words.is_empty() {
+            words.push("no messages sent".to_string());
+        }
+        words.join("; ")
     }
 
     fn start(&mut self) {
@@ -545,6 +640,12 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn push_event(&mut self, at_ns: Nanos, data: EventData<P::Msg>) {
         let index = self.slab.insert(data);
+        // The slab grows only when no entry is free: its length is then what is queued.
+        if index as usize + 1 == self.slab.items.len()
+            && self.slab.items.len() as u64 > self.config.limits.max_in_flight
+        {
+            self.overflowed = Some(self.slab.items.len() as u64);
+        }
         let handle = self.slab_handle(index);
         self.queue.push(at_ns, handle);
     }

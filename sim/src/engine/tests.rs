@@ -5,6 +5,7 @@ use crate::config::{AlgorithmInfo, NodeClock, SimConfig};
 use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
+use crate::limits::LimitExceeded;
 use crate::network_config::Latency;
 use crate::process::{Ctx, Message, Process, TimerKind};
 use crate::report::{FailoverOutcome, LivenessVerdict, RunReport};
@@ -210,7 +211,7 @@ fn fault(at_ns: u64, action: FaultAction) -> FaultSpec {
 fn run(config: SimConfig, processes: Vec<Toy>) -> (RunReport, Vec<Toy>) {
     let members = config.members;
     let mut sim = Sim::new(config, info(members), processes);
-    let report = sim.run();
+    let report = sim.run().expect("within the default limits");
     (report, sim.processes().to_vec())
 }
 
@@ -219,7 +220,8 @@ fn run_traced(config: SimConfig, processes: Vec<Toy>) -> (RunReport, String) {
     let mut writer = JsonLinesWriter::new(Vec::new());
     let report = Sim::new(config, info(members), processes)
         .with_trace(&mut writer)
-        .run();
+        .run()
+        .expect("within the default limits");
     (report, String::from_utf8(writer.into_inner()).unwrap())
 }
 
@@ -677,7 +679,10 @@ fn a_sink_hears_failovers_and_elections_open_and_close_as_the_report_has_them() 
     };
     let procs = vec![Toy::claims(10 * MS, 1), campaigner, Toy::default()];
     let mut keep = Keep::default();
-    let report = Sim::new(c, info(3), procs).with_trace(&mut keep).run();
+    let report = Sim::new(c, info(3), procs)
+        .with_trace(&mut keep)
+        .run()
+        .expect("within the default limits");
     let [first, second] = &report.failovers[..] else {
         panic!("two failovers: {:#?}", report.failovers);
     };
@@ -713,7 +718,8 @@ fn the_json_trace_parses_back_to_the_typed_events_the_sink_saw() {
     let (mut keep, mut writer) = (Keep::default(), JsonLinesWriter::new(Vec::new()));
     Sim::new(c, info(3), procs)
         .with_trace(&mut Tee(&mut keep, &mut writer))
-        .run();
+        .run()
+        .expect("within the default limits");
     let text = String::from_utf8(writer.into_inner()).unwrap();
     let parsed = parse_trace(&text).expect("the engine's trace parses");
     assert_eq!(parsed, keep.events);
@@ -759,7 +765,10 @@ fn the_same_seed_gives_the_same_trace_and_another_seed_another() {
             Toy::default(),
         ];
         let mut hasher = TraceHasher::default();
-        Sim::new(c, info(4), procs).with_trace(&mut hasher).run();
+        Sim::new(c, info(4), procs)
+            .with_trace(&mut hasher)
+            .run()
+            .expect("within the default limits");
         hasher.hash()
     };
     assert_eq!(hash(9), hash(9));
@@ -931,6 +940,7 @@ fn with_event_limit(config: SimConfig, processes: Vec<Toy>) -> RunReport {
     Sim::new(config, info(members), processes)
         .with_event_limit(100_000)
         .run()
+        .expect("within the default limits")
 }
 
 #[test]
@@ -964,7 +974,7 @@ fn pinger_ticks_without_livelock(c: SimConfig) -> Vec<LocalNanos> {
     let members = c.members;
     let mut sim = Sim::new(c, info(members), vec![Toy::pinger(10 * MS), Toy::default()])
         .with_event_limit(100_000);
-    let report = sim.run();
+    let report = sim.run().expect("within the default limits");
     assert!(
         report.events < 100_000,
         "{} events: a livelock",
@@ -1119,7 +1129,9 @@ fn a_freeze_striking_a_frozen_node_says_so_and_the_stall_heals_when_it_really_en
         fault(20 * S, FaultAction::Pause(Target::Node(1), S)),
     ];
     let procs = vec![Toy::claims(10 * MS, 1), Toy::default(), Toy::default()];
-    let report = Sim::new(c, info(3), procs).run();
+    let report = Sim::new(c, info(3), procs)
+        .run()
+        .expect("within the default limits");
     let [pause, stall, alone] = &report.faults[..] else {
         panic!("three faults: {:#?}", report.faults);
     };
@@ -1143,11 +1155,79 @@ fn a_pause_of_a_node_paused_for_longer_heals_when_the_node_runs_again() {
         fault(6 * S, FaultAction::Pause(Target::Node(0), S)),
     ];
     let procs = vec![Toy::default(), Toy::default(), Toy::default()];
-    let report = Sim::new(c, info(3), procs).run();
+    let report = Sim::new(c, info(3), procs)
+        .run()
+        .expect("within the default limits");
     let second = &report.faults[1];
     assert_eq!(
         second.description,
         "pause n0 for 1s (n0 already frozen until 13s: frozen until the later end)"
     );
     assert_eq!(second.healed_at_ns, Some(13 * S));
+}
+
+// The runtime guard (crate::limits): a run that outgrows any limit ends with an error that
+// names what grew, never a report of a run cut short.
+
+fn guarded(limits: crate::limits::RunLimits, latency_ns: u64) -> Result<RunReport, LimitExceeded> {
+    let mut c = config(3, 1_000 * S);
+    c.network.default.latency = Latency::Constant(latency_ns);
+    c.limits = limits;
+    Sim::new(c, info(3), vec![Toy::pinger(MS); 3]).run()
+}
+
+#[test]
+fn a_run_past_its_event_limit_ends_with_an_error_naming_the_events() {
+    let limits = crate::limits::RunLimits {
+        max_events: 1_000,
+        ..crate::limits::RunLimits::default()
+    };
+    let e = guarded(limits, MS).expect_err("1,000 s of 1 ms pings pass 1,000 events");
+    assert_eq!(e.limit, crate::limits::Limit::Events);
+    assert_eq!((e.allowed, e.reached, e.events), (1_000, 1_000, 1_000));
+    assert!(e.at_ns < S, "ended early: {}", e.at_ns);
+    let text = e.to_string();
+    assert!(text.contains("1,000 events handled"), "{text}");
+    assert!(text.contains("most sent"), "{text}");
+}
+
+#[test]
+fn a_run_that_queues_more_than_its_in_flight_limit_ends_with_the_link_that_holds_them() {
+    let limits = crate::limits::RunLimits {
+        max_in_flight: 500,
+        ..crate::limits::RunLimits::default()
+    };
+    // Pings every millisecond that take 10 s to arrive: thousands in flight on every link.
+    let e = guarded(limits, 10 * S).expect_err("the pings pile up");
+    assert_eq!(e.limit, crate::limits::Limit::InFlight);
+    assert!(e.reached > 500, "{}", e.reached);
+    assert!(e.to_string().contains("most queued"), "{e}");
+    // The same run with room to spare is not stopped by the guard.
+    let roomy = crate::limits::RunLimits {
+        max_in_flight: 1_000_000,
+        max_events: 100_000,
+        ..crate::limits::RunLimits::default()
+    };
+    let e = guarded(roomy, 10 * S).expect_err("it passes the event limit instead");
+    assert_eq!(e.limit, crate::limits::Limit::Events);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_above_its_memory_limit_ends_at_the_next_reading() {
+    let limits = crate::limits::RunLimits {
+        max_memory_bytes: 1,
+        ..crate::limits::RunLimits::default()
+    };
+    let e = guarded(limits, MS).expect_err("any process has more than a byte");
+    assert_eq!(e.limit, crate::limits::Limit::Memory);
+    assert_eq!(e.events, crate::limits::MEMORY_CHECK_EVERY_EVENTS);
+    assert!(e.to_string().contains("resident memory"), "{e}");
+}
+
+#[test]
+fn the_default_limits_leave_an_ordinary_run_alone() {
+    // 1,000 s of 1 ms pings among 3 nodes: about 9 million events, a few hundred in flight.
+    let report = guarded(crate::limits::RunLimits::default(), MS).expect("within the defaults");
+    assert!(report.events > 8_000_000, "{}", report.events);
 }

@@ -294,7 +294,10 @@ pub fn run(args: &SweepArgs) -> u8 {
         return code;
     }
     let scenario = match scenario::load(&args.file) {
-        Ok(s) => s,
+        Ok(mut s) => {
+            s.sim.limits = args.limits.limits();
+            s
+        }
         Err(e) => {
             eprintln!("{e}");
             return exit::BAD_INPUT;
@@ -308,14 +311,21 @@ pub fn run(args: &SweepArgs) -> u8 {
         }
     };
     let trials: Vec<u64> = (1..=args.trials).collect();
-    let groups: Vec<GroupRuns> = variants
+    let runs = args.trials.saturating_mul(variants.len() as u64);
+    let bar = charting::RunsBar::new(runs, args.json);
+    let groups: Result<Vec<GroupRuns>, charting::Outgrown> = variants
         .iter()
         .map(|v| {
-            charting::run_group(&v.label, 1..=args.trials, None, |seed| {
+            charting::run_group(&v.label, 1..=args.trials, None, &bar, |seed| {
                 trial(&v.scenario, seed).materialize(seed)
             })
         })
         .collect();
+    bar.finish();
+    let groups = match groups {
+        Ok(groups) => groups,
+        Err(outgrown) => return outgrown.report(&args.file),
+    };
     let summaries: Vec<GroupSummary> = groups
         .iter()
         .zip(&variants)

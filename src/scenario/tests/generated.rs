@@ -228,6 +228,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             startup_delay_ns: 0,
                             faults,
                             liveness_bound_ns: liveness,
+                            limits: splitbrain_sim::RunLimits::default(),
                         },
                         algorithm: match which {
                             0 => AlgorithmConfig::Raft(RaftConfig {

@@ -292,7 +292,8 @@ fn median_election_ms(rule: RaftTimerReset, log_lengths: &[u64], trials: u64) ->
             }];
             let report = run_members(sim, info(&config, 5), RunOptions::default(), |id, n| {
                 RaftNode::new(id, n, &config)
-            });
+            })
+            .expect("within the default limits");
             assert!(report.violated_safety().is_empty(), "seed {seed}");
             let [failover] = report.failovers.as_slice() else {
                 panic!("seed {seed}: {:#?}", report.failovers);

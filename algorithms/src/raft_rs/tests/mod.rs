@@ -43,7 +43,7 @@ fn run_traced(sim: SimConfig, config: &RaftRsConfig, trace: Option<&mut dyn Trac
     if let Some(sink) = trace {
         engine = engine.with_trace(sink);
     }
-    let report = engine.run();
+    let report = engine.run().expect("within the default limits");
     let nodes = engine
         .processes()
         .iter()

@@ -46,7 +46,8 @@ fn the_configured_order_decides_the_chang_roberts_count_of_a_run() {
         (RingOrder::Descending, n * (n + 1) / 2),
     ] {
         let algorithm = ring(order, RingVariant::ChangRoberts, RingInitiators::All);
-        let report = run(&algorithm, steady(1, n as usize, 2_000 * MS), None);
+        let report = run(&algorithm, steady(1, n as usize, 2_000 * MS), None)
+            .expect("within the default limits");
         assert_eq!(sent(&report, "Election"), election, "{order:?}");
         assert_eq!(sent(&report, "Elected"), n);
         assert_eq!(sent(&report, "Ack"), election + n);
@@ -70,7 +71,8 @@ fn random_orders_average_close_to_n_times_h_n_over_seeds() {
     let total: u64 = (0..runs)
         .map(|seed| {
             sent(
-                &run(&algorithm, steady(seed, n, 1_000 * MS), None),
+                &run(&algorithm, steady(seed, n, 1_000 * MS), None)
+                    .expect("within the default limits"),
                 "Election",
             )
         })
@@ -117,7 +119,7 @@ fn per_election_records_hold_election_traffic_and_no_heartbeats() {
     for (algorithm, kinds) in cases {
         let mut sim = SimConfig::quiet(3, 6, 3_000 * MS);
         sim.faults.push(crash(1_000));
-        let report = run(&algorithm, sim, None);
+        let report = run(&algorithm, sim, None).expect("within the default limits");
         assert_eq!(
             report.elections.len(),
             2,
@@ -186,7 +188,8 @@ fn timeouts_longer_than_a_local_clock_can_hold_never_fire() {
         }
     }
     let bully = AlgorithmConfig::Bully(bully_config);
-    let report = run(&bully, SimConfig::quiet(1, 5, 1_000 * MS), None);
+    let report =
+        run(&bully, SimConfig::quiet(1, 5, 1_000 * MS), None).expect("within the default limits");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     assert_eq!(
         report.leaders.len(),
@@ -200,7 +203,7 @@ fn timeouts_longer_than_a_local_clock_can_hold_never_fire() {
         action: FaultAction::Crash(Target::Node(2)),
         heal_after_ns: None,
     });
-    let report = run(&ring, sim, None);
+    let report = run(&ring, sim, None).expect("within the default limits");
     assert!(report.events < 10_000, "{} events", report.events);
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }

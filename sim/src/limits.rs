@@ -1,0 +1,245 @@
+//! The runtime guard: every run is bounded in events, queued messages and memory, whatever
+//! the estimate at validation said.
+//!
+//! Validation refuses a scenario whose estimated work is absurd, but an estimate can be far
+//! off (a storm it did not foresee, a model that loops at one instant). The guard is checked
+//! while the run goes: a run that outgrows any limit ends with [`LimitExceeded`], which names
+//! what grew, how far, and where, instead of running for hours or exhausting memory.
+//!
+//! ```
+//! use splitbrain_sim::limits::RunLimits;
+//!
+//! let limits = RunLimits::default();
+//! assert_eq!(limits.max_events, 1_000_000_000);
+//! let raised = RunLimits { max_events: 5_000_000_000, ..RunLimits::default() };
+//! assert!(raised.max_events > limits.max_events);
+//! ```
+
+use crate::time::{format_duration, Nanos};
+use serde::Serialize;
+
+/// Events one run may handle by default: what validation's estimate lets through
+/// (`MAX_EXPECTED_EVENTS` of the CLI), two to three minutes of the release binary at the
+/// engine's usual 5-10 M events per second.
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+
+/// Events and messages one run may hold queued at once by default (in flight on the network,
+/// timers aside): at about 70 bytes each, under a gigabyte.
+pub const DEFAULT_MAX_IN_FLIGHT: u64 = 10_000_000;
+
+/// The resident memory of the whole process by default, in bytes (4 GiB): a hunt's jobs
+/// share it.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
+
+/// How many events pass between two readings of the process's memory: a reading is a
+/// system call, so it is taken about a hundred times a second at most.
+pub const MEMORY_CHECK_EVERY_EVENTS: u64 = 1 << 16;
+
+/// What one run may use before the guard ends it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunLimits {
+    /// Events handled (messages delivered, timers fired, faults, ...).
+    pub max_events: u64,
+    /// Events and messages queued at once, timers aside.
+    pub max_in_flight: u64,
+    /// Resident memory of the process, in bytes (read from the operating system where it
+    /// tells: Linux's `/proc/self/statm`; elsewhere not checked).
+    pub max_memory_bytes: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            max_events: DEFAULT_MAX_EVENTS,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+        }
+    }
+}
+
+impl RunLimits {
+    /// No limit at all (benchmarks and tests that bound their runs otherwise).
+    pub fn unlimited() -> Self {
+        Self {
+            max_events: u64::MAX,
+            max_in_flight: u64::MAX,
+            max_memory_bytes: u64::MAX,
+        }
+    }
+}
+
+/// Which limit a run outgrew.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// [`RunLimits::max_events`].
+    Events,
+    /// [`RunLimits::max_in_flight`].
+    InFlight,
+    /// [`RunLimits::max_memory_bytes`].
+    Memory,
+    /// Not a limit: the caller asked the run to stop (a hunt's signal; see
+    /// `Sim::with_stop`).
+    Interrupted,
+}
+
+impl Limit {
+    /// The command-line flag that raises this limit.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Limit::Events => "--max-events",
+            Limit::InFlight => "--max-in-flight",
+            Limit::Memory => "--max-memory",
+            Limit::Interrupted => "",
+        }
+    }
+
+    /// What the limit counts, for messages.
+    pub fn what(self) -> &'static str {
+        match self {
+            Limit::Events => "events handled",
+            Limit::InFlight => "events and messages queued at once",
+            Limit::Memory => "resident memory of the process",
+            Limit::Interrupted => "the caller's patience",
+        }
+    }
+}
+
+/// A run ended by the guard: what grew past its limit, and where the run was then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct LimitExceeded {
+    /// The limit passed.
+    pub limit: Limit,
+    /// Its value.
+    pub allowed: u64,
+    /// What the run had reached.
+    pub reached: u64,
+    /// The true time of the run then.
+    pub at_ns: Nanos,
+    /// The run's planned length.
+    pub duration_ns: Nanos,
+    /// Events handled by then.
+    pub events: u64,
+    /// Where the growth was: the message type sent most and its count, and for queued
+    /// messages the link holding most of them.
+    pub where_: String,
+}
+
+impl LimitExceeded {
+    fn describe(&self) -> String {
+        if self.limit == Limit::Interrupted {
+            return format!(
+                "the run was stopped from outside at {} of {} simulated, after {} events",
+                format_duration(self.at_ns),
+                format_duration(self.duration_ns),
+                group_thousands(self.events),
+            );
+        }
+        let amount = |n: u64| match self.limit {
+            Limit::Memory => format_bytes(n),
+            _ => group_thousands(n),
+        };
+        let reached = match self.limit {
+            Limit::Events => String::new(),
+            _ => format!(" (reached {})", amount(self.reached)),
+        };
+        format!(
+            "the run outgrew its limit of {} {}{reached} at {} of {} simulated, after {} events; {}",
+            amount(self.allowed),
+            self.limit.what(),
+            format_duration(self.at_ns),
+            format_duration(self.duration_ns),
+            group_thousands(self.events),
+            self.where_,
+        )
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count in the largest binary unit that keeps it at least 1 (`4 GiB`, `512 MiB`).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("B", 1),
+    ];
+    for (unit, size) in UNITS {
+        if bytes >= size && bytes % size == 0 {
+            return format!("{} {unit}", bytes / size);
+        }
+        if bytes >= size {
+            return format!("{:.1} {unit}", bytes as f64 / size as f64);
+        }
+    }
+    "0 B".to_string()
+}
+
+/// The resident memory of this process in bytes, where the operating system tells
+/// (Linux); `None` elsewhere.
+pub fn resident_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // statm: size resident shared text lib data dt, in pages.
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let resident_pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(resident_pages.saturating_mul(page_size_bytes()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// The page size `/proc/self/statm` counts in. Every Linux target this project builds for
+/// uses 4 KiB pages except some aarch64 and ppc64 kernels; `/proc/self/smaps_rollup` would
+/// tell in bytes but costs a walk of every mapping.
+#[cfg(target_os = "linux")]
+fn page_size_bytes() -> u64 {
+    if cfg!(any(target_arch = "powerpc64", target_arch = "loongarch64")) {
+        64 << 10
+    } else {
+        4 << 10
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped_from_the_right() {
+        assert_eq!(group_thousands(0), "0");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1000), "1,000");
+        assert_eq!(group_thousands(500_000_000), "500,000,000");
+    }
+
+    #[test]
+    fn byte_counts_read_in_binary_units() {
+        assert_eq!(format_bytes(4 << 30), "4 GiB");
+        assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(format_bytes(512 << 20), "512 MiB");
+        assert_eq!(format_bytes(0), "0 B");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_process_has_some_resident_memory() {
+        let bytes = resident_bytes().expect("linux tells");
+        assert!(bytes > 0);
+    }
+}
