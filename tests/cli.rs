@@ -679,14 +679,14 @@ mod bad_input {
             case.name,
             case.message
         );
-        if let Some(hint) = case.hint {
-            let second = lines.next().unwrap_or_default();
-            assert!(
-                second.starts_with(&format!("  hint: {hint}")),
-                "{} ({subcommand}): expected the hint {hint:?} on its own line, got:\n{err}",
-                case.name
-            );
-        }
+        // Every mistake gets a hint; some cases also say which.
+        let hint = case.hint.unwrap_or_default();
+        let second = lines.next().unwrap_or_default();
+        assert!(
+            second.starts_with(&format!("  hint: {hint}")),
+            "{} ({subcommand}): expected the hint {hint:?} on its own line, got:\n{err}",
+            case.name
+        );
         if subcommand == "run" {
             assert!(
                 stdout(&output).is_empty(),
@@ -747,6 +747,16 @@ mod bad_input {
                     "{subcommand} {}: the message must start with the file:\n{err}",
                     file.display()
                 );
+                assert!(err.contains("\n  hint: "), "{subcommand}: no hint:\n{err}");
+                // Every file with text is refused at a line and column.
+                if file.is_file() {
+                    let place = err[file.display().to_string().len()..]
+                        .split(':')
+                        .take(3)
+                        .collect::<Vec<_>>();
+                    let numbers = place[1..].iter().all(|p| p.parse::<usize>().is_ok());
+                    assert!(numbers, "{subcommand}: no line and column:\n{err}");
+                }
             }
         }
     }
@@ -815,7 +825,7 @@ mod bad_input {
     #[test]
     fn unreadable_text_is_reported_at_its_line_and_column_with_a_hint() {
         let scratch = Scratch::new("unreadable");
-        let cases: [(&str, &[u8], &str); 4] = [
+        let cases: [(&str, &[u8], &str); 7] = [
             (
                 "comment.ron",
                 b"/* hello",
@@ -836,6 +846,25 @@ mod bad_input {
                 "nul.ron",
                 b"Scenario(\0)",
                 "nul.ron:1:10: unexpected control character U+0000\n  hint: ",
+            ),
+            // Was "the scenario file is empty": ron read it all as one comment line.
+            (
+                "cr-only.ron",
+                b"// a comment\rScenario(algorithm: Raft())\r",
+                "cr-only.ron:1:13: a carriage return (U+000D) without a line feed after it\n  \
+                 hint: ",
+            ),
+            // Was "expected a whole number" at the digit.
+            (
+                "nbsp.ron",
+                "Scenario(nodes:\u{A0}3, algorithm: Raft())".as_bytes(),
+                "nbsp.ron:1:16: unexpected character U+00A0 NO-BREAK SPACE\n  hint: ",
+            ),
+            // Was "unknown field `alg`".
+            (
+                "soft-hyphen.ron",
+                "Scenario(nodes: 3, alg\u{AD}orithm: Raft())".as_bytes(),
+                "soft-hyphen.ron:1:23: unexpected character U+00AD SOFT HYPHEN\n  hint: ",
             ),
         ];
         for (name, contents, expected) in cases {
@@ -861,6 +890,202 @@ mod bad_input {
         let err = stderr(&output);
         assert!(err.contains("empty"), "{err}");
         assert!(err.contains("\n  hint: "), "{err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits on what a scenario gives: counts, nemeses that inject nothing, services
+// ---------------------------------------------------------------------------------------------
+
+mod limits {
+    use super::*;
+
+    /// Every count of the format at its largest accepted value (docs/scenario-format.md,
+    /// "Limits that keep every run bounded"); `nodes` is in
+    /// [`the_largest_clusters_are_accepted_and_run`].
+    const AT_MAXIMUM: &str = r#"Scenario(
+    seed: 18446744073709551615,
+    duration: "2s",
+    nodes: 3,
+    algorithm: Raft(pre_vote: true, check_quorum: true, log_lengths: [1000000000000, 1000000000000, 999999999999], propose_every: "1ms"),
+    designs: [(name: "rs", algorithm: RaftRs(election_tick: 1000000, heartbeat_tick: 999999, tick: "10ms"))],
+    network: (links: [(from: 2, to: 0, loss: 1.0, duplicate: 1.0)]),
+    clocks: (drift_ppm: 999999, nodes: [(node: 2, drift_ppm: 1000000000)]),
+    disk: (nodes: [(node: 2, fsync: Constant("1ms"))]),
+    faults: [
+        (at: "100ms", do: ClockDrift(Node(2), 1000000000), heal_after: "100ms"),
+        (at: "300ms", do: Partition(Groups([[0, 1], [2]])), heal_after: "100ms"),
+        (at: "500ms", do: Loss(1.0), heal_after: "100ms"),
+        (at: "900ms", do: Crash(Node(2)), heal_after: "100ms"),
+    ],
+    nemesis: (kinds: [ClockDrift, Crash], max_drift_ppm: 999999, max_loss: 1.0, mean_interval: "200ms", fault_duration: ("10ms", "50ms"), start: "100ms", quiet: "500ms"),
+)
+"#;
+
+    /// One count past its maximum: the text to replace and its replacement.
+    const ONE_MORE: &[(&str, &str)] = &[
+        ("seed: 18446744073709551615", "seed: 18446744073709551616"),
+        ("[1000000000000, ", "[1000000000001, "),
+        ("election_tick: 1000000", "election_tick: 1000001"),
+        ("heartbeat_tick: 999999", "heartbeat_tick: 1000001"),
+        ("from: 2", "from: 3"),
+        ("(drift_ppm: 999999,", "(drift_ppm: 1000000,"),
+        ("(node: 2, drift_ppm", "(node: 3, drift_ppm"),
+        ("drift_ppm: 1000000000)", "drift_ppm: 1000000001)"),
+        ("(node: 2, fsync", "(node: 3, fsync"),
+        (
+            "ClockDrift(Node(2), 1000000000)",
+            "ClockDrift(Node(2), 1000000001)",
+        ),
+        ("[2]]", "[3]]"),
+        ("Crash(Node(2))", "Crash(Node(3))"),
+        ("max_drift_ppm: 999999", "max_drift_ppm: 1000000"),
+        ("loss: 1.0, duplicate", "loss: 1.0000001, duplicate"),
+    ];
+
+    #[test]
+    fn every_count_at_its_maximum_runs_and_one_more_is_refused_where_it_is_written() {
+        let scratch = Scratch::new("counts");
+        let file = scratch.write("max.ron", AT_MAXIMUM);
+        for design in [None, Some("rs")] {
+            let mut args: Vec<&std::ffi::OsStr> = vec!["run".as_ref(), file.as_os_str()];
+            if let Some(name) = design {
+                args.push("--design".as_ref());
+                args.push(name.as_ref());
+            }
+            let code = exit_code(&splitbrain(&args));
+            assert!([0, 1, 3].contains(&code), "{design:?}: exit code {code}");
+        }
+        for (index, (from, to)) in ONE_MORE.iter().enumerate() {
+            assert_eq!(AT_MAXIMUM.matches(from).count(), 1, "{from}");
+            let text = AT_MAXIMUM.replacen(from, to, 1);
+            let line = 1 + text[..text.find(to).unwrap()].matches('\n').count();
+            let file = scratch.write(&format!("over-{index}.ron"), &text);
+            let output = splitbrain(["check".as_ref(), file.as_os_str()]);
+            assert_exit(&output, 2);
+            let err = stderr(&output);
+            let at = format!("{}:{line}:", file.display());
+            assert!(err.starts_with(&at), "{to}: expected {at}\n{err}");
+            assert!(err.contains("\n  hint: "), "{to}: no hint\n{err}");
+        }
+    }
+
+    #[test]
+    fn the_largest_clusters_are_accepted_and_run() {
+        let scratch = Scratch::new("clusters");
+        for (algorithm, most) in [("Raft", 4000), ("Ring", 10000)] {
+            let text = |n: u32| {
+                format!("Scenario(nodes: {n}, duration: \"1ms\", algorithm: {algorithm}())")
+            };
+            let file = scratch.write("largest.ron", text(most));
+            assert_exit(&splitbrain(["run".as_ref(), file.as_os_str()]), 0);
+            let file = scratch.write("larger.ron", text(most + 1));
+            let output = splitbrain(["check".as_ref(), file.as_os_str()]);
+            assert_exit(&output, 2);
+            assert!(stderr(&output).contains(":1:17: "), "{}", stderr(&output));
+        }
+    }
+
+    /// The issue's reproducer: a log length of `u64::MAX` made every command that runs panic.
+    #[test]
+    fn a_log_length_too_large_is_bad_input_for_every_command_that_runs() {
+        let scratch = Scratch::new("log-length");
+        let file = scratch.write(
+            "huge-log.ron",
+            "Scenario(nodes: 3, algorithm: Raft(log_lengths: [18446744073709551615, \
+             18446744073709551615, 18446744073709551615]))",
+        );
+        let out = scratch.path.join("out");
+        let commands: [&[&str]; 4] = [
+            &["run"],
+            &["hunt", "--seeds", "2"],
+            &["compare", "--algorithms", "raft", "--out"],
+            &["sweep", "--param", "heartbeat=50ms", "--out"],
+        ];
+        for command in commands {
+            let mut args: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_ref()).collect();
+            if command.last() == Some(&"--out") {
+                args.push(out.as_os_str());
+            }
+            args.push(file.as_os_str());
+            let output = splitbrain(&args);
+            assert_exit(&output, 2);
+            assert!(stderr(&output).contains("huge-log.ron:1:50: log_lengths[0] is"));
+        }
+        assert!(!out.exists(), "nothing was written");
+    }
+
+    #[test]
+    fn hunt_refuses_a_nemesis_that_can_inject_nothing() {
+        let scratch = Scratch::new("inert-nemesis");
+        for nemesis in [
+            "(kinds: [])",
+            "(fault_duration: (\"50s\", \"50s\"))",
+            "(kinds: [LossBurst], max_loss: 0.0)",
+        ] {
+            let text =
+                format!("Scenario(duration: \"60s\", algorithm: Raft(), nemesis: {nemesis})");
+            let file = scratch.write("nemesis.ron", text);
+            let output = splitbrain([
+                "hunt".as_ref(),
+                "--seeds".as_ref(),
+                "3".as_ref(),
+                file.as_os_str(),
+            ]);
+            assert_exit(&output, 2);
+            let err = stderr(&output);
+            assert!(err.contains("inject nothing"), "{nemesis}: {err}");
+            assert!(err.contains("\n  hint: "), "{nemesis}: {err}");
+        }
+    }
+
+    #[test]
+    fn compare_and_run_refuse_an_algorithm_without_the_service_a_fault_strikes() {
+        let scratch = Scratch::new("service");
+        let file = scratch.write(
+            "service.ron",
+            "Scenario(algorithm: Etcd(), faults: [(at: \"1s\", do: Stall(Service, \"2s\"))])",
+        );
+        let out = scratch.path.join("out");
+        let runs: [&[&str]; 3] = [
+            &[
+                "compare",
+                "--algorithms",
+                "etcd,raft",
+                "--seeds",
+                "1",
+                "--out",
+            ],
+            // The default comparison is raft, bully and ring.
+            &["compare", "--seeds", "1", "--out"],
+            &["run", "--algorithm", "raft"],
+        ];
+        for command in runs {
+            let mut args: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_ref()).collect();
+            if command.last() == Some(&"--out") {
+                args.push(out.as_os_str());
+            }
+            args.push(file.as_os_str());
+            let output = splitbrain(&args);
+            assert_exit(&output, 2);
+            let err = stderr(&output);
+            assert!(
+                err.contains("the fault at 1s names the coordination service, which raft does not have\n  hint: "),
+                "{command:?}: {err}"
+            );
+        }
+        assert!(!out.exists(), "refused before any run");
+        let args = [
+            "compare",
+            "--algorithms",
+            "etcd,zookeeper",
+            "--seeds",
+            "1",
+            "--out",
+        ];
+        let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        args.extend([out.as_os_str(), file.as_os_str()]);
+        assert_exit(&splitbrain(&args), 0);
     }
 }
 

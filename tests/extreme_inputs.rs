@@ -1,7 +1,7 @@
 //! Fuzz-style: scenarios with extreme values (durations near `u64::MAX` and `i64::MAX`, zero,
 //! 1 ns, clock offsets and jumps of any size, extreme nemesis settings and latencies) go
 //! through what `check` does, and the accepted ones through a bounded run. Whatever the input:
-//! no panic, a rejection carries a location and a message, and a run ends with an exit code in
+//! no panic, a rejection carries a location, a message and a hint, and a run ends with an exit code in
 //! {0, 1, 2, 3} without livelocking (it reaches its end within a budget derived from the work
 //! the scenario asks for).
 
@@ -255,6 +255,12 @@ fn check_and_run(source: &str) -> Result<(), TestCaseError> {
             prop_assert!(
                 error.location.is_some(),
                 "a rejection without a location: {}\n{}",
+                error,
+                source
+            );
+            prop_assert!(
+                error.hint().is_some_and(|hint| !hint.trim().is_empty()),
+                "a rejection without a hint: {}\n{}",
                 error,
                 source
             );

@@ -40,6 +40,8 @@ pub trait Algorithm {
     /// Whether members send to every other member: messages in flight, and the memory of a
     /// run, then grow with the square of the cluster.
     const SENDS_TO_EVERY_MEMBER: bool = false;
+    /// Whether a leader hands over when asked (`Resign`); without it the fault does nothing.
+    const RESIGNS: bool = true;
     /// Whether one election can cost a message from every member to every other member and
     /// an answer (Bully: every member that suspects the coordinator challenges every higher
     /// id, and each answers): `n (n - 1)` events per election, counted by the events estimate
@@ -138,6 +140,11 @@ pub struct Cluster {
 pub trait SettingError: std::error::Error + Clone + PartialEq + Send + Sync + 'static {
     /// What to do about it, if there is something useful to say.
     fn hint(&self) -> Option<String>;
+
+    /// The item of a list setting the rule is about (`log_lengths[2]`), when it is one item.
+    fn item(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A broken rule and the setting to change: `field` is its name under `algorithm` as written

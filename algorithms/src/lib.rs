@@ -74,6 +74,7 @@ macro_rules! registry {
                 has_service: <$alg as Algorithm>::HAS_SERVICE,
                 service_name: <$alg as Algorithm>::SERVICE_NAME,
                 stream_by_default: <$alg as Algorithm>::STREAM_BY_DEFAULT,
+                resigns: <$alg as Algorithm>::RESIGNS,
                 knobs: <$alg as Algorithm>::KNOBS,
                 default: || AlgorithmConfig::$variant(Default::default()),
             },)+
@@ -97,6 +98,13 @@ macro_rules! registry {
             pub fn hint(&self) -> Option<String> {
                 match self {
                     $(AlgorithmError::$variant(e) => e.hint(),)+
+                }
+            }
+
+            /// The item of a list setting the rule is about, when it is one item.
+            pub fn item(&self) -> Option<usize> {
+                match self {
+                    $(AlgorithmError::$variant(e) => e.item(),)+
                 }
             }
         }
@@ -247,6 +255,8 @@ pub struct AlgorithmEntry {
     pub stream_by_default: bool,
     /// The settings `sweep --param` may vary.
     pub knobs: &'static [Knob],
+    /// [`Algorithm::RESIGNS`]: whether `Resign` makes its leader hand over.
+    pub resigns: bool,
     default: fn() -> AlgorithmConfig,
 }
 

@@ -50,7 +50,13 @@ pub enum CommonRule {
 impl SettingError for CommonRule {
     fn hint(&self) -> Option<String> {
         let hint = match self {
-            CommonRule::ZeroHeartbeat | CommonRule::UnknownKnob { .. } => return None,
+            CommonRule::ZeroHeartbeat => {
+                "give the interval between two heartbeats, like \"50ms\", or leave it out for \
+                 the algorithm's default"
+            }
+            CommonRule::UnknownKnob { .. } => {
+                "`splitbrain list` shows each algorithm's settings that --param takes"
+            }
             CommonRule::FailureTimeoutNotAboveHeartbeat { .. } => {
                 "followers suspect the coordinator when its heartbeats stop; keep the heartbeat \
                  well below the failure timeout (a quarter of it, say)"

@@ -227,6 +227,14 @@ pub fn run(args: &CompareArgs) -> u8 {
         Ok(d) => d,
         Err(code) => return code,
     };
+    // The scenario's own designs were checked when it was loaded; an algorithm named with
+    // --algorithms (or the default three) is checked here as `check` would, before any run.
+    for design in &designs {
+        if let Err((message, hint)) = scenario.refuse_algorithm(&design.algorithm, "--algorithms") {
+            let message = format!("{}: {message}", args.file.display());
+            return charting::bad_input(&message, &hint);
+        }
+    }
     let counted = charting::check_count("--seeds", args.seeds, designs.len(), "per design");
     if let Err(code) = counted {
         return code;

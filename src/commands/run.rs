@@ -143,6 +143,10 @@ pub fn run(args: &RunArgs) -> u8 {
                 );
                 return exit::BAD_INPUT;
             };
+            if let Err((message, hint)) = scenario.refuse_algorithm(&alg, "--algorithm") {
+                eprintln!("error: {}: {message}\n  hint: {hint}", args.file.display());
+                return exit::BAD_INPUT;
+            }
             let members = scenario.sim.members;
             scenario.algorithm = alg.for_members(members).unwrap_or(alg);
         }

@@ -117,6 +117,14 @@ pub enum ErrorKind {
     PercentSign { number: String },
     #[error("unexpected control character U+{code:04X}")]
     ControlCharacter { code: u32 },
+    #[error("a carriage return (U+000D) without a line feed after it")]
+    LoneCarriageReturn,
+    #[error("unexpected character U+{code:04X} {name}")]
+    UnusualCharacter {
+        code: u32,
+        name: &'static str,
+        class: super::text::CharClass,
+    },
     #[error("{message}")]
     Syntax { message: String },
     #[error("unknown {context} `{}`", echo(.found))]
@@ -192,10 +200,47 @@ pub enum ErrorKind {
         quiet_ns: u64,
         duration_ns: u64,
     },
+    #[error("the nemesis has no fault kinds: it would inject nothing")]
+    NemesisWithoutKinds,
+    #[error(
+        "the shortest nemesis fault ({}) does not fit in the {} the nemesis may act (from `start` to the quiet tail): it would inject nothing",
+        dur(.shortest_ns),
+        dur(.window_ns)
+    )]
+    NemesisFaultDoesNotFit { shortest_ns: u64, window_ns: u64 },
+    #[error(
+        "the nemesis waits {} on average between faults, longer than the {} it may act (from `start` to the quiet tail): most runs would get no fault",
+        dur(.mean_interval_ns),
+        dur(.window_ns)
+    )]
+    NemesisTooRare {
+        mean_interval_ns: u64,
+        window_ns: u64,
+    },
+    #[error("nemesis kind `{kind}` would inject nothing: `{setting}` is zero")]
+    NemesisKindWithoutSize {
+        kind: &'static str,
+        setting: &'static str,
+    },
+    #[error(
+        "nemesis kind `{kind}` would inject nothing: with one node and no service, no message is ever sent"
+    )]
+    NemesisKindWithoutMessages { kind: &'static str },
+    #[error("nemesis kind `Resign` would inject nothing: {algorithm} has no planned handover")]
+    NemesisResignWithoutHandover { algorithm: &'static str },
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
     NoServiceProcess { algorithm: String },
+    #[error(
+        "{what} names the coordination service, but design \"{}\" runs {algorithm}, which has none",
+        echo(.design)
+    )]
+    NoServiceInDesign {
+        what: &'static str,
+        design: String,
+        algorithm: &'static str,
+    },
     #[error("`clocks.service` sets no clock: {algorithm} has no coordination service")]
     NoServiceClock { algorithm: String },
 
@@ -312,13 +357,13 @@ impl ErrorKind {
                 } else {
                     expected.iter().map(String::as_str).collect()
                 };
-                return names_hint(found, &candidates);
+                names_hint(found, &candidates).unwrap_or_else(|| NO_NAMES_HINT.to_string())
             }
             ErrorKind::UnknownField {
                 found, expected, ..
             } => {
                 let candidates: Vec<&str> = expected.iter().map(String::as_str).collect();
-                return names_hint(found, &candidates);
+                names_hint(found, &candidates).unwrap_or_else(|| NO_NAMES_HINT.to_string())
             }
             ErrorKind::NotARegularFile { kind } => kind.hint().to_string(),
             ErrorKind::FileTooLarge { .. } => {
@@ -382,7 +427,7 @@ impl ErrorKind {
             ErrorKind::Syntax { message } if message == EXPECTED_BARE_NAME => {
                 "names such as `Leader` or `election_safety` are written without quotes".to_string()
             }
-            ErrorKind::Syntax { message } => return syntax_hint(message),
+            ErrorKind::Syntax { message } => syntax_hint(message),
             ErrorKind::DuplicateField { field, .. } => {
                 format!("a field is given once: keep the `{field}` you mean and remove the other")
             }
@@ -394,7 +439,10 @@ impl ErrorKind {
             ErrorKind::TooManyNodesForBroadcast { .. } => format!(
                 "its members send to every other member, so messages in flight and memory grow with the square of the cluster: use at most {MAX_BROADCAST_NODES} nodes (algorithms whose members do not send to every other member take up to {MAX_NODES})"
             ),
-            ErrorKind::Setting(error) => return error.hint(),
+            ErrorKind::Setting(error) => error.hint().unwrap_or_else(|| {
+                "docs/scenario-format.md lists each algorithm's settings and their rules"
+                    .to_string()
+            }),
             ErrorKind::BadDesignName { .. } => {
                 "a design's name labels its curves, columns and chart files: use lowercase \
                  letters, digits, `-` and `_`, like `etcd-10s`"
@@ -413,22 +461,52 @@ impl ErrorKind {
                  after `start` and heal before the last `quiet` of the run"
                     .to_string()
             }
+            ErrorKind::NemesisWithoutKinds => {
+                "name the kinds it may inject, like `kinds: [Crash, Isolate]`, or leave `kinds` \
+                 out for every kind but Suspend; a scenario without random faults has no \
+                 `nemesis`"
+                    .to_string()
+            }
+            ErrorKind::NemesisFaultDoesNotFit { .. } => {
+                "shorten `fault_duration`, lower `start` or `quiet`, or raise `duration`: every \
+                 nemesis fault strikes after `start` and heals before the last `quiet` of the run"
+                    .to_string()
+            }
+            ErrorKind::NemesisTooRare { .. } => {
+                "lower `mean_interval` (the mean gap between two faults), or lengthen the run: \
+                 (duration - start - quiet) / mean_interval faults are expected per run"
+                    .to_string()
+            }
+            ErrorKind::NemesisKindWithoutSize { kind, setting } => format!(
+                "give `{setting}` a size above zero, or leave `{kind}` out of `kinds`"
+            ),
+            ErrorKind::NemesisKindWithoutMessages { .. } => {
+                "list only kinds that strike the process or its clock (`kinds: [Crash, Pause, \
+                 Stall, ClockJump, ClockDrift]`), or run more nodes: partitions, loss and \
+                 duplication act on messages"
+                    .to_string()
+            }
+            ErrorKind::NemesisResignWithoutHandover { .. } => {
+                "leave `Resign` out of `kinds`: Bully and Ring leaders do not hand over when \
+                 asked, so the fault does nothing"
+                    .to_string()
+            }
             ErrorKind::FaultDurationRangeBackwards { .. } => {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
             ErrorKind::NoServiceProcess { .. }
             | ErrorKind::NoServiceClock { .. }
             | ErrorKind::NoServiceDisk { .. } => {
-                let with_service: Vec<String> = ALGORITHMS
-                    .iter()
-                    .filter(|e| e.has_service)
-                    .map(|e| format!("`{}`", e.scenario_name))
-                    .collect();
                 format!(
                     "only algorithms with a modeled service ({}) have a `Service` process",
-                    with_service.join(", ")
+                    algorithms_with_service()
                 )
             }
+            ErrorKind::NoServiceInDesign { .. } => format!(
+                "`compare` runs every design under the same faults, clocks and disks: give the \
+                 design an algorithm with a service ({}), drop it, or strike a node instead",
+                algorithms_with_service()
+            ),
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
                 0 => "the cluster has no nodes".to_string(),
                 1 => "the only node is `Node(0)`".to_string(),
@@ -496,15 +574,149 @@ impl ErrorKind {
                  names safety invariants only (election_safety, fencing_safety, term_monotonic)"
                     .to_string()
             }
-            _ => return None,
+            ErrorKind::LoneCarriageReturn => {
+                "RON ends a line (and a `//` comment) only at a line feed: save the file with \
+                 LF (Unix) or CRLF (Windows) line endings, not CR alone (classic Mac)"
+                    .to_string()
+            }
+            ErrorKind::UnusualCharacter { class, .. } => class.hint().to_string(),
+            ErrorKind::Read { .. } => {
+                "check the path and that the file can be read; `splitbrain list` shows the \
+                 scenario library"
+                    .to_string()
+            }
+            ErrorKind::MissingField { field, .. } => format!(
+                "add `{field}: ...` here; docs/scenario-format.md lists every field with its type"
+            ),
+            ErrorKind::WrongType { expected, .. } => format!(
+                "this value must be {expected}; docs/scenario-format.md lists every field with \
+                 its type"
+            ),
+            ErrorKind::WrongLength { expected, .. } => format!(
+                "write exactly {expected}, separated by commas; docs/scenario-format.md shows \
+                 each fault and setting with its arguments"
+            ),
+            ErrorKind::ZeroDuration => {
+                "give the run a length, like `duration: \"60s\"`, or leave `duration` out for \
+                 60s"
+                    .to_string()
+            }
+            ErrorKind::ZeroMeanInterval => {
+                "give the mean gap between two nemesis faults, like `mean_interval: \"5s\"`"
+                    .to_string()
+            }
+            ErrorKind::ZeroFailoverObjective => {
+                "give the longest acceptable failover, like `failover_p99: \"10s\"`, or leave \
+                 it out"
+                    .to_string()
+            }
+            ErrorKind::ProbabilityOutOfRange { .. } => {
+                "a probability is a fraction: 0 is never, 1 is always, 0.01 is 1%".to_string()
+            }
+            ErrorKind::LatencyRangeBackwards { .. } => {
+                "write the shorter latency first, like `Uniform(\"1ms\", \"5ms\")`".to_string()
+            }
+            ErrorKind::LinkToItself { .. } => {
+                "a link override connects two different nodes: `from` and `to` must differ"
+                    .to_string()
+            }
+            ErrorKind::DriftBoundOutOfRange { .. } => {
+                "`clocks.drift_ppm` bounds the drift drawn for every clock, either way: give \
+                 0 to 999999 (NTP-disciplined clocks: 100 or less); a single clock's drift goes \
+                 in `clocks.nodes`"
+                    .to_string()
+            }
+            ErrorKind::RepeatedClockOverride { .. } => {
+                "give each node one clock override: merge the two".to_string()
+            }
+            ErrorKind::ZeroHealAfter => {
+                "give how long the fault lasts, like `heal_after: \"10s\"`, or leave it out \
+                 for a fault that never heals"
+                    .to_string()
+            }
+            ErrorKind::ZeroPause { .. } => {
+                "give how long it lasts, like \"3s\"; a fault of zero length does nothing"
+                    .to_string()
+            }
+            ErrorKind::NodeInTwoGroups { .. } => {
+                "partition groups are disjoint: put each node in at most one group (nodes in \
+                 no group are cut off from every group)"
+                    .to_string()
+            }
+            ErrorKind::EmptyPartitionGroup => {
+                "remove the empty `[]`: every group holds at least one node".to_string()
+            }
+            ErrorKind::ZeroLivenessBound => {
+                "give the longest time without a leader to accept, like `bound: \"10s\"`, or \
+                 leave `liveness` out for the algorithm's own bound"
+                    .to_string()
+            }
         };
         Some(hint)
     }
 }
 
-/// Hints for ron's syntax messages that say what is wrong but not what to write.
-fn syntax_hint(message: &str) -> Option<String> {
+/// The algorithms with a modeled coordination service, as a scenario names them.
+pub(crate) fn algorithms_with_service() -> String {
+    let names: Vec<String> = ALGORITHMS
+        .iter()
+        .filter(|e| e.has_service)
+        .map(|e| format!("`{}`", e.scenario_name))
+        .collect();
+    names.join(", ")
+}
+
+/// The hint for a name where no names are expected.
+const NO_NAMES_HINT: &str = "docs/scenario-format.md lists the names each field takes";
+
+/// Hints for ron's syntax messages that say what is wrong but not what to write; a pointer
+/// to the format for the rest.
+fn syntax_hint(message: &str) -> String {
+    if message.starts_with("expected a field name") {
+        return "a field is written `name: value` with a bare name before the colon, like \
+                `nodes: 5`; a value here suggests a lost name or comma before it"
+            .to_string();
+    }
+    if let Some(name) = message
+        .strip_prefix("expected `")
+        .and_then(|rest| rest.strip_suffix("(...)` or `(...)`"))
+    {
+        return format!(
+            "this field holds settings in parentheses: `(...)`, or `{name}(...)` with the \
+             optional name; a list, a string or a bare name does not fit here"
+        );
+    }
+    if message.starts_with("unexpected character") {
+        return "this character does not belong here: fields are `name: value` pairs separated \
+                by commas, inside the `(...)` of `Scenario`"
+            .to_string();
+    }
+    if message.starts_with("invalid digit") {
+        return "write whole numbers in decimal digits, like `5` or `300000`".to_string();
+    }
     let hint = match message {
+        "expected `:`" => "a field is written `name: value`: put a colon after the name",
+        "expected `)`" | "expected `]`" => {
+            "the value before this is complete, so a comma is missing before what follows, or \
+             a `)` or `]` is missing, or an extra one closed too early"
+        }
+        "expected `[`" => "this field takes a list in brackets, like `faults: [...]` or `[0, 1]`",
+        "expected a whole number" => {
+            "this field takes a whole number, without quotes or a unit, like `nodes: 5`"
+        }
+        "expected a number" => {
+            "this field takes a number, like `0.01` for a probability of 1%; no quotes"
+        }
+        "expected a string in double quotes" => {
+            "durations and names are strings in double quotes, like `\"150ms\"` or \
+             `name: \"my-scenario\"`"
+        }
+        "expected `true` or `false`" => "this setting is on or off: `true` or `false`, no quotes",
+        "unexpected text after the end of the scenario" => {
+            "the scenario ended at the `)` that closes `Scenario(`: remove what follows, or \
+             look for a `)` that closes it too early"
+        }
+        "nested too deep" => "a scenario nests a few levels of `(...)` and `[...]`, not hundreds",
         "number out of range" => {
             "the number does not fit its field: counts such as `nodes` and `seed` are never \
              negative, and a seed fits in 64 bits"
@@ -521,9 +733,12 @@ fn syntax_hint(message: &str) -> Option<String> {
             "a `\\u{...}` escape must name a Unicode character: at most 10FFFF, and not \
              D800 to DFFF (surrogates)"
         }
-        _ => return None,
+        _ => {
+            "a scenario is `Scenario(field: value, ...)` in RON: names, numbers, \"strings\", \
+             (...) and [...] separated by commas; docs/scenario-format.md shows every field"
+        }
     };
-    Some(hint.to_string())
+    hint.to_string()
 }
 
 /// The hint for a fault named after a garbage-collection pause, which two faults model.
@@ -696,7 +911,7 @@ pub(crate) fn from_ron(
         }
     }
     if only_trivia {
-        return ScenarioError::new(origin, None, ErrorKind::EmptyFile);
+        return ScenarioError::new(origin, Some((1, 1)), ErrorKind::EmptyFile);
     }
     let start = (error.span.start.line, error.span.start.col);
     let mut location = locate::skip_trivia_from(source, start)
@@ -764,6 +979,13 @@ pub(crate) fn from_ron(
         Ron::ExpectedNamedStructLike(name) if !name.is_empty() => ErrorKind::Syntax {
             message: format!("expected `{name}(...)` or `(...)`"),
         },
+        // ron's "try the raw identifier `r#3`" misleads: a value stands where a name belongs.
+        Ron::SuggestRawIdentifier(found) | Ron::InvalidIdentifier(found) => ErrorKind::Syntax {
+            message: format!("expected a field name, found `{}`", echo(&found)),
+        },
+        Ron::UnexpectedChar(c) => ErrorKind::Syntax {
+            message: format!("unexpected character `{c}`"),
+        },
         other => ErrorKind::Syntax {
             message: plain_words(&other),
         },
@@ -817,6 +1039,8 @@ fn plain_words(error: &ron::error::Error) -> String {
         Ron::ExpectedArray => "expected `[`",
         Ron::ExpectedArrayEnd => "expected `]`",
         Ron::ExpectedIdentifier => EXPECTED_BARE_NAME,
+        Ron::ExpectedMapColon => "expected `:`",
+        Ron::ExceededRecursionLimit => "nested too deep",
         Ron::IntegerOutOfBounds => "number out of range",
         other => return lowercase_first(&other.to_string()),
     };
@@ -1023,10 +1247,15 @@ mod tests {
             error.to_string(),
             "scenarios/x.ron:12:7: unknown fault kind `Partiton`\n  hint: did you mean `Partition`?"
         );
-        let without_location = ScenarioError::new("scenarios/x.ron", None, ErrorKind::ZeroDuration);
+        let read = ErrorKind::Read {
+            reason: "no such file or directory".into(),
+        };
+        let without_location = ScenarioError::new("scenarios/x.ron", None, read);
         assert_eq!(
             without_location.to_string(),
-            "scenarios/x.ron: the run's duration must be longer than zero"
+            "scenarios/x.ron: cannot read the scenario: no such file or directory
+  hint: check \
+             the path and that the file can be read; `splitbrain list` shows the scenario library"
         );
     }
 

@@ -20,11 +20,11 @@ pub(crate) fn read_source(path: &Path, origin: &str) -> Result<String, ScenarioE
     let fail = |kind| ScenarioError::new(origin, None, kind);
     // `metadata` follows symbolic links, as opening the file would.
     let metadata = std::fs::metadata(path).map_err(|e| fail(read_error(&e)))?;
-    check_metadata(&metadata).map_err(fail)?;
+    check_metadata(&metadata).map_err(too_large_at_start(origin))?;
     let mut file = File::open(path).map_err(|e| fail(read_error(&e)))?;
     // The path may have been swapped between the two looks: check what was opened.
     let opened = file.metadata().map_err(|e| fail(read_error(&e)))?;
-    check_metadata(&opened).map_err(fail)?;
+    check_metadata(&opened).map_err(too_large_at_start(origin))?;
     let mut bytes = Vec::new();
     // One byte more than the limit tells a file that grew past it from one that fits.
     (&mut file)
@@ -32,11 +32,21 @@ pub(crate) fn read_source(path: &Path, origin: &str) -> Result<String, ScenarioE
         .read_to_end(&mut bytes)
         .map_err(|e| fail(read_error(&e)))?;
     if bytes.len() as u64 > MAX_SCENARIO_BYTES {
-        return Err(fail(ErrorKind::FileTooLarge {
+        let kind = ErrorKind::FileTooLarge {
             size_bytes: bytes.len() as u64,
-        }));
+        };
+        return Err(ScenarioError::new(origin, Some((1, 1)), kind));
     }
     decode(bytes, origin)
+}
+
+/// An error of [`check_metadata`]: a file too large is placed at its start (1:1), as every
+/// refusal of a scenario's text is placed; a file that is not a regular file has no text.
+fn too_large_at_start(origin: &str) -> impl Fn(ErrorKind) -> ScenarioError + '_ {
+    move |kind| {
+        let at = matches!(kind, ErrorKind::FileTooLarge { .. }).then_some((1, 1));
+        ScenarioError::new(origin, at, kind)
+    }
 }
 
 fn read_error(error: &std::io::Error) -> ErrorKind {

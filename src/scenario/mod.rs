@@ -13,6 +13,7 @@ mod error;
 mod file;
 mod locate;
 mod raw;
+mod text;
 mod validate;
 mod write;
 
@@ -29,11 +30,12 @@ pub use splitbrain_sim::duration::{
     format_duration_ron, format_signed_duration_ron, parse_duration, parse_signed_duration,
     DurationError,
 };
+pub use text::CharClass;
 pub use write::{algorithm_line, to_ron};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
-use splitbrain_sim::{nemesis, Invariant, SimConfig};
+use splitbrain_sim::{nemesis, Invariant, SimConfig, Target};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -88,6 +90,67 @@ impl Scenario {
             .collect()
     }
 
+    /// What in the scenario names the coordination service, in words (`the fault at 30s`,
+    /// `` `clocks.service` ``), if anything does. An algorithm without a
+    /// service cannot run such a scenario as written: the engine would skip what names it.
+    pub fn service_use(&self) -> Option<String> {
+        let strikes =
+            |f: &&splitbrain_sim::FaultSpec| f.action.targets().contains(&&Target::Service);
+        let fault = self.sim.faults.iter().find(strikes);
+        if let Some(fault) = fault {
+            return Some(format!("the fault at {}", format_duration_ron(fault.at_ns)));
+        }
+        if self.sim.clocks.service.is_some() {
+            return Some("`clocks.service`".to_string());
+        }
+        self.sim
+            .disk
+            .service
+            .is_some()
+            .then(|| "`disk.service`".to_string())
+    }
+
+    /// Refuses to run `algorithm` (chosen with the command-line `flag`, `--algorithm` or
+    /// `--algorithms`) on this scenario as `check` would refuse it in the file: when the
+    /// scenario names a service the algorithm does not have, or the run would handle absurdly
+    /// many events. A message and a hint.
+    pub fn refuse_algorithm(
+        &self,
+        algorithm: &AlgorithmConfig,
+        flag: &str,
+    ) -> Result<(), (String, String)> {
+        self.refuse_without_service(algorithm, flag)?;
+        let (sim, nemesis_faults) = validate::sim_for_estimate(self);
+        match validate::work_problem(algorithm, (&sim, nemesis_faults), false, "algorithm") {
+            Some((_, kind)) => Err((
+                format!("with {}, {kind}", algorithm.name()),
+                kind.hint().unwrap_or_default(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn refuse_without_service(
+        &self,
+        algorithm: &AlgorithmConfig,
+        flag: &str,
+    ) -> Result<(), (String, String)> {
+        match self.service_use() {
+            Some(what) if !algorithm.has_service() => Err((
+                format!(
+                    "{what} names the coordination service, which {} does not have",
+                    algorithm.name()
+                ),
+                format!(
+                    "only {} have a service: name those with {flag}, or make the fault strike a \
+                     node instead",
+                    algorithms_with_service_cli()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The same scenario with `members` nodes: the algorithm adapted
     /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one dropped,
     /// partition groups trimmed to the nodes that remain, and per-node clock and link settings
@@ -127,6 +190,19 @@ pub fn max_members(algorithm: &AlgorithmConfig) -> u64 {
         MAX_BROADCAST_NODES
     } else {
         MAX_NODES
+    }
+}
+
+/// The command-line names of the algorithms with a coordination service: `etcd, ...`.
+fn algorithms_with_service_cli() -> String {
+    let names: Vec<&str> = splitbrain_algorithms::ALGORITHMS
+        .iter()
+        .filter(|e| e.has_service)
+        .map(|e| e.name)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -170,6 +246,7 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     // A byte-order mark is dropped: editors do not show it, so columns count from the first
     // character they show.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    text::check(source, origin)?;
     let options = ron::Options::default().with_default_extension(EXTENSIONS);
     let file: raw::ScenarioFile = options
         .from_str(source)
@@ -199,8 +276,11 @@ fn default_name(origin: &str) -> String {
 /// The problem that comes first in the file (problems without a place come last).
 fn first_problem(problems: Vec<validate::Problem>, source: &str, origin: &str) -> ScenarioError {
     let positions = locate::value_positions(source).unwrap_or_default();
+    // Every problem gets a place: when the text cannot be followed to the value, the
+    // start of the scenario.
+    let start = locate::skip_trivia_from(source, (1, 1)).unwrap_or((1, 1));
     let mut errors = problems.into_iter().map(|problem| {
-        let location = locate::find(&positions, &problem.path);
+        let location = locate::find(&positions, &problem.path).or(Some(start));
         ScenarioError::new(origin, location, problem.kind)
     });
     let first = errors.next();

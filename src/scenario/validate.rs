@@ -15,7 +15,7 @@ use super::raw::{
     ScenarioFile,
 };
 use super::{Design, Expect, Objective, Scenario};
-use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
+use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
     ClockConfig, DiskConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig,
@@ -29,6 +29,8 @@ pub(crate) const DEFAULT_DURATION_NS: u64 = 60 * NANOS_PER_SEC;
 pub(crate) const DEFAULT_NODES: u64 = 5;
 pub(crate) const DEFAULT_WRITE_EVERY_NS: u64 = 100 * NANOS_PER_MILLI;
 pub(crate) const DEFAULT_FENCING: bool = true;
+
+type AlgorithmProblem = splitbrain_algorithms::Problem<AlgorithmError>;
 
 /// One thing wrong with a scenario, and the path of the value it is about.
 #[derive(Debug)]
@@ -47,6 +49,7 @@ pub(crate) fn lower(file: ScenarioFile, default_name: &str) -> Result<Scenario, 
         problems: Vec::new(),
         nodes: DEFAULT_NODES,
         has_service: false,
+        service_uses: Vec::new(),
     };
     let scenario = check.scenario(file, default_name);
     if check.problems.is_empty() {
@@ -62,6 +65,9 @@ struct Checker {
     nodes: u64,
     /// Whether the algorithm runs a coordination service that `Service` can name.
     has_service: bool,
+    /// Where the scenario names the service (`target \`Service\``, `clocks.service`, ...):
+    /// the path and the words for it, checked against every design.
+    service_uses: Vec<(String, &'static str)>,
 }
 
 impl Checker {
@@ -137,8 +143,18 @@ impl Checker {
             .enumerate()
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
             .collect();
+        self.designs_have_the_service(&designs);
         let expect = self.expect(file.expect);
-        let nemesis = file.nemesis.map(|raw| self.nemesis(raw, duration_ns));
+        let nemesis = file.nemesis.map(|raw| {
+            // The default kinds are for any algorithm: those that strike nothing here are
+            // drawn in vain, but only kinds the author listed are refused.
+            let kinds_written = raw.kinds.is_some();
+            let config = self.nemesis(raw, duration_ns);
+            if kinds_written {
+                self.nemesis_strikes(&config, &algorithm, &designs);
+            }
+            config
+        });
         let objective = file.objective.map(|raw| self.objective(raw));
         let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
         let scenario = Scenario {
@@ -183,54 +199,25 @@ impl Checker {
     }
 
     /// Refuses a run whose expected work is absurd (see
-    /// [`splitbrain_algorithms::expected_events`]); reported at the shortest timing.
+    /// [`splitbrain_algorithms::expected_events`]), for the algorithm and for each design
+    /// (`compare` runs them all); reported at the shortest timing.
     fn work(&mut self, scenario: &Scenario, write_every_given: bool) {
         if scenario.sim.duration_ns == 0 || !self.problems.is_empty() {
             return; // the estimate means nothing for a scenario already refused
         }
-        // The drift faults a nemesis may draw count as the clocks' own bound.
-        let mut sim = scenario.sim.clone();
-        if let Some(nemesis) = scenario
-            .nemesis
-            .as_ref()
-            .filter(|n| n.kinds.contains(&NemesisKind::ClockDrift))
-        {
-            sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
+        let (sim, nemesis_faults) = sim_for_estimate(scenario);
+        let designs = scenario
+            .designs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (&d.algorithm, format!("designs[{i}].algorithm")));
+        let all = std::iter::once((&scenario.algorithm, "algorithm".to_string())).chain(designs);
+        for (algorithm, at) in all {
+            let estimate = (&sim, nemesis_faults);
+            if let Some((path, kind)) = work_problem(algorithm, estimate, write_every_given, &at) {
+                self.problem(path, kind);
+            }
         }
-        // What the nemesis injects: twice its mean count (the gaps are exponential).
-        let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
-            let window_ns = sim
-                .duration_ns
-                .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
-            2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
-        });
-        let expected =
-            splitbrain_algorithms::expected_events_with(&scenario.algorithm, &sim, nemesis_faults);
-        if expected <= MAX_EXPECTED_EVENTS {
-            return;
-        }
-        let (name, timing_ns) = scenario.algorithm.shortest_timing();
-        let workload = sim.write_every_ns > 0 && sim.write_every_ns < timing_ns;
-        let (mut path, period_ns) = match (workload, write_every_given) {
-            (true, true) => ("workload.write_every".to_string(), sim.write_every_ns),
-            (true, false) => ("duration".to_string(), sim.write_every_ns),
-            (false, _) => (format!("algorithm.{name}"), timing_ns),
-        };
-        let processes = sim.members as u64 + u64::from(scenario.algorithm.has_service());
-        let retransmissions = splitbrain_algorithms::retransmissions(&scenario.algorithm, &sim);
-        if retransmissions * 2 > expected {
-            path = "network.transport".to_string();
-        }
-        let kind = ErrorKind::TooManyEvents {
-            expected,
-            processes,
-            period_ns,
-            duration_ns: sim.duration_ns,
-            fastest_drift_ppm: splitbrain_algorithms::fastest_drift_ppm(&sim).max(0),
-            per_act: splitbrain_algorithms::events_per_act(&scenario.algorithm, &sim),
-            retransmissions,
-        };
-        self.problem(path, kind);
     }
 
     fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
@@ -299,7 +286,7 @@ impl Checker {
             Some(p) => self.probability(p, "the nemesis' max_loss", "nemesis.max_loss"),
             None => d.max_loss_ppm,
         };
-        NemesisConfig {
+        let config = NemesisConfig {
             kinds,
             mean_interval_ns,
             fault_duration_ns,
@@ -311,6 +298,97 @@ impl Checker {
             swarm: raw.swarm.unwrap_or(d.swarm),
             // Derived from the algorithm when the schedule is drawn (Scenario::materialize).
             strike_service: false,
+        };
+        self.nemesis_acts(&config, window_ns);
+        config
+    }
+
+    /// Refuses listed nemesis kinds that strike nothing in any algorithm the scenario runs
+    /// (its own and its designs'): network faults where no message is ever sent (one member, no
+    /// service), `Resign` where no algorithm hands over.
+    fn nemesis_strikes(
+        &mut self,
+        config: &NemesisConfig,
+        algorithm: &AlgorithmConfig,
+        designs: &[Design],
+    ) {
+        let algorithms = || std::iter::once(algorithm).chain(designs.iter().map(|d| &d.algorithm));
+        if config.kinds.contains(&NemesisKind::Resign) && !algorithms().any(|a| a.entry().resigns) {
+            let kind = ErrorKind::NemesisResignWithoutHandover {
+                algorithm: algorithm.name(),
+            };
+            self.problem("nemesis.kinds", kind);
+        }
+        let silent = self.nodes == 1 && !algorithms().any(|a| a.has_service());
+        if silent {
+            self.nemesis_network_kinds(config);
+        }
+    }
+
+    /// Refuses the network kinds of a nemesis in a run where no message is ever sent.
+    fn nemesis_network_kinds(&mut self, config: &NemesisConfig) {
+        let network = [
+            NemesisKind::Isolate,
+            NemesisKind::MajorityMinority,
+            NemesisKind::OneWay,
+            NemesisKind::CutLink,
+            NemesisKind::Bridge,
+            NemesisKind::LossBurst,
+            NemesisKind::Duplicate,
+        ];
+        if let Some(&kind) = config.kinds.iter().find(|k| network.contains(k)) {
+            let kind = ErrorKind::NemesisKindWithoutMessages {
+                kind: nemesis_kind_name(kind),
+            };
+            self.problem("nemesis.kinds", kind);
+        }
+    }
+
+    /// Refuses a nemesis that can inject nothing: no kinds, no room for its shortest fault,
+    /// faults too rare to expect one per run, or a kind whose faults have no size.
+    fn nemesis_acts(&mut self, config: &NemesisConfig, window_ns: u64) {
+        if config.kinds.is_empty() {
+            self.problem("nemesis.kinds", ErrorKind::NemesisWithoutKinds);
+        }
+        // A fault strikes at least 1 ns after `start` and lasts at least 1 ns
+        // (splitbrain_sim::nemesis::generate); it must heal before the quiet tail.
+        let shortest_ns = config.fault_duration_ns.0.max(1);
+        // With no window at all, `NemesisLeavesNoTime` says so already.
+        if window_ns > 0 && shortest_ns.saturating_add(1) > window_ns {
+            let kind = ErrorKind::NemesisFaultDoesNotFit {
+                shortest_ns,
+                window_ns,
+            };
+            self.problem("nemesis.fault_duration[0]", kind);
+        } else if window_ns > 0 && config.mean_interval_ns > window_ns {
+            let kind = ErrorKind::NemesisTooRare {
+                mean_interval_ns: config.mean_interval_ns,
+                window_ns,
+            };
+            self.problem("nemesis.mean_interval", kind);
+        }
+        let sizes = [
+            (
+                NemesisKind::ClockJump,
+                "max_clock_jump",
+                config.max_clock_jump_ns == 0,
+            ),
+            (
+                NemesisKind::ClockDrift,
+                "max_drift_ppm",
+                config.max_drift_ppm == 0,
+            ),
+            (NemesisKind::LossBurst, "max_loss", config.max_loss_ppm == 0),
+            (NemesisKind::Duplicate, "max_loss", config.max_loss_ppm == 0),
+        ];
+        for (kind, setting, zero) in sizes {
+            if zero && config.kinds.contains(&kind) {
+                let kind = ErrorKind::NemesisKindWithoutSize {
+                    kind: nemesis_kind_name(kind),
+                    setting,
+                };
+                self.problem(format!("nemesis.{setting}"), kind);
+            }
         }
     }
 
@@ -335,15 +413,23 @@ impl Checker {
     fn algorithm(&mut self, settings: AlgorithmSettings) -> (AlgorithmConfig, &'static str) {
         let cluster = Cluster { nodes: self.nodes };
         let (config, problems) = settings.lower(&cluster);
-        for problem in problems {
-            let path = match problem.field {
-                "" => "algorithm".to_string(),
-                field => format!("algorithm.{field}"),
-            };
-            self.problem(path, ErrorKind::Setting(problem.error));
-        }
+        self.setting_problems(problems, "algorithm");
         let name = config.name();
         (config, name)
+    }
+
+    /// An algorithm's broken rules, each at its field under `at` (and its item of a list).
+    fn setting_problems(&mut self, problems: Vec<AlgorithmProblem>, at: &str) {
+        for problem in problems {
+            let mut path = match problem.field {
+                "" => at.to_string(),
+                field => format!("{at}.{field}"),
+            };
+            if let Some(item) = problem.error.item() {
+                path += &format!("[{item}]");
+            }
+            self.problem(path, ErrorKind::Setting(problem.error));
+        }
     }
 
     /// One design: a name that can label files, and its algorithm checked as the scenario's
@@ -361,13 +447,7 @@ impl Checker {
         let cluster = Cluster { nodes: self.nodes };
         let (algorithm, problems) = raw.algorithm.lower(&cluster);
         let before = self.problems.len();
-        for problem in problems {
-            let field = match problem.field {
-                "" => format!("{path}.algorithm"),
-                field => format!("{path}.algorithm.{field}"),
-            };
-            self.problem(field, ErrorKind::Setting(problem.error));
-        }
+        self.setting_problems(problems, &format!("{path}.algorithm"));
         if self.nodes <= MAX_NODES && self.nodes > super::max_members(&algorithm) {
             let kind = ErrorKind::TooManyNodesForBroadcast {
                 nodes: self.nodes,
@@ -396,6 +476,22 @@ impl Checker {
                 max: MAX_DESIGN_NAME_BYTES,
             };
             self.problem(format!("{path}.name"), kind);
+        }
+    }
+
+    /// `compare` runs every design under the scenario's faults, clocks and disks: a design
+    /// without a service cannot have what names one (the engine would skip it silently).
+    fn designs_have_the_service(&mut self, designs: &[Design]) {
+        let Some((path, what)) = self.service_uses.first().cloned() else {
+            return;
+        };
+        for design in designs.iter().filter(|d| !d.algorithm.has_service()) {
+            let kind = ErrorKind::NoServiceInDesign {
+                what,
+                design: design.name.clone(),
+                algorithm: design.algorithm.name(),
+            };
+            self.problem(path.clone(), kind);
         }
     }
 
@@ -591,6 +687,8 @@ impl Checker {
             per_node.push(NodeDisk { node, fsync });
         }
         let service = raw.service.map(|l| {
+            self.service_uses
+                .push(("disk.service".to_string(), "`disk.service`"));
             if !self.has_service {
                 let algorithm = algorithm.to_string();
                 self.problem("disk.service", ErrorKind::NoServiceDisk { algorithm });
@@ -644,6 +742,8 @@ impl Checker {
             });
         }
         let service = raw.service.map(|clock| {
+            self.service_uses
+                .push(("clocks.service".to_string(), "`clocks.service`"));
             if !self.has_service {
                 let algorithm = algorithm.to_string();
                 self.problem("clocks.service", ErrorKind::NoServiceClock { algorithm });
@@ -828,6 +928,8 @@ impl Checker {
             RawTarget::Random => Target::Random,
             RawTarget::Minority => Target::Minority,
             RawTarget::Service => {
+                self.service_uses
+                    .push((path.to_string(), "target `Service`"));
                 if !self.has_service {
                     self.problem(
                         path,
@@ -883,6 +985,63 @@ impl Checker {
     }
 }
 
+/// The run as the events estimate sees it: the drift faults a nemesis may draw count as the
+/// clocks' own bound; and the faults the nemesis injects, twice its mean count (the gaps
+/// are exponential).
+pub(crate) fn sim_for_estimate(scenario: &Scenario) -> (SimConfig, u64) {
+    let mut sim = scenario.sim.clone();
+    if let Some(nemesis) = scenario
+        .nemesis
+        .as_ref()
+        .filter(|n| n.kinds.contains(&NemesisKind::ClockDrift))
+    {
+        sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
+    }
+    let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
+        let window_ns = sim
+            .duration_ns
+            .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
+        2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
+    });
+    (sim, nemesis_faults)
+}
+
+/// The work `algorithm` would do in `sim` when it is absurd: the path to blame (its shortest
+/// timing under `at`, the workload, or the transport) and the error.
+pub(crate) fn work_problem(
+    algorithm: &AlgorithmConfig,
+    (sim, nemesis_faults): (&SimConfig, u64),
+    write_every_given: bool,
+    at: &str,
+) -> Option<(String, ErrorKind)> {
+    let expected = splitbrain_algorithms::expected_events_with(algorithm, sim, nemesis_faults);
+    if expected <= MAX_EXPECTED_EVENTS {
+        return None;
+    }
+    let (name, timing_ns) = algorithm.shortest_timing();
+    let workload = sim.write_every_ns > 0 && sim.write_every_ns < timing_ns;
+    let (mut path, period_ns) = match (workload, write_every_given) {
+        (true, true) => ("workload.write_every".to_string(), sim.write_every_ns),
+        (true, false) => ("duration".to_string(), sim.write_every_ns),
+        (false, _) => (format!("{at}.{name}"), timing_ns),
+    };
+    let processes = sim.members as u64 + u64::from(algorithm.has_service());
+    let retransmissions = splitbrain_algorithms::retransmissions(algorithm, sim);
+    if retransmissions * 2 > expected {
+        path = "network.transport".to_string();
+    }
+    let kind = ErrorKind::TooManyEvents {
+        expected,
+        processes,
+        period_ns,
+        duration_ns: sim.duration_ns,
+        fastest_drift_ppm: splitbrain_algorithms::fastest_drift_ppm(sim).max(0),
+        per_act: splitbrain_algorithms::events_per_act(algorithm, sim),
+        retransmissions,
+    };
+    Some((path, kind))
+}
+
 /// The RON name of a fault kind, for messages.
 fn raw_variant_name(raw: &RawAction) -> &'static str {
     match raw {
@@ -918,6 +1077,26 @@ pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
         FaultAction::Loss(_) => "Loss",
         FaultAction::Duplicate(_) => "Duplicate",
         FaultAction::SlowDisk(..) => "SlowDisk",
+    }
+}
+
+/// The RON name of a nemesis kind, for messages.
+fn nemesis_kind_name(kind: NemesisKind) -> &'static str {
+    match kind {
+        NemesisKind::Crash => "Crash",
+        NemesisKind::Pause => "Pause",
+        NemesisKind::Stall => "Stall",
+        NemesisKind::Isolate => "Isolate",
+        NemesisKind::MajorityMinority => "MajorityMinority",
+        NemesisKind::OneWay => "OneWay",
+        NemesisKind::CutLink => "CutLink",
+        NemesisKind::Bridge => "Bridge",
+        NemesisKind::LossBurst => "LossBurst",
+        NemesisKind::Duplicate => "Duplicate",
+        NemesisKind::ClockJump => "ClockJump",
+        NemesisKind::ClockDrift => "ClockDrift",
+        NemesisKind::Resign => "Resign",
+        NemesisKind::Suspend => "Suspend",
     }
 }
 

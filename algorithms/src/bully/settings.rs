@@ -64,7 +64,10 @@ impl SettingError for BullyError {
     fn hint(&self) -> Option<String> {
         let hint = match self {
             BullyError::Common(rule) => return rule.hint(),
-            BullyError::ZeroAnswerTimeout => return None,
+            BullyError::ZeroAnswerTimeout => {
+                "a candidate waits this long for an OK from a higher id before it declares \
+                 itself; keep it above one round trip (Coulouris' T)"
+            }
             BullyError::CoordinatorTimeoutNotAboveAnswerTimeout { .. } => {
                 "the node that answered OK waits the answer timeout itself before it announces; \
                  leave room for that and two message delays (three times the answer timeout, say)"
@@ -80,6 +83,8 @@ impl Algorithm for Bully {
         "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
          COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum";
     const SENDS_TO_EVERY_MEMBER: bool = true;
+    /// No planned handover: `Resign` does nothing.
+    const RESIGNS: bool = false;
     // Every member that suspects the coordinator sends ELECTION to every higher id and each
     // answers OK: n (n - 1) / 2 of each when all suspect at once (docs/algorithms/bully.md).
     const ELECTION_IS_QUADRATIC: bool = true;

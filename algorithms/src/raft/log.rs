@@ -23,8 +23,12 @@ impl RaftLog {
     }
 
     /// The index of the last entry (1-based, as in the paper); 0 for an empty log.
+    /// Saturating, like every index sum here: `log_lengths` are bounded, so no real log
+    /// reaches `u64::MAX`, but a model must not panic on a count a scenario gave.
     pub(crate) fn last_index(&self) -> u64 {
-        self.runs.iter().map(|(_, count)| count).sum()
+        self.runs
+            .iter()
+            .fold(0, |sum, (_, count)| sum.saturating_add(*count))
     }
 
     /// The term of the last entry; 0 for an empty log.
@@ -38,9 +42,9 @@ impl RaftLog {
         if index == 0 {
             return Some(0);
         }
-        let mut end = 0;
+        let mut end: u64 = 0;
         for &(term, count) in &self.runs {
-            end += count;
+            end = end.saturating_add(count);
             if index <= end {
                 return Some(term);
             }
@@ -54,7 +58,9 @@ impl RaftLog {
             return;
         }
         match self.runs.last_mut() {
-            Some((last_term, last_count)) if *last_term == term => *last_count += count,
+            Some((last_term, last_count)) if *last_term == term => {
+                *last_count = last_count.saturating_add(count);
+            }
             _ => self.runs.push((term, count)),
         }
     }
@@ -76,16 +82,16 @@ impl RaftLog {
 
     /// The first index in `from..=to` whose entry is missing or not of `term`, if any.
     fn first_mismatch(&self, from: u64, to: u64, term: u64) -> Option<u64> {
-        let mut start = 1;
+        let mut start: u64 = 1;
         for &(run_term, count) in &self.runs {
-            let end = start + count - 1;
+            let end = start.saturating_add(count - 1);
             if end >= from && run_term != term {
                 return Some(start.max(from)).filter(|&index| index <= to);
             }
             if end >= to {
                 return None;
             }
-            start = end + 1;
+            start = end.saturating_add(1);
         }
         Some(start.max(from)).filter(|&index| index <= to)
     }
@@ -96,8 +102,8 @@ impl RaftLog {
     /// newer entries); from the first conflicting entry on, the log is replaced. Returns
     /// whether the log changed (and so must be written to disk).
     pub(crate) fn put_after(&mut self, prev_index: u64, term: u64, count: u64) -> bool {
-        let last = prev_index + count;
-        let Some(conflict) = self.first_mismatch(prev_index + 1, last, term) else {
+        let last = prev_index.saturating_add(count);
+        let Some(conflict) = self.first_mismatch(prev_index.saturating_add(1), last, term) else {
             return false;
         };
         self.truncate_after(conflict - 1);
@@ -108,11 +114,11 @@ impl RaftLog {
     /// The run of equal-term entries that starts at `index` and goes to the end of its run:
     /// `(term, count)`; `None` when `index` is past the end.
     pub(crate) fn run_from(&self, index: u64) -> Option<(u64, u64)> {
-        let mut end = 0;
+        let mut end: u64 = 0;
         for &(term, count) in &self.runs {
-            end += count;
+            end = end.saturating_add(count);
             if index <= end {
-                return Some((term, end - index + 1));
+                return Some((term, (end - index).saturating_add(1)));
             }
         }
         None

@@ -21,7 +21,7 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
-pub use settings::{Raft, RaftError, RaftSettings};
+pub use settings::{Raft, RaftError, RaftSettings, MAX_LOG_LENGTH};
 
 pub use config::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 pub use messages::{RaftMsg, RaftTimer};

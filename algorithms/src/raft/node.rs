@@ -366,7 +366,7 @@ impl RaftNode {
         ctx.became_leader(term, term);
         ctx.cancel_timer(RaftTimer::Election);
         // Paper figure 2: next index "initialized to leader last log index + 1".
-        let next_index = self.durable.log.last_index() + 1;
+        let next_index = self.durable.log.last_index().saturating_add(1);
         for progress in &mut self.volatile.peers {
             progress.next_index = next_index;
         }

@@ -56,7 +56,7 @@ impl RaftNode {
             .term_at(prev_log_index)
             .expect("within the log");
         if !progress.probing {
-            self.volatile.peers[peer.index()].next_index = next + entries;
+            self.volatile.peers[peer.index()].next_index = next.saturating_add(entries);
         }
         let term = self.durable.current_term;
         ctx.send(
@@ -97,7 +97,7 @@ impl RaftNode {
         let answer = RaftMsg::AppendResp {
             term: msg.term,
             success: true,
-            index: msg.prev_log_index + msg.entries,
+            index: msg.prev_log_index.saturating_add(msg.entries),
             last_log_index: self.durable.log.last_index(),
         };
         ctx.send(from, answer);
@@ -126,21 +126,21 @@ impl RaftNode {
         progress.last_response_local = Some(local_now);
         if answer.success {
             progress.match_index = progress.match_index.max(answer.index);
-            progress.next_index = progress.next_index.max(answer.index + 1);
+            progress.next_index = progress.next_index.max(answer.index.saturating_add(1));
             progress.probing = false;
             return;
         }
         // A refusal older than what the follower has since matched, or than the probe
         // outstanding, says nothing new (etcd `Progress.MaybeDecrTo`).
         let stale = answer.index < progress.match_index
-            || (progress.probing && answer.index + 1 != progress.next_index);
+            || (progress.probing && answer.index.saturating_add(1) != progress.next_index);
         if stale {
             return;
         }
         // Paper §5.3: back off, at once to just past the follower's last entry when that is
         // shorter, never below what is known to match; then probe one message at a time.
-        let retry = answer.index.min(answer.last_log_index + 1);
-        progress.next_index = retry.max(progress.match_index + 1);
+        let retry = answer.index.min(answer.last_log_index.saturating_add(1));
+        progress.next_index = retry.max(progress.match_index.saturating_add(1));
         progress.probing = true;
         self.send_append(ctx, from);
     }

@@ -54,6 +54,10 @@ pub struct RaftSettings {
     pub timeout_draw: Option<RaftTimeoutDraw>,
 }
 
+/// The longest initial log a member may be given: a million million entries. A run appends
+/// at most one entry per event, and events are bounded, so indexes stay far below `u64::MAX`.
+pub const MAX_LOG_LENGTH: u64 = 1_000_000_000_000;
+
 /// A rule Raft's settings broke.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum RaftError {
@@ -93,13 +97,24 @@ pub enum RaftError {
         /// The number of members in the cluster.
         nodes: u64,
     },
+    /// An initial log longer than [`MAX_LOG_LENGTH`].
+    #[error("log_lengths[{node}] is {length} entries, more than {MAX_LOG_LENGTH}")]
+    LogLengthTooLong {
+        /// The member whose log it is (its index in the list).
+        node: usize,
+        /// The length written.
+        length: u64,
+    },
 }
 
 impl SettingError for RaftError {
     fn hint(&self) -> Option<String> {
         let hint = match self {
             RaftError::Common(rule) => return rule.hint(),
-            RaftError::ElectionTimeoutMinAboveMax { .. } => return None,
+            RaftError::ElectionTimeoutMinAboveMax { .. } => {
+                "write the shorter timeout first, like (\"150ms\", \"300ms\"): each timeout is \
+                 drawn between the two"
+            }
             RaftError::ElectionTimeoutNotAboveHeartbeat { .. } => {
                 "followers start elections when heartbeats stop; keep the heartbeat well below \
                  the election timeout (a tenth to a third of it)"
@@ -107,12 +122,25 @@ impl SettingError for RaftError {
             RaftError::LogLengthsWrongCount { .. } => {
                 "give one initial log length per node, or leave log_lengths out"
             }
+            RaftError::LogLengthTooLong { .. } => {
+                return Some(format!(
+                    "an initial log only orders the members by how up to date they are: small \
+                     lengths like [3, 3, 2] show the same; a length is at most {MAX_LOG_LENGTH}"
+                ))
+            }
             RaftError::ZeroProposeEvery => {
                 "give the interval between two client writes at the leader (etcd under load: \
                  \"10ms\"), or leave propose_every out for elections without a workload"
             }
         };
         Some(hint.to_string())
+    }
+
+    fn item(&self) -> Option<usize> {
+        match self {
+            RaftError::LogLengthTooLong { node, .. } => Some(*node),
+            _ => None,
+        }
     }
 }
 
@@ -187,6 +215,13 @@ impl Algorithm for Raft {
                 nodes: cluster.nodes,
             };
             problem("log_lengths", error);
+        }
+        if let Some((node, &length)) = log_lengths
+            .iter()
+            .enumerate()
+            .find(|(_, &length)| length > MAX_LOG_LENGTH)
+        {
+            problem("log_lengths", RaftError::LogLengthTooLong { node, length });
         }
         let propose_every_ns = settings.propose_every.map(|every| every.0);
         if propose_every_ns == Some(0) {

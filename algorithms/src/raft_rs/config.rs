@@ -62,7 +62,18 @@ pub enum RaftRsConfigError {
         /// The length of one tick, in nanoseconds of local time.
         tick_ns: Nanos,
     },
+    /// A tick count above [`MAX_TICKS`].
+    TooManyTicks {
+        /// The setting, `election_tick` or `heartbeat_tick`.
+        field: &'static str,
+        /// The count written.
+        ticks: usize,
+    },
 }
+
+/// The most ticks `election_tick` or `heartbeat_tick` may count: raft-rs counts each tick
+/// down one by one, and its defaults are 20 and 2. A longer timeout is a longer `tick`.
+pub const MAX_TICKS: usize = 1_000_000;
 
 impl RaftRsConfigError {
     /// The setting at fault, by its field name.
@@ -72,6 +83,7 @@ impl RaftRsConfigError {
             RaftRsConfigError::ElectionTickNotAboveHeartbeatTick { .. }
             | RaftRsConfigError::ElectionTimeoutTooLong { .. } => "election_tick",
             RaftRsConfigError::ZeroTick => "tick",
+            RaftRsConfigError::TooManyTicks { field, .. } => field,
         }
     }
 }
@@ -91,6 +103,9 @@ impl fmt::Display for RaftRsConfigError {
                  heartbeat ({heartbeat_tick} ticks)"
             ),
             RaftRsConfigError::ZeroTick => write!(f, "the tick must be longer than zero"),
+            RaftRsConfigError::TooManyTicks { field, ticks } => {
+                write!(f, "{field} is {ticks} ticks, more than {MAX_TICKS}")
+            }
             RaftRsConfigError::ElectionTimeoutTooLong {
                 election_tick,
                 tick_ns,
@@ -110,6 +125,14 @@ impl RaftRsConfig {
     /// these settings can reach (the others concern settings left at raft-rs' defaults).
     pub fn validate(&self) -> Vec<RaftRsConfigError> {
         let mut problems = Vec::new();
+        for (field, ticks) in [
+            ("election_tick", self.election_tick),
+            ("heartbeat_tick", self.heartbeat_tick),
+        ] {
+            if ticks > MAX_TICKS {
+                problems.push(RaftRsConfigError::TooManyTicks { field, ticks });
+            }
+        }
         if self.heartbeat_tick == 0 {
             problems.push(RaftRsConfigError::ZeroHeartbeatTick);
         }

@@ -67,6 +67,10 @@ impl SettingError for RaftRsError {
             RaftRsError::Config(RaftRsConfigError::ZeroTick) => {
                 "every raft-rs timeout is counted in ticks; give the tick a length, like \"50ms\""
             }
+            RaftRsError::Config(RaftRsConfigError::TooManyTicks { .. }) => {
+                "raft-rs counts its timeouts in ticks (its defaults: election_tick 20, \
+                 heartbeat_tick 2); for longer timeouts, lengthen `tick` instead"
+            }
             RaftRsError::Config(RaftRsConfigError::ElectionTimeoutTooLong { .. }) => {
                 "lower election_tick or the tick: election timeouts run up to twice \
                  election_tick ticks"

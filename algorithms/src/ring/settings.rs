@@ -71,6 +71,8 @@ impl Algorithm for Ring {
     const SUMMARY: &'static str =
         "Ring election: Chang-Roberts (1979) or the all-ids token ring; ring order and initiators \
          configurable, acknowledged hops that skip a dead successor; epochs, no quorum";
+    /// No planned handover: `Resign` does nothing.
+    const RESIGNS: bool = false;
     const KNOBS: &'static [Knob] = &[
         Knob {
             name: "heartbeat",

@@ -106,6 +106,20 @@ fn check(source: &str) -> Result<(), TestCaseError> {
         Err(error) => {
             let rendered = error.to_string();
             prop_assert!(rendered.starts_with(ORIGIN));
+            // Every refusal of a text says where and what to do.
+            prop_assert!(
+                error.location.is_some(),
+                "no location: {} in {:?}",
+                rendered,
+                source
+            );
+            let hint = error.hint().unwrap_or_default();
+            prop_assert!(
+                !hint.trim().is_empty(),
+                "no hint: {} in {:?}",
+                rendered,
+                source
+            );
             if let Some((line, column)) = error.location {
                 let lines: Vec<&str> = source.split('\n').collect();
                 prop_assert!(
@@ -124,6 +138,142 @@ fn check(source: &str) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
+}
+
+/// The shipped scenarios, read once.
+fn shipped() -> &'static [String] {
+    static FILES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .expect("the scenario library")
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.extension().is_some_and(|e| e == "ron"))
+            .collect();
+        paths.sort();
+        paths
+            .iter()
+            .map(|path| std::fs::read_to_string(path).expect("a shipped scenario"))
+            .collect()
+    })
+}
+
+/// The text split into tokens a person edits: words, numbers, strings, comments, single
+/// punctuation, and the whitespace between them.
+fn tokens(source: &str) -> Vec<String> {
+    let chars: Vec<char> = source.chars().collect();
+    let mut tokens = Vec::new();
+    let mut index = 0;
+    while index < chars.len() {
+        let c = chars[index];
+        let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '+');
+        let end = if c == '"' {
+            let close = chars[index + 1..].iter().position(|&c| c == '"');
+            close.map_or(chars.len(), |offset| index + offset + 2)
+        } else if c == '/' && chars.get(index + 1) == Some(&'/') {
+            let newline = chars[index..].iter().position(|&c| c == '\n');
+            newline.map_or(chars.len(), |offset| index + offset)
+        } else if word(c) {
+            index + chars[index..].iter().take_while(|&&c| word(c)).count()
+        } else if c.is_whitespace() {
+            index
+                + chars[index..]
+                    .iter()
+                    .take_while(|c| c.is_whitespace())
+                    .count()
+        } else {
+            index + 1
+        };
+        tokens.push(chars[index..end].iter().collect());
+        index = end;
+    }
+    tokens
+}
+
+/// Values of the wrong type or out of range, and names in the wrong place.
+const REPLACEMENTS: &[&str] = &[
+    "-1",
+    "0",
+    "1.5",
+    "1e400",
+    "NaN",
+    "18446744073709551616",
+    "18446744073709551615",
+    "4294967296",
+    "1000000000001",
+    "10001",
+    "\"x\"",
+    "\"0s\"",
+    "\"-1s\"",
+    "\"876601h\"",
+    "true",
+    "[]",
+    "()",
+    "Leader",
+    "Service",
+    "Node(99)",
+    "Some(1)",
+    "None",
+    "Raft()",
+    "Etcd()",
+];
+
+#[derive(Clone, Debug)]
+enum TokenMutation {
+    Delete(usize),
+    Duplicate(usize),
+    Swap(usize, usize),
+    Replace(usize, usize),
+}
+
+fn token_mutation() -> impl Strategy<Value = TokenMutation> {
+    prop_oneof![
+        any::<usize>().prop_map(TokenMutation::Delete),
+        any::<usize>().prop_map(TokenMutation::Duplicate),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| TokenMutation::Swap(a, b)),
+        (any::<usize>(), 0..REPLACEMENTS.len()).prop_map(|(a, r)| TokenMutation::Replace(a, r)),
+    ]
+}
+
+/// A shipped scenario with some of its non-blank tokens deleted, doubled, swapped or replaced.
+fn mutate_tokens(source: &str, mutations: &[TokenMutation]) -> String {
+    let mut tokens = tokens(source);
+    for mutation in mutations {
+        let solid: Vec<usize> = (0..tokens.len())
+            .filter(|&i| !tokens[i].trim().is_empty())
+            .collect();
+        if solid.is_empty() {
+            break;
+        }
+        let pick = |i: usize| solid[i % solid.len()];
+        match *mutation {
+            TokenMutation::Delete(i) => {
+                tokens.remove(pick(i));
+            }
+            TokenMutation::Duplicate(i) => {
+                let at = pick(i);
+                tokens.insert(at, tokens[at].clone());
+            }
+            TokenMutation::Swap(a, b) => tokens.swap(pick(a), pick(b)),
+            TokenMutation::Replace(i, r) => tokens[pick(i)] = REPLACEMENTS[r].to_string(),
+        }
+    }
+    tokens.concat()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Bad files made from the library: every refusal has a location and a hint (checked by
+    /// [`check`]), whatever was broken.
+    #[test]
+    fn mutated_shipped_scenarios_are_refused_with_a_location_and_a_hint(
+        file in any::<prop::sample::Index>(),
+        mutations in proptest::collection::vec(token_mutation(), 1..4),
+    ) {
+        let source = file.get(shipped());
+        check(&mutate_tokens(source, &mutations))?;
+    }
 }
 
 proptest! {

@@ -102,7 +102,7 @@ fn an_empty_file_says_what_a_scenario_looks_like() {
     for source in ["", "  \n", "// only a comment\n"] {
         assert_eq!(
             error_of(source).to_string(),
-            "scenarios/x.ron: the scenario file is empty\n  hint: a scenario file holds one \
+            "scenarios/x.ron:1:1: the scenario file is empty\n  hint: a scenario file holds one \
              `Scenario(...)`, e.g. `Scenario(algorithm: Raft())`"
         );
     }
@@ -265,5 +265,74 @@ fn text_that_is_not_a_scenario_is_an_error_not_a_crash() {
     for source in &cases {
         let error = error_of(source);
         assert!(error.location.is_some(), "{error}");
+    }
+}
+
+#[test]
+fn invisible_and_look_alike_characters_are_named_at_their_place_with_a_hint() {
+    let cases = [
+        // ron read this as one comment line: "empty".
+        (
+            "// a comment@\rScenario(algorithm: Raft())\r",
+            "a carriage return (U+000D) without a line feed after it",
+        ),
+        // ron said "expected a whole number" at the 3.
+        (
+            "Scenario(nodes:@\u{A0}3, algorithm: Raft())",
+            "unexpected character U+00A0 NO-BREAK SPACE",
+        ),
+        // ron said "unknown field `alg`".
+        (
+            "Scenario(nodes: 3, alg@\u{AD}orithm: Raft())",
+            "unexpected character U+00AD SOFT HYPHEN",
+        ),
+        (
+            "Scenario(algorithm: Raft(),@\u{200B} seed: 1)",
+            "unexpected character U+200B ZERO WIDTH SPACE",
+        ),
+        (
+            "Scenario(algorithm: Raft(), name: \"a@\u{200D}b\")",
+            "unexpected character U+200D ZERO WIDTH JOINER",
+        ),
+        (
+            "Scenario(algorithm:@\u{FEFF} Raft())",
+            "unexpected character U+FEFF ZERO WIDTH NO-BREAK SPACE (byte-order mark)",
+        ),
+        (
+            "// @\u{202E}txet desrever\nScenario(algorithm: Raft())",
+            "unexpected character U+202E RIGHT-TO-LEFT OVERRIDE",
+        ),
+        (
+            "Scenario(algorithm: Raft(), name: @\u{201C}x\u{201D})",
+            "unexpected character U+201C LEFT DOUBLE QUOTATION MARK",
+        ),
+        (
+            "Scenario(algorithm: Raft(), clocks: (nodes: [(node: 0, drift_ppm: @\u{2212}5)]))",
+            "unexpected character U+2212 MINUS SIGN",
+        ),
+        (
+            "Scenario(\r\n  algorithm: Raft(),@\u{3000}\r\n)",
+            "unexpected character U+3000 IDEOGRAPHIC SPACE",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(marked, message);
+        let (source, _) = unmark(marked);
+        let hint = error_of(&source).hint().unwrap_or_default();
+        assert!(!hint.is_empty(), "{source:?}");
+    }
+}
+
+#[test]
+fn unusual_characters_stay_allowed_where_they_are_only_text() {
+    // In comments (but for bidi controls and a lone CR), and spaces, quotes and dashes in
+    // strings; CRLF line endings are ordinary.
+    for source in [
+        "// caf\u{E9}\u{A0}\u{AD}\u{200B} \u{201C}quoted\u{201D} \u{2013}\nScenario(algorithm: Raft())",
+        "/* \u{A0}\u{FEFF} */ Scenario(algorithm: Raft())",
+        "Scenario(\r\n    name: \"r\u{E9}sum\u{E9}\u{A0}\u{2013} \u{201C}x\u{201D}\",\r\n    algorithm: Raft(),\r\n)\r\n",
+        "Scenario(name: r#\"a \" \u{A0} b\"#, algorithm: Raft())",
+    ] {
+        parsed(source);
     }
 }

@@ -726,3 +726,155 @@ fn fast_clocks_storms_and_retransmissions_count_in_the_events_estimate() {
     assert_eq!(error.location, Some(location), "reported at the transport");
     assert!(parse(&stream("200ms").replace('@', ""), ORIGIN).is_ok());
 }
+
+#[test]
+fn every_count_one_past_its_maximum_is_refused_at_its_value_with_a_hint() {
+    let over_log = splitbrain_algorithms::raft::MAX_LOG_LENGTH + 1;
+    let over_ticks = splitbrain_algorithms::raft_rs::config::MAX_TICKS + 1;
+    let cases: Vec<(String, String)> = vec![
+        (
+            format!("(nodes: 3, algorithm: Raft(log_lengths: [1, @{over_log}, 2]))"),
+            format!("log_lengths[1] is {over_log} entries, more than 1000000000000"),
+        ),
+        (
+            format!("(algorithm: RaftRs(election_tick: @{over_ticks}, tick: \"1ns\"))"),
+            format!("election_tick is {over_ticks} ticks, more than 1000000"),
+        ),
+        (
+            format!("(algorithm: RaftRs(heartbeat_tick: @{over_ticks}))"),
+            format!("heartbeat_tick is {over_ticks} ticks, more than 1000000"),
+        ),
+        (
+            "(algorithm: Raft(), nodes: @10001)".into(),
+            "nodes must be between 1 and 10000, not 10001".into(),
+        ),
+        (
+            "(algorithm: Raft(), clocks: (drift_ppm: @1000000))".into(),
+            "the random drift bound must be between 0 and 999999 ppm, not 1000000".into(),
+        ),
+        (
+            "(algorithm: Raft(), nemesis: (max_drift_ppm: @1000000))".into(),
+            "clock drift 1000000 ppm is out of range".into(),
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(&marked, &message);
+        let (source, _) = unmark(&marked);
+        let error = error_of(&source);
+        assert!(error.hint().is_some_and(|h| !h.is_empty()), "{error}");
+    }
+}
+
+#[test]
+fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
+    let base = "algorithm: Raft(), duration: \"60s\"";
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("({base}, nemesis: (kinds: @[]))"),
+            "the nemesis has no fault kinds: it would inject nothing",
+        ),
+        (
+            // The window is 60s - 1s - 10s = 49s: a 50s fault never fits.
+            format!("({base}, nemesis: (fault_duration: (@\"50s\", \"60s\")))"),
+            "the shortest nemesis fault (50s) does not fit in the 49s the nemesis may act \
+             (from `start` to the quiet tail): it would inject nothing",
+        ),
+        (
+            format!("({base}, nemesis: (mean_interval: @\"50s\"))"),
+            "the nemesis waits 50s on average between faults, longer than the 49s it may act \
+             (from `start` to the quiet tail): most runs would get no fault",
+        ),
+        (
+            format!("({base}, nemesis: (kinds: [Crash, ClockJump], max_clock_jump: @\"0s\"))"),
+            "nemesis kind `ClockJump` would inject nothing: `max_clock_jump` is zero",
+        ),
+        (
+            // The default kinds include ClockDrift.
+            format!("({base}, nemesis: (max_drift_ppm: @0))"),
+            "nemesis kind `ClockDrift` would inject nothing: `max_drift_ppm` is zero",
+        ),
+        (
+            format!("({base}, nemesis: (kinds: [LossBurst], max_loss: @0.0))"),
+            "nemesis kind `LossBurst` would inject nothing: `max_loss` is zero",
+        ),
+        (
+            "(algorithm: Bully(), nemesis: (kinds: @[Crash, Resign]))".to_string(),
+            "nemesis kind `Resign` would inject nothing: bully has no planned handover",
+        ),
+        (
+            format!("({base}, nodes: 1, nemesis: (kinds: @[Crash, Isolate]))"),
+            "nemesis kind `Isolate` would inject nothing: with one node and no service, no \
+             message is ever sent",
+        ),
+    ];
+    for (marked, message) in cases {
+        assert_error_at(&marked, message);
+        let (source, _) = unmark(&marked);
+        assert!(error_of(&source).hint().is_some(), "{source}");
+    }
+    // Each is the edge: a fault that just fits, faults once per window, a size of one.
+    for fine in [
+        format!("({base}, nemesis: (fault_duration: (\"48s\", \"60s\")))"),
+        format!("({base}, nemesis: (mean_interval: \"49s\"))"),
+        format!("({base}, nemesis: (kinds: [Crash], max_clock_jump: \"0s\", max_loss: 0.0))"),
+        format!("({base}, nemesis: (kinds: [ClockJump], max_clock_jump: \"1ns\"))"),
+        // The default kinds, which include both, are for any algorithm.
+        "(algorithm: Bully(), nodes: 1, nemesis: ())".to_string(),
+        // A design that hands over.
+        "(algorithm: Ring(), designs: [(name: \"r\", algorithm: Raft())], nemesis: (kinds: [Resign]))"
+            .to_string(),
+        // One member, but a service to be cut off from.
+        "(algorithm: Etcd(), nodes: 1, nemesis: (kinds: [Isolate]))".to_string(),
+        format!("({base}, nodes: 1, nemesis: (kinds: [Crash, ClockJump]))"),
+    ] {
+        parsed(&fine);
+    }
+}
+
+#[test]
+fn a_service_a_design_does_not_have_is_refused_naming_the_design() {
+    let source = "Scenario(\n    algorithm: Etcd(),\n    designs: [\n        (name: \"etcd\", algorithm: Etcd()),\n        (name: \"plain-raft\", algorithm: Raft()),\n    ],\n    faults: [(at: \"1s\", do: Stall(Service, \"2s\"))],\n)";
+    let error = error_of(source);
+    assert_eq!(
+        error.message(),
+        "target `Service` names the coordination service, but design \"plain-raft\" runs \
+         raft, which has none"
+    );
+    assert_eq!(error.location, Some((7, 35)));
+    assert!(error.hint().unwrap().contains("`Etcd`"), "{error}");
+    for (what, line) in [
+        ("clocks: (service: (drift_ppm: 5))", "`clocks.service`"),
+        ("disk: (service: Constant(\"1ms\"))", "`disk.service`"),
+    ] {
+        let source = format!(
+            "(algorithm: ZooKeeper(), designs: [(name: \"bully\", algorithm: Bully())], {what})"
+        );
+        assert!(error_of(&source).message().starts_with(line), "{source}");
+    }
+    // Designs that all have a service are fine.
+    parsed(
+        "(algorithm: Etcd(), designs: [(name: \"zk\", algorithm: ZooKeeper())], \
+         faults: [(at: \"1s\", do: Crash(Service), heal_after: \"1s\")])",
+    );
+}
+
+#[test]
+fn what_names_the_service_is_found_for_an_algorithm_chosen_on_the_command_line() {
+    let etcd = parsed("(algorithm: Etcd(), faults: [(at: \"3s\", do: Stall(Service, \"2s\"))])");
+    let raft = AlgorithmConfig::default_named("raft").unwrap();
+    let (message, hint) = etcd.refuse_algorithm(&raft, "--algorithm").unwrap_err();
+    assert_eq!(
+        message,
+        "the fault at 3s names the coordination service, which raft does not have"
+    );
+    assert!(
+        hint.starts_with(
+            "only etcd, zookeeper and k8s-lease have a service: name those with --algorithm"
+        ),
+        "{hint}"
+    );
+    let zk = AlgorithmConfig::default_named("zookeeper").unwrap();
+    assert_eq!(etcd.refuse_algorithm(&zk, "--algorithm"), Ok(()));
+    let plain = parsed("(algorithm: Etcd(), faults: [(at: \"3s\", do: Stall(Leader, \"2s\"))])");
+    assert_eq!(plain.refuse_algorithm(&raft, "--algorithm"), Ok(()));
+}

@@ -1,6 +1,7 @@
 //! Single nodes driven by hand: where randomness comes from, what survives a restart, and
 //! the settings' validation against raft-rs' own.
 
+use crate::raft_rs::config::MAX_TICKS;
 use crate::raft_rs::messages::raft_id;
 use crate::raft_rs::{RaftRsConfig, RaftRsConfigError, RaftRsMsg, RaftRsNode, RaftRsTimer};
 use raft::eraftpb::{Message as RaftMessage, MessageType};
@@ -231,13 +232,47 @@ fn each_refusal_names_its_field() {
         ),
         (
             RaftRsConfig {
-                election_tick: usize::MAX,
+                election_tick: MAX_TICKS,
+                tick_ns: u64::MAX / MAX_TICKS as u64,
                 ..RaftRsConfig::default()
             },
             vec![RaftRsConfigError::ElectionTimeoutTooLong {
-                election_tick: usize::MAX,
-                tick_ns: RaftRsConfig::default().tick_ns,
+                election_tick: MAX_TICKS,
+                tick_ns: u64::MAX / MAX_TICKS as u64,
             }],
+        ),
+        (
+            RaftRsConfig {
+                election_tick: usize::MAX,
+                ..RaftRsConfig::default()
+            },
+            vec![
+                RaftRsConfigError::TooManyTicks {
+                    field: "election_tick",
+                    ticks: usize::MAX,
+                },
+                RaftRsConfigError::ElectionTimeoutTooLong {
+                    election_tick: usize::MAX,
+                    tick_ns: RaftRsConfig::default().tick_ns,
+                },
+            ],
+        ),
+        (
+            RaftRsConfig {
+                election_tick: MAX_TICKS + 2,
+                heartbeat_tick: MAX_TICKS + 1,
+                ..RaftRsConfig::default()
+            },
+            vec![
+                RaftRsConfigError::TooManyTicks {
+                    field: "election_tick",
+                    ticks: MAX_TICKS + 2,
+                },
+                RaftRsConfigError::TooManyTicks {
+                    field: "heartbeat_tick",
+                    ticks: MAX_TICKS + 1,
+                },
+            ],
         ),
     ];
     for (config, expected) in cases {
