@@ -14,7 +14,7 @@ use super::raw::{
     RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport,
     ScenarioFile,
 };
-use super::{Design, Expect, Objective, Scenario};
+use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
@@ -134,6 +134,9 @@ impl Checker {
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
             .collect();
         let expect = self.expect(file.expect);
+        let expect_rate_ppm = file.expect_rate.map_or(EVERY_SEED_PPM, |rate| {
+            self.probability(rate, "expect_rate", "expect_rate")
+        });
         let nemesis = file.nemesis.map(|raw| self.nemesis(raw, duration_ns));
         let objective = file.objective.map(|raw| self.objective(raw));
         let startup_delay_ns = objective.as_ref().map_or(0, |o| o.startup_delay_ns);
@@ -156,6 +159,7 @@ impl Checker {
             algorithm,
             designs,
             expect,
+            expect_rate_ppm,
             nemesis,
             objective,
         };
