@@ -16,13 +16,17 @@ const TRACE_COLUMNS: [&str; 10] = [
 ];
 
 /// The event kinds of docs/trace-format.md.
-const TRACE_EVENTS: [&str; 16] = [
+// Every kind docs/trace-format.md documents (a scenario with a pause writes `freeze`).
+const TRACE_EVENTS: [&str; 20] = [
     "start",
     "deliver",
     "timer",
     "workload",
     "held",
     "drop",
+    "disconnect",
+    "persist",
+    "freeze",
     "resume",
     "crash",
     "restart",
@@ -31,6 +35,7 @@ const TRACE_EVENTS: [&str; 16] = [
     "write_rejected",
     "fault",
     "heal",
+    "clock_caught_up",
     "quiet",
     "liveness_deadline",
 ];
@@ -377,7 +382,7 @@ mod outcomes {
 
     #[test]
     fn two_leaders_of_one_term_forever_fail_liveness_with_exit_3() {
-        // Without the operator's restart of n0 at 5s, n0 and n1 both lead term 2 until the end:
+        // Without the operator's restart of n0 at 5s, n0 and n1 both lead one term to the end:
         // neither deposes the other, so no leader is recognised by every connected member.
         let scratch = Scratch::new("liveness");
         let file = edited_scenario(
@@ -509,7 +514,12 @@ mod trace {
             .collect();
         let first = broken.first().expect("some event broke an invariant");
         assert_eq!(first["check"], "election_safety", "{first}");
-        assert_eq!(first["term"], 2);
+        // Node 1 wins the term node 0 already leads: the vote node 2 gave twice.
+        assert_eq!(first["node"], 1, "{first}");
+        assert_eq!(
+            first["term"], 3,
+            "node 2 led term 2 (seed 5), then 0 and 1 term 3"
+        );
         assert_eq!(first["leader"], true);
         assert!(
             broken.iter().any(|v| v["check"] == "fencing_safety"),
@@ -1140,6 +1150,53 @@ mod commands {
             let name = file.display().to_string();
             assert!(out.contains(&name), "`list` does not name {name}:\n{out}");
         }
+    }
+
+    #[test]
+    fn list_and_run_say_which_scenario_shows_its_point_on_some_seeds_only() {
+        let out = stdout(&splitbrain(["list"]));
+        let line = |name: &str| {
+            out.lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("no {name} in:\n{out}"))
+                .to_string()
+        };
+        assert!(
+            line("raft-broken-nemesis.ron").ends_with("expect Safe on 95% of seeds"),
+            "{out}"
+        );
+        assert!(line("raft-healthy.ron").ends_with("expect Safe"), "{out}");
+        // Seed 41 of the hunt breaks election_safety: a failing seed it states, not a bug.
+        let file = "scenarios/raft-broken-nemesis.ron";
+        let other = splitbrain(["run", file, "--seed", "41", "--quiet"]);
+        assert_exit(&other, 1);
+        assert!(
+            stderr(&other).contains("on 95% of seeds (expect_rate), not all"),
+            "{}",
+            stderr(&other)
+        );
+        let own = splitbrain(["run", file, "--quiet"]);
+        assert_exit(&own, 0);
+        assert!(!stderr(&own).contains("expect_rate"), "{}", stderr(&own));
+    }
+
+    #[test]
+    fn an_expect_rate_outside_0_to_1_is_refused_at_its_value() {
+        let scratch = Scratch::new("expect-rate");
+        let bad = scratch.write(
+            "bad.ron",
+            "Scenario(\n    algorithm: Raft(),\n    expect_rate: 1.5,\n)\n",
+        );
+        let output = splitbrain(["check".as_ref(), bad.as_os_str()]);
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(
+            err.starts_with(&format!(
+                "{}:3:18: expect_rate must be between 0 and 1",
+                bad.display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]

@@ -67,13 +67,13 @@ pub fn list(args: &ListArgs) -> u8 {
                     None => format!("{:>2} faults", s.sim.faults.len()),
                 };
                 crate::outln!(
-                    "  {:<width$}  {:<name_width$} {:>2} nodes  {:>6}  {:<19}  expect {}",
+                    "  {:<width$}  {:<name_width$} {:>2} nodes  {:>6}  {:<19}  {}",
                     file.display(),
                     s.algorithm.name(),
                     s.sim.members,
                     format_duration(s.sim.duration_ns),
                     faults,
-                    describe_expect(&s.expect)
+                    expectation(&s)
                 );
             }
             Err(e) => {
@@ -87,4 +87,16 @@ pub fn list(args: &ListArgs) -> u8 {
     } else {
         exit::MATCHED
     }
+}
+
+/// `expect Safe`, and for a scenario that shows its point on some seeds only, the share of
+/// seeds it states: `expect Safe on 95% of seeds`, so that nobody takes another seed's
+/// different outcome for a bug.
+fn expectation(s: &scenario::Scenario) -> String {
+    let expect = describe_expect(&s.expect);
+    if s.expect_rate_ppm == scenario::EVERY_SEED_PPM {
+        return format!("expect {expect}");
+    }
+    let percent = f64::from(s.expect_rate_ppm) / 10_000.0;
+    format!("expect {expect} on {percent}% of seeds")
 }

@@ -170,6 +170,7 @@ pub fn run(args: &RunArgs) -> u8 {
     for note in &adjustments {
         eprintln!("note: {}: {note}", args.file.display());
     }
+    let expect_rate_ppm = scenario.expect_rate_ppm;
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
     let scenario = scenario.materialize(scenario.sim.seed);
     if !args.json {
@@ -217,6 +218,14 @@ pub fn run(args: &RunArgs) -> u8 {
     } else {
         exit::SAFETY_MISMATCH
     };
+    if code != exit::MATCHED && expect_rate_ppm != scenario::EVERY_SEED_PPM {
+        // A seed-specific scenario's other seeds are not a bug: say so where it shows.
+        eprintln!(
+            "note: {} states that it matches its expect on {}% of seeds (expect_rate), not all",
+            args.file.display(),
+            f64::from(expect_rate_ppm) / 10_000.0
+        );
+    }
     let replay = match args.trial {
         // `--trial` sets the seed and the faults' phase; `--seed` may not come with it.
         Some(_) => format!(

@@ -39,6 +39,9 @@ use splitbrain_sim::{nemesis, Invariant, SimConfig, Target};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+/// `expect_rate` left out: the outcome matches `expect` on every seed.
+pub const EVERY_SEED_PPM: u32 = 1_000_000;
+
 /// A validated scenario: what to run, with which algorithm, and what the run should show.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -49,6 +52,10 @@ pub struct Scenario {
     /// Named designs for `compare` (empty when the scenario lists none).
     pub designs: Vec<Design>,
     pub expect: Expect,
+    /// The share of seeds, in parts per million, on which the outcome matches `expect`, as
+    /// the file states it (`expect_rate`): [`EVERY_SEED_PPM`] unless the scenario shows its
+    /// point on some seeds only (a hunt's scenario, whose failing seeds are the point).
+    pub expect_rate_ppm: u32,
     /// Random faults drawn per seed; `None` when the scenario has only explicit faults.
     pub nemesis: Option<splitbrain_sim::nemesis::NemesisConfig>,
     /// A recovery-time objective (its start-up delay is also in `sim.startup_delay_ns`).
@@ -61,6 +68,8 @@ impl Scenario {
     pub fn materialize(&self, seed: u64) -> Scenario {
         let mut s = self.clone();
         s.sim.seed = seed;
+        // One seed matches or not: a reproducer written from it states no share of seeds.
+        s.expect_rate_ppm = EVERY_SEED_PPM;
         if let Some(mut config) = s.nemesis.take() {
             // Derived here, the one place every run's schedule is drawn: whatever algorithm
             // the scenario runs now (compare swaps it), a service is struck only if it has one.

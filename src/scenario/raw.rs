@@ -46,6 +46,8 @@ pub(crate) struct ScenarioFile {
     pub objective: Option<RawObjective>,
     #[serde(default)]
     pub expect: Option<RawExpect>,
+    #[serde(default)]
+    pub expect_rate: Option<f64>,
 }
 
 /// A named design for `compare`: an algorithm with its own settings.

@@ -14,7 +14,7 @@ use super::raw::{
     RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport,
     ScenarioFile,
 };
-use super::{Design, Expect, Objective, Scenario};
+use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
@@ -145,6 +145,9 @@ impl Checker {
             .collect();
         self.designs_have_the_service(&designs);
         let expect = self.expect(file.expect);
+        let expect_rate_ppm = file.expect_rate.map_or(EVERY_SEED_PPM, |rate| {
+            self.probability(rate, "expect_rate", "expect_rate")
+        });
         let nemesis = file.nemesis.map(|raw| {
             // The default kinds are for any algorithm: those that strike nothing here are
             // drawn in vain, but only kinds the author listed are refused.
@@ -177,6 +180,7 @@ impl Checker {
             algorithm,
             designs,
             expect,
+            expect_rate_ppm,
             nemesis,
             objective,
         };

@@ -2,7 +2,7 @@
 //! `parse(&to_ron(s), ..) == Ok(s)` for every valid scenario (this is how minimal reproducers
 //! are saved). Durations are exact, probabilities are exact decimals of their ppm.
 
-use super::{Expect, Scenario};
+use super::{Expect, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
@@ -58,6 +58,9 @@ pub fn to_ron(scenario: &Scenario) -> String {
         field("objective", format!("({})", parts.join(", ")));
     }
     field("expect", expect(&scenario.expect));
+    if scenario.expect_rate_ppm != EVERY_SEED_PPM {
+        field("expect_rate", probability(scenario.expect_rate_ppm));
+    }
     out.push_str(")\n");
     out
 }

@@ -299,6 +299,12 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             Vec::new()
                         },
                         expect,
+                        // Written out only below every seed: both forms round-trip.
+                        expect_rate_ppm: if seed % 2 == 0 {
+                            crate::scenario::EVERY_SEED_PPM
+                        } else {
+                            (seed % 1_000_000) as u32
+                        },
                         nemesis: None,
                         objective: None,
                     }
