@@ -10,8 +10,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  the outcome matched the scenario's `expect`
   1  a safety outcome differed from `expect` (or --check-determinism found a difference)
-  2  bad input or usage, or an output that could not be written; merge: seeds missing or
-     recorded twice with different outcomes
+  2  bad input or usage, or an output that could not be written; a run that outgrew its
+     runtime guard (--max-events, --max-in-flight, --max-memory, --max-time); merge: seeds
+     missing or recorded twice with different outcomes
   3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)
   129, 130, 143  hunt: interrupted by SIGHUP, SIGINT (Ctrl-C) or SIGTERM (128 + the signal's
      number); the records so far are kept and summarised. run --trace: the same signals
