@@ -324,10 +324,20 @@ pub struct ListArgs {
 #[command(next_help_heading = "Run limits")]
 pub struct LimitArgs {
     /// End a run (exit 2; in a hunt, that seed's error) that handles more events than this.
-    #[arg(long, value_name = "N", default_value_t = splitbrain_sim::limits::DEFAULT_MAX_EVENTS)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = splitbrain_sim::limits::DEFAULT_MAX_EVENTS,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     pub max_events: u64,
     /// End a run that holds more events and messages queued at once than this.
-    #[arg(long, value_name = "N", default_value_t = splitbrain_sim::limits::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = splitbrain_sim::limits::DEFAULT_MAX_IN_FLIGHT,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     pub max_in_flight: u64,
     /// End a run while the process's resident memory is above this (e.g. 8GiB, 512MiB).
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_bytes)]
@@ -402,9 +412,13 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 40,
         other => return Err(format!("unknown unit `{other}`; {hint}")),
     };
-    number
+    let bytes = number
         .checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("`{text}` is more bytes than this machine counts; {hint}"))
+        .ok_or_else(|| format!("`{text}` is more bytes than this machine counts; {hint}"))?;
+    if bytes == 0 {
+        return Err(format!("write at least 1B; {hint}"));
+    }
+    Ok(bytes)
 }
 
 /// Parses the arguments and runs the command.

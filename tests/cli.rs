@@ -1649,6 +1649,21 @@ fn a_run_past_its_event_limit_exits_2_naming_the_limit_and_leaves_no_trace() {
         "{err}"
     );
     assert!(scratch.listing().is_empty(), "{:?}", scratch.listing());
+    // With --param too (it rebuilds the scenario from its text).
+    let output = splitbrain([
+        "run",
+        "scenarios/raft-leader-stall.ron",
+        "--param",
+        "stall=5s",
+        "--max-events",
+        "1000",
+    ]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("1,000 events handled"),
+        "{}",
+        stderr(&output)
+    );
     // Raised, the same run finishes.
     let output = splitbrain([
         "run",
@@ -1659,45 +1674,46 @@ fn a_run_past_its_event_limit_exits_2_naming_the_limit_and_leaves_no_trace() {
     assert_exit(&output, 0);
 }
 
+/// Runs `file` with one limit flag set; asserts exit 2 and returns what it said.
+fn run_past_limit(file: &str, flag: &str, value: &str) -> String {
+    let output = splitbrain(["run", file, flag, value, "--quiet"]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains(flag), "the hint names {flag}: {err}");
+    err
+}
+
 /// `--max-in-flight`, `--max-memory` and `--max-time` end a run the same way; sizes take
 /// binary units.
 #[test]
 fn the_in_flight_memory_and_time_limits_end_a_run_with_exit_2() {
-    let output = splitbrain([
-        "run",
-        "scenarios/raft-leader-crash.ron",
-        "--max-in-flight",
-        "2",
-    ]);
-    assert_exit(&output, 2);
-    let err = stderr(&output);
+    let crash = "scenarios/raft-leader-crash.ron";
+    let err = run_past_limit(crash, "--max-in-flight", "2");
     assert!(err.contains("events and messages queued at once"), "{err}");
-    assert!(err.contains("--max-in-flight"), "{err}");
-    let output = splitbrain([
-        "run",
-        "tests/fixtures/bully-1000.ron",
-        "--max-memory",
-        "1MiB",
-        "--quiet",
-    ]);
-    assert_exit(&output, 2);
-    let err = stderr(&output);
+    let err = run_past_limit("tests/fixtures/bully-1000.ron", "--max-memory", "1MiB");
     assert!(err.contains("resident memory of the process"), "{err}");
     assert!(err.contains("1 MiB"), "{err}");
-    let output = splitbrain([
-        "run",
-        "tests/fixtures/bully-1000.ron",
-        "--max-time",
-        "1ms",
-        "--quiet",
-    ]);
-    assert_exit(&output, 2);
-    let err = stderr(&output);
+    assert!(
+        err.contains("--max-memory 2MiB"),
+        "a value the flag takes: {err}"
+    );
+    let err = run_past_limit("tests/fixtures/bully-1000.ron", "--max-time", "1ms");
     assert!(
         err.contains("outgrew its limit of 1ms wall-clock time"),
         "{err}"
     );
-    assert!(err.contains("--max-time"), "{err}");
+    assert!(
+        err.contains("--max-time 2ms"),
+        "a value the flag takes: {err}"
+    );
+    for zero in [
+        ["--max-events", "0"],
+        ["--max-in-flight", "0"],
+        ["--max-memory", "0B"],
+    ] {
+        let output = splitbrain(["run", "scenarios/raft-healthy.ron", zero[0], zero[1]]);
+        assert_exit(&output, 2);
+    }
     let output = splitbrain(["run", "scenarios/raft-healthy.ron", "--max-time", "0s"]);
     assert_exit(&output, 2);
     let output = splitbrain([
@@ -1748,6 +1764,19 @@ fn a_hunt_seed_past_its_limits_is_that_seeds_error_with_its_replay() {
     );
     assert!(records.contains("\"key\":\"limit\""), "{records}");
     assert!(!scratch.path.join("out").exists(), "nothing shrunk");
+    // The records merge like any others, with the same verdict.
+    let merged = splitbrain(["merge", jsonl.to_str().unwrap()]);
+    assert_exit(&merged, 2);
+    assert!(
+        !stderr(&merged).contains("unknown outcome"),
+        "{}",
+        stderr(&merged)
+    );
+    assert!(
+        stdout(&merged).contains("limit: 3 seeds"),
+        "{}",
+        stdout(&merged)
+    );
 }
 
 /// `compare` and `sweep` stop at the first run past its limits, name the design or value and

@@ -425,6 +425,9 @@ fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
         NEMESIS,
         "--seeds",
         "10000000",
+        // Ends by itself should the test fail before it signals it.
+        "--time-budget",
+        "5m",
         "--no-shrink",
         "--jsonl",
         jsonl_arg,
@@ -541,6 +544,9 @@ fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
             NEMESIS,
             "--seeds",
             "10000000",
+            // Ends by itself should the test fail before it kills it.
+            "--time-budget",
+            "5m",
             "--no-shrink",
             "--quiet",
         ])
@@ -771,6 +777,9 @@ fn a_second_hunt_on_the_file_of_a_running_hunt_is_refused_even_with_force() {
         NEMESIS,
         "--seeds",
         "10000000",
+        // Ends by itself should the test fail before it stops it.
+        "--time-budget",
+        "5m",
         "--no-shrink",
         "--quiet",
         "--jsonl",
@@ -924,5 +933,33 @@ fn a_file_without_its_end_line_is_described_as_it_is() {
         )),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A signal stops the seeds under way, even before any seed has finished: a hunt of seeds
+/// that would each take minutes exits 143 at once, saying no seed ran.
+#[test]
+fn a_signal_stops_long_seeds_under_way_even_before_one_has_finished() {
+    let dir = scratch("long-seeds");
+    let file = dir.join("long.ron");
+    let text = r#"Scenario(duration: "100h", nodes: 5, algorithm: Raft(), nemesis: (mean_interval: "1h"))"#;
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+    let args = [
+        "hunt",
+        file,
+        "--seeds",
+        "4",
+        "--jobs",
+        "2",
+        "--time-budget",
+        "5m",
+    ];
+    let (mut child, mut stdout) = spawn_reading(&args);
+    read_until(&mut stdout, "seeds");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (code, out) = signal_and_finish("TERM", &mut child, stdout);
+    assert_eq!(code, Some(143), "{out}");
+    assert!(out.contains("0 of 4 seeds ran"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }

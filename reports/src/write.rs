@@ -157,6 +157,10 @@ impl Staging {
             let path = path.to_path_buf();
             move |source| ReportError::Io { path, source }
         };
+        // Emptied below: never through a link planted there, into the folder it names.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ReportError::InTheWay { path });
+        }
         fs::create_dir_all(&path).map_err(io(&path))?;
         let lock_path = path.join(LOCK);
         let lock = fs::OpenOptions::new()

@@ -308,3 +308,17 @@ fn a_folder_another_writer_holds_is_refused_and_a_killed_writers_leftovers_are_c
     assert!(read(&dir, "report.md").contains("#"));
     fs::remove_dir_all(dir).unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_as_the_staging_folder_is_refused_and_what_it_names_left_alone() {
+    let dir = scratch_dir("planted-link");
+    let elsewhere = scratch_dir("planted-link-target");
+    fs::write(elsewhere.join("precious.txt"), "keep me").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join(STAGING)).unwrap();
+    let err = write_report(&dir, &doc(), &charts(), &[summary_table()]).unwrap_err();
+    assert!(matches!(err, ReportError::InTheWay { .. }), "{err}");
+    assert_eq!(read(&elsewhere, "precious.txt"), "keep me");
+    fs::remove_dir_all(dir).unwrap();
+    fs::remove_dir_all(elsewhere).unwrap();
+}

@@ -35,6 +35,11 @@ pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
 /// reads no clock: the caller enforces it through `Sim::with_stop`.
 pub const DEFAULT_MAX_WALL_MS: u64 = 600_000;
 
+/// How many events pass between two questions to a run's stop callback (the caller's wall
+/// clock, a hunt's signal): a clock reading costs tens of nanoseconds, so a stop is heard
+/// within a millisecond or so of an ordinary run.
+pub const STOP_CHECK_EVERY_EVENTS: u64 = 1 << 12;
+
 /// How many events pass between two readings of the process's memory: a reading is a
 /// system call, so it is taken about a hundred times a second at most.
 pub const MEMORY_CHECK_EVERY_EVENTS: u64 = 1 << 16;
@@ -47,7 +52,7 @@ pub struct RunLimits {
     /// Events and messages queued at once, timers aside.
     pub max_in_flight: u64,
     /// Resident memory of the process, in bytes (read from the operating system where it
-    /// tells: Linux's `/proc/self/statm`; elsewhere not checked).
+    /// tells: Linux's `/proc/self/status`; elsewhere not checked).
     pub max_memory_bytes: u64,
     /// Wall-clock time of one run, in milliseconds: a model whose events cost more as the
     /// cluster grows (a Raft leader of 4,000 sorts 4,000 match indexes per answer) can take
@@ -217,30 +222,18 @@ pub fn format_bytes(bytes: u64) -> String {
 }
 
 /// The resident memory of this process in bytes, where the operating system tells
-/// (Linux); `None` elsewhere.
+/// (Linux: `VmRSS` of `/proc/self/status`, in kB whatever the page size); `None` elsewhere.
 pub fn resident_bytes() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        // statm: size resident shared text lib data dt, in pages.
-        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-        let resident_pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-        Some(resident_pages.saturating_mul(page_size_bytes()))
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb.saturating_mul(1024))
     }
     #[cfg(not(target_os = "linux"))]
     {
         None
-    }
-}
-
-/// The page size `/proc/self/statm` counts in. Every Linux target this project builds for
-/// uses 4 KiB pages except some aarch64 and ppc64 kernels; `/proc/self/smaps_rollup` would
-/// tell in bytes but costs a walk of every mapping.
-#[cfg(target_os = "linux")]
-fn page_size_bytes() -> u64 {
-    if cfg!(any(target_arch = "powerpc64", target_arch = "loongarch64")) {
-        64 << 10
-    } else {
-        4 << 10
     }
 }
 

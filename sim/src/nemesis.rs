@@ -68,6 +68,21 @@ impl NemesisKind {
         NemesisKind::ClockDrift,
         NemesisKind::Resign,
     ];
+
+    /// Whether the kind acts on messages (cuts links, loses or duplicates them): it does
+    /// nothing in a run where no message is ever sent.
+    pub fn acts_on_messages(self) -> bool {
+        matches!(
+            self,
+            NemesisKind::Isolate
+                | NemesisKind::MajorityMinority
+                | NemesisKind::OneWay
+                | NemesisKind::CutLink
+                | NemesisKind::Bridge
+                | NemesisKind::LossBurst
+                | NemesisKind::Duplicate
+        )
+    }
 }
 
 /// How the nemesis behaves.

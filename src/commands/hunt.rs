@@ -526,13 +526,18 @@ fn write_reproducer(
         key: key.to_string(),
         seed,
         file: path.display().to_string(),
-        replay: format!("splitbrain run {}", path.display()),
+        replay: {
+            let mut words = vec!["splitbrain".to_string(), "run".to_string()];
+            words.push(super::charting::shell_word(&path.display().to_string()));
+            words.extend(args.limits.flag_words());
+            words.join(" ")
+        },
         faults_before: start.sim.faults.len(),
         faults_after: s.sim.faults.len(),
         nodes_before: start.sim.members,
         nodes_after: s.sim.members,
         shrink_runs: shrunk.runs,
-        replay_verified: replays(&path, key),
+        replay_verified: replays(&path, key, args.limits.limits()),
     })
 }
 
@@ -559,10 +564,11 @@ fn file_stem(name: &str) -> String {
 const MAX_STEM_CHARS: usize = 150;
 
 /// Loads the written file and runs it: does it fail with `key` again?
-fn replays(path: &Path, key: &str) -> bool {
-    let Ok(s) = scenario::load(path) else {
+fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {
+    let Ok(mut s) = scenario::load(path) else {
         return false;
     };
+    s.sim.limits = limits;
     let record = hunt::run_judged(&s);
     record.failures.iter().any(|f: &Failure| f.key == key)
 }
@@ -617,12 +623,15 @@ pub fn print_summary(
     }
     if !quiet {
         crate::outln!("\nCoverage (occurrences, and seeds that reached it)");
+        // As wide as the longest situation, so that the counts line up.
+        let width = summary.coverage.iter().map(|l| l.situation.len()).max();
         for line in &summary.coverage {
             crate::outln!(
-                "  {:<48} {:>8} in {:>6} seeds",
+                "  {:<width$} {:>8} in {:>6} seeds",
                 line.situation,
                 line.total,
-                line.seeds
+                line.seeds,
+                width = width.unwrap_or(0)
             );
         }
     }

@@ -6,7 +6,7 @@
 #![allow(clippy::disallowed_types)]
 
 use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
-use splitbrain_sim::limits::{format_bytes, Limit, LimitExceeded, Stop};
+use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
 use splitbrain_sim::{RunReport, SimConfig, TraceSink};
 use std::time::{Duration, Instant};
 
@@ -67,8 +67,9 @@ pub fn message(what: &str, e: &LimitExceeded) -> String {
 /// How to get past the limit: raise it, or make the run smaller.
 pub fn hint(e: &LimitExceeded) -> String {
     let raised = match e.limit {
-        Limit::Memory => format_bytes(e.allowed.saturating_mul(2)).replace(' ', ""),
-        Limit::WallTime => format!("{}s", e.allowed.saturating_mul(2) / 1000),
+        // In whole MiB or ms: what the flags take back.
+        Limit::Memory => format!("{}MiB", e.allowed.saturating_mul(2).div_ceil(1 << 20)),
+        Limit::WallTime => format!("{}ms", e.allowed.saturating_mul(2)),
         _ => e.allowed.saturating_mul(2).to_string(),
     };
     let smaller = match e.limit {

@@ -123,7 +123,6 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(seed) = args.seed {
         scenario.sim.seed = seed;
     }
-    scenario.sim.limits = args.limits.limits();
     if let Some(name) = &args.design {
         match scenario.designs.iter().find(|d| &d.name == name) {
             Some(design) => {
@@ -166,6 +165,8 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(trial) = args.trial {
         scenario = super::sweep::trial(&scenario, trial);
     }
+    // Last: `--param` rebuilds the scenario from its text, which holds no limits.
+    scenario.sim.limits = args.limits.limits();
     let adjustments = scenario.algorithm.adjustments();
     for note in &adjustments {
         eprintln!("note: {}: {note}", args.file.display());

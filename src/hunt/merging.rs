@@ -8,7 +8,7 @@
 //! files were cut short, and any seed recorded twice with different outcomes.
 
 use super::jsonl::{read_lines, JsonlEnd, JsonlHeader, Line};
-use super::record::SeedRecord;
+use super::record::{SeedRecord, OUTCOMES};
 use super::seeds::{self, SeedSpan, Shard};
 use super::summary::{HuntSummary, SummaryBuilder};
 use super::Ended;
@@ -358,15 +358,6 @@ struct FileRead {
     /// `FILE:LINE` of a last line that does not parse (a hunt killed while writing it).
     torn_last: Option<String>,
 }
-
-/// The outcomes a record may have (see [`SeedRecord::outcome`]).
-const OUTCOMES: [&str; 5] = [
-    "matched",
-    "safety_mismatch",
-    "liveness_failed",
-    "objective_missed",
-    "panicked",
-];
 
 /// A line that does not parse and is not the last one: the file is damaged.
 fn damaged(at: &str, why: &str) -> String {

@@ -18,8 +18,21 @@ pub struct Failure {
 pub const PANIC_KEY: &str = "panic";
 
 /// The failure key of a seed whose run outgrew its runtime guard (`--max-events`,
-/// `--max-in-flight`, `--max-memory`): never shrunk (each try would run to the limit again).
+/// `--max-in-flight`, `--max-memory`, `--max-time`): never shrunk (each try would run to the limit again).
 pub const LIMIT_KEY: &str = "limit";
+
+/// Every outcome a record may have, as written (see [`SeedRecord::outcome`]).
+pub const OUTCOMES: [&str; 6] = [
+    "matched",
+    "safety_mismatch",
+    "liveness_failed",
+    "objective_missed",
+    "panicked",
+    OUTGREW_LIMITS,
+];
+
+/// The outcome of a seed whose run outgrew its runtime guard.
+pub const OUTGREW_LIMITS: &str = "outgrew_limits";
 
 /// How many coverage counters there are.
 pub const COVERAGE_KINDS: usize = 9;
@@ -142,7 +155,7 @@ impl SeedRecord {
     pub fn outgrown(seed: u64, e: &splitbrain_sim::LimitExceeded) -> Self {
         Self {
             seed,
-            outcome: "outgrew_limits".to_string(),
+            outcome: OUTGREW_LIMITS.to_string(),
             failures: vec![Failure {
                 key: LIMIT_KEY.to_string(),
                 at_ns: Some(e.at_ns),

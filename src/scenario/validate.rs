@@ -331,16 +331,7 @@ impl Checker {
 
     /// Refuses the network kinds of a nemesis in a run where no message is ever sent.
     fn nemesis_network_kinds(&mut self, config: &NemesisConfig) {
-        let network = [
-            NemesisKind::Isolate,
-            NemesisKind::MajorityMinority,
-            NemesisKind::OneWay,
-            NemesisKind::CutLink,
-            NemesisKind::Bridge,
-            NemesisKind::LossBurst,
-            NemesisKind::Duplicate,
-        ];
-        if let Some(&kind) = config.kinds.iter().find(|k| network.contains(k)) {
+        if let Some(&kind) = config.kinds.iter().find(|k| k.acts_on_messages()) {
             let kind = ErrorKind::NemesisKindWithoutMessages {
                 kind: nemesis_kind_name(kind),
             };

@@ -17,7 +17,7 @@ use crate::failover::FailoverTracker;
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
 use crate::leadership::Leadership;
-use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS};
+use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS, STOP_CHECK_EVERY_EVENTS};
 use crate::liveness::LivenessMonitor;
 use crate::network::Network;
 use crate::process::{Effect, Message, Process, TimerKind};
@@ -330,7 +330,10 @@ pub struct Sim<'t, P: Process> {
     flagged: Vec<Invariant>,
     /// Set when the events queued passed the guard's limit: how many were queued.
     overflowed: Option<u64>,
-    /// Asked every [`MEMORY_CHECK_EVERY_EVENTS`] events whether to stop now.
+    /// Messages held back on `Stream` connections (behind a lost or cut one): they count
+    /// toward the in-flight limit with the queued events.
+    held_in_streams: u64,
+    /// Asked every [`STOP_CHECK_EVERY_EVENTS`] events whether to stop now.
     stop: Option<&'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)>,
 }
 
@@ -407,6 +410,7 @@ impl<'t, P: Process> Sim<'t, P> {
             progress: None,
             flagged: Vec::new(),
             overflowed: None,
+            held_in_streams: 0,
             stop: None,
             config,
             info,
@@ -479,7 +483,7 @@ impl<'t, P: Process> Sim<'t, P> {
         self
     }
 
-    /// Asks `stop` every [`MEMORY_CHECK_EVERY_EVENTS`] events (about a hundred times a second)
+    /// Asks `stop` every [`STOP_CHECK_EVERY_EVENTS`] events (a thousand times a second or so)
     /// whether to end the run now; if it says why, [`Sim::run`] ends with
     /// [`Limit::Interrupted`] (a hunt stopping on a signal does not wait for a long seed) or
     /// [`Limit::WallTime`] (the caller's clock says the run took too long: the engine reads
@@ -513,14 +517,9 @@ impl<'t, P: Process> Sim<'t, P> {
         let event_limit = self.max_events.unwrap_or(u64::MAX);
         let guard_events = self.config.limits.max_events;
         let check_memory = self.config.limits.max_memory_bytes != u64::MAX;
-        // One comparison per event for both: which one it was is sorted out once.
-        let stop_at = event_limit.min(guard_events);
         loop {
-            if self.events >= stop_at {
-                if self.events >= event_limit {
-                    break;
-                }
-                return Err(self.exceeded(Limit::Events, self.events));
+            if self.events >= event_limit {
+                break;
             }
             if let Some(queued) = self.overflowed {
                 return Err(self.exceeded(Limit::InFlight, queued));
@@ -532,6 +531,10 @@ impl<'t, P: Process> Sim<'t, P> {
             if entry.time > self.config.duration_ns {
                 break;
             }
+            // There is one more event to handle: a run of exactly the limit stays within it.
+            if self.events >= guard_events {
+                return Err(self.exceeded(Limit::Events, self.events));
+            }
             self.now = entry.time;
             self.events += 1;
             if let Some(next) = self.queue.upcoming(PREFETCH_AHEAD) {
@@ -539,23 +542,16 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
-            if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
-                if check_memory {
-                    self.check_memory()?;
-                }
-                if let Some(why) = self.stop.as_ref().and_then(|stop| stop()) {
-                    return Err(match why {
-                        crate::limits::Stop::Interrupted => {
-                            self.exceeded(Limit::Interrupted, self.events)
+            if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
+                self.check_stop()?;
+                if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
+                    if check_memory {
+                        self.check_memory()?;
+                    }
+                    if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
+                        if let Some(progress) = self.progress.as_mut() {
+                            progress(self.now);
                         }
-                        crate::limits::Stop::WallTime { elapsed_ms } => {
-                            self.exceeded(Limit::WallTime, elapsed_ms)
-                        }
-                    });
-                }
-                if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
-                    if let Some(progress) = self.progress.as_mut() {
-                        progress(self.now);
                     }
                 }
             }
@@ -564,6 +560,19 @@ impl<'t, P: Process> Sim<'t, P> {
             self.now = self.config.duration_ns;
         }
         Ok(self.finish())
+    }
+
+    /// Ends the run if the caller's stop callback says why it should.
+    fn check_stop(&self) -> Result<(), LimitExceeded> {
+        match self.stop.as_ref().and_then(|stop| stop()) {
+            None => Ok(()),
+            Some(crate::limits::Stop::Interrupted) => {
+                Err(self.exceeded(Limit::Interrupted, self.events))
+            }
+            Some(crate::limits::Stop::WallTime { elapsed_ms }) => {
+                Err(self.exceeded(Limit::WallTime, elapsed_ms))
+            }
+        }
     }
 
     /// Ends the run if the process's resident memory passed its limit.
@@ -593,12 +602,13 @@ impl<'t, P: Process> Sim<'t, P> {
             at_ns: self.now,
             duration_ns: self.config.duration_ns,
             events: self.events,
-            where_: self.where_growth(),
+            where_: self.where_growth(limit),
         }
     }
 
-    /// The message type sent most, and the link with the most messages queued, in words.
-    fn where_growth(&self) -> String {
+    /// The message type sent most, and the link with the most messages queued, in words
+    /// (not when memory ran out: counting per link takes memory too).
+    fn where_growth(&self, limit: Limit) -> String {
         let mut words = Vec::new();
         if let Some(most) = self.message_stats.iter().max_by_key(|m| m.sent) {
             if most.sent > 0 {
@@ -610,15 +620,23 @@ impl<'t, P: Process> Sim<'t, P> {
             }
         }
         let mut per_link: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
-        for item in self.slab.items.iter().flatten() {
+        let queued = self.slab.items.iter().flatten();
+        for item in queued.filter(|_| limit != Limit::Memory) {
             if let EventData::Deliver { from, to, .. } = item {
                 *per_link.entry((*from, *to)).or_default() += 1;
             }
         }
         if let Some(((from, to), count)) = per_link.into_iter().max_by_key(|(_, c)| *c) {
+            let plural = if count == 1 { "" } else { "s" };
             words.push(format!(
-                "most queued: {} messages from {from} to {to}",
+                "most queued: {} message{plural} from {from} to {to}",
                 crate::limits::group_thousands(count)
+            ));
+        }
+        if self.held_in_streams > 0 {
+            words.push(format!(
+                "held back on Stream connections: {} messages",
+                crate::limits::group_thousands(self.held_in_streams)
             ));
         }
         if words.is_empty() {
@@ -651,10 +669,11 @@ impl<'t, P: Process> Sim<'t, P> {
     fn push_event(&mut self, at_ns: Nanos, data: EventData<P::Msg>) {
         let index = self.slab.insert(data);
         // The slab grows only when no entry is free: its length is then what is queued.
-        if index as usize + 1 == self.slab.items.len()
-            && self.slab.items.len() as u64 > self.config.limits.max_in_flight
-        {
-            self.overflowed = Some(self.slab.items.len() as u64);
+        if index as usize + 1 == self.slab.items.len() {
+            let queued = (self.slab.items.len() as u64).saturating_add(self.held_in_streams);
+            if queued > self.config.limits.max_in_flight {
+                self.overflowed = Some(queued);
+            }
         }
         let handle = self.slab_handle(index);
         self.queue.push(at_ns, handle);

@@ -48,6 +48,7 @@ impl<P: Process> Sim<'_, P> {
         };
         if !direction.waiting.is_empty() {
             direction.hold(message);
+            self.note_held(1);
         } else {
             match self.network.transmit(from, to) {
                 Transit::Deliver { latency_ns, .. } => {
@@ -59,6 +60,7 @@ impl<P: Process> Sim<'_, P> {
                 Transit::LostToPartition | Transit::LostToLoss => {
                     direction.hold(message);
                     direction.attempt = 0;
+                    self.note_held(1);
                     self.drops.retransmissions += 1;
                     let at_ns = now.saturating_add(config.rto_ns(0));
                     self.push_event(at_ns, EventData::Retransmit { from, to, epoch });
@@ -103,6 +105,7 @@ impl<P: Process> Sim<'_, P> {
                 direction.attempt = 0;
                 let arrival_ns = direction.arrival_ns(now, latency_ns);
                 let released: Vec<_> = direction.waiting.drain(..).collect();
+                self.held_in_streams = self.held_in_streams.saturating_sub(released.len() as u64);
                 for message in released {
                     let via = Some(Via::new(epoch, message.seq));
                     self.push_deliver(arrival_ns, from, to, message, via);
@@ -159,7 +162,17 @@ impl<P: Process> Sim<'_, P> {
             let epoch = via.epoch();
             self.push_event(at_ns, EventData::Retransmit { from, to, epoch });
         }
+        self.note_held(1);
         None
+    }
+
+    /// Counts `count` more messages held back on connections toward the in-flight limit.
+    fn note_held(&mut self, count: u64) {
+        self.held_in_streams = self.held_in_streams.saturating_add(count);
+        let queued = (self.slab.items.len() as u64).saturating_add(self.held_in_streams);
+        if queued > self.config.limits.max_in_flight {
+            self.overflowed = Some(queued);
+        }
     }
 
     /// Closes the connection of `pair`: what it held back is lost, and each end other than
@@ -170,6 +183,7 @@ impl<P: Process> Sim<'_, P> {
         };
         self.drops.connections_broken += 1;
         for (_, _, message) in connection.drain_waiting(pair) {
+            self.held_in_streams = self.held_in_streams.saturating_sub(1);
             let kind = Self::kind_of(&message.payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;

@@ -1231,3 +1231,51 @@ fn the_default_limits_leave_an_ordinary_run_alone() {
     let report = guarded(crate::limits::RunLimits::default(), MS).expect("within the defaults");
     assert!(report.events > 8_000_000, "{}", report.events);
 }
+
+#[test]
+fn messages_held_back_on_a_cut_stream_count_toward_the_in_flight_limit() {
+    // Pings every millisecond to a peer cut off for 100 s on a connection that waits that
+    // long: they pile up in the connection, not in the event queue (one retransmission).
+    let mut c = stream_config(2, 200 * S, 150 * S);
+    c.faults = vec![isolate_node_0(S, 100 * S)];
+    c.limits = crate::limits::RunLimits {
+        max_in_flight: 5_000,
+        ..crate::limits::RunLimits::default()
+    };
+    let members = c.members;
+    let e = Sim::new(c, info(members), vec![Toy::pinger(MS), Toy::default()])
+        .run()
+        .expect_err("five thousand pings wait behind the cut");
+    assert_eq!(e.limit, crate::limits::Limit::InFlight);
+    assert!(
+        e.at_ns < 10 * S,
+        "stopped within seconds of the cut: {}",
+        e.at_ns
+    );
+    assert!(
+        e.to_string().contains("held back on Stream connections"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_run_of_exactly_its_event_limit_stays_within_it() {
+    let with_limit = |max_events| {
+        let mut c = config(3, S);
+        c.limits = crate::limits::RunLimits {
+            max_events,
+            ..crate::limits::RunLimits::default()
+        };
+        Sim::new(c, info(3), vec![Toy::pinger(10 * MS); 3]).run()
+    };
+    let events = with_limit(u64::MAX).expect("unlimited").events;
+    assert_eq!(
+        with_limit(events).expect("exactly the limit").events,
+        events
+    );
+    let e = with_limit(events - 1).expect_err("one more than the limit");
+    assert_eq!(
+        (e.limit, e.events),
+        (crate::limits::Limit::Events, events - 1)
+    );
+}
