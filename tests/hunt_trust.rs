@@ -416,23 +416,26 @@ fn wait_for_first_batch(partial: &Path) -> usize {
     lines
 }
 
-/// Starts a long hunt, waits until its first batch is written, sends `signal`; returns its
-/// output.
-fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
-    let jsonl_arg = jsonl.to_str().unwrap();
-    let args = [
+/// The arguments of a hunt of ten million seeds writing to `jsonl`, for a test to stop; its
+/// time budget ends it should the test fail first.
+fn endless_hunt<'a>(jsonl: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
         "hunt",
         NEMESIS,
         "--seeds",
         "10000000",
-        // Ends by itself should the test fail before it signals it.
         "--time-budget",
         "5m",
-        "--no-shrink",
-        "--jsonl",
-        jsonl_arg,
     ];
-    let (mut child, mut stdout) = spawn_reading(&args);
+    args.extend(["--no-shrink", "--jsonl", jsonl.to_str().unwrap()]);
+    args.extend(extra);
+    args
+}
+
+/// Starts a long hunt, waits until its first batch is written, sends `signal`; returns its
+/// output.
+fn interrupted_hunt(signal: &str, jsonl: &Path) -> (Option<i32>, String) {
+    let (mut child, mut stdout) = spawn_reading(&endless_hunt(jsonl, &[]));
     let seen = read_until(&mut stdout, "seeds ");
     wait_for_first_batch(&partial_of(jsonl));
     let (code, rest) = signal_and_finish(signal, &mut child, stdout);
@@ -539,18 +542,7 @@ fn a_hunt_killed_outright_leaves_its_finished_batches_in_the_partial_file() {
     let jsonl = dir.join("k.jsonl");
     let partial = partial_of(&jsonl);
     let mut child = Command::new(bin())
-        .args([
-            "hunt",
-            NEMESIS,
-            "--seeds",
-            "10000000",
-            // Ends by itself should the test fail before it kills it.
-            "--time-budget",
-            "5m",
-            "--no-shrink",
-            "--quiet",
-        ])
-        .args(["--jsonl", jsonl.to_str().unwrap()])
+        .args(endless_hunt(&jsonl, &["--quiet"]))
         .current_dir(repo_root())
         .stdout(Stdio::null())
         .spawn()
@@ -772,19 +764,7 @@ fn a_second_hunt_on_the_file_of_a_running_hunt_is_refused_even_with_force() {
     let dir = scratch("two-hunts");
     let jsonl = dir.join("h.jsonl");
     let partial = partial_of(&jsonl);
-    let (mut first, stdout) = spawn_reading(&[
-        "hunt",
-        NEMESIS,
-        "--seeds",
-        "10000000",
-        // Ends by itself should the test fail before it stops it.
-        "--time-budget",
-        "5m",
-        "--no-shrink",
-        "--quiet",
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let (mut first, stdout) = spawn_reading(&endless_hunt(&jsonl, &["--quiet"]));
     assert!(wait_for_first_batch(&partial) > 64, "the first hunt writes");
     for extra in [&[][..], &["--force"][..]] {
         let o = hunt_to(&jsonl, "5", extra);

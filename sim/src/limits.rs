@@ -55,7 +55,8 @@ pub struct RunLimits {
     /// tells: Linux's `/proc/self/status`; elsewhere not checked).
     pub max_memory_bytes: u64,
     /// Wall-clock time of one run, in milliseconds: a model whose events cost more as the
-    /// cluster grows (a Raft leader of 4,000 sorts 4,000 match indexes per answer) can take
+    /// cluster grows (a Raft follower of a 4,000-node cluster clears its 4,000-entry
+    /// vote and peer tables whenever it becomes a follower again) can take
     /// hours within its event limit. Enforced by the caller, which reads the clock, through
     /// `Sim::with_stop` ([`Stop::WallTime`]); the engine itself never reads a clock.
     pub max_wall_ms: u64,

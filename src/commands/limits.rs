@@ -18,29 +18,48 @@ pub fn run_watched(
     trace: Option<&mut dyn TraceSink>,
     interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<RunReport, LimitExceeded> {
+    let options = RunOptions {
+        trace,
+        ..RunOptions::default()
+    };
+    run_watched_with(algorithm, sim, options, interrupted)
+}
+
+/// [`run_watched`] with the other options a caller attaches (a progress observer); their
+/// `stop` is the watch's.
+pub fn run_watched_with(
+    algorithm: &AlgorithmConfig,
+    sim: SimConfig,
+    options: RunOptions,
+    interrupted: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, LimitExceeded> {
     let watch = WallWatch::start(sim.limits.max_wall_ms);
     let stop = || watch.check(interrupted);
     let options = RunOptions {
-        // Re-borrowed, so that it lives no longer than `stop`.
-        trace: match trace {
+        // Re-borrowed, so that they live no longer than `stop`.
+        trace: match options.trace {
             Some(sink) => Some(sink),
             None => None,
         },
+        progress: match options.progress {
+            Some(progress) => Some(progress),
+            None => None,
+        },
+        max_events: options.max_events,
         stop: Some(&stop),
-        ..RunOptions::default()
     };
     splitbrain_algorithms::run_with(algorithm, sim, options)
 }
 
 /// A run's start by the wall clock, and how long it may take.
-pub struct WallWatch {
+struct WallWatch {
     started: Instant,
     allowed: Duration,
 }
 
 impl WallWatch {
     /// Starts watching a run that may take `max_wall_ms`.
-    pub fn start(max_wall_ms: u64) -> Self {
+    fn start(max_wall_ms: u64) -> Self {
         Self {
             started: Instant::now(),
             allowed: Duration::from_millis(max_wall_ms),
@@ -48,7 +67,7 @@ impl WallWatch {
     }
 
     /// Why the run should end now, if it should: `interrupted`, or its time is up.
-    pub fn check(&self, interrupted: &(dyn Fn() -> bool + Sync)) -> Option<Stop> {
+    fn check(&self, interrupted: &(dyn Fn() -> bool + Sync)) -> Option<Stop> {
         if interrupted() {
             return Some(Stop::Interrupted);
         }

@@ -435,8 +435,6 @@ fn run_observed(
     // The wall clock only decides when the bar appears, never what the run computes.
     #[allow(clippy::disallowed_types)]
     let started = std::time::Instant::now();
-    let watch = super::limits::WallWatch::start(scenario.sim.limits.max_wall_ms);
-    let stop = || watch.check(&|| false);
     let duration_ns = scenario.sim.duration_ns;
     let mut advance = |now_ns: Nanos| {
         let Some(bar) = bar else { return };
@@ -455,10 +453,10 @@ fn run_observed(
         progress: bar
             .is_some()
             .then_some(&mut advance as &mut dyn FnMut(Nanos)),
-        max_events: None,
-        stop: Some(&stop),
+        ..RunOptions::default()
     };
-    splitbrain_algorithms::run_with(&scenario.algorithm, scenario.sim.clone(), options)
+    let sim = scenario.sim.clone();
+    super::limits::run_watched_with(&scenario.algorithm, sim, options, &|| false)
 }
 
 /// A bar over the run's simulated time, drawn once the run has taken [`PROGRESS_AFTER`];

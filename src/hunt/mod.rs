@@ -40,14 +40,7 @@ pub fn run_seed_unless(
     seed: u64,
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Option<SeedRecord> {
-    let s = scenario.materialize(seed);
-    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, abort);
-    panics::catch(|| match run() {
-        Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
-        Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
-        Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
-    })
-    .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
+    judged_unless(&scenario.materialize(seed), abort)
 }
 
 /// Runs an explicit scenario (no nemesis left to draw) and judges it. A panic in the run (a
@@ -55,12 +48,19 @@ pub fn run_seed_unless(
 /// the shrinker then shrinks it like any other failure. A run that outgrows its limits is
 /// that run's failure under the key `limit` (see [`record::LIMIT_KEY`]).
 pub fn run_judged(s: &Scenario) -> SeedRecord {
-    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, &|| false);
+    judged_unless(s, &|| false).expect("a run nothing aborts ends with a record")
+}
+
+/// [`run_judged`], or `None` once `abort` ends the run.
+fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
+    let seed = s.sim.seed;
+    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, abort);
     panics::catch(|| match run() {
-        Ok(report) => SeedRecord::new(s.sim.seed, &report, &judge(&s.expect, &report)),
-        Err(outgrown) => SeedRecord::outgrown(s.sim.seed, &outgrown),
+        Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
+        Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
+        Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
     })
-    .unwrap_or_else(|message| SeedRecord::panicked(s.sim.seed, message))
+    .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
 }
 
 /// How a hunt ended; written in its JSON Lines trailer, so `merge` can tell a finished

@@ -517,14 +517,14 @@ impl<'t, P: Process> Sim<'t, P> {
         let event_limit = self.max_events.unwrap_or(u64::MAX);
         let guard_events = self.config.limits.max_events;
         let check_memory = self.config.limits.max_memory_bytes != u64::MAX;
+        // One comparison per event for both event limits; which one it was is sorted out once.
+        let stop_at = event_limit.min(guard_events);
         loop {
-            if self.events >= event_limit {
-                break;
-            }
             if let Some(queued) = self.overflowed {
                 return Err(self.exceeded(Limit::InFlight, queued));
             }
-            // An event past the end is taken and dropped: nothing runs after the loop.
+            // An event past the end, or past a limit, is taken and dropped: nothing runs
+            // after the loop.
             let Some(entry) = self.queue.take_min() else {
                 break;
             };
@@ -532,7 +532,10 @@ impl<'t, P: Process> Sim<'t, P> {
                 break;
             }
             // There is one more event to handle: a run of exactly the limit stays within it.
-            if self.events >= guard_events {
+            if self.events >= stop_at {
+                if self.events >= event_limit {
+                    break;
+                }
                 return Err(self.exceeded(Limit::Events, self.events));
             }
             self.now = entry.time;
