@@ -195,7 +195,7 @@ impl Schedule {
         let mut scenario = parse("Scenario(algorithm: Raft())", "raft-random-schedule.ron")
             .expect("the minimal scenario is valid");
         scenario.sim = sim;
-        scenario.algorithm = AlgorithmConfig::Raft(raft.clone());
+        scenario.algorithm = AlgorithmConfig::from(raft.clone());
         assert_eq!(scenario.expect, Expect::Safe);
         Self { scenario, raft }
     }

@@ -2,7 +2,8 @@
 //! as a scenario writes them, the rules they obey (with structured errors), how its settings
 //! are written back, the knobs `sweep` may vary, the facts the engine's checks need, and how
 //! to build its processes. An algorithm implements [`Algorithm`] in its own module and is
-//! registered by one line in `lib.rs`; nothing else in the workspace names it.
+//! registered by one line in `lib.rs` (a user's algorithm: [`crate::register`]); nothing else
+//! in the workspace names it.
 //!
 //! `docs/adding-an-algorithm.md` walks through adding one.
 
@@ -20,9 +21,12 @@ pub const MAX_TIMING_NS: u64 = 86_400_000_000_000;
 
 /// One leader-election algorithm. Implemented by a unit type in the algorithm's module
 /// (`raft::Raft`); every method is a plain function of the settings or the configuration.
-pub trait Algorithm {
+pub trait Algorithm: 'static {
     /// The name on the command line and in reports (`raft`, `k8s-lease`).
     const NAME: &'static str;
+    /// The name a scenario writes: `Raft` in `algorithm: Raft(...)` (letters, digits and
+    /// `_`, starting with a letter).
+    const SCENARIO_NAME: &'static str;
     /// Other names `compare --algorithms` accepts (lowercase).
     const ALIASES: &'static [&'static str] = &[];
     /// One line for `splitbrain list`: what is modeled, and the broken variants.
@@ -53,9 +57,9 @@ pub trait Algorithm {
     /// The settings as a scenario writes them: every field optional, so that lowering knows
     /// what the author wrote. `Deserialize` reads them from RON (unknown fields refused);
     /// `Serialize` writes them back.
-    type Settings: DeserializeOwned + Serialize + Debug;
+    type Settings: DeserializeOwned + Serialize + Debug + Send + Sync + 'static;
     /// The validated settings the processes run with.
-    type Config: Clone + Debug + Default + PartialEq + Eq + Serialize;
+    type Config: Clone + Debug + Default + PartialEq + Eq + Serialize + Send + Sync + 'static;
     /// A rule the settings broke.
     type Error: SettingError;
 

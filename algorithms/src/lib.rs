@@ -1,7 +1,8 @@
 //! Leader-election algorithms for splitbrain, one module each, as pure state machines on the
 //! engine's [`splitbrain_sim::Process`] API. The engine knows none of them; each implements
-//! [`Algorithm`] in its own module and is registered by one line in `registry!` below:
-//! nothing else in the workspace names an algorithm.
+//! [`Algorithm`] in its own module and is registered by one line in `built_ins` below:
+//! nothing else in the workspace names an algorithm. A user's own algorithm joins them at run
+//! time through [`register`] (the open [`registry`]), and then goes everywhere they go.
 
 #![warn(missing_docs)]
 
@@ -11,6 +12,7 @@ pub mod etcd;
 pub mod k8s_lease;
 pub mod raft;
 pub mod raft_rs;
+pub mod registry;
 pub mod ring;
 mod rules;
 #[cfg(test)]
@@ -20,317 +22,50 @@ pub mod zookeeper;
 pub use algorithm::{
     Algorithm, Cluster, Knob, KnobShape, KnobValue, Problem, SettingError, MAX_TIMING_NS,
 };
+pub use registry::{
+    algorithms, register, scenario_names, AlgorithmConfig, AlgorithmEntry, AlgorithmError,
+    AlgorithmSettings, RegistryError,
+};
 pub use rules::CommonRule;
 
-use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LimitExceeded, Nanos, RunReport, SimConfig, TraceSink};
 
-/// Declares the registry: for each algorithm `Variant => path::Type`, where `Type`
-/// implements [`Algorithm`] and `Variant` is the name a scenario writes
-/// (`algorithm: Variant(...)`). Generates [`AlgorithmSettings`] (what a scenario says),
-/// [`AlgorithmConfig`] (what runs), [`AlgorithmError`] (what was wrong), [`ALGORITHMS`] (what
-/// `list`, help texts and hints show) and the dispatch between them.
-macro_rules! registry {
-    ($($variant:ident => $alg:ty),+ $(,)?) => {
-        /// An algorithm's settings as a scenario writes them: `Raft(heartbeat: "50ms")`.
-        #[derive(Debug, Deserialize, Serialize)]
-        #[serde(rename = "algorithm")]
-        pub enum AlgorithmSettings {
-            $(
-                #[doc = concat!(
-                    "The settings of [`", stringify!($alg), "`]: `algorithm: ",
-                    stringify!($variant), "(...)` in a scenario."
-                )]
-                $variant(<$alg as Algorithm>::Settings),
-            )+
-        }
-
-        /// A validated algorithm choice with its settings.
-        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-        pub enum AlgorithmConfig {
-            $(
-                #[doc = concat!("[`", stringify!($alg), "`] with its validated configuration.")]
-                $variant(<$alg as Algorithm>::Config),
-            )+
-        }
-
-        /// A rule an algorithm's settings broke.
-        #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-        pub enum AlgorithmError {
-            $(
-                #[doc = concat!("A rule the settings of [`", stringify!($alg), "`] broke.")]
-                #[error(transparent)]
-                $variant(<$alg as Algorithm>::Error),
-            )+
-        }
-
-        /// Every algorithm, in the order `list` shows them.
-        pub static ALGORITHMS: &[AlgorithmEntry] = &[
-            $(AlgorithmEntry {
-                name: <$alg as Algorithm>::NAME,
-                scenario_name: stringify!($variant),
-                aliases: <$alg as Algorithm>::ALIASES,
-                summary: <$alg as Algorithm>::SUMMARY,
-                has_service: <$alg as Algorithm>::HAS_SERVICE,
-                service_name: <$alg as Algorithm>::SERVICE_NAME,
-                stream_by_default: <$alg as Algorithm>::STREAM_BY_DEFAULT,
-                resigns: <$alg as Algorithm>::RESIGNS,
-                knobs: <$alg as Algorithm>::KNOBS,
-                default: || AlgorithmConfig::$variant(Default::default()),
-            },)+
-        ];
-
-        impl AlgorithmSettings {
-            /// Validates the settings for `cluster` and fills in the defaults; every broken
-            /// rule is reported, each at its field.
-            pub fn lower(self, cluster: &Cluster) -> (AlgorithmConfig, Vec<Problem<AlgorithmError>>) {
-                match self {
-                    $(AlgorithmSettings::$variant(s) => {
-                        let (config, problems) = <$alg as Algorithm>::lower(s, cluster);
-                        (AlgorithmConfig::$variant(config), wrap_problems(problems, AlgorithmError::$variant))
-                    })+
-                }
-            }
-        }
-
-        impl AlgorithmError {
-            /// What to do about it, if there is something useful to say.
-            pub fn hint(&self) -> Option<String> {
-                match self {
-                    $(AlgorithmError::$variant(e) => e.hint(),)+
-                }
-            }
-
-            /// The item of a list setting the rule is about, when it is one item.
-            pub fn item(&self) -> Option<usize> {
-                match self {
-                    $(AlgorithmError::$variant(e) => e.item(),)+
-                }
-            }
-        }
-
-        impl AlgorithmConfig {
-            /// Every setting written out, such that lowering them gives this configuration.
-            pub fn settings(&self) -> AlgorithmSettings {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => AlgorithmSettings::$variant(<$alg as Algorithm>::settings(c)),)+
-                }
-            }
-
-            /// The registry entry of this algorithm.
-            pub fn entry(&self) -> &'static AlgorithmEntry {
-                let names = [$(stringify!($variant)),+];
-                let variant = match self {
-                    $(AlgorithmConfig::$variant(_) => stringify!($variant),)+
-                };
-                let index = names.iter().position(|n| *n == variant).unwrap_or(0);
-                &ALGORITHMS[index]
-            }
-
-            /// Facts the engine's checks need, for a cluster of `members`.
-            pub fn info(&self, members: usize) -> splitbrain_sim::AlgorithmInfo {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::info(c, members),)+
-                }
-            }
-
-            /// The same settings for a cluster of `members` (shrinking a failing scenario drops
-            /// members); `None` if the algorithm cannot run with that many.
-            pub fn for_members(&self, members: usize) -> Option<Self> {
-                if members == 0 {
-                    return None;
-                }
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::for_members(c, members).map(AlgorithmConfig::$variant),)+
-                }
-            }
-
-            /// Every timing in the settings, each with its field name in a scenario file (a
-            /// range's ends as `name[0]` and `name[1]`).
-            pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::timings(c),)+
-                }
-            }
-
-            /// What the modeled system does to the settings as written (see
-            /// [`Algorithm::adjustments`]); empty when they run as written.
-            pub fn adjustments(&self) -> Vec<String> {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::adjustments(c),)+
-                }
-            }
-
-            /// The shortest period at which a process of the algorithm acts on its own timers,
-            /// with its field name, at least 1 ns (the basis of [`expected_events`]).
-            pub fn shortest_timing(&self) -> (&'static str, Nanos) {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::shortest_timing(c),)+
-                }
-            }
-
-            /// The interval at which a live leader or lease holder shows it is alive.
-            pub fn heartbeat_ns(&self) -> Nanos {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::heartbeat_ns(c),)+
-                }
-            }
-
-            /// The shortest wait after which a member acts on not having heard from others.
-            pub fn campaign_timeout_ns(&self) -> Nanos {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::campaign_timeout_ns(c),)+
-                }
-            }
-
-            /// The configuration with knob `name` set to `value`, checked like a scenario.
-            pub fn vary(&self, cluster: &Cluster, name: &str, value: KnobValue) -> Result<Self, Problem<AlgorithmError>> {
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::vary(c, cluster, name, value)
-                        .map(AlgorithmConfig::$variant)
-                        .map_err(|p| Problem { field: p.field, error: AlgorithmError::$variant(p.error) }),)+
-                }
-            }
-
-            /// Whether members send to every other member (messages in flight, and the memory
-            /// of a run, grow with the square of the cluster).
-            pub fn sends_to_every_member(&self) -> bool {
-                match self {
-                    $(AlgorithmConfig::$variant(_) => <$alg as Algorithm>::SENDS_TO_EVERY_MEMBER,)+
-                }
-            }
-
-            /// Whether one election can cost `n (n - 1)` messages (see
-            /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
-            pub fn election_is_quadratic(&self) -> bool {
-                match self {
-                    $(AlgorithmConfig::$variant(_) => <$alg as Algorithm>::ELECTION_IS_QUADRATIC,)+
-                }
-            }
-
-            /// Runs `config` with this algorithm and the given options.
-            pub fn run_with(
-                &self,
-                config: SimConfig,
-                options: RunOptions,
-            ) -> Result<RunReport, LimitExceeded> {
-                let info = self.info(config.members);
-                match self {
-                    $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::run(c, config, info, options),)+
-                }
-            }
-        }
-    };
+/// Adds the built-in algorithms to a new registry, in the order `list` shows them. A user's
+/// algorithm is added with [`register`] instead; nothing else in the workspace names one.
+fn built_ins(entries: &mut Vec<&'static AlgorithmEntry>) {
+    use registry::insert_built_in;
+    insert_built_in::<raft::Raft>(entries);
+    insert_built_in::<bully::Bully>(entries);
+    insert_built_in::<ring::Ring>(entries);
+    insert_built_in::<etcd::Etcd>(entries);
+    insert_built_in::<zookeeper::ZooKeeper>(entries);
+    insert_built_in::<k8s_lease::K8sLease>(entries);
+    insert_built_in::<raft_rs::RaftRs>(entries);
 }
 
-registry! {
-    Raft => raft::Raft,
-    Bully => bully::Bully,
-    Ring => ring::Ring,
-    Etcd => etcd::Etcd,
-    ZooKeeper => zookeeper::ZooKeeper,
-    K8sLease => k8s_lease::K8sLease,
-    RaftRs => raft_rs::RaftRs,
+/// `AlgorithmConfig::from(RaftConfig { .. })`: a built-in algorithm's configuration.
+macro_rules! built_in_from {
+    ($($alg:ty => $config:ty),+ $(,)?) => {$(
+        impl From<$config> for AlgorithmConfig {
+            fn from(config: $config) -> Self {
+                Self::new::<$alg>(config).expect("built-in algorithms are always registered")
+            }
+        }
+    )+};
+}
+
+built_in_from! {
+    raft::Raft => raft::RaftConfig,
+    bully::Bully => bully::BullyConfig,
+    ring::Ring => ring::RingConfig,
+    etcd::Etcd => etcd::EtcdConfig,
+    zookeeper::ZooKeeper => zookeeper::ZkConfig,
+    k8s_lease::K8sLease => k8s_lease::K8sConfig,
+    raft_rs::RaftRs => raft_rs::RaftRsConfig,
 }
 
 /// The algorithms `compare` runs when not told which (command-line names, comma-separated).
 pub const DEFAULT_COMPARISON: &str = "raft,bully,ring";
-
-/// One algorithm as `list`, help texts, hints and `compare --algorithms` see it.
-#[derive(Debug)]
-pub struct AlgorithmEntry {
-    /// The name on the command line and in reports (`raft`).
-    pub name: &'static str,
-    /// The name a scenario writes (`Raft` in `algorithm: Raft(...)`).
-    pub scenario_name: &'static str,
-    /// Other names the command line accepts.
-    pub aliases: &'static [&'static str],
-    /// One line for `splitbrain list`: what is modeled, and the broken variants.
-    pub summary: &'static str,
-    /// Whether it models a coordination service (the `Service` process).
-    pub has_service: bool,
-    /// What its service process is, as charts name its lifeline.
-    pub service_name: &'static str,
-    /// Whether its messages travel on `Stream` connections by default.
-    pub stream_by_default: bool,
-    /// The settings `sweep --param` may vary.
-    pub knobs: &'static [Knob],
-    /// [`Algorithm::RESIGNS`]: whether `Resign` makes its leader hand over.
-    pub resigns: bool,
-    default: fn() -> AlgorithmConfig,
-}
-
-impl AlgorithmEntry {
-    /// The algorithm with its default settings.
-    pub fn default_config(&self) -> AlgorithmConfig {
-        (self.default)()
-    }
-
-    /// Whether `name` (any case) names this algorithm.
-    pub fn is_named(&self, name: &str) -> bool {
-        let name = name.to_ascii_lowercase();
-        name == self.name
-            || name == self.scenario_name.to_ascii_lowercase()
-            || self.aliases.contains(&name.as_str())
-    }
-
-    /// The entry named `name` (any case, or an alias).
-    pub fn named(name: &str) -> Option<&'static AlgorithmEntry> {
-        ALGORITHMS.iter().find(|entry| entry.is_named(name))
-    }
-}
-
-fn wrap_problems<E>(
-    problems: Vec<Problem<E>>,
-    into: fn(E) -> AlgorithmError,
-) -> Vec<Problem<AlgorithmError>> {
-    problems
-        .into_iter()
-        .map(|p| Problem {
-            field: p.field,
-            error: into(p.error),
-        })
-        .collect()
-}
-
-impl AlgorithmConfig {
-    /// The algorithm named `name` (any case, or an alias) with its defaults.
-    pub fn default_named(name: &str) -> Option<Self> {
-        AlgorithmEntry::named(name).map(AlgorithmEntry::default_config)
-    }
-
-    /// The lifeline names of a run of `members`: `n0`, `n1`, ..., then the service's name
-    /// (`etcd`, `ZooKeeper`, `API server`) when there is one, then `resource`.
-    pub fn lifeline_names(&self, members: usize) -> Vec<String> {
-        let mut names: Vec<String> = (0..members).map(|i| format!("n{i}")).collect();
-        if self.has_service() {
-            names.push(self.entry().service_name.to_string());
-        }
-        names.push("resource".to_string());
-        names
-    }
-
-    /// Whether the algorithm runs a modeled coordination service (process id `members`).
-    pub fn has_service(&self) -> bool {
-        self.entry().has_service
-    }
-
-    /// Whether its messages travel on `Stream` connections unless the scenario says
-    /// otherwise.
-    pub fn stream_by_default(&self) -> bool {
-        self.entry().stream_by_default
-    }
-
-    /// The algorithm's short name.
-    pub fn name(&self) -> &'static str {
-        self.entry().name
-    }
-
-    /// The name a scenario writes for it (`Raft`).
-    pub fn scenario_name(&self) -> &'static str {
-        self.entry().scenario_name
-    }
-}
 
 /// Runs `config` with this algorithm, tracing to `trace` if given.
 pub fn run(
@@ -498,7 +233,7 @@ mod tests {
 
     #[test]
     fn every_default_configuration_is_written_so_that_it_lowers_back_equal() {
-        for entry in ALGORITHMS {
+        for entry in algorithms() {
             let config = entry.default_config();
             let (lowered, problems) = config.settings().lower(&five());
             assert!(problems.is_empty(), "{}: {problems:?}", entry.name);
@@ -508,11 +243,11 @@ mod tests {
 
     #[test]
     fn empty_settings_lower_to_the_default_configuration() {
-        for entry in ALGORITHMS {
+        for entry in algorithms() {
             let text = format!("{}()", entry.scenario_name);
             let options = ron::Options::default()
                 .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES);
-            let settings: AlgorithmSettings = options.from_str(&text).expect(&text);
+            let settings = AlgorithmSettings::from_ron(&text, &options).expect(&text);
             let (config, problems) = settings.lower(&five());
             assert!(problems.is_empty(), "{}: {problems:?}", entry.name);
             assert_eq!(config, entry.default_config(), "{}", entry.name);
@@ -521,7 +256,7 @@ mod tests {
 
     #[test]
     fn names_and_aliases_find_their_algorithm_and_nothing_else() {
-        for entry in ALGORITHMS {
+        for entry in algorithms() {
             assert!(std::ptr::eq(
                 AlgorithmEntry::named(entry.name).unwrap(),
                 entry
@@ -536,14 +271,14 @@ mod tests {
 
     #[test]
     fn the_engine_knows_each_algorithm_by_its_registry_name() {
-        for entry in ALGORITHMS {
+        for entry in algorithms() {
             assert_eq!(entry.default_config().info(5).name, entry.name);
         }
     }
 
     #[test]
     fn a_knob_name_means_the_same_shape_in_every_algorithm_that_has_it() {
-        let knobs: Vec<&Knob> = ALGORITHMS.iter().flat_map(|e| e.knobs).collect();
+        let knobs: Vec<&Knob> = algorithms().into_iter().flat_map(|e| e.knobs).collect();
         for a in &knobs {
             for b in knobs.iter().filter(|b| b.name == a.name) {
                 assert_eq!(a.shape, b.shape, "knob {}", a.name);
@@ -553,7 +288,7 @@ mod tests {
 
     #[test]
     fn every_knob_varies_its_setting_within_the_rules_and_refuses_values_that_break_them() {
-        for entry in ALGORITHMS {
+        for entry in algorithms() {
             let config = entry.default_config();
             for knob in entry.knobs {
                 let value = |ns: Nanos| match knob.shape {
@@ -611,13 +346,11 @@ mod tests {
 
     #[test]
     fn a_broken_rule_names_its_field_and_renders_with_its_hint() {
-        let settings: AlgorithmSettings = ron::Options::default()
-            .with_default_extension(
-                ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES
-                    | ron::extensions::Extensions::IMPLICIT_SOME,
-            )
-            .from_str("Raft(heartbeat: \"400ms\")")
-            .unwrap();
+        let options = ron::Options::default().with_default_extension(
+            ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES
+                | ron::extensions::Extensions::IMPLICIT_SOME,
+        );
+        let settings = AlgorithmSettings::from_ron("Raft(heartbeat: \"400ms\")", &options).unwrap();
         let (_, problems) = settings.lower(&five());
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].field, "heartbeat");

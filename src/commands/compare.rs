@@ -11,7 +11,7 @@ use crate::exit;
 use crate::scenario::{self, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
-use splitbrain_algorithms::{AlgorithmConfig, ALGORITHMS, DEFAULT_COMPARISON};
+use splitbrain_algorithms::{algorithms, AlgorithmConfig, DEFAULT_COMPARISON};
 use splitbrain_reports::{
     failover_cdf, format_seeds, leadership_timeline, messages_per_election,
     messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
@@ -45,7 +45,7 @@ const SEED_ONE_WINDOW: AroundFailovers = AroundFailovers {
 
 /// Every algorithm's command-line name, for hints: `raft, bully, ... and k8s-lease`.
 fn algorithm_names() -> String {
-    let names: Vec<&str> = ALGORITHMS.iter().map(|entry| entry.name).collect();
+    let names: Vec<&str> = algorithms().into_iter().map(|entry| entry.name).collect();
     match names.split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),

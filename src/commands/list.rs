@@ -4,7 +4,7 @@ use crate::cli::ListArgs;
 use crate::exit;
 use crate::scenario;
 use crate::verdict::describe_expect;
-use splitbrain_algorithms::ALGORITHMS;
+use splitbrain_algorithms::algorithms;
 use splitbrain_sim::format_duration;
 
 /// The scenario library's folder, relative to the repository root.
@@ -13,7 +13,7 @@ const LIBRARY: &str = "scenarios";
 /// Prints the algorithms, then every scenario in the library folder.
 pub fn list(args: &ListArgs) -> u8 {
     crate::outln!("Algorithms:");
-    for entry in ALGORITHMS {
+    for entry in algorithms() {
         crate::outln!("  {:<10} {}", entry.scenario_name, entry.summary);
         let mut names = vec![entry.name];
         names.extend(entry.aliases);
@@ -57,7 +57,11 @@ pub fn list(args: &ListArgs) -> u8 {
         .map(|f| f.display().to_string().chars().count())
         .max()
         .unwrap_or(0);
-    let name_width = ALGORITHMS.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let name_width = algorithms()
+        .into_iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0);
     let mut bad = false;
     for file in files {
         match scenario::load(&file) {

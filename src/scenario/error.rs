@@ -2,7 +2,7 @@
 //! as a lowercase fragment), and what to do about it (an optional hint on its own line).
 
 use super::locate;
-use splitbrain_algorithms::{AlgorithmEntry, AlgorithmError, ALGORITHMS};
+use splitbrain_algorithms::{algorithms, AlgorithmEntry, AlgorithmError};
 use splitbrain_sim::duration::{
     format_duration_ron, parse_duration, parse_signed_duration, DurationError, DURATION_EXPECTED,
     DURATION_HINT, DURATION_MARKER, SIGNED_DURATION_EXPECTED, SIGNED_DURATION_HINT,
@@ -399,13 +399,13 @@ impl ErrorKind {
             ErrorKind::EmptyFile => {
                 format!(
                     "a scenario file holds one `Scenario(...)`, e.g. `Scenario(algorithm: {}())`",
-                    ALGORITHMS[0].scenario_name
+                    algorithms()[0].scenario_name
                 )
             }
             ErrorKind::MissingField { field, .. } if field == "algorithm" => {
                 format!(
                     "every scenario names its algorithm, e.g. `algorithm: {}()`",
-                    ALGORITHMS[0].scenario_name
+                    algorithms()[0].scenario_name
                 )
             }
             ErrorKind::WrongStructName { expected, .. } => {
@@ -421,7 +421,7 @@ impl ErrorKind {
                 format!(
                     "settings and arguments go in parentheses, even when empty: `{}()`, \
                      `Crash(Leader)`, `(\"150ms\", \"300ms\")`",
-                    ALGORITHMS[0].scenario_name
+                    algorithms()[0].scenario_name
                 )
             }
             ErrorKind::Syntax { message } if message == EXPECTED_BARE_NAME => {
@@ -658,7 +658,7 @@ impl ErrorKind {
 
 /// The algorithms with a modeled coordination service, as a scenario names them.
 pub(crate) fn algorithms_with_service() -> String {
-    let names: Vec<String> = ALGORITHMS
+    let names: Vec<String> = algorithms()
         .iter()
         .filter(|e| e.has_service)
         .map(|e| format!("`{}`", e.scenario_name))

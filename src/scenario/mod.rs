@@ -204,8 +204,8 @@ pub fn max_members(algorithm: &AlgorithmConfig) -> u64 {
 
 /// The command-line names of the algorithms with a coordination service: `etcd, ...`.
 fn algorithms_with_service_cli() -> String {
-    let names: Vec<&str> = splitbrain_algorithms::ALGORITHMS
-        .iter()
+    let names: Vec<&str> = splitbrain_algorithms::algorithms()
+        .into_iter()
         .filter(|e| e.has_service)
         .map(|e| e.name)
         .collect();
@@ -257,8 +257,9 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     text::check(source, origin)?;
     let options = ron::Options::default().with_default_extension(EXTENSIONS);
-    let file: raw::ScenarioFile = options
-        .from_str(source)
+    let file = options
+        .from_str::<raw::ScenarioFile<&ron::value::RawValue>>(source)
+        .and_then(|file| file.read_algorithms(source, &options))
         .map_err(|e| error::from_ron(e, source, origin))?;
     validate::lower(file, &default_name(origin))
         .map_err(|problems| first_problem(problems, source, origin))

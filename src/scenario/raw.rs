@@ -4,15 +4,20 @@
 //! Struct names (`Scenario`, `Network`, ...) are the names RON accepts before `(`; enum names
 //! are never written in RON, so they are the words error messages use (`unknown fault kind`).
 
+use ron::error::{Position, Span, SpannedError};
+use ron::value::RawValue;
 use serde::Deserialize;
 use splitbrain_algorithms::AlgorithmSettings;
 use splitbrain_sim::duration::{DurationText, SignedDurationText};
 use splitbrain_sim::TimerClock;
 
-/// A whole scenario file.
+/// A whole scenario file. Read in two steps: first with each algorithm's settings as their
+/// text (`ScenarioFile<&RawValue>`), then with them read by the registered algorithm the text
+/// names ([`ScenarioFile::read_algorithms`]); the registry is open, so no type knows every
+/// algorithm's settings in advance.
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Scenario", deny_unknown_fields)]
-pub(crate) struct ScenarioFile {
+pub(crate) struct ScenarioFile<A = AlgorithmSettings> {
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
@@ -21,9 +26,9 @@ pub(crate) struct ScenarioFile {
     pub duration: Option<DurationText>,
     #[serde(default)]
     pub nodes: Option<u64>,
-    pub algorithm: AlgorithmSettings,
-    #[serde(default)]
-    pub designs: Vec<RawDesign>,
+    pub algorithm: A,
+    #[serde(default = "Vec::new")]
+    pub designs: Vec<RawDesign<A>>,
     #[serde(default)]
     pub network: Option<RawNetwork>,
     #[serde(default)]
@@ -53,9 +58,85 @@ pub(crate) struct ScenarioFile {
 /// A named design for `compare`: an algorithm with its own settings.
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Design", deny_unknown_fields)]
-pub(crate) struct RawDesign {
+pub(crate) struct RawDesign<A = AlgorithmSettings> {
     pub name: String,
-    pub algorithm: AlgorithmSettings,
+    pub algorithm: A,
+}
+
+impl ScenarioFile<&RawValue> {
+    /// Reads every algorithm's settings (the scenario's and each design's) from `source`, the
+    /// text this file was read from, with the scenario's `options`; an error is located in
+    /// `source`.
+    pub fn read_algorithms(
+        self,
+        source: &str,
+        options: &ron::Options,
+    ) -> Result<ScenarioFile, SpannedError> {
+        let read = |raw: &RawValue| read_algorithm(raw, source, options);
+        let algorithm = read(self.algorithm)?;
+        let designs = self
+            .designs
+            .into_iter()
+            .map(|d| {
+                Ok(RawDesign {
+                    name: d.name,
+                    algorithm: read(d.algorithm)?,
+                })
+            })
+            .collect::<Result<_, SpannedError>>()?;
+        Ok(ScenarioFile {
+            name: self.name,
+            seed: self.seed,
+            duration: self.duration,
+            nodes: self.nodes,
+            algorithm,
+            designs,
+            network: self.network,
+            clocks: self.clocks,
+            disk: self.disk,
+            processing: self.processing,
+            workload: self.workload,
+            resource: self.resource,
+            liveness: self.liveness,
+            faults: self.faults,
+            nemesis: self.nemesis,
+            objective: self.objective,
+            expect: self.expect,
+            expect_rate: self.expect_rate,
+        })
+    }
+}
+
+/// Reads one algorithm's settings; an error's span is moved from `raw`'s text to `source`'s.
+fn read_algorithm(
+    raw: &RawValue,
+    source: &str,
+    options: &ron::Options,
+) -> Result<AlgorithmSettings, SpannedError> {
+    // Read from the value to the end of the file, so that an error at the value's end is
+    // told as it is in the whole file (`Raft)`: "expected `(`" at the `)`).
+    let offset = (raw.get_ron().as_ptr() as usize).saturating_sub(source.as_ptr() as usize);
+    let text = source.get(offset..).unwrap_or_default();
+    AlgorithmSettings::from_ron(text, options).map_err(|mut error| {
+        let before = source.get(..offset).unwrap_or_default();
+        let start = Position {
+            line: 1 + before.matches('\n').count(),
+            col: 1 + before.chars().rev().take_while(|&c| c != '\n').count(),
+        };
+        let shift = |p: Position| Position {
+            line: p.line + start.line - 1,
+            col: if p.line == 1 {
+                p.col + start.col - 1
+            } else {
+                p.col
+            },
+        };
+        error.span = Span {
+            start: shift(error.span.start),
+            end: shift(error.span.end),
+        };
+        error
+    })
 }
 
 /// Random faults per seed (used by `hunt`, and by `run` with the seed it is given).

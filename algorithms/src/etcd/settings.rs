@@ -144,6 +144,7 @@ impl Etcd {
 
 impl Algorithm for Etcd {
     const NAME: &'static str = "etcd";
+    const SCENARIO_NAME: &'static str = "Etcd";
     const SUMMARY: &'static str =
         "etcd leases (TTL, keep-alives, expiry on the service clock) and the concurrency.Election \
          recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \

@@ -96,6 +96,7 @@ impl SettingError for K8sError {
 
 impl Algorithm for K8sLease {
     const NAME: &'static str = "k8s-lease";
+    const SCENARIO_NAME: &'static str = "K8sLease";
     const ALIASES: &'static [&'static str] = &["k8slease", "kubernetes"];
     const SUMMARY: &'static str =
         "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \

@@ -122,6 +122,7 @@ impl Written {
 
 impl Algorithm for RaftRs {
     const NAME: &'static str = "raft-rs";
+    const SCENARIO_NAME: &'static str = "RaftRs";
     const ALIASES: &'static [&'static str] = &["raftrs"];
     const SUMMARY: &'static str =
         "tikv's raft-rs 0.7, the production library, driven unchanged (tick timer, step, \

@@ -4,7 +4,7 @@
 
 use crate::scenario::{self, Scenario};
 use splitbrain_algorithms::{
-    AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue, ALGORITHMS,
+    algorithms, AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue,
 };
 use splitbrain_sim::{FaultAction, FaultSpec, Latency};
 
@@ -25,7 +25,7 @@ const SCENARIO_PARAMS: &[(&str, &str, &str)] = &[
 /// Every parameter with an example and who takes it, for hints.
 fn params_help() -> String {
     let mut knobs: Vec<(Knob, Vec<&str>)> = Vec::new();
-    for entry in ALGORITHMS {
+    for entry in algorithms() {
         for knob in entry.knobs {
             match knobs.iter_mut().find(|(k, _)| k.name == knob.name) {
                 Some((_, algorithms)) => algorithms.push(entry.name),
@@ -65,8 +65,8 @@ fn unknown_param(name: &str) -> String {
              vary `{name}` alone, use a scenario's `designs`"
         )
     } else {
-        let names: Vec<&str> = ALGORITHMS
-            .iter()
+        let names: Vec<&str> = algorithms()
+            .into_iter()
             .flat_map(|entry| entry.knobs.iter().map(|k| k.name))
             .chain(SCENARIO_PARAMS.iter().map(|(name, ..)| *name))
             .collect();
@@ -163,8 +163,8 @@ impl Param {
                 Param::Fault(*FaultParam::ALL.iter().find(|f| f.name() == name)?)
             }
             _ => Param::Algorithm(
-                *ALGORITHMS
-                    .iter()
+                *algorithms()
+                    .into_iter()
                     .flat_map(|entry| entry.knobs)
                     .find(|knob| knob.name == name)?,
             ),
@@ -232,7 +232,13 @@ impl Param {
             return None;
         };
         let has_knob = |entry: &&AlgorithmEntry| entry.knobs.iter().any(|k| k.name == knob.name);
-        Some(ALGORITHMS.iter().filter(has_knob).map(|e| e.name).collect())
+        Some(
+            algorithms()
+                .into_iter()
+                .filter(has_knob)
+                .map(|e| e.name)
+                .collect(),
+        )
     }
 }
 

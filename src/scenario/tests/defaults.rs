@@ -17,7 +17,7 @@ fn a_scenario_that_names_only_its_algorithm_gets_every_default() {
     assert_eq!(scenario.sim.liveness_bound_ns, None);
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Raft(RaftConfig::default())
+        AlgorithmConfig::from(RaftConfig::default())
     );
     assert_eq!(scenario.expect, Expect::Safe);
 }
@@ -66,7 +66,7 @@ fn raft_settings_that_are_left_out_keep_the_raft_defaults() {
         pre_vote: true,
         ..RaftConfig::default()
     };
-    assert_eq!(scenario.algorithm, AlgorithmConfig::Raft(expected));
+    assert_eq!(scenario.algorithm, AlgorithmConfig::from(expected));
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn bully_and_ring_settings_that_are_left_out_keep_their_defaults() {
     let scenario = parsed("(algorithm: Bully())");
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Bully(BullyConfig::default())
+        AlgorithmConfig::from(BullyConfig::default())
     );
     assert_eq!(
         BullyConfig::default(),
@@ -105,12 +105,12 @@ fn bully_and_ring_settings_that_are_left_out_keep_their_defaults() {
         answer_timeout_ns: 20 * MS,
         ..BullyConfig::default()
     };
-    assert_eq!(scenario.algorithm, AlgorithmConfig::Bully(expected));
+    assert_eq!(scenario.algorithm, AlgorithmConfig::from(expected));
 
     let scenario = parsed("(algorithm: Ring())");
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Ring(RingConfig::default())
+        AlgorithmConfig::from(RingConfig::default())
     );
     assert_eq!(
         RingConfig::default(),
@@ -128,5 +128,5 @@ fn bully_and_ring_settings_that_are_left_out_keep_their_defaults() {
         variant: RingVariant::AllIds,
         ..RingConfig::default()
     };
-    assert_eq!(scenario.algorithm, AlgorithmConfig::Ring(expected));
+    assert_eq!(scenario.algorithm, AlgorithmConfig::from(expected));
 }

@@ -231,7 +231,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             limits: splitbrain_sim::RunLimits::default(),
                         },
                         algorithm: match which {
-                            0 => AlgorithmConfig::Raft(RaftConfig {
+                            0 => AlgorithmConfig::from(RaftConfig {
                                 election_timeout_min_ns: heartbeat_ns + 1,
                                 election_timeout_max_ns: heartbeat_ns * 2,
                                 heartbeat_ns,
@@ -255,13 +255,13 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                     RaftTimeoutDraw::EveryRestart
                                 },
                             }),
-                            1 => AlgorithmConfig::Bully(BullyConfig {
+                            1 => AlgorithmConfig::from(BullyConfig {
                                 heartbeat_ns,
                                 failure_timeout_ns: heartbeat_ns + 1,
                                 answer_timeout_ns: timeout_ns,
                                 coordinator_timeout_ns: timeout_ns * 3,
                             }),
-                            _ => AlgorithmConfig::Ring(RingConfig {
+                            _ => AlgorithmConfig::from(RingConfig {
                                 variant: if pre_vote {
                                     RingVariant::AllIds
                                 } else {
@@ -286,7 +286,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         designs: if seed % 4 == 2 {
                             vec![Design {
                                 name: format!("ring-{seed}"),
-                                algorithm: AlgorithmConfig::Ring(RingConfig {
+                                algorithm: AlgorithmConfig::from(RingConfig {
                                     variant: RingVariant::ChangRoberts,
                                     order: RingOrder::Ascending,
                                     initiators: RingInitiators::All,

@@ -11,7 +11,7 @@ fn the_full_example_lowers_to_engine_terms() {
     assert_eq!(scenario.sim.liveness_bound_ns, Some(5 * S));
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Raft(RaftConfig {
+        AlgorithmConfig::from(RaftConfig {
             election_timeout_min_ns: 150 * MS,
             election_timeout_max_ns: 300 * MS,
             heartbeat_ns: 50 * MS,
@@ -112,7 +112,7 @@ fn bully_and_ring_settings_lower_to_their_configs() {
     );
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Bully(BullyConfig {
+        AlgorithmConfig::from(BullyConfig {
             heartbeat_ns: 10 * MS,
             failure_timeout_ns: S,
             answer_timeout_ns: 25 * MS,
@@ -126,7 +126,7 @@ fn bully_and_ring_settings_lower_to_their_configs() {
     );
     assert_eq!(
         scenario.algorithm,
-        AlgorithmConfig::Ring(RingConfig {
+        AlgorithmConfig::from(RingConfig {
             variant: RingVariant::AllIds,
             order: RingOrder::Random,
             initiators: RingInitiators::All,

@@ -447,7 +447,10 @@ fn etcd_has_a_service_that_faults_can_target_and_defaults_that_follow_the_ttl() 
            faults: [(at: "1s", do: Partition(Isolate(Service)), heal_after: "1s"),
                     (at: "2s", do: ClockJump(Service, "1s"))])"#,
     );
-    let AlgorithmConfig::Etcd(etcd) = &scenario.algorithm else {
+    let Some(etcd) = scenario
+        .algorithm
+        .config::<splitbrain_algorithms::etcd::Etcd>()
+    else {
         panic!("{:?}", scenario.algorithm);
     };
     assert_eq!(etcd.ttl_ns, 600_000_000);
@@ -503,7 +506,10 @@ fn k8s_lease_has_a_service_and_timings_that_follow_the_lease_duration() {
            faults: [(at: "1s", do: Partition(Isolate(Service)), heal_after: "1s"),
                     (at: "2s", do: ClockJump(Service, "1s"))])"#,
     );
-    let AlgorithmConfig::K8sLease(k8s) = &scenario.algorithm else {
+    let Some(k8s) = scenario
+        .algorithm
+        .config::<splitbrain_algorithms::k8s_lease::K8sLease>()
+    else {
         panic!("{:?}", scenario.algorithm);
     };
     // client-go's ratios: 15s, 10s, 2s.

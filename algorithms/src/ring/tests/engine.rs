@@ -30,7 +30,7 @@ fn steady(seed: u64, members: usize, duration_ns: u64) -> SimConfig {
 }
 
 fn ring(order: RingOrder, variant: RingVariant, initiators: RingInitiators) -> AlgorithmConfig {
-    AlgorithmConfig::Ring(RingConfig {
+    AlgorithmConfig::from(RingConfig {
         variant,
         order,
         initiators,
@@ -96,7 +96,7 @@ fn per_election_records_hold_election_traffic_and_no_heartbeats() {
     };
     let cases = [
         (
-            AlgorithmConfig::Bully(BullyConfig::default()),
+            AlgorithmConfig::from(BullyConfig::default()),
             ["Election", "Coordinator"],
         ),
         (
@@ -187,7 +187,7 @@ fn timeouts_longer_than_a_local_clock_can_hold_never_fire() {
             );
         }
     }
-    let bully = AlgorithmConfig::Bully(bully_config);
+    let bully = AlgorithmConfig::from(bully_config);
     let report =
         run(&bully, SimConfig::quiet(1, 5, 1_000 * MS), None).expect("within the default limits");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
@@ -196,7 +196,7 @@ fn timeouts_longer_than_a_local_clock_can_hold_never_fire() {
         1,
         "only n4, which has nobody to wait for"
     );
-    let ring = AlgorithmConfig::Ring(ring_config);
+    let ring = AlgorithmConfig::from(ring_config);
     let mut sim = SimConfig::quiet(1, 5, 1_000 * MS);
     sim.faults.push(FaultSpec {
         at_ns: 100 * MS,
