@@ -1,6 +1,6 @@
 //! Small synthetic results shared by the tests: one run, one trace, chart inputs.
 
-#![allow(dead_code)] // Each test file uses a different part.
+#![allow(dead_code)] // Each test module uses a different part.
 
 use splitbrain_reports::{CdfSeries, ElectionMessages, ScalingSeries, TraceEvent};
 use splitbrain_sim::report::{

@@ -1,10 +1,10 @@
 //! Golden outputs, reviewed like code: scenario in, trace out (etcd's datadriven tests).
 //!
 //! After an intended change to the engine, Raft or the summary, update the snapshots with
-//! `INSTA_UPDATE=always cargo test --test golden` (or `cargo insta review`) and read the diff
-//! in `tests/snapshots/` before committing it.
+//! `INSTA_UPDATE=always cargo test --test cli golden::` (or `cargo insta review`) and read the
+//! diff in `tests/cli/snapshots/` before committing it.
 
-mod common;
+use crate::common;
 
 use common::{scratch, splitbrain, stdout, trace_of};
 

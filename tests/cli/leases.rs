@@ -6,7 +6,7 @@
 //!
 //! A failing case prints its scenario as RON: save it and `splitbrain run FILE` replays it.
 
-mod common;
+use crate::common;
 
 use common::{in_order, run_text};
 use proptest::prelude::*;
@@ -282,7 +282,7 @@ fn a_database_row_lease_is_broken_by_a_jump_of_the_database_clock_and_the_client
 
 #[test]
 fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_does_not() {
-    let shipped = include_str!("../scenarios/etcd-wallclock-token.ron");
+    let shipped = include_str!("../../scenarios/etcd-wallclock-token.ron");
     // The crash at 5s and a few ms later: a write of the old leader may still be in flight
     // when it crashes, and its term counts from when it was sent.
     for crash_ms in [5000, 5001, 5002, 5003, 5005] {
@@ -306,7 +306,7 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
         assert!(revision.leaders.len() >= 2, "the crash failed over");
     }
     // A stale write rejected from the old leader is no lockout.
-    let stall = run_text(include_str!("../scenarios/k8s-holder-stall.ron"));
+    let stall = run_text(include_str!("../../scenarios/k8s-holder-stall.ron"));
     assert!(stall.writes.rejected_stale > 0);
     assert_eq!(stall.counters.locked_out_writes, 0);
 }
@@ -405,7 +405,7 @@ fn lease_windows_show_a_stalled_holder_believing_past_its_lease() {
 fn lease_windows_follow_each_service_s_own_record() {
     // Kubernetes: a renewal opens no second window; the release closes it at once and the
     // next holder's opens at its acquisition.
-    let handover = run_text(include_str!("../scenarios/k8s-handover.ron"));
+    let handover = run_text(include_str!("../../scenarios/k8s-handover.ron"));
     let windows: Vec<(usize, u64, u64)> = handover
         .lease_spans
         .iter()
@@ -426,7 +426,7 @@ fn lease_windows_follow_each_service_s_own_record() {
     }
     assert_eq!(windows[1].2, windows[2].1, "taken over at one instant");
     // A database row ends when the database's clock says so: at the 5s jump.
-    let jump = run_text(include_str!("../scenarios/k8s-dbrow-clock-jump.ron"));
+    let jump = run_text(include_str!("../../scenarios/k8s-dbrow-clock-jump.ron"));
     let holder = jump.leaders[0].node;
     let ended = jump
         .lease_spans
@@ -436,7 +436,7 @@ fn lease_windows_follow_each_service_s_own_record() {
         .expect("the first holder's row had a window");
     assert_eq!(ended, 5_000_000_000);
     // ZooKeeper: the cut-off leader's znode goes with its session, while it still believes.
-    let zk = run_text(include_str!("../scenarios/zk-partitioned-leader.ron"));
+    let zk = run_text(include_str!("../../scenarios/zk-partitioned-leader.ron"));
     let old = zk.leaders[0].node;
     let znode_gone = zk
         .lease_spans

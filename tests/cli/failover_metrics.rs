@@ -1,7 +1,7 @@
 //! Failover measures as the literature defines them (issue 13, section 5), end to end: the
 //! binary's reports, on shipped scenarios.
 
-mod common;
+use crate::common;
 
 use common::{assert_no_panic, json, read_folder, scratch, splitbrain, stdout};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //!
 //! A failing case prints its scenario as RON: save it and `splitbrain run FILE` replays it.
 
-mod common;
+use crate::common;
 
 use common::{in_order, run_text};
 use proptest::prelude::*;

@@ -2,14 +2,14 @@
 //! wall clock do not touch them, and a VM suspend (which the monotonic clock does not count)
 //! does. Code that times with its wall clock is still available per node, and is unsafe.
 
-mod common;
+use crate::common;
 
 use common::run_text;
 use splitbrain_sim::{Invariant, RunReport};
 
-const NTP_STEP: &str = include_str!("../scenarios/k8s-ntp-step.ron");
-const K8S_SUSPEND: &str = include_str!("../scenarios/k8s-suspend.ron");
-const COMPARE_SUSPEND: &str = include_str!("../scenarios/compare-suspend.ron");
+const NTP_STEP: &str = include_str!("../../scenarios/k8s-ntp-step.ron");
+const K8S_SUSPEND: &str = include_str!("../../scenarios/k8s-suspend.ron");
+const COMPARE_SUSPEND: &str = include_str!("../../scenarios/compare-suspend.ron");
 
 /// Every member times with its wall clock.
 fn timed_on_wall(text: &str, nodes: u32) -> String {

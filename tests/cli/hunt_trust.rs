@@ -1,7 +1,7 @@
 //! A hunt in CI never passes by mistake: failed writes, cut or missing shards, conflicting
 //! records, signals and time budgets each end in an exit code and outputs that say so.
 
-mod common;
+use crate::common;
 
 use common::{bin, json, repo_root, scratch, splitbrain, stderr, stdout};
 use std::io::{BufRead, BufReader};

@@ -1,7 +1,7 @@
 //! Determinism guard: the same scenario and seed give the same trace hash and the same
 //! report, for every scenario in the library and for a seed it was not tuned for.
 
-mod common;
+use crate::common;
 
 use common::{repo_root, scenario_files};
 use splitbrain::scenario::{self, Scenario};

@@ -2,12 +2,12 @@
 //! least three fsyncs; a crash before a write completes loses it, and the broken variant
 //! that skips the fsync of its vote is caught while the correct Raft stays safe.
 
-mod common;
+use crate::common;
 
 use common::run_text;
 
-const FIGURE16: &str = include_str!("../scenarios/raft-figure16.ron");
-const BROKEN_NEMESIS: &str = include_str!("../scenarios/raft-broken-nemesis.ron");
+const FIGURE16: &str = include_str!("../../scenarios/raft-figure16.ron");
+const BROKEN_NEMESIS: &str = include_str!("../../scenarios/raft-broken-nemesis.ron");
 
 const MS: u64 = 1_000_000;
 
@@ -83,7 +83,7 @@ fn skipping_the_vote_fsync_is_caught_and_the_correct_raft_stays_safe_with_a_disk
     assert!(common::stdout(&broken).contains("election_safety"));
 }
 
-const ETCD_SLOW_DISK: &str = include_str!("../scenarios/raft-etcd-slow-disk.ron");
+const ETCD_SLOW_DISK: &str = include_str!("../../scenarios/raft-etcd-slow-disk.ron");
 
 /// In how many of seeds 1..=`seeds` the leadership changed hands, with every fsync of the
 /// leader's disk taking `slow` (as the scenario writes it) from 5 s to 15 s.
@@ -105,8 +105,8 @@ fn a_slow_leader_disk_causes_elections_only_when_its_fsyncs_outlast_the_election
     assert_eq!(seeds_with_a_leader_change("2500ms", 20), 20);
 }
 
-const ETCD: &str = include_str!("../scenarios/etcd-holder-stall.ron");
-const ZOOKEEPER: &str = include_str!("../scenarios/zk-recipe.ron");
+const ETCD: &str = include_str!("../../scenarios/etcd-holder-stall.ron");
+const ZOOKEEPER: &str = include_str!("../../scenarios/zk-recipe.ron");
 
 /// `text` with the service's disk taking `fsync` per write, with group commit (both servers
 /// sync what queued up in one go: etcd's `Ready`, ZooKeeper's SyncRequestProcessor).

@@ -3,10 +3,10 @@
 //! the snapshot, so that a reviewer of a changed snapshot knows what must still be in it.
 //!
 //! After an intended change to the engine or to these algorithms, update the snapshots with
-//! `INSTA_UPDATE=always cargo test --test golden_classic` (or `cargo insta review`) and read
-//! the diff in `tests/snapshots/` before committing it.
+//! `INSTA_UPDATE=always cargo test --test cli golden_classic::` (or `cargo insta review`) and
+//! read the diff in `tests/cli/snapshots/` before committing it.
 
-mod common;
+use crate::common;
 
 use common::{repo_root, trace_of};
 

@@ -1,7 +1,7 @@
 //! `splitbrain run FILE --plot DIR`: the single-run pictures are well-formed, carry the run's
 //! own numbers, and are a pure function of scenario and seed.
 
-mod common;
+use crate::common;
 
 use common::{
     file_names, read_folder, scratch, scratch_path, shipped_scenario, splitbrain,

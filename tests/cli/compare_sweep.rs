@@ -3,7 +3,7 @@
 //! command's own summary, byte-identical folders from the same inputs, and bad arguments that
 //! exit 2 without panicking.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_no_panic, csv_rows, file_names, json, read_folder, scratch, splitbrain,

@@ -2,7 +2,7 @@
 //! into the unsharded result, broken variants caught and shrunk into reproducers that replay,
 //! correct Raft clean over a sweep, and the CI outputs (JSON Lines, JUnit, time budget).
 
-mod common;
+use crate::common;
 
 use common::{assert_no_panic, json, scratch, shipped_scenario, splitbrain, stderr, stdout};
 

@@ -5,7 +5,7 @@
 //! shipped scenario promises a user who changes its seed: its outcome on every seed, or on
 //! the share of seeds its `expect_rate` states.
 
-mod common;
+use crate::common;
 
 use common::{assert_no_panic, json, repo_root, scenario_files, scratch, splitbrain};
 use rayon::prelude::*;

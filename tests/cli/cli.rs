@@ -2,7 +2,7 @@
 //! error messages a user sees for malformed input. Every run starts from the repository root,
 //! as a user following the README would.
 
-mod common;
+use crate::common;
 
 use common::{repo_root, scenario_files, shipped_scenario, splitbrain, stderr, stdout};
 use std::fs;

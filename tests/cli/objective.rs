@@ -1,7 +1,7 @@
 //! Recovery-time objectives in `run`: the budget broken down per failover, exit 3 when a
 //! failover misses it, and the start-up delay inside the measured recovery.
 
-mod common;
+use crate::common;
 
 use common::{json, scratch, shipped_scenario, splitbrain, stdout};
 use std::path::PathBuf;

@@ -1,8 +1,6 @@
 //! Output folders: every file written, well-formed, self-contained and deterministic.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use splitbrain_reports::*;
 use std::fs;
 use std::path::Path;

@@ -1,8 +1,6 @@
 //! Charts: well-formed SVG and PNG, the numbers behind them, determinism, edge cases.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use splitbrain_reports::*;
 use splitbrain_sim::NodeId;
 

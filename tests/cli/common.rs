@@ -2,7 +2,7 @@
 //! reading what it printed, scratch folders and the files written to them, the scenario
 //! library, and running scenario text in process.
 
-#![allow(dead_code)] // Each test file uses a different part.
+#![allow(dead_code)] // Each test module uses a different part.
 
 use splitbrain_sim::{JsonLinesWriter, RunReport};
 use std::collections::BTreeMap;
@@ -78,14 +78,25 @@ pub fn assert_no_panic(output: &Output) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-/// A path of its own for `name` under the system temp dir, with nothing there yet.
+/// A path of its own for `name` under the system temp dir, with nothing there yet. Every test
+/// module runs in this one process, so the path names the calling module too: two modules
+/// that pick one name do not share a folder.
+#[track_caller]
 pub fn scratch_path(name: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("splitbrain-test-{}-{name}", std::process::id()));
+    let module = Path::new(std::panic::Location::caller().file())
+        .file_stem()
+        .expect("a source file name")
+        .to_string_lossy();
+    let path = std::env::temp_dir().join(format!(
+        "splitbrain-test-{}-{module}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&path);
     path
 }
 
 /// A fresh empty folder for `name` under the system temp dir, left there for inspection.
+#[track_caller]
 pub fn scratch(name: &str) -> PathBuf {
     let dir = scratch_path(name);
     std::fs::create_dir_all(&dir).expect("create the scratch folder");
