@@ -1,0 +1,509 @@
+//! Hunt your own leader-election code from your own tests.
+//!
+//! In a `#[test]`, a few lines hunt a scenario over many seeds on every core, shrink the first
+//! failure to a minimal reproducer, and panic with the seed, the invariant, the reproducer's
+//! path and the exact command that replays it; the results are also returned as values.
+//!
+//! - `SPLITBRAIN_SEEDS=N` sets how many seeds a hunt runs when the test does not say
+//!   ([`DEFAULT_SEEDS`] otherwise);
+//! - `SPLITBRAIN_SEED=S` replays seed `S` alone (what the printed replay line sets);
+//! - `SPLITBRAIN_OUT=DIR` is where reproducers go (default `target/splitbrain/`).
+//!
+//! A user's algorithm is registered first ([`register`]), and then a scenario file names it
+//! like a built-in one:
+//!
+//! ```
+//! use splitbrain_harness::Hunt;
+//!
+//! let result = Hunt::text(
+//!     "Scenario(algorithm: Raft(), nodes: 3, duration: \"20s\",
+//!               nemesis: (kinds: [Crash, Isolate], mean_interval: \"1s\", quiet: \"5s\"))",
+//! )
+//! .unwrap()
+//! .seeds(20)
+//! .run();
+//! assert_eq!(result.seeds_run, 20);
+//! result.assert_safe();
+//! ```
+//!
+//! A hunt that must find a bug (a deliberately broken variant, a regression test):
+//!
+//! ```
+//! use splitbrain_harness::Hunt;
+//!
+//! let result = Hunt::text(
+//!     "Scenario(name: \"forgets-term\", nodes: 3, duration: \"20s\",
+//!               algorithm: Raft(variant: ForgetsTermOnRestart),
+//!               nemesis: (kinds: [Crash], mean_interval: \"500ms\", quiet: \"5s\"))",
+//! )
+//! .unwrap()
+//! .seeds(200)
+//! .out_dir(std::env::temp_dir().join("splitbrain-harness-doc"))
+//! .run();
+//! let found = result.assert_found("election_safety");
+//! assert!(found.reproducer.exists());
+//! assert!(found.replay.contains(&format!("SPLITBRAIN_SEED={}", found.seed)));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod scripted;
+
+pub use scripted::Scripted;
+pub use splitbrain_algorithms::{register, Algorithm, AlgorithmConfig, RegistryError};
+
+use splitbrain::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
+use splitbrain::hunt::seeds::SeedSpan;
+use splitbrain::hunt::shrink::shrink;
+use splitbrain::scenario::{self, Scenario, ScenarioError};
+use std::fmt;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+/// Seeds a hunt runs when neither the test nor `SPLITBRAIN_SEEDS` says.
+pub const DEFAULT_SEEDS: u64 = 1_000;
+
+/// Runs the shrinker may spend on a failure (what `splitbrain hunt` spends).
+pub const SHRINK_BUDGET_RUNS: u32 = 600;
+
+/// Why a hunt could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The scenario file or text is not a valid scenario (located, with a hint).
+    #[error("{0}")]
+    Scenario(#[from] Box<ScenarioError>),
+    /// An environment variable the harness reads holds something else than a number.
+    #[error("{name}={value:?} is not a whole number of seeds")]
+    BadEnvironment {
+        /// The variable.
+        name: &'static str,
+        /// What it holds.
+        value: String,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start the hunt's threads: {0}")]
+    Threads(String),
+}
+
+/// A hunt of one scenario, configured by its builder methods and started by [`Hunt::run`].
+#[derive(Clone, Debug)]
+pub struct Hunt {
+    scenario: Scenario,
+    seeds: Option<u64>,
+    first_seed: u64,
+    jobs: Option<usize>,
+    shrink: bool,
+    out_dir: Option<PathBuf>,
+}
+
+impl Hunt {
+    /// A hunt of the scenario file at `path`.
+    pub fn file(path: impl AsRef<Path>) -> Result<Hunt, HarnessError> {
+        let path = path.as_ref();
+        let scenario = scenario::load(path).map_err(Box::new)?;
+        Ok(Self::scenario(scenario))
+    }
+
+    /// A hunt of a scenario written in RON (`Scenario(algorithm: ..., ...)`).
+    pub fn text(ron: &str) -> Result<Hunt, HarnessError> {
+        let scenario = scenario::parse(ron, "scenario").map_err(Box::new)?;
+        Ok(Self::scenario(scenario))
+    }
+
+    /// A hunt of a scenario already built (for example by [`Scripted`]).
+    pub fn scenario(scenario: Scenario) -> Hunt {
+        Hunt {
+            scenario,
+            seeds: None,
+            first_seed: 1,
+            jobs: None,
+            shrink: true,
+            out_dir: None,
+        }
+    }
+
+    /// Runs `n` seeds (default: `SPLITBRAIN_SEEDS`, else [`DEFAULT_SEEDS`]).
+    pub fn seeds(mut self, n: u64) -> Self {
+        self.seeds = Some(n.max(1));
+        self
+    }
+
+    /// Starts at seed `seed` (default 1).
+    pub fn first_seed(mut self, seed: u64) -> Self {
+        self.first_seed = seed;
+        self
+    }
+
+    /// Runs on `n` threads (default: every core).
+    pub fn jobs(mut self, n: usize) -> Self {
+        self.jobs = Some(n.max(1));
+        self
+    }
+
+    /// Whether to shrink the first failure (default true).
+    pub fn shrink(mut self, shrink: bool) -> Self {
+        self.shrink = shrink;
+        self
+    }
+
+    /// Where reproducers are written (default: `SPLITBRAIN_OUT`, else `target/splitbrain/`).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The scenario being hunted.
+    pub fn scenario_ref(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Runs the hunt; panics only where [`Hunt::try_run`] would return an error.
+    pub fn run(self) -> HuntResult {
+        self.try_run()
+            .unwrap_or_else(|e| panic!("splitbrain: the hunt could not start: {e}"))
+    }
+
+    /// Runs the seeds in order, in parallel batches, until the first failure or the last
+    /// seed; then shrinks the failure and writes its reproducer.
+    pub fn try_run(self) -> Result<HuntResult, HarnessError> {
+        let span = self.span()?;
+        let jobs = self.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build()
+            .map_err(|e| HarnessError::Threads(e.to_string()))?;
+        let mut seeds_run = 0;
+        let mut first_failed: Option<SeedRecord> = None;
+        let never = || false;
+        let _ = splitbrain::hunt::hunt(
+            &self.scenario,
+            span,
+            false,
+            &pool,
+            &never,
+            &never,
+            |records| {
+                seeds_run += records.len() as u64;
+                if first_failed.is_none() {
+                    first_failed = records.iter().find(|r| r.failed()).cloned();
+                }
+                ControlFlow::<()>::Continue(())
+            },
+        );
+        let failure = first_failed.map(|record| self.found(&record));
+        Ok(HuntResult {
+            scenario: self.scenario.name.clone(),
+            first_seed: span.first,
+            seeds_run,
+            failure,
+        })
+    }
+
+    /// The seeds to run: `SPLITBRAIN_SEED` alone, else the count asked or from the
+    /// environment.
+    fn span(&self) -> Result<SeedSpan, HarnessError> {
+        self.span_with(&|name| std::env::var(name).ok())
+    }
+
+    fn span_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<SeedSpan, HarnessError> {
+        let env_number = |name| env_number(name, env);
+        if let Some(seed) = env_number("SPLITBRAIN_SEED")? {
+            return Ok(SeedSpan {
+                first: seed,
+                last: seed,
+            });
+        }
+        let count = match self.seeds {
+            Some(n) => n,
+            None => env_number("SPLITBRAIN_SEEDS")?
+                .unwrap_or(DEFAULT_SEEDS)
+                .max(1),
+        };
+        Ok(SeedSpan {
+            first: self.first_seed,
+            last: self.first_seed.saturating_add(count - 1),
+        })
+    }
+
+    /// What a failing seed gives the test: shrunk, written, and how to replay it.
+    fn found(&self, record: &SeedRecord) -> Found {
+        let failure = record.failures[0].clone();
+        let start = self.scenario.materialize(record.seed);
+        let (scenario, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
+            let never = || false;
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shrink(&start, &failure, SHRINK_BUDGET_RUNS, &never)
+            }));
+            match caught {
+                Ok(shrunk) => (shrunk.scenario, shrunk.runs),
+                Err(_) => (start, 0),
+            }
+        } else {
+            (start, 0)
+        };
+        let reproducer = self.write_reproducer(record.seed, &failure.key, scenario);
+        Found {
+            seed: record.seed,
+            invariant: failure.key.clone(),
+            failure,
+            replay: replay_command(record.seed, reproducer.as_ref().ok()),
+            reproducer: reproducer.unwrap_or_else(|e| e),
+            shrink_runs,
+        }
+    }
+
+    /// Writes `scenario` as `<name>-seed<seed>-<key>.ron` in the output folder, whole or not
+    /// at all (written beside, then renamed). On failure, the path it was meant to have.
+    fn write_reproducer(
+        &self,
+        seed: u64,
+        key: &str,
+        mut scenario: Scenario,
+    ) -> Result<PathBuf, PathBuf> {
+        scenario.name = format!(
+            "{}-seed{seed}-{}",
+            self.scenario.name,
+            key.replace(':', "-")
+        );
+        let dir = self.out_dir.clone().unwrap_or_else(default_out_dir);
+        let path = dir.join(format!("{}.ron", scenario.name));
+        let partial = dir.join(format!(
+            ".{}.ron.partial-{}",
+            scenario.name,
+            std::process::id()
+        ));
+        let text = scenario::to_ron(&scenario);
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&partial, text))
+            .and_then(|()| std::fs::rename(&partial, &path));
+        match written {
+            Ok(()) => Ok(path),
+            Err(_) => {
+                let _ = std::fs::remove_file(&partial);
+                Err(path)
+            }
+        }
+    }
+}
+
+/// `SPLITBRAIN_OUT`, else `$CARGO_TARGET_DIR/splitbrain`, else `target/splitbrain`.
+fn default_out_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SPLITBRAIN_OUT") {
+        return PathBuf::from(dir);
+    }
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    target.join("splitbrain")
+}
+
+/// The number in environment variable `name`, if it is set.
+fn env_number(
+    name: &'static str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<u64>, HarnessError> {
+    match env(name) {
+        None => Ok(None),
+        Some(value) => value
+            .trim()
+            .replace('_', "")
+            .parse()
+            .map(Some)
+            .map_err(|_| HarnessError::BadEnvironment { name, value }),
+    }
+}
+
+/// The command that replays `seed` of the test that is running (cargo names a test's thread
+/// after the test), and, when there is a reproducer, how to run it with the CLI.
+fn replay_command(seed: u64, reproducer: Option<&PathBuf>) -> String {
+    let thread = std::thread::current();
+    let test = thread.name().filter(|name| *name != "main");
+    let mut line = match test {
+        Some(test) => format!("SPLITBRAIN_SEED={seed} cargo test -- --exact {test}"),
+        None => format!("SPLITBRAIN_SEED={seed} (this program)"),
+    };
+    if let Some(path) = reproducer {
+        line += &format!("\n  or:         splitbrain run {}", path.display());
+    }
+    line
+}
+
+/// What a hunt found and did.
+#[derive(Clone, Debug)]
+pub struct HuntResult {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The first seed run.
+    pub first_seed: u64,
+    /// How many seeds ran (the hunt stops after the batch of its first failure).
+    pub seeds_run: u64,
+    /// The first failing seed, shrunk, if any seed failed.
+    pub failure: Option<Found>,
+}
+
+impl HuntResult {
+    /// Whether every seed passed.
+    pub fn is_safe(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// Panics with the failure (seed, invariant, reproducer, replay command) if a seed failed.
+    #[track_caller]
+    pub fn assert_safe(&self) {
+        if let Some(found) = &self.failure {
+            panic!("{}", found.message(&self.scenario));
+        }
+    }
+
+    /// The failure under `key` (an invariant name such as `fencing_safety`, or `liveness`,
+    /// `panic`, `limit`); panics if the hunt found none, or found another one first.
+    #[track_caller]
+    pub fn assert_found(&self, key: &str) -> &Found {
+        match &self.failure {
+            Some(found) if found.invariant == key => found,
+            Some(found) => panic!(
+                "splitbrain: expected the hunt to find {key}, it found another failure first:\n{}",
+                found.message(&self.scenario)
+            ),
+            None => panic!(
+                "splitbrain: {} seeds of {} (from seed {}) found no {key}",
+                self.seeds_run, self.scenario, self.first_seed
+            ),
+        }
+    }
+}
+
+/// A failing seed, shrunk and written.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The seed.
+    pub seed: u64,
+    /// The failure's key: the invariant it broke (`election_safety`, `fencing_safety`, a
+    /// property's name), `liveness`, `panic` or `limit`.
+    pub invariant: String,
+    /// The failure as the seed's run reported it (when, which nodes, what happened).
+    pub failure: Failure,
+    /// The shrunk scenario: `splitbrain run` replays it (with the algorithm registered).
+    pub reproducer: PathBuf,
+    /// The command that replays the seed.
+    pub replay: String,
+    /// Runs the shrinker spent.
+    pub shrink_runs: u32,
+}
+
+impl Found {
+    fn message(&self, scenario: &str) -> String {
+        format!(
+            "splitbrain: seed {} of {scenario} broke {}: {}\n  reproducer: {}\n  replay:     {}",
+            self.seed,
+            self.invariant,
+            self.failure.detail,
+            self.reproducer.display(),
+            self.replay
+        )
+    }
+}
+
+impl fmt::Display for Found {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed {} broke {}: {}",
+            self.seed, self.invariant, self.failure.detail
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hunt() -> Hunt {
+        Hunt::text("Scenario(algorithm: Raft(), nodes: 3, duration: \"2s\")").unwrap()
+    }
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn seeds_come_from_the_test_then_the_environment_then_the_default() {
+        let span = |h: &Hunt, pairs| h.span_with(&env(pairs)).unwrap();
+        assert_eq!(span(&hunt(), &[]).last, DEFAULT_SEEDS);
+        assert_eq!(span(&hunt(), &[("SPLITBRAIN_SEEDS", "5_000")]).last, 5_000);
+        let asked = hunt().seeds(20).first_seed(11);
+        let got = span(&asked, &[("SPLITBRAIN_SEEDS", "5000")]);
+        assert_eq!((got.first, got.last), (11, 30));
+    }
+
+    #[test]
+    fn one_seed_in_the_environment_replays_that_seed_alone() {
+        let got = hunt()
+            .seeds(20)
+            .span_with(&env(&[("SPLITBRAIN_SEED", "77")]))
+            .unwrap();
+        assert_eq!((got.first, got.last), (77, 77));
+    }
+
+    #[test]
+    fn a_word_where_a_number_belongs_is_an_error_naming_the_variable() {
+        let error = hunt()
+            .span_with(&env(&[("SPLITBRAIN_SEEDS", "many")]))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "SPLITBRAIN_SEEDS=\"many\" is not a whole number of seeds"
+        );
+    }
+
+    #[test]
+    fn a_broken_scenario_is_an_error_with_its_place() {
+        let error = Hunt::text("Scenario(algorithm: Paxos())").unwrap_err();
+        assert!(error.to_string().contains("1:21"), "{error}");
+    }
+
+    #[test]
+    fn a_failure_names_its_seed_invariant_reproducer_and_replay() {
+        let dir = std::env::temp_dir().join(format!("splitbrain-harness-{}", std::process::id()));
+        let result = Hunt::text(
+            "Scenario(name: \"forgets\", nodes: 3, duration: \"20s\",
+                      algorithm: Raft(variant: ForgetsTermOnRestart),
+                      nemesis: (kinds: [Crash], mean_interval: \"500ms\", quiet: \"5s\"))",
+        )
+        .unwrap()
+        .seeds(100)
+        .jobs(2)
+        .out_dir(&dir)
+        .run();
+        let found = result.failure.clone().expect("the broken variant is found");
+        assert!(found.reproducer.starts_with(&dir));
+        let replayed = Hunt::file(&found.reproducer)
+            .unwrap()
+            .seeds(1)
+            .first_seed(found.seed)
+            .shrink(false)
+            .run();
+        assert_eq!(
+            replayed.failure.map(|f| f.invariant),
+            Some(found.invariant.clone())
+        );
+        let message = std::panic::catch_unwind(|| result.assert_safe()).unwrap_err();
+        let message = message.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains(&format!("seed {} of forgets broke", found.seed)),
+            "{message}"
+        );
+        assert!(message.contains("SPLITBRAIN_SEED="), "{message}");
+        assert!(
+            message.contains(&found.reproducer.display().to_string()),
+            "{message}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
