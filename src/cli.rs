@@ -423,6 +423,29 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 
 /// Parses the arguments and runs the command.
 pub fn main() -> ExitCode {
+    main_with(|| Ok(()))
+}
+
+/// The `splitbrain` command with your own algorithms: `register` runs first (calling
+/// `splitbrain_algorithms::register::<A>()` for each of yours), then the command line is read
+/// as by the stock binary, so `run`, `hunt`, `compare`, `sweep`, `merge` and `list` all know
+/// them. A registration that fails (a name already taken) exits 2.
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     splitbrain::cli::main_with(|| {
+///         // splitbrain_algorithms::register::<my_crate::MyLease>()?;
+///         Ok(())
+///     })
+/// }
+/// ```
+pub fn main_with(
+    register: impl FnOnce() -> Result<(), splitbrain_algorithms::RegistryError>,
+) -> ExitCode {
+    if let Err(e) = register() {
+        eprintln!("error: {e}");
+        return exit::code(exit::BAD_INPUT);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
