@@ -5,6 +5,8 @@ pub mod commands;
 pub mod exit;
 pub mod hunt;
 pub mod output;
-pub mod scenario;
 pub mod summary;
-pub mod verdict;
+
+/// Scenario loading and the verdict, re-exported under their old paths.
+pub use splitbrain_scenario as scenario;
+pub use splitbrain_scenario::verdict;
