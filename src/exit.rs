@@ -2,14 +2,10 @@
 
 use std::process::ExitCode;
 
-/// The outcome matched the scenario's `expect`.
-pub const MATCHED: u8 = 0;
-/// A safety outcome differed from `expect` (or a determinism check failed).
-pub const SAFETY_MISMATCH: u8 = 1;
+pub use splitbrain_scenario::verdict::codes::{LIVENESS_FAILED, MATCHED, SAFETY_MISMATCH};
+
 /// Bad input or usage.
 pub const BAD_INPUT: u8 = 2;
-/// Liveness failed (and safety matched `expect`).
-pub const LIVENESS_FAILED: u8 = 3;
 
 /// The process exit code for `code`.
 pub fn code(code: u8) -> ExitCode {

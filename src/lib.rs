@@ -1,10 +1,22 @@
-//! The splitbrain CLI library: scenario loading and the commands behind the binary.
+//! The splitbrain command line: arguments, printing, progress bars, signals, output files,
+//! the hunt's JSON Lines and JUnit files, `merge`, and exit codes. The work is in
+//! [`splitbrain_lab`] (hunt, compare, sweep) and [`splitbrain_scenario`] (scenario files and
+//! the verdict); both are re-exported under their old paths.
 
+pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod exit;
-pub mod hunt;
 pub mod output;
-pub mod scenario;
+pub mod print;
+pub mod report_dir;
+pub mod shards;
+pub mod signals;
 pub mod summary;
-pub mod verdict;
+
+/// Scenario loading and the verdict, re-exported under their old paths.
+pub use splitbrain_scenario as scenario;
+pub use splitbrain_scenario::verdict;
+
+/// The hunt: seeds, records, summary and the shrinker.
+pub use splitbrain_lab::hunt;

@@ -1,9 +1,9 @@
 //! The human-readable summary of a run: leaders by term, failovers, faults, messages by type,
 //! counters and a verdict per invariant.
 
-use crate::commands::run::Determinism;
 use crate::scenario::Scenario;
 use crate::verdict::{describe_expect, Outcome};
+use splitbrain_lab::runner::Determinism;
 use splitbrain_reports::Table;
 use splitbrain_sim::{format_duration, Invariant, LivenessVerdict, RunReport};
 use std::path::Path;

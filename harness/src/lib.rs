@@ -52,10 +52,10 @@ pub mod scripted;
 pub use scripted::Scripted;
 pub use splitbrain_algorithms::{register, Algorithm, AlgorithmConfig, RegistryError};
 
-use splitbrain::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
-use splitbrain::hunt::seeds::SeedSpan;
-use splitbrain::hunt::shrink::shrink;
-use splitbrain::scenario::{self, Scenario, ScenarioError};
+use splitbrain_lab::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
+use splitbrain_lab::hunt::seeds::SeedSpan;
+use splitbrain_lab::hunt::shrink::shrink_scenario;
+use splitbrain_scenario::{self as scenario, Scenario, ScenarioError};
 use std::fmt;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -177,7 +177,7 @@ impl Hunt {
         let mut seeds_run = 0;
         let mut first_failed: Option<SeedRecord> = None;
         let never = || false;
-        let _ = splitbrain::hunt::hunt(
+        let _ = splitbrain_lab::hunt::hunt(
             &self.scenario,
             span,
             false,
@@ -234,10 +234,10 @@ impl Hunt {
         let (scenario, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
             let never = || false;
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shrink(&start, &failure, SHRINK_BUDGET_RUNS, &never)
+                shrink_scenario(&start, &failure, SHRINK_BUDGET_RUNS, &never)
             }));
             match caught {
-                Ok(shrunk) => (shrunk.scenario, shrunk.runs),
+                Ok(shrunk) => (shrunk.candidate, shrunk.runs),
                 Err(_) => (start, 0),
             }
         } else {

@@ -24,8 +24,8 @@
 //! ```
 
 use crate::HarnessError;
-use splitbrain::scenario::{self, Scenario};
 use splitbrain_algorithms::AlgorithmConfig;
+use splitbrain_scenario::{self as scenario, Scenario};
 use std::fmt::Write as _;
 use std::time::Duration;
 

@@ -1,8 +1,16 @@
 //! `splitbrain check`: validate scenario files.
 
-use crate::cli::CheckArgs;
 use crate::exit;
 use crate::scenario;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Scenario files to validate.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
 
 /// Validates every file; prints `ok` lines and errors; exit 2 if any is invalid.
 pub fn check(args: &CheckArgs) -> u8 {

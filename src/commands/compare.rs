@@ -5,23 +5,53 @@
 //! Exit code: 0, or 3 when the scenario states an objective and some algorithm misses it
 //! (safety violations are results to compare here, not a mismatch: they are in the report).
 
-use super::charting::{self, FirstRun, GroupRuns, GroupSummary, Outgrown};
-use crate::cli::{CompareArgs, FencingMode};
+use crate::args::{FencingMode, LimitArgs};
 use crate::exit;
-use crate::scenario::{self, Scenario};
-use rayon::prelude::*;
+use crate::print::{bad_input, print_table};
+use crate::report_dir::{self, RunsBar};
+use clap::Args;
 use serde::Serialize;
-use splitbrain_algorithms::{algorithms, AlgorithmConfig, DEFAULT_COMPARISON};
-use splitbrain_reports::{
-    failover_cdf, format_seeds, leadership_timeline, messages_per_election,
-    messages_vs_cluster_size, sequence_diagram_of, sequence_window, AroundFailovers, Chart,
-    DataTable, ReportDoc, ScalingSeries, Section, SequenceLabels, Settle, Table,
-};
-use splitbrain_sim::LimitExceeded;
-use std::collections::BTreeSet;
+use splitbrain_lab::compare::{self, ComparePlan, Design, Origin};
+use splitbrain_lab::group::{self, shell_word, GroupSummary, SettingsAsRun};
+use splitbrain_reports::{format_seeds, ReportDoc};
+use splitbrain_scenario as scenario;
+use std::path::PathBuf;
 
-/// Seeds per algorithm and size for the message-count-versus-size chart.
-const SIZE_SEEDS: u64 = 3;
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The scenario file (RON): its faults (and nemesis) are run with every algorithm.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Algorithms to compare, each with its built-in defaults (the scenario's own settings for
+    /// its own), instead of the scenario's `designs`. Without it and without designs:
+    /// raft,bully,ring.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub algorithms: Option<Vec<String>>,
+    /// Seeds 1..=N per algorithm.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub seeds: u64,
+    /// Cluster sizes for the message-count-versus-size chart.
+    #[arg(
+        long,
+        value_name = "SIZES",
+        value_delimiter = ',',
+        default_value = "3,5,9,17,33"
+    )]
+    pub sizes: Vec<usize>,
+    /// Fencing at the resource: as the scenario says, on, off, or both (each design runs
+    /// twice, as NAME-fenced and NAME-unfenced, to show what fencing buys).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FencingMode::Scenario)]
+    pub fencing: FencingMode,
+    /// The output folder (report.md, report.html, charts, CSV and JSON).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
 
 #[derive(Serialize)]
 struct JsonSummary<'a> {
@@ -36,179 +66,23 @@ struct JsonSummary<'a> {
     exit_code: u8,
 }
 
-/// The window of seed 1's sequence diagram: around its first failover, to recovery.
-const SEED_ONE_WINDOW: AroundFailovers = AroundFailovers {
-    failovers: 1,
-    settle: Settle::Recovery,
-    first_election: false,
-};
-
-/// Every algorithm's command-line name, for hints: `raft, bully, ... and k8s-lease`.
-fn algorithm_names() -> String {
-    let names: Vec<&str> = algorithms().into_iter().map(|entry| entry.name).collect();
-    match names.split_last() {
-        Some((last, [])) => last.to_string(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-        None => String::new(),
-    }
-}
-
-/// What `compare` runs: a name that labels its results, an algorithm with its settings, and
-/// where the settings came from.
-#[derive(Clone, Debug)]
-pub struct Design {
-    pub name: String,
-    pub algorithm: AlgorithmConfig,
-    pub origin: Origin,
-    /// The design's name in the scenario, or the algorithm's (before a `--fencing both`
-    /// suffix): what `run --design` or `run --algorithm` takes.
-    pub source: String,
-    /// Fencing at the resource for this design's runs.
-    pub fencing: bool,
-}
-
-/// Where a design's settings came from.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// A design the scenario lists under `designs`.
-    ScenarioDesign,
-    /// The scenario's own `algorithm`, named with `--algorithms`.
-    ScenarioAlgorithm,
-    /// Named with `--algorithms`: the algorithm's built-in defaults.
-    BuiltInDefaults,
-}
-
-impl Origin {
-    fn describe(self) -> &'static str {
-        match self {
-            Origin::ScenarioDesign => "the scenario's designs",
-            Origin::ScenarioAlgorithm => "the scenario's algorithm",
-            Origin::BuiltInDefaults => "built-in defaults (--algorithms)",
-        }
-    }
-}
-
-/// A design as the JSON summary and the report echo it: its settings as they ran.
+/// A design as the JSON summary echoes it: its settings as they ran.
 #[derive(Serialize)]
 struct DesignJson<'a> {
     name: &'a str,
     origin: Origin,
     fencing: bool,
     #[serde(flatten)]
-    settings: charting::SettingsAsRun,
+    settings: SettingsAsRun,
 }
 
-impl Design {
-    /// The command that replays `seed` of this design, as `compare` ran it.
-    fn replay(&self, file: &str, seed: u64, scenario_fencing: bool) -> String {
-        let base = match self.origin {
-            Origin::ScenarioDesign => format!(" --design {}", self.source),
-            Origin::ScenarioAlgorithm => String::new(),
-            Origin::BuiltInDefaults => format!(" --algorithm {}", self.source),
-        };
-        let fencing = match (self.fencing, self.fencing == scenario_fencing) {
-            (_, true) => "",
-            (true, false) => " --fencing on",
-            (false, false) => " --fencing off",
-        };
-        format!("splitbrain run {file}{base} --seed {seed}{fencing}")
+fn design_json(d: &Design) -> DesignJson<'_> {
+    DesignJson {
+        name: &d.name,
+        origin: d.origin,
+        fencing: d.fencing,
+        settings: SettingsAsRun::of(&d.algorithm),
     }
-
-    fn json(&self) -> DesignJson<'_> {
-        DesignJson {
-            name: &self.name,
-            origin: self.origin,
-            fencing: self.fencing,
-            settings: charting::SettingsAsRun::of(&self.algorithm),
-        }
-    }
-}
-
-/// The designs to compare (see [`named_designs`]), each with its fencing: `--fencing both`
-/// runs each twice, as `NAME-fenced` and `NAME-unfenced`.
-fn designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>, u8> {
-    let named = named_designs(args, scenario)?;
-    let with = |d: &Design, fencing: bool, suffix: &str| Design {
-        name: format!("{}{suffix}", d.name),
-        fencing,
-        ..d.clone()
-    };
-    Ok(match args.fencing {
-        FencingMode::Scenario => named,
-        FencingMode::On => named.iter().map(|d| with(d, true, "")).collect(),
-        FencingMode::Off => named.iter().map(|d| with(d, false, "")).collect(),
-        FencingMode::Both => named
-            .iter()
-            .flat_map(|d| [with(d, true, "-fenced"), with(d, false, "-unfenced")])
-            .collect(),
-    })
-}
-
-/// The designs to compare: the ones `--algorithms` names, else the scenario's `designs`, else
-/// raft, bully and ring. An exit code when a name is unknown or given twice.
-fn named_designs(args: &CompareArgs, scenario: &Scenario) -> Result<Vec<Design>, u8> {
-    let fencing = scenario.sim.fencing;
-    let names: Vec<String> = match &args.algorithms {
-        None if !scenario.designs.is_empty() => {
-            return Ok(scenario
-                .designs
-                .iter()
-                .map(|d| Design {
-                    name: d.name.clone(),
-                    algorithm: d.algorithm.clone(),
-                    origin: Origin::ScenarioDesign,
-                    source: d.name.clone(),
-                    fencing,
-                })
-                .collect())
-        }
-        None => DEFAULT_COMPARISON.split(',').map(str::to_string).collect(),
-        Some(names) => names.clone(),
-    };
-    let mut designs: Vec<Design> = Vec::new();
-    for name in &names {
-        // An alias (`kubernetes`) or a scenario spelling (`K8sLease`) names it too.
-        let own = scenario.algorithm.entry().is_named(name);
-        let design = if own {
-            Design {
-                name: scenario.algorithm.name().to_string(),
-                algorithm: scenario.algorithm.clone(),
-                origin: Origin::ScenarioAlgorithm,
-                source: scenario.algorithm.name().to_string(),
-                fencing,
-            }
-        } else {
-            let Some(algorithm) = AlgorithmConfig::default_named(name) else {
-                return Err(charting::bad_input(
-                    &format!("unknown algorithm {name:?}"),
-                    &format!(
-                        "the algorithms are {}: --algorithms {DEFAULT_COMPARISON}",
-                        algorithm_names()
-                    ),
-                ));
-            };
-            Design {
-                name: algorithm.name().to_string(),
-                source: algorithm.name().to_string(),
-                algorithm,
-                origin: Origin::BuiltInDefaults,
-                fencing,
-            }
-        };
-        if designs.iter().any(|d| d.name == design.name) {
-            return Err(charting::bad_input(
-                &format!("algorithm {name:?} is given twice"),
-                "name each algorithm once",
-            ));
-        }
-        designs.push(design);
-    }
-    if designs.is_empty() {
-        let hint = format!("--algorithms {DEFAULT_COMPARISON}");
-        return Err(charting::bad_input("no algorithms to compare", &hint));
-    }
-    Ok(designs)
 }
 
 /// Runs the command; returns the exit code.
@@ -223,132 +97,65 @@ pub fn run(args: &CompareArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let designs = match designs(args, &scenario) {
-        Ok(d) => d,
-        Err(code) => return code,
+    let plan = ComparePlan {
+        algorithms: args.algorithms.clone(),
+        seeds: args.seeds,
+        sizes: args.sizes.clone(),
+        fencing: args.fencing.lab(),
+        file: args.file.display().to_string(),
     };
-    // The scenario's own designs were checked when it was loaded; an algorithm named with
-    // --algorithms (or the default three) is checked here as `check` would, before any run.
-    for design in &designs {
-        if let Err((message, hint)) = scenario.refuse_algorithm(&design.algorithm, "--algorithms") {
-            let message = format!("{}: {message}", args.file.display());
-            return charting::bad_input(&message, &hint);
-        }
+    let designs = match compare::designs(&plan, &scenario) {
+        Ok(d) => d,
+        Err(e) => return bad_input(&e),
+    };
+    if let Err(e) = compare::check_designs(&plan, &scenario, &designs) {
+        return bad_input(&e);
     }
-    let counted = charting::check_count("--seeds", args.seeds, designs.len(), "per design");
-    if let Err(code) = counted {
+    if let Err(e) = group::check_count("--seeds", args.seeds, designs.len(), "per design") {
+        return bad_input(&e);
+    }
+    if let Err(code) = report_dir::check_out_folder(&args.out, &args.file) {
         return code;
     }
-    if let Err(code) = charting::check_out_folder(&args.out, &args.file) {
-        return code;
-    }
-    if let Some(&n) = args
-        .sizes
-        .iter()
-        .find(|&&n| n as u64 > crate::scenario::MAX_NODES)
-    {
-        return charting::bad_input(
-            &format!("--sizes {n} is more nodes than a scenario may have"),
-            &format!(
-                "give cluster sizes from 3 to {} (smaller ones count as 3), like --sizes 3,5,9",
-                crate::scenario::MAX_NODES
-            ),
-        );
-    }
-    for design in &designs {
-        let most = crate::scenario::max_members(&design.algorithm);
-        if let Some(&n) = args.sizes.iter().find(|&&n| n as u64 > most) {
-            return charting::bad_input(
-                &format!(
-                    "--sizes {n} is more nodes than {} can run here",
-                    design.algorithm.name()
-                ),
-                &format!(
-                    "its members send to every other member, so memory grows with the square of the cluster: give sizes up to {most}"
-                ),
-            );
-        }
+    if let Err(e) = compare::check_sizes(&plan, &designs) {
+        return bad_input(&e);
     }
     let command = command_line(args);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
-
-    // The runs: every design on every seed, each folded in as it completes.
-    let bar = charting::RunsBar::new(args.seeds.saturating_mul(designs.len() as u64), args.json);
-    let groups: Result<Vec<GroupRuns>, Outgrown> = designs
-        .iter()
-        .map(|design| {
-            let with_alg = with_design(&scenario, design);
-            let seeds = 1..=args.seeds;
-            charting::run_group(&design.name, seeds, Some(SEED_ONE_WINDOW), &bar, |seed| {
-                with_alg.materialize(seed)
-            })
-        })
-        .collect();
-    bar.finish();
-    let groups = match groups {
-        Ok(groups) => groups,
-        Err(outgrown) => return outgrown.report(&args.file),
+    let bar = RunsBar::new(args.seeds.saturating_mul(designs.len() as u64), args.json);
+    let result = match compare::compare(&plan, &scenario, &designs, &bar) {
+        Ok(result) => result,
+        Err(e) => return report_dir::build_failed(&args.file, e),
     };
-    let summaries: Vec<GroupSummary> = groups
-        .iter()
-        .map(|g| charting::summarise(g, scenario.objective.as_ref()))
-        .collect();
-
-    let mut charts: Vec<Chart> = Vec::new();
-    let mut data: Vec<DataTable> = Vec::new();
-    let result = build(
-        args,
-        &scenario,
-        &designs,
-        &groups,
-        &summaries,
-        &mut charts,
-        &mut data,
-    );
-    let sections = match result {
-        Ok(sections) => sections,
-        Err(BuildError::Chart(e)) => return charting::chart_failed(e),
-        Err(BuildError::Outgrown(outgrown)) => return outgrown.report(&args.file),
-    };
-
-    let missed = summaries
-        .iter()
-        .any(|g| g.objective.as_ref().is_some_and(|o| !o.met));
-    let code = if missed {
+    let code = if result.objective_missed() {
         exit::LIVENESS_FAILED
     } else {
         exit::MATCHED
     };
+    let names: Vec<&str> = designs.iter().map(|d| d.name.as_str()).collect();
     let doc = ReportDoc {
         title: format!("compare: {}", scenario.name),
         command: command.clone(),
         seeds: seeds.clone(),
         facts: vec![
             ("scenario".to_string(), args.file.display().to_string()),
-            (
-                "designs".to_string(),
-                designs
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
+            ("designs".to_string(), names.join(", ")),
             ("exit code".to_string(), code.to_string()),
         ],
-        sections,
+        sections: result.sections,
     };
-    if let Err(code) = charting::write(&args.out, &doc, &charts, &data) {
+    if let Err(code) = report_dir::write(&args.out, &doc, &result.charts, &result.data) {
         return code;
     }
-
+    let summaries = &result.summaries;
     if args.json {
         let doc = JsonSummary {
             scenario: &scenario.name,
             command: &command,
             out: args.out.display().to_string(),
             seeds: args.seeds,
-            designs: designs.iter().map(Design::json).collect(),
-            algorithms: &summaries,
+            designs: designs.iter().map(design_json).collect(),
+            algorithms: summaries,
             exit_code: code,
         };
         crate::outln!(
@@ -361,15 +168,15 @@ pub fn run(args: &CompareArgs) -> u8 {
             scenario.name,
             format_seeds(&seeds)
         );
-        print_table(&settings_table(&designs));
+        print_table(&compare::settings_table(&designs));
         crate::outln!();
-        print_table(&charting::summary_table("design", &summaries));
-        if let Some(note) = charting::skipped_faults_note(&summaries) {
+        print_table(&group::summary_table("design", summaries));
+        if let Some(note) = group::skipped_faults_note(summaries) {
             crate::outln!("note: {note}");
         }
         crate::outln!();
-        print_table(&charting::safety_table("design", &summaries));
-        if let Some(t) = charting::objective_table("design", &summaries) {
+        print_table(&group::safety_table("design", summaries));
+        if let Some(t) = group::objective_table("design", summaries) {
             crate::outln!();
             print_table(&t);
         }
@@ -379,30 +186,17 @@ pub fn run(args: &CompareArgs) -> u8 {
     code
 }
 
-/// The scenario as `design` runs it: its algorithm in place of the scenario's, its fencing.
-fn with_design(scenario: &Scenario, design: &Design) -> Scenario {
-    let mut s = scenario.clone();
-    let alg = &design.algorithm;
-    s.algorithm = alg
-        .for_members(s.sim.members)
-        .unwrap_or_else(|| alg.clone());
-    s.sim.fencing = design.fencing;
-    s
-}
-
 /// The command that produced the folder, as a user would type it again.
 fn command_line(args: &CompareArgs) -> String {
     let sizes: Vec<String> = args.sizes.iter().map(|s| s.to_string()).collect();
-    let algorithms = args.algorithms.iter().flat_map(|names| {
-        [
-            "--algorithms".to_string(),
-            charting::shell_word(&names.join(",")),
-        ]
-    });
+    let algorithms = args
+        .algorithms
+        .iter()
+        .flat_map(|names| ["--algorithms".to_string(), shell_word(&names.join(","))]);
     [
         "splitbrain".to_string(),
         "compare".to_string(),
-        charting::shell_word(&args.file.display().to_string()),
+        shell_word(&args.file.display().to_string()),
     ]
     .into_iter()
     .chain(algorithms)
@@ -415,399 +209,8 @@ fn command_line(args: &CompareArgs) -> String {
     .chain(args.fencing.flag_words())
     .chain([
         "--out".to_string(),
-        charting::shell_word(&args.out.display().to_string()),
+        shell_word(&args.out.display().to_string()),
     ])
     .collect::<Vec<_>>()
     .join(" ")
-}
-
-/// Each design with where its settings came from and every setting as it ran.
-fn settings_table(designs: &[Design]) -> Table {
-    let mut t = Table::new(&["design", "settings from", "fencing", "settings as they ran"]);
-    for d in designs {
-        t.push(vec![
-            d.name.clone(),
-            d.origin.describe().to_string(),
-            if d.fencing { "on" } else { "off" }.to_string(),
-            charting::SettingsAsRun::of(&d.algorithm).line(),
-        ]);
-    }
-    t
-}
-
-/// Prints a table with aligned columns.
-pub fn print_table(t: &Table) {
-    for line in t.aligned_lines() {
-        crate::outln!("{line}");
-    }
-}
-
-/// Charts, tables and sections of the report.
-fn build(
-    args: &CompareArgs,
-    scenario: &Scenario,
-    designs: &[Design],
-    groups: &[GroupRuns],
-    summaries: &[GroupSummary],
-    charts: &mut Vec<Chart>,
-    data: &mut Vec<DataTable>,
-) -> Result<Vec<Section>, BuildError> {
-    let mut sections = Vec::new();
-    let faults: Vec<String> = scenario
-        .sim
-        .faults
-        .iter()
-        .map(|f| {
-            format!(
-                "at {}: {}{}",
-                splitbrain_sim::format_duration(f.at_ns),
-                f.action.kind_name(),
-                f.heal_after_ns.map_or(String::new(), |h| format!(
-                    ", healed after {}",
-                    splitbrain_sim::format_duration(h)
-                ))
-            )
-        })
-        .collect();
-    let mut about = Section::new("What ran")
-        .text(format!(
-            "{} nodes for {} each run; every design ran seeds {} with the same faults{}. Each \
-         design's settings, as they ran, and where they came from: a design the scenario \
-         lists, the scenario's own algorithm, or (named with --algorithms) the algorithm's \
-         built-in defaults.",
-            scenario.sim.members,
-            splitbrain_sim::format_duration(scenario.sim.duration_ns),
-            format_seeds(&(1..=args.seeds).collect::<Vec<_>>()),
-            if scenario.nemesis.is_some() {
-                " (explicit faults plus the nemesis schedule each seed draws)"
-            } else {
-                ""
-            }
-        ))
-        .table(settings_table(designs));
-    if !faults.is_empty() {
-        about = about.list(faults);
-    }
-    sections.push(about);
-
-    // Failover times.
-    let series = charting::merge_identical(summaries.iter().map(|g| g.recovery_series.clone()));
-    let objective = charting::objective_line(scenario.objective.as_ref());
-    charts.push(failover_cdf(
-        "failover_cdf",
-        &format!("Failover recovery time: {}", scenario.name),
-        "recovery time (fault to the next write a leader got accepted)",
-        &series,
-        objective.as_ref(),
-    )?);
-    sections.push(
-        Section::new("Failover time")
-            .text(
-                "Recovery time of each failover: from the fault to the next write a leader got \
-                 accepted (the new leader's, or the same one's when it rode the fault through: \
-                 the `ridden through` column counts those; they have no election). Unresolved failovers keep a curve below 1; superseded ones \
-                 are left out. Designs whose failover times are all the same share one curve \
-                 (`NAME (both)`: with and without fencing). failovers.csv lists every failover \
-                 of every run.",
-            )
-            .text(charting::ELECTION_MEASURES_TEXT)
-            .chart("failover_cdf")
-            .table(charting::summary_table("design", summaries))
-            .text_if(charting::skipped_faults_note(summaries)),
-    );
-    if let Some(t) = charting::objective_table("design", summaries) {
-        sections.push(
-            Section::new("Recovery-time objective")
-                .text(
-                    "The budget against the p99 of recovery over the failovers a new leader \
-                     resolved or none did (an unresolved one is longer than any budget), broken \
-                     down into the p99 of detection and of election, the new leader's start-up \
-                     delay, and recovery. compare exits 3 when an algorithm misses it.",
-                )
-                .table(t),
-        );
-    }
-
-    // Messages per election.
-    let groups_msgs: Vec<_> = summaries.iter().map(|g| g.messages.clone()).collect();
-    charts.push(messages_per_election(
-        "messages_per_election",
-        "Messages per failover election, by type",
-        "design",
-        &groups_msgs,
-    )?);
-    let mut counts = Table::new(&["design", "decided failover elections", "messages/election"]);
-    for g in summaries {
-        counts.push(vec![
-            g.label.clone(),
-            g.elections.to_string(),
-            charting::per_election(g.messages_per_election),
-        ]);
-    }
-    sections.push(
-        Section::new("Messages per election")
-            .text(
-                "The mean, over decided elections that started at or after the first fault of \
-                 a run (the start-up election is left out), of the messages of each type sent \
-                 during the election.",
-            )
-            .chart("messages_per_election")
-            .table(counts),
-    );
-
-    // Safety by fault kind, overlap and fencing.
-    let (safety, safety_data) = safety_by_kind(groups);
-    data.push(safety_data);
-    sections.push(
-        Section::new("Safety")
-            .text(charting::SAFETY_TEXT)
-            .table(charting::safety_table("design", summaries))
-            .text(
-                "Per fault kind that struck in a seed: the seeds with any safety violation, \
-                 over the seeds with that kind of fault.",
-            )
-            .table(safety),
-    );
-
-    // Message count against cluster size.
-    let mut scaling = Vec::new();
-    let sizes: BTreeSet<usize> = args.sizes.iter().map(|&n| n.max(3)).collect();
-    for design in designs {
-        let base = with_design(scenario, design);
-        let jobs: Vec<(usize, Scenario)> = sizes
-            .iter()
-            .filter_map(|&n| Some((n, base.resized(n)?)))
-            .collect();
-        let points: Vec<Result<Option<(u64, f64)>, Outgrown>> = jobs
-            .into_par_iter()
-            .map(|(n, s)| {
-                let (total, decided) = messages_at_size(&s).map_err(|(seed, error)| Outgrown {
-                    label: format!("{} at {n} nodes", design.name),
-                    seed,
-                    error,
-                })?;
-                Ok((decided > 0).then(|| (n as u64, total as f64 / decided as f64)))
-            })
-            .collect();
-        let points = points
-            .into_iter()
-            .filter_map(Result::transpose)
-            .collect::<Result<Vec<_>, _>>()?;
-        scaling.push(ScalingSeries {
-            label: design.name.clone(),
-            points,
-        });
-    }
-    charts.push(messages_vs_cluster_size(
-        "messages_vs_cluster_size",
-        "Messages per election against cluster size",
-        "messages per decided election",
-        &scaling,
-    )?);
-    sections.push(
-        Section::new("Cluster size")
-            .text(format!(
-                "For each size (at least 3), each design on the scenario with that many \
-                 nodes (faults naming nodes past the last dropped), seeds 1..={SIZE_SEEDS}: \
-                 the mean messages per decided election, start-up elections included."
-            ))
-            .chart("messages_vs_cluster_size"),
-    );
-
-    // Seed 1 of each algorithm: timeline and sequence diagram around its first failover.
-    let mut seed_one = Section::new("Seed 1").text(
-        "The leadership timeline of seed 1 per design, and the messages around its first \
-         failover (from 50 ms before the fault to a little after the new leader's first \
-         accepted write).",
-    );
-    for (design, group) in designs.iter().zip(groups) {
-        let s = with_design(scenario, design).materialize(1);
-        // Seed 1 ran in the group with a recorder of its first failover's window.
-        let Some(FirstRun { report, windows }) = &group.first else {
-            continue;
-        };
-        let name = format!("timeline_{}", design.name);
-        charts.push(leadership_timeline(
-            &name,
-            &format!("Leadership timeline: {}, seed 1", design.name),
-            report,
-            &[],
-            &report.lease_spans,
-        )?);
-        seed_one = seed_one.chart(name);
-        let Some(f) = report.failovers.first() else {
-            continue;
-        };
-        let window = sequence_window(f.at_ns, f.recovery_ns.map(|r| f.at_ns + r));
-        let kept = windows.failovers.clone();
-        let bounds: Vec<(u64, u64)> = kept.iter().map(|w| w.bounds()).collect();
-        assert_eq!(
-            bounds,
-            [window],
-            "the recorder kept the first failover's window"
-        );
-        let trace = super::plot::kept_windows(&s, kept)
-            .map_err(|error| Outgrown {
-                label: design.name.clone(),
-                seed: 1,
-                error,
-            })?
-            .pop()
-            .expect("one window asked, one kept");
-        let name = format!("sequence_{}", design.name);
-        charts.push(sequence_diagram_of(
-            &name,
-            &format!(
-                "Messages around the first failover: {}, seed 1",
-                design.name
-            ),
-            &trace,
-            &SequenceLabels {
-                node_names: &s.algorithm.lifeline_names(s.sim.members),
-                fenced: s.sim.fencing,
-                leadership: &report.leadership_spans,
-            },
-        )?);
-        seed_one = seed_one.chart(name);
-    }
-    sections.push(seed_one);
-
-    data.push(charting::summary_data("summary", "design", summaries));
-    data.push(charting::failover_data("failovers", "design", groups));
-    data.push(settings_data(designs));
-    let file = charting::shell_word(&args.file.display().to_string());
-    data.push(seed_data(&file, scenario, designs, groups));
-    Ok(sections)
-}
-
-/// Messages and decided elections (start-up ones included) over seeds 1..=[`SIZE_SEEDS`]
-/// of `scenario`.
-fn messages_at_size(scenario: &Scenario) -> Result<(u64, u64), (u64, LimitExceeded)> {
-    let mut sums = (0u64, 0u64);
-    for seed in 1..=SIZE_SEEDS {
-        let s = scenario.materialize(seed);
-        let report = super::limits::run_watched(&s.algorithm, s.sim, None, &|| false)
-            .map_err(|e| (seed, e))?;
-        for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
-            sums = (sums.0 + e.total_messages(), sums.1 + 1);
-        }
-    }
-    Ok(sums)
-}
-
-/// Why the report could not be built.
-enum BuildError {
-    /// A chart failed to draw.
-    Chart(splitbrain_reports::ChartError),
-    /// A run for a chart (another cluster size, the first seed's windows) outgrew its limits.
-    Outgrown(Outgrown),
-}
-
-impl From<splitbrain_reports::ChartError> for BuildError {
-    fn from(e: splitbrain_reports::ChartError) -> Self {
-        BuildError::Chart(e)
-    }
-}
-
-impl From<Outgrown> for BuildError {
-    fn from(e: Outgrown) -> Self {
-        BuildError::Outgrown(e)
-    }
-}
-
-/// Each design's settings as they ran, one row per design.
-fn settings_data(designs: &[Design]) -> DataTable {
-    let mut t = DataTable::new("designs", &["design", "algorithm", "origin", "settings"]);
-    for d in designs {
-        let origin = serde_json::to_value(d.origin)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        t.push(vec![
-            d.name.as_str().into(),
-            d.algorithm.name().into(),
-            origin.as_str().into(),
-            scenario::algorithm_line(&d.algorithm).as_str().into(),
-        ]);
-    }
-    t
-}
-
-/// Fault kind x design: seeds with any safety violation / seeds with that kind.
-fn safety_by_kind(groups: &[GroupRuns]) -> (Table, DataTable) {
-    let kinds: BTreeSet<&str> = groups
-        .iter()
-        .flat_map(|g| g.fault_kinds.keys())
-        .map(String::as_str)
-        .collect();
-    let mut header = vec!["fault kind"];
-    header.extend(groups.iter().map(|g| g.label.as_str()));
-    let mut table = Table::new(&header);
-    let mut data = DataTable::new(
-        "safety_by_fault_kind",
-        &[
-            "fault_kind",
-            "design",
-            "seeds_with_kind",
-            "seeds_with_violation",
-        ],
-    );
-    for kind in kinds {
-        let mut row = vec![kind.to_string()];
-        for g in groups {
-            let seeds = g.fault_kinds.get(kind).copied().unwrap_or_default();
-            row.push(format!("{}/{}", seeds.violated, seeds.with_kind));
-            data.push(vec![
-                kind.into(),
-                g.label.as_str().into(),
-                seeds.with_kind.into(),
-                seeds.violated.into(),
-            ]);
-        }
-        table.push(row);
-    }
-    (table, data)
-}
-
-/// Per design and seed: the numbers behind the safety section, and the command that
-/// replays the seed.
-fn seed_data(
-    file: &str,
-    scenario: &Scenario,
-    designs: &[Design],
-    groups: &[GroupRuns],
-) -> DataTable {
-    let mut t = DataTable::new(
-        "seeds",
-        &[
-            "design",
-            "seed",
-            "safety_violations",
-            "liveness_failed",
-            "overlap_ns",
-            "fenced_rejections",
-            "stale_writes_accepted",
-            "failovers",
-            "faults_skipped",
-            "replay",
-        ],
-    );
-    for (design, g) in designs.iter().zip(groups) {
-        for r in &g.runs {
-            let replay = design.replay(file, r.seed, scenario.sim.fencing);
-            t.push(vec![
-                g.label.as_str().into(),
-                r.seed.into(),
-                r.safety_violations.as_str().into(),
-                u64::from(r.liveness_failed).into(),
-                r.overlap_ns.into(),
-                r.fenced_rejections.into(),
-                r.stale_accepted.into(),
-                r.failovers.len().into(),
-                r.faults_skipped.into(),
-                replay.as_str().into(),
-            ]);
-        }
-    }
-    t
 }

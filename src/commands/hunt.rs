@@ -3,42 +3,90 @@
 // The CLI may read the wall clock (time budget, progress); the engine never does.
 #![allow(clippy::disallowed_types)]
 
-use crate::cli::HuntArgs;
+use crate::args::LimitArgs;
 use crate::exit;
-use crate::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
-use crate::hunt::junit::{self, Completeness};
-use crate::hunt::record::{Failure, SeedRecord};
-use crate::hunt::seeds::{self, SeedSpan, Shard};
-use crate::hunt::shrink::{shrink, Shrunk};
-use crate::hunt::signals::Interrupt;
-use crate::hunt::summary::{HuntSummary, SummaryBuilder};
-use crate::hunt::{self, panics, Ended};
-use crate::scenario::{self, Scenario};
+use crate::print::{hunt_exit_code, print_summary, Reproducer, SummaryJson};
+use crate::shards::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
+use crate::shards::junit::{self, Completeness};
+use crate::signals::Interrupt;
+use clap::Args;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
+use splitbrain_lab::group::shell_word;
+use splitbrain_lab::hunt::record::{Failure, SeedRecord};
+use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
+use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
+use splitbrain_lab::hunt::summary::SummaryBuilder;
+use splitbrain_lab::hunt::{self, Ended};
+use splitbrain_lab::panics;
+use splitbrain_scenario::{self as scenario, Scenario};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How many runs shrinking one failure may spend.
 const SHRINK_BUDGET_RUNS: u32 = 600;
 
-/// A written, replay-checked reproducer.
-#[derive(Clone, Debug, Serialize)]
-pub struct Reproducer {
-    pub key: String,
-    pub seed: u64,
-    pub file: String,
-    pub replay: String,
-    pub faults_before: usize,
-    pub faults_after: usize,
-    pub nodes_before: usize,
-    pub nodes_after: usize,
-    pub shrink_runs: u32,
-    /// Replaying the written file failed the same way.
-    pub replay_verified: bool,
+#[derive(Args, Debug)]
+pub struct HuntArgs {
+    /// The scenario file (RON); its `nemesis` draws a fault schedule per seed.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Run seeds 1..=N [default: 1000 seeds].
+    #[arg(long, value_name = "N", help_heading = "Seeds")]
+    pub seeds: Option<u64>,
+    /// Run the seeds A..B (B excluded) or A..=B.
+    #[arg(long, value_name = "A..B", help_heading = "Seeds")]
+    pub seed_range: Option<String>,
+    /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
+    #[arg(long, value_name = "I/N", help_heading = "Seeds")]
+    pub shard: Option<String>,
+    /// Start no new seed after this long (e.g. 10m; seeds under way finish, and at least one
+    /// seed always runs); report what ran, with the verdict of the seeds run (every output
+    /// says the budget ended it).
+    #[arg(long, value_name = "DURATION", help_heading = "Seeds")]
+    pub time_budget: Option<String>,
+    /// Worker threads, 1 to 1024 (at most 64 are used: a batch is 64 seeds) [default: every
+    /// core]. Results are the same whatever this is.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run every seed instead of stopping after the first failing batch.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Do not shrink failures into reproducer files.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Where to write the shrunk reproducer scenarios.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "out",
+        help_heading = "Output"
+    )]
+    pub out: PathBuf,
+    /// Write one JSON line per seed to this file (a header first, a line saying how the hunt
+    /// ended last), for `merge`. Written as FILE.partial (locked while the hunt runs) and
+    /// renamed when whole; an existing FILE is refused unless --force. A symbolic link is
+    /// followed to the file it names.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub jsonl: Option<PathBuf>,
+    /// Replace an existing, finished --jsonl file (never one a running hunt is writing).
+    #[arg(long, help_heading = "Output")]
+    pub force: bool,
+    /// Write a JUnit XML report (one test case per invariant).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub junit: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// No progress bar, no coverage table.
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Serialize)]
@@ -52,24 +100,10 @@ struct JsonOutput<'a> {
     signal: Option<String>,
     /// Seeds the hunt was asked to run (a string: it may exceed 2^53).
     seeds_planned: String,
-    summary: &'a HuntSummary,
+    summary: SummaryJson<'a>,
     reproducers: &'a [Reproducer],
     /// Outputs that could not be written (the exit code is then 2).
     errors: &'a [String],
-}
-
-/// The most worker threads `--jobs` may ask for.
-pub const MAX_JOBS: usize = 1024;
-
-/// Which seeds, on how many threads, for how long.
-struct Plan {
-    /// The whole hunt's seeds (every shard together).
-    range: SeedSpan,
-    shard: Option<Shard>,
-    /// The seeds this process runs.
-    seeds: SeedSpan,
-    time_budget: Option<Duration>,
-    threads: usize,
 }
 
 /// Why the hunt stopped before its natural end.
@@ -96,7 +130,16 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
-    let plan = plan(args)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let plan = HuntPlan::new(
+        args.seeds,
+        args.seed_range.as_deref(),
+        args.shard.as_deref(),
+        args.time_budget.as_deref(),
+        args.jobs,
+        cores,
+    )
+    .map_err(|e| format!("error: {e}"))?;
     let mut outputs = Vec::new();
     if let Some(path) = &args.jsonl {
         outputs.push(("--jsonl", path.as_path()));
@@ -225,7 +268,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else if !errors.is_empty() {
         exit::BAD_INPUT
     } else {
-        summary.exit_code
+        hunt_exit_code(summary.verdict)
     };
     if args.json {
         let doc = JsonOutput {
@@ -235,7 +278,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             ended: ended.name(),
             signal: signal.map(Interrupt::name),
             seeds_planned: plan.seeds.count().to_string(),
-            summary: &summary,
+            summary: SummaryJson::new(&summary),
             reproducers: &reproducers,
             errors: &errors,
         };
@@ -304,59 +347,6 @@ impl Status {
     }
 }
 
-fn plan(args: &HuntArgs) -> Result<Plan, String> {
-    let range = match (&args.seeds, &args.seed_range) {
-        (Some(n), None) => seeds::first_n(*n)?,
-        (None, Some(text)) => seeds::parse_range(text)?,
-        (None, None) => seeds::first_n(1000)?,
-        (Some(_), Some(_)) => {
-            return Err("error: give either --seeds or --seed-range, not both".to_string())
-        }
-    };
-    let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
-    let seeds = match shard {
-        Some(s) => s.slice(&range).ok_or_else(|| {
-            format!(
-                "error: shard {s} of seeds {range} has no seeds: there are more shards than seeds\n  hint: use at most {} shards for {} seeds",
-                range.count(),
-                range.count()
-            )
-        })?,
-        None => range,
-    };
-    let time_budget = match &args.time_budget {
-        Some(text) => match scenario::parse_duration(text) {
-            Ok(0) => {
-                return Err(format!(
-                    "error: --time-budget {text:?} allows no time\n  hint: give a duration longer than zero, like 10m, or leave it out"
-                ))
-            }
-            Ok(ns) => Some(Duration::from_nanos(ns)),
-            Err(e) => return Err(format!("error: --time-budget {text:?}: {e}")),
-        },
-        None => None,
-    };
-    let jobs = match args.jobs {
-        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
-    if args.jobs == Some(0) || jobs > MAX_JOBS {
-        return Err(format!(
-            "error: --jobs {}: must be 1 to {MAX_JOBS}\n  hint: leave it out to use every core",
-            args.jobs.unwrap_or(jobs)
-        ));
-    }
-    // A batch runs at most BATCH_SEEDS seeds at once: more threads would only sit idle.
-    let threads = jobs.min(hunt::BATCH_SEEDS as usize);
-    Ok(Plan {
-        range,
-        shard,
-        seeds,
-        time_budget,
-        threads,
-    })
-}
-
 /// Refuses, before any seed runs, a reproducer folder that cannot be one.
 fn check_out_folder(out: &Path) -> Result<(), String> {
     crate::output::check_name_lengths("--out", out)?;
@@ -413,7 +403,7 @@ fn shrink_failures(
         if key.starts_with("missing:") {
             continue; // nothing to shrink: the run was safe where it was expected not to be
         }
-        if key == crate::hunt::record::LIMIT_KEY {
+        if key == splitbrain_lab::hunt::record::LIMIT_KEY {
             // Every try would run to the limit again: the seed and its replay say it all.
             let replay = limit_replay(args, record.seed);
             let detail = record.failures.iter().find(|f| &f.key == key);
@@ -442,7 +432,8 @@ fn shrink_failures(
             );
         }
         let stop = || interrupt.signal().is_some();
-        let shrunk = match panics::catch(|| shrink(&start, failure, SHRINK_BUDGET_RUNS, &stop)) {
+        let shrunk = panics::catch(|| shrink_scenario(&start, failure, SHRINK_BUDGET_RUNS, &stop));
+        let shrunk = match shrunk {
             Ok(shrunk) => shrunk,
             Err(e) => {
                 eprintln!(
@@ -475,7 +466,7 @@ fn limit_replay(args: &HuntArgs, seed: u64) -> String {
     let mut words = vec![
         "splitbrain".to_string(),
         "run".to_string(),
-        super::charting::shell_word(&args.file.display().to_string()),
+        shell_word(&args.file.display().to_string()),
         "--seed".to_string(),
         seed.to_string(),
     ];
@@ -488,10 +479,10 @@ fn write_reproducer(
     original: &Scenario,
     seed: u64,
     start: &Scenario,
-    shrunk: &Shrunk,
+    shrunk: &Shrunk<Scenario, Failure>,
     key: &str,
 ) -> Result<Reproducer, String> {
-    let mut s = shrunk.scenario.clone();
+    let mut s = shrunk.candidate.clone();
     s.name = format!("{}-seed{seed}-{}", original.name, key.replace(':', "-"));
     std::fs::create_dir_all(&args.out).map_err(|e| {
         format!(
@@ -518,7 +509,7 @@ fn write_reproducer(
         start.sim.members,
         s.sim.faults.len(),
         s.sim.members,
-        shrunk.failure.detail.replace('\n', " ")
+        shrunk.outcome.detail.replace('\n', " ")
     );
     crate::output::write_file(&path, &format!("{header}{}", scenario::to_ron(&s)))
         .map_err(|e| format!("error: {e}"))?;
@@ -528,7 +519,7 @@ fn write_reproducer(
         file: path.display().to_string(),
         replay: {
             let mut words = vec!["splitbrain".to_string(), "run".to_string()];
-            words.push(super::charting::shell_word(&path.display().to_string()));
+            words.push(shell_word(&path.display().to_string()));
             words.extend(args.limits.flag_words());
             words.join(" ")
         },
@@ -571,84 +562,4 @@ fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {
     s.sim.limits = limits;
     let record = hunt::run_judged(&s);
     record.failures.iter().any(|f: &Failure| f.key == key)
-}
-
-/// Prints a hunt's (or merged shards') summary for people; `status` says how it ended when
-/// that was not simply every seed.
-pub fn print_summary(
-    summary: &HuntSummary,
-    status: Option<&str>,
-    took: Duration,
-    reproducers: &[Reproducer],
-    quiet: bool,
-) {
-    if took.is_zero() {
-        crate::outln!(
-            "\n{} seeds of {}, {} failed",
-            summary.seeds_run,
-            summary.scenario,
-            summary.failed_seeds
-        );
-    } else {
-        let rate = summary.seeds_run as f64 / took.as_secs_f64();
-        crate::outln!(
-            "\n{} seeds of {} in {:.1}s ({rate:.0} seeds/s), {} failed",
-            summary.seeds_run,
-            summary.scenario,
-            took.as_secs_f64(),
-            summary.failed_seeds
-        );
-    }
-    if let Some(status) = status {
-        crate::outln!("{status}");
-    }
-    if !summary.failures.is_empty() {
-        crate::outln!("\nFailures");
-        for group in &summary.failures {
-            let seeds: Vec<String> = group.seeds.iter().map(u64::to_string).collect();
-            let more = if group.count as usize > group.seeds.len() {
-                " ..."
-            } else {
-                ""
-            };
-            crate::outln!(
-                "  {}: {} seeds, first {}: {}",
-                group.key,
-                group.count,
-                group.first_seed,
-                group.detail
-            );
-            crate::outln!("    seeds: {}{more}", seeds.join(" "));
-        }
-    }
-    if !quiet {
-        crate::outln!("\nCoverage (occurrences, and seeds that reached it)");
-        // As wide as the longest situation, so that the counts line up.
-        let width = summary.coverage.iter().map(|l| l.situation.len()).max();
-        for line in &summary.coverage {
-            crate::outln!(
-                "  {:<width$} {:>8} in {:>6} seeds",
-                line.situation,
-                line.total,
-                line.seeds,
-                width = width.unwrap_or(0)
-            );
-        }
-    }
-    for r in reproducers {
-        crate::outln!(
-            "\nseed {} broke {}: shrunk in {} runs from {} faults on {} nodes to {} faults on {} nodes",
-            r.seed, r.key, r.shrink_runs, r.faults_before, r.nodes_before, r.faults_after, r.nodes_after
-        );
-        crate::outln!(
-            "  reproducer: {}{}",
-            r.file,
-            if r.replay_verified {
-                ""
-            } else {
-                " (WARNING: its replay did not fail the same way)"
-            }
-        );
-        crate::outln!("  replay: {}", r.replay);
-    }
 }

@@ -1,11 +1,19 @@
 //! `splitbrain list`: the scenario library and the algorithms.
 
-use crate::cli::ListArgs;
 use crate::exit;
 use crate::scenario;
 use crate::verdict::describe_expect;
+use clap::Args;
 use splitbrain_algorithms::algorithms;
 use splitbrain_sim::format_duration;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// The scenario library folder [default: scenarios, when there is one here].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
 
 /// The scenario library's folder, relative to the repository root.
 const LIBRARY: &str = "scenarios";

@@ -2,17 +2,35 @@
 //! unsharded hunt over the same seeds would have printed, after proving the files are the
 //! whole hunt: missing seeds, absent shards and cut files are an error (exit 2) unless
 //! `--allow-partial`, and then every output says the result is partial; records that
-//! disagree are an error either way. See [`crate::hunt::merging`].
+//! disagree are an error either way. See [`crate::shards::merging`].
 
-use crate::cli::MergeArgs;
-use crate::commands::hunt::print_summary;
 use crate::exit;
-use crate::hunt::junit::{self, Completeness};
-use crate::hunt::merging::{self, Merged};
-use crate::hunt::seeds::{self, SeedSpan};
-use crate::hunt::summary::HuntSummary;
+use crate::print::{hunt_exit_code, print_summary, SummaryJson};
+use crate::shards::junit::{self, Completeness};
+use crate::shards::merging::{self, Merged};
+use clap::Args;
 use serde::Serialize;
+use splitbrain_lab::hunt::seeds::{self, SeedSpan};
+use std::path::PathBuf;
 use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Files written by `hunt --jsonl`.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Merge what is there even if seeds are missing (absent shards, hunts cut short or
+    /// stopped by a time budget); every output then says it is partial. Without it, missing
+    /// seeds are an error (exit 2). Conflicting records are an error either way.
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
 
 #[derive(Serialize)]
 struct JsonOutput<'a> {
@@ -25,7 +43,7 @@ struct JsonOutput<'a> {
     missing: &'a [SeedSpan],
     /// Why seeds are missing, and how the partial result was allowed.
     notes: &'a [String],
-    summary: &'a HuntSummary,
+    summary: SummaryJson<'a>,
 }
 
 /// Merges the files in `args`; returns the exit code of the combined result.
@@ -91,7 +109,7 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
             complete: merged.missing.is_empty(),
             missing: &merged.missing,
             notes: &notes,
-            summary,
+            summary: SummaryJson::new(summary),
         };
         crate::outln!(
             "{}",
@@ -109,7 +127,7 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
         };
         print_summary(summary, status.as_deref(), Duration::ZERO, &[], false);
     }
-    Ok(summary.exit_code)
+    Ok(hunt_exit_code(summary.verdict))
 }
 
 /// Sentences saying which seeds are missing and why.

@@ -1,12 +1,11 @@
-//! One module per subcommand. Each returns its exit code.
+//! One module per subcommand, each owning its arguments. Each returns its exit code. No
+//! command imports another: what they share is in [`crate::args`], [`crate::print`] and
+//! [`crate::report_dir`].
 
-pub mod charting;
 pub mod check;
 pub mod compare;
 pub mod hunt;
-pub mod limits;
 pub mod list;
 pub mod merge;
-pub mod plot;
 pub mod run;
 pub mod sweep;

@@ -1,19 +1,75 @@
 //! `splitbrain run`: one deterministic run of one scenario.
 
-use crate::cli::{OnOff, RunArgs};
+use crate::args::{LimitArgs, OnOff};
 use crate::exit;
 use crate::output::OutputFile;
-use crate::scenario::{self, Scenario};
+use crate::print::limit_message;
 use crate::summary;
-use crate::verdict::{describe_expect, judge, judge_objective, Outcome};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use splitbrain_algorithms::RunOptions;
-use splitbrain_sim::{
-    JsonLinesWriter, LimitExceeded, Nanos, RunReport, Tee, TraceHasher, TraceSink,
-};
+use splitbrain_lab::group::{revalidate, shell_word};
+use splitbrain_lab::plot;
+use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism};
+use splitbrain_lab::sweep::{self, ParamError};
+use splitbrain_scenario::verdict::{describe_expect, judge, judge_objective, Outcome};
+use splitbrain_scenario::{self as scenario, Scenario};
+use splitbrain_sim::{JsonLinesWriter, LimitExceeded, Nanos, RunReport, Tee, TraceSink};
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (RON).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Run the scenario's design NAME (one of its `designs`) instead of its `algorithm`: what
+    /// `compare` ran for that design.
+    #[arg(long, value_name = "NAME")]
+    pub design: Option<String>,
+    /// Run the algorithm NAME with its built-in defaults instead of the scenario's algorithm
+    /// (the scenario's own settings if it is the scenario's algorithm): what `compare
+    /// --algorithms NAME` ran.
+    #[arg(long, value_name = "NAME", conflicts_with = "design")]
+    pub algorithm: Option<String>,
+    /// Override the scenario's `resource.fencing`.
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub fencing: Option<OnOff>,
+    /// Set one parameter as `sweep --param` does, to one value (e.g. stall=10s).
+    #[arg(long, value_name = "NAME=V")]
+    pub param: Option<String>,
+    /// With --param election_timeout=...: the heartbeat as this fraction of the minimum
+    /// timeout, as `sweep --heartbeat-fraction` sets it.
+    #[arg(long, value_name = "F", requires = "param")]
+    pub heartbeat_fraction: Option<f64>,
+    /// Run trial K of a sweep: seed K, every explicit fault shifted by the trial's phase of
+    /// the heartbeat interval, as `sweep` runs it (its trials.csv gives the command).
+    #[arg(long, value_name = "K", conflicts_with = "seed")]
+    pub trial: Option<u64>,
+    /// Write one JSON line per event to this file (columns: docs/trace-format.md).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub trace: Option<PathBuf>,
+    /// Print the results as JSON instead of tables.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// Print only the seed and the verdict.
+    #[arg(long, short, help_heading = "Output", conflicts_with = "json")]
+    pub quiet: bool,
+    /// Run twice and compare trace hashes; exit 1 if they differ.
+    #[arg(long)]
+    pub check_determinism: bool,
+    /// Write the single-run pictures (leadership timeline, sequence diagram around each
+    /// failover) and a report to this folder.
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub plot: Option<PathBuf>,
+    /// The runtime guard: how much one run may use.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
 
 /// A run that has taken this long shows a progress bar on a terminal (estimates can be far
 /// off, so the bar follows the clock, not the estimate).
@@ -54,7 +110,7 @@ fn check_outputs(args: &RunArgs) -> Result<(), u8> {
             })?;
     }
     if let Some(dir) = &args.plot {
-        super::charting::check_out_folder(dir, &args.file)?;
+        crate::report_dir::check_out_folder(dir, &args.file)?;
         if let Some(trace) = &args.trace {
             check_trace_beside_plots(trace, dir)?;
         }
@@ -98,14 +154,6 @@ fn check_trace_beside_plots(trace: &Path, dir: &Path) -> Result<(), u8> {
         )));
     }
     Ok(())
-}
-
-/// The result of `--check-determinism`.
-#[derive(Clone, Debug, Serialize)]
-pub struct Determinism {
-    pub identical: bool,
-    pub trace_hashes: [String; 2],
-    pub trace_lines: u64,
 }
 
 /// Runs the scenario in `args.file` and returns the exit code.
@@ -163,7 +211,7 @@ pub fn run(args: &RunArgs) -> u8 {
         scenario.sim.fencing = mode == OnOff::On;
     }
     if let Some(trial) = args.trial {
-        scenario = super::sweep::trial(&scenario, trial);
+        scenario = sweep::trial(&scenario, trial);
     }
     // Last: `--param` rebuilds the scenario from its text, which holds no limits.
     scenario.sim.limits = args.limits.limits();
@@ -179,11 +227,11 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     let bar = progress_bar(args);
     // The plots' sequence windows are kept during the run itself: no second run.
-    let mut recorder = args.plot.as_ref().map(|_| super::plot::recorder());
+    let mut recorder = args.plot.as_ref().map(|_| plot::recorder());
     let plot_sink = recorder.as_mut().map(|r| r as &mut dyn TraceSink);
     let outgrown = |e: LimitExceeded| {
         let words = format!("{} (seed {})", args.file.display(), scenario.sim.seed);
-        eprintln!("{}", super::limits::message(&words, &e));
+        eprintln!("{}", limit_message(&words, &e));
         exit::BAD_INPUT
     };
     let report = match &args.trace {
@@ -249,13 +297,11 @@ pub fn run(args: &RunArgs) -> u8 {
             };
             let command = format!("{base}{} --plot {}", design_flags(args), dir.display());
             let windows = recorder.finish_windows();
-            match super::plot::write_plots(&scenario, &report, windows, dir, &command) {
-                Ok(_) => Some(dir.join("report.html")),
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    return exit::BAD_INPUT;
-                }
+            if let Err(message) = write_plots(&scenario, &report, windows, dir, &command) {
+                eprintln!("error: {message}");
+                return exit::BAD_INPUT;
             }
+            Some(dir.join("report.html"))
         }
         _ => None,
     };
@@ -307,23 +353,43 @@ pub fn replay_command(file: &Path, seed: u64) -> String {
 
 /// The scenario with `--param NAME=V` (one value) set as `sweep` sets it, checked by the
 /// scenario's rules.
-fn with_param(scenario: &Scenario, text: &str, fraction: Option<f64>) -> Result<Scenario, String> {
-    let (param, values) = super::sweep::parse_param(text)?;
+fn with_param(
+    scenario: &Scenario,
+    text: &str,
+    fraction: Option<f64>,
+) -> Result<Scenario, ParamError> {
+    let (param, values) = sweep::parse_param(text)?;
     let [(label, value)] = values.as_slice() else {
-        return Err(format!(
-            "--param {text:?} gives {} values; run takes one\n  hint: like --param {}",
-            values.len(),
-            values.first().map_or("stall=10s", |(l, _)| l.as_str())
-        ));
+        return Err(ParamError::OneValueOnly {
+            text: text.to_string(),
+            count: values.len(),
+            example: values.first().map_or("stall=10s", |(l, _)| l).to_string(),
+        });
     };
     let applied = match fraction {
         Some(f) => {
-            super::sweep::check_heartbeat_fraction(f, Some(param))?;
-            super::sweep::apply_with_heartbeat(scenario, param, value, f)?
+            sweep::check_heartbeat_fraction(f, Some(param))?;
+            sweep::apply_with_heartbeat(scenario, param, value, f)?
         }
-        None => super::sweep::apply(scenario, param, value)?,
+        None => sweep::apply(scenario, param, value)?,
     };
-    super::charting::revalidate(&applied, label)
+    Ok(revalidate(&applied, label)?)
+}
+
+/// Writes the pictures of one run (`report` of `scenario`, with the `windows` its recorder
+/// kept) to `dir`.
+fn write_plots(
+    scenario: &Scenario,
+    report: &RunReport,
+    windows: splitbrain_reports::CapturedWindows,
+    dir: &Path,
+    command: &str,
+) -> Result<(), String> {
+    let (doc, charts) =
+        plot::plot_report(scenario, report, windows, command).map_err(|e| e.to_string())?;
+    splitbrain_reports::write_report(dir, &doc, &charts, &[])
+        .map(|_| ())
+        .map_err(|e| crate::report_dir::report_write_error(dir, &e))
 }
 
 /// `--design NAME`, `--algorithm NAME` and `--fencing MODE` as given, for the replay command.
@@ -336,7 +402,7 @@ fn design_flags(args: &RunArgs) -> String {
         flags += &format!(" --algorithm {name}");
     }
     if let Some(text) = &args.param {
-        flags += &format!(" --param {}", super::charting::shell_word(text));
+        flags += &format!(" --param {}", shell_word(text));
     }
     if let Some(f) = args.heartbeat_fraction {
         flags += &format!(" --heartbeat-fraction {f}");
@@ -456,7 +522,7 @@ fn run_observed(
         ..RunOptions::default()
     };
     let sim = scenario.sim.clone();
-    super::limits::run_watched_with(&scenario.algorithm, sim, options, &|| false)
+    run_watched_with(&scenario.algorithm, sim, options, &|| false)
 }
 
 /// A bar over the run's simulated time, drawn once the run has taken [`PROGRESS_AFTER`];
@@ -470,26 +536,4 @@ fn progress_bar(args: &RunArgs) -> Option<ProgressBar> {
         .expect("a valid progress template");
     bar.set_style(style);
     Some(bar)
-}
-
-/// Runs the scenario twice more, hashing the traces, and compares.
-pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, LimitExceeded> {
-    let hash_once = || {
-        let mut hasher = TraceHasher::default();
-        let sim = scenario.sim.clone();
-        let report =
-            super::limits::run_watched(&scenario.algorithm, sim, Some(&mut hasher), &|| false)?;
-        let json = serde_json::to_string(&report).expect("results serialize");
-        Ok::<_, LimitExceeded>((hasher, json))
-    };
-    let (first, first_json) = hash_once()?;
-    let (second, second_json) = hash_once()?;
-    Ok(Determinism {
-        identical: first.hash() == second.hash() && first_json == second_json,
-        trace_hashes: [
-            format!("{:016x}", first.hash()),
-            format!("{:016x}", second.hash()),
-        ],
-        trace_lines: first.lines(),
-    })
 }

@@ -1,14 +1,26 @@
-//! `splitbrain run FILE --plot DIR`: the single-run pictures and a report folder.
+//! `run FILE --plot DIR`: the single-run pictures and their report.
 
-use crate::scenario::Scenario;
+use crate::runner::run_watched;
 use splitbrain_reports::{
     election_messages, leadership_timeline, messages_per_election, sequence_diagram_of,
-    sequence_window, write_report, AroundFailovers, Block, CapturedWindow, CapturedWindows, Chart,
+    sequence_window, AroundFailovers, Block, CapturedWindow, CapturedWindows, Chart,
     FailoverRecorder, ReportDoc, Section, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
     Table,
 };
-use splitbrain_sim::{format_duration, RunReport};
-use std::path::{Path, PathBuf};
+use splitbrain_scenario::Scenario;
+use splitbrain_sim::{format_duration, LimitExceeded, RunReport};
+use thiserror::Error;
+
+/// Why the pictures of a run could not be made.
+#[derive(Debug, Error)]
+pub enum PlotError {
+    /// A chart failed to draw.
+    #[error("cannot draw a chart: {0}")]
+    Chart(#[from] splitbrain_reports::ChartError),
+    /// The second run that keeps a long window outgrew its limits.
+    #[error("{0}")]
+    Outgrown(#[from] LimitExceeded),
+}
 
 /// How many failovers get a sequence diagram.
 const SEQUENCES_SHOWN: usize = 3;
@@ -23,28 +35,24 @@ pub fn recorder() -> FailoverRecorder {
     })
 }
 
-/// Writes the pictures of one run (`report` of `scenario`, with the `windows` its
-/// [`recorder`] kept) to `dir`; returns the files.
-pub fn write_plots(
+/// The report of one run's pictures (`report` of `scenario`, with the `windows` its
+/// [`recorder`] kept), `command` being the command that drew them: the document and its
+/// charts, for [`splitbrain_reports::write_report`].
+pub fn plot_report(
     scenario: &Scenario,
     report: &RunReport,
     windows: CapturedWindows,
-    dir: &Path,
     command: &str,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<(ReportDoc, Vec<Chart>), PlotError> {
     let title = format!("{}, seed {}", scenario.name, scenario.sim.seed);
-    let chart_error = |e: splitbrain_reports::ChartError| format!("cannot draw a chart: {e}");
     let mut charts: Vec<Chart> = Vec::new();
-    charts.push(
-        leadership_timeline(
-            "timeline",
-            &format!("Leadership timeline: {title}"),
-            report,
-            &[],
-            &report.lease_spans,
-        )
-        .map_err(chart_error)?,
-    );
+    charts.push(leadership_timeline(
+        "timeline",
+        &format!("Leadership timeline: {title}"),
+        report,
+        &[],
+        &report.lease_spans,
+    )?);
     let sequences = sequence_plans(report);
     let windows: Vec<CapturedWindow> = windows
         .failovers
@@ -59,7 +67,7 @@ pub fn write_plots(
     );
     // A second run of what just ran within its limits: only memory (the whole process's)
     // can differ, and then the plots are not drawn.
-    let traces = kept_windows(scenario, windows).map_err(|e| e.to_string())?;
+    let traces = kept_windows(scenario, windows)?;
     for (plan, trace) in sequences.iter().zip(&traces) {
         let names = scenario.algorithm.lifeline_names(scenario.sim.members);
         let labels = SequenceLabels {
@@ -68,20 +76,17 @@ pub fn write_plots(
             leadership: &report.leadership_spans,
         };
         let chart = sequence_diagram_of(&plan.name, &plan.caption, trace, &labels);
-        charts.push(chart.map_err(chart_error)?);
+        charts.push(chart?);
     }
     let (per_election, decided) = election_messages(&report.algorithm, &report.elections);
     if decided > 0 {
         let caption = format!("Messages per election ({decided} decided elections)");
-        charts.push(
-            messages_per_election(
-                "messages_per_election",
-                &caption,
-                "algorithm",
-                &[per_election],
-            )
-            .map_err(chart_error)?,
-        );
+        charts.push(messages_per_election(
+            "messages_per_election",
+            &caption,
+            "algorithm",
+            &[per_election],
+        )?);
     }
     let doc = ReportDoc {
         title: format!("splitbrain run: {title}"),
@@ -95,7 +100,7 @@ pub fn write_plots(
         ],
         sections: sections(report, &charts),
     };
-    write_report(dir, &doc, &charts, &[]).map_err(|e| super::charting::report_write_error(dir, &e))
+    Ok((doc, charts))
 }
 
 /// A sequence diagram to draw: its file stem, caption and window of true time.
@@ -159,7 +164,7 @@ pub fn kept_windows(
     } else {
         let mut recorder = SequenceRecorder::new(&too_long);
         let sim = scenario.sim.clone();
-        super::limits::run_watched(&scenario.algorithm, sim, Some(&mut recorder), &|| false)?;
+        run_watched(&scenario.algorithm, sim, Some(&mut recorder), &|| false)?;
         recorder.finish_windows()
     }
     .into_iter();
@@ -277,8 +282,9 @@ mod tests {
 
     #[test]
     fn a_window_too_long_for_the_recorder_comes_identical_from_a_second_run() {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/raft-leader-crash.ron");
-        let scenario = crate::scenario::load(&file).expect("a shipped scenario");
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/raft-leader-crash.ron");
+        let scenario = splitbrain_scenario::load(&file).expect("a shipped scenario");
         let one_pass = captured(&scenario, recorder()).failovers;
         let too_long = captured(&scenario, recorder().with_budget(1)).failovers;
         assert!(!one_pass.is_empty(), "the leader crash is a failover");

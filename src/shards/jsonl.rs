@@ -11,12 +11,12 @@
 //! An existing `FILE` (or a `FILE.partial` left by a killed hunt) is refused unless
 //! `--force`; a `FILE.partial` a running hunt holds locked is refused even with `--force`.
 
-use super::record::SeedRecord;
-use super::seeds::SeedSpan;
-use super::Ended;
 use crate::output::{io_message, OutputFile};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
+use splitbrain_lab::hunt::record::SeedRecord;
+use splitbrain_lab::hunt::seeds::SeedSpan;
+use splitbrain_lab::hunt::Ended;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 

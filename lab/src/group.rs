@@ -2,7 +2,7 @@
 //! (failover distributions, rounds, messages per election, the recovery-time objective), and
 //! the charts and tables built from the summaries.
 
-use crate::scenario::{Objective, Scenario};
+use crate::runner::{run_seed, RunFailure};
 use rayon::prelude::*;
 use serde::Serialize;
 use splitbrain_reports::{
@@ -10,9 +10,11 @@ use splitbrain_reports::{
     CapturedWindows, CdfSeries, DataTable, Distribution, ElectionMessages, ElectionTally,
     FailoverMeasure, FailoverRecorder, Table,
 };
+use splitbrain_scenario::{Objective, Scenario, ScenarioError};
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{format_duration, FailoverOutcome, Invariant, RunReport, SignalSupport};
 use std::collections::{BTreeMap, BTreeSet};
+use thiserror::Error;
 
 /// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
 /// run is kept as rows of the report's per-seed tables (about 3 KB each: ~330 MB at the
@@ -27,12 +29,17 @@ const CHUNK_SEEDS: u64 = 1024;
 /// What a group keeps of one run: its seed and the numbers the per-seed tables list. The
 /// run's report itself is folded into its [`GroupRuns`] and dropped.
 pub struct SeedRun {
+    /// The seed.
     pub seed: u64,
+    /// Its failovers.
     pub failovers: Vec<Failover>,
     /// The safety invariants broken, by name, space-separated (empty: none).
     pub safety_violations: String,
+    /// Whether liveness failed.
     pub liveness_failed: bool,
+    /// How long two or more nodes believed they led.
     pub overlap_ns: u64,
+    /// Stale writes fencing refused.
     pub fenced_rejections: u64,
     /// Stale writes the resource accepted (fencing off).
     pub stale_accepted: u64,
@@ -43,17 +50,22 @@ pub struct SeedRun {
 /// Per fault kind: the seeds it struck, and of them the seeds with a safety violation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KindSeeds {
+    /// Seeds the kind struck.
     pub with_kind: usize,
+    /// Of them, seeds with a safety violation.
     pub violated: usize,
 }
 
 /// The runs of one group (an algorithm of a comparison, a value of a sweep), folded in one
 /// at a time, in seed order.
 pub struct GroupRuns {
+    /// The group's label (a design, a value).
     pub label: String,
+    /// Its runs, in seed order.
     pub runs: Vec<SeedRun>,
     /// Messages of the decided failover elections (see [`failover_elections`]).
     pub elections: ElectionTally,
+    /// Per fault kind, the seeds it struck and those with a violation.
     pub fault_kinds: BTreeMap<String, KindSeeds>,
     /// The group's first seed, kept whole when [`run_group`] was asked to.
     pub first: Option<FirstRun>,
@@ -66,7 +78,9 @@ pub struct GroupRuns {
 /// A group's first seed as `compare` draws it: the whole report, and the sequence windows
 /// its recorder kept during that same run (no second run, no re-parse).
 pub struct FirstRun {
+    /// The run's report.
     pub report: RunReport,
+    /// The sequence windows its recorder kept.
     pub windows: CapturedWindows,
 }
 
@@ -117,30 +131,28 @@ pub fn run_group(
     label: &str,
     seeds: std::ops::RangeInclusive<u64>,
     keep_first: Option<AroundFailovers>,
-    bar: &RunsBar,
+    progress: &dyn Progress,
     scenario_of: impl Fn(u64) -> Scenario + Sync,
-) -> Result<GroupRuns, Outgrown> {
+) -> Result<GroupRuns, RunFailed> {
     let first_seed = *seeds.start();
     let mut group = GroupRuns::new(label);
     for chunk in seed_chunks(seeds, CHUNK_SEEDS) {
-        let reports: Vec<Result<GroupSeed, Outgrown>> = chunk
+        let reports: Vec<Result<GroupSeed, RunFailed>> = chunk
             .into_par_iter()
             .map(|seed| {
                 let s = scenario_of(seed);
                 let fencing = s.sim.fencing;
-                bar.advance();
-                let outgrown = |error| Outgrown {
+                progress.run_started();
+                let failed = |failure| RunFailed {
                     label: label.to_string(),
                     seed,
-                    error,
+                    failure,
                 };
                 match keep_first.filter(|_| seed == first_seed) {
                     Some(around) => {
                         let mut recorder = FailoverRecorder::new(around);
                         let trace = Some(&mut recorder as &mut dyn splitbrain_sim::TraceSink);
-                        let report =
-                            super::limits::run_watched(&s.algorithm, s.sim, trace, &|| false)
-                                .map_err(outgrown)?;
+                        let report = run_seed(&s, trace, &|| false).map_err(failed)?;
                         let windows = recorder.finish_windows();
                         let first = FirstRun {
                             report: report.clone(),
@@ -149,15 +161,13 @@ pub fn run_group(
                         Ok((seed, report, Some(first), fencing))
                     }
                     None => {
-                        let report =
-                            super::limits::run_watched(&s.algorithm, s.sim, None, &|| false)
-                                .map_err(outgrown)?;
+                        let report = run_seed(&s, None, &|| false).map_err(failed)?;
                         Ok((seed, report, None, fencing))
                     }
                 }
             })
             .collect();
-        // The first seed that outgrew its limits, in seed order: the same whatever the jobs.
+        // The first seed that failed, in seed order: the same whatever the jobs.
         for run in reports {
             let (seed, report, first, fencing) = run?;
             group.fencing = fencing;
@@ -168,72 +178,47 @@ pub fn run_group(
     Ok(group)
 }
 
-/// A progress bar over the runs of `compare` or `sweep`, on a terminal only, drawn once the
-/// runs have taken two seconds (most comparisons are done before then).
-pub struct RunsBar {
-    bar: Option<indicatif::ProgressBar>,
-    #[allow(clippy::disallowed_types)]
-    started: std::time::Instant,
-}
-
-impl RunsBar {
-    /// A bar over `runs` runs; none with `--json` or when stderr is not a terminal.
-    pub fn new(runs: u64, json: bool) -> Self {
-        use std::io::IsTerminal;
-        let bar = (!json && std::io::stderr().is_terminal()).then(|| {
-            let hidden = indicatif::ProgressDrawTarget::hidden();
-            let bar = indicatif::ProgressBar::with_draw_target(Some(runs), hidden);
-            let template = "{bar:30} {pos}/{len} runs  eta {eta}";
-            let style = indicatif::ProgressStyle::with_template(template)
-                .expect("a valid progress template");
-            bar.set_style(style);
-            bar
-        });
-        #[allow(clippy::disallowed_types)]
-        let started = std::time::Instant::now();
-        Self { bar, started }
-    }
-
-    /// One more run started.
-    fn advance(&self) {
-        let Some(bar) = &self.bar else { return };
-        if bar.is_hidden() && self.started.elapsed() >= std::time::Duration::from_secs(2) {
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
-        bar.inc(1);
-    }
-
-    /// Clears the bar, before the results are printed.
-    pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
 /// One seed's run in [`run_group`]: the seed, its report, the first run's windows (seed one
 /// only) and whether the resource fenced.
 type GroupSeed = (u64, RunReport, Option<FirstRun>, bool);
 
-/// A run of `compare` or `sweep` that outgrew its runtime guard: which design or value, which
-/// seed, and what grew.
-#[derive(Debug)]
-pub struct Outgrown {
+/// A run of `compare` or `sweep` that gave no report: which design or value, which seed,
+/// and why (it outgrew its runtime guard, or panicked).
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("{label}, seed {seed}: {failure}")]
+pub struct RunFailed {
     /// The design or value (a group's label).
     pub label: String,
-    /// The seed whose run outgrew its limits.
+    /// The seed whose run failed.
     pub seed: u64,
-    /// What grew.
-    pub error: splitbrain_sim::LimitExceeded,
+    /// Why it gave no report.
+    pub failure: RunFailure,
 }
 
-impl Outgrown {
-    /// Says so on stderr, with the hint, and gives the exit code (2).
-    pub fn report(&self, file: &std::path::Path) -> u8 {
-        let what = format!("{} ({}, seed {})", file.display(), self.label, self.seed);
-        eprintln!("{}", super::limits::message(&what, &self.error));
-        crate::exit::BAD_INPUT
-    }
+/// Told of the runs of `compare` and `sweep` as they start (a progress bar); called from
+/// every worker thread.
+pub trait Progress: Sync {
+    /// One more run started.
+    fn run_started(&self);
+
+    /// Every run counted so far has finished (the report's own runs may follow).
+    fn runs_finished(&self) {}
+}
+
+/// Why a report could not be built.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// A chart failed to draw (a bug).
+    #[error("{0}")]
+    Chart(#[from] splitbrain_reports::ChartError),
+    /// A run failed: it outgrew its limits, or panicked.
+    #[error("{0}")]
+    Run(#[from] RunFailed),
+}
+
+/// No progress shown.
+impl Progress for () {
+    fn run_started(&self) {}
 }
 
 /// `seeds` cut into consecutive ranges of at most `size` (at least 1) seeds, in order.
@@ -267,66 +252,107 @@ pub fn failover_elections(
 
 /// Checks a count of seeds or trials (`flag`, like `--seeds`) for `groups` groups (`per`,
 /// like `per algorithm`): at least 1, and at most [`MAX_RUNS`] runs in all.
-pub fn check_count(flag: &str, count: u64, groups: usize, per: &str) -> Result<(), u8> {
+pub fn check_count(
+    flag: &'static str,
+    count: u64,
+    groups: usize,
+    per: &'static str,
+) -> Result<(), CountError> {
     if count == 0 {
-        return Err(bad_input(
-            &format!("{flag} must be at least 1"),
-            &format!("give how many to run {per}, like {flag} 100"),
-        ));
+        return Err(CountError::Zero { flag, per });
     }
     let groups = groups.max(1) as u64;
     if count.saturating_mul(groups) > MAX_RUNS {
-        let most = MAX_RUNS / groups;
-        return Err(bad_input(
-            &format!(
-                "{flag} {count} {per} ({groups} of them) is more than the {MAX_RUNS} runs a \
-                 report makes"
-            ),
-            &format!(
-                "give at most {flag} {most} here; to search more seeds for a violation, use \
-                 `splitbrain hunt FILE --seeds N`"
-            ),
-        ));
+        return Err(CountError::TooMany {
+            flag,
+            count,
+            per,
+            groups,
+        });
     }
     Ok(())
+}
+
+/// A count of seeds or trials that a report cannot be made of.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum CountError {
+    /// Nothing to run.
+    #[error("{flag} must be at least 1\n  hint: give how many to run {per}, like {flag} 100")]
+    Zero {
+        /// The flag, like `--seeds`.
+        flag: &'static str,
+        /// What it counts per, like `per design`.
+        per: &'static str,
+    },
+    /// More than [`MAX_RUNS`] runs in all.
+    #[error(
+        "{flag} {count} {per} ({groups} of them) is more than the {MAX_RUNS} runs a report \
+         makes\n  hint: give at most {flag} {most} here; to search more seeds for a violation, \
+         use `splitbrain hunt FILE --seeds N`",
+        most = MAX_RUNS / groups
+    )]
+    TooMany {
+        /// The flag, like `--seeds`.
+        flag: &'static str,
+        /// The count asked for.
+        count: u64,
+        /// What it counts per, like `per design`.
+        per: &'static str,
+        /// How many groups.
+        groups: u64,
+    },
 }
 
 /// The recovery-time objective check of one group.
 #[derive(Clone, Debug, Serialize)]
 pub struct ObjectiveCheck {
+    /// The objective's budget for the p99 of recovery.
     pub budget_ns: u64,
     /// p99 of recovery over the judged failovers (new leader or unresolved; an unresolved
     /// one counts as longer than any budget); `None` when there were none.
     pub recovery_p99_ns: Option<u64>,
+    /// p99 of detection.
     pub detection_p99_ns: Option<u64>,
+    /// p99 of election.
     pub election_p99_ns: Option<u64>,
+    /// A new leader's start-up delay.
     pub startup_delay_ns: u64,
     /// Failovers judged, and how many of them recovered within the budget.
     pub judged: usize,
+    /// Of them, those within the budget.
     pub within_budget: usize,
+    /// Whether the p99 of recovery is within the budget.
     pub met: bool,
 }
 
 /// A group's results in numbers (one algorithm of a comparison, one value of a sweep).
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupSummary {
+    /// The group's label.
     pub label: String,
+    /// Seeds run.
     pub seeds: usize,
     /// Failovers in the CDF (samples + unresolved; superseded ones are left out).
     pub failovers: usize,
+    /// Failovers no leader resolved before the run ended.
     pub unresolved: usize,
     /// Of `failovers`, those the old leader rode through (it wrote again in its own term
     /// with nobody elected): their recovery is its write, and they have no election.
     pub ridden_through: usize,
+    /// Fault to the next accepted write.
     pub recovery: Option<Distribution>,
+    /// Fault to the new leader's claim.
     pub election: Option<Distribution>,
+    /// Fault to the first member noticing.
     pub detection: Option<Distribution>,
     /// Of the failovers that ended with a new leader, the share elected in one round.
     pub first_round_share: Option<f64>,
+    /// Mean rounds to a new leader.
     pub mean_rounds: Option<f64>,
     /// The same counting only rounds in which a candidate that could win campaigned;
     /// `None` for an algorithm that does not say who could win.
     pub eligible_first_round_share: Option<f64>,
+    /// Mean eligible rounds to a new leader.
     pub mean_eligible_rounds: Option<f64>,
     /// Fault to every live follower having heard the new leader, over the failovers where
     /// that happened; `None` when none did or the algorithm does not report it.
@@ -341,28 +367,38 @@ pub struct GroupSummary {
     /// The median and 99th percentile of one decided election's messages (`None` when none
     /// was decided): split votes make a long tail the mean hides.
     pub messages_per_election_p50: Option<u64>,
+    /// The 99th percentile of one decided election's messages.
     pub messages_per_election_p99: Option<u64>,
+    /// Mean messages per decided failover election, by type.
     pub messages_by_type: Vec<(String, f64)>,
+    /// Mean time two or more nodes believed they led.
     pub mean_overlap_ns: f64,
+    /// Stale writes fencing refused, summed over seeds.
     pub fenced_rejections: u64,
+    /// Seeds with any safety violation.
     pub seeds_with_safety_violations: usize,
     /// Per safety invariant, in `Invariant::SAFETY` order: the seeds that broke it.
     pub seeds_by_invariant: Vec<(String, usize)>,
     /// Stale writes the resource accepted (possible only without fencing), summed over
     /// seeds, and the seeds with any.
     pub stale_writes_accepted: u64,
+    /// Seeds with any stale write accepted.
     pub seeds_with_stale_writes: usize,
     /// Whether the resource fenced in this group's runs.
     pub fencing: bool,
     /// Faults that found no target (no leader when a crash of the leader struck), summed
     /// over seeds, and the seeds with any: those seeds have no failover for that fault.
     pub faults_skipped: usize,
+    /// Seeds with any fault that found no target.
     pub seeds_with_skipped_faults: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The recovery-time objective check, if the scenario states one.
     pub objective: Option<ObjectiveCheck>,
     #[serde(skip)]
+    /// The recovery times as a CDF's series.
     pub recovery_series: CdfSeries,
     #[serde(skip)]
+    /// Messages per election by type, for the chart.
     pub messages: ElectionMessages,
 }
 
@@ -812,6 +848,7 @@ pub fn objective_line(objective: Option<&Objective>) -> Option<splitbrain_report
 /// An algorithm's settings as they ran, as the JSON summaries of compare and sweep echo them.
 #[derive(Serialize)]
 pub struct SettingsAsRun {
+    /// The algorithm's name.
     pub algorithm: &'static str,
     /// Every setting written out as a scenario would (`Etcd(ttl: "10s", ...)`).
     pub settings: String,
@@ -822,10 +859,11 @@ pub struct SettingsAsRun {
 }
 
 impl SettingsAsRun {
+    /// The settings of `algorithm` as it runs.
     pub fn of(algorithm: &splitbrain_algorithms::AlgorithmConfig) -> Self {
         Self {
             algorithm: algorithm.name(),
-            settings: crate::scenario::algorithm_line(algorithm),
+            settings: splitbrain_scenario::algorithm_line(algorithm),
             values: algorithm.settings(),
             adjustments: algorithm.adjustments(),
         }
@@ -887,120 +925,35 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
-/// An error for stderr: `error: MESSAGE`, then a hint line.
-pub fn bad_input(message: &str, hint: &str) -> u8 {
-    eprintln!("error: {message}\n  hint: {hint}");
-    crate::exit::BAD_INPUT
-}
-
-/// Writes the report folder; on error prints it and returns exit 2.
-pub fn write(
-    dir: &std::path::Path,
-    doc: &splitbrain_reports::ReportDoc,
-    charts: &[splitbrain_reports::Chart],
-    data: &[DataTable],
-) -> Result<(), u8> {
-    splitbrain_reports::write_report(dir, doc, charts, data).map_err(|e| {
-        eprintln!("error: {}", report_write_error(dir, &e));
-        crate::exit::BAD_INPUT
-    })?;
-    Ok(())
-}
-
-/// Refuses, before any run, an output path that exists and is not a folder, and a folder
-/// that holds the scenario file under a name the report may write over.
-pub fn check_out_folder(dir: &std::path::Path, scenario: &std::path::Path) -> Result<(), u8> {
-    if let Err(message) = crate::output::check_name_lengths("the report folder", dir) {
-        eprintln!("{message}");
-        return Err(crate::exit::BAD_INPUT);
-    }
-    // The folder, or (if it is to be made) the nearest of its parents that exists.
-    let existing = dir
-        .ancestors()
-        .find(|p| p.as_os_str().is_empty() || p.symlink_metadata().is_ok())
-        .unwrap_or(dir);
-    if !existing.as_os_str().is_empty() && !existing.is_dir() {
-        let e = splitbrain_reports::ReportError::NotAFolder {
-            path: existing.to_path_buf(),
-        };
-        eprintln!("error: {}", report_write_error(dir, &e));
-        return Err(crate::exit::BAD_INPUT);
-    }
-    if report_may_replace(dir, scenario) {
-        eprintln!(
-            "error: the scenario file {} is in the report folder {} under a name the report writes \
-             (report.md, report.html, NAME.csv, .json, .svg, .png): writing the report would \
-             destroy it\n  hint: choose another folder for the report",
-            scenario.display(),
-            dir.display()
-        );
-        return Err(crate::exit::BAD_INPUT);
-    }
-    Ok(())
-}
-
-/// Whether `path` lies in the report folder `dir` under a name of the kind a report writes.
-fn report_may_replace(dir: &std::path::Path, path: &std::path::Path) -> bool {
-    let written_kind = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| ["md", "html", "csv", "json", "svg", "png"].contains(&e));
-    written_kind && crate::output::same_file(crate::output::folder_of(path), dir)
-}
-
-/// The message for a report folder that could not be written, with its hint line.
-pub fn report_write_error(dir: &std::path::Path, e: &splitbrain_reports::ReportError) -> String {
-    use splitbrain_reports::ReportError;
-    let (what, hint) = match e {
-        ReportError::Io { path, source } => (
-            format!("{}: {}", path.display(), crate::output::io_message(source)),
-            if crate::output::is_name_too_long(source) {
-                "a name in the path is longer than the file system allows (255 bytes): choose a shorter --out path"
-            } else {
-                "the folder is as it was (an earlier report in it is kept whole): free some \
-                 space or choose another folder, and run the command again"
-            },
-        ),
-        ReportError::NotAFolder { .. } => (
-            e.to_string(),
-            "the report is a folder of files: give a new or existing folder",
-        ),
-        ReportError::InTheWay { .. } => (
-            e.to_string(),
-            "the folder is as it was: move that folder away, or choose another folder for the report",
-        ),
-        ReportError::Busy { .. } => (
-            e.to_string(),
-            "wait for that run to end, or choose another folder for the report",
-        ),
-        _ => (
-            e.to_string(),
-            "this is a bug in splitbrain; please report it with the command",
-        ),
-    };
-    format!(
-        "cannot write the report to {}: {what}\n  hint: {hint}",
-        dir.display()
-    )
-}
-
-/// A chart error is a bug: report it as such.
-pub fn chart_failed(e: splitbrain_reports::ChartError) -> u8 {
-    eprintln!("error: {e}");
-    crate::exit::BAD_INPUT
-}
-
 /// Checks a modified scenario as if it had been written to a file: writes it as RON and
 /// parses it again. The error names `what` (the value that made it invalid).
-pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, String> {
-    let text = crate::scenario::to_ron(scenario);
-    crate::scenario::parse(&text, what).map_err(|e| match e.hint() {
-        Some(hint) => format!(
-            "{what} makes the scenario invalid: {}\n  hint: {hint}",
-            e.message()
-        ),
-        None => format!("{what} makes the scenario invalid: {}", e.message()),
+pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, Invalidated> {
+    let text = splitbrain_scenario::to_ron(scenario);
+    splitbrain_scenario::parse(&text, what).map_err(|error| Invalidated {
+        what: what.to_string(),
+        error,
     })
+}
+
+/// A change (`--param`, a design) that made the scenario invalid.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub struct Invalidated {
+    /// The change, like `stall=5s`.
+    pub what: String,
+    /// What the scenario's rules say about the result.
+    pub error: ScenarioError,
+}
+
+impl std::fmt::Display for Invalidated {
+    /// `WHAT makes the scenario invalid: MESSAGE`, and the hint on its own line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let message = self.error.message();
+        write!(f, "{} makes the scenario invalid: {message}", self.what)?;
+        if let Some(hint) = self.error.hint() {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -1045,13 +998,9 @@ mod tests {
 
     #[test]
     fn zero_and_counts_past_the_most_runs_are_bad_input() {
-        let bad = Err(crate::exit::BAD_INPUT);
-        assert_eq!(check_count("--seeds", 0, 3, "per algorithm"), bad);
-        assert_eq!(check_count("--trials", MAX_RUNS + 1, 1, "per value"), bad);
-        assert_eq!(
-            check_count("--seeds", MAX_RUNS / 2 + 1, 2, "per algorithm"),
-            bad
-        );
-        assert_eq!(check_count("--seeds", u64::MAX, 6, "per algorithm"), bad);
+        assert!(check_count("--seeds", 0, 3, "per algorithm").is_err());
+        assert!(check_count("--trials", MAX_RUNS + 1, 1, "per value").is_err());
+        assert!(check_count("--seeds", MAX_RUNS / 2 + 1, 2, "per algorithm").is_err());
+        assert!(check_count("--seeds", u64::MAX, 6, "per algorithm").is_err());
     }
 }

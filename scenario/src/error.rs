@@ -98,97 +98,204 @@ fn signed_dur(ns: &i64) -> String {
 #[non_exhaustive]
 pub enum ErrorKind {
     // Reading and syntax.
+    /// Reads "cannot read the scenario: {reason}".
     #[error("cannot read the scenario: {reason}")]
-    Read { reason: String },
+    Read {
+        /// Why, as the operating system says it.
+        reason: String,
+    },
+    /// Reads "the scenario file is empty".
     #[error("the scenario file is empty")]
     EmptyFile,
+    /// Reads "the scenario is {kind}, not a regular file".
     #[error("the scenario is {kind}, not a regular file")]
-    NotARegularFile { kind: NonRegularFile },
+    NotARegularFile {
+        /// What it is instead.
+        kind: NonRegularFile,
+    },
+    /// Reads "the scenario file is {size_bytes} bytes, over the limit of {max} bytes".
     #[error(
         "the scenario file is {size_bytes} bytes, over the limit of {max} bytes",
         max = super::file::MAX_SCENARIO_BYTES
     )]
-    FileTooLarge { size_bytes: u64 },
+    FileTooLarge {
+        /// The file's size.
+        size_bytes: u64,
+    },
+    /// Reads "the scenario is not valid UTF-8: invalid bytes at byte offset {byte_offset}".
     #[error("the scenario is not valid UTF-8: invalid bytes at byte offset {byte_offset}")]
-    InvalidUtf8 { byte_offset: usize },
+    InvalidUtf8 {
+        /// Where the invalid bytes start.
+        byte_offset: usize,
+    },
+    /// Reads "unclosed block comment".
     #[error("unclosed block comment")]
     UnclosedBlockComment,
+    /// Reads "`{}%` is not a number".
     #[error("`{}%` is not a number", echo(.number))]
-    PercentSign { number: String },
+    PercentSign {
+        /// The number before the `%`.
+        number: String,
+    },
+    /// Reads "unexpected control character U+{code:04X}".
     #[error("unexpected control character U+{code:04X}")]
-    ControlCharacter { code: u32 },
+    ControlCharacter {
+        /// The character, as a code point.
+        code: u32,
+    },
+    /// Reads "a carriage return (U+000D) without a line feed after it".
     #[error("a carriage return (U+000D) without a line feed after it")]
     LoneCarriageReturn,
+    /// Reads "unexpected character U+{code:04X} {name}".
     #[error("unexpected character U+{code:04X} {name}")]
     UnusualCharacter {
+        /// The character, as a code point.
         code: u32,
+        /// The character's Unicode name.
         name: &'static str,
+        /// The kind of character.
         class: super::text::CharClass,
     },
+    /// A syntax or type error, in the parser's words.
     #[error("{message}")]
-    Syntax { message: String },
+    Syntax {
+        /// The parser's message.
+        message: String,
+    },
+    /// Reads "unknown {context} `{}`".
     #[error("unknown {context} `{}`", echo(.found))]
     UnknownVariant {
+        /// Where in the scenario it is (`the network`, `a fault`).
         context: String,
+        /// What the file says.
         found: String,
+        /// What may be written there.
         expected: Vec<String>,
     },
+    /// Reads "unknown field `{}` in {context}".
     #[error("unknown field `{}` in {context}", echo(.found))]
     UnknownField {
+        /// Where in the scenario it is (`the network`, `a fault`).
         context: String,
+        /// What the file says.
         found: String,
+        /// What may be written there.
         expected: Vec<String>,
     },
+    /// Reads "missing field `{field}` in {context}".
     #[error("missing field `{field}` in {context}")]
-    MissingField { context: String, field: String },
+    MissingField {
+        /// Where in the scenario it is (`the network`, `a fault`).
+        context: String,
+        /// The field's name.
+        field: String,
+    },
+    /// Reads "field `{field}` appears twice in {context}".
     #[error("field `{field}` appears twice in {context}")]
-    DuplicateField { context: String, field: String },
+    DuplicateField {
+        /// Where in the scenario it is (`the network`, `a fault`).
+        context: String,
+        /// The field's name.
+        field: String,
+    },
+    /// Reads "expected `{expected}(...)` or `(...)`, found `{}(...)`".
     #[error("expected `{expected}(...)` or `(...)`, found `{}(...)`", echo(.found))]
-    WrongStructName { expected: String, found: String },
+    WrongStructName {
+        /// What may be written there.
+        expected: String,
+        /// What the file says.
+        found: String,
+    },
+    /// Reads "expected {expected}, found {}".
     #[error("expected {expected}, found {}", echo(.found))]
-    WrongType { expected: String, found: String },
+    WrongType {
+        /// What may be written there.
+        expected: String,
+        /// What the file says.
+        found: String,
+    },
+    /// Reads "{what} takes {expected}, found {found}".
     #[error("{what} takes {expected}, found {found}")]
     WrongLength {
+        /// The value, in words.
         what: String,
+        /// What may be written there.
         expected: String,
+        /// What the file says.
         found: usize,
     },
+    /// Reads "invalid duration "{}": {error}".
     #[error("invalid duration \"{}\": {error}", echo(.text))]
     BadDuration {
+        /// The text as written.
         text: String,
+        /// Why it is wrong.
         error: DurationError,
+        /// Whether a signed duration (a clock step) was expected.
         signed: bool,
     },
 
     // Validation: the run.
+    /// Reads "the run's duration must be longer than zero".
     #[error("the run's duration must be longer than zero")]
     ZeroDuration,
+    /// Reads "nodes must be between 1 and {max}, not {nodes}".
     #[error("nodes must be between 1 and {max}, not {nodes}", max = MAX_NODES)]
-    NodesOutOfRange { nodes: u64 },
+    NodesOutOfRange {
+        /// The number of nodes.
+        nodes: u64,
+    },
+    /// Reads "{nodes} nodes is more than {algorithm} can run here (at most {MAX_BROADCAST_NODES})".
     #[error("{nodes} nodes is more than {algorithm} can run here (at most {MAX_BROADCAST_NODES})")]
-    TooManyNodesForBroadcast { nodes: u64, algorithm: &'static str },
+    TooManyNodesForBroadcast {
+        /// The number of nodes.
+        nodes: u64,
+        /// The algorithm's name.
+        algorithm: &'static str,
+    },
 
     // Validation: the algorithm's own rules.
+    /// Reads "{0}".
     #[error("{0}")]
     Setting(AlgorithmError),
 
     // Validation: designs.
+    /// Reads "design name "{}" is not a word of a-z, 0-9, `-` and `_`".
     #[error("design name \"{}\" is not a word of a-z, 0-9, `-` and `_`", echo(.name))]
-    BadDesignName { name: String },
+    BadDesignName {
+        /// The name as written.
+        name: String,
+    },
+    /// Reads "design "{}" is named twice".
     #[error("design \"{}\" is named twice", echo(.name))]
-    DuplicateDesign { name: String },
+    DuplicateDesign {
+        /// The name as written.
+        name: String,
+    },
+    /// Reads "design name "{}" is {bytes} characters, more than {max}".
     #[error("design name \"{}\" is {bytes} characters, more than {max}", echo(.name))]
     DesignNameTooLong {
+        /// The name as written.
         name: String,
+        /// Its length in bytes.
         bytes: usize,
+        /// The most allowed.
         max: usize,
     },
 
     // Validation: nemesis and objective.
+    /// Reads "the nemesis' mean interval must be longer than zero".
     #[error("the nemesis' mean interval must be longer than zero")]
     ZeroMeanInterval,
+    /// Reads "the fault duration range is backwards: {} is above {}".
     #[error("the fault duration range is backwards: {} is above {}", dur(.low_ns), dur(.high_ns))]
-    FaultDurationRangeBackwards { low_ns: u64, high_ns: u64 },
+    FaultDurationRangeBackwards {
+        /// The low end.
+        low_ns: u64,
+        /// The high end.
+        high_ns: u64,
+    },
+    /// Reads "the nemesis has no time to act: it starts at {} and must be quiet for the last {} of a {} run".
     #[error(
         "the nemesis has no time to act: it starts at {} and must be quiet for the last {} of a {} run",
         dur(.start_ns),
@@ -196,105 +303,233 @@ pub enum ErrorKind {
         dur(.duration_ns)
     )]
     NemesisLeavesNoTime {
+        /// When the nemesis starts.
         start_ns: u64,
+        /// How long it stays quiet at the end.
         quiet_ns: u64,
+        /// The run's duration.
         duration_ns: u64,
     },
+    /// Reads "the nemesis has no fault kinds: it would inject nothing".
     #[error("the nemesis has no fault kinds: it would inject nothing")]
     NemesisWithoutKinds,
+    /// Reads "the shortest nemesis fault ({}) does not fit in the {} the nemesis may act (from `start` to the quiet tail): it would inject nothing".
     #[error(
         "the shortest nemesis fault ({}) does not fit in the {} the nemesis may act (from `start` to the quiet tail): it would inject nothing",
         dur(.shortest_ns),
         dur(.window_ns)
     )]
-    NemesisFaultDoesNotFit { shortest_ns: u64, window_ns: u64 },
+    NemesisFaultDoesNotFit {
+        /// The shortest, in nanoseconds.
+        shortest_ns: u64,
+        /// The window.
+        window_ns: u64,
+    },
+    /// Reads "the nemesis waits {} on average between faults, longer than the {} it may act (from `start` to the quiet tail): most runs would get no fault".
     #[error(
         "the nemesis waits {} on average between faults, longer than the {} it may act (from `start` to the quiet tail): most runs would get no fault",
         dur(.mean_interval_ns),
         dur(.window_ns)
     )]
     NemesisTooRare {
+        /// The nemesis' mean interval.
         mean_interval_ns: u64,
+        /// The window.
         window_ns: u64,
     },
+    /// Reads "nemesis kind `{kind}` would inject nothing: `{setting}` is zero".
     #[error("nemesis kind `{kind}` would inject nothing: `{setting}` is zero")]
     NemesisKindWithoutSize {
+        /// What it is instead.
         kind: &'static str,
+        /// The setting's name.
         setting: &'static str,
     },
+    /// Reads "nemesis kind `{kind}` would inject nothing: with one node and no service, no message is ever sent".
     #[error(
         "nemesis kind `{kind}` would inject nothing: with one node and no service, no message is ever sent"
     )]
-    NemesisKindWithoutMessages { kind: &'static str },
+    NemesisKindWithoutMessages {
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// Reads "nemesis kind `Resign` would inject nothing: {algorithm} has no planned handover".
     #[error("nemesis kind `Resign` would inject nothing: {algorithm} has no planned handover")]
-    NemesisResignWithoutHandover { algorithm: &'static str },
+    NemesisResignWithoutHandover {
+        /// The algorithm's name.
+        algorithm: &'static str,
+    },
+    /// Reads "the failover objective must be longer than zero".
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
+    /// Reads "target `Service` names no process: {algorithm} has no coordination service".
     #[error("target `Service` names no process: {algorithm} has no coordination service")]
-    NoServiceProcess { algorithm: String },
+    NoServiceProcess {
+        /// The algorithm's name.
+        algorithm: String,
+    },
+    /// Reads "{what} names the coordination service, but design "{}" runs {algorithm}, which has none".
     #[error(
         "{what} names the coordination service, but design \"{}\" runs {algorithm}, which has none",
         echo(.design)
     )]
     NoServiceInDesign {
+        /// The value, in words.
         what: &'static str,
+        /// The design's name, if the problem is in one.
         design: String,
+        /// The algorithm's name.
         algorithm: &'static str,
     },
+    /// Reads "`clocks.service` sets no clock: {algorithm} has no coordination service".
     #[error("`clocks.service` sets no clock: {algorithm} has no coordination service")]
-    NoServiceClock { algorithm: String },
+    NoServiceClock {
+        /// The algorithm's name.
+        algorithm: String,
+    },
 
     // Validation: network and clocks.
+    /// Reads "{what} must be between 0 and 1, not {value}".
     #[error("{what} must be between 0 and 1, not {value}")]
-    ProbabilityOutOfRange { what: String, value: f64 },
+    ProbabilityOutOfRange {
+        /// The value, in words.
+        what: String,
+        /// The value.
+        value: f64,
+    },
+    /// Reads "the latency range is backwards: {} is above {}".
     #[error("the latency range is backwards: {} is above {}", dur(.low_ns), dur(.high_ns))]
-    LatencyRangeBackwards { low_ns: u64, high_ns: u64 },
+    LatencyRangeBackwards {
+        /// The low end.
+        low_ns: u64,
+        /// The high end.
+        high_ns: u64,
+    },
+    /// Reads "the retransmission timeouts are backwards: min_rto {} is above max_rto {}".
     #[error("the retransmission timeouts are backwards: min_rto {} is above max_rto {}", dur(.min_ns), dur(.max_ns))]
-    RtoRangeBackwards { min_ns: u64, max_ns: u64 },
+    RtoRangeBackwards {
+        /// The min, in nanoseconds.
+        min_ns: u64,
+        /// The max, in nanoseconds.
+        max_ns: u64,
+    },
+    /// Reads "{what} must be longer than zero".
     #[error("{what} must be longer than zero")]
-    ZeroStreamTiming { what: &'static str },
+    ZeroStreamTiming {
+        /// The value, in words.
+        what: &'static str,
+    },
+    /// Reads "a link from node {node} to itself".
     #[error("a link from node {node} to itself")]
-    LinkToItself { node: u64 },
+    LinkToItself {
+        /// The node number.
+        node: u64,
+    },
+    /// Reads "the link from node {from} to node {to} is overridden twice".
     #[error("the link from node {from} to node {to} is overridden twice")]
-    RepeatedLinkOverride { from: u64, to: u64 },
+    RepeatedLinkOverride {
+        /// The from.
+        from: u64,
+        /// The to.
+        to: u64,
+    },
+    /// Reads "clock drift {drift_ppm} ppm is out of range".
     #[error("clock drift {drift_ppm} ppm is out of range")]
-    DriftOutOfRange { drift_ppm: i64 },
+    DriftOutOfRange {
+        /// The drift, in parts per million.
+        drift_ppm: i64,
+    },
+    /// Reads "the random drift bound must be between 0 and 999999 ppm, not {drift_ppm}".
     #[error("the random drift bound must be between 0 and 999999 ppm, not {drift_ppm}")]
-    DriftBoundOutOfRange { drift_ppm: i64 },
+    DriftBoundOutOfRange {
+        /// The drift, in parts per million.
+        drift_ppm: i64,
+    },
+    /// Reads "node {node} has two clock overrides".
     #[error("node {node} has two clock overrides")]
-    RepeatedClockOverride { node: u64 },
+    RepeatedClockOverride {
+        /// The node number.
+        node: u64,
+    },
+    /// Reads "node {node} has two disk overrides".
     #[error("node {node} has two disk overrides")]
-    RepeatedDiskOverride { node: u64 },
+    RepeatedDiskOverride {
+        /// The node number.
+        node: u64,
+    },
+    /// Reads "`disk.service` sets no disk: {algorithm} has no coordination service".
     #[error("`disk.service` sets no disk: {algorithm} has no coordination service")]
-    NoServiceDisk { algorithm: String },
+    NoServiceDisk {
+        /// The algorithm's name.
+        algorithm: String,
+    },
 
     // Validation: faults.
+    /// Reads "node {node} does not exist in a cluster of {nodes}".
     #[error("node {node} does not exist in a cluster of {nodes}")]
-    NodeOutOfRange { node: u64, nodes: u64 },
+    NodeOutOfRange {
+        /// The node number.
+        node: u64,
+        /// The number of nodes.
+        nodes: u64,
+    },
+    /// Reads "the fault at {} is not before the end of the run ({})".
     #[error("the fault at {} is not before the end of the run ({})", dur(.at_ns), dur(.duration_ns))]
-    FaultAfterEnd { at_ns: u64, duration_ns: u64 },
+    FaultAfterEnd {
+        /// The at, in nanoseconds.
+        at_ns: u64,
+        /// The run's duration.
+        duration_ns: u64,
+    },
+    /// Reads "`heal_after` does not apply to `{kind}`".
     #[error("`heal_after` does not apply to `{kind}`")]
-    HealAfterNotAllowed { kind: String },
+    HealAfterNotAllowed {
+        /// What it is instead.
+        kind: String,
+    },
+    /// Reads "`heal_after` must be longer than zero".
     #[error("`heal_after` must be longer than zero")]
     ZeroHealAfter,
+    /// Reads "a `{kind}` must last longer than zero".
     #[error("a `{kind}` must last longer than zero")]
-    ZeroPause { kind: String },
+    ZeroPause {
+        /// What it is instead.
+        kind: String,
+    },
+    /// Reads "target `AllCrashed` in `{kind}`".
     #[error("target `AllCrashed` in `{kind}`")]
-    AllCrashedOutsideRestart { kind: String },
+    AllCrashedOutsideRestart {
+        /// What it is instead.
+        kind: String,
+    },
+    /// Reads "node {node} is in two partition groups".
     #[error("node {node} is in two partition groups")]
-    NodeInTwoGroups { node: u64 },
+    NodeInTwoGroups {
+        /// The node number.
+        node: u64,
+    },
+    /// Reads "empty partition group".
     #[error("empty partition group")]
     EmptyPartitionGroup,
 
     // Validation: limits that keep a run bounded.
+    /// Reads "{} is longer than the longest duration a scenario may hold ({})".
     #[error("{} is longer than the longest duration a scenario may hold ({})", dur(.ns), dur(&MAX_DURATION_NS))]
-    DurationTooLong { ns: u64 },
+    DurationTooLong {
+        /// The ns.
+        ns: u64,
+    },
+    /// Reads "a clock offset or jump of {} is beyond the largest a scenario may hold ({} either way)".
     #[error(
         "a clock offset or jump of {} is beyond the largest a scenario may hold ({} either way)",
         signed_dur(.ns),
         dur(&MAX_DURATION_NS)
     )]
-    ClockStepTooLarge { ns: i64 },
+    ClockStepTooLarge {
+        /// The ns.
+        ns: i64,
+    },
+    /// Reads "the nemesis would inject about {expected} faults per run (one every {} over {}), more than {max}".
     #[error(
         "the nemesis would inject about {expected} faults per run (one every {} over {}), more than {max}",
         dur(.mean_interval_ns),
@@ -302,10 +537,14 @@ pub enum ErrorKind {
         max = MAX_NEMESIS_FAULTS
     )]
     TooManyNemesisFaults {
+        /// What may be written there.
         expected: u64,
+        /// The nemesis' mean interval.
         mean_interval_ns: u64,
+        /// The window.
         window_ns: u64,
     },
+    /// Reads "the run would handle about {expected} events ({processes} processes acting every {} for {}{}{}{}), more than {max}".
     #[error(
         "the run would handle about {expected} events ({processes} processes acting every {} for {}{}{}{}), more than {max}",
         dur(.period_ns),
@@ -316,9 +555,13 @@ pub enum ErrorKind {
         max = MAX_EXPECTED_EVENTS
     )]
     TooManyEvents {
+        /// What may be written there.
         expected: u128,
+        /// The processes it lists.
         processes: u64,
+        /// The period.
         period_ns: u64,
+        /// The run's duration.
         duration_ns: u64,
         /// The fastest clock's drift: its timers fire `1 + ppm / 10^6` times as often.
         fastest_drift_ppm: i64,
@@ -330,10 +573,13 @@ pub enum ErrorKind {
     },
 
     // Validation: liveness and expectations.
+    /// Reads "the liveness bound must be longer than zero".
     #[error("the liveness bound must be longer than zero")]
     ZeroLivenessBound,
+    /// Reads "`Violates` names no invariant".
     #[error("`Violates` names no invariant")]
     EmptyViolates,
+    /// Reads "`liveness` cannot be expected to be violated".
     #[error("`liveness` cannot be expected to be violated")]
     LivenessExpected,
 }
@@ -796,7 +1042,7 @@ fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
 /// The candidate nearest to `found`, if it is close enough to be what the author meant.
 /// A name longer than [`MAX_SUGGEST_CHARS`] is nobody's typo, and comparing it would cost
 /// time and memory in proportion to its length: it gets no suggestion.
-pub(crate) fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
     if found.chars().nth(MAX_SUGGEST_CHARS).is_some() {
         return None;
     }
@@ -859,13 +1105,17 @@ fn percent_as_fraction(number: &str) -> String {
 /// What kind of file a scenario path named when it was not a regular file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NonRegularFile {
+    /// Directory.
     Directory,
     /// A FIFO: reading it waits for a writer.
     NamedPipe,
     /// Such as `/dev/zero` or a terminal: reading it may never end.
     CharacterDevice,
+    /// Block device.
     BlockDevice,
+    /// Socket.
     Socket,
+    /// Other.
     Other,
 }
 
@@ -1193,7 +1443,7 @@ mod tests {
             "(algorithm: Raft(), nodes: 3",
             "(algorithm: Raft(), name: \"\\u{D800}\")",
         ] {
-            let error = crate::scenario::parse(source, "x.ron").expect_err(source);
+            let error = crate::parse(source, "x.ron").expect_err(source);
             assert!(error.hint().is_some(), "{source}: {error}");
         }
     }

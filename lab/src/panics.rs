@@ -1,6 +1,6 @@
-//! A panic inside one seed's run is a bug in splitbrain, and the hunt reports it as that
-//! seed's failure (with the panic's message and place) instead of dying with every other
-//! seed's result. Outside a seed's run, panics behave as usual.
+//! A panic inside one seed's run is a bug in splitbrain, and `hunt`, `compare` and `sweep`
+//! report it as that run's failure (with the panic's message and place) instead of dying with
+//! every other seed's result. Outside a seed's run, panics behave as usual.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -44,16 +44,24 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// A panic caught by [`catch`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Panicked {
+    /// `panicked at FILE:LINE:COLUMN: MESSAGE`.
+    pub message: String,
+}
+
 /// Runs `work`; a panic in it comes back as `Err` with its message and place.
-pub fn catch<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+pub fn catch<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
     install_hook();
     let was_in_seed = IN_SEED.with(|f| f.replace(true));
     let result = panic::catch_unwind(AssertUnwindSafe(work));
     IN_SEED.with(|f| f.set(was_in_seed));
-    result.map_err(|payload| {
-        MESSAGE
+    result.map_err(|payload| Panicked {
+        message: MESSAGE
             .with(Cell::take)
-            .unwrap_or_else(|| format!("panicked: {}", payload_text(payload.as_ref())))
+            .unwrap_or_else(|| format!("panicked: {}", payload_text(payload.as_ref()))),
     })
 }
 
@@ -63,9 +71,11 @@ mod tests {
 
     #[test]
     fn a_panic_comes_back_as_its_message_and_place() {
-        let caught = catch(|| -> u32 { panic!("boom {}", 7) }).unwrap_err();
+        let caught = catch(|| -> u32 { panic!("boom {}", 7) })
+            .unwrap_err()
+            .message;
         assert!(caught.contains("boom 7"), "{caught}");
-        assert!(caught.contains("src/hunt/panics.rs:"), "{caught}");
+        assert!(caught.contains("src/panics.rs:"), "{caught}");
         assert_eq!(catch(|| 5).unwrap(), 5);
     }
 }

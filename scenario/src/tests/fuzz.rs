@@ -144,7 +144,7 @@ fn check(source: &str) -> Result<(), TestCaseError> {
 fn shipped() -> &'static [String] {
     static FILES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     FILES.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .expect("the scenario library")
             .filter_map(|entry| entry.ok().map(|e| e.path()))

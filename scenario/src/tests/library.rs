@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn every_scenario_in_the_library_loads_and_round_trips() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return; // No library in this checkout.
     };

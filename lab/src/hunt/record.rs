@@ -1,16 +1,21 @@
 //! What a hunt keeps of each seed: one JSON line per seed, appended as the hunt goes.
 
-use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
+use splitbrain_scenario::verdict::Outcome;
 use splitbrain_sim::{Invariant, RunReport};
 
 /// Why a seed failed, under a stable key: an invariant name, `liveness`, or
 /// `missing:<invariant>` when an expected violation did not happen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
+    /// The stable key: an invariant name, `liveness`, `objective`, `missing:<invariant>`,
+    /// `panic` or `limit`.
     pub key: String,
+    /// When it happened, if a time is known.
     pub at_ns: Option<u64>,
+    /// The nodes involved.
     pub nodes: Vec<u32>,
+    /// What happened, in words.
     pub detail: String,
 }
 
@@ -40,10 +45,15 @@ pub const COVERAGE_KINDS: usize = 9;
 /// The coverage counters of one run: the dangerous situations it reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coverage {
+    /// Failed election rounds.
     pub split_votes: u64,
+    /// Terms with two or more candidates.
     pub dueling_candidates: u64,
+    /// Writes of a stale leader that reached the resource.
     pub stale_leader_writes: u64,
+    /// Elections attempted on a minority side.
     pub minority_elections: u64,
+    /// Leases that expired while their holder led.
     pub leases_expired_while_leading: u64,
     /// Absent from records written before it was counted.
     #[serde(default)]
@@ -52,7 +62,9 @@ pub struct Coverage {
     /// while alive: a slow disk's spurious election). Absent from older records.
     #[serde(default)]
     pub leader_changes: u64,
+    /// Failovers.
     pub failovers: u64,
+    /// Faults injected.
     pub faults: u64,
 }
 
@@ -106,12 +118,16 @@ impl Coverage {
 /// One seed's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRecord {
+    /// The seed.
     pub seed: u64,
     /// `matched`, `safety_mismatch`, `liveness_failed`, `objective_missed`, `panicked` or
     /// `outgrew_limits`.
     pub outcome: String,
+    /// Why it failed (empty: it matched).
     pub failures: Vec<Failure>,
+    /// Events the run handled.
     pub events: u64,
+    /// The dangerous situations it reached.
     pub coverage: Coverage,
 }
 
@@ -160,7 +176,7 @@ impl SeedRecord {
                 key: LIMIT_KEY.to_string(),
                 at_ns: Some(e.at_ns),
                 nodes: Vec::new(),
-                detail: format!("{e}\n  hint: {}", crate::commands::limits::hint(e)),
+                detail: format!("{e}\n  hint: {}", crate::runner::hint(e)),
             }],
             events: e.events,
             coverage: Coverage::default(),

@@ -8,10 +8,10 @@
 //! files were cut short, and any seed recorded twice with different outcomes.
 
 use super::jsonl::{read_lines, JsonlEnd, JsonlHeader, Line};
-use super::record::{SeedRecord, OUTCOMES};
-use super::seeds::{self, SeedSpan, Shard};
-use super::summary::{HuntSummary, SummaryBuilder};
-use super::Ended;
+use splitbrain_lab::hunt::record::{SeedRecord, OUTCOMES};
+use splitbrain_lab::hunt::seeds::{self, SeedSpan, Shard};
+use splitbrain_lab::hunt::summary::{HuntSummary, SummaryBuilder};
+use splitbrain_lab::hunt::Ended;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

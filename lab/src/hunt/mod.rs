@@ -5,22 +5,19 @@
 //! seed order: the records, the summary and where a hunt stops at its first failure are the
 //! same whatever the number of jobs.
 
-pub mod jsonl;
-pub mod junit;
-pub mod merging;
-pub mod panics;
 pub mod record;
 pub mod seeds;
 pub mod shrink;
-pub mod signals;
 pub mod summary;
 
-use crate::scenario::Scenario;
-use crate::verdict::judge;
+use crate::panics;
+use crate::runner::{run_seed as run_one, RunFailure};
 use rayon::prelude::*;
 use record::SeedRecord;
 use seeds::SeedSpan;
 use serde::{Deserialize, Serialize};
+use splitbrain_scenario::verdict::judge;
+use splitbrain_scenario::Scenario;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,13 +51,12 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// [`run_judged`], or `None` once `abort` ends the run.
 fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
-    let run = || crate::commands::limits::run_watched(&s.algorithm, s.sim.clone(), None, abort);
-    panics::catch(|| match run() {
+    match run_one(s, None, abort) {
         Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
-        Err(e) if e.limit == splitbrain_sim::Limit::Interrupted => None,
-        Err(outgrown) => Some(SeedRecord::outgrown(seed, &outgrown)),
-    })
-    .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
+        Err(RunFailure::Aborted) => None,
+        Err(RunFailure::Outgrown(outgrown)) => Some(SeedRecord::outgrown(seed, &outgrown)),
+        Err(RunFailure::Panicked(message)) => Some(SeedRecord::panicked(seed, message)),
+    }
 }
 
 /// How a hunt ended; written in its JSON Lines trailer, so `merge` can tell a finished
@@ -139,7 +135,7 @@ pub fn run_batches<B>(
                 .par_iter()
                 .filter_map(|&seed| {
                     panics::catch(|| run(seed))
-                        .unwrap_or_else(|message| Some(SeedRecord::panicked(seed, message)))
+                        .unwrap_or_else(|panic| Some(SeedRecord::panicked(seed, panic.message)))
                 })
                 .collect()
         });
@@ -289,7 +285,7 @@ mod abort_tests {
     /// of work, unless it is stopped.
     fn long_scenario() -> Scenario {
         let text = r#"Scenario(duration: "1000h", nodes: 5, algorithm: Raft())"#;
-        crate::scenario::parse(text, "long.ron").expect("a valid scenario")
+        splitbrain_scenario::parse(text, "long.ron").expect("a valid scenario")
     }
 
     #[test]
@@ -303,7 +299,7 @@ mod abort_tests {
     #[test]
     fn a_seed_that_is_not_aborted_runs_to_its_verdict() {
         let text = r#"Scenario(duration: "2s", nodes: 3, algorithm: Raft())"#;
-        let scenario = crate::scenario::parse(text, "short.ron").expect("a valid scenario");
+        let scenario = splitbrain_scenario::parse(text, "short.ron").expect("a valid scenario");
         let record = run_seed_unless(&scenario, 1, &|| false).expect("not aborted");
         assert_eq!(record, run_seed(&scenario, 1));
     }

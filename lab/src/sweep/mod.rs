@@ -1,6 +1,5 @@
-//! `splitbrain sweep`: vary one parameter and measure a failover at each value over many
-//! trials; a report folder with the failover-time distribution, election rounds and messages
-//! per election per value.
+//! `sweep`: vary one parameter and measure a failover at each value over many trials; the
+//! report's failover-time distribution, election rounds and messages per election per value.
 //!
 //! Each trial `seed` shifts every explicit fault of the scenario by the same phase of the
 //! heartbeat interval, `offset = floor(u * heartbeat / 2^64)` with `u` the first draw of
@@ -13,24 +12,38 @@
 //! `--heartbeat-fraction F` and `--param election_timeout=...`, each value's heartbeat is
 //! `F` times its minimum election timeout.
 //!
-//! Exit code: 0, or 3 when the scenario states an objective and some value misses it.
+//! [`Sweep::objective_missed`] says whether some value missed the scenario's objective (the
+//! CLI then exits 3).
 
-use super::charting::{self, GroupRuns, GroupSummary};
-use crate::cli::{FencingMode, OnOff, SweepArgs};
-use crate::exit;
-use crate::scenario::{self, Scenario};
-use serde::Serialize;
+use crate::group::{self as charting, BuildError, GroupRuns, GroupSummary, Progress};
+use crate::Fencing;
 use splitbrain_reports::{
-    failover_cdf, format_seeds, messages_per_election, messages_vs_cluster_size, share_by_value,
-    Chart, DataTable, ReportDoc, ScalingSeries, Section, ShareSeries, Table,
+    failover_cdf, messages_per_election, messages_vs_cluster_size, share_by_value, Chart,
+    DataTable, ScalingSeries, Section, ShareSeries, Table,
 };
+use splitbrain_scenario::Scenario;
 use splitbrain_sim::{SimRng, StreamId};
 
 mod param;
-pub(crate) use param::{apply, parse_param, Param, Value};
+pub use param::{apply, parse_param, position, FaultParam, Param, ParamError, Value};
+
+/// What `sweep` runs: the parameter and its values, the trials, fencing.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    /// `--param NAME=V1,V2,...` as given; `None`: the scenario as written.
+    pub param: Option<String>,
+    /// Each value's heartbeat as this fraction of its minimum election timeout.
+    pub heartbeat_fraction: Option<f64>,
+    /// Trials (seeds 1..=N) per value.
+    pub trials: u64,
+    /// Fencing at the resource.
+    pub fencing: Fencing,
+    /// The scenario file as given, for the report's replay commands.
+    pub file: String,
+}
 
 /// One group of trials: a design (or the scenario's algorithm) at one value of the parameter.
-pub(crate) struct Variant {
+pub struct Variant {
     /// `LINE V`, `V`, `LINE` or `as written`.
     pub label: String,
     /// The design's name, when the scenario lists designs.
@@ -40,8 +53,9 @@ pub(crate) struct Variant {
     pub line: String,
     /// `NAME=V` as given, when a parameter is swept.
     pub value: Option<String>,
-    /// The fencing `--fencing` set, if it overrides the scenario's.
-    pub fencing: Option<OnOff>,
+    /// The fencing `--fencing` set (on: `true`), if it overrides the scenario's.
+    pub fencing: Option<bool>,
+    /// The scenario as the group's trials run it (before each trial's shift).
     pub scenario: Scenario,
 }
 
@@ -49,13 +63,13 @@ pub(crate) struct Variant {
 struct Base {
     design: Option<String>,
     line: String,
-    fencing: Option<OnOff>,
+    fencing: Option<bool>,
     scenario: Scenario,
 }
 
 /// Every design (the scenario's algorithm when it lists none), with `--fencing` applied:
 /// twice under `--fencing both`.
-fn bases(scenario: &Scenario, fencing: FencingMode) -> Vec<Base> {
+fn bases(scenario: &Scenario, fencing: Fencing) -> Vec<Base> {
     let mut named: Vec<(Option<String>, String, Scenario)> = Vec::new();
     if scenario.designs.is_empty() {
         let name = scenario.algorithm.name().to_string();
@@ -69,21 +83,18 @@ fn bases(scenario: &Scenario, fencing: FencingMode) -> Vec<Base> {
             .unwrap_or_else(|| alg.clone());
         named.push((Some(design.name.clone()), design.name.clone(), s));
     }
-    let modes: &[(Option<OnOff>, &str)] = match fencing {
-        FencingMode::Scenario => &[(None, "")],
-        FencingMode::On => &[(Some(OnOff::On), "")],
-        FencingMode::Off => &[(Some(OnOff::Off), "")],
-        FencingMode::Both => &[
-            (Some(OnOff::On), "-fenced"),
-            (Some(OnOff::Off), "-unfenced"),
-        ],
+    let modes: &[(Option<bool>, &str)] = match fencing {
+        Fencing::Scenario => &[(None, "")],
+        Fencing::On => &[(Some(true), "")],
+        Fencing::Off => &[(Some(false), "")],
+        Fencing::Both => &[(Some(true), "-fenced"), (Some(false), "-unfenced")],
     };
     let mut bases = Vec::new();
     for (design, line, s) in named {
         for &(mode, suffix) in modes {
             let mut scenario = s.clone();
-            if let Some(mode) = mode {
-                scenario.sim.fencing = mode == OnOff::On;
+            if let Some(on) = mode {
+                scenario.sim.fencing = on;
             }
             bases.push(Base {
                 design: design.clone(),
@@ -98,17 +109,20 @@ fn bases(scenario: &Scenario, fencing: FencingMode) -> Vec<Base> {
 
 /// Every design (the scenario's algorithm when it lists none) at every value, with
 /// `--heartbeat-fraction` and `--fencing` applied, each checked by the scenario's rules.
-fn variants(
-    args: &SweepArgs,
+pub fn variants(
+    plan: &SweepPlan,
     scenario: &Scenario,
     param: Option<Param>,
     values: &[(String, Value)],
-) -> Result<Vec<Variant>, String> {
-    let charted_by_line = !scenario.designs.is_empty() || args.fencing == FencingMode::Both;
+) -> Result<Vec<Variant>, ParamError> {
+    let charted_by_line = !scenario.designs.is_empty() || plan.fencing == Fencing::Both;
     let mut variants = Vec::new();
-    for base in bases(scenario, args.fencing) {
-        let in_design = |e: String| match &base.design {
-            Some(name) => format!("design {name}: {e}"),
+    for base in bases(scenario, plan.fencing) {
+        let in_design = |e: ParamError| match &base.design {
+            Some(name) => ParamError::InDesign {
+                design: name.clone(),
+                error: Box::new(e),
+            },
             None => e,
         };
         let mut at_values: Vec<(Option<String>, Scenario)> = Vec::new();
@@ -117,7 +131,7 @@ fn variants(
         }
         for (label, value) in values {
             let param = param.expect("values come with their parameter");
-            let applied = match args.heartbeat_fraction {
+            let applied = match plan.heartbeat_fraction {
                 Some(fraction) => apply_with_heartbeat(&base.scenario, param, value, fraction),
                 None => apply(&base.scenario, param, value),
             };
@@ -131,7 +145,7 @@ fn variants(
                 (None, Some(v)) => v.clone(),
                 (None, None) => AS_WRITTEN.to_string(),
             };
-            charting::revalidate(&s, &label).map_err(in_design)?;
+            charting::revalidate(&s, &label).map_err(|e| in_design(e.into()))?;
             variants.push(Variant {
                 label,
                 design: base.design.clone(),
@@ -150,44 +164,32 @@ const AS_WRITTEN: &str = "as written";
 
 /// Checks `--heartbeat-fraction` against the parameter swept: a number strictly between 0
 /// and 1, with `--param election_timeout=...`.
-pub(crate) fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), String> {
+pub fn check_heartbeat_fraction(fraction: f64, param: Option<Param>) -> Result<(), ParamError> {
     if !(fraction > 0.0 && fraction < 1.0) {
-        return Err(format!(
-            "invalid --heartbeat-fraction {fraction}: it must be between 0 and 1\n  hint: the \
-             heartbeat as a fraction of the minimum election timeout, like --heartbeat-fraction 0.1"
-        ));
+        return Err(ParamError::FractionOutOfRange { fraction });
     }
     let is_timeout =
         matches!(param, Some(Param::Algorithm(knob)) if knob.name == "election_timeout");
     if !is_timeout {
-        return Err(
-            "--heartbeat-fraction needs --param election_timeout=...\n  hint: it sets each \
-             value's heartbeat from its minimum election timeout, like --param \
-             election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1"
-                .to_string(),
-        );
+        return Err(ParamError::FractionNeedsTimeout);
     }
     Ok(())
 }
 
 /// `scenario` with its election timeout set to `value` and its heartbeat to `fraction` of
 /// the timeout's minimum.
-pub(crate) fn apply_with_heartbeat(
+pub fn apply_with_heartbeat(
     scenario: &Scenario,
     param: Param,
     value: &Value,
     fraction: f64,
-) -> Result<Scenario, String> {
+) -> Result<Scenario, ParamError> {
     let Value::Range(min_ns, _) = *value else {
         unreachable!("an election timeout is a range")
     };
     let heartbeat_ns = (min_ns as f64 * fraction).round() as u64;
     let Some(heartbeat) = Param::parse("heartbeat").filter(|_| heartbeat_ns > 0) else {
-        return Err(format!(
-            "--heartbeat-fraction {fraction} of {} is no heartbeat\n  hint: give a larger \
-             fraction or longer timeouts",
-            scenario::format_duration_ron(min_ns)
-        ));
+        return Err(ParamError::NoHeartbeat { fraction, min_ns });
     };
     let heartbeat_value = Value::Duration(heartbeat_ns);
     // The heartbeat must stay below the timeout at each step: lower it first when it goes
@@ -201,7 +203,7 @@ pub(crate) fn apply_with_heartbeat(
 
 /// Trial `trial` of a sweep of `scenario` (already set to its value): seed `trial`, every
 /// explicit fault shifted by the trial's phase of the heartbeat, not yet materialised.
-pub(crate) fn trial(scenario: &Scenario, trial: u64) -> Scenario {
+pub fn trial(scenario: &Scenario, trial: u64) -> Scenario {
     let hb = scenario.algorithm.heartbeat_ns();
     let mut s = shifted(scenario, trial_offset(trial, hb));
     s.sim.seed = trial;
@@ -223,44 +225,9 @@ pub fn trial_offset(seed: u64, heartbeat_ns: u64) -> u64 {
     ((u128::from(u) * u128::from(heartbeat_ns)) >> 64) as u64
 }
 
-#[derive(Serialize)]
-struct JsonSummary<'a> {
-    scenario: &'a str,
-    command: &'a str,
-    out: String,
-    /// The parameter swept; `null` for plain repeated trials.
-    param: Option<&'a str>,
-    /// `--heartbeat-fraction`, if given.
-    heartbeat_fraction: Option<f64>,
-    trials: u64,
-    /// Each group's settings as they ran.
-    settings: Vec<SettingsJson<'a>>,
-    values: &'a [GroupSummary],
-    exit_code: u8,
-}
-
-/// One group's settings as they ran: what the JSON echoes.
-#[derive(Serialize)]
-struct SettingsJson<'a> {
-    label: &'a str,
-    fencing: bool,
-    #[serde(flatten)]
-    settings: charting::SettingsAsRun,
-}
-
-impl Variant {
-    fn settings_json(&self) -> SettingsJson<'_> {
-        SettingsJson {
-            label: &self.label,
-            fencing: self.scenario.sim.fencing,
-            settings: charting::SettingsAsRun::of(&self.scenario.algorithm),
-        }
-    }
-}
-
 /// Each group with its fencing and every setting as it ran (the modeled system's
 /// adjustments noted).
-fn settings_table(variants: &[Variant]) -> Table {
+pub fn settings_table(variants: &[Variant]) -> Table {
     let mut t = Table::new(&["value", "fencing", "settings as they ran"]);
     for v in variants {
         let fencing = if v.scenario.sim.fencing { "on" } else { "off" };
@@ -270,219 +237,69 @@ fn settings_table(variants: &[Variant]) -> Table {
     t
 }
 
-/// Runs the command; returns the exit code.
-pub fn run(args: &SweepArgs) -> u8 {
-    let (param, values) = match args.param.as_deref().map(parse_param).transpose() {
-        Ok(Some((param, values))) => (Some(param), values),
-        Ok(None) => (None, Vec::new()),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    if let Some(fraction) = args.heartbeat_fraction {
-        if let Err(e) = check_heartbeat_fraction(fraction, param) {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
+/// The results of a sweep: each group's runs and summary, and the report built from them.
+pub struct Sweep {
+    /// Each group's runs, in variant order.
+    pub groups: Vec<GroupRuns>,
+    /// Each group's summary, in the same order.
+    pub summaries: Vec<GroupSummary>,
+    /// The report's sections.
+    pub sections: Vec<Section>,
+    /// The report's charts.
+    pub charts: Vec<Chart>,
+    /// The report's data tables.
+    pub data: Vec<DataTable>,
+}
+
+impl Sweep {
+    /// Whether some value missed the scenario's recovery-time objective.
+    pub fn objective_missed(&self) -> bool {
+        self.summaries
+            .iter()
+            .any(|g| g.objective.as_ref().is_some_and(|o| !o.met))
     }
-    let groups_asked = values.len().max(1);
-    if let Err(code) = charting::check_count("--trials", args.trials, groups_asked, "per value") {
-        return code;
-    }
-    if let Err(code) = charting::check_out_folder(&args.out, &args.file) {
-        return code;
-    }
-    let scenario = match scenario::load(&args.file) {
-        Ok(mut s) => {
-            s.sim.limits = args.limits.limits();
-            s
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    let variants = match variants(args, &scenario, param, &values) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    let trials: Vec<u64> = (1..=args.trials).collect();
-    let runs = args.trials.saturating_mul(variants.len() as u64);
-    let bar = charting::RunsBar::new(runs, args.json);
-    let groups: Result<Vec<GroupRuns>, charting::Outgrown> = variants
+}
+
+/// Runs every variant's trials (each run reported to `progress` as it starts) and builds
+/// the report.
+pub fn sweep(
+    plan: &SweepPlan,
+    scenario: &Scenario,
+    param: Option<Param>,
+    variants: &[Variant],
+    progress: &dyn Progress,
+) -> Result<Sweep, BuildError> {
+    let groups: Vec<GroupRuns> = variants
         .iter()
         .map(|v| {
-            charting::run_group(&v.label, 1..=args.trials, None, &bar, |seed| {
+            charting::run_group(&v.label, 1..=plan.trials, None, progress, |seed| {
                 trial(&v.scenario, seed).materialize(seed)
             })
         })
-        .collect();
-    bar.finish();
-    let groups = match groups {
-        Ok(groups) => groups,
-        Err(outgrown) => return outgrown.report(&args.file),
-    };
+        .collect::<Result<_, _>>()?;
+    progress.runs_finished();
     let summaries: Vec<GroupSummary> = groups
         .iter()
-        .zip(&variants)
+        .zip(variants)
         .map(|(g, v)| charting::summarise(g, v.scenario.objective.as_ref()))
         .collect();
-    let missed = summaries
-        .iter()
-        .any(|g| g.objective.as_ref().is_some_and(|o| !o.met));
-    let code = if missed {
-        exit::LIVENESS_FAILED
-    } else {
-        exit::MATCHED
-    };
-    let command = command_line(args);
-    let param_name = param.map_or("trials", Param::name);
-
-    let built = build(args, &scenario, param, &variants, &groups, &summaries);
-    let (sections, charts, data) = match built {
-        Ok(b) => b,
-        Err(e) => return charting::chart_failed(e),
-    };
-    let facts = report_facts(args, &scenario, param, code);
-    let doc = ReportDoc {
-        title: format!("sweep {param_name}: {}", scenario.name),
-        command: command.clone(),
-        seeds: trials.clone(),
-        facts,
+    let (sections, charts, data) = build(plan, scenario, param, variants, &groups, &summaries)?;
+    Ok(Sweep {
+        groups,
+        summaries,
         sections,
-    };
-    if let Err(code) = charting::write(&args.out, &doc, &charts, &data) {
-        return code;
-    }
-    if args.json {
-        let doc = JsonSummary {
-            scenario: &scenario.name,
-            command: &command,
-            out: args.out.display().to_string(),
-            param: param.map(Param::name),
-            heartbeat_fraction: args.heartbeat_fraction,
-            trials: args.trials,
-            settings: variants.iter().map(Variant::settings_json).collect(),
-            values: &summaries,
-            exit_code: code,
-        };
-        crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("results serialize")
-        );
-    } else {
-        print_summary(args, &scenario.name, param, &variants, &summaries);
-    }
-    code
-}
-
-/// The command that reproduces the whole sweep.
-fn command_line(args: &SweepArgs) -> String {
-    let mut words = vec![
-        "splitbrain".to_string(),
-        "sweep".to_string(),
-        charting::shell_word(&args.file.display().to_string()),
-    ];
-    if let Some(p) = &args.param {
-        words.extend(["--param".to_string(), charting::shell_word(p)]);
-    }
-    if let Some(f) = args.heartbeat_fraction {
-        words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
-    }
-    words.extend(args.fencing.flag_words());
-    words.extend([
-        "--trials".to_string(),
-        args.trials.to_string(),
-        "--out".to_string(),
-        charting::shell_word(&args.out.display().to_string()),
-    ]);
-    words.join(" ")
-}
-
-/// The report's facts: the scenario, its designs, the parameter, the exit code.
-fn report_facts(
-    args: &SweepArgs,
-    scenario: &Scenario,
-    param: Option<Param>,
-    code: u8,
-) -> Vec<(String, String)> {
-    let mut facts = vec![
-        ("scenario".to_string(), args.file.display().to_string()),
-        if scenario.designs.is_empty() {
-            (
-                "algorithm".to_string(),
-                scenario.algorithm.name().to_string(),
-            )
-        } else {
-            let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
-            ("designs".to_string(), names.join(", "))
-        },
-        (
-            "parameter".to_string(),
-            param
-                .map_or("none (the scenario as written)", Param::name)
-                .to_string(),
-        ),
-    ];
-    if let Some(f) = args.heartbeat_fraction {
-        facts.push((
-            "heartbeat".to_string(),
-            format!("{f} x the minimum election timeout"),
-        ));
-    }
-    facts.push(("exit code".to_string(), code.to_string()));
-    facts
-}
-
-/// The terminal's summary: what ran, the settings, failover, safety and objective tables.
-fn print_summary(
-    args: &SweepArgs,
-    scenario_name: &str,
-    param: Option<Param>,
-    variants: &[Variant],
-    summaries: &[GroupSummary],
-) {
-    let trials: Vec<u64> = (1..=args.trials).collect();
-    match param {
-        Some(param) => crate::outln!(
-            "sweep {} of {}: trials {} per value",
-            param.name(),
-            scenario_name,
-            format_seeds(&trials)
-        ),
-        None => crate::outln!(
-            "sweep of {} as written: trials {}",
-            scenario_name,
-            format_seeds(&trials)
-        ),
-    }
-    super::compare::print_table(&settings_table(variants));
-    crate::outln!();
-    super::compare::print_table(&charting::summary_table("value", summaries));
-    if let Some(note) = charting::skipped_faults_note(summaries) {
-        crate::outln!("note: {note}");
-    }
-    crate::outln!();
-    super::compare::print_table(&charting::safety_table("value", summaries));
-    if let Some(t) = charting::objective_table("value", summaries) {
-        crate::outln!();
-        super::compare::print_table(&t);
-    }
-    crate::outln!();
-    crate::outln!("report: {}", args.out.join("report.html").display());
+        charts,
+        data,
+    })
 }
 
 type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
 
 /// The command that replays trial `trial` of variant `v` as the sweep ran it.
-fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
+fn replay_command(plan: &SweepPlan, v: &Variant, trial: u64) -> String {
     let mut words = vec![
         "splitbrain run".to_string(),
-        charting::shell_word(&args.file.display().to_string()),
+        charting::shell_word(&plan.file),
         format!("--trial {trial}"),
     ];
     if let Some(design) = &v.design {
@@ -491,11 +308,11 @@ fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
     if let Some(value) = &v.value {
         words.push(format!("--param {}", charting::shell_word(value)));
     }
-    if let Some(f) = args.heartbeat_fraction {
+    if let Some(f) = plan.heartbeat_fraction {
         words.push(format!("--heartbeat-fraction {f}"));
     }
-    if let Some(mode) = v.fencing {
-        words.push(mode.fencing_flag().to_string());
+    if let Some(on) = v.fencing {
+        words.push(if on { "--fencing on" } else { "--fencing off" }.to_string());
     }
     words.join(" ")
 }
@@ -505,7 +322,7 @@ fn replay_command(args: &SweepArgs, v: &Variant, trial: u64) -> String {
 /// its unfenced line dashed, in its colour).
 fn safety_section(
     param: Option<Param>,
-    fencing: FencingMode,
+    fencing: Fencing,
     variants: &[Variant],
     summaries: &[GroupSummary],
     charts: &mut Vec<Chart>,
@@ -534,7 +351,7 @@ fn safety_section(
                 lines.push(ShareSeries {
                     label,
                     counts: Vec::new(),
-                    dashed: fencing == FencingMode::Both && v.fencing == Some(OnOff::Off),
+                    dashed: fencing == Fencing::Both && v.fencing == Some(false),
                 });
                 lines.last_mut().expect("just pushed")
             }
@@ -585,7 +402,7 @@ fn safety_section(
 }
 
 /// One row per trial of every group: its offset, outcome counts and replay command.
-fn trials_table(args: &SweepArgs, variants: &[Variant], groups: &[GroupRuns]) -> DataTable {
+fn trials_table(plan: &SweepPlan, variants: &[Variant], groups: &[GroupRuns]) -> DataTable {
     let mut t = DataTable::new(
         "trials",
         &[
@@ -610,7 +427,7 @@ fn trials_table(args: &SweepArgs, variants: &[Variant], groups: &[GroupRuns]) ->
                 run.safety_violations.as_str().into(),
                 run.stale_accepted.into(),
                 run.faults_skipped.into(),
-                replay_command(args, v, run.seed).as_str().into(),
+                replay_command(plan, v, run.seed).as_str().into(),
             ]);
         }
     }
@@ -619,13 +436,13 @@ fn trials_table(args: &SweepArgs, variants: &[Variant], groups: &[GroupRuns]) ->
 
 /// The "What ran" section: the scenario, its designs and fencing, the parameter, the trials.
 fn what_ran(
-    args: &SweepArgs,
+    plan: &SweepPlan,
     scenario: &Scenario,
     param: Option<Param>,
     variants: &[Variant],
 ) -> Section {
     let values: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
-    let setting = match (param, args.heartbeat_fraction) {
+    let setting = match (param, plan.heartbeat_fraction) {
         (None, _) => "as written (no parameter varied)".to_string(),
         (Some(p), None) => format!("with {} set to each value", p.name()),
         (Some(p), Some(f)) => format!(
@@ -639,8 +456,8 @@ fn what_ran(
         let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
         format!("every design: {}", names.join(", "))
     };
-    let designs = match args.fencing {
-        FencingMode::Both => format!("{designs}, each with fencing and without"),
+    let designs = match plan.fencing {
+        Fencing::Both => format!("{designs}, each with fencing and without"),
         _ => designs,
     };
     Section::new("What ran")
@@ -661,7 +478,7 @@ fn what_ran(
 }
 
 fn build(
-    args: &SweepArgs,
+    plan: &SweepPlan,
     scenario: &Scenario,
     param: Option<Param>,
     variants: &[Variant],
@@ -672,7 +489,7 @@ fn build(
     let mut data = Vec::new();
     let mut sections = Vec::new();
     let name = param.map_or("trials", Param::name);
-    sections.push(what_ran(args, scenario, param, variants));
+    sections.push(what_ran(plan, scenario, param, variants));
     sections.push(
         Section::new("Settings as they ran")
             .text(
@@ -684,7 +501,7 @@ fn build(
     );
     sections.push(safety_section(
         param,
-        args.fencing,
+        plan.fencing,
         variants,
         summaries,
         &mut charts,
@@ -792,7 +609,7 @@ fn build(
 
     data.push(charting::summary_data("summary", "value", summaries));
     data.push(charting::failover_data("failovers", "value", groups));
-    let t = trials_table(args, variants, groups);
+    let t = trials_table(plan, variants, groups);
     data.push(t);
     Ok((sections, charts, data))
 }

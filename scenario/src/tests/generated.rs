@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use splitbrain_sim::{DiskConfig, NodeDisk, TimerClock};
 
 /// The longest duration, and largest clock step either way, that a scenario may hold.
-const LIMIT_NS: u64 = crate::scenario::error::MAX_DURATION_NS;
+const LIMIT_NS: u64 = crate::error::MAX_DURATION_NS;
 const LIMIT_SIGNED_NS: i64 = LIMIT_NS as i64;
 
 fn target(nodes: u32) -> impl Strategy<Value = Target> {
@@ -301,7 +301,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         expect,
                         // Written out only below every seed: both forms round-trip.
                         expect_rate_ppm: if seed % 2 == 0 {
-                            crate::scenario::EVERY_SEED_PPM
+                            crate::EVERY_SEED_PPM
                         } else {
                             (seed % 1_000_000) as u32
                         },
@@ -320,7 +320,7 @@ proptest! {
     fn every_valid_scenario_is_written_so_that_it_reads_back_equal(scenario in scenario()) {
         // A run expected to handle too many events is refused (and so not valid).
         let work = splitbrain_algorithms::expected_events(&scenario.algorithm, &scenario.sim);
-        prop_assume!(work <= crate::scenario::error::MAX_EXPECTED_EVENTS);
+        prop_assume!(work <= crate::error::MAX_EXPECTED_EVENTS);
         let text = to_ron(&scenario);
         prop_assert_eq!(parse(&text, ORIGIN), Ok(scenario), "{}", text);
     }

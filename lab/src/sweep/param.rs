@@ -2,11 +2,13 @@
 //! knobs), of the scenario (nodes, loss, latency), or of its faults (the length of every
 //! pause, stall or suspend, the size of every clock step, the drift, a partition's length).
 
-use crate::scenario::{self, Scenario};
+use crate::group::Invalidated;
 use splitbrain_algorithms::{
     algorithms, AlgorithmEntry, AlgorithmError, Cluster, Knob, KnobShape, KnobValue,
 };
+use splitbrain_scenario::{self as scenario, Scenario};
 use splitbrain_sim::{FaultAction, FaultSpec, Latency};
+use thiserror::Error;
 
 /// The parameters of the scenario itself (the algorithms' own come from their knobs), with an
 /// example value and what they take.
@@ -45,9 +47,137 @@ fn params_help() -> String {
         .join(", ")
 }
 
-/// The error for a parameter name no sweep knows: a lease timing written as a scenario field
+/// A parameter, a value or a setting that `sweep --param` (or `run --param`) cannot use.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum ParamError {
+    /// Not `NAME=V1,V2,...`.
+    #[error(
+        "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {}",
+        params_help()
+    )]
+    Malformed {
+        /// The text as given.
+        text: String,
+    },
+    /// A name no sweep knows.
+    #[error("unknown parameter {name:?}\n  hint: {}", unknown_hint(name))]
+    Unknown {
+        /// The name as given.
+        name: String,
+    },
+    /// A value the parameter does not take.
+    #[error("invalid value {raw:?} for {name}\n  hint: a value of {name} is {form}")]
+    InvalidValue {
+        /// The value as given.
+        raw: String,
+        /// The parameter's name.
+        name: String,
+        /// What its values look like.
+        form: String,
+    },
+    /// A value given twice, or spelt two ways (`3` and `03`).
+    #[error("{}\n  hint: give each value once", same_text(label, same))]
+    Repeated {
+        /// `NAME=V` as given the second time.
+        label: String,
+        /// `NAME=V` as given the first time.
+        same: String,
+    },
+    /// An algorithm's setting that the scenario's algorithm does not have.
+    #[error("{param} does not apply to the scenario's algorithm, {algorithm}\n  hint: {param} is a parameter of {algorithms}")]
+    NotForAlgorithm {
+        /// The parameter.
+        param: &'static str,
+        /// The scenario's algorithm.
+        algorithm: &'static str,
+        /// The algorithms that have it, comma-separated.
+        algorithms: String,
+    },
+    /// More nodes than the algorithm may run.
+    #[error("cannot resize to {n} nodes: {algorithm} runs at most {most} nodes here")]
+    CannotResize {
+        /// The cluster size asked for.
+        n: usize,
+        /// The scenario's algorithm.
+        algorithm: &'static str,
+        /// The most it runs.
+        most: u64,
+    },
+    /// A fault setting, and no fault of that kind to set.
+    #[error("{param} sets the faults of that kind, and the scenario has none\n  hint: add one to its faults, like {example}")]
+    NoFaultOfKind {
+        /// The parameter.
+        param: &'static str,
+        /// A fault of that kind, as a scenario writes it.
+        example: &'static str,
+    },
+    /// A value the algorithm's rules refuse.
+    #[error("{knob}={value}: {error}{}", hint_line(error.hint()))]
+    Setting {
+        /// The setting.
+        knob: &'static str,
+        /// The value, as a scenario writes it.
+        value: String,
+        /// The rule it breaks.
+        error: AlgorithmError,
+    },
+    /// `--heartbeat-fraction` not strictly between 0 and 1.
+    #[error("invalid --heartbeat-fraction {fraction}: it must be between 0 and 1\n  hint: the heartbeat as a fraction of the minimum election timeout, like --heartbeat-fraction 0.1")]
+    FractionOutOfRange {
+        /// The fraction as given.
+        fraction: f64,
+    },
+    /// `--heartbeat-fraction` without `--param election_timeout=...`.
+    #[error("--heartbeat-fraction needs --param election_timeout=...\n  hint: it sets each value's heartbeat from its minimum election timeout, like --param election_timeout=150ms..300ms,300ms..600ms --heartbeat-fraction 0.1")]
+    FractionNeedsTimeout,
+    /// A heartbeat that rounds to nothing.
+    #[error("--heartbeat-fraction {fraction} of {} is no heartbeat\n  hint: give a larger fraction or longer timeouts", scenario::format_duration_ron(*min_ns))]
+    NoHeartbeat {
+        /// The fraction as given.
+        fraction: f64,
+        /// The minimum election timeout.
+        min_ns: u64,
+    },
+    /// `run --param` with more than one value.
+    #[error(
+        "--param {text:?} gives {count} values; run takes one\n  hint: like --param {example}"
+    )]
+    OneValueOnly {
+        /// The text as given.
+        text: String,
+        /// How many values it gives.
+        count: usize,
+        /// Its first value, `NAME=V`.
+        example: String,
+    },
+    /// The value made the scenario invalid.
+    #[error("{0}")]
+    Invalid(#[from] Invalidated),
+    /// One of the scenario's designs cannot take the value.
+    #[error("design {design}: {error}")]
+    InDesign {
+        /// The design's name.
+        design: String,
+        /// What is wrong.
+        error: Box<ParamError>,
+    },
+}
+
+fn same_text(label: &str, same: &str) -> String {
+    if same == label {
+        format!("{label} is given twice")
+    } else {
+        format!("{label} is the same value as {same}")
+    }
+}
+
+fn hint_line(hint: Option<String>) -> String {
+    hint.map_or(String::new(), |hint| format!("\n  hint: {hint}"))
+}
+
+/// The hint for a parameter name no sweep knows: a lease timing written as a scenario field
 /// is pointed at `lease`, a near miss gets "did you mean", anything else the list.
-fn unknown_param(name: &str) -> String {
+fn unknown_hint(name: &str) -> String {
     const LEASE_FIELDS: [&str; 7] = [
         "lease_duration",
         "ttl",
@@ -57,7 +187,7 @@ fn unknown_param(name: &str) -> String {
         "keepalive",
         "lease_ttl",
     ];
-    let hint = if LEASE_FIELDS.contains(&name) {
+    if LEASE_FIELDS.contains(&name) {
         format!(
             "a lease's timings are swept together as `lease` (etcd's ttl, ZooKeeper's \
              session_timeout, the Kubernetes lease_duration), like `lease=1s,2s`; the other \
@@ -70,21 +200,23 @@ fn unknown_param(name: &str) -> String {
             .flat_map(|entry| entry.knobs.iter().map(|k| k.name))
             .chain(SCENARIO_PARAMS.iter().map(|(name, ..)| *name))
             .collect();
-        match crate::scenario::suggest(name, &names) {
+        match scenario::suggest(name, &names) {
             Some(best) => format!("did you mean `{best}`? The parameters: {}", params_help()),
             None => format!("the parameters: {}", params_help()),
         }
-    };
-    format!("unknown parameter {name:?}\n  hint: {hint}")
+    }
 }
 
 /// The parameters a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Param {
+pub enum Param {
     /// A setting of the scenario's algorithm (one of its knobs).
     Algorithm(Knob),
+    /// The cluster size.
     Nodes,
+    /// The network's message loss.
     Loss,
+    /// The network's latency.
     Latency,
     /// A setting of every explicit fault of one kind.
     Fault(FaultParam),
@@ -92,12 +224,18 @@ pub(crate) enum Param {
 
 /// A fault setting `--param` varies: the same value for every fault of that kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FaultParam {
+pub enum FaultParam {
+    /// Every `Pause` fault's length.
     Pause,
+    /// Every `Stall` fault's length.
     Stall,
+    /// Every `Suspend` fault's length.
     Suspend,
+    /// Every `ClockJump`'s step.
     ClockJump,
+    /// Every `ClockDrift`, in ppm.
     Drift,
+    /// Every `Partition`'s `heal_after`.
     Partition,
 }
 
@@ -154,7 +292,8 @@ impl FaultParam {
 }
 
 impl Param {
-    pub(crate) fn parse(name: &str) -> Option<Self> {
+    /// The parameter named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "nodes" => Param::Nodes,
             "loss" => Param::Loss,
@@ -171,7 +310,8 @@ impl Param {
         })
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    /// The parameter's name.
+    pub fn name(self) -> &'static str {
         match self {
             Param::Algorithm(knob) => knob.name,
             Param::Nodes => "nodes",
@@ -182,7 +322,7 @@ impl Param {
     }
 
     /// The parameter as a chart's axis names it.
-    pub(crate) fn axis_label(self) -> String {
+    pub fn axis_label(self) -> String {
         match self {
             Param::Fault(FaultParam::ClockJump) => "clock step of every ClockJump".to_string(),
             Param::Fault(FaultParam::Drift) => "drift of every ClockDrift (ppm)".to_string(),
@@ -244,12 +384,18 @@ impl Param {
 
 /// One value of the parameter.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
+pub enum Value {
+    /// A range of durations, in nanoseconds.
     Range(u64, u64),
+    /// A duration, in nanoseconds.
     Duration(u64),
+    /// One of a setting's choices.
     Choice(&'static str),
+    /// A count (of nodes).
     Count(usize),
+    /// A probability.
     Fraction(f64),
+    /// A signed duration in nanoseconds, or a drift in ppm.
     Signed(i64),
 }
 
@@ -272,7 +418,7 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// Where the value `text` of `param` lies on a numeric axis, with the axis's unit (`""` for
 /// counts and probabilities): durations in seconds, drifts in ppm. `None` for ranges and
 /// choices, which have no place on a line.
-pub(crate) fn position(param: Param, text: &str) -> Option<(f64, &'static str)> {
+pub fn position(param: Param, text: &str) -> Option<(f64, &'static str)> {
     let seconds = |ns: f64| ns / 1e9;
     match (param, parse_value(param, text)?) {
         (Param::Fault(FaultParam::Drift), Value::Signed(ppm)) => Some((ppm as f64, "ppm")),
@@ -331,35 +477,33 @@ fn parse_value(param: Param, text: &str) -> Option<Value> {
 }
 
 /// Parses `NAME=V1,V2,...`: the parameter and its values with their labels.
-pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), String> {
+pub fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), ParamError> {
     let Some((name, values)) = text.split_once('=') else {
-        return Err(format!(
-            "invalid --param {text:?}: expected NAME=V1,V2,...\n  hint: the parameters: {}",
-            params_help()
-        ));
+        return Err(ParamError::Malformed {
+            text: text.to_string(),
+        });
     };
     let name = name.trim();
     let Some(param) = Param::parse(name) else {
-        return Err(unknown_param(name));
+        return Err(ParamError::Unknown {
+            name: name.to_string(),
+        });
     };
     let mut parsed: Vec<(String, Value)> = Vec::new();
     for raw in values.split(',') {
         let raw = raw.trim();
         let Some(value) = parse_value(param, raw) else {
-            return Err(format!(
-                "invalid value {raw:?} for {name}\n  hint: a value of {name} is {}",
-                param.form()
-            ));
+            return Err(ParamError::InvalidValue {
+                raw: raw.to_string(),
+                name: name.to_string(),
+                form: param.form(),
+            });
         };
         let label = format!("{name}={raw}");
         // Compared as values: `3` and `03`, `1ms` and `1000us`, `0` and `0.0` are one value.
         if let Some((same, _)) = parsed.iter().find(|(_, v)| same_value(v, &value)) {
-            let what = if *same == label {
-                format!("{label} is given twice")
-            } else {
-                format!("{label} is the same value as {same}")
-            };
-            return Err(format!("{what}\n  hint: give each value once"));
+            let same = same.clone();
+            return Err(ParamError::Repeated { label, same });
         }
         parsed.push((label, value));
     }
@@ -367,17 +511,16 @@ pub(crate) fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), S
 }
 
 /// The scenario with the parameter set to `value`; an error when it does not apply.
-pub(crate) fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, String> {
+pub fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, ParamError> {
     let mut s = scenario.clone();
     let alg_name = s.algorithm.name();
     if let Some(algs) = param.algorithms() {
         if !algs.contains(&alg_name) {
-            return Err(format!(
-                "{} does not apply to the scenario's algorithm, {alg_name}\n  hint: {} is a parameter of {}",
-                param.name(),
-                param.name(),
-                algs.join(", ")
-            ));
+            return Err(ParamError::NotForAlgorithm {
+                param: param.name(),
+                algorithm: alg_name,
+                algorithms: algs.join(", "),
+            });
         }
     }
     match (param, value) {
@@ -399,12 +542,10 @@ pub(crate) fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<
                 .map_err(|problem| setting_error(knob.name, value, &problem.error))?;
         }
         (Param::Nodes, Value::Count(n)) => {
-            s = s.resized(*n).ok_or_else(|| {
-                format!(
-                    "cannot resize to {n} nodes: {} runs at most {} nodes here",
-                    s.algorithm.name(),
-                    scenario::max_members(&s.algorithm)
-                )
+            s = s.resized(*n).ok_or_else(|| ParamError::CannotResize {
+                n: *n,
+                algorithm: s.algorithm.name(),
+                most: scenario::max_members(&s.algorithm),
             })?;
         }
         (Param::Loss, Value::Fraction(p)) => {
@@ -422,12 +563,10 @@ pub(crate) fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<
                 set += usize::from(f.set(fault, value));
             }
             if set == 0 {
-                return Err(format!(
-                    "{} sets the faults of that kind, and the scenario has none\n  hint: add one \
-                     to its faults, like {}",
-                    f.name(),
-                    f.example()
-                ));
+                return Err(ParamError::NoFaultOfKind {
+                    param: f.name(),
+                    example: f.example(),
+                });
             }
         }
         _ => unreachable!("values are parsed for their parameter"),
@@ -436,7 +575,7 @@ pub(crate) fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<
 }
 
 /// A knob value the algorithm's rules refuse: which value, what rule, and the rule's hint.
-fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String {
+fn setting_error(knob: &'static str, value: KnobValue, error: &AlgorithmError) -> ParamError {
     let value = match value {
         KnobValue::Duration(ns) => scenario::format_duration_ron(ns),
         KnobValue::Range(a, b) => format!(
@@ -446,11 +585,11 @@ fn setting_error(knob: &str, value: KnobValue, error: &AlgorithmError) -> String
         ),
         KnobValue::Choice(name) => name.to_string(),
     };
-    let mut message = format!("{knob}={value}: {error}");
-    if let Some(hint) = error.hint() {
-        message.push_str(&format!("\n  hint: {hint}"));
+    ParamError::Setting {
+        knob,
+        value,
+        error: error.clone(),
     }
-    message
 }
 
 #[cfg(test)]
@@ -473,14 +612,16 @@ mod tests {
 
     #[test]
     fn an_unknown_parameter_is_pointed_at_the_one_meant() {
-        let error = parse_param("lease_duration=15s").unwrap_err();
+        let error = parse_param("lease_duration=15s").unwrap_err().to_string();
         assert!(error.contains("swept together as `lease`"), "{error}");
-        let error = parse_param("election_timout=1s..2s").unwrap_err();
+        let error = parse_param("election_timout=1s..2s")
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("did you mean `election_timeout`?"),
             "{error}"
         );
-        let error = parse_param("frobnicate=1").unwrap_err();
+        let error = parse_param("frobnicate=1").unwrap_err().to_string();
         assert!(error.contains("hint: the parameters: "), "{error}");
     }
 
@@ -499,7 +640,7 @@ mod tests {
                 "loss=0.1234568 is the same value as loss=0.1234567",
             ),
         ] {
-            let error = parse_param(text).expect_err(text);
+            let error = parse_param(text).expect_err(text).to_string();
             assert!(error.starts_with(same), "{text}: {error}");
         }
         assert!(parse_param("nodes=3,4").is_ok());

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn every_scenario_example_in_the_format_reference_is_valid() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenario-format.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/scenario-format.md");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return; // No docs in this checkout.
     };
@@ -28,7 +28,7 @@ fn every_scenario_example_in_the_format_reference_is_valid() {
 #[test]
 fn the_complete_example_in_the_reference_is_the_one_tested_here() {
     let scenario = parsed(FULL_EXAMPLE);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenario-format.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/scenario-format.md");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return;
     };

@@ -2,7 +2,6 @@
 //! outputs gives exactly what one unsharded hunt over the same seeds gives.
 
 use super::record::{Coverage, SeedRecord, COVERAGE_KINDS};
-use crate::exit;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -12,8 +11,11 @@ const SEEDS_LISTED: usize = 20;
 /// The seeds that failed for one reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FailureGroup {
+    /// The failure key.
     pub key: String,
+    /// Seeds that failed with it.
     pub count: u64,
+    /// The first of them.
     pub first_seed: u64,
     /// The first few failing seeds, in order.
     pub seeds: Vec<u64>,
@@ -24,6 +26,7 @@ pub struct FailureGroup {
 /// How often each coverage situation was reached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CoverageLine {
+    /// The situation, in words.
     pub situation: String,
     /// Occurrences over all seeds.
     pub total: u64,
@@ -34,15 +37,40 @@ pub struct CoverageLine {
 /// The summary of a hunt (or of merged shards).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HuntSummary {
+    /// The scenario's name.
     pub scenario: String,
+    /// Seeds run.
     pub seeds_run: u64,
+    /// The first seed run, if any.
     pub first_seed: Option<u64>,
+    /// The last seed run, if any.
     pub last_seed: Option<u64>,
+    /// Seeds whose outcome differed from `expect`.
     pub failed_seeds: u64,
+    /// Events over all seeds.
     pub events: u64,
+    /// The failures, grouped by key.
     pub failures: Vec<FailureGroup>,
+    /// How often each dangerous situation was reached.
     pub coverage: Vec<CoverageLine>,
-    pub exit_code: u8,
+    /// What the failures add up to (the CLI's exit code; not serialized here).
+    #[serde(skip)]
+    pub verdict: HuntVerdict,
+}
+
+/// What a hunt's failures add up to, worst first.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum HuntVerdict {
+    /// Some safety outcome differed from `expect` (a panic or a missed objective counts here
+    /// too).
+    SafetyMismatch,
+    /// No safety failure, but a run outgrew its limits: the scenario is too big as asked.
+    OutgrewLimits,
+    /// Only liveness failed.
+    LivenessFailed,
+    /// Every seed matched.
+    #[default]
+    Matched,
 }
 
 impl HuntSummary {
@@ -74,6 +102,7 @@ pub struct SummaryBuilder {
 }
 
 impl SummaryBuilder {
+    /// An empty summary of a hunt of `scenario`.
     pub fn new(scenario: &str) -> Self {
         Self {
             scenario: scenario.to_string(),
@@ -133,6 +162,7 @@ impl SummaryBuilder {
         self.failed_seeds
     }
 
+    /// The summary of the records added so far.
     pub fn finish(&self) -> HuntSummary {
         let coverage = self
             .coverage_total
@@ -153,7 +183,7 @@ impl SummaryBuilder {
             last_seed: self.last_seed,
             failed_seeds: self.failed_seeds,
             events: self.events,
-            exit_code: exit_code(&failures),
+            verdict: verdict(&failures),
             failures,
             coverage,
         }
@@ -186,17 +216,17 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
     total.faults = total.faults.saturating_add(one.faults);
 }
 
-/// 1 if any safety outcome differed, else 2 if a run outgrew its limits (the scenario is too
-/// big to run as asked), else 3 if liveness failed, else 0.
-fn exit_code(failures: &[FailureGroup]) -> u8 {
+/// Safety if any safety outcome differed, else outgrown if a run outgrew its limits (the
+/// scenario is too big to run as asked), else liveness if liveness failed, else matched.
+fn verdict(failures: &[FailureGroup]) -> HuntVerdict {
     let safety = |key: &str| key != "liveness" && key != super::record::LIMIT_KEY;
     if failures.iter().any(|g| safety(&g.key)) {
-        exit::SAFETY_MISMATCH
+        HuntVerdict::SafetyMismatch
     } else if failures.iter().any(|g| g.key == super::record::LIMIT_KEY) {
-        exit::BAD_INPUT
+        HuntVerdict::OutgrewLimits
     } else if failures.is_empty() {
-        exit::MATCHED
+        HuntVerdict::Matched
     } else {
-        exit::LIVENESS_FAILED
+        HuntVerdict::LivenessFailed
     }
 }

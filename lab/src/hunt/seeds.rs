@@ -5,12 +5,154 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Seeds, shard, time budget or jobs that a hunt cannot run with.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PlanError {
+    /// `--shard` is not `I/N` with `0 <= I < N`.
+    #[error("invalid shard {text:?}\n  hint: write I/N with 0 <= I < N, like 0/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)")]
+    InvalidShard {
+        /// The text as given.
+        text: String,
+    },
+    /// `--seeds 0`.
+    #[error("--seeds 0 runs nothing\n  hint: give at least one seed, like --seeds 1000")]
+    NoSeeds,
+    /// `--seed-range` is not `A..B` or `A..=B`.
+    #[error("invalid seed range {text:?}\n  hint: write A..B (B excluded) or A..=B, like 1..1001 or 1..=1000; seeds are 0 to 18446744073709551615")]
+    InvalidRange {
+        /// The text as given.
+        text: String,
+    },
+    /// `--seed-range` holds no seed.
+    #[error(
+        "the seed range {text:?} is empty\n  hint: A..B excludes B: write A..=B to include it"
+    )]
+    EmptyRange {
+        /// The text as given.
+        text: String,
+    },
+    /// Both `--seeds` and `--seed-range`.
+    #[error("give either --seeds or --seed-range, not both")]
+    SeedsAndRange,
+    /// More shards than seeds: this one has none.
+    #[error("shard {shard} of seeds {range} has no seeds: there are more shards than seeds\n  hint: use at most {count} shards for {count} seeds", count = range.count())]
+    EmptyShard {
+        /// The shard.
+        shard: Shard,
+        /// The whole hunt's seeds.
+        range: SeedSpan,
+    },
+    /// `--time-budget` of zero.
+    #[error("--time-budget {text:?} allows no time\n  hint: give a duration longer than zero, like 10m, or leave it out")]
+    NoTime {
+        /// The text as given.
+        text: String,
+    },
+    /// `--time-budget` is not a duration.
+    #[error("--time-budget {text:?}: {error}")]
+    TimeBudget {
+        /// The text as given.
+        text: String,
+        /// Why it is not a duration.
+        error: splitbrain_scenario::DurationError,
+    },
+    /// `--jobs` out of range.
+    #[error("--jobs {jobs}: must be 1 to {MAX_JOBS}\n  hint: leave it out to use every core")]
+    Jobs {
+        /// The number asked for.
+        jobs: usize,
+    },
+}
+
+/// The most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+/// Which seeds a hunt runs, on how many threads, for how long.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HuntPlan {
+    /// The whole hunt's seeds (every shard together).
+    pub range: SeedSpan,
+    /// The slice this process runs, if the hunt is sharded.
+    pub shard: Option<Shard>,
+    /// The seeds this process runs.
+    pub seeds: SeedSpan,
+    /// Start no seed after this long.
+    pub time_budget: Option<Duration>,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl HuntPlan {
+    /// The plan of `--seeds N` (or `--seed-range A..B`; 1000 seeds without either), `--shard
+    /// I/N`, `--time-budget D` and `--jobs N` (every one of `cores` without it).
+    pub fn new(
+        seeds: Option<u64>,
+        seed_range: Option<&str>,
+        shard: Option<&str>,
+        time_budget: Option<&str>,
+        jobs: Option<usize>,
+        cores: usize,
+    ) -> Result<HuntPlan, PlanError> {
+        let range = match (seeds, seed_range) {
+            (Some(n), None) => first_n(n)?,
+            (None, Some(text)) => parse_range(text)?,
+            (None, None) => first_n(1000)?,
+            (Some(_), Some(_)) => return Err(PlanError::SeedsAndRange),
+        };
+        let shard = shard.map(Shard::parse).transpose()?;
+        let seeds = match shard {
+            Some(s) => s
+                .slice(&range)
+                .ok_or(PlanError::EmptyShard { shard: s, range })?,
+            None => range,
+        };
+        let time_budget = match time_budget {
+            Some(text) => match splitbrain_scenario::parse_duration(text) {
+                Ok(0) => {
+                    return Err(PlanError::NoTime {
+                        text: text.to_string(),
+                    })
+                }
+                Ok(ns) => Some(Duration::from_nanos(ns)),
+                Err(error) => {
+                    return Err(PlanError::TimeBudget {
+                        text: text.to_string(),
+                        error,
+                    })
+                }
+            },
+            None => None,
+        };
+        let threads = match jobs {
+            Some(0) | None => cores,
+            Some(n) => n,
+        };
+        if jobs == Some(0) || threads > MAX_JOBS {
+            return Err(PlanError::Jobs {
+                jobs: jobs.unwrap_or(threads),
+            });
+        }
+        Ok(HuntPlan {
+            range,
+            shard,
+            seeds,
+            time_budget,
+            // A batch runs at most BATCH_SEEDS seeds at once: more threads would only sit idle.
+            threads: threads.min(super::BATCH_SEEDS as usize),
+        })
+    }
+}
 
 /// A non-empty inclusive range of seeds, written `first..=last`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "[u64; 2]", into = "[u64; 2]")]
 pub struct SeedSpan {
+    /// The first seed.
     pub first: u64,
+    /// The last seed (included).
     pub last: u64,
 }
 
@@ -58,7 +200,9 @@ impl SeedSpan {
 /// A shard: slice `index` (from 0) of `count` equal, contiguous slices of a seed range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Shard {
+    /// Which slice, from 0.
     pub index: u64,
+    /// How many slices.
     pub count: u64,
 }
 
@@ -70,9 +214,9 @@ impl fmt::Display for Shard {
 
 impl Shard {
     /// Parses `I/N` with `0 <= I < N`.
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || {
-            format!("error: invalid shard {text:?}\n  hint: write I/N with 0 <= I < N, like 0/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)")
+    pub fn parse(text: &str) -> Result<Shard, PlanError> {
+        let bad = || PlanError::InvalidShard {
+            text: text.to_string(),
         };
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let index: u64 = i.trim().parse().map_err(|_| bad())?;
@@ -97,20 +241,17 @@ impl Shard {
 }
 
 /// The seeds of `--seeds N` (1..=N); zero seeds is an error, not an empty success.
-pub fn first_n(n: u64) -> Result<SeedSpan, String> {
+pub fn first_n(n: u64) -> Result<SeedSpan, PlanError> {
     if n == 0 {
-        return Err(
-            "error: --seeds 0 runs nothing\n  hint: give at least one seed, like --seeds 1000"
-                .to_string(),
-        );
+        return Err(PlanError::NoSeeds);
     }
     Ok(SeedSpan { first: 1, last: n })
 }
 
 /// Parses `A..B` (B excluded) or `A..=B`.
-pub fn parse_range(text: &str) -> Result<SeedSpan, String> {
-    let bad = || {
-        format!("error: invalid seed range {text:?}\n  hint: write A..B (B excluded) or A..=B, like 1..1001 or 1..=1000; seeds are 0 to 18446744073709551615")
+pub fn parse_range(text: &str) -> Result<SeedSpan, PlanError> {
+    let bad = || PlanError::InvalidRange {
+        text: text.to_string(),
     };
     let (a, b, inclusive) = if let Some((a, b)) = text.split_once("..=") {
         (a, b, true)
@@ -124,9 +265,9 @@ pub fn parse_range(text: &str) -> Result<SeedSpan, String> {
     let last = if inclusive { Some(b) } else { b.checked_sub(1) };
     match last {
         Some(last) if last >= first => Ok(SeedSpan { first, last }),
-        _ => Err(format!(
-            "error: the seed range {text:?} is empty\n  hint: A..B excludes B: write A..=B to include it"
-        )),
+        _ => Err(PlanError::EmptyRange {
+            text: text.to_string(),
+        }),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Scenario files: RON in, a validated [`Scenario`] out.
+//! Scenario files: RON in, a validated [`Scenario`] out; and the [`verdict`] on a run of one.
 //!
 //! The pipeline: RON text -> raw serde structs that mirror the file and refuse unknown fields
 //! ([`raw`]) -> validation and lowering to engine terms ([`validate`]) -> [`Scenario`].
@@ -8,6 +8,29 @@
 //! text. No input makes this module panic.
 //!
 //! The format is documented in `docs/scenario-format.md`.
+//!
+//! ```
+//! use splitbrain_scenario::{parse, verdict};
+//!
+//! let text = r#"Scenario(
+//!     duration: "20s",
+//!     nodes: 3,
+//!     algorithm: Raft(),
+//!     faults: [(at: "5s", do: Crash(Leader), heal_after: "2s")],
+//! )"#;
+//! let scenario = parse(text, "crash.ron").expect("a valid scenario");
+//! assert_eq!(scenario.name, "crash");
+//! let run = scenario.materialize(7);
+//! let report = splitbrain_algorithms::run(&run.algorithm, run.sim.clone(), None)
+//!     .expect("within limits");
+//! assert_eq!(verdict::judge(&run.expect, &report), verdict::Outcome::Matched);
+//!
+//! let error = parse("Scenario(nodes: 0, algorithm: Raft())", "bad.ron").unwrap_err();
+//! assert_eq!(error.location, Some((1, 17)));
+//! assert_eq!(error.message(), "nodes must be between 1 and 10000, not 0");
+//! ```
+
+#![warn(missing_docs)]
 
 mod error;
 mod file;
@@ -17,10 +40,12 @@ mod text;
 mod validate;
 mod write;
 
+pub mod verdict;
+
 #[cfg(test)]
 mod tests;
 
-pub(crate) use error::suggest;
+pub use error::suggest;
 pub use error::{
     ErrorKind, NonRegularFile, ScenarioError, MAX_BROADCAST_NODES, MAX_DRIFT_PPM, MAX_NODES,
     MIN_DRIFT_PPM,
@@ -45,12 +70,15 @@ pub const EVERY_SEED_PPM: u32 = 1_000_000;
 /// A validated scenario: what to run, with which algorithm, and what the run should show.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
+    /// The scenario's `name`, else its file's stem.
     pub name: String,
     /// Seed, duration, members, network, clocks, workload, fencing, faults, liveness bound.
     pub sim: SimConfig,
+    /// The algorithm and its settings.
     pub algorithm: AlgorithmConfig,
     /// Named designs for `compare` (empty when the scenario lists none).
     pub designs: Vec<Design>,
+    /// The safety outcome the scenario expects.
     pub expect: Expect,
     /// The share of seeds, in parts per million, on which the outcome matches `expect`, as
     /// the file states it (`expect_rate`): [`EVERY_SEED_PPM`] unless the scenario shows its
@@ -219,7 +247,9 @@ fn algorithms_with_service_cli() -> String {
 /// its own settings, under a name that labels its results.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Design {
+    /// The label of the design's results (a word of a-z, 0-9, `-` and `_`).
     pub name: String,
+    /// The algorithm with the design's settings.
     pub algorithm: AlgorithmConfig,
 }
 

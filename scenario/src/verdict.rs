@@ -1,9 +1,19 @@
 //! Judging a run against its scenario's `expect`, and the exit code that follows.
 
-use crate::exit;
-use crate::scenario::{Expect, Objective};
+use crate::{Expect, Objective};
 use serde::Serialize;
 use splitbrain_sim::{FailoverOutcome, Invariant, RunReport};
+
+/// The process exit codes of the outcomes, stable from the first release (DESIGN.md, "CLI
+/// and exit codes"). Exit code 2 (bad input) is the CLI's, not a run's.
+pub mod codes {
+    /// The outcome matched the scenario's `expect`.
+    pub const MATCHED: u8 = 0;
+    /// A safety outcome differed from `expect` (or a determinism check failed).
+    pub const SAFETY_MISMATCH: u8 = 1;
+    /// Liveness failed (and safety matched `expect`), or a failover missed the objective.
+    pub const LIVENESS_FAILED: u8 = 3;
+}
 
 /// How a run's outcome compares with what the scenario expected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -13,14 +23,18 @@ pub enum Outcome {
     Matched,
     /// Safety differed: invariants broken that were not expected, or expected ones that held.
     SafetyMismatch {
+        /// Invariants broken that `expect` did not name.
         unexpected: Vec<Invariant>,
+        /// Invariants `expect` named that held.
         missing: Vec<Invariant>,
     },
     /// Safety as expected, but no leader appeared in time after the last fault.
     LivenessFailed,
     /// Safety and liveness as expected, but a failover missed the recovery-time objective.
     ObjectiveMissed {
+        /// The objective's `failover_p99`.
         budget_ns: u64,
+        /// The failovers over the budget, in order.
         missed: Vec<MissedFailover>,
     },
 }
@@ -28,7 +42,9 @@ pub enum Outcome {
 /// A failover that did not recover within the objective.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MissedFailover {
+    /// When the fault that opened the failover struck.
     pub at_ns: u64,
+    /// What opened it, in words.
     pub cause: String,
     /// `None` when it never recovered before the run ended.
     pub recovery_ns: Option<u64>,
@@ -38,9 +54,9 @@ impl Outcome {
     /// The exit code of this outcome.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Outcome::Matched => exit::MATCHED,
-            Outcome::SafetyMismatch { .. } => exit::SAFETY_MISMATCH,
-            Outcome::LivenessFailed | Outcome::ObjectiveMissed { .. } => exit::LIVENESS_FAILED,
+            Outcome::Matched => codes::MATCHED,
+            Outcome::SafetyMismatch { .. } => codes::SAFETY_MISMATCH,
+            Outcome::LivenessFailed | Outcome::ObjectiveMissed { .. } => codes::LIVENESS_FAILED,
         }
     }
 }

@@ -1,0 +1,198 @@
+//! The one seed runner: every run that `hunt`, `compare` and `sweep` make goes through
+//! [`run_seed`], watched by the runtime guard (the engine's limits, and the wall clock, which
+//! the engine never reads), with a panic in the run caught as that run's failure.
+
+// The wall clock bounds a run's time; it never changes what a run computes.
+#![allow(clippy::disallowed_types)]
+
+use crate::panics;
+use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
+use splitbrain_scenario::Scenario;
+use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
+use splitbrain_sim::{RunReport, SimConfig, TraceSink};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a run gave no report.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum RunFailure {
+    /// The run outgrew its runtime guard (events, messages in flight, memory, wall time).
+    #[error("{0}")]
+    Outgrown(LimitExceeded),
+    /// The run panicked: a bug in splitbrain. The panic's message and place.
+    #[error("{0}")]
+    Panicked(String),
+    /// The caller's `abort` ended the run (a signal).
+    #[error("the run was stopped on purpose")]
+    Aborted,
+}
+
+/// Runs an explicit scenario (its nemesis already drawn: see [`Scenario::materialize`]),
+/// with `trace` riding along if given, ended once `abort` says so. The one runner of
+/// `hunt`, `compare` and `sweep`: a run that panics is that run's failure
+/// ([`RunFailure::Panicked`]), never the end of the command.
+pub fn run_seed(
+    scenario: &Scenario,
+    trace: Option<&mut dyn TraceSink>,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, RunFailure> {
+    let sim = scenario.sim.clone();
+    match panics::catch(|| run_watched(&scenario.algorithm, sim, trace, abort)) {
+        Ok(Ok(report)) => Ok(report),
+        Ok(Err(e)) if e.limit == Limit::Interrupted => Err(RunFailure::Aborted),
+        Ok(Err(e)) => Err(RunFailure::Outgrown(e)),
+        Err(panic) => Err(RunFailure::Panicked(panic.message)),
+    }
+}
+
+/// Runs `sim` with `algorithm`, ended once it has taken longer than its
+/// `limits.max_wall_ms` by the wall clock, or once `interrupted` says so. A panic is not
+/// caught (see [`run_seed`]).
+pub fn run_watched(
+    algorithm: &AlgorithmConfig,
+    sim: SimConfig,
+    trace: Option<&mut dyn TraceSink>,
+    interrupted: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, LimitExceeded> {
+    let options = RunOptions {
+        trace,
+        ..RunOptions::default()
+    };
+    run_watched_with(algorithm, sim, options, interrupted)
+}
+
+/// [`run_watched`] with the other options a caller attaches (a progress observer); their
+/// `stop` is the watch's.
+pub fn run_watched_with(
+    algorithm: &AlgorithmConfig,
+    sim: SimConfig,
+    options: RunOptions,
+    interrupted: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, LimitExceeded> {
+    let watch = WallWatch::start(sim.limits.max_wall_ms);
+    let stop = || watch.check(interrupted);
+    let options = RunOptions {
+        // Re-borrowed, so that they live no longer than `stop`.
+        trace: match options.trace {
+            Some(sink) => Some(sink),
+            None => None,
+        },
+        progress: match options.progress {
+            Some(progress) => Some(progress),
+            None => None,
+        },
+        max_events: options.max_events,
+        stop: Some(&stop),
+    };
+    splitbrain_algorithms::run_with(algorithm, sim, options)
+}
+
+/// A run's start by the wall clock, and how long it may take.
+struct WallWatch {
+    started: Instant,
+    allowed: Duration,
+}
+
+impl WallWatch {
+    /// Starts watching a run that may take `max_wall_ms`.
+    fn start(max_wall_ms: u64) -> Self {
+        Self {
+            started: Instant::now(),
+            allowed: Duration::from_millis(max_wall_ms),
+        }
+    }
+
+    /// Why the run should end now, if it should: `interrupted`, or its time is up.
+    fn check(&self, interrupted: &(dyn Fn() -> bool + Sync)) -> Option<Stop> {
+        if interrupted() {
+            return Some(Stop::Interrupted);
+        }
+        let elapsed = self.started.elapsed();
+        (elapsed > self.allowed).then(|| Stop::WallTime {
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+}
+
+/// How to get past a limit: raise it, or make the run smaller.
+pub fn hint(e: &LimitExceeded) -> String {
+    let raised = match e.limit {
+        // In whole MiB or ms: what the flags take back.
+        Limit::Memory => format!("{}MiB", e.allowed.saturating_mul(2).div_ceil(1 << 20)),
+        Limit::WallTime => format!("{}ms", e.allowed.saturating_mul(2)),
+        _ => e.allowed.saturating_mul(2).to_string(),
+    };
+    let smaller = match e.limit {
+        Limit::Events => "a shorter `duration`, fewer nodes or longer timings",
+        Limit::InFlight => {
+            "fewer nodes, a shorter `duration`, or timings that do not send faster than the \
+             network delivers (a `Stream` timeout or retransmission timeout far below the \
+             latency reconnects and resends without end)"
+        }
+        Limit::Memory => "a shorter `duration` or fewer nodes",
+        Limit::WallTime => {
+            "fewer nodes (some models' events cost more as the cluster grows) or a shorter \
+             `duration`; `splitbrain run` shows its progress after two seconds"
+        }
+        Limit::Interrupted => return "it was stopped on purpose".to_string(),
+    };
+    format!(
+        "if the run is meant to be this big, raise the limit (e.g. {} {raised}); otherwise try \
+         {smaller}",
+        e.limit.flag()
+    )
+}
+
+/// The result of running a scenario twice and comparing (`run --check-determinism`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Determinism {
+    /// Whether the two traces and reports were identical.
+    pub identical: bool,
+    /// The two traces' hashes, in hex.
+    pub trace_hashes: [String; 2],
+    /// Lines in the first trace.
+    pub trace_lines: u64,
+}
+
+/// Runs the scenario twice more, hashing the traces, and compares.
+pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, LimitExceeded> {
+    let hash_once = || {
+        let mut hasher = splitbrain_sim::TraceHasher::default();
+        let sim = scenario.sim.clone();
+        let report = run_watched(&scenario.algorithm, sim, Some(&mut hasher), &|| false)?;
+        let json = serde_json::to_string(&report).expect("results serialize");
+        Ok::<_, LimitExceeded>((hasher, json))
+    };
+    let (first, first_json) = hash_once()?;
+    let (second, second_json) = hash_once()?;
+    Ok(Determinism {
+        identical: first.hash() == second.hash() && first_json == second_json,
+        trace_hashes: [
+            format!("{:016x}", first.hash()),
+            format!("{:016x}", second.hash()),
+        ],
+        trace_lines: first.lines(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_panics_is_that_runs_failure() {
+        let text = r#"Scenario(duration: "2s", nodes: 3, algorithm: Raft())"#;
+        let scenario = splitbrain_scenario::parse(text, "short.ron").expect("a valid scenario");
+        struct Boom;
+        impl TraceSink for Boom {
+            fn record(&mut self, _: &splitbrain_sim::TraceEvent) {
+                panic!("the sink breaks");
+            }
+        }
+        let failure = run_seed(&scenario, Some(&mut Boom), &|| false).unwrap_err();
+        let RunFailure::Panicked(message) = failure else {
+            panic!("{failure:?}")
+        };
+        assert!(message.contains("the sink breaks"), "{message}");
+    }
+}

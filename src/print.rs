@@ -1,0 +1,172 @@
+//! Printing helpers more than one command uses: tables, the hunt's summary (for `hunt` and
+//! `merge`), errors with their hint, and what a run that outgrew its limits says.
+
+use crate::exit;
+use serde::Serialize;
+use splitbrain_lab::group::RunFailed;
+use splitbrain_lab::hunt::summary::{HuntSummary, HuntVerdict};
+use splitbrain_lab::runner::RunFailure;
+use splitbrain_reports::Table;
+use splitbrain_sim::LimitExceeded;
+use std::time::Duration;
+
+/// Prints a table with aligned columns.
+pub fn print_table(t: &Table) {
+    for line in t.aligned_lines() {
+        crate::outln!("{line}");
+    }
+}
+
+/// Prints `error: ERROR` (its hint, if any, on its own line) and gives exit code 2.
+pub fn bad_input(error: &dyn std::fmt::Display) -> u8 {
+    eprintln!("error: {error}");
+    exit::BAD_INPUT
+}
+
+/// The error and its hint, for the run named by `what` (a file and seed, a design...).
+pub fn limit_message(what: &str, e: &LimitExceeded) -> String {
+    format!(
+        "error: {what}: {e}\n  hint: {}",
+        splitbrain_lab::runner::hint(e)
+    )
+}
+
+/// Says on stderr that a run of `compare` or `sweep` of the scenario `file` failed, and
+/// gives the exit code (2).
+pub fn run_failed(file: &std::path::Path, failed: &RunFailed) -> u8 {
+    let what = format!(
+        "{} ({}, seed {})",
+        file.display(),
+        failed.label,
+        failed.seed
+    );
+    match &failed.failure {
+        RunFailure::Outgrown(e) => eprintln!("{}", limit_message(&what, e)),
+        other => eprintln!("error: {what}: {other}"),
+    }
+    exit::BAD_INPUT
+}
+
+/// The exit code of a hunt's (or merged shards') verdict.
+pub fn hunt_exit_code(verdict: HuntVerdict) -> u8 {
+    match verdict {
+        HuntVerdict::SafetyMismatch => exit::SAFETY_MISMATCH,
+        HuntVerdict::OutgrewLimits => exit::BAD_INPUT,
+        HuntVerdict::LivenessFailed => exit::LIVENESS_FAILED,
+        HuntVerdict::Matched => exit::MATCHED,
+    }
+}
+
+/// A hunt's summary as the JSON outputs give it: the summary's fields, then its exit code.
+#[derive(Serialize)]
+pub struct SummaryJson<'a> {
+    #[serde(flatten)]
+    summary: &'a HuntSummary,
+    exit_code: u8,
+}
+
+impl<'a> SummaryJson<'a> {
+    /// `summary` with the exit code of its verdict.
+    pub fn new(summary: &'a HuntSummary) -> Self {
+        Self {
+            summary,
+            exit_code: hunt_exit_code(summary.verdict),
+        }
+    }
+}
+
+/// A written, replay-checked reproducer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reproducer {
+    pub key: String,
+    pub seed: u64,
+    pub file: String,
+    pub replay: String,
+    pub faults_before: usize,
+    pub faults_after: usize,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub shrink_runs: u32,
+    /// Replaying the written file failed the same way.
+    pub replay_verified: bool,
+}
+
+/// Prints a hunt's (or merged shards') summary for people; `status` says how it ended when
+/// that was not simply every seed.
+pub fn print_summary(
+    summary: &HuntSummary,
+    status: Option<&str>,
+    took: Duration,
+    reproducers: &[Reproducer],
+    quiet: bool,
+) {
+    if took.is_zero() {
+        crate::outln!(
+            "\n{} seeds of {}, {} failed",
+            summary.seeds_run,
+            summary.scenario,
+            summary.failed_seeds
+        );
+    } else {
+        let rate = summary.seeds_run as f64 / took.as_secs_f64();
+        crate::outln!(
+            "\n{} seeds of {} in {:.1}s ({rate:.0} seeds/s), {} failed",
+            summary.seeds_run,
+            summary.scenario,
+            took.as_secs_f64(),
+            summary.failed_seeds
+        );
+    }
+    if let Some(status) = status {
+        crate::outln!("{status}");
+    }
+    if !summary.failures.is_empty() {
+        crate::outln!("\nFailures");
+        for group in &summary.failures {
+            let seeds: Vec<String> = group.seeds.iter().map(u64::to_string).collect();
+            let more = if group.count as usize > group.seeds.len() {
+                " ..."
+            } else {
+                ""
+            };
+            crate::outln!(
+                "  {}: {} seeds, first {}: {}",
+                group.key,
+                group.count,
+                group.first_seed,
+                group.detail
+            );
+            crate::outln!("    seeds: {}{more}", seeds.join(" "));
+        }
+    }
+    if !quiet {
+        crate::outln!("\nCoverage (occurrences, and seeds that reached it)");
+        // As wide as the longest situation, so that the counts line up.
+        let width = summary.coverage.iter().map(|l| l.situation.len()).max();
+        for line in &summary.coverage {
+            crate::outln!(
+                "  {:<width$} {:>8} in {:>6} seeds",
+                line.situation,
+                line.total,
+                line.seeds,
+                width = width.unwrap_or(0)
+            );
+        }
+    }
+    for r in reproducers {
+        crate::outln!(
+            "\nseed {} broke {}: shrunk in {} runs from {} faults on {} nodes to {} faults on {} nodes",
+            r.seed, r.key, r.shrink_runs, r.faults_before, r.nodes_before, r.faults_after, r.nodes_after
+        );
+        crate::outln!(
+            "  reproducer: {}{}",
+            r.file,
+            if r.replay_verified {
+                ""
+            } else {
+                " (WARNING: its replay did not fail the same way)"
+            }
+        );
+        crate::outln!("  replay: {}", r.replay);
+    }
+}
