@@ -249,7 +249,7 @@ pub fn check_designs(
 ) -> Result<(), CompareError> {
     for design in designs {
         let refused = scenario.refuse_algorithm(&design.algorithm, "--algorithms");
-        if let Err((message, hint)) = refused {
+        if let Err(splitbrain_scenario::Refused { message, hint }) = refused {
             let file = plan.file.clone();
             return Err(CompareError::Refused {
                 file,

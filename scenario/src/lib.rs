@@ -151,18 +151,14 @@ impl Scenario {
     /// `--algorithms`) on this scenario as `check` would refuse it in the file: when the
     /// scenario names a service the algorithm does not have, or the run would handle absurdly
     /// many events. A message and a hint.
-    pub fn refuse_algorithm(
-        &self,
-        algorithm: &AlgorithmConfig,
-        flag: &str,
-    ) -> Result<(), (String, String)> {
+    pub fn refuse_algorithm(&self, algorithm: &AlgorithmConfig, flag: &str) -> Result<(), Refused> {
         self.refuse_without_service(algorithm, flag)?;
         let (sim, nemesis_faults) = validate::sim_for_estimate(self);
         match validate::work_problem(algorithm, (&sim, nemesis_faults), false, "algorithm") {
-            Some((_, kind)) => Err((
-                format!("with {}, {kind}", algorithm.name()),
-                kind.hint().unwrap_or_default(),
-            )),
+            Some((_, kind)) => Err(Refused {
+                message: format!("with {}, {kind}", algorithm.name()),
+                hint: kind.hint().unwrap_or_default(),
+            }),
             None => Ok(()),
         }
     }
@@ -171,19 +167,19 @@ impl Scenario {
         &self,
         algorithm: &AlgorithmConfig,
         flag: &str,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), Refused> {
         match self.service_use() {
-            Some(what) if !algorithm.has_service() => Err((
-                format!(
+            Some(what) if !algorithm.has_service() => Err(Refused {
+                message: format!(
                     "{what} names the coordination service, which {} does not have",
                     algorithm.name()
                 ),
-                format!(
+                hint: format!(
                     "only {} have a service: name those with {flag}, or make the fault strike a \
                      node instead",
                     algorithms_with_service_cli()
                 ),
-            )),
+            }),
             _ => Ok(()),
         }
     }
@@ -342,4 +338,15 @@ fn first_problem(problems: Vec<validate::Problem>, source: &str, origin: &str) -
 
 fn rank(error: &ScenarioError) -> (bool, (usize, usize)) {
     (error.location.is_none(), error.location.unwrap_or((0, 0)))
+}
+
+/// Why a scenario cannot run an algorithm chosen on the command line (see
+/// [`Scenario::refuse_algorithm`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refused {
+    /// What is wrong, as one sentence.
+    pub message: String,
+    /// What to do about it.
+    pub hint: String,
 }

@@ -190,7 +190,9 @@ pub fn run(args: &RunArgs) -> u8 {
                 );
                 return exit::BAD_INPUT;
             };
-            if let Err((message, hint)) = scenario.refuse_algorithm(&alg, "--algorithm") {
+            if let Err(scenario::Refused { message, hint }) =
+                scenario.refuse_algorithm(&alg, "--algorithm")
+            {
                 eprintln!("error: {}: {message}\n  hint: {hint}", args.file.display());
                 return exit::BAD_INPUT;
             }

@@ -868,7 +868,7 @@ fn a_service_a_design_does_not_have_is_refused_naming_the_design() {
 fn what_names_the_service_is_found_for_an_algorithm_chosen_on_the_command_line() {
     let etcd = parsed("(algorithm: Etcd(), faults: [(at: \"3s\", do: Stall(Service, \"2s\"))])");
     let raft = AlgorithmConfig::default_named("raft").unwrap();
-    let (message, hint) = etcd.refuse_algorithm(&raft, "--algorithm").unwrap_err();
+    let crate::Refused { message, hint } = etcd.refuse_algorithm(&raft, "--algorithm").unwrap_err();
     assert_eq!(
         message,
         "the fault at 3s names the coordination service, which raft does not have"
