@@ -22,8 +22,8 @@ pub trait TraceSink {
     /// sink keep a window of the trace around a failover whose end is only known later.
     fn milestone(&mut self, _now_ns: Nanos, _milestone: Milestone<'_>) {}
 
-    /// Flushes buffered output; returns an error message if writing failed.
-    fn finish(&mut self) -> Result<(), String> {
+    /// Flushes buffered output; returns the first write error, if writing failed.
+    fn finish(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }
@@ -49,7 +49,7 @@ pub enum Milestone<'a> {
 pub struct JsonLinesWriter<W: Write> {
     out: W,
     line: String,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 impl<W: Write> JsonLinesWriter<W> {
@@ -77,15 +77,15 @@ impl<W: Write> TraceSink for JsonLinesWriter<W> {
         write_json_line(event, &mut self.line);
         self.line.push('\n');
         if let Err(e) = self.out.write_all(self.line.as_bytes()) {
-            self.error = Some(e.to_string());
+            self.error = Some(e);
         }
     }
 
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> std::io::Result<()> {
         if let Err(e) = self.out.flush() {
-            self.error.get_or_insert(e.to_string());
+            self.error.get_or_insert(e);
         }
-        self.error.clone().map_or(Ok(()), Err)
+        self.error.take().map_or(Ok(()), Err)
     }
 }
 
@@ -153,7 +153,7 @@ impl TraceSink for Tee<'_> {
         self.1.milestone(now_ns, milestone);
     }
 
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> std::io::Result<()> {
         self.0.finish().and(self.1.finish())
     }
 }
