@@ -9,9 +9,7 @@
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{
-    AlgorithmInfo, LimitExceeded, Nanos, NodeId, Process, RunReport, Sim, SimConfig,
-};
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunError, RunReport, Sim, SimConfig};
 use std::fmt::Debug;
 
 /// The longest lease, session or tick that the coordination-service recipes and raft-rs take
@@ -125,7 +123,7 @@ pub trait Algorithm {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded>;
+    ) -> Result<RunReport, RunError>;
 }
 
 /// What lowering may depend on besides the settings themselves.
@@ -216,7 +214,7 @@ pub fn run_members<P: Process>(
     info: AlgorithmInfo,
     options: RunOptions,
     node: impl Fn(NodeId, usize) -> P,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let members = sim.members;
     let nodes = (0..members)
         .map(|i| node(NodeId::from(i), members))
@@ -230,7 +228,7 @@ pub fn run_processes<P: Process>(
     info: AlgorithmInfo,
     processes: Vec<P>,
     options: RunOptions,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let mut sim = Sim::new(sim, info, processes);
     if let Some(sink) = options.trace {
         sim = sim.with_trace(sink);
@@ -243,6 +241,9 @@ pub fn run_processes<P: Process>(
     }
     if let Some(stop) = options.stop {
         sim = sim.with_stop(stop);
+    }
+    if let Some(properties) = options.properties {
+        sim = sim.with_properties(properties);
     }
     sim.run()
 }

@@ -23,7 +23,7 @@ pub use algorithm::{
 pub use rules::CommonRule;
 
 use serde::{Deserialize, Serialize};
-use splitbrain_sim::{LimitExceeded, Nanos, RunReport, SimConfig, TraceSink};
+use splitbrain_sim::{Nanos, Properties, RunError, RunReport, SimConfig, TraceSink};
 
 /// Declares the registry: for each algorithm `Variant => path::Type`, where `Type`
 /// implements [`Algorithm`] and `Variant` is the name a scenario writes
@@ -213,7 +213,7 @@ macro_rules! registry {
                 &self,
                 config: SimConfig,
                 options: RunOptions,
-            ) -> Result<RunReport, LimitExceeded> {
+            ) -> Result<RunReport, RunError> {
                 let info = self.info(config.members);
                 match self {
                     $(AlgorithmConfig::$variant(c) => <$alg as Algorithm>::run(c, config, info, options),)+
@@ -337,7 +337,7 @@ pub fn run(
     algorithm: &AlgorithmConfig,
     config: SimConfig,
     trace: Option<&mut dyn TraceSink>,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     run_with(
         algorithm,
         config,
@@ -477,6 +477,11 @@ pub struct RunOptions<'a> {
     /// Asked now and then whether to end the run at once (see
     /// [`splitbrain_sim::Sim::with_stop`]).
     pub stop: Option<&'a (dyn Fn() -> Option<splitbrain_sim::limits::Stop> + Sync)>,
+    /// Safety properties of the caller's own, checked at every observation besides the
+    /// built-in invariants (see [`splitbrain_sim::property`] and
+    /// [`splitbrain_sim::Sim::with_properties`]); a break is a violation named after the
+    /// property. Borrowed: every run makes fresh property states from it.
+    pub properties: Option<&'a Properties>,
 }
 
 /// Runs `config` with this algorithm and the given options.
@@ -484,7 +489,7 @@ pub fn run_with(
     algorithm: &AlgorithmConfig,
     config: SimConfig,
     options: RunOptions,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     algorithm.run_with(config, options)
 }
 

@@ -113,6 +113,20 @@ impl Checker {
         self.record(Invariant::Liveness, now, nodes, detail);
     }
 
+    /// Records a break of the user property `name` ([`crate::property`]); returns its
+    /// invariant, for the trace.
+    pub(crate) fn record_property(
+        &mut self,
+        now: Nanos,
+        name: &'static str,
+        nodes: Vec<NodeId>,
+        detail: String,
+    ) -> Invariant {
+        let invariant = Invariant::Property(name);
+        self.record(invariant, now, nodes, detail);
+        invariant
+    }
+
     /// The violations so far: the first of each invariant, in the order they first broke.
     pub fn violations(&self) -> &[Violation] {
         &self.violations

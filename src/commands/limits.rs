@@ -7,7 +7,7 @@
 
 use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
-use splitbrain_sim::{RunReport, SimConfig, TraceSink};
+use splitbrain_sim::{RunError, RunReport, SimConfig, TraceSink};
 use std::time::{Duration, Instant};
 
 /// Runs `sim` with `algorithm`, ended once it has taken longer than its
@@ -47,8 +47,14 @@ pub fn run_watched_with(
         },
         max_events: options.max_events,
         stop: Some(&stop),
+        properties: options.properties,
     };
-    splitbrain_algorithms::run_with(algorithm, sim, options)
+    splitbrain_algorithms::run_with(algorithm, sim, options).map_err(|e| match e {
+        RunError::Limit(e) => e,
+        // The CLI runs the built-in algorithms, whose effects the engine never refuses: a
+        // refusal is a bug in one of them, and a hunt reports it as that seed's panic.
+        RunError::Refused(refused) => panic!("bug in a built-in algorithm: {refused}"),
+    })
 }
 
 /// A run's start by the wall clock, and how long it may take.
