@@ -515,6 +515,30 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Checks `properties` at every observation of the run, besides the built-in invariants
     /// (fresh states, made now; see [`crate::property`]). A property that breaks is
     /// recorded as a [`crate::Violation`] of [`Invariant::Property`] under its name.
+    ///
+    /// ```
+    /// use splitbrain_sim::property::{Observation, Properties};
+    /// use splitbrain_sim::storm::{storm_config, StormNode};
+    /// use splitbrain_sim::{Invariant, Sim};
+    ///
+    /// // Deliberately wrong of the storm: "nobody's term is ever reported".
+    /// let properties = Properties::new().always("no_term_report", |_: &mut (), _now, o: &Observation| {
+    ///     match o {
+    ///         Observation::Term { node, .. } => Err(format!("{node} reported a term").into()),
+    ///         _ => Ok(()),
+    ///     }
+    /// });
+    /// let (config, info) = storm_config(1, 3);
+    /// let report = Sim::new(config, info, vec![StormNode::default(); 3])
+    ///     .with_event_limit(100)
+    ///     .with_properties(&properties)
+    ///     .run()
+    ///     .unwrap();
+    /// let violation = &report.violations[0];
+    /// assert_eq!(violation.invariant, Invariant::Property("no_term_report"));
+    /// assert_eq!(violation.detail, "n0 reported a term (at 0s)");
+    /// assert_eq!(violation.count, 3 + 100); // every handler: 3 starts, then 100 deliveries
+    /// ```
     pub fn with_properties(mut self, properties: &Properties) -> Self {
         self.properties = Installed::all(properties);
         self

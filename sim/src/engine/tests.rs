@@ -1292,3 +1292,5 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
         (crate::limits::Limit::Events, events - 1)
     );
 }
+
+mod properties;
