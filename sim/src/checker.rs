@@ -61,13 +61,23 @@ impl Checker {
 
     /// A process's term after a handler. Returns the invariant it broke, if any.
     pub fn on_term(&mut self, now: Nanos, node: NodeId, term: u64) -> Option<Invariant> {
+        self.term_went_back(now, node, term)
+            .then_some(Invariant::TermMonotonic)
+    }
+
+    /// [`Checker::on_term`] for the engine, after every handler: whether `term_monotonic`
+    /// broke. A `bool` comes back in a register; an `Option<Invariant>`, which a user
+    /// property's name makes three words long, would come back through memory.
+    #[inline]
+    pub(crate) fn term_went_back(&mut self, now: Nanos, node: NodeId, term: u64) -> bool {
         let last = &mut self.last_term[node.index()];
         if term >= *last {
             *last = term;
-            return None;
+            return false;
         }
         let detail = format!("{node}'s term went back from {last} to {term}");
-        self.record(Invariant::TermMonotonic, now, vec![node], detail)
+        self.record(Invariant::TermMonotonic, now, vec![node], detail);
+        true
     }
 
     /// `node` crashed before terms above `term` were durable: it never acted on them (what

@@ -2,6 +2,7 @@
 
 use super::{EventData, Held, Payload, Sim, Via};
 use crate::ids::NodeId;
+use crate::invariant::Invariant;
 use crate::liveness::Recognition;
 use crate::network::Transit;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
@@ -185,9 +186,8 @@ impl<'t, P: Process> Sim<'t, P> {
         let mut effects = std::mem::take(&mut self.outbox);
         if let Some((stall_ns, fault)) = self.nodes[index].stall_next.take() {
             for effect in effects.drain(..) {
-                if let Some(refusal) = self.refusal(&effect) {
-                    let handling = Self::handling(node, self.now, call);
-                    self.refuse(handling, refusal, effect);
+                if self.refused(&effect) {
+                    self.refuse(node, call, effect);
                 } else if effect.is_deferrable() {
                     self.nodes[index].deferred.push(effect);
                 } else {
@@ -204,8 +204,9 @@ impl<'t, P: Process> Sim<'t, P> {
         self.outbox = effects;
         self.observe_handler(node);
         let term = self.processes[index].term();
-        let broken = self.checker.on_term(self.now, node, term);
-        self.flag(broken);
+        if self.checker.term_went_back(self.now, node, term) {
+            self.flag(Some(Invariant::TermMonotonic));
+        }
         let process = &self.processes[index];
         if index < self.config.members {
             let seen = if process.learns_leader_on_demand() {

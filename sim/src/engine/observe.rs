@@ -5,11 +5,12 @@
 //! one test of "are there properties?", and a refusal is a bounds comparison on the effects
 //! a handler asked for, in the loop that applies them anyway.
 
+use super::nodes::Call;
 use super::{Halt, Sim};
 use crate::ids::NodeId;
 use crate::process::{Effect, Message, Process, Signal, TimerKind};
 use crate::property::Observation;
-use crate::refused::{Handling, Refusal, RefusedEffect};
+use crate::refused::{Refusal, RefusedEffect};
 
 type NodeEffect<P> = Effect<<P as Process>::Msg, <P as Process>::Timer, <P as Process>::Durable>;
 
@@ -72,9 +73,21 @@ impl<P: Process> Sim<'_, P> {
         }
     }
 
-    /// Why the engine cannot carry out `effect` of `node`'s handler, if it cannot.
+    /// Whether the engine cannot carry out `effect` of a handler: the per-effect test, a
+    /// comparison or two ([`Sim::refusal`] says why, once it is known to be refused).
     #[inline]
-    pub(super) fn refusal(&self, effect: &NodeEffect<P>) -> Option<Refusal> {
+    pub(super) fn refused(&self, effect: &NodeEffect<P>) -> bool {
+        match effect {
+            Effect::Send { to, msg } => {
+                to.index() >= self.processes.len() || msg.kind() >= P::Msg::KINDS.len()
+            }
+            Effect::Write { .. } | Effect::BecameLeader { .. } | Effect::SteppedDown => false,
+            _ => self.refusal(effect).is_some(),
+        }
+    }
+
+    /// Why the engine cannot carry out `effect` of a handler, if it cannot.
+    fn refusal(&self, effect: &NodeEffect<P>) -> Option<Refusal> {
         let processes = self.processes.len();
         let no_such_node = |node: NodeId| {
             (node.index() >= processes).then_some(Refusal::NoSuchNode { node, processes })
@@ -106,14 +119,18 @@ impl<P: Process> Sim<'_, P> {
         }
     }
 
-    /// Records that the engine refused `effect` (the first refusal ends the run before its
-    /// next event); the effect is dropped.
+    /// Records that the engine refused `effect`, asked for by `node`'s handler of `call`
+    /// (the first refusal ends the run before its next event); the effect is dropped.
     #[cold]
     #[inline(never)]
-    pub(super) fn refuse(&mut self, handling: Handling, refusal: Refusal, effect: NodeEffect<P>) {
+    pub(super) fn refuse(&mut self, node: NodeId, call: Call, effect: NodeEffect<P>) {
+        let Some(refusal) = self.refusal(&effect) else {
+            return;
+        };
         if matches!(self.halt, Some(Halt::Refused(_))) {
             return;
         }
+        let handling = Self::handling(node, self.now, call);
         self.halt = Some(Halt::Refused(Box::new(RefusedEffect {
             handling,
             effect: format!("{effect:?}"),

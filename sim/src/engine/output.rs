@@ -40,9 +40,8 @@ impl<P: Process> Sim<'_, P> {
         let timer_local = local.saturating_add(i64::try_from(processing_ns).unwrap_or(i64::MAX));
         let mut ready_ns = start_ns.max(self.nodes[node.index()].output_free_ns);
         for effect in effects.drain(..) {
-            if let Some(refusal) = self.refusal(&effect) {
-                let handling = Self::handling(node, self.now, call);
-                self.refuse(handling, refusal, effect);
+            if self.refused(&effect) {
+                self.refuse(node, call, effect);
                 continue;
             }
             match effect {
