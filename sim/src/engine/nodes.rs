@@ -98,8 +98,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 }
             }
         }
-        std::mem::forget(guard);
-        self.after_handler(node, local, call);
+        // Not dropped: a normal return leaves nothing behind.
+        let guard = std::mem::ManuallyDrop::new(guard);
+        self.after_handler(node, local, &guard.handling);
         if self.tracing() {
             self.trace_node(node, Self::event_of(call));
         }
@@ -181,13 +182,13 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// Applies the outbox (or holds its outgoing part back if a stall strikes now), then
     /// shows the checker and the liveness monitor the process's state.
-    fn after_handler(&mut self, node: NodeId, local: LocalNanos, call: Call) {
+    fn after_handler(&mut self, node: NodeId, local: LocalNanos, handling: &impl Fn() -> Handling) {
         let index = node.index();
         let mut effects = std::mem::take(&mut self.outbox);
         if let Some((stall_ns, fault)) = self.nodes[index].stall_next.take() {
             for effect in effects.drain(..) {
                 if self.refused(&effect) {
-                    self.refuse(node, call, effect);
+                    self.refuse(handling(), effect);
                 } else if effect.is_deferrable() {
                     self.nodes[index].deferred.push(effect);
                 } else {
@@ -199,7 +200,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals -= 1;
             self.record_mut(fault).healed_at_ns = Some(self.now.saturating_add(stall_ns));
         } else {
-            self.settle(node, local, &mut effects, call);
+            self.settle(node, local, &mut effects, handling);
         }
         self.outbox = effects;
         self.observe_handler(node);

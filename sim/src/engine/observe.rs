@@ -5,12 +5,11 @@
 //! one test of "are there properties?", and a refusal is a bounds comparison on the effects
 //! a handler asked for, in the loop that applies them anyway.
 
-use super::nodes::Call;
 use super::{Halt, Sim};
 use crate::ids::NodeId;
 use crate::process::{Effect, Message, Process, Signal, TimerKind};
 use crate::property::Observation;
-use crate::refused::{Refusal, RefusedEffect};
+use crate::refused::{Handling, Refusal, RefusedEffect};
 
 type NodeEffect<P> = Effect<<P as Process>::Msg, <P as Process>::Timer, <P as Process>::Durable>;
 
@@ -78,8 +77,9 @@ impl<P: Process> Sim<'_, P> {
     #[inline]
     pub(super) fn refused(&self, effect: &NodeEffect<P>) -> bool {
         match effect {
+            // The resource's id is the number of processes: the first that is none.
             Effect::Send { to, msg } => {
-                to.index() >= self.processes.len() || msg.kind() >= P::Msg::KINDS.len()
+                *to >= self.resource_id || msg.kind() >= P::Msg::KINDS.len()
             }
             Effect::Write { .. } | Effect::BecameLeader { .. } | Effect::SteppedDown => false,
             _ => self.refusal(effect).is_some(),
@@ -119,18 +119,17 @@ impl<P: Process> Sim<'_, P> {
         }
     }
 
-    /// Records that the engine refused `effect`, asked for by `node`'s handler of `call`
+    /// Records that the engine refused `effect`, asked for by the handler `handling` says
     /// (the first refusal ends the run before its next event); the effect is dropped.
     #[cold]
     #[inline(never)]
-    pub(super) fn refuse(&mut self, node: NodeId, call: Call, effect: NodeEffect<P>) {
+    pub(super) fn refuse(&mut self, handling: Handling, effect: NodeEffect<P>) {
         let Some(refusal) = self.refusal(&effect) else {
             return;
         };
         if matches!(self.halt, Some(Halt::Refused(_))) {
             return;
         }
-        let handling = Self::handling(node, self.now, call);
         self.halt = Some(Halt::Refused(Box::new(RefusedEffect {
             handling,
             effect: format!("{effect:?}"),

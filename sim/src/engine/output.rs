@@ -33,7 +33,7 @@ impl<P: Process> Sim<'_, P> {
         node: NodeId,
         local: LocalNanos,
         effects: &mut Vec<NodeEffect<P>>,
-        call: super::nodes::Call,
+        handling: &impl Fn() -> crate::refused::Handling,
     ) {
         let processing_ns = self.processing_ns();
         let start_ns = self.now.saturating_add(processing_ns);
@@ -41,7 +41,7 @@ impl<P: Process> Sim<'_, P> {
         let mut ready_ns = start_ns.max(self.nodes[node.index()].output_free_ns);
         for effect in effects.drain(..) {
             if self.refused(&effect) {
-                self.refuse(node, call, effect);
+                self.refuse(handling(), effect);
                 continue;
             }
             match effect {
