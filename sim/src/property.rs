@@ -279,7 +279,7 @@ impl From<&str> for Breach {
 /// The engine calls [`Property::check`] with every [`Observation`] of the run, in order, and
 /// the true time it happened at. A property that returns `Err` broke there: the engine
 /// records a [`Violation`](crate::Violation) of
-/// [`Invariant::Property`](crate::Invariant::Property) named [`Property::name`] (the first
+/// [`Invariant::Property`](crate::Invariant) named [`Property::name`] (the first
 /// break in full, later ones counted) and goes on showing it observations. A property that
 /// panics is recorded as broken by its panic (the detail says so and quotes the message)
 /// and is not asked again in that run.
