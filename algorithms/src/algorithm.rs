@@ -10,9 +10,7 @@
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{
-    AlgorithmInfo, LimitExceeded, Nanos, NodeId, Process, RunReport, Sim, SimConfig,
-};
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunError, RunReport, Sim, SimConfig};
 use std::fmt::Debug;
 
 /// The longest lease, session or tick that the coordination-service recipes and raft-rs take
@@ -123,13 +121,22 @@ pub trait Algorithm: 'static {
         value: KnobValue,
     ) -> Result<Self::Config, Problem<Self::Error>>;
 
+    /// Safety properties of this algorithm's own, checked at every event of every run of it
+    /// (hunt, shrink, replay, compare, sweep, `run`) like the built-in invariants, over the
+    /// observations its processes emit (`Ctx::observe`) and the engine's (claims, step-downs,
+    /// writes...). None by default.
+    fn properties(config: &Self::Config) -> splitbrain_sim::Properties {
+        let _ = config;
+        splitbrain_sim::Properties::new()
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded>;
+    ) -> Result<RunReport, RunError>;
 }
 
 /// What lowering may depend on besides the settings themselves.
@@ -220,7 +227,7 @@ pub fn run_members<P: Process>(
     info: AlgorithmInfo,
     options: RunOptions,
     node: impl Fn(NodeId, usize) -> P,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let members = sim.members;
     let nodes = (0..members)
         .map(|i| node(NodeId::from(i), members))
@@ -234,7 +241,7 @@ pub fn run_processes<P: Process>(
     info: AlgorithmInfo,
     processes: Vec<P>,
     options: RunOptions,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let mut sim = Sim::new(sim, info, processes);
     if let Some(sink) = options.trace {
         sim = sim.with_trace(sink);
@@ -247,6 +254,9 @@ pub fn run_processes<P: Process>(
     }
     if let Some(stop) = options.stop {
         sim = sim.with_stop(stop);
+    }
+    if let Some(properties) = options.properties {
+        sim = sim.with_properties(properties);
     }
     sim.run()
 }

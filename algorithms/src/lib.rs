@@ -28,7 +28,7 @@ pub use registry::{
 };
 pub use rules::CommonRule;
 
-use splitbrain_sim::{LimitExceeded, Nanos, RunReport, SimConfig, TraceSink};
+use splitbrain_sim::{Nanos, Properties, RunError, RunReport, SimConfig, TraceSink};
 
 /// Adds the built-in algorithms to a new registry, in the order `list` shows them. A user's
 /// algorithm is added with [`register`] instead; nothing else in the workspace names one.
@@ -72,7 +72,7 @@ pub fn run(
     algorithm: &AlgorithmConfig,
     config: SimConfig,
     trace: Option<&mut dyn TraceSink>,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     run_with(
         algorithm,
         config,
@@ -212,6 +212,11 @@ pub struct RunOptions<'a> {
     /// Asked now and then whether to end the run at once (see
     /// [`splitbrain_sim::Sim::with_stop`]).
     pub stop: Option<&'a (dyn Fn() -> Option<splitbrain_sim::limits::Stop> + Sync)>,
+    /// Safety properties of the caller's own, checked at every observation besides the
+    /// built-in invariants (see [`splitbrain_sim::property`] and
+    /// [`splitbrain_sim::Sim::with_properties`]); a break is a violation named after the
+    /// property. Borrowed: every run makes fresh property states from it.
+    pub properties: Option<&'a Properties>,
 }
 
 /// Runs `config` with this algorithm and the given options.
@@ -219,7 +224,7 @@ pub fn run_with(
     algorithm: &AlgorithmConfig,
     config: SimConfig,
     options: RunOptions,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     algorithm.run_with(config, options)
 }
 

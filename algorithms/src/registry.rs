@@ -19,7 +19,7 @@
 use crate::algorithm::{Algorithm, Cluster, Knob, KnobValue, Problem, SettingError};
 use crate::RunOptions;
 use serde::ser::{Serialize, Serializer};
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -346,7 +346,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded>;
+    ) -> Result<RunReport, RunError>;
 }
 
 erased_serde::serialize_trait_object!(DynConfig);
@@ -417,7 +417,29 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
+        let own = A::properties(&self.0);
+        if own.is_empty() {
+            return A::run(&self.0, sim, info, options);
+        }
+        let all = match options.properties {
+            Some(theirs) => own.and(theirs),
+            None => own,
+        };
+        let options = RunOptions {
+            // Re-borrowed, so that they live no longer than `all`.
+            trace: match options.trace {
+                Some(sink) => Some(sink),
+                None => None,
+            },
+            progress: match options.progress {
+                Some(progress) => Some(progress),
+                None => None,
+            },
+            max_events: options.max_events,
+            stop: options.stop,
+            properties: Some(&all),
+        };
         A::run(&self.0, sim, info, options)
     }
 }
@@ -535,11 +557,7 @@ impl AlgorithmConfig {
     }
 
     /// Runs `config` with this algorithm and the given options.
-    pub fn run_with(
-        &self,
-        config: SimConfig,
-        options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    pub fn run_with(&self, config: SimConfig, options: RunOptions) -> Result<RunReport, RunError> {
         let info = self.info(config.members);
         self.config.run(config, info, options)
     }
@@ -880,7 +898,7 @@ mod tests {
                 s: SimConfig,
                 i: AlgorithmInfo,
                 o: RunOptions,
-            ) -> Result<RunReport, LimitExceeded> {
+            ) -> Result<RunReport, RunError> {
                 crate::raft::Raft::run(c, s, i, o)
             }
         }

@@ -578,7 +578,10 @@ fn build(
             .map_err(|error| RunFailed {
                 label: design.name.clone(),
                 seed: 1,
-                failure: RunFailure::Outgrown(error),
+                failure: match error {
+                    splitbrain_sim::RunError::Limit(e) => RunFailure::Outgrown(e),
+                    splitbrain_sim::RunError::Refused(e) => RunFailure::Refused(Box::new(e)),
+                },
             })?
             .pop()
             .expect("one window asked, one kept");

@@ -56,12 +56,19 @@ pub struct Panicked {
 pub fn catch<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
     install_hook();
     let was_in_seed = IN_SEED.with(|f| f.replace(true));
+    let _ = splitbrain_sim::take_handler_panic();
     let result = panic::catch_unwind(AssertUnwindSafe(work));
     IN_SEED.with(|f| f.set(was_in_seed));
-    result.map_err(|payload| Panicked {
-        message: MESSAGE
+    result.map_err(|payload| {
+        let message = MESSAGE
             .with(Cell::take)
-            .unwrap_or_else(|| format!("panicked: {}", payload_text(payload.as_ref()))),
+            .unwrap_or_else(|| format!("panicked: {}", payload_text(payload.as_ref())));
+        // A process's handler panicked: say which node, event and time (the engine left it).
+        let message = match splitbrain_sim::take_handler_panic() {
+            Some(handling) => format!("{handling}: {message}"),
+            None => message,
+        };
+        Panicked { message }
     })
 }
 

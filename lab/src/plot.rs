@@ -8,7 +8,7 @@ use splitbrain_reports::{
     Table,
 };
 use splitbrain_scenario::Scenario;
-use splitbrain_sim::{format_duration, LimitExceeded, RunReport};
+use splitbrain_sim::{format_duration, LimitExceeded, RunError, RunReport};
 use thiserror::Error;
 
 /// Why the pictures of a run could not be made.
@@ -20,6 +20,18 @@ pub enum PlotError {
     /// The second run that keeps a long window outgrew its limits.
     #[error("{0}")]
     Outgrown(#[from] LimitExceeded),
+    /// A process of the second run asked for an effect the engine refuses.
+    #[error("{0}")]
+    Refused(#[from] splitbrain_sim::RefusedEffect),
+}
+
+impl From<RunError> for PlotError {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Limit(e) => PlotError::Outgrown(e),
+            RunError::Refused(e) => PlotError::Refused(e),
+        }
+    }
 }
 
 /// How many failovers get a sequence diagram.
@@ -153,7 +165,7 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
 pub fn kept_windows(
     scenario: &Scenario,
     windows: Vec<CapturedWindow>,
-) -> Result<Vec<SequenceTrace>, splitbrain_sim::LimitExceeded> {
+) -> Result<Vec<SequenceTrace>, RunError> {
     let too_long: Vec<(u64, u64)> = windows
         .iter()
         .filter(|w| matches!(w, CapturedWindow::TooLong { .. }))

@@ -9,7 +9,7 @@ use crate::panics;
 use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
-use splitbrain_sim::{RunReport, SimConfig, TraceSink};
+use splitbrain_sim::{RefusedEffect, RunError, RunReport, SimConfig, TraceSink};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -19,9 +19,14 @@ pub enum RunFailure {
     /// The run outgrew its runtime guard (events, messages in flight, memory, wall time).
     #[error("{0}")]
     Outgrown(LimitExceeded),
-    /// The run panicked: a bug in splitbrain. The panic's message and place.
+    /// The run panicked: a bug in the algorithm or in splitbrain. The panic's message and
+    /// place, and the node and event whose handler panicked when a process did.
     #[error("{0}")]
     Panicked(String),
+    /// A process asked for an effect the engine refuses (a message to a node that does not
+    /// exist...): a bug in the algorithm, named with its node and event.
+    #[error("{0}")]
+    Refused(Box<RefusedEffect>),
     /// The caller's `abort` ended the run (a signal).
     #[error("the run was stopped on purpose")]
     Aborted,
@@ -39,8 +44,9 @@ pub fn run_seed(
     let sim = scenario.sim.clone();
     match panics::catch(|| run_watched(&scenario.algorithm, sim, trace, abort)) {
         Ok(Ok(report)) => Ok(report),
-        Ok(Err(e)) if e.limit == Limit::Interrupted => Err(RunFailure::Aborted),
-        Ok(Err(e)) => Err(RunFailure::Outgrown(e)),
+        Ok(Err(RunError::Limit(e))) if e.limit == Limit::Interrupted => Err(RunFailure::Aborted),
+        Ok(Err(RunError::Limit(e))) => Err(RunFailure::Outgrown(e)),
+        Ok(Err(RunError::Refused(refused))) => Err(RunFailure::Refused(Box::new(refused))),
         Err(panic) => Err(RunFailure::Panicked(panic.message)),
     }
 }
@@ -53,7 +59,7 @@ pub fn run_watched(
     sim: SimConfig,
     trace: Option<&mut dyn TraceSink>,
     interrupted: &(dyn Fn() -> bool + Sync),
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let options = RunOptions {
         trace,
         ..RunOptions::default()
@@ -68,7 +74,7 @@ pub fn run_watched_with(
     sim: SimConfig,
     options: RunOptions,
     interrupted: &(dyn Fn() -> bool + Sync),
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     let watch = WallWatch::start(sim.limits.max_wall_ms);
     let stop = || watch.check(interrupted);
     let options = RunOptions {
@@ -83,6 +89,7 @@ pub fn run_watched_with(
         },
         max_events: options.max_events,
         stop: Some(&stop),
+        properties: options.properties,
     };
     splitbrain_algorithms::run_with(algorithm, sim, options)
 }
@@ -155,13 +162,13 @@ pub struct Determinism {
 }
 
 /// Runs the scenario twice more, hashing the traces, and compares.
-pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, LimitExceeded> {
+pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, RunError> {
     let hash_once = || {
         let mut hasher = splitbrain_sim::TraceHasher::default();
         let sim = scenario.sim.clone();
         let report = run_watched(&scenario.algorithm, sim, Some(&mut hasher), &|| false)?;
         let json = serde_json::to_string(&report).expect("results serialize");
-        Ok::<_, LimitExceeded>((hasher, json))
+        Ok::<_, RunError>((hasher, json))
     };
     let (first, first_json) = hash_once()?;
     let (second, second_json) = hash_once()?;

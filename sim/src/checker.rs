@@ -61,13 +61,23 @@ impl Checker {
 
     /// A process's term after a handler. Returns the invariant it broke, if any.
     pub fn on_term(&mut self, now: Nanos, node: NodeId, term: u64) -> Option<Invariant> {
+        self.term_went_back(now, node, term)
+            .then_some(Invariant::TermMonotonic)
+    }
+
+    /// [`Checker::on_term`] for the engine, after every handler: whether `term_monotonic`
+    /// broke. A `bool` comes back in a register; an `Option<Invariant>`, which a user
+    /// property's name makes three words long, would come back through memory.
+    #[inline]
+    pub(crate) fn term_went_back(&mut self, now: Nanos, node: NodeId, term: u64) -> bool {
         let last = &mut self.last_term[node.index()];
         if term >= *last {
             *last = term;
-            return None;
+            return false;
         }
         let detail = format!("{node}'s term went back from {last} to {term}");
-        self.record(Invariant::TermMonotonic, now, vec![node], detail)
+        self.record(Invariant::TermMonotonic, now, vec![node], detail);
+        true
     }
 
     /// `node` crashed before terms above `term` were durable: it never acted on them (what
@@ -111,6 +121,20 @@ impl Checker {
     /// Records a liveness failure decided elsewhere (the liveness monitor).
     pub fn record_liveness(&mut self, now: Nanos, nodes: Vec<NodeId>, detail: String) {
         self.record(Invariant::Liveness, now, nodes, detail);
+    }
+
+    /// Records a break of the user property `name` ([`crate::property`]); returns its
+    /// invariant, for the trace.
+    pub(crate) fn record_property(
+        &mut self,
+        now: Nanos,
+        name: &'static str,
+        nodes: Vec<NodeId>,
+        detail: String,
+    ) -> Invariant {
+        let invariant = Invariant::Property(name);
+        self.record(invariant, now, nodes, detail);
+        invariant
     }
 
     /// The violations so far: the first of each invariant, in the order they first broke.

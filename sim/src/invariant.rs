@@ -1,11 +1,11 @@
 //! The invariants the checker enforces, by their stable names.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// A checked property. The names are stable: they appear in output, traces and `expect`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// It serializes as its name (`"election_safety"`, or a user property's own name).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Invariant {
     /// No two different nodes claim leadership for the same term or epoch.
     ElectionSafety,
@@ -15,6 +15,15 @@ pub enum Invariant {
     TermMonotonic,
     /// After the last fault heals, a leader every live connected member recognises appears in time.
     Liveness,
+    /// A safety property of the user's own ([`crate::property::Property`]), by its name.
+    /// Recorded, flagged and counted exactly like the built-in safety invariants.
+    Property(&'static str),
+}
+
+impl Serialize for Invariant {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
 }
 
 impl Invariant {
@@ -33,22 +42,23 @@ impl Invariant {
         Invariant::TermMonotonic,
     ];
 
-    /// The stable snake_case name.
+    /// The stable snake_case name (a user property's own name).
     pub fn name(self) -> &'static str {
         match self {
             Invariant::ElectionSafety => "election_safety",
             Invariant::FencingSafety => "fencing_safety",
             Invariant::TermMonotonic => "term_monotonic",
             Invariant::Liveness => "liveness",
+            Invariant::Property(name) => name,
         }
     }
 
-    /// The invariant with this stable name.
+    /// The built-in invariant with this stable name (user properties are not known here).
     pub fn from_name(name: &str) -> Option<Invariant> {
         Self::ALL.into_iter().find(|inv| inv.name() == name)
     }
 
-    /// Whether this is a safety invariant (as opposed to liveness).
+    /// Whether this is a safety invariant (as opposed to liveness); user properties are.
     pub fn is_safety(self) -> bool {
         self != Invariant::Liveness
     }
@@ -57,5 +67,30 @@ impl Invariant {
 impl fmt::Display for Invariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invariants_serialize_as_their_plain_names() {
+        let json = serde_json::to_string(&[
+            Invariant::ElectionSafety,
+            Invariant::Liveness,
+            Invariant::Property("one_lock_holder"),
+        ])
+        .unwrap();
+        assert_eq!(json, r#"["election_safety","liveness","one_lock_holder"]"#);
+    }
+
+    #[test]
+    fn a_user_property_is_a_safety_invariant_named_as_given() {
+        let property = Invariant::Property("one_lock_holder");
+        assert_eq!(property.name(), "one_lock_holder");
+        assert_eq!(property.to_string(), "one_lock_holder");
+        assert!(property.is_safety());
+        assert_eq!(Invariant::from_name("one_lock_holder"), None);
     }
 }

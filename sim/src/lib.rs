@@ -15,6 +15,8 @@ mod kinds;
 pub mod limits;
 pub mod network_config;
 pub mod process;
+pub mod property;
+pub mod refused;
 pub mod rng;
 pub mod storm;
 pub mod time;
@@ -30,6 +32,8 @@ pub use network_config::{
     Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
 };
 pub use process::{Ctx, Effect, Message, Process, Signal, TimerKind};
+pub use property::{Observation, Properties, Property, PropertyFactory};
+pub use refused::{take_handler_panic, HandlerEvent, Handling, Refusal, RefusedEffect, RunError};
 pub use rng::{SimRng, StreamId, PPM};
 pub use time::{format_duration, LocalNanos, Nanos, NANOS_PER_MILLI, NANOS_PER_SEC};
 

@@ -3,6 +3,7 @@
 //! It never owns time, randomness or the network.
 
 use crate::ids::NodeId;
+use crate::property::{UserObservation, Value};
 use crate::rng::SimRng;
 use crate::time::{LocalNanos, Nanos};
 use std::fmt::Debug;
@@ -183,6 +184,8 @@ pub struct Ctx<'a, M, T, D = ()> {
     rng: &'a mut SimRng,
     out: &'a mut Vec<Effect<M, T, D>>,
     stream: bool,
+    /// Where [`Ctx::observe`] puts observations; none: they are dropped.
+    observed: Option<&'a mut Vec<UserObservation>>,
 }
 
 impl<'a, M, T, D> Ctx<'a, M, T, D> {
@@ -204,7 +207,15 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
             rng,
             out,
             stream: false,
+            observed: None,
         }
+    }
+
+    /// The same handle, collecting the process's [`Ctx::observe`] calls in `observed` (the
+    /// engine does this; a test that drives a process by hand may too, to see them).
+    pub fn with_observations(mut self, observed: &'a mut Vec<UserObservation>) -> Self {
+        self.observed = Some(observed);
+        self
     }
 
     /// The same handle, with the wall clock (time of day) reading `wall_now_ns`.
@@ -217,6 +228,13 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// connections (the engine sets this from the scenario's transport).
     pub fn on_stream(mut self, stream: bool) -> Self {
         self.stream = stream;
+        self
+    }
+
+    /// The same handle, collecting observations in `observed` if given (the engine gives
+    /// it only when the run checks properties).
+    pub(crate) fn observing(mut self, observed: Option<&'a mut Vec<UserObservation>>) -> Self {
+        self.observed = observed;
         self
     }
 
@@ -314,6 +332,32 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// Reports an observation for metrics and coverage.
     pub fn signal(&mut self, signal: Signal) {
         self.out.push(Effect::Signal(signal));
+    }
+
+    /// Reports `name = value` about this process to the run's own properties
+    /// ([`crate::property`]): what a user's safety property needs to see that the engine
+    /// cannot (`lock_acquired`, `committed (term, index)`, `lease_until`). It changes
+    /// nothing that happens next, and is dropped at once when the run checks no property.
+    /// The handler's observations reach the properties in the order it made them, after
+    /// its claims and step-downs and before its term report.
+    ///
+    /// ```
+    /// use splitbrain_sim::property::{UserObservation, Value};
+    /// use splitbrain_sim::{Ctx, NodeId, SimRng};
+    ///
+    /// let (mut rng, mut out, mut seen) = (SimRng::stream(1, 0), Vec::<splitbrain_sim::Effect<(), ()>>::new(), Vec::new());
+    /// let mut ctx = Ctx::new(NodeId(0), 3, 0, &mut rng, &mut out).with_observations(&mut seen);
+    /// ctx.observe("lock_acquired", 7u64);
+    /// drop(ctx);
+    /// assert_eq!(seen, vec![UserObservation { name: "lock_acquired", value: Value::U64(7) }]);
+    /// ```
+    pub fn observe(&mut self, name: &'static str, value: impl Into<Value>) {
+        if let Some(observed) = self.observed.as_mut() {
+            observed.push(UserObservation {
+                name,
+                value: value.into(),
+            });
+        }
     }
 
     /// Writes `durable` (the process's durable state as it is now) to its disk, and fsyncs.

@@ -15,7 +15,7 @@ use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism};
 use splitbrain_lab::sweep::{self, ParamError};
 use splitbrain_scenario::verdict::{describe_expect, judge, judge_objective, Outcome};
 use splitbrain_scenario::{self as scenario, Scenario};
-use splitbrain_sim::{JsonLinesWriter, LimitExceeded, Nanos, RunReport, Tee, TraceSink};
+use splitbrain_sim::{JsonLinesWriter, Nanos, RunError, RunReport, Tee, TraceSink};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -231,9 +231,15 @@ pub fn run(args: &RunArgs) -> u8 {
     // The plots' sequence windows are kept during the run itself: no second run.
     let mut recorder = args.plot.as_ref().map(|_| plot::recorder());
     let plot_sink = recorder.as_mut().map(|r| r as &mut dyn TraceSink);
-    let outgrown = |e: LimitExceeded| {
+    let outgrown = |e: RunError| {
         let words = format!("{} (seed {})", args.file.display(), scenario.sim.seed);
-        eprintln!("{}", limit_message(&words, &e));
+        match e {
+            RunError::Limit(e) => eprintln!("{}", limit_message(&words, &e)),
+            RunError::Refused(e) => eprintln!(
+                "error: {words}: {e}\n  hint: the engine refuses this effect; the algorithm's \
+                 handler asked for it"
+            ),
+        }
         exit::BAD_INPUT
     };
     let report = match &args.trace {
@@ -435,8 +441,8 @@ fn unknown_design(file: &Path, name: &str, scenario: &Scenario) -> u8 {
 
 /// Why a traced run gave no report.
 enum TracedRunError {
-    /// The run outgrew its limits.
-    Outgrown(LimitExceeded),
+    /// The run outgrew its limits, or asked for an effect the engine refuses.
+    Outgrown(RunError),
     /// The trace could not be written.
     Output(String),
 }
@@ -499,7 +505,7 @@ fn run_observed(
     scenario: &Scenario,
     trace: Option<&mut dyn TraceSink>,
     bar: &Option<ProgressBar>,
-) -> Result<RunReport, LimitExceeded> {
+) -> Result<RunReport, RunError> {
     // The wall clock only decides when the bar appears, never what the run computes.
     #[allow(clippy::disallowed_types)]
     let started = std::time::Instant::now();

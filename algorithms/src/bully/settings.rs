@@ -10,7 +10,7 @@ use crate::rules::{dur, heartbeat_and_failure_timeout, ns_or, unknown_knob, wrap
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// The Bully algorithm; see the module doc of [`super`].
@@ -206,7 +206,7 @@ impl Algorithm for Bully {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         run_members(sim, info, options, |id, members| {
             BullyNode::new(id, members, config)
         })

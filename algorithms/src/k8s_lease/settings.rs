@@ -11,7 +11,7 @@ use crate::rules::{at_most_a_day, dur, ns_or, scaled, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// The Kubernetes Lease lock; see the module doc of [`super`].
@@ -223,7 +223,7 @@ impl Algorithm for K8sLease {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         // The members campaign; the API server (or database) is process `members`.
         let processes = K8sProcess::cluster(sim.members, config);
         run_processes(sim, info, processes, options)

@@ -10,7 +10,7 @@ use crate::rules::{dur, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// Raft leader election; see the module doc of [`super`].
@@ -326,7 +326,7 @@ impl Algorithm for Raft {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         run_members(sim, info, options, |id, members| {
             RaftNode::new(id, members, config)
         })

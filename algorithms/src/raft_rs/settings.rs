@@ -11,7 +11,7 @@ use crate::rules::{at_most_a_day, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// tikv's raft-rs driven through the engine; see the module doc of [`super`].
@@ -228,7 +228,7 @@ impl Algorithm for RaftRs {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         run_members(sim, info, options, |id, members| {
             RaftRsNode::new(id, members, config)
         })

@@ -10,7 +10,7 @@ use crate::rules::{heartbeat_and_failure_timeout, ns_or, unknown_knob, wrap, Com
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, NodeId, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, RunError, RunReport, SimConfig};
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -176,7 +176,7 @@ impl Algorithm for Ring {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         // Drawn once, before any node starts, so that every node agrees on the ring.
         let topology = Arc::new(RingTopology::new(config.order, sim.members, sim.seed));
         let nodes = (0..sim.members)

@@ -9,7 +9,7 @@ use crate::rules::{at_most_a_day, dur, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// ZooKeeper sessions and the election recipe; see the module doc of [`super`].
@@ -219,7 +219,7 @@ impl Algorithm for ZooKeeper {
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         // The members campaign; the server is one more process, id `members`.
         let processes = ZkProcess::cluster(sim.members, config);
         run_processes(sim, info, processes, options)

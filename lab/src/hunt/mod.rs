@@ -56,6 +56,7 @@ fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<Seed
         Err(RunFailure::Aborted) => None,
         Err(RunFailure::Outgrown(outgrown)) => Some(SeedRecord::outgrown(seed, &outgrown)),
         Err(RunFailure::Panicked(message)) => Some(SeedRecord::panicked(seed, message)),
+        Err(RunFailure::Refused(refused)) => Some(SeedRecord::refused(seed, &refused)),
     }
 }
 

@@ -26,15 +26,23 @@ pub const PANIC_KEY: &str = "panic";
 /// `--max-in-flight`, `--max-memory`, `--max-time`): never shrunk (each try would run to the limit again).
 pub const LIMIT_KEY: &str = "limit";
 
+/// The failure key of a seed whose process asked for an effect the engine refuses (a
+/// message to a node that does not exist...): a bug in the algorithm.
+pub const REFUSED_KEY: &str = "refused";
+
 /// Every outcome a record may have, as written (see [`SeedRecord::outcome`]).
-pub const OUTCOMES: [&str; 6] = [
+pub const OUTCOMES: [&str; 7] = [
     "matched",
     "safety_mismatch",
     "liveness_failed",
     "objective_missed",
     "panicked",
     OUTGREW_LIMITS,
+    REFUSED_EFFECT,
 ];
+
+/// The outcome of a seed whose process asked for an effect the engine refuses.
+pub const REFUSED_EFFECT: &str = "refused_effect";
 
 /// The outcome of a seed whose run outgrew its runtime guard.
 pub const OUTGREW_LIMITS: &str = "outgrew_limits";
@@ -179,6 +187,23 @@ impl SeedRecord {
                 detail: format!("{e}\n  hint: {}", crate::runner::hint(e)),
             }],
             events: e.events,
+            coverage: Coverage::default(),
+        }
+    }
+
+    /// A seed whose process asked for an effect the engine refuses: failed under the key
+    /// `refused`, at the node and time of the handler that asked.
+    pub fn refused(seed: u64, refused: &splitbrain_sim::RefusedEffect) -> Self {
+        Self {
+            seed,
+            outcome: REFUSED_EFFECT.to_string(),
+            failures: vec![Failure {
+                key: REFUSED_KEY.to_string(),
+                at_ns: Some(refused.handling.at_ns),
+                nodes: vec![refused.handling.node.0],
+                detail: refused.to_string(),
+            }],
+            events: 0,
             coverage: Coverage::default(),
         }
     }

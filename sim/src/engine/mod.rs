@@ -6,6 +6,7 @@
 
 mod faults;
 mod nodes;
+mod observe;
 mod output;
 mod streams;
 mod trace_events;
@@ -21,7 +22,9 @@ use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS, STOP_CHECK_
 use crate::liveness::LivenessMonitor;
 use crate::network::Network;
 use crate::process::{Effect, Message, Process, TimerKind};
+use crate::property::{Installed, Properties, UserObservation};
 use crate::queue::EventQueue;
+use crate::refused::{RefusedEffect, RunError};
 use crate::report::{
     Counters, DropStats, FaultRecord, MessageStats, RunReport, WriteStats, WRITE_KIND,
 };
@@ -222,6 +225,14 @@ struct OpenElection {
     sent_by_kind: Vec<u64>,
 }
 
+/// Why the run ends before its next event.
+enum Halt {
+    /// The events and messages queued passed the guard's limit: how many were queued.
+    InFlight(u64),
+    /// A process asked for an effect the engine refuses.
+    Refused(Box<RefusedEffect>),
+}
+
 /// A slab of events with a free list; handles are stable while the event is queued.
 struct Slab<T> {
     items: Vec<Option<T>>,
@@ -328,8 +339,14 @@ pub struct Sim<'t, P: Process> {
     progress: Option<&'t mut dyn FnMut(Nanos)>,
     /// Violations found since the last trace event (kept only when tracing).
     flagged: Vec<Invariant>,
-    /// Set when the events queued passed the guard's limit: how many were queued.
-    overflowed: Option<u64>,
+    /// Set when the run must end before its next event: the events queued passed the
+    /// guard's limit, or a process asked for an effect the engine refuses.
+    halt: Option<Halt>,
+    /// The run's own properties ([`Sim::with_properties`]); empty: no observation is built.
+    properties: Vec<Installed>,
+    /// What the process in its handler reported through `Ctx::observe` (collected only when
+    /// the run has properties).
+    observed: Vec<UserObservation>,
     /// Messages held back on `Stream` connections (behind a lost or cut one): they count
     /// toward the in-flight limit with the queued events.
     held_in_streams: u64,
@@ -409,7 +426,9 @@ impl<'t, P: Process> Sim<'t, P> {
             trace: None,
             progress: None,
             flagged: Vec::new(),
-            overflowed: None,
+            halt: None,
+            properties: Vec::new(),
+            observed: Vec::new(),
             held_in_streams: 0,
             stop: None,
             config,
@@ -493,6 +512,38 @@ impl<'t, P: Process> Sim<'t, P> {
         self
     }
 
+    /// Checks `properties` at every observation of the run, besides the built-in invariants
+    /// (fresh states, made now; see [`crate::property`]). A property that breaks is
+    /// recorded as a [`crate::Violation`] of [`Invariant::Property`] under its name.
+    ///
+    /// ```
+    /// use splitbrain_sim::property::{Observation, Properties};
+    /// use splitbrain_sim::storm::{storm_config, StormNode};
+    /// use splitbrain_sim::{Invariant, Sim};
+    ///
+    /// // Deliberately wrong of the storm: "nobody's term is ever reported".
+    /// let properties = Properties::new().always("no_term_report", |_: &mut (), _now, o: &Observation| {
+    ///     match o {
+    ///         Observation::Term { node, .. } => Err(format!("{node} reported a term").into()),
+    ///         _ => Ok(()),
+    ///     }
+    /// });
+    /// let (config, info) = storm_config(1, 3);
+    /// let report = Sim::new(config, info, vec![StormNode::default(); 3])
+    ///     .with_event_limit(100)
+    ///     .with_properties(&properties)
+    ///     .run()
+    ///     .unwrap();
+    /// let violation = &report.violations[0];
+    /// assert_eq!(violation.invariant, Invariant::Property("no_term_report"));
+    /// assert_eq!(violation.detail, "n0 reported a term (at 0s)");
+    /// assert_eq!(violation.count, 3 + 100); // every handler: 3 starts, then 100 deliveries
+    /// ```
+    pub fn with_properties(mut self, properties: &Properties) -> Self {
+        self.properties = Installed::all(properties);
+        self
+    }
+
     /// Stops after `limit` events even if simulated time remains (benchmarks, bounded runs).
     pub fn with_event_limit(mut self, limit: u64) -> Self {
         self.max_events = Some(limit);
@@ -511,8 +562,10 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// Runs to the configured duration (or event limit) and reports; or, when the run
     /// outgrows its [`crate::limits::RunLimits`] (`config.limits`), ends it there and says
-    /// what grew.
-    pub fn run(&mut self) -> Result<RunReport, LimitExceeded> {
+    /// what grew ([`RunError::Limit`]); or, when a process asks for an effect the engine
+    /// cannot carry out, ends it after that handler and says which, where and why
+    /// ([`RunError::Refused`]).
+    pub fn run(&mut self) -> Result<RunReport, RunError> {
         self.start();
         let event_limit = self.max_events.unwrap_or(u64::MAX);
         let guard_events = self.config.limits.max_events;
@@ -520,8 +573,8 @@ impl<'t, P: Process> Sim<'t, P> {
         // One comparison per event for both event limits; which one it was is sorted out once.
         let stop_at = event_limit.min(guard_events);
         loop {
-            if let Some(queued) = self.overflowed {
-                return Err(self.exceeded(Limit::InFlight, queued));
+            if self.halt.is_some() {
+                return Err(self.halted());
             }
             // An event past the end, or past a limit, is taken and dropped: nothing runs
             // after the loop.
@@ -536,7 +589,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 if self.events >= event_limit {
                     break;
                 }
-                return Err(self.exceeded(Limit::Events, self.events));
+                return Err(self.exceeded(Limit::Events, self.events).into());
             }
             self.now = entry.time;
             self.events += 1;
@@ -563,6 +616,15 @@ impl<'t, P: Process> Sim<'t, P> {
             self.now = self.config.duration_ns;
         }
         Ok(self.finish())
+    }
+
+    /// Why the run ends before its next event ([`Sim::halt`] is set).
+    #[cold]
+    fn halted(&mut self) -> RunError {
+        match self.halt.take().expect("the run is halted") {
+            Halt::InFlight(queued) => self.exceeded(Limit::InFlight, queued).into(),
+            Halt::Refused(refused) => RunError::Refused(*refused),
+        }
     }
 
     /// Ends the run if the caller's stop callback says why it should.
@@ -675,11 +737,21 @@ impl<'t, P: Process> Sim<'t, P> {
         if index as usize + 1 == self.slab.items.len() {
             let queued = (self.slab.items.len() as u64).saturating_add(self.held_in_streams);
             if queued > self.config.limits.max_in_flight {
-                self.overflowed = Some(queued);
+                self.overflowed(queued);
             }
         }
         let handle = self.slab_handle(index);
         self.queue.push(at_ns, handle);
+    }
+
+    /// The events and messages queued (`queued`) passed the guard's limit: the run ends
+    /// before its next event, unless a refused effect ends it already (a refusal is the run's
+    /// first problem, and stays the reason it ends).
+    #[cold]
+    fn overflowed(&mut self, queued: u64) {
+        if !matches!(self.halt, Some(Halt::Refused(_))) {
+            self.halt = Some(Halt::InFlight(queued));
+        }
     }
 
     fn dispatch(&mut self, handle: u32) {

@@ -2,9 +2,12 @@
 
 use super::{EventData, Held, Payload, Sim, Via};
 use crate::ids::NodeId;
+use crate::invariant::Invariant;
 use crate::liveness::Recognition;
 use crate::network::Transit;
 use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
+use crate::property::{Observation, WriteOutcome};
+use crate::refused::{HandlerEvent, HandlerGuard, Handling};
 use crate::resource::WriteVerdict;
 use crate::time::{LocalNanos, Nanos};
 use crate::trace::{EventKind, Name};
@@ -42,10 +45,11 @@ pub(super) enum Input<M, T> {
     },
 }
 
-/// What the trace event of a handler call needs of its input, taken before the handler
-/// consumes it. Plain data, so that an untraced call carries nothing that needs dropping.
+/// What the trace event of a handler call, a refused effect and a panic record need of its
+/// input, taken before the handler consumes it. Plain data, so that it costs a few
+/// registers and carries nothing that needs dropping.
 #[derive(Clone, Copy)]
-enum Call {
+pub(super) enum Call {
     Start,
     Message {
         kind: usize,
@@ -63,16 +67,24 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Calls one handler of `node` and applies what it asked for.
     pub(super) fn invoke(&mut self, node: NodeId, input: Input<P::Msg, P::Timer>) {
         let index = node.index();
-        let call = self.tracing().then(|| Self::call(&input));
+        let call = Self::call(&input);
         let starting_up = matches!(input, Input::Workload) && self.starting_up(node);
         let stream = self.stream_config().is_some();
         let state = &mut self.nodes[index];
         let (local, wall) = state.clocks.readings(self.now);
         let members = self.config.members;
+        let observed = (!self.properties.is_empty()).then_some(&mut self.observed);
         let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox)
             .with_wall_now(wall)
-            .on_stream(stream);
+            .on_stream(stream)
+            .observing(observed);
         let process = &mut self.processes[index];
+        // Forgotten on return: it drops, and leaves what was handled behind for the catcher
+        // (`take_handler_panic`), only when a panic unwinds out of the handler.
+        let at_ns = self.now;
+        let guard = HandlerGuard {
+            handling: move || Self::handling(node, at_ns, call),
+        };
         match input {
             Input::Start => process.on_start(&mut ctx),
             Input::Message { from, msg, .. } => process.on_message(&mut ctx, from, msg),
@@ -86,10 +98,37 @@ impl<'t, P: Process> Sim<'t, P> {
                 }
             }
         }
-        self.after_handler(node, local);
-        if let Some(call) = call {
+        // Not dropped: a normal return leaves nothing behind.
+        let guard = std::mem::ManuallyDrop::new(guard);
+        self.after_handler(node, local, &guard.handling);
+        if self.tracing() {
             self.trace_node(node, Self::event_of(call));
         }
+    }
+
+    /// `node` handling the event of `call` at `at_ns`, with the algorithm's names.
+    pub(super) fn handling(node: NodeId, at_ns: Nanos, call: Call) -> Handling {
+        let event = match call {
+            Call::Start => HandlerEvent::Start,
+            Call::Message {
+                kind,
+                from,
+                sent_ns,
+            } => HandlerEvent::Message {
+                // A kind past the names is what the refusal check looks for; not here.
+                message: P::Msg::KINDS.get(kind).copied().unwrap_or("?"),
+                from,
+                sent_ns,
+            },
+            Call::Timer(index) => HandlerEvent::Timer {
+                timer: P::Timer::NAMES.get(index).copied().unwrap_or("?"),
+            },
+            Call::Restart => HandlerEvent::Restart,
+            Call::Resign => HandlerEvent::Resign,
+            Call::Workload => HandlerEvent::Workload,
+            Call::Disconnected(peer) => HandlerEvent::Disconnect { peer },
+        };
+        Handling { node, at_ns, event }
     }
 
     /// Whether `node` leads but is still within its start-up delay (and so does not serve).
@@ -143,12 +182,14 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// Applies the outbox (or holds its outgoing part back if a stall strikes now), then
     /// shows the checker and the liveness monitor the process's state.
-    fn after_handler(&mut self, node: NodeId, local: LocalNanos) {
+    fn after_handler(&mut self, node: NodeId, local: LocalNanos, handling: &impl Fn() -> Handling) {
         let index = node.index();
         let mut effects = std::mem::take(&mut self.outbox);
         if let Some((stall_ns, fault)) = self.nodes[index].stall_next.take() {
             for effect in effects.drain(..) {
-                if effect.is_deferrable() {
+                if self.refused(&effect) {
+                    self.refuse(handling(), effect);
+                } else if effect.is_deferrable() {
                     self.nodes[index].deferred.push(effect);
                 } else {
                     self.apply(node, local, effect);
@@ -159,12 +200,14 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals -= 1;
             self.record_mut(fault).healed_at_ns = Some(self.now.saturating_add(stall_ns));
         } else {
-            self.settle(node, local, &mut effects);
+            self.settle(node, local, &mut effects, handling);
         }
         self.outbox = effects;
+        self.observe_handler(node);
         let term = self.processes[index].term();
-        let broken = self.checker.on_term(self.now, node, term);
-        self.flag(broken);
+        if self.checker.term_went_back(self.now, node, term) {
+            self.flag(Some(Invariant::TermMonotonic));
+        }
         let process = &self.processes[index];
         if index < self.config.members {
             let seen = if process.learns_leader_on_demand() {
@@ -220,8 +263,12 @@ impl<'t, P: Process> Sim<'t, P> {
                 let broken = self.checker.on_claim(self.now, node, term);
                 self.flag(broken);
                 self.failover_claim(node, term);
+                self.observe(Observation::Claim { node, term, token });
             }
-            Effect::SteppedDown => self.leadership.end(self.now, node),
+            Effect::SteppedDown => {
+                self.leadership.end(self.now, node);
+                self.observe(Observation::StepDown { node });
+            }
             Effect::Signal(signal) => self.count_signal(node, signal),
         }
     }
@@ -435,14 +482,27 @@ impl<'t, P: Process> Sim<'t, P> {
     /// A write of `token` reaches the resource; `term` is the term its writer believed it led
     /// when it sent it.
     fn on_write(&mut self, from: NodeId, token: u64, term: Option<u64>, sent_ns: Nanos) {
-        if self
+        let stale = self
             .resource
             .highest_token()
-            .is_some_and(|highest| token < highest)
-        {
+            .is_some_and(|highest| token < highest);
+        if stale {
             self.counters.stale_write_attempts += 1;
         }
-        match self.resource.write(self.now, token) {
+        let verdict = self.resource.write(self.now, token);
+        if self.observing() {
+            let verdict = match verdict {
+                WriteVerdict::Accepted => WriteOutcome::Accepted { stale },
+                WriteVerdict::RejectedStale { highest } => WriteOutcome::Rejected { highest },
+            };
+            self.observe(Observation::Write {
+                from,
+                token,
+                sent_ns,
+                verdict,
+            });
+        }
+        match verdict {
             WriteVerdict::Accepted => {
                 if self.resource.highest_token() == Some(token) {
                     self.highest_token_term = term;
@@ -729,6 +789,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.failover_member_down();
         self.break_connections_of(node);
+        self.observe(Observation::Crash { node });
         self.trace_node(node, EventKind::Crash);
     }
 
@@ -739,6 +800,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.nodes[node.index()].status = Status::Up;
         self.restore_durable(node);
+        self.observe(Observation::Restart { node });
         self.invoke(node, Input::Restart);
         self.arm_workload(node);
     }

@@ -33,12 +33,17 @@ impl<P: Process> Sim<'_, P> {
         node: NodeId,
         local: LocalNanos,
         effects: &mut Vec<NodeEffect<P>>,
+        handling: &impl Fn() -> crate::refused::Handling,
     ) {
         let processing_ns = self.processing_ns();
         let start_ns = self.now.saturating_add(processing_ns);
         let timer_local = local.saturating_add(i64::try_from(processing_ns).unwrap_or(i64::MAX));
         let mut ready_ns = start_ns.max(self.nodes[node.index()].output_free_ns);
         for effect in effects.drain(..) {
+            if self.refused(&effect) {
+                self.refuse(handling(), effect);
+                continue;
+            }
             match effect {
                 Effect::Persist(durable) => {
                     ready_ns = ready_ns.max(self.write_durable(node, start_ns, durable));

@@ -171,7 +171,7 @@ impl<P: Process> Sim<'_, P> {
         self.held_in_streams = self.held_in_streams.saturating_add(count);
         let queued = (self.slab.items.len() as u64).saturating_add(self.held_in_streams);
         if queued > self.config.limits.max_in_flight {
-            self.overflowed = Some(queued);
+            self.overflowed(queued);
         }
     }
 

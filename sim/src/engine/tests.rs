@@ -1169,11 +1169,21 @@ fn a_pause_of_a_node_paused_for_longer_heals_when_the_node_runs_again() {
 // The runtime guard (crate::limits): a run that outgrows any limit ends with an error that
 // names what grew, never a report of a run cut short.
 
+/// The limit a run outgrew (it refused no effect).
+fn limit_of(e: crate::RunError) -> LimitExceeded {
+    match e {
+        crate::RunError::Limit(e) => e,
+        refused => panic!("a limit, not {refused}"),
+    }
+}
+
 fn guarded(limits: crate::limits::RunLimits, latency_ns: u64) -> Result<RunReport, LimitExceeded> {
     let mut c = config(3, 1_000 * S);
     c.network.default.latency = Latency::Constant(latency_ns);
     c.limits = limits;
-    Sim::new(c, info(3), vec![Toy::pinger(MS); 3]).run()
+    Sim::new(c, info(3), vec![Toy::pinger(MS); 3])
+        .run()
+        .map_err(limit_of)
 }
 
 #[test]
@@ -1245,6 +1255,7 @@ fn messages_held_back_on_a_cut_stream_count_toward_the_in_flight_limit() {
     let members = c.members;
     let e = Sim::new(c, info(members), vec![Toy::pinger(MS), Toy::default()])
         .run()
+        .map_err(limit_of)
         .expect_err("five thousand pings wait behind the cut");
     assert_eq!(e.limit, crate::limits::Limit::InFlight);
     assert!(
@@ -1266,7 +1277,9 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
             max_events,
             ..crate::limits::RunLimits::default()
         };
-        Sim::new(c, info(3), vec![Toy::pinger(10 * MS); 3]).run()
+        Sim::new(c, info(3), vec![Toy::pinger(10 * MS); 3])
+            .run()
+            .map_err(limit_of)
     };
     let events = with_limit(u64::MAX).expect("unlimited").events;
     assert_eq!(
@@ -1279,3 +1292,5 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
         (crate::limits::Limit::Events, events - 1)
     );
 }
+
+mod properties;
