@@ -4,8 +4,8 @@
 //! failure to a minimal reproducer, and panic with the seed, the invariant, the reproducer's
 //! path and the exact command that replays it; the results are also returned as values.
 //!
-//! - `SPLITBRAIN_SEEDS=N` sets how many seeds a hunt runs when the test does not say
-//!   ([`DEFAULT_SEEDS`] otherwise);
+//! - `SPLITBRAIN_SEEDS=N` sets how many seeds every hunt runs (a nightly CI job raises it),
+//!   over the count the test gives ([`Hunt::seeds`]), over [`DEFAULT_SEEDS`];
 //! - `SPLITBRAIN_SEED=S` replays seed `S` alone (what the printed replay line sets);
 //! - `SPLITBRAIN_OUT=DIR` is where reproducers go (default `target/splitbrain/`).
 //!
@@ -122,7 +122,7 @@ impl Hunt {
         }
     }
 
-    /// Runs `n` seeds (default: `SPLITBRAIN_SEEDS`, else [`DEFAULT_SEEDS`]).
+    /// Runs `n` seeds unless `SPLITBRAIN_SEEDS` says how many (default [`DEFAULT_SEEDS`]).
     pub fn seeds(mut self, n: u64) -> Self {
         self.seeds = Some(n.max(1));
         self
@@ -215,12 +215,10 @@ impl Hunt {
                 last: seed,
             });
         }
-        let count = match self.seeds {
-            Some(n) => n,
-            None => env_number("SPLITBRAIN_SEEDS")?
-                .unwrap_or(DEFAULT_SEEDS)
-                .max(1),
-        };
+        let count = env_number("SPLITBRAIN_SEEDS")?
+            .or(self.seeds)
+            .unwrap_or(DEFAULT_SEEDS)
+            .max(1);
         Ok(SeedSpan {
             first: self.first_seed,
             last: self.first_seed.saturating_add(count - 1),
@@ -231,17 +229,18 @@ impl Hunt {
     fn found(&self, record: &SeedRecord) -> Found {
         let failure = record.failures[0].clone();
         let start = self.scenario.materialize(record.seed);
-        let (scenario, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
+        let (scenario, failure, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
             let never = || false;
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 shrink_scenario(&start, &failure, SHRINK_BUDGET_RUNS, &never)
             }));
             match caught {
-                Ok(shrunk) => (shrunk.candidate, shrunk.runs),
-                Err(_) => (start, 0),
+                // The failure as the reproducer shows it (the shrunk run's).
+                Ok(shrunk) => (shrunk.candidate, shrunk.outcome, shrunk.runs),
+                Err(_) => (start, failure, 0),
             }
         } else {
-            (start, 0)
+            (start, failure, 0)
         };
         let reproducer = self.write_reproducer(record.seed, &failure.key, scenario);
         Found {
@@ -438,8 +437,14 @@ mod tests {
         assert_eq!(span(&hunt(), &[]).last, DEFAULT_SEEDS);
         assert_eq!(span(&hunt(), &[("SPLITBRAIN_SEEDS", "5_000")]).last, 5_000);
         let asked = hunt().seeds(20).first_seed(11);
-        let got = span(&asked, &[("SPLITBRAIN_SEEDS", "5000")]);
+        let got = span(&asked, &[]);
         assert_eq!((got.first, got.last), (11, 30));
+        let got = span(&asked, &[("SPLITBRAIN_SEEDS", "5000")]);
+        assert_eq!(
+            (got.first, got.last),
+            (11, 5010),
+            "the environment raises it"
+        );
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub use network_config::{
     Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
 };
 pub use process::{Ctx, Effect, Message, Process, Signal, TimerKind};
-pub use property::{Observation, Properties, Property, PropertyFactory};
+pub use property::{
+    always, Breach, Observation, Properties, Property, PropertyFactory, UserObservation, Value,
+    WriteOutcome,
+};
 pub use refused::{take_handler_panic, HandlerEvent, Handling, Refusal, RefusedEffect, RunError};
 pub use rng::{SimRng, StreamId, PPM};
 pub use time::{format_duration, LocalNanos, Nanos, NANOS_PER_MILLI, NANOS_PER_SEC};

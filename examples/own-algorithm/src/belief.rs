@@ -18,39 +18,33 @@
 //! A member that is paused cannot report that its belief ended, though by its own clock it
 //! has; what it *does* when it runs again is what matters, and that it reports.
 //!
-//! ## Waiting on the engine's property API
-//!
-//! `Ctx::observe(name, value)` and the `Property` trait are not in splitbrain yet. Until
-//! they are, the report functions below record nothing, and [`OneHolderAtATime`] is a plain
-//! state machine with unit tests. Where the API goes is marked `PROPERTY:`.
+//! The reports go through `Ctx::observe`; [`property`] installs [`OneHolderAtATime`] over
+//! them, and `OwnLease`'s `Algorithm::properties` returns it, so every run of the algorithm
+//! (hunt, shrink, replay, the CLI) checks it at every event, under its name.
 
 use crate::messages::{LeaseMsg, LeaseTimer};
-use splitbrain_sim::{Ctx, NodeId};
+use splitbrain_sim::{Breach, Ctx, NodeId, Observation, Properties, Value};
 
 type LeaseCtx<'a> = Ctx<'a, LeaseMsg, LeaseTimer>;
 
 /// The server granted lease `token` to `holder`.
 pub(crate) fn granted(ctx: &mut LeaseCtx<'_>, holder: NodeId, token: u64) {
-    // PROPERTY: ctx.observe("lease_granted", (u64::from(holder.0), token));
-    let _ = (ctx, holder, token);
+    ctx.observe("lease_granted", (u64::from(holder.0), token));
 }
 
 /// The member now believes it holds lease `token`.
 pub(crate) fn holds(ctx: &mut LeaseCtx<'_>, token: u64) {
-    // PROPERTY: ctx.observe("lease_held", token);
-    let _ = (ctx, token);
+    ctx.observe("lease_held", token);
 }
 
 /// The member no longer believes it holds lease `token`.
 pub(crate) fn released(ctx: &mut LeaseCtx<'_>, token: u64) {
-    // PROPERTY: ctx.observe("lease_released", token);
-    let _ = (ctx, token);
+    ctx.observe("lease_released", token);
 }
 
 /// The member acts (writes) on its belief that it holds lease `token`.
 pub(crate) fn acted(ctx: &mut LeaseCtx<'_>, token: u64) {
-    // PROPERTY: ctx.observe("lease_acted", token);
-    let _ = (ctx, token);
+    ctx.observe("lease_acted", token);
 }
 
 /// The property: a member acts only on the newest lease the server has granted, so no two
@@ -95,20 +89,33 @@ impl OneHolderAtATime {
             _ => Ok(()),
         }
     }
+}
 
-    // PROPERTY: once `splitbrain_sim::property` is on main, the property is installed as
-    //
-    //     Properties::new().always(OneHolderAtATime::NAME, |p: &mut OneHolderAtATime, _now, o| {
-    //         match *o {
-    //             Observation::User { name: "lease_granted", value: Value::Pair(holder, token), .. } =>
-    //                 { p.granted(NodeId(holder as u32), token); Ok(()) }
-    //             Observation::User { node, name: "lease_acted", value: Value::U64(token) } =>
-    //                 p.acted(node, token).map_err(Breach::new),
-    //             _ => Ok(()),
-    //         }
-    //     })
-    //
-    // and `tests/hunt.rs` hunts `CheckThenActFenced` with it (see the test marked PROPERTY).
+/// The properties this crate's election is checked against besides the built-in invariants:
+/// [`OneHolderAtATime`] over the members' and the server's reports.
+pub fn property() -> Properties {
+    Properties::new().always(
+        OneHolderAtATime::NAME,
+        |p: &mut OneHolderAtATime, _now_ns, observation| match *observation {
+            Observation::User {
+                name: "lease_granted",
+                value: Value::Pair(holder, token),
+                ..
+            } => {
+                let holder = u32::try_from(holder).map_or(NodeId(u32::MAX), NodeId);
+                p.granted(holder, token);
+                Ok(())
+            }
+            Observation::User {
+                node,
+                name: "lease_acted",
+                value: Value::U64(token),
+            } => p
+                .acted(node, token)
+                .map_err(|detail| Breach::new(detail).nodes([node])),
+            _ => Ok(()),
+        },
+    )
 }
 
 #[cfg(test)]

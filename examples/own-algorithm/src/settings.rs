@@ -10,7 +10,7 @@ use splitbrain_algorithms::{
     MAX_TIMING_NS,
 };
 use splitbrain_sim::duration::{format_duration_ron, DurationText};
-use splitbrain_sim::{AlgorithmInfo, LimitExceeded, Nanos, RunReport, SimConfig};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
 /// The registry's handle for the lock-server lease election; see the crate doc.
@@ -268,12 +268,16 @@ impl Algorithm for OwnLease {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn properties(_config: &OwnLeaseConfig) -> splitbrain_sim::Properties {
+        crate::belief::property()
+    }
+
     fn run(
         config: &OwnLeaseConfig,
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
-    ) -> Result<RunReport, LimitExceeded> {
+    ) -> Result<RunReport, RunError> {
         // The members, then the lock server as process `members`.
         let processes = OwnLeaseProcess::cluster(sim.members, config);
         run_processes(sim, info, processes, options)

@@ -37,15 +37,6 @@ fn nemesis_with(name: &str, variant: &str, fencing: bool) -> String {
         .replace("fencing: true", &format!("fencing: {fencing}"))
 }
 
-/// `SPLITBRAIN_SEEDS` if set, else `seeds`: the harness takes the environment only where a
-/// test names no count, and this one names more than the default 1,000.
-fn seeds_or(seeds: u64) -> u64 {
-    std::env::var("SPLITBRAIN_SEEDS")
-        .ok()
-        .and_then(|n| n.replace('_', "").parse().ok())
-        .unwrap_or(seeds)
-}
-
 /// A hunt of the explicit scenario at `path` (a reproducer) on its own seed only.
 fn replay(path: &std::path::Path) -> Hunt {
     let hunt = Hunt::file(path).expect("reproducer");
@@ -58,7 +49,7 @@ fn the_correct_lease_is_safe_over_ten_thousand_seeds_of_nemesis() {
     register();
     Hunt::file(NEMESIS)
         .expect(NEMESIS)
-        .seeds(seeds_or(10_000))
+        .seeds(10_000)
         .run()
         .assert_safe();
 }
@@ -88,12 +79,25 @@ fn check_then_act_with_a_constant_token_is_found_shrunk_and_reproduced() {
 }
 
 #[test]
-fn check_then_act_with_its_token_is_quiet_to_the_built_in_invariants() {
-    // The case a property about the members' beliefs must catch: the resource rejects every
-    // stale write, so no built-in invariant breaks, yet members act on superseded leases.
+fn check_then_act_with_its_token_is_caught_by_the_crates_own_property() {
+    // The resource rejects every stale write, so no built-in invariant breaks, yet members
+    // act on superseded leases: `one_holder_at_a_time` (src/belief.rs), checked at every
+    // event of every run of the algorithm, reports it, shrunk and replayable like any other.
     register();
     let text = nemesis_with("own-lease-fenced", "CheckThenActFenced", true);
-    Hunt::text(&text).expect("scenario").run().assert_safe();
+    let result = Hunt::text(&text).expect("scenario").run();
+    let found = result.assert_found(own_algorithm::belief::OneHolderAtATime::NAME);
+    assert!(found.failure.detail.contains("acted on lease"), "{found}");
+    eprintln!(
+        "{found}\n  reproducer: {}\n  replay: {}",
+        found.reproducer.display(),
+        found.replay
+    );
+    let again = replay(&found.reproducer).run();
+    assert_eq!(
+        again.assert_found(found.invariant.as_str()).seed,
+        found.seed
+    );
 }
 
 /// `text` with every nemesis kind but `Stall`: a GC stall inside a handler delays a write
@@ -148,18 +152,3 @@ fn every_regression_scenario_stays_safe() {
         replay(&path).run().assert_safe();
     }
 }
-
-// PROPERTY: once `Ctx::observe` and `splitbrain_sim::property` are on main (see
-// `own_algorithm::belief`), this test hunts `CheckThenActFenced` with the property installed
-// and finds it where the built-in invariants above stay quiet:
-//
-// #[test]
-// fn a_property_on_the_members_beliefs_catches_check_then_act_behind_fencing() {
-//     register();
-//     let text = nemesis_with("own-lease-fenced", "CheckThenActFenced", true);
-//     let found = Hunt::text(&text)?
-//         .property(own_algorithm::belief::property())
-//         .run()
-//         .assert_found(own_algorithm::belief::OneHolderAtATime::NAME);
-//     assert!(found.failure.detail.contains("acted on lease"));
-// }
