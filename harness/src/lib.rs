@@ -47,6 +47,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(test)]
+mod misbehaving;
 pub mod scripted;
 
 pub use scripted::Scripted;
