@@ -219,6 +219,31 @@ pub struct RunOptions<'a> {
     pub properties: Option<&'a Properties>,
 }
 
+impl<'a> RunOptions<'a> {
+    /// The same options, borrowed for a shorter `'b`: so that a caller can add a stop or
+    /// properties that live only as long as its own call (`RunOptions { stop: Some(&stop),
+    /// ..options.shorten() }`).
+    pub fn shorten<'b>(self) -> RunOptions<'b>
+    where
+        'a: 'b,
+    {
+        RunOptions {
+            // `&'a mut dyn T` does not shorten by itself behind an `Option`: re-borrowed.
+            trace: match self.trace {
+                Some(sink) => Some(sink),
+                None => None,
+            },
+            progress: match self.progress {
+                Some(progress) => Some(progress),
+                None => None,
+            },
+            max_events: self.max_events,
+            stop: self.stop,
+            properties: self.properties,
+        }
+    }
+}
+
 /// Runs `config` with this algorithm and the given options.
 pub fn run_with(
     algorithm: &AlgorithmConfig,

@@ -427,18 +427,8 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
             None => own,
         };
         let options = RunOptions {
-            // Re-borrowed, so that they live no longer than `all`.
-            trace: match options.trace {
-                Some(sink) => Some(sink),
-                None => None,
-            },
-            progress: match options.progress {
-                Some(progress) => Some(progress),
-                None => None,
-            },
-            max_events: options.max_events,
-            stop: options.stop,
             properties: Some(&all),
+            ..options.shorten()
         };
         A::run(&self.0, sim, info, options)
     }

@@ -29,40 +29,14 @@ use splitbrain_scenario::{self as scenario, Scenario};
 use std::fmt::Write as _;
 use std::time::Duration;
 
-/// Which process a fault strikes, resolved when it fires (as in a scenario file).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// The live member that believes it leads, with the highest term.
-    Leader,
-    /// A live member that is not the leader.
-    Follower,
-    /// Member `i`.
-    Node(u32),
-    /// A live member drawn from the fault's stream.
-    Random,
-    /// A minority of the members.
-    Minority,
-    /// The modeled coordination service's process.
-    Service,
-    /// Every member that is crashed when the fault fires (only for a restart).
-    AllCrashed,
-    /// Every member.
-    All,
-}
+/// Which process a fault strikes, resolved when it fires (the engine's own type: `Leader`,
+/// `Follower`, `Node(i)`, `Random`, `Minority`, `Service`, `AllCrashed`, `All`).
+pub use splitbrain_sim::Target;
 
-impl Target {
-    fn ron(self) -> String {
-        match self {
-            Target::Leader => "Leader".into(),
-            Target::Follower => "Follower".into(),
-            Target::Node(i) => format!("Node({i})"),
-            Target::Random => "Random".into(),
-            Target::Minority => "Minority".into(),
-            Target::Service => "Service".into(),
-            Target::AllCrashed => "AllCrashed".into(),
-            Target::All => "All".into(),
-        }
-    }
+/// `target` as a scenario writes it (`Node(2)`).
+fn ron(target: &Target) -> String {
+    // Plain enum data: nothing fails to serialize.
+    ron::to_string(target).unwrap_or_default()
 }
 
 /// A scenario under construction: the algorithm, the cluster, and faults at given times.
@@ -137,24 +111,24 @@ impl Scripted {
 
     /// Crashes `target` at `at`; restarts it `heal_after` later if given.
     pub fn crash(self, at: Duration, target: Target, heal_after: Option<Duration>) -> Self {
-        self.fault(at, format!("Crash({})", target.ron()), heal_after)
+        self.fault(at, format!("Crash({})", ron(&target)), heal_after)
     }
 
     /// Restarts a crashed `target` at `at` with only its durable state.
     pub fn restart(self, at: Duration, target: Target) -> Self {
-        self.fault(at, format!("Restart({})", target.ron()), None)
+        self.fault(at, format!("Restart({})", ron(&target)), None)
     }
 
     /// Freezes `target` between two handlers for `pause`.
     pub fn pause(self, at: Duration, target: Target, pause: Duration) -> Self {
-        self.fault(at, format!("Pause({}, {})", target.ron(), ns(pause)), None)
+        self.fault(at, format!("Pause({}, {})", ron(&target), ns(pause)), None)
     }
 
     /// Freezes `target` for `pause` with its monotonic clock standing still (a VM suspend).
     pub fn suspend(self, at: Duration, target: Target, pause: Duration) -> Self {
         self.fault(
             at,
-            format!("Suspend({}, {})", target.ron(), ns(pause)),
+            format!("Suspend({}, {})", ron(&target), ns(pause)),
             None,
         )
     }
@@ -162,14 +136,14 @@ impl Scripted {
     /// Freezes `target` inside its next handler for `pause`: the decision is taken on time,
     /// its effects leave late (the check-then-act race of a GC pause).
     pub fn stall(self, at: Duration, target: Target, pause: Duration) -> Self {
-        self.fault(at, format!("Stall({}, {})", target.ron(), ns(pause)), None)
+        self.fault(at, format!("Stall({}, {})", ron(&target), ns(pause)), None)
     }
 
     /// Cuts `target` off from everyone else; heals the cut `heal_after` later if given.
     pub fn isolate(self, at: Duration, target: Target, heal_after: Option<Duration>) -> Self {
         self.fault(
             at,
-            format!("Partition(Isolate({}))", target.ron()),
+            format!("Partition(Isolate({}))", ron(&target)),
             heal_after,
         )
     }
@@ -194,7 +168,7 @@ impl Scripted {
     ) -> Self {
         self.fault(
             at,
-            format!("Partition(CutLink({}, {}))", a.ron(), b.ron()),
+            format!("Partition(CutLink({}, {}))", ron(&a), ron(&b)),
             heal_after,
         )
     }
@@ -207,7 +181,7 @@ impl Scripted {
         to: Target,
         heal_after: Option<Duration>,
     ) -> Self {
-        let shape = format!("Partition(OneWay(from: {}, to: {}))", from.ron(), to.ron());
+        let shape = format!("Partition(OneWay(from: {}, to: {}))", ron(&from), ron(&to));
         self.fault(at, shape, heal_after)
     }
 
@@ -220,7 +194,7 @@ impl Scripted {
     pub fn clock_jump(self, at: Duration, target: Target, step_ns: i64) -> Self {
         self.fault(
             at,
-            format!("ClockJump({}, \"{step_ns}ns\")", target.ron()),
+            format!("ClockJump({}, \"{step_ns}ns\")", ron(&target)),
             None,
         )
     }
@@ -235,7 +209,7 @@ impl Scripted {
     ) -> Self {
         self.fault(
             at,
-            format!("ClockDrift({}, {ppm})", target.ron()),
+            format!("ClockDrift({}, {ppm})", ron(&target)),
             heal_after,
         )
     }
@@ -260,14 +234,14 @@ impl Scripted {
     ) -> Self {
         self.fault(
             at,
-            format!("SlowDisk({}, {})", target.ron(), ns(fsync)),
+            format!("SlowDisk({}, {})", ron(&target), ns(fsync)),
             heal_after,
         )
     }
 
     /// The leader hands leadership on (planned handover).
     pub fn resign(self, at: Duration, target: Target) -> Self {
-        self.fault(at, format!("Resign({})", target.ron()), None)
+        self.fault(at, format!("Resign({})", ron(&target)), None)
     }
 
     /// The scenario as a scenario file writes it.

@@ -78,18 +78,8 @@ pub fn run_watched_with(
     let watch = WallWatch::start(sim.limits.max_wall_ms);
     let stop = || watch.check(interrupted);
     let options = RunOptions {
-        // Re-borrowed, so that they live no longer than `stop`.
-        trace: match options.trace {
-            Some(sink) => Some(sink),
-            None => None,
-        },
-        progress: match options.progress {
-            Some(progress) => Some(progress),
-            None => None,
-        },
-        max_events: options.max_events,
         stop: Some(&stop),
-        properties: options.properties,
+        ..options.shorten()
     };
     splitbrain_algorithms::run_with(algorithm, sim, options)
 }
