@@ -44,7 +44,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_objective(ctx.scenario, report);
     print_messages(report);
     print_counters(report);
-    print_invariants(report);
+    print_invariants(report, &s.algorithm.property_names());
     print_verdict(ctx, report, outcome);
 }
 
@@ -315,10 +315,19 @@ fn print_elections(report: &RunReport) {
     }
 }
 
-fn print_invariants(report: &RunReport) {
+/// The built-in invariants, then the algorithm's own properties (`properties`) and any other
+/// property that broke, each held or violated.
+fn print_invariants(report: &RunReport, properties: &[&'static str]) {
     crate::outln!("\nInvariants");
     let mut table = Table::new(&["invariant", "verdict"]);
-    for inv in Invariant::SAFETY {
+    let mut checked: Vec<Invariant> = Invariant::SAFETY.to_vec();
+    checked.extend(properties.iter().map(|name| Invariant::Property(name)));
+    for v in &report.violations {
+        if !checked.contains(&v.invariant) && v.invariant.is_safety() {
+            checked.push(v.invariant);
+        }
+    }
+    for inv in checked {
         let verdict = match report.violations.iter().find(|v| v.invariant == inv) {
             Some(v) if v.count > 1 => format!("VIOLATED: {} ({} times)", v.detail, v.count),
             Some(v) => format!("VIOLATED: {}", v.detail),

@@ -15,6 +15,7 @@ pub mod raft_rs;
 pub mod registry;
 pub mod ring;
 mod rules;
+pub mod simple;
 #[cfg(test)]
 mod testing;
 pub mod zookeeper;

@@ -35,6 +35,12 @@ pub enum RegistryError {
         /// The registered algorithm that has it.
         owner: &'static str,
     },
+    /// A command-line name or alias must be lowercase letters, digits and `-` (`my-lease`).
+    #[error("`{name}` cannot be a command-line name: use lowercase letters, digits and `-`, starting with a letter")]
+    BadName {
+        /// The name as given.
+        name: &'static str,
+    },
     /// A scenario name must be an identifier RON reads as an enum variant (`MyLease`).
     #[error("`{name}` cannot be written in a scenario: use letters, digits and `_`, starting with a letter")]
     BadScenarioName {
@@ -157,6 +163,9 @@ fn insert<A: Algorithm>(
         return Ok(existing);
     }
     check_scenario_name(A::SCENARIO_NAME)?;
+    for name in std::iter::once(A::NAME).chain(A::ALIASES.iter().copied()) {
+        check_name(name)?;
+    }
     let names = std::iter::once(A::NAME)
         .chain(std::iter::once(A::SCENARIO_NAME))
         .chain(A::ALIASES.iter().copied());
@@ -188,7 +197,38 @@ fn insert<A: Algorithm>(
     Ok(entry)
 }
 
+fn check_name(name: &'static str) -> Result<(), RegistryError> {
+    let mut chars = name.chars();
+    let starts_well = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    if starts_well && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        Ok(())
+    } else {
+        Err(RegistryError::BadName { name })
+    }
+}
+
+/// Names a scenario file gives its own structures: an algorithm named so would make its
+/// errors ambiguous (`unknown field in Network`).
+const STRUCT_NAMES: &[&str] = &[
+    "Scenario",
+    "Design",
+    "Network",
+    "Link",
+    "Clocks",
+    "ServiceClock",
+    "NodeClock",
+    "Disk",
+    "NodeDisk",
+    "Workload",
+    "Resource",
+    "Liveness",
+    "Fault",
+];
+
 fn check_scenario_name(name: &'static str) -> Result<(), RegistryError> {
+    if STRUCT_NAMES.contains(&name) {
+        return Err(RegistryError::BadScenarioName { name });
+    }
     let mut chars = name.chars();
     let starts_well = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     if starts_well && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -334,6 +374,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn campaign_timeout_ns(&self) -> Nanos;
     fn sends_to_every_member(&self) -> bool;
     fn election_is_quadratic(&self) -> bool;
+    fn property_names(&self) -> Vec<&'static str>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -397,6 +438,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn election_is_quadratic(&self) -> bool {
         A::ELECTION_IS_QUADRATIC
+    }
+    fn property_names(&self) -> Vec<&'static str> {
+        A::properties(&self.0).names()
     }
     fn vary(
         &self,
@@ -544,6 +588,11 @@ impl AlgorithmConfig {
     /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
     pub fn election_is_quadratic(&self) -> bool {
         self.config.election_is_quadratic()
+    }
+
+    /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
+    pub fn property_names(&self) -> Vec<&'static str> {
+        self.config.property_names()
     }
 
     /// Runs `config` with this algorithm and the given options.
@@ -714,8 +763,8 @@ fn leading_identifier(text: &str) -> Option<&str> {
         rest = rest.trim_start();
         if let Some(after) = rest.strip_prefix("//") {
             rest = after.split_once('\n').map_or("", |(_, r)| r);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else if rest.starts_with("/*") {
+            rest = after_block_comment(rest);
         } else {
             break;
         }
@@ -726,6 +775,29 @@ fn leading_identifier(text: &str) -> Option<&str> {
         .unwrap_or(rest.len());
     let starts_well = rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     (end > 0 && starts_well).then(|| &rest[..end])
+}
+
+/// What follows the block comment `text` starts with (`/*`), nested comments included (RON
+/// nests them); empty if it never closes.
+fn after_block_comment(text: &str) -> &str {
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        if rest.starts_with("/*") {
+            depth += 1;
+            at += 2;
+        } else if rest.starts_with("*/") {
+            depth -= 1;
+            at += 2;
+            if depth == 0 {
+                return &text[at..];
+            }
+        } else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    ""
 }
 
 impl fmt::Debug for AlgorithmSettings {
@@ -843,6 +915,8 @@ mod tests {
     fn leading_identifier_skips_comments_and_raw_prefix() {
         assert_eq!(leading_identifier(" Raft(x)"), Some("Raft"));
         assert_eq!(leading_identifier("/* a */ // b\n r#Ring()"), Some("Ring"));
+        assert_eq!(leading_identifier("/* a /* b */ c */ Ring()"), Some("Ring"));
+        assert_eq!(leading_identifier("/* é /* ü */ */Bully"), Some("Bully"));
         assert_eq!(leading_identifier("5"), None);
         assert_eq!(leading_identifier(""), None);
     }

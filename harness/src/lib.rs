@@ -53,6 +53,7 @@ pub mod scripted;
 
 pub use scripted::Scripted;
 pub use splitbrain_algorithms::{register, Algorithm, AlgorithmConfig, RegistryError};
+pub use splitbrain_sim::{Breach, Observation, Properties, Value};
 
 use splitbrain_lab::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
 use splitbrain_lab::hunt::seeds::SeedSpan;
@@ -96,6 +97,8 @@ pub struct Hunt {
     jobs: Option<usize>,
     shrink: bool,
     out_dir: Option<PathBuf>,
+    /// A replay: these seeds, whatever the environment says.
+    exact: bool,
 }
 
 impl Hunt {
@@ -121,7 +124,60 @@ impl Hunt {
             jobs: None,
             shrink: true,
             out_dir: None,
+            exact: false,
         }
+    }
+
+    /// A replay of the reproducer at `path` (a scenario with explicit faults, as a failing
+    /// hunt writes it): its own seed only, not shrunk, whatever `SPLITBRAIN_SEEDS` and
+    /// `SPLITBRAIN_SEED` say. For regression tests that keep reproducers.
+    pub fn replay(path: impl AsRef<Path>) -> Result<Hunt, HarnessError> {
+        let mut hunt = Self::file(path)?;
+        hunt.first_seed = hunt.scenario.sim.seed;
+        hunt.seeds = Some(1);
+        hunt.shrink = false;
+        hunt.exact = true;
+        Ok(hunt)
+    }
+
+    /// Adds a safety property of the test's own, checked at every event of every run of the
+    /// hunt (and of its shrinking) besides the built-in invariants and the algorithm's own:
+    /// a closure over a state `S` (fresh in every run) and each [`Observation`]. Its name is
+    /// the failure's key (`assert_found(name)`).
+    ///
+    /// ```
+    /// use splitbrain_harness::{Breach, Hunt, Observation};
+    ///
+    /// // Raft never elects a leader past term 50 in this short run; a test can say so.
+    /// let result = Hunt::text("Scenario(algorithm: Raft(), nodes: 3, duration: \"5s\")")
+    ///     .unwrap()
+    ///     .seeds(5)
+    ///     .property("few_terms", |_: &mut (), _now_ns, observation| match observation {
+    ///         Observation::Claim { term, node, .. } if *term > 50 => {
+    ///             Err(Breach::new(format!("{node} claimed term {term}")))
+    ///         }
+    ///         _ => Ok(()),
+    ///     })
+    ///     .run();
+    /// result.assert_safe();
+    /// ```
+    pub fn property<S, F>(mut self, name: &'static str, check: F) -> Self
+    where
+        S: Default + Send + 'static,
+        F: Fn(&mut S, splitbrain_sim::Nanos, &Observation) -> Result<(), Breach>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.scenario.properties =
+            std::mem::take(&mut self.scenario.properties).always(name, check);
+        self
+    }
+
+    /// Adds `properties` (see [`Hunt::property`]).
+    pub fn properties(mut self, properties: &Properties) -> Self {
+        self.scenario.properties = self.scenario.properties.and(properties);
+        self
     }
 
     /// Runs `n` seeds unless `SPLITBRAIN_SEEDS` says how many (default [`DEFAULT_SEEDS`]).
@@ -211,6 +267,13 @@ impl Hunt {
 
     fn span_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<SeedSpan, HarnessError> {
         let env_number = |name| env_number(name, env);
+        if self.exact {
+            let count = self.seeds.unwrap_or(1);
+            return Ok(SeedSpan {
+                first: self.first_seed,
+                last: self.first_seed.saturating_add(count - 1),
+            });
+        }
         if let Some(seed) = env_number("SPLITBRAIN_SEED")? {
             return Ok(SeedSpan {
                 first: seed,
@@ -249,7 +312,11 @@ impl Hunt {
             seed: record.seed,
             invariant: failure.key.clone(),
             failure,
-            replay: replay_command(record.seed, reproducer.as_ref().ok()),
+            replay: replay_command(
+                record.seed,
+                reproducer.as_ref().ok(),
+                self.scenario.algorithm.entry().built_in,
+            ),
             reproducer: reproducer.unwrap_or_else(|e| e),
             shrink_runs,
         }
@@ -317,7 +384,7 @@ fn env_number(
 
 /// The command that replays `seed` of the test that is running (cargo names a test's thread
 /// after the test), and, when there is a reproducer, how to run it with the CLI.
-fn replay_command(seed: u64, reproducer: Option<&PathBuf>) -> String {
+fn replay_command(seed: u64, reproducer: Option<&PathBuf>, built_in: bool) -> String {
     let thread = std::thread::current();
     let test = thread.name().filter(|name| *name != "main");
     let mut line = match test {
@@ -325,7 +392,14 @@ fn replay_command(seed: u64, reproducer: Option<&PathBuf>) -> String {
         None => format!("SPLITBRAIN_SEED={seed} (this program)"),
     };
     if let Some(path) = reproducer {
-        line += &format!("\n  or:         splitbrain run {}", path.display());
+        // The stock command knows only the built-in algorithms; a user's needs their own
+        // binary (`splitbrain::cli::main_with`).
+        let command = if built_in {
+            "splitbrain"
+        } else {
+            "<your main_with binary>"
+        };
+        line += &format!("\n  or:         {command} run {}", path.display());
     }
     line
 }
@@ -467,6 +541,27 @@ mod tests {
             error.to_string(),
             "SPLITBRAIN_SEEDS=\"many\" is not a whole number of seeds"
         );
+    }
+
+    #[test]
+    fn a_tests_own_property_is_checked_and_named_like_an_invariant() {
+        let dir = std::env::temp_dir().join(format!("splitbrain-prop-{}", std::process::id()));
+        let result =
+            Hunt::text("Scenario(name: \"p\", algorithm: Raft(), nodes: 3, duration: \"5s\")")
+                .unwrap()
+                .seeds(3)
+                .jobs(1)
+                .out_dir(&dir)
+                .property("no_claim_at_all", |_: &mut (), _now_ns, o| match o {
+                    Observation::Claim { term, node, .. } => {
+                        Err(Breach::new(format!("{node} claimed term {term}")).nodes([*node]))
+                    }
+                    _ => Ok(()),
+                })
+                .run();
+        let found = result.assert_found("no_claim_at_all");
+        assert!(found.failure.detail.contains("claimed term 1"), "{found}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

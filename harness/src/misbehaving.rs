@@ -1,15 +1,12 @@
-//! A user's algorithm that misbehaves, registered at run time as a user's would be: a panic
+//! A user's algorithm that misbehaves, registered at run time as a user's would be (the short
+//! way, [`SimpleAlgorithm`]): a panic
 //! in its handler and an effect the engine refuses are that seed's failure, named with the
 //! node and the event, never the end of the hunt or a panic of the engine.
 
 use crate::Hunt;
 use serde::{Deserialize, Serialize};
-use splitbrain_algorithms::algorithm::{run_processes, Lowered};
-use splitbrain_algorithms::{Algorithm, Cluster, KnobValue, Problem, RunOptions, SettingError};
-use splitbrain_sim::{
-    AlgorithmInfo, Ctx, Message, Nanos, NodeId, Process, RunError, RunReport, SignalSupport,
-    SimConfig, TimerKind,
-};
+use splitbrain_algorithms::simple::SimpleAlgorithm;
+use splitbrain_sim::{Ctx, Message, Nanos, NodeId, Process, TimerKind};
 
 /// What the faulty node 1 does when its timer fires.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,26 +20,11 @@ enum Fault {
     SendsNowhere,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FaultySettings {
     #[serde(default)]
     fault: Fault,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-struct FaultyConfig {
-    fault: Fault,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("never")]
-struct FaultyError;
-
-impl SettingError for FaultyError {
-    fn hint(&self) -> Option<String> {
-        None
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -118,67 +100,22 @@ impl Process for FaultyNode {
     }
 }
 
+/// The short way: a process and its settings ([`SimpleAlgorithm`]).
 struct Faulty;
 
-impl Algorithm for Faulty {
+impl SimpleAlgorithm for Faulty {
     const NAME: &'static str = "faulty";
     const SCENARIO_NAME: &'static str = "Faulty";
-    const SUMMARY: &'static str = "a user's algorithm that misbehaves on purpose (harness tests)";
     type Settings = FaultySettings;
-    type Config = FaultyConfig;
-    type Error = FaultyError;
+    type Process = FaultyNode;
 
-    fn lower(settings: FaultySettings, _: &Cluster) -> Lowered<FaultyConfig, FaultyError> {
-        (
-            FaultyConfig {
-                fault: settings.fault,
-            },
-            Vec::new(),
-        )
-    }
-    fn settings(config: &FaultyConfig) -> FaultySettings {
-        FaultySettings {
-            fault: config.fault,
+    fn process(settings: &FaultySettings, _id: NodeId, _members: usize) -> FaultyNode {
+        FaultyNode {
+            fault: settings.fault,
         }
     }
-    fn info(_: &FaultyConfig, _: usize) -> AlgorithmInfo {
-        AlgorithmInfo {
-            name: Self::NAME.to_string(),
-            failure_detection_ns: TICK_NS,
-            min_group_for_progress: 1,
-            signals: SignalSupport::NONE,
-            late_campaigns_lose: true,
-        }
-    }
-    fn timings(_: &FaultyConfig) -> Vec<(&'static str, Nanos)> {
-        vec![("tick", TICK_NS)]
-    }
-    fn heartbeat_ns(_: &FaultyConfig) -> Nanos {
+    fn heartbeat_ns(_: &FaultySettings) -> Nanos {
         TICK_NS
-    }
-    fn vary(
-        _: &FaultyConfig,
-        _: &Cluster,
-        _: &str,
-        _: KnobValue,
-    ) -> Result<FaultyConfig, Problem<FaultyError>> {
-        Err(Problem {
-            field: "",
-            error: FaultyError,
-        })
-    }
-    fn run(
-        config: &FaultyConfig,
-        sim: SimConfig,
-        info: AlgorithmInfo,
-        options: RunOptions,
-    ) -> Result<RunReport, RunError> {
-        let nodes = (0..sim.members)
-            .map(|_| FaultyNode {
-                fault: config.fault,
-            })
-            .collect();
-        run_processes(sim, info, nodes, options)
     }
 }
 

@@ -42,7 +42,17 @@ pub fn run_seed(
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Result<RunReport, RunFailure> {
     let sim = scenario.sim.clone();
-    match panics::catch(|| run_watched(&scenario.algorithm, sim, trace, abort)) {
+    let options = RunOptions {
+        // Re-borrowed, so that it lives no longer than `scenario`.
+        trace: match trace {
+            Some(sink) => Some(sink),
+            None => None,
+        },
+        properties: (!scenario.properties.is_empty()).then_some(&scenario.properties),
+        ..RunOptions::default()
+    };
+    let run = || run_watched_with(&scenario.algorithm, sim, options, abort);
+    match panics::catch(run) {
         Ok(Ok(report)) => Ok(report),
         Ok(Err(RunError::Limit(e))) if e.limit == Limit::Interrupted => Err(RunFailure::Aborted),
         Ok(Err(RunError::Limit(e))) => Err(RunFailure::Outgrown(e)),

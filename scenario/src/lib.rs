@@ -88,6 +88,12 @@ pub struct Scenario {
     pub nemesis: Option<splitbrain_sim::nemesis::NemesisConfig>,
     /// A recovery-time objective (its start-up delay is also in `sim.startup_delay_ns`).
     pub objective: Option<Objective>,
+    /// Safety properties of the caller's own, checked in every run of this scenario besides
+    /// the built-in invariants and the algorithm's own ([`Algorithm::properties`]). A scenario
+    /// file cannot state code: empty when read, set from Rust (`harness::Hunt::property`).
+    ///
+    /// [`Algorithm::properties`]: splitbrain_algorithms::Algorithm::properties
+    pub properties: splitbrain_sim::Properties,
 }
 
 impl Scenario {
@@ -283,12 +289,25 @@ pub fn parse(source: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     text::check(source, origin)?;
     let options = ron::Options::default().with_default_extension(EXTENSIONS);
-    let file = options
-        .from_str::<raw::ScenarioFile<&ron::value::RawValue>>(source)
-        .and_then(|file| file.read_algorithms(source, &options))
-        .map_err(|e| error::from_ron(e, source, origin))?;
+    let file = read_file(source, &options).map_err(|e| error::from_ron(e, source, origin))?;
     validate::lower(file, &default_name(origin))
         .map_err(|problems| first_problem(problems, source, origin))
+}
+
+/// Reads the file in two steps (see `raw::ScenarioFile`): its structure with each algorithm's
+/// settings as text, then each algorithm's settings with the extensions the file enabled
+/// (`#![enable(...)]`) besides ours, as one reading would.
+fn read_file(
+    source: &str,
+    options: &ron::Options,
+) -> Result<raw::ScenarioFile, ron::error::SpannedError> {
+    use serde::Deserialize;
+    let mut de = ron::Deserializer::from_str_with_options(source, options)?;
+    let file = raw::ScenarioFile::<&ron::value::RawValue>::deserialize(&mut de)
+        .map_err(|e| de.span_error(e))?;
+    de.end().map_err(|e| de.span_error(e))?;
+    let options = options.clone().with_default_extension(de.extensions());
+    file.read_algorithms(source, &options)
 }
 
 /// Reads, parses and validates the scenario file at `path`. Only a regular file of at most

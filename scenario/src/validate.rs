@@ -183,6 +183,7 @@ impl Checker {
             expect_rate_ppm,
             nemesis,
             objective,
+            properties: splitbrain_sim::Properties::new(),
         };
         self.work(&scenario, file_write_every_given);
         scenario

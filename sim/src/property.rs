@@ -371,13 +371,21 @@ impl Properties {
     ///
     /// # Panics
     ///
-    /// If its name is a built-in invariant's, or another property's here: a violation must
-    /// say which property broke.
+    /// If its name is a built-in invariant's, a hunt's failure key ([`RESERVED_NAMES`]),
+    /// another property's here (a violation must say which property broke), or not lowercase
+    /// letters, digits and `_` (it names files and columns).
     pub fn with(mut self, factory: PropertyFactory) -> Self {
         let name = factory().name();
         assert!(
-            Invariant::from_name(name).is_none(),
-            "property name {name:?} is a built-in invariant's"
+            Invariant::from_name(name).is_none() && !RESERVED_NAMES.contains(&name),
+            "property name {name:?} is a built-in invariant's or a hunt's failure key"
+        );
+        let mut chars = name.chars();
+        let well_formed = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        assert!(
+            well_formed,
+            "property name {name:?}: use lowercase letters, digits and `_`, starting with a letter"
         );
         assert!(
             !self.names().contains(&name),
@@ -427,6 +435,18 @@ impl Properties {
     /// Fresh states of every property, for one run.
     pub fn instantiate(&self) -> Vec<Box<dyn Property>> {
         self.factories.iter().map(|f| f()).collect()
+    }
+}
+
+/// Failure keys a hunt gives outcomes that are not invariants (a panic, a run past its
+/// limits, a refused effect, a missed objective): no property may take them.
+pub const RESERVED_NAMES: &[&str] = &["panic", "limit", "refused", "objective"];
+
+/// Two sets of properties are equal when they hold the same names in the same order (code
+/// cannot be compared; a name says which property it is).
+impl PartialEq for Properties {
+    fn eq(&self, other: &Self) -> bool {
+        self.names() == other.names()
     }
 }
 

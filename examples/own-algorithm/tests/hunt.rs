@@ -37,11 +37,10 @@ fn nemesis_with(name: &str, variant: &str, fencing: bool) -> String {
         .replace("fencing: true", &format!("fencing: {fencing}"))
 }
 
-/// A hunt of the explicit scenario at `path` (a reproducer) on its own seed only.
+/// A hunt of the explicit scenario at `path` (a reproducer) on its own seed only, whatever
+/// the environment says.
 fn replay(path: &std::path::Path) -> Hunt {
-    let hunt = Hunt::file(path).expect("reproducer");
-    let seed = hunt.scenario_ref().sim.seed;
-    hunt.first_seed(seed).seeds(1).shrink(false)
+    Hunt::replay(path).expect("reproducer")
 }
 
 #[test]

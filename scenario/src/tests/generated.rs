@@ -307,6 +307,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         },
                         nemesis: None,
                         objective: None,
+                        properties: Default::default(),
                     }
                 },
             )

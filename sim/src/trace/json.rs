@@ -274,14 +274,48 @@ fn broken_of(check: &str) -> Result<Broken, String> {
     }
     check
         .split(',')
-        .map(|name| Invariant::from_name(name).ok_or(format!("unknown invariant {name:?}")))
+        .map(|name| {
+            Invariant::from_name(name)
+                .or_else(|| property_name(name).map(Invariant::Property))
+                .ok_or(format!("unknown invariant {name:?}"))
+        })
         .collect()
+}
+
+/// A user property's name read back from a trace (see [`crate::property`]): lowercase
+/// letters, digits and `_`, kept for the life of the process (one copy per distinct name).
+fn property_name(name: &str) -> Option<&'static str> {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut chars = name.chars();
+    let well_formed = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !well_formed || crate::property::RESERVED_NAMES.contains(&name) {
+        return None;
+    }
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = names.get(name) {
+        return Some(known);
+    }
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(kept);
+    Some(kept)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_user_propertys_name_in_the_check_column_reads_back() {
+        let broken = broken_of("election_safety,one_holder_at_a_time").unwrap();
+        let names: Vec<&str> = broken.iter().map(|i| i.name()).collect();
+        assert!(names.contains(&"one_holder_at_a_time"), "{names:?}");
+        assert!(broken_of("Not A Name").is_err());
+        assert!(broken_of("panic").is_err());
+    }
 
     fn render(event: &TraceEvent) -> String {
         let mut line = String::new();
