@@ -1,6 +1,7 @@
 //! Writing to standard output without panicking. `println!` panics when stdout is closed
-//! (`splitbrain run ... | head`) or full; the CLI prints through [`outln!`] instead, which
-//! ends the process quietly on a closed pipe and with exit 2 and a message on other errors.
+//! (`splitbrain run ... | head`) or full; the CLI prints through
+//! [`outln!`](crate::outln!) instead, which ends the process quietly on a closed pipe and
+//! with exit 2 and a message on other errors.
 
 use crate::exit;
 use std::io::{ErrorKind, Write};

@@ -163,7 +163,7 @@ impl Design {
     }
 }
 
-/// The designs to compare (see [`named_designs`]), each with its fencing: `--fencing both`
+/// The designs to compare (see `named_designs`), each with its fencing: `--fencing both`
 /// runs each twice, as `NAME-fenced` and `NAME-unfenced`.
 pub fn designs(plan: &ComparePlan, scenario: &Scenario) -> Result<Vec<Design>, CompareError> {
     let named = named_designs(plan, scenario)?;

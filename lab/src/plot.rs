@@ -38,7 +38,7 @@ impl From<RunError> for PlotError {
 const SEQUENCES_SHOWN: usize = 3;
 
 /// The sink that rides along the run to keep what its sequence diagrams draw: the windows
-/// around its first failovers or, without one, its first election (see [`sequence_plans`]).
+/// around its first failovers or, without one, its first election (see `sequence_plans`).
 pub fn recorder() -> FailoverRecorder {
     FailoverRecorder::new(AroundFailovers {
         failovers: SEQUENCES_SHOWN,

@@ -1040,7 +1040,7 @@ fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
 }
 
 /// The candidate nearest to `found`, if it is close enough to be what the author meant.
-/// A name longer than [`MAX_SUGGEST_CHARS`] is nobody's typo, and comparing it would cost
+/// A name longer than `MAX_SUGGEST_CHARS` is nobody's typo, and comparing it would cost
 /// time and memory in proportion to its length: it gets no suggestion.
 pub fn suggest<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
     if found.chars().nth(MAX_SUGGEST_CHARS).is_some() {

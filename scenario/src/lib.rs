@@ -1,10 +1,10 @@
 //! Scenario files: RON in, a validated [`Scenario`] out; and the [`verdict`] on a run of one.
 //!
 //! The pipeline: RON text -> raw serde structs that mirror the file and refuse unknown fields
-//! ([`raw`]) -> validation and lowering to engine terms ([`validate`]) -> [`Scenario`].
+//! (`raw`) -> validation and lowering to engine terms (`validate`) -> [`Scenario`].
 //! Every error is a [`ScenarioError`] with the file, a line and column when one is known, a
 //! lowercase message and an optional hint. Syntax and type errors take their position from
-//! ron; validation errors name the offending value by path and [`locate`] finds it in the
+//! ron; validation errors name the offending value by path and `locate` finds it in the
 //! text. No input makes this module panic.
 //!
 //! The format is documented in `docs/scenario-format.md`.

@@ -4,8 +4,8 @@
 //! Handles below `timer_slots` are timer slots: at most one entry each, kept in a 4-ary
 //! min-heap whose positions are tracked so a timer is re-keyed or removed in place (no lazy
 //! cancellation, no tombstones). Other handles (messages, faults, resumes) are opaque to the
-//! queue and go to a std binary heap until a push finds [`CALENDAR_FROM`] of them queued, and
-//! from then until a quarter of that or fewer remain to a calendar queue ([`CalendarQueue`]),
+//! queue and go to a std binary heap until a push finds `CALENDAR_FROM` of them queued, and
+//! from then until a quarter of that or fewer remain to a calendar queue (`CalendarQueue`),
 //! which stays fast with half a million in flight; a pop takes the smaller of the minimums, so
 //! the order is the one total order of `(time, seq)` whichever structure holds an entry.
 //!
