@@ -75,9 +75,18 @@ impl Checker {
             *last = term;
             return false;
         }
+        let last = *last;
+        self.term_back(now, node, last, term);
+        true
+    }
+
+    /// Records that `node`'s term went back from `last` to `term`: rare, kept off the path
+    /// every handler takes.
+    #[cold]
+    #[inline(never)]
+    fn term_back(&mut self, now: Nanos, node: NodeId, last: u64, term: u64) {
         let detail = format!("{node}'s term went back from {last} to {term}");
         self.record(Invariant::TermMonotonic, now, vec![node], detail);
-        true
     }
 
     /// `node` crashed before terms above `term` were durable: it never acted on them (what

@@ -81,7 +81,14 @@ impl<P: Process> Sim<'_, P> {
             Effect::Send { to, msg } => {
                 *to >= self.resource_id || msg.kind() >= P::Msg::KINDS.len()
             }
-            Effect::Write { .. } | Effect::BecameLeader { .. } | Effect::SteppedDown => false,
+            // The engine's busiest effects: a comparison each, no refusal built.
+            Effect::SetTimer { timer, .. }
+            | Effect::SetWallTimer { timer, .. }
+            | Effect::CancelTimer { timer } => timer.index() >= P::Timer::NAMES.len(),
+            Effect::Write { .. }
+            | Effect::BecameLeader { .. }
+            | Effect::SteppedDown
+            | Effect::Persist(_) => false,
             _ => self.refusal(effect).is_some(),
         }
     }
