@@ -5,6 +5,7 @@ use crate::table::Table;
 /// A report for one output folder: its title, how it was made, and its sections.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReportDoc {
+    /// The report's heading, also the HTML page's `<title>`.
     pub title: String,
     /// The exact command that produced the folder, as a user would type it again.
     pub command: String,
@@ -13,13 +14,17 @@ pub struct ReportDoc {
     pub seeds: Vec<u64>,
     /// Short facts shown under the title (scenario file, version...): `(name, value)`.
     pub facts: Vec<(String, String)>,
+    /// The sections, in the order they are shown.
     pub sections: Vec<Section>,
 }
 
 /// A headed part of the report.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Section {
+    /// The section's heading (a second-level heading, listed in the HTML contents when
+    /// there are more than two sections).
     pub heading: String,
+    /// What the section shows, in order.
     pub blocks: Vec<Block>,
 }
 
@@ -40,6 +45,7 @@ pub enum Block {
 }
 
 impl Section {
+    /// A section with this heading and nothing in it yet.
     pub fn new(heading: impl Into<String>) -> Self {
         Self {
             heading: heading.into(),
@@ -47,6 +53,7 @@ impl Section {
         }
     }
 
+    /// Appends a paragraph of plain text ([`Block::Text`]).
     pub fn text(mut self, text: impl Into<String>) -> Self {
         self.blocks.push(Block::Text(text.into()));
         self
@@ -60,21 +67,26 @@ impl Section {
         }
     }
 
+    /// Appends a bulleted list of plain-text items ([`Block::List`]).
     pub fn list(mut self, items: Vec<String>) -> Self {
         self.blocks.push(Block::List(items));
         self
     }
 
+    /// Appends a table for people ([`Block::Table`]).
     pub fn table(mut self, table: Table) -> Self {
         self.blocks.push(Block::Table(table));
         self
     }
 
+    /// Appends the chart named `name` ([`Block::Chart`]); [`crate::write_report`] refuses a
+    /// name that is not among its charts ([`crate::ReportError::UnknownChart`]).
     pub fn chart(mut self, name: impl Into<String>) -> Self {
         self.blocks.push(Block::Chart(name.into()));
         self
     }
 
+    /// Appends preformatted text ([`Block::Code`]).
     pub fn code(mut self, code: impl Into<String>) -> Self {
         self.blocks.push(Block::Code(code.into()));
         self

@@ -13,6 +13,8 @@
 //!
 //! `docs/reports.md` describes each chart and the files of an output folder.
 
+#![warn(missing_docs)]
+
 pub mod aggregate;
 pub mod chart;
 pub mod doc;

@@ -11,14 +11,21 @@ use serde::Serialize;
 /// nanosecond (halves round up), computed without overflow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Distribution {
+    /// How many samples there are (at least one).
     pub count: usize,
+    /// The smallest sample.
     pub min_ns: u64,
+    /// The median (nearest-rank 50th percentile).
     pub p50_ns: u64,
+    /// The nearest-rank 90th percentile.
     pub p90_ns: u64,
+    /// The nearest-rank 99th percentile.
     pub p99_ns: u64,
     /// The 99.9th percentile, the tail the Raft thesis reports (section 9.4).
     pub p999_ns: u64,
+    /// The largest sample.
     pub max_ns: u64,
+    /// The arithmetic mean, rounded to the nearest nanosecond (halves round up).
     pub mean_ns: u64,
 }
 

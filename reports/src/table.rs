@@ -11,10 +11,13 @@ pub enum Cell {
     /// No value (an unresolved failover, a window that never closed): empty in CSV, `null`
     /// in JSON.
     Empty,
+    /// A signed integer.
     Int(i64),
+    /// An unsigned integer (a count, a time in nanoseconds).
     Uint(u64),
     /// Written with Rust's shortest round-trip formatting, so it reads back exactly.
     Float(f64),
+    /// Text: a JSON string, and in CSV quoted when it has to be (RFC 4180).
     Text(String),
 }
 
@@ -111,7 +114,9 @@ fn csv_quote(s: &str) -> String {
 pub struct DataTable {
     /// The file stem: `[a-z0-9_-]+`.
     pub name: String,
+    /// The column names, in order: the CSV header and the keys of each JSON row.
     pub columns: Vec<String>,
+    /// The rows in the order pushed, each with one cell per column.
     pub rows: Vec<Vec<Cell>>,
 }
 
@@ -194,7 +199,9 @@ impl Serialize for DataTable {
 /// A table for people: a header and rows of already formatted text.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Table {
+    /// The column headings.
     pub header: Vec<String>,
+    /// The rows in the order pushed, each with one formatted cell per header column.
     pub rows: Vec<Vec<String>>,
 }
 

@@ -14,24 +14,49 @@ use std::path::{Path, PathBuf};
 pub enum ReportError {
     /// A chart or table name that is not a file stem of `[a-z0-9_-]+`.
     #[error("{name:?} is not a file stem of [a-z0-9_-]+")]
-    BadName { name: String },
+    BadName {
+        /// The name as given.
+        name: String,
+    },
     /// Two charts or tables would write the same files.
     #[error("two charts or tables are named {name:?}")]
-    DuplicateName { name: String },
+    DuplicateName {
+        /// The name shared by two charts or tables.
+        name: String,
+    },
     /// A section shows a chart that was not given.
     #[error("the report shows chart {name:?}, which was not given")]
-    UnknownChart { name: String },
+    UnknownChart {
+        /// The chart name a [`Block::Chart`] gives.
+        name: String,
+    },
     /// The output folder's path names something that is not a folder (a file, a device).
     #[error("{path} exists and is not a folder")]
-    NotAFolder { path: PathBuf },
+    NotAFolder {
+        /// The output folder's path.
+        path: PathBuf,
+    },
+    /// Reading or changing a file or folder failed.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file or folder the operation was on.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: io::Error,
+    },
     /// A folder (or other non-file) has the name of a file the report writes.
     #[error("{path} is in the way: the report writes a file of that name")]
-    InTheWay { path: PathBuf },
+    InTheWay {
+        /// The path in the way: a file of the report, or the staging folder when it is a
+        /// symbolic link.
+        path: PathBuf,
+    },
     /// Another process is writing a report into the same folder.
     #[error("another run is writing a report to {path} (its {STAGING} folder is locked)")]
-    Busy { path: PathBuf },
+    Busy {
+        /// The output folder.
+        path: PathBuf,
+    },
 }
 
 /// The folder, inside the output folder, where a report is written before it replaces the

@@ -15,6 +15,8 @@ use plotters::prelude::*;
 /// The failover times of one algorithm or parameter value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CdfSeries {
+    /// The series' name in the legend and in the data table's `series` column. A sweep's
+    /// labels, `name=value` with one `name`, say `name` once, as the legend's heading.
     pub label: String,
     /// Failover times in nanoseconds, in any order.
     pub samples_ns: Vec<u64>,
@@ -28,6 +30,7 @@ pub struct CdfSeries {
 pub struct Objective {
     /// What the line means, e.g. `objective: p99 ≤ 2s`.
     pub label: String,
+    /// Where the line is drawn: a failover time in nanoseconds.
     pub at_ns: u64,
 }
 

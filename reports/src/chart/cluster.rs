@@ -15,6 +15,8 @@ use std::ops::Range;
 /// One algorithm's (or parameter value's) message counts at several cluster sizes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalingSeries {
+    /// The series' name in the legend and in the data table's `series` column. A sweep's
+    /// labels, `name=value` with one `name`, say `name` once, as the legend's heading.
     pub label: String,
     /// `(nodes, messages)`, in any order; points with no messages cannot sit on a log axis
     /// and are left out of the picture (not of the data).

@@ -48,17 +48,28 @@ pub struct Chart {
 pub enum ChartError {
     /// Not a file stem of `[a-z0-9_-]+`.
     #[error("chart name {name:?} is not a file stem of [a-z0-9_-]+")]
-    BadName { name: String },
+    BadName {
+        /// The name as given.
+        name: String,
+    },
     /// The drawing library failed (a bug, or a coordinate it could not map).
     #[error("chart {chart}: drawing the {backend} failed: {message}")]
     Draw {
+        /// The chart's name.
         chart: String,
+        /// The backend that failed: `"svg"` or `"png"`.
         backend: &'static str,
+        /// The drawing library's error, as text.
         message: String,
     },
     /// The PNG encoder failed.
     #[error("chart {chart}: encoding the png failed: {message}")]
-    PngEncode { chart: String, message: String },
+    PngEncode {
+        /// The chart's name.
+        chart: String,
+        /// The encoder's error, as text.
+        message: String,
+    },
 }
 
 /// Whether `name` can be used as a file stem in an output folder.

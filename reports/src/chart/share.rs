@@ -14,7 +14,9 @@ use plotters::prelude::*;
 /// run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShareSeries {
+    /// The series' name in the legend and in the data table's `series` column.
     pub label: String,
+    /// One entry per category of [`share_by_value`], in the same order.
     pub counts: Vec<Option<(u64, u64)>>,
     /// Drawn dashed in the colour of the series before it: the same design under another
     /// setting (without fencing, say).

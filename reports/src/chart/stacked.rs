@@ -15,6 +15,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// The mean messages per election of one algorithm or parameter value, by message type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElectionMessages {
+    /// The bar's name, written under it and in the data table's `group` column. A sweep's
+    /// labels, `name=value` with one `name`, are written under the bars without `name=`.
     pub label: String,
     /// `(message type, mean count per election)`, in the order to stack them (bottom first).
     pub per_kind: Vec<(String, f64)>,

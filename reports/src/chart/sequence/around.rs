@@ -58,7 +58,13 @@ pub enum CapturedWindow {
     Kept(SequenceTrace),
     /// It held more events than the budget while its end was unknown: only its bounds are
     /// known. Draw it from a second run with a [`super::SequenceRecorder`] of these bounds.
-    TooLong { from_ns: Nanos, to_ns: Nanos },
+    TooLong {
+        /// The window's start in true time (ns): [`super::SEQUENCE_LOOKBACK_NS`] before the
+        /// fault or the election's start.
+        from_ns: Nanos,
+        /// The window's end in true time (ns), as [`super::sequence_window`] gives it.
+        to_ns: Nanos,
+    },
 }
 
 impl CapturedWindow {
