@@ -2,7 +2,23 @@
 
 use std::process::ExitCode;
 
-pub use splitbrain_scenario::verdict::codes::{LIVENESS_FAILED, MATCHED, SAFETY_MISMATCH};
+use splitbrain_scenario::verdict::Outcome;
+
+/// The outcome matched the scenario's `expect`.
+pub const MATCHED: u8 = 0;
+/// A safety outcome differed from `expect` (or a determinism check failed).
+pub const SAFETY_MISMATCH: u8 = 1;
+/// Liveness failed (and safety matched `expect`), or a failover missed the objective.
+pub const LIVENESS_FAILED: u8 = 3;
+
+/// The exit code of a run's outcome.
+pub fn of_outcome(outcome: &Outcome) -> u8 {
+    match outcome {
+        Outcome::Matched => MATCHED,
+        Outcome::SafetyMismatch { .. } => SAFETY_MISMATCH,
+        Outcome::LivenessFailed | Outcome::ObjectiveMissed { .. } => LIVENESS_FAILED,
+    }
+}
 
 /// Bad input or usage.
 pub const BAD_INPUT: u8 = 2;

@@ -1,19 +1,8 @@
-//! Judging a run against its scenario's `expect`, and the exit code that follows.
+//! Judging a run against its scenario's `expect` (the CLI turns the outcome into an exit code).
 
 use crate::{Expect, Objective};
 use serde::Serialize;
 use splitbrain_sim::{FailoverOutcome, Invariant, RunReport};
-
-/// The process exit codes of the outcomes, stable from the first release (DESIGN.md, "CLI
-/// and exit codes"). Exit code 2 (bad input) is the CLI's, not a run's.
-pub mod codes {
-    /// The outcome matched the scenario's `expect`.
-    pub const MATCHED: u8 = 0;
-    /// A safety outcome differed from `expect` (or a determinism check failed).
-    pub const SAFETY_MISMATCH: u8 = 1;
-    /// Liveness failed (and safety matched `expect`), or a failover missed the objective.
-    pub const LIVENESS_FAILED: u8 = 3;
-}
 
 /// How a run's outcome compares with what the scenario expected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -48,17 +37,6 @@ pub struct MissedFailover {
     pub cause: String,
     /// `None` when it never recovered before the run ended.
     pub recovery_ns: Option<u64>,
-}
-
-impl Outcome {
-    /// The exit code of this outcome.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Outcome::Matched => codes::MATCHED,
-            Outcome::SafetyMismatch { .. } => codes::SAFETY_MISMATCH,
-            Outcome::LivenessFailed | Outcome::ObjectiveMissed { .. } => codes::LIVENESS_FAILED,
-        }
-    }
 }
 
 /// Compares `report` with `expect`.

@@ -271,7 +271,7 @@ pub fn run(args: &RunArgs) -> u8 {
     );
     let deterministic = determinism.as_ref().is_none_or(|d| d.identical);
     let code = if deterministic {
-        outcome.exit_code()
+        exit::of_outcome(&outcome)
     } else {
         exit::SAFETY_MISMATCH
     };

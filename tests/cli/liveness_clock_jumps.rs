@@ -41,7 +41,7 @@ fn run(source: &str, seed: u64) -> (RunReport, u8) {
     scenario.sim.seed = seed;
     let report = splitbrain_algorithms::run(&scenario.algorithm, scenario.sim.clone(), None)
         .expect("within the default limits");
-    let code = judge(&scenario.expect, &report).exit_code();
+    let code = splitbrain::exit::of_outcome(&judge(&scenario.expect, &report));
     (report, code)
 }
 
