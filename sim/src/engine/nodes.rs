@@ -83,7 +83,7 @@ impl<'t, P: Process> Sim<'t, P> {
         // (`take_handler_panic`), only when a panic unwinds out of the handler.
         let at_ns = self.now;
         let guard = HandlerGuard {
-            handling: move || Self::handling(node, at_ns, call),
+            handling: || Self::handling(node, at_ns, call),
         };
         match input {
             Input::Start => process.on_start(&mut ctx),
