@@ -192,6 +192,15 @@ impl Hunt {
         self
     }
 
+    /// Runs seed `seed` alone, whatever `SPLITBRAIN_SEEDS` and `SPLITBRAIN_SEED` say (a test
+    /// about one known seed).
+    pub fn only_seed(mut self, seed: u64) -> Self {
+        self.first_seed = seed;
+        self.seeds = Some(1);
+        self.exact = true;
+        self
+    }
+
     /// Runs on `n` threads (default: every core).
     pub fn jobs(mut self, n: usize) -> Self {
         self.jobs = Some(n.max(1));
@@ -521,6 +530,13 @@ mod tests {
             (11, 5010),
             "the environment raises it"
         );
+    }
+
+    #[test]
+    fn only_seed_and_replay_ignore_the_environment() {
+        let pairs = [("SPLITBRAIN_SEEDS", "500"), ("SPLITBRAIN_SEED", "9")];
+        let got = hunt().only_seed(4).span_with(&env(&pairs)).unwrap();
+        assert_eq!((got.first, got.last), (4, 4));
     }
 
     #[test]

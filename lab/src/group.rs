@@ -377,7 +377,8 @@ pub struct GroupSummary {
     pub fenced_rejections: u64,
     /// Seeds with any safety violation.
     pub seeds_with_safety_violations: usize,
-    /// Per safety invariant, in `Invariant::SAFETY` order: the seeds that broke it.
+    /// Per safety invariant, in `Invariant::SAFETY` order, then per user property that broke
+    /// (in the order they first broke): the seeds that broke it.
     pub seeds_by_invariant: Vec<(String, usize)>,
     /// Stale writes the resource accepted (possible only without fencing), summed over
     /// seeds, and the seeds with any.
@@ -480,11 +481,12 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
             .iter()
             .filter(|r| !r.safety_violations.is_empty())
             .count(),
-        seeds_by_invariant: Invariant::SAFETY
-            .iter()
-            .map(|i| {
-                let broke = |r: &&SeedRun| r.safety_violations.split(' ').any(|v| v == i.name());
-                (i.name().to_string(), runs.iter().filter(broke).count())
+        seeds_by_invariant: broken_names(runs)
+            .into_iter()
+            .map(|name| {
+                let broke = |r: &&SeedRun| r.safety_violations.split(' ').any(|v| v == name);
+                let seeds = runs.iter().filter(broke).count();
+                (name, seeds)
             })
             .collect(),
         stale_writes_accepted: runs.iter().map(|r| r.stale_accepted).sum(),
@@ -614,6 +616,23 @@ pub fn skipped_faults_note(groups: &[GroupSummary]) -> Option<String> {
     })
 }
 
+/// The safety invariants to count: the built-in ones, then every user property that broke in
+/// one of `runs`, in the order they first broke.
+fn broken_names(runs: &[SeedRun]) -> Vec<String> {
+    let mut names: Vec<String> = Invariant::SAFETY
+        .iter()
+        .map(|i| i.name().to_string())
+        .collect();
+    for run in runs {
+        for name in run.safety_violations.split(' ').filter(|v| !v.is_empty()) {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// What the safety table's columns mean, for the reports.
 pub const SAFETY_TEXT: &str = "Per design (or value): whether the resource fenced, the seeds \
      that broke each safety invariant (election_safety: two leaders in one term; \
@@ -626,10 +645,14 @@ pub const SAFETY_TEXT: &str = "Per design (or value): whether the resource fence
 /// and what does fencing buy".
 pub fn safety_table(first_column: &str, groups: &[GroupSummary]) -> Table {
     let mut header = vec![first_column, "fencing"];
-    let names: Vec<String> = Invariant::SAFETY
-        .iter()
-        .map(|i| format!("seeds: {}", i.name()))
-        .collect();
+    // The built-in invariants, then any user property that broke in some group.
+    let mut invariants: Vec<&str> = Vec::new();
+    for (name, _) in groups.iter().flat_map(|g| &g.seeds_by_invariant) {
+        if !invariants.contains(&name.as_str()) {
+            invariants.push(name);
+        }
+    }
+    let names: Vec<String> = invariants.iter().map(|n| format!("seeds: {n}")).collect();
     header.extend(names.iter().map(String::as_str));
     header.extend([
         "stale writes accepted",
@@ -643,11 +666,14 @@ pub fn safety_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             g.label.clone(),
             if g.fencing { "on" } else { "off" }.to_string(),
         ];
-        row.extend(
-            g.seeds_by_invariant
+        row.extend(invariants.iter().map(|name| {
+            let seeds = g
+                .seeds_by_invariant
                 .iter()
-                .map(|(_, n)| format!("{n}/{}", g.seeds)),
-        );
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, seeds)| *seeds);
+            format!("{seeds}/{}", g.seeds)
+        }));
         row.extend([
             g.stale_writes_accepted.to_string(),
             format!("{}/{}", g.seeds_with_stale_writes, g.seeds),

@@ -389,12 +389,44 @@ pub(crate) enum RawExpect {
     Violates(Vec<RawInvariant>),
 }
 
-/// Every invariant name parses, so that naming `liveness` gets its own error and hint.
-#[derive(Copy, Clone, Debug, Deserialize)]
-#[serde(rename = "invariant", rename_all = "snake_case")]
+/// Every invariant name parses, so that naming `liveness` gets its own error and hint; any
+/// other name is kept for validation, which knows the algorithm's own properties.
+#[derive(Clone, Debug)]
 pub(crate) enum RawInvariant {
     ElectionSafety,
     FencingSafety,
     TermMonotonic,
     Liveness,
+    /// Not a built-in invariant: one of the algorithm's own properties, or a mistake.
+    Other(String),
+}
+
+/// The built-in names, in the order an "unknown invariant" error lists them.
+pub(crate) const INVARIANT_NAMES: [&str; 4] = [
+    "election_safety",
+    "fencing_safety",
+    "term_monotonic",
+    "liveness",
+];
+
+impl<'de> Deserialize<'de> for RawInvariant {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = RawInvariant;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an invariant name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawInvariant, E> {
+                Ok(match name {
+                    "election_safety" => RawInvariant::ElectionSafety,
+                    "fencing_safety" => RawInvariant::FencingSafety,
+                    "term_monotonic" => RawInvariant::TermMonotonic,
+                    "liveness" => RawInvariant::Liveness,
+                    other => RawInvariant::Other(other.to_string()),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
 }

@@ -144,7 +144,7 @@ impl Checker {
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
             .collect();
         self.designs_have_the_service(&designs);
-        let expect = self.expect(file.expect);
+        let expect = self.expect(file.expect, &algorithm.property_names());
         let expect_rate_ppm = file.expect_rate.map_or(EVERY_SEED_PPM, |rate| {
             self.probability(rate, "expect_rate", "expect_rate")
         });
@@ -951,7 +951,7 @@ impl Checker {
         }
     }
 
-    fn expect(&mut self, raw: Option<RawExpect>) -> Expect {
+    fn expect(&mut self, raw: Option<RawExpect>, properties: &[&'static str]) -> Expect {
         match raw {
             None | Some(RawExpect::Safe) => Expect::Safe,
             Some(RawExpect::Violates(names)) => {
@@ -972,6 +972,26 @@ impl Checker {
                         }
                         RawInvariant::Liveness => {
                             self.problem(format!("expect[0][{index}]"), ErrorKind::LivenessExpected)
+                        }
+                        RawInvariant::Other(name) => {
+                            match properties.iter().find(|p| **p == name) {
+                                Some(property) => {
+                                    invariants.insert(Invariant::Property(property));
+                                }
+                                None => {
+                                    let expected = crate::raw::INVARIANT_NAMES
+                                        .iter()
+                                        .chain(properties)
+                                        .map(|s| s.to_string())
+                                        .collect();
+                                    let kind = ErrorKind::UnknownVariant {
+                                        context: "invariant".into(),
+                                        found: name,
+                                        expected,
+                                    };
+                                    self.problem(format!("expect[0][{index}]"), kind);
+                                }
+                            }
                         }
                     }
                 }

@@ -97,6 +97,21 @@ fn check_then_act_with_its_token_is_caught_by_the_crates_own_property() {
         again.assert_found(found.invariant.as_str()).seed,
         found.seed
     );
+    // A scenario may expect the property to break, as it may a built-in invariant...
+    assert!(text.contains("expect: Safe"));
+    let expected = text.replace("expect: Safe", "expect: Violates([one_holder_at_a_time])");
+    Hunt::text(&expected)
+        .expect("the algorithm's own property is an invariant a scenario may name")
+        .only_seed(found.seed)
+        .run()
+        .assert_safe();
+    // ...and a name that is neither is the usual located error, listing the property.
+    let typo = text.replace("expect: Safe", "expect: Violates([one_holder_at_a_tme])");
+    let error = Hunt::text(&typo).unwrap_err().to_string();
+    assert!(
+        error.contains("unknown invariant `one_holder_at_a_tme`"),
+        "{error}"
+    );
 }
 
 /// `text` with every nemesis kind but `Stall`: a GC stall inside a handler delays a write
