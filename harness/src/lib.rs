@@ -56,8 +56,10 @@ pub use splitbrain_algorithms::{register, Algorithm, AlgorithmConfig, RegistryEr
 pub use splitbrain_sim::{Breach, Observation, Properties, Value};
 
 use splitbrain_lab::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
+use splitbrain_lab::hunt::reproducer;
 use splitbrain_lab::hunt::seeds::SeedSpan;
 use splitbrain_lab::hunt::shrink::shrink_scenario;
+use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario, ScenarioError};
 use std::fmt;
 use std::ops::ControlFlow;
@@ -66,8 +68,7 @@ use std::path::{Path, PathBuf};
 /// Seeds a hunt runs when neither the test nor `SPLITBRAIN_SEEDS` says.
 pub const DEFAULT_SEEDS: u64 = 1_000;
 
-/// Runs the shrinker may spend on a failure (what `splitbrain hunt` spends).
-pub const SHRINK_BUDGET_RUNS: u32 = 600;
+pub use splitbrain_lab::hunt::reproducer::SHRINK_BUDGET_RUNS;
 
 /// Why a hunt could not start.
 #[derive(Debug, thiserror::Error)]
@@ -305,9 +306,8 @@ impl Hunt {
         let start = self.scenario.materialize(record.seed);
         let (scenario, failure, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
             let never = || false;
-            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shrink_scenario(&start, &failure, SHRINK_BUDGET_RUNS, &never)
-            }));
+            let caught =
+                panics::catch(|| shrink_scenario(&start, &failure, SHRINK_BUDGET_RUNS, &never));
             match caught {
                 // The failure as the reproducer shows it (the shrunk run's).
                 Ok(shrunk) => (shrunk.candidate, shrunk.outcome, shrunk.runs),
@@ -339,18 +339,20 @@ impl Hunt {
         key: &str,
         mut scenario: Scenario,
     ) -> Result<PathBuf, PathBuf> {
-        scenario.name = format!(
-            "{}-seed{seed}-{}",
-            self.scenario.name,
-            key.replace(':', "-")
-        );
+        let name = &self.scenario.name;
+        // A reproducer replayed keeps its name: no `-seed1-x-seed1-x`.
+        let suffix = reproducer::name("", seed, key);
+        let (name, stem) = match name.ends_with(&suffix) {
+            true => (name.clone(), reproducer::file_stem(name)),
+            false => (
+                reproducer::name(name, seed, key),
+                reproducer::stem(name, seed, key),
+            ),
+        };
+        scenario.name = name;
         let dir = self.out_dir.clone().unwrap_or_else(default_out_dir);
-        let path = dir.join(format!("{}.ron", scenario.name));
-        let partial = dir.join(format!(
-            ".{}.ron.partial-{}",
-            scenario.name,
-            std::process::id()
-        ));
+        let path = dir.join(format!("{stem}.ron"));
+        let partial = dir.join(format!(".{stem}.ron.partial-{}", std::process::id()));
         let text = scenario::to_ron(&scenario);
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| std::fs::write(&partial, text))
@@ -606,7 +608,16 @@ mod tests {
             .seeds(1)
             .first_seed(found.seed)
             .shrink(false)
+            .out_dir(&dir)
             .run();
+        let again = replayed
+            .failure
+            .clone()
+            .expect("the reproducer fails again");
+        assert_eq!(
+            again.reproducer, found.reproducer,
+            "a replay keeps the name"
+        );
         assert_eq!(
             replayed.failure.map(|f| f.invariant),
             Some(found.invariant.clone())

@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use splitbrain_lab::group::shell_word;
 use splitbrain_lab::hunt::record::{Failure, SeedRecord};
+use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
 use splitbrain_lab::hunt::summary::SummaryBuilder;
@@ -25,9 +26,6 @@ use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// How many runs shrinking one failure may spend.
-const SHRINK_BUDGET_RUNS: u32 = 600;
 
 #[derive(Args, Debug)]
 pub struct HuntArgs {
@@ -483,7 +481,7 @@ fn write_reproducer(
     key: &str,
 ) -> Result<Reproducer, String> {
     let mut s = shrunk.candidate.clone();
-    s.name = format!("{}-seed{seed}-{}", original.name, key.replace(':', "-"));
+    s.name = reproducer::name(&original.name, seed, key);
     std::fs::create_dir_all(&args.out).map_err(|e| {
         format!(
             "error: cannot create {}: {}",
@@ -492,11 +490,7 @@ fn write_reproducer(
         )
     })?;
     // The name is cut, never the seed and invariant: two reproducers never share a file.
-    let stem = format!(
-        "{}-seed{seed}-{}",
-        file_stem(&original.name),
-        file_stem(&key.replace(':', "-"))
-    );
+    let stem = reproducer::stem(&original.name, seed, key);
     let mut path = args.out.join(format!("{stem}.ron"));
     if crate::output::same_file(&path, &args.file) {
         // The hunted scenario itself carries that name: keep it, write beside it.
@@ -531,28 +525,6 @@ fn write_reproducer(
         replay_verified: replays(&path, key, args.limits.limits()),
     })
 }
-
-/// A file name made of `name` (a scenario's name, which may hold anything): letters, digits,
-/// `-`, `_` and inner `.` kept, every other character `_`, at most [`MAX_STEM_CHARS`], so
-/// that a reproducer stays in `--out` (no `/`, no `..`) and its name can be created.
-fn file_stem(name: &str) -> String {
-    let kept = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    let stem: String = name
-        .chars()
-        .map(|c| if kept(c) { c } else { '_' })
-        .take(MAX_STEM_CHARS)
-        .collect();
-    let stem = stem.trim_start_matches('.');
-    if stem.is_empty() {
-        "scenario".to_string()
-    } else {
-        stem.to_string()
-    }
-}
-
-/// The most of a scenario's name a reproducer's file name keeps (file systems take 255 bytes:
-/// the seed, the invariant and `-shrunk.ron` must fit after it).
-const MAX_STEM_CHARS: usize = 150;
 
 /// Loads the written file and runs it: does it fail with `key` again?
 fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {

@@ -6,6 +6,7 @@
 //! same whatever the number of jobs.
 
 pub mod record;
+pub mod reproducer;
 pub mod seeds;
 pub mod shrink;
 pub mod summary;
