@@ -401,14 +401,6 @@ pub(crate) enum RawInvariant {
     Other(String),
 }
 
-/// The built-in names, in the order an "unknown invariant" error lists them.
-pub(crate) const INVARIANT_NAMES: [&str; 4] = [
-    "election_safety",
-    "fencing_safety",
-    "term_monotonic",
-    "liveness",
-];
-
 impl<'de> Deserialize<'de> for RawInvariant {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Name;

@@ -979,10 +979,11 @@ impl Checker {
                                     invariants.insert(Invariant::Property(property));
                                 }
                                 None => {
-                                    let expected = crate::raw::INVARIANT_NAMES
+                                    let expected = Invariant::ALL
                                         .iter()
-                                        .chain(properties)
-                                        .map(|s| s.to_string())
+                                        .map(|i| i.name())
+                                        .chain(properties.iter().copied())
+                                        .map(str::to_string)
                                         .collect();
                                     let kind = ErrorKind::UnknownVariant {
                                         context: "invariant".into(),

@@ -380,11 +380,8 @@ impl Properties {
             Invariant::from_name(name).is_none() && !RESERVED_NAMES.contains(&name),
             "property name {name:?} is a built-in invariant's or a hunt's failure key"
         );
-        let mut chars = name.chars();
-        let well_formed = chars.next().is_some_and(|c| c.is_ascii_lowercase())
-            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         assert!(
-            well_formed,
+            is_well_formed(name),
             "property name {name:?}: use lowercase letters, digits and `_`, starting with a letter"
         );
         assert!(
@@ -436,6 +433,14 @@ impl Properties {
     pub fn instantiate(&self) -> Vec<Box<dyn Property>> {
         self.factories.iter().map(|f| f()).collect()
     }
+}
+
+/// Whether `name` can name a property: lowercase letters, digits and `_`, starting with a
+/// letter (it names files, columns and failure keys).
+pub(crate) fn is_well_formed(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Failure keys a hunt gives outcomes that are not invariants (a panic, a run past its

@@ -288,10 +288,7 @@ fn property_name(name: &str) -> Option<&'static str> {
     use std::collections::BTreeSet;
     use std::sync::Mutex;
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut chars = name.chars();
-    let well_formed = chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !well_formed || crate::property::RESERVED_NAMES.contains(&name) {
+    if !crate::property::is_well_formed(name) || crate::property::RESERVED_NAMES.contains(&name) {
         return None;
     }
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
