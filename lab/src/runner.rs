@@ -43,13 +43,12 @@ pub fn run_seed(
 ) -> Result<RunReport, RunFailure> {
     let sim = scenario.sim.clone();
     let options = RunOptions {
-        // Re-borrowed, so that it lives no longer than `scenario`.
-        trace: match trace {
-            Some(sink) => Some(sink),
-            None => None,
-        },
         properties: (!scenario.properties.is_empty()).then_some(&scenario.properties),
-        ..RunOptions::default()
+        ..RunOptions {
+            trace,
+            ..RunOptions::default()
+        }
+        .shorten()
     };
     let run = || run_watched_with(&scenario.algorithm, sim, options, abort);
     match panics::catch(run) {

@@ -519,15 +519,15 @@ fn run_observed(
         bar.set_position(now_ns);
     };
     let options = RunOptions {
-        // Re-borrowed for as long as `advance` lives.
-        trace: match trace {
-            Some(sink) => Some(sink),
-            None => None,
-        },
         progress: bar
             .is_some()
             .then_some(&mut advance as &mut dyn FnMut(Nanos)),
-        ..RunOptions::default()
+        // Shortened to as long as `advance` lives.
+        ..RunOptions {
+            trace,
+            ..RunOptions::default()
+        }
+        .shorten()
     };
     let sim = scenario.sim.clone();
     run_watched_with(&scenario.algorithm, sim, options, &|| false)
