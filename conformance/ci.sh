@@ -4,6 +4,8 @@
 #
 #   conformance/ci.sh [run.py arguments, e.g. --system zookeeper --runs 3 --markdown out.md]
 #
+# Builds splitbrain (cargo) and the client-go programs of conformance/clientgo (go build).
+#
 # Environment: CONFORMANCE_TIMEOUT (seconds, default 900) bounds run.py; PIP_FIND_LINKS or
 # PIP_INDEX_URL are honoured by pip as usual. Must run as root (or with sudo) when packages
 # are missing. Every server the suite starts binds 127.0.0.1 and is stopped by its PID.
@@ -60,6 +62,16 @@ fi
 
 command -v cargo >/dev/null || { echo "ci.sh: cargo not found (install Rust)" >&2; exit 2; }
 cargo build --release --quiet
+
+# The Kubernetes rows drive the real client-go (k8s.io/client-go v0.37, which needs Go 1.26):
+# build the elector and the API server stand-in, modules through the Go module proxy. The
+# machine image ships Go in /usr/local/go; Debian's golang-go (1.19) is too old to build it.
+[ -x /usr/local/go/bin/go ] && export PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null; then
+    echo "ci.sh: go not found: the k8s rows need Go 1.26 or later (Debian's is too old)" >&2
+    exit 2
+fi
+(cd conformance/clientgo && GOFLAGS="-mod=mod -buildvcs=false" go build -o bin/ ./cmd/...)
 
 set +e
 timeout --signal=TERM --kill-after=30 "${CONFORMANCE_TIMEOUT:-900}" \

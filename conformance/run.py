@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the conformance experiments: real server vs splitbrain model, one table.
 
-    python3 conformance/run.py [--system etcd|zookeeper] [-k substring] [--runs N]
+    python3 conformance/run.py [--system etcd|zookeeper|k8s] [-k substring] [--runs N]
                                [--markdown FILE]
 
 Each experiment runs `runs` times against the real server and `runs` times through the
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from harness import Experiment, Skip, Spread  # noqa: E402
 
-SYSTEMS = ("zookeeper", "etcd")
+SYSTEMS = ("zookeeper", "etcd", "k8s")
 
 
 @dataclass

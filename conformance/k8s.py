@@ -1,0 +1,506 @@
+"""Kubernetes Lease conformance experiments: client-go's real leader election vs the K8sLease model.
+
+Real side: `clientgo/cmd/elector` runs ONE elector of k8s.io/client-go v0.37's
+`tools/leaderelection` with a `resourcelock.LeaseLock` (the real lock, wrapped only to time
+its Get/Create/Update calls) and prints JSON event lines stamped with CLOCK_MONOTONIC
+(`time.monotonic()` here); `clientgo/cmd/apiserver` is a stand-in for the API server's Lease
+endpoint with real resourceVersion semantics (409 Conflict on a stale version, 404 when
+absent; docs/conformance.md). Each elector is its own process, and talks to the stand-in
+through its own `Proxy`, so that the holder's connection can be cut. A paused holder is
+SIGSTOPped. Like kube-controller-manager, an elector campaigns once: when it stops leading it
+exits.
+
+Model side: `scenarios/k8s-*.ron`, the same timings, members and fault, run through
+`splitbrain run --trace`; the quantities are read generically from the trace (first `leader`
+true at a member, `UpdateResp` delivered at the leader, first `leader` false at the holder).
+
+Phase: trial k and model seed k strike 3 retry periods + frac(k x golden ratio) retry
+periods after the holder's acquisition. The model's renewals are not on the real schedule
+(its first renewal waits for the poll timer), so the sharp rows measure from the holder's last
+successful renewal before the fault, which neither side's phase moves.
+
+Run: python3 conformance/run.py --system k8s [-k substring] [--runs N]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from harness import (CONFORMANCE_DIR, SCENARIO_DIR, Band, Experiment, HarnessError, Proc,
+                     free_port, make_temp_dir, splitbrain_trace, wait_until)
+from proxy import Proxy
+
+NS_PER_S = 1_000_000_000
+GOLDEN = 0.6180339887498949
+BIN_DIR = CONFORMANCE_DIR / "clientgo" / "bin"
+ISSUE_28 = ("issue 28: the K8sLease model counts the renew deadline from its last successful "
+            "renewal's send and steps down as soon as it is shown another holder; client-go "
+            "counts it from the start of a retry round, which begins one retry period after "
+            "the last renewal returned (or at a resume), and retries until then")
+
+ISSUE_28_SECONDS = (ISSUE_28 + "; and client-go's candidates wait the record's "
+                    "LeaseDurationSeconds (whole seconds) from the last time a Get showed a "
+                    "changed record, where the renew time is compared in whole seconds; the "
+                    "model waits its lease_duration to the nanosecond from every renewal")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """client-go's LeaseDuration / RenewDeadline / RetryPeriod, in seconds."""
+
+    lease_s: float
+    renew_s: float
+    retry_s: float
+
+    def flags(self) -> list[str]:
+        return [f"-lease-duration={self.lease_s}s", f"-renew-deadline={self.renew_s}s",
+                f"-retry-period={self.retry_s}s"]
+
+    def overrides(self) -> dict:
+        return {"lease": f"{self.lease_s}s", "renew": f"{self.renew_s}s",
+                "retry": f"{int(self.retry_s * 1000)}ms"}
+
+    def label(self) -> str:
+        return f"{self.lease_s:g}/{self.renew_s:g}/{self.retry_s:g} s"
+
+
+SHORT = Timing(3, 2, 0.5)
+DEFAULTS = Timing(15, 10, 2)  # component-base RecommendedDefaultLeaderElectionConfiguration
+# A lease duration that is not whole seconds: client-go writes LeaseDurationSeconds =
+# int(LeaseDuration / time.Second) = 1 into the record, and candidates wait that (isLeaseValid).
+FRACTIONAL = Timing(1.9, 0.5, 0.2)
+PAUSE_S = 5.0  # longer than SHORT's lease duration
+
+
+def phase(k: int) -> float:
+    return (k * GOLDEN) % 1.0
+
+
+def fault_offset_s(k: int, timing: Timing) -> float:
+    """How long after the holder's acquisition trial/seed k strikes."""
+    return (3 + phase(k)) * timing.retry_s
+
+
+# ---------------------------------------------------------------------------------------
+# Real side
+
+
+_SERVER: Optional[Proc] = None
+_SERVER_PORT = 0
+_DIR = None
+_NAMES = 0
+
+
+def _binaries() -> None:
+    for name in ("apiserver", "elector"):
+        if not (BIN_DIR / name).exists():
+            raise HarnessError(f"{BIN_DIR / name} missing: conformance/ci.sh builds it "
+                               "(cd conformance/clientgo && go build -o bin/ ./cmd/...)")
+
+
+def _server_port() -> int:
+    """The API server stand-in, started on first use and reused (one Lease name per trial)."""
+    global _SERVER, _SERVER_PORT, _DIR
+    _binaries()
+    if _SERVER is None or not _SERVER.alive():
+        if _DIR is None:
+            _DIR = make_temp_dir("k8s")
+        _SERVER_PORT = free_port()
+        _SERVER = Proc("apiserver", [str(BIN_DIR / "apiserver"), f"-port={_SERVER_PORT}"],
+                       _DIR / "apiserver.log")
+        wait_until(lambda: '"listening"' in (_DIR / "apiserver.log").read_text(), 10)
+    return _SERVER_PORT
+
+
+def shutdown() -> None:
+    """Stop the API server stand-in (run.py calls this at the end)."""
+    global _SERVER
+    if _SERVER is not None:
+        _SERVER.stop()
+        _SERVER = None
+
+
+class Elector:
+    """One elector process behind its own proxy; its JSON events collected as they come."""
+
+    def __init__(self, ident: str, lease: str, timing: Timing):
+        self.ident = ident
+        self.proxy = Proxy(_server_port())
+        self.proc = Proc(f"elector-{lease}-{ident}",
+                         [str(BIN_DIR / "elector"), f"-server=http://127.0.0.1:{self.proxy.port}",
+                          f"-id={ident}", f"-lease={lease}", *timing.flags()],
+                         _DIR / f"{lease}-{ident}.log", pipe_stdout=True)
+        self._events: list[dict] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                with self._lock:
+                    self._events.append(json.loads(line))
+
+    def events(self, ev: Optional[str] = None) -> list[dict]:
+        with self._lock:
+            return [e for e in self._events if ev is None or e["ev"] == ev]
+
+    def first(self, ev: str) -> Optional[float]:
+        times = [e["t"] for e in self.events(ev)]
+        return times[0] if times else None
+
+    def renewals(self, before: float = math.inf) -> list[float]:
+        """End times of the successful updates and creates made while leading (the
+        acquisition's, then each renewal's), before `before`."""
+        started = self.first("started_leading")
+        if started is None:
+            return []
+        acquired = [e["t"] for e in self.events() if e["ev"] in ("create", "update")
+                    and e["ok"] and e["t"] <= started]
+        renewed = [e["t"] for e in self.events("update") if e["ok"] and e["t"] > started]
+        return [t for t in acquired[-1:] + renewed if t < before]
+
+    def stop(self) -> None:
+        self.proc.stop()
+        self.proxy.close()
+
+
+def _start(timing: Timing, n: int) -> tuple[list[Elector], Elector]:
+    """n electors on a fresh Lease; returns them and the one that acquired it."""
+    global _NAMES
+    _NAMES += 1
+    lease = f"conf-{_NAMES}"
+    electors = [Elector(chr(ord("a") + i), lease, timing) for i in range(n)]
+    try:
+        holder = wait_until(lambda: next((e for e in electors if e.first("started_leading")),
+                                         None), 10 + timing.retry_s * 3)
+    except Exception:
+        _stop_all(electors)
+        raise
+    return electors, holder
+
+
+def _stop_all(electors: list[Elector]) -> None:
+    for e in electors:
+        e.stop()
+
+
+def _takeover(electors: list[Elector], holder: Elector) -> Optional[float]:
+    times = [e.first("started_leading") for e in electors if e is not holder]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
+
+
+def real_steady(k: int, timing: Timing = SHORT, window_s: float = 3.2) -> dict:
+    """Two electors started together: the first acquisition (from the winner's own start,
+    just before LeaderElector.Run) and the median gap between the holder's renewals."""
+    electors, holder = _start(timing, 2)
+    try:
+        time.sleep(window_s)
+        renewals = holder.renewals()
+    finally:
+        _stop_all(electors)
+    if len(renewals) < 3:
+        raise HarnessError(f"only {len(renewals)} renewals in {window_s}s")
+    return {"acquire": holder.first("started_leading") - holder.first("start"),
+            "renew": statistics.median(b - a for a, b in zip(renewals, renewals[1:]))}
+
+
+def real_pause(k: int, timing: Timing = SHORT) -> dict:
+    """Three electors; the holder SIGSTOPped for PAUSE_S, then SIGCONTed."""
+    electors, holder = _start(timing, 3)
+    try:
+        time.sleep(max(0.0, holder.first("started_leading") + fault_offset_s(k, timing)
+                       - time.monotonic()))
+        t_stop = time.monotonic()
+        holder.proc.pause()
+        time.sleep(PAUSE_S)
+        t_cont = time.monotonic()
+        holder.proc.resume()
+        wait_until(lambda: holder.first("stopped_leading"), timing.renew_s + timing.retry_s + 5)
+        t_new = wait_until(lambda: _takeover(electors, holder), 5)
+        t_down = holder.first("stopped_leading")
+        last = holder.renewals(before=t_stop)[-1]
+    finally:
+        _stop_all(electors)
+    return {"takeover_from_last": t_new - last, "takeover_from_pause": t_new - t_stop,
+            "down_after_resume": t_down - t_cont, "overlap": t_down - t_new}
+
+
+def real_cut(k: int, timing: Timing = SHORT) -> dict:
+    """Three electors; the holder's proxy cut (sockets open, bytes held) for good."""
+    electors, holder = _start(timing, 3)
+    try:
+        time.sleep(max(0.0, holder.first("started_leading") + fault_offset_s(k, timing)
+                       - time.monotonic()))
+        t_cut = time.monotonic()
+        holder.proxy.cut()
+        t_new = wait_until(lambda: _takeover(electors, holder), timing.lease_s * 2 + 5)
+        t_down = wait_until(lambda: holder.first("stopped_leading"), timing.lease_s + 5)
+        last = holder.renewals(before=t_cut)[-1]
+    finally:
+        _stop_all(electors)
+    return {"down_from_last": t_down - last, "takeover_from_last": t_new - last,
+            "overlap": t_down - t_new, "down_from_cut": t_down - t_cut,
+            "takeover_from_cut": t_new - t_cut}
+
+
+# ---------------------------------------------------------------------------------------
+# Model side (docs/trace-format.md)
+
+
+def _trace(name: str, seed: int, timing: Timing, **overrides) -> list[dict]:
+    return splitbrain_trace(SCENARIO_DIR / name, seed, **timing.overrides(), **overrides)
+
+
+def _s(ns: float) -> float:
+    return ns / NS_PER_S
+
+
+def _claims(trace: list[dict], members: int) -> list[tuple[int, int]]:
+    """(time, node) of each event at which a member starts to lead (leader false -> true)."""
+    leading = [False] * members
+    out = []
+    for e in trace:
+        node = e["node"]
+        if node is None or node >= members:
+            continue
+        if e["leader"] and not leading[node]:
+            out.append((e["t"], node))
+        leading[node] = e["leader"]
+    return out
+
+
+def _first_claim(trace: list[dict], members: int) -> tuple[int, int]:
+    claims = _claims(trace, members)
+    if not claims:
+        raise HarnessError("no member led in the model run")
+    return claims[0]
+
+
+def _model_renewals(trace: list[dict], node: int, before_ns: float = math.inf) -> list[int]:
+    """UpdateResp delivered at `node` while it leads after handling it (its claim and each
+    successful renewal)."""
+    return [e["t"] for e in trace if e["node"] == node and e["ev"] == "deliver"
+            and e["what"] == "UpdateResp" and e["leader"] and e["t"] < before_ns]
+
+
+def _fault_time(trace: list[dict]) -> int:
+    for e in trace:
+        if e["ev"] == "fault":
+            return e["t"]
+    raise HarnessError("no fault in the model run")
+
+
+def _after_fault(trace: list[dict], members: int, holder: int, t_fault: int) -> tuple[float, float]:
+    """(first claim by another member after the fault, the holder's first event with leader
+    false after it); inf when none."""
+    t_new = min((t for t, n in _claims(trace, members) if t > t_fault and n != holder),
+                default=math.inf)
+    t_down = next((e["t"] for e in trace if e["node"] == holder and e["t"] > t_fault
+                   and not e["leader"]), math.inf)
+    return t_new, t_down
+
+
+def model_steady(seed: int, timing: Timing = SHORT) -> dict:
+    members = 2
+    trace = _trace("k8s-steady.ron", seed, timing)
+    t_claim, holder = _first_claim(trace, members)
+    renewals = [t for t in _model_renewals(trace, holder) if t >= t_claim]
+    if len(renewals) < 3:
+        raise HarnessError(f"only {len(renewals)} renewals in the model run")
+    return {"acquire": _s(t_claim),
+            "renew": _s(statistics.median(b - a for a, b in zip(renewals, renewals[1:])))}
+
+
+def _model_fault_run(name: str, seed: int, timing: Timing) -> tuple[list[dict], int, int]:
+    """The scenario with its fault at the model's own acquisition + fault_offset_s(seed):
+    a first run finds the acquisition (nothing before the fault depends on it)."""
+    members = 3
+    first = _trace(name, seed, timing, fault_at="4s")
+    t_claim, holder = _first_claim(first, members)
+    at_ns = int(t_claim + fault_offset_s(seed, timing) * NS_PER_S)
+    trace = _trace(name, seed, timing, fault_at=f"{at_ns}ns")
+    if _first_claim(trace, members) != (t_claim, holder):
+        raise HarnessError("the model's acquisition moved between its two runs")
+    return trace, holder, _fault_time(trace)
+
+
+def model_pause(seed: int, timing: Timing = SHORT) -> dict:
+    trace, holder, t_stop = _model_fault_run("k8s-holder-paused.ron", seed, timing)
+    t_new, t_down = _after_fault(trace, 3, holder, t_stop)
+    t_cont = t_stop + PAUSE_S * NS_PER_S
+    last = _model_renewals(trace, holder, t_stop)[-1]
+    return {"takeover_from_last": _s(t_new - last), "takeover_from_pause": _s(t_new - t_stop),
+            "down_after_resume": _s(t_down - t_cont), "overlap": _s(t_down - t_new)}
+
+
+def model_cut(seed: int, timing: Timing = SHORT) -> dict:
+    trace, holder, t_cut = _model_fault_run("k8s-holder-cut.ron", seed, timing)
+    t_new, t_down = _after_fault(trace, 3, holder, t_cut)
+    last = _model_renewals(trace, holder, t_cut)[-1]
+    return {"down_from_last": _s(t_down - last), "takeover_from_last": _s(t_new - last),
+            "overlap": _s(t_down - t_new), "down_from_cut": _s(t_down - t_cut),
+            "takeover_from_cut": _s(t_new - t_cut)}
+
+
+class _Shared:
+    """One trial measures several quantities; each row takes its value from each trial
+    (real trial n run once, by the first row that needs it; model runs cached per seed)."""
+
+    def __init__(self, real_trial: Callable[[int], dict], model_trial: Callable[[int], dict]):
+        self._real_trial, self._model_trial = real_trial, model_trial
+        self._real: dict[int, dict] = {}
+        self._model: dict[int, dict] = {}
+
+    def real(self, key: str) -> Callable[[], float]:
+        count = [0]
+
+        def run() -> float:
+            count[0] += 1
+            k = count[0]
+            if k not in self._real:
+                self._real[k] = self._real_trial(k)
+            return self._real[k][key]
+        return run
+
+    def model(self, key: str) -> Callable[[int], float]:
+        def run(seed: int) -> float:
+            if seed not in self._model:
+                self._model[seed] = self._model_trial(seed)
+            return self._model[seed][key]
+        return run
+
+
+_STEADY = _Shared(real_steady, model_steady)
+_PAUSE = _Shared(real_pause, model_pause)
+_CUT = _Shared(real_cut, model_cut)
+_CUT_FRACTIONAL = _Shared(lambda k: real_cut(k, FRACTIONAL),
+                          lambda s: model_cut(s, FRACTIONAL))
+_CUT_DEFAULTS = _Shared(lambda k: real_cut(k, DEFAULTS), lambda s: model_cut(s, DEFAULTS))
+
+
+def _poll_band(timing: Timing) -> float:
+    """A candidate's jittered poll gap is retry x (1 + U[0, 1.2)) after its last Get returned
+    (wait.JitterUntil, JitterFactor 1.2), and a takeover holds two waits within such gaps
+    (from the renewal to the Get that sees it, from observedTime + LeaseDurationSeconds to the
+    next Get), each drawn on each side independently: the band is one whole gap, 2.2 retry
+    periods. (1.1, the mean gap, failed the cut's takeover row on its first run: real
+    3.39/3.43/3.63 s, model 3.50/3.91/4.40 s, all inside the support [3, 5.2) s.)"""
+    return 2.2 * timing.retry_s
+
+
+S = SHORT.label()
+D = DEFAULTS.label()
+F = FRACTIONAL.label()
+EXPERIMENTS = [
+    Experiment(
+        name=f"k8s first acquisition, 2 electors, {S}", system="k8s", unit="s",
+        real=_STEADY.real("acquire"), model=_STEADY.model("acquire"), band=Band(abs=0.05),
+        note="elector's start (just before LeaderElector.Run; model t = 0) -> started leading: "
+             "an immediate Get (404) and Create (model: Get, then Update); ±0.05 s for the "
+             "real client's first TCP connection and Go's start-up of the HTTP client"),
+    Experiment(
+        name=f"k8s renew interval, {S}", system="k8s", unit="s",
+        real=_STEADY.real("renew"), model=_STEADY.model("renew"), band=Band(abs=0.05),
+        note="median gap between the holder's successful renewals (real: Update returned; "
+             "model: UpdateResp delivered); client-go: a round starts RetryPeriod after the "
+             "last one returned (wait.Until, sliding), so a gap is the retry period plus a "
+             "loopback round trip; ±0.05 s"),
+    Experiment(
+        name=f"k8s holder SIGSTOP {PAUSE_S:g}s: takeover from last renewal, {S}",
+        system="k8s", unit="s", real=_PAUSE.real("takeover_from_last"),
+        model=_PAUSE.model("takeover_from_last"), band=Band(abs=_poll_band(SHORT)),
+        note="holder's last successful renewal -> another elector starts leading (first of "
+             "2 candidates): its observedTime is its first Get that showed a changed record, "
+             "the lease is free LeaseDurationSeconds later, taken at its next Get. The record "
+             "compared is JSON with the renew time in whole seconds (metav1.Time, RFC 3339), "
+             "so renewals within one second look unchanged: observedTime may precede the last "
+             "renewal by up to a second (here by one retry period), and the takeover lies in "
+             "about [2.5, 3 + 2 x 2.2 retry) s. ±2.2 retry periods: one whole jittered poll "
+             "gap, drawn on each side"),
+    Experiment(
+        name=f"k8s holder SIGSTOP {PAUSE_S:g}s: takeover from pause, {S}",
+        system="k8s", unit="s", real=_PAUSE.real("takeover_from_pause"),
+        model=_PAUSE.model("takeover_from_pause"),
+        band=Band(abs=_poll_band(SHORT) + SHORT.retry_s),
+        note="SIGSTOP (model Pause(Leader)) at acquisition + (3 + frac(k x 0.618)) retry "
+             "periods -> takeover; the row above minus where the pause fell in the renewal "
+             "period, which the model's schedule does not share: ±(2.2 + 1) retry periods"),
+    Experiment(
+        name=f"k8s holder SIGSTOP {PAUSE_S:g}s: old holder stops leading after SIGCONT, {S}",
+        system="k8s", unit="s", real=_PAUSE.real("down_after_resume"),
+        model=_PAUSE.model("down_after_resume"), band=Band(abs=0.1),
+        known_difference=ISSUE_28,
+        note="SIGCONT -> OnStoppedLeading (model: resume -> leader false). client-go: the "
+             "pause fell in renew's RetryPeriod wait, so at SIGCONT a new round starts with a "
+             "fresh RenewDeadline; its fast path is off (lease no longer valid by its own "
+             "observedTime), the slow path's Get shows the new holder and the round retries "
+             "until its deadline: about RenewDeadline after the resume. ±0.1 s (Go timers, "
+             "loopback)"),
+    Experiment(
+        name=f"k8s holder SIGSTOP {PAUSE_S:g}s: overlap (safety), {S}",
+        system="k8s", unit="s", real=_PAUSE.real("overlap"), model=_PAUSE.model("overlap"),
+        band=Band(abs=_poll_band(SHORT) + SHORT.retry_s), known_difference=ISSUE_28,
+        note="old holder's OnStoppedLeading minus the new holder's OnStartedLeading: > 0 "
+             "is the time both ran their leader code. = pause + the row above - takeover "
+             "from pause; band as the takeover from the pause"),
+    Experiment(
+        name=f"k8s holder cut: holder stops leading after last renewal, {S}",
+        system="k8s", unit="s", real=_CUT.real("down_from_last"),
+        model=_CUT.model("down_from_last"), band=Band(abs=0.1), known_difference=ISSUE_28,
+        note="holder's proxy cut (sockets open; model Partition(Isolate(Leader))) at "
+             "acquisition + (3 + frac(k x 0.618)) retry periods -> OnStoppedLeading, from "
+             "its last successful renewal: client-go's round starts RetryPeriod after that "
+             "renewal returned and ends RenewDeadline later, so retry + renew = 2.5 s; "
+             "±0.1 s (Go timers, loopback)"),
+    Experiment(
+        name=f"k8s holder cut: takeover from last renewal, {S}", system="k8s", unit="s",
+        real=_CUT.real("takeover_from_last"), model=_CUT.model("takeover_from_last"),
+        band=Band(abs=_poll_band(SHORT)),
+        note="as for the paused holder: in about [2.5, 3 + 2 x 2.2 retry) s; ±2.2 retry "
+             "periods"),
+    Experiment(
+        name=f"k8s holder cut: overlap (safety), {S}", system="k8s", unit="s",
+        real=_CUT.real("overlap"), model=_CUT.model("overlap"),
+        band=Band(abs=_poll_band(SHORT)), known_difference=ISSUE_28,
+        note="holder's OnStoppedLeading minus the new holder's start; < 0 is the margin by "
+             "which the old holder stopped first (no overlap). Its stop is sharp and its "
+             "takeover has the poll jitter: ±2.2 retry periods. The model's stop comes one "
+             "retry period early (the stop row above), so its margin is that much wider"),
+    Experiment(
+        name=f"k8s holder cut: takeover from last renewal, {F}", system="k8s", unit="s",
+        real=_CUT_FRACTIONAL.real("takeover_from_last"),
+        model=_CUT_FRACTIONAL.model("takeover_from_last"),
+        band=Band(abs=_poll_band(FRACTIONAL)), known_difference=ISSUE_28_SECONDS,
+        note="LeaseDuration 1.9 s is written into the Lease as LeaseDurationSeconds 1 "
+             "(int(LeaseDuration / time.Second)), which candidates wait from observedTime; "
+             "and with renewals every 0.2 s the record (renew time in whole seconds) changes "
+             "once a second, so observedTime may be up to about 0.8 s older than the last "
+             "renewal: about [0.2, 1 + 2 x 2.2 x 0.2) s, before the holder's own deadline "
+             "(retry + renew = 0.7 s) at times. ±2.2 retry periods (0.44 s)"),
+    Experiment(
+        name=f"k8s holder cut: overlap (safety), {F}", system="k8s", unit="s",
+        real=_CUT_FRACTIONAL.real("overlap"), model=_CUT_FRACTIONAL.model("overlap"),
+        band=Band(abs=_poll_band(FRACTIONAL)), known_difference=ISSUE_28_SECONDS,
+        note="the cut holder's OnStoppedLeading (retry + renew = 0.7 s after its last "
+             "renewal) minus the new holder's start: > 0 when a candidate took over before "
+             "the old holder stopped, which the row above allows; ±2.2 retry periods"),
+    Experiment(
+        name=f"k8s holder cut: holder stops leading after last renewal, {D}", system="k8s",
+        unit="s", real=_CUT_DEFAULTS.real("down_from_last"),
+        model=_CUT_DEFAULTS.model("down_from_last"), band=Band(abs=0.1), runs=2,
+        known_difference=ISSUE_28,
+        note="client-go's defaults (component-base RecommendedDefaultLeaderElectionConfiguration"
+             "): retry + renew = 12 s after the last renewal; ±0.1 s"),
+    Experiment(
+        name=f"k8s holder cut: takeover from last renewal, {D}", system="k8s", unit="s",
+        real=_CUT_DEFAULTS.real("takeover_from_last"),
+        model=_CUT_DEFAULTS.model("takeover_from_last"), band=Band(abs=_poll_band(DEFAULTS)),
+        runs=2, note="in [15, 15 + 2 x 2.2 x 2) s; ±2.2 retry periods (4.4 s)"),
+]
