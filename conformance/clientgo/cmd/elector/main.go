@@ -2,7 +2,8 @@
 // resourcelock.LeaseLock against the API server at -server, and prints one JSON line per
 // event on stdout, stamped with CLOCK_MONOTONIC seconds ("t"): "start" (just before
 // LeaderElector.Run), "get" / "create" / "update" (each call of the lock, with "t0" when it
-// began, "ok", the error's reason, and for a get the holder it read; the API server stand-in logs resourceVersions),
+// began, "ok", the error's reason, and for a get the holder and the raw record it read, the bytes
+// client-go compares to decide whether the record changed; the API server stand-in logs resourceVersions),
 // "started_leading", "stopped_leading", "new_leader" (client-go's three callbacks) and
 // "exit" when Run returns. Like kube-controller-manager, it campaigns once: when it stops
 // leading, Run returns and the process exits. Renewals are the "update" calls made while
@@ -48,6 +49,8 @@ func (l timedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord,
 	if rec != nil {
 		fields["holder"] = rec.HolderIdentity
 		fields["lease_s"] = rec.LeaseDurationSeconds
+		// The bytes client-go compares to restart its observedTime (tryAcquireOrRenew).
+		fields["raw"] = string(raw)
 	}
 	outcome(t0, "get", err, fields)
 	return rec, raw, err
