@@ -71,7 +71,13 @@ if ! command -v go >/dev/null; then
     echo "ci.sh: go not found: the k8s rows need Go 1.26 or later (Debian's is too old)" >&2
     exit 2
 fi
-(cd conformance/clientgo && GOFLAGS="-mod=mod -buildvcs=false" go build -o bin/ ./cmd/...)
+(
+    cd conformance/clientgo
+    export GOFLAGS="-mod=mod -buildvcs=false"
+    go vet ./...
+    go test ./...   # the API server stand-in's 404 / 409 semantics, through client-go
+    go build -o bin/ ./cmd/...
+)
 
 set +e
 timeout --signal=TERM --kill-after=30 "${CONFORMANCE_TIMEOUT:-900}" \
