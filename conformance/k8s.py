@@ -83,9 +83,9 @@ def phase(k: int) -> float:
 
 
 def fault_offset_s(k: int, timing: Timing) -> float:
-    """How long after the holder's acquisition trial/seed k strikes. For k = 1..3 that is 0.12
-    to 0.43 retry periods after a renewal (renewals come every retry period plus a round
-    trip), never during one: a SIGSTOP inside a renew round would leave the round's deadline
+    """How long after the holder's acquisition trial/seed k strikes. For k = 1..3 that is at
+    least 0.15 retry periods from any renewal (the holder renews at once on acquiring and
+    then every retry period plus a round trip), never during one: a SIGSTOP inside a renew round would leave the round's deadline
     passed at SIGCONT, and the old holder would stop at once instead of a RenewDeadline
     later."""
     return (3 + phase(k)) * timing.retry_s
