@@ -366,12 +366,7 @@ fn with_design(scenario: &Scenario, design: &Design) -> Scenario {
     let mut s = match design.origin {
         Origin::ScenarioAlgorithm => scenario.clone(),
         Origin::ScenarioDesign | Origin::BuiltInDefaults => {
-            let named = splitbrain_scenario::Design {
-                name: design.name.clone(),
-                algorithm: design.algorithm.clone(),
-                transport: design.transport,
-            };
-            scenario.with_design(&named)
+            scenario.with_algorithm_on(&design.algorithm, design.transport)
         }
     };
     s.sim.fencing = design.fencing;

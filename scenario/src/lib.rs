@@ -210,19 +210,19 @@ impl Scenario {
     /// [`AlgorithmConfig::for_members`]) in place of the scenario's, on the design's transport.
     /// What `compare`, `sweep` and `run --design` run for a design.
     pub fn with_design(&self, design: &Design) -> Scenario {
-        self.running(&design.algorithm, design.transport)
+        self.with_algorithm_on(&design.algorithm, design.transport)
     }
 
     /// The scenario with `algorithm` in place of its own, on the transport it runs on here
     /// ([`Scenario::transport_for`]): what `compare --algorithms` and `run --algorithm` run for
     /// an algorithm named on the command line.
     pub fn with_algorithm(&self, algorithm: &AlgorithmConfig) -> Scenario {
-        self.running(algorithm, self.transport_for(algorithm))
+        self.with_algorithm_on(algorithm, self.transport_for(algorithm))
     }
 
     /// The scenario running `algorithm` (adapted to the cluster) on `transport`, which is
-    /// then the scenario's own: written out with it, it reads back the same.
-    fn running(&self, algorithm: &AlgorithmConfig, transport: Transport) -> Scenario {
+    /// then the scenario's own (`transport_explicit`): written out, it reads back the same.
+    pub fn with_algorithm_on(&self, algorithm: &AlgorithmConfig, transport: Transport) -> Scenario {
         let mut s = self.clone();
         s.algorithm = algorithm
             .for_members(s.sim.members)
