@@ -91,28 +91,32 @@ pub struct Reproducer {
     pub replay_verified: bool,
 }
 
-/// Prints a hunt's (or merged shards') summary for people; `status` says how it ended when
+/// Prints a hunt's (or merged shards') summary for people; `runs_on` names the algorithm and
+/// the transport it ran on (`raft on Datagram`) when known; `status` says how it ended when
 /// that was not simply every seed.
 pub fn print_summary(
     summary: &HuntSummary,
+    runs_on: Option<&str>,
     status: Option<&str>,
     took: Duration,
     reproducers: &[Reproducer],
     quiet: bool,
 ) {
+    let scenario = match runs_on {
+        Some(on) => format!("{} ({on})", summary.scenario),
+        None => summary.scenario.clone(),
+    };
     if took.is_zero() {
         crate::outln!(
-            "\n{} seeds of {}, {} failed",
+            "\n{} seeds of {scenario}, {} failed",
             summary.seeds_run,
-            summary.scenario,
             summary.failed_seeds
         );
     } else {
         let rate = summary.seeds_run as f64 / took.as_secs_f64();
         crate::outln!(
-            "\n{} seeds of {} in {:.1}s ({rate:.0} seeds/s), {} failed",
+            "\n{} seeds of {scenario} in {:.1}s ({rate:.0} seeds/s), {} failed",
             summary.seeds_run,
-            summary.scenario,
             took.as_secs_f64(),
             summary.failed_seeds
         );

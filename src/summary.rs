@@ -30,10 +30,11 @@ fn opt_duration(ns: Option<u64>) -> String {
 pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     let s = ctx.scenario;
     crate::outln!(
-        "scenario {} ({}): {}, {} nodes, {} simulated, {} events",
+        "scenario {} ({}): {} on {}, {} nodes, {} simulated, {} events",
         s.name,
         ctx.file.display(),
         report.algorithm,
+        crate::scenario::transport_line(&s.sim.network.transport),
         report.members,
         format_duration(report.end_ns),
         report.events

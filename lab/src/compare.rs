@@ -2,6 +2,11 @@
 //! failover-time distributions, messages per election, safety by fault kind, leadership
 //! overlap, fenced rejections and the recovery-time objective per algorithm.
 //!
+//! Every design runs seeds 1..=N on its own transport ([`Design::transport`]), and seed `N`
+//! strikes the scenario's explicit faults at the phase of the heartbeat that `sweep`'s trial
+//! `N` does ([`crate::phase`]): the two commands answer the same question with the same
+//! numbers. Each seed's replay command (`run --trial N`) runs that seed exactly.
+//!
 //! Safety violations are results to compare here, not a mismatch: they are in the report.
 //! [`Comparison::objective_missed`] says whether some algorithm missed the scenario's
 //! objective (the CLI then exits 3).
@@ -9,6 +14,7 @@
 use crate::group::{
     self as charting, BuildError, FirstRun, GroupRuns, GroupSummary, Progress, RunFailed,
 };
+use crate::phase;
 use crate::runner::{run_seed, RunFailure};
 use crate::Fencing;
 use rayon::prelude::*;
@@ -20,6 +26,7 @@ use splitbrain_reports::{
     DataTable, ScalingSeries, Section, SequenceLabels, Settle, Table,
 };
 use splitbrain_scenario::{self as scenario, Scenario};
+use splitbrain_sim::Transport;
 use std::collections::BTreeSet;
 use thiserror::Error;
 
@@ -114,6 +121,11 @@ pub struct Design {
     pub name: String,
     /// The algorithm with its settings.
     pub algorithm: AlgorithmConfig,
+    /// The transport it runs on: a scenario design's own
+    /// ([`splitbrain_scenario::Design::transport`]), the scenario's for its own algorithm, and
+    /// for one named with `--algorithms` the scenario's `network.transport` when the file
+    /// sets it, else the algorithm's default ([`Scenario::transport_for`]).
+    pub transport: Transport,
     /// Where the settings came from.
     pub origin: Origin,
     /// The design's name in the scenario, or the algorithm's (before a `--fencing both`
@@ -147,7 +159,8 @@ impl Origin {
 }
 
 impl Design {
-    /// The command that replays `seed` of this design, as `compare` ran it.
+    /// The command that replays `seed` of this design, as `compare` ran it: `--trial`, which
+    /// sets the seed and shifts the faults by its phase ([`crate::phase`]).
     pub fn replay(&self, file: &str, seed: u64, scenario_fencing: bool) -> String {
         let base = match self.origin {
             Origin::ScenarioDesign => format!(" --design {}", self.source),
@@ -159,7 +172,7 @@ impl Design {
             (true, false) => " --fencing on",
             (false, false) => " --fencing off",
         };
-        format!("splitbrain run {file}{base} --seed {seed}{fencing}")
+        format!("splitbrain run {file}{base} --trial {seed}{fencing}")
     }
 }
 
@@ -195,6 +208,7 @@ fn named_designs(plan: &ComparePlan, scenario: &Scenario) -> Result<Vec<Design>,
                 .map(|d| Design {
                     name: d.name.clone(),
                     algorithm: d.algorithm.clone(),
+                    transport: d.transport,
                     origin: Origin::ScenarioDesign,
                     source: d.name.clone(),
                     fencing,
@@ -212,6 +226,7 @@ fn named_designs(plan: &ComparePlan, scenario: &Scenario) -> Result<Vec<Design>,
             Design {
                 name: scenario.algorithm.name().to_string(),
                 algorithm: scenario.algorithm.clone(),
+                transport: scenario.sim.network.transport,
                 origin: Origin::ScenarioAlgorithm,
                 source: scenario.algorithm.name().to_string(),
                 fencing,
@@ -223,6 +238,7 @@ fn named_designs(plan: &ComparePlan, scenario: &Scenario) -> Result<Vec<Design>,
             Design {
                 name: algorithm.name().to_string(),
                 source: algorithm.name().to_string(),
+                transport: scenario.transport_for(&algorithm),
                 algorithm,
                 origin: Origin::BuiltInDefaults,
                 fencing,
@@ -315,7 +331,7 @@ pub fn compare(
             let seeds = 1..=plan.seeds;
             let window = Some(SEED_ONE_WINDOW);
             charting::run_group(&design.name, seeds, window, progress, |seed| {
-                with_alg.materialize(seed)
+                phase::trial(&with_alg, seed).materialize(seed)
             })
         })
         .collect::<Result<_, _>>()?;
@@ -344,25 +360,35 @@ pub fn compare(
     })
 }
 
-/// The scenario as `design` runs it: its algorithm in place of the scenario's, its fencing.
+/// The scenario as `design` runs it, before a seed's phase: its algorithm in place of the
+/// scenario's, on its transport, with its fencing.
 fn with_design(scenario: &Scenario, design: &Design) -> Scenario {
-    let mut s = scenario.clone();
-    let alg = &design.algorithm;
-    s.algorithm = alg
-        .for_members(s.sim.members)
-        .unwrap_or_else(|| alg.clone());
+    let mut s = match design.origin {
+        Origin::ScenarioAlgorithm => scenario.clone(),
+        Origin::ScenarioDesign | Origin::BuiltInDefaults => {
+            scenario.with_algorithm_on(&design.algorithm, design.transport)
+        }
+    };
     s.sim.fencing = design.fencing;
     s
 }
 
-/// Each design with where its settings came from and every setting as it ran.
+/// Each design with where its settings came from, its fencing, the transport it ran on and
+/// every setting as it ran.
 pub fn settings_table(designs: &[Design]) -> Table {
-    let mut t = Table::new(&["design", "settings from", "fencing", "settings as they ran"]);
+    let mut t = Table::new(&[
+        "design",
+        "settings from",
+        "fencing",
+        "transport",
+        "settings as they ran",
+    ]);
     for d in designs {
         t.push(vec![
             d.name.clone(),
             d.origin.describe().to_string(),
             if d.fencing { "on" } else { "off" }.to_string(),
+            scenario::transport_line(&d.transport),
             charting::SettingsAsRun::of(&d.algorithm).line(),
         ]);
     }
@@ -399,9 +425,14 @@ fn build(
     let mut about = Section::new("What ran")
         .text(format!(
             "{} nodes for {} each run; every design ran seeds {} with the same faults{}. Each \
-         design's settings, as they ran, and where they came from: a design the scenario \
-         lists, the scenario's own algorithm, or (named with --algorithms) the algorithm's \
-         built-in defaults.",
+         seed shifts every explicit fault by the same random point of the interval at which \
+         the leader shows it is alive (the heartbeat; for leases the renewal period), drawn \
+         from the seed, as sweep's trials do: seeds.csv gives each seed's offset and the \
+         command that replays it. Each design's settings, as they ran, where they came from \
+         (a design the scenario lists, the scenario's own algorithm, or, named with \
+         --algorithms, the algorithm's built-in defaults) and the transport it ran on (a \
+         design's own, else the scenario's network.transport when it sets one, else the \
+         algorithm's default).",
             scenario.sim.members,
             splitbrain_sim::format_duration(scenario.sim.duration_ns),
             format_seeds(&(1..=plan.seeds).collect::<Vec<_>>()),
@@ -549,7 +580,7 @@ fn build(
          accepted write).",
     );
     for (design, group) in designs.iter().zip(groups) {
-        let s = with_design(scenario, design).materialize(1);
+        let s = phase::trial(&with_design(scenario, design), 1).materialize(1);
         // Seed 1 ran in the group with a recorder of its first failover's window.
         let Some(FirstRun { report, windows }) = &group.first else {
             continue;
@@ -616,7 +647,7 @@ fn build(
 fn messages_at_size(scenario: &Scenario) -> Result<(u64, u64), (u64, RunFailure)> {
     let mut sums = (0u64, 0u64);
     for seed in 1..=SIZE_SEEDS {
-        let s = scenario.materialize(seed);
+        let s = phase::trial(scenario, seed).materialize(seed);
         let report = run_seed(&s, None, &|| false).map_err(|e| (seed, e))?;
         for e in report.elections.iter().filter(|e| e.decided_ns.is_some()) {
             sums = (sums.0 + e.total_messages(), sums.1 + 1);
@@ -627,7 +658,8 @@ fn messages_at_size(scenario: &Scenario) -> Result<(u64, u64), (u64, RunFailure)
 
 /// Each design's settings as they ran, one row per design.
 fn settings_data(designs: &[Design]) -> DataTable {
-    let mut t = DataTable::new("designs", &["design", "algorithm", "origin", "settings"]);
+    let columns = ["design", "algorithm", "origin", "transport", "settings"];
+    let mut t = DataTable::new("designs", &columns);
     for d in designs {
         let origin = serde_json::to_value(d.origin)
             .ok()
@@ -637,6 +669,7 @@ fn settings_data(designs: &[Design]) -> DataTable {
             d.name.as_str().into(),
             d.algorithm.name().into(),
             origin.as_str().into(),
+            scenario::transport_line(&d.transport).as_str().into(),
             scenario::algorithm_line(&d.algorithm).as_str().into(),
         ]);
     }
@@ -692,6 +725,7 @@ fn seed_data(
         &[
             "design",
             "seed",
+            "offset_ns",
             "safety_violations",
             "liveness_failed",
             "overlap_ns",
@@ -703,11 +737,13 @@ fn seed_data(
         ],
     );
     for (design, g) in designs.iter().zip(groups) {
+        let heartbeat_ns = with_design(scenario, design).algorithm.heartbeat_ns();
         for r in &g.runs {
             let replay = design.replay(file, r.seed, scenario.sim.fencing);
             t.push(vec![
                 g.label.as_str().into(),
                 r.seed.into(),
+                phase::offset_ns(r.seed, heartbeat_ns).into(),
                 r.safety_violations.as_str().into(),
                 u64::from(r.liveness_failed).into(),
                 r.overlap_ns.into(),

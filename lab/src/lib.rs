@@ -8,7 +8,8 @@
 //! - [`hunt`]: many seeds of one scenario in deterministic batches ([`hunt::hunt`]), their
 //!   records and summary, and the shrinker ([`hunt::shrink`]).
 //! - [`compare`] and [`sweep`]: designs or parameter values over the same seeds, summarised
-//!   ([`group`]) into a report.
+//!   ([`group`]) into a report; both strike the explicit faults at a phase of the heartbeat
+//!   drawn per seed ([`phase`]).
 //! - [`plot`]: the pictures of one run.
 //!
 //! Hunting 20 seeds of a shipped scenario:
@@ -36,6 +37,7 @@ pub mod compare;
 pub mod group;
 pub mod hunt;
 pub mod panics;
+pub mod phase;
 pub mod plot;
 pub mod runner;
 pub mod sweep;

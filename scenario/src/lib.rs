@@ -56,11 +56,11 @@ pub use splitbrain_sim::duration::{
     DurationError,
 };
 pub use text::CharClass;
-pub use write::{algorithm_line, to_ron};
+pub use write::{algorithm_line, to_ron, transport_line};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
-use splitbrain_sim::{nemesis, Invariant, SimConfig, Target};
+use splitbrain_sim::{nemesis, Invariant, SimConfig, StreamConfig, Target, Transport};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -78,6 +78,11 @@ pub struct Scenario {
     pub algorithm: AlgorithmConfig,
     /// Named designs for `compare` (empty when the scenario lists none).
     pub designs: Vec<Design>,
+    /// Whether the file sets `network.transport`. Then `sim.network.transport` is that
+    /// transport, and every design that does not set its own, and every algorithm named on
+    /// the command line, runs on it; else each runs on its own algorithm's default
+    /// ([`default_transport`]), and `sim.network.transport` is the scenario's algorithm's.
+    pub transport_explicit: bool,
     /// The safety outcome the scenario expects.
     pub expect: Expect,
     /// The share of seeds, in parts per million, on which the outcome matches `expect`, as
@@ -159,7 +164,8 @@ impl Scenario {
     /// many events. A message and a hint.
     pub fn refuse_algorithm(&self, algorithm: &AlgorithmConfig, flag: &str) -> Result<(), Refused> {
         self.refuse_without_service(algorithm, flag)?;
-        let (sim, nemesis_faults) = validate::sim_for_estimate(self);
+        // On the transport the algorithm would run on here.
+        let (sim, nemesis_faults) = validate::sim_for_estimate(&self.with_algorithm(algorithm));
         match validate::work_problem(algorithm, (&sim, nemesis_faults), false, "algorithm") {
             Some((_, kind)) => Err(Refused {
                 message: format!("with {}, {kind}", algorithm.name()),
@@ -188,6 +194,42 @@ impl Scenario {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// The transport `algorithm` runs on in this scenario: `network.transport` when the
+    /// file sets it, else the algorithm's default ([`default_transport`]).
+    pub fn transport_for(&self, algorithm: &AlgorithmConfig) -> Transport {
+        if self.transport_explicit {
+            self.sim.network.transport
+        } else {
+            default_transport(algorithm)
+        }
+    }
+
+    /// The scenario as `design` runs it: the design's algorithm (adapted to the cluster,
+    /// [`AlgorithmConfig::for_members`]) in place of the scenario's, on the design's transport.
+    /// What `compare`, `sweep` and `run --design` run for a design.
+    pub fn with_design(&self, design: &Design) -> Scenario {
+        self.with_algorithm_on(&design.algorithm, design.transport)
+    }
+
+    /// The scenario with `algorithm` in place of its own, on the transport it runs on here
+    /// ([`Scenario::transport_for`]): what `compare --algorithms` and `run --algorithm` run for
+    /// an algorithm named on the command line.
+    pub fn with_algorithm(&self, algorithm: &AlgorithmConfig) -> Scenario {
+        self.with_algorithm_on(algorithm, self.transport_for(algorithm))
+    }
+
+    /// The scenario running `algorithm` (adapted to the cluster) on `transport`, which is
+    /// then the scenario's own (`transport_explicit`): written out, it reads back the same.
+    pub fn with_algorithm_on(&self, algorithm: &AlgorithmConfig, transport: Transport) -> Scenario {
+        let mut s = self.clone();
+        s.algorithm = algorithm
+            .for_members(s.sim.members)
+            .unwrap_or_else(|| algorithm.clone());
+        s.sim.network.transport = transport;
+        s.transport_explicit = true;
+        s
     }
 
     /// The same scenario with `members` nodes: the algorithm adapted
@@ -232,6 +274,17 @@ pub fn max_members(algorithm: &AlgorithmConfig) -> u64 {
     }
 }
 
+/// The transport `algorithm` runs on unless a scenario says otherwise: `Stream` with the
+/// default timings for the algorithms that model a client's connection to a service (etcd,
+/// ZooKeeper), else `Datagram`.
+pub fn default_transport(algorithm: &AlgorithmConfig) -> Transport {
+    if algorithm.stream_by_default() {
+        Transport::Stream(StreamConfig::default())
+    } else {
+        Transport::Datagram
+    }
+}
+
 /// The command-line names of the algorithms with a coordination service: `etcd, ...`.
 fn algorithms_with_service_cli() -> String {
     let names: Vec<&str> = splitbrain_algorithms::algorithms()
@@ -253,6 +306,10 @@ pub struct Design {
     pub name: String,
     /// The algorithm with the design's settings.
     pub algorithm: AlgorithmConfig,
+    /// The transport the design runs on, resolved when the scenario is read: the design's own
+    /// `transport`, else the scenario's `network.transport` if the file sets it, else the
+    /// algorithm's default ([`default_transport`]).
+    pub transport: Transport,
 }
 
 /// A recovery-time objective: how fast a failover must complete, and how long a new leader

@@ -55,12 +55,16 @@ pub(crate) struct ScenarioFile<A = AlgorithmSettings> {
     pub expect_rate: Option<f64>,
 }
 
-/// A named design for `compare`: an algorithm with its own settings.
+/// A named design for `compare`: an algorithm with its own settings, and optionally the
+/// transport it runs on (else the scenario's `network.transport` if written, else its
+/// algorithm's default).
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Design", deny_unknown_fields)]
 pub(crate) struct RawDesign<A = AlgorithmSettings> {
     pub name: String,
     pub algorithm: A,
+    #[serde(default)]
+    pub transport: Option<RawTransport>,
 }
 
 impl ScenarioFile<&RawValue> {
@@ -81,6 +85,7 @@ impl ScenarioFile<&RawValue> {
                 Ok(RawDesign {
                     name: d.name,
                     algorithm: read(d.algorithm)?,
+                    transport: d.transport,
                 })
             })
             .collect::<Result<_, SpannedError>>()?;

@@ -106,14 +106,18 @@ impl Checker {
                 self.bounded(ns, &format!("algorithm.{name}"));
             }
         }
+        let transport_explicit = file.network.as_ref().is_some_and(|n| n.transport.is_some());
+        let network = self.network(file.network, &algorithm);
+        // A design without its own transport runs on the one the file sets for all, else on
+        // its algorithm's default.
+        let shared_transport = transport_explicit.then_some(network.transport);
         let designs = file
             .designs
             .into_iter()
             .enumerate()
-            .map(|(index, design)| self.design(design, index))
+            .map(|(index, design)| self.design(design, index, shared_transport))
             .collect::<Vec<_>>();
         self.distinct_designs(&designs);
-        let network = self.network(file.network, algorithm.stream_by_default());
         let clocks = self.clocks(file.clocks, algorithm_name);
         let disk = self.disk(file.disk, algorithm_name);
         let processing = file.processing.map(|l| self.latency(l, "processing"));
@@ -179,6 +183,7 @@ impl Checker {
             },
             algorithm,
             designs,
+            transport_explicit,
             expect,
             expect_rate_ppm,
             nemesis,
@@ -211,13 +216,14 @@ impl Checker {
             return; // the estimate means nothing for a scenario already refused
         }
         let (sim, nemesis_faults) = sim_for_estimate(scenario);
-        let designs = scenario
-            .designs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (&d.algorithm, format!("designs[{i}].algorithm")));
-        let all = std::iter::once((&scenario.algorithm, "algorithm".to_string())).chain(designs);
-        for (algorithm, at) in all {
+        let designs = scenario.designs.iter().enumerate().map(|(i, d)| {
+            // Each design on its own transport.
+            let mut sim = sim.clone();
+            sim.network.transport = d.transport;
+            (&d.algorithm, sim, format!("designs[{i}].algorithm"))
+        });
+        let own = (&scenario.algorithm, sim.clone(), "algorithm".to_string());
+        for (algorithm, sim, at) in std::iter::once(own).chain(designs) {
             let estimate = (&sim, nemesis_faults);
             if let Some((path, kind)) = work_problem(algorithm, estimate, write_every_given, &at) {
                 self.problem(path, kind);
@@ -430,7 +436,12 @@ impl Checker {
 
     /// One design: a name that can label files, and its algorithm checked as the scenario's
     /// own is, each problem at its field under `designs[index].algorithm`.
-    fn design(&mut self, raw: RawDesign, index: usize) -> Design {
+    fn design(
+        &mut self,
+        raw: RawDesign,
+        index: usize,
+        shared_transport: Option<Transport>,
+    ) -> Design {
         let path = format!("designs[{index}]");
         let word = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
         if raw.name.is_empty() || !raw.name.chars().all(word) {
@@ -456,9 +467,14 @@ impl Checker {
                 self.bounded(ns, &format!("{path}.algorithm.{name}"));
             }
         }
+        let transport = match raw.transport {
+            Some(raw) => self.transport(raw, &format!("{path}.transport")),
+            None => shared_transport.unwrap_or_else(|| super::default_transport(&algorithm)),
+        };
         Design {
             name: raw.name,
             algorithm,
+            transport,
         }
     }
 
@@ -503,21 +519,17 @@ impl Checker {
         }
     }
 
-    /// The network; `stream` says whether the algorithm's default transport is `Stream`.
-    fn network(&mut self, raw: Option<RawNetwork>, stream: bool) -> NetworkConfig {
+    /// The network; without a `transport`, `algorithm`'s default.
+    fn network(&mut self, raw: Option<RawNetwork>, algorithm: &AlgorithmConfig) -> NetworkConfig {
         let builtin = NetworkConfig {
-            transport: if stream {
-                Transport::Stream(StreamConfig::default())
-            } else {
-                Transport::Datagram
-            },
+            transport: super::default_transport(algorithm),
             ..NetworkConfig::default()
         };
         let Some(raw) = raw else {
             return builtin;
         };
         let transport = match raw.transport {
-            Some(raw) => self.transport(raw),
+            Some(raw) => self.transport(raw, "network.transport"),
             None => builtin.transport,
         };
         let default = LinkConfig {
@@ -576,7 +588,8 @@ impl Checker {
         }
     }
 
-    fn transport(&mut self, raw: RawTransport) -> Transport {
+    /// A transport as written at `at` (`network.transport`, `designs[0].transport`).
+    fn transport(&mut self, raw: RawTransport, at: &str) -> Transport {
         let RawTransport::Stream {
             min_rto,
             max_rto,
@@ -597,7 +610,7 @@ impl Checker {
             ("timeout", config.timeout_ns),
         ];
         for (what, ns) in fields {
-            let path = format!("network.transport.{what}");
+            let path = format!("{at}.{what}");
             if ns == 0 {
                 self.problem(path.clone(), ErrorKind::ZeroStreamTiming { what });
             }
@@ -608,7 +621,7 @@ impl Checker {
                 min_ns: config.min_rto_ns,
                 max_ns: config.max_rto_ns,
             };
-            self.problem("network.transport.min_rto", kind);
+            self.problem(format!("{at}.min_rto"), kind);
         }
         Transport::Stream(config)
     }

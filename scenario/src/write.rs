@@ -25,11 +25,18 @@ pub fn to_ron(scenario: &Scenario) -> String {
     if !scenario.designs.is_empty() {
         let designs = scenario.designs.iter().map(|d| {
             let settings = algorithm(&d.algorithm).replace("\n", "\n        ");
-            format!("(name: {}, algorithm: {settings})", string(&d.name))
+            let on = transport(&d.transport);
+            format!(
+                "(name: {}, algorithm: {settings}, transport: {on})",
+                string(&d.name)
+            )
         });
         field("designs", list(designs.collect()));
     }
-    field("network", network(&sim.network));
+    field(
+        "network",
+        network(&sim.network, scenario.transport_explicit),
+    );
     field("clocks", clocks(&sim.clocks));
     if sim.disk != DiskConfig::default() {
         field("disk", disk(&sim.disk));
@@ -130,7 +137,9 @@ fn algorithm(config: &AlgorithmConfig) -> String {
     lines.join("\n    ")
 }
 
-fn network(config: &NetworkConfig) -> String {
+/// The network; its transport only when the scenario sets it (`explicit`): else it is the
+/// algorithm's default, and each design's and algorithm's own when read back.
+fn network(config: &NetworkConfig, explicit: bool) -> String {
     let links: Vec<String> = config
         .overrides
         .iter()
@@ -144,14 +153,42 @@ fn network(config: &NetworkConfig) -> String {
             links.join(",\n            ")
         )
     };
+    let transport = match explicit {
+        true => format!("        transport: {},\n", transport(&config.transport)),
+        false => String::new(),
+    };
     format!(
-        "(\n        latency: {},\n        loss: {},\n        duplicate: {},\n        links: {},\n        transport: {},\n    )",
+        "(\n        latency: {},\n        loss: {},\n        duplicate: {},\n        links: {},\n{transport}    )",
         latency(&config.default.latency),
         probability(config.default.loss_ppm),
         probability(config.default.duplicate_ppm),
         links,
-        transport(&config.transport),
     )
+}
+
+/// A transport as a scenario writes it, its `Stream` timings only where they are not the
+/// defaults: `Datagram`, `Stream`, `Stream(timeout: "2s")`. What every output names as the
+/// transport a design ran on.
+pub fn transport_line(transport: &Transport) -> String {
+    let Transport::Stream(config) = transport else {
+        return "Datagram".to_string();
+    };
+    let builtin = splitbrain_sim::StreamConfig::default();
+    let fields = [
+        ("min_rto", config.min_rto_ns, builtin.min_rto_ns),
+        ("max_rto", config.max_rto_ns, builtin.max_rto_ns),
+        ("timeout", config.timeout_ns, builtin.timeout_ns),
+    ];
+    let set: Vec<String> = fields
+        .iter()
+        .filter(|(_, ns, default_ns)| ns != default_ns)
+        .map(|(name, ns, _)| format!("{name}: {}", duration(*ns)))
+        .collect();
+    if set.is_empty() {
+        "Stream".to_string()
+    } else {
+        format!("Stream({})", set.join(", "))
+    }
 }
 
 fn transport(transport: &Transport) -> String {

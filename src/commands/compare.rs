@@ -72,6 +72,8 @@ struct DesignJson<'a> {
     name: &'a str,
     origin: Origin,
     fencing: bool,
+    /// The transport it ran on, as a scenario writes it.
+    transport: String,
     #[serde(flatten)]
     settings: SettingsAsRun,
 }
@@ -81,6 +83,7 @@ fn design_json(d: &Design) -> DesignJson<'_> {
         name: &d.name,
         origin: d.origin,
         fencing: d.fencing,
+        transport: scenario::transport_line(&d.transport),
         settings: SettingsAsRun::of(&d.algorithm),
     }
 }

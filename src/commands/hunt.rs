@@ -98,6 +98,10 @@ struct JsonOutput<'a> {
     signal: Option<String>,
     /// Seeds the hunt was asked to run (a string: it may exceed 2^53).
     seeds_planned: String,
+    /// The algorithm the hunt ran.
+    algorithm: &'a str,
+    /// The transport its messages travelled on, as a scenario writes it.
+    transport: String,
     summary: SummaryJson<'a>,
     reproducers: &'a [Reproducer],
     /// Outputs that could not be written (the exit code is then 2).
@@ -276,6 +280,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             ended: ended.name(),
             signal: signal.map(Interrupt::name),
             seeds_planned: plan.seeds.count().to_string(),
+            algorithm: scenario.algorithm.name(),
+            transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
             summary: SummaryJson::new(&summary),
             reproducers: &reproducers,
             errors: &errors,
@@ -285,8 +291,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             serde_json::to_string_pretty(&doc).expect("results serialize")
         );
     } else {
+        let runs_on = format!(
+            "{} on {}",
+            scenario.algorithm.name(),
+            splitbrain_scenario::transport_line(&scenario.sim.network.transport)
+        );
         print_summary(
             &summary,
+            Some(&runs_on),
             status.line().as_deref(),
             seeds_took,
             &reproducers,

@@ -125,7 +125,7 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
             Completeness::Partial(note) => Some(format!("PARTIAL: {note}")),
             _ => None,
         };
-        print_summary(summary, status.as_deref(), Duration::ZERO, &[], false);
+        print_summary(summary, None, status.as_deref(), Duration::ZERO, &[], false);
     }
     Ok(hunt_exit_code(summary.verdict))
 }

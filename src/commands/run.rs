@@ -46,8 +46,9 @@ pub struct RunArgs {
     /// timeout, as `sweep --heartbeat-fraction` sets it.
     #[arg(long, value_name = "F", requires = "param")]
     pub heartbeat_fraction: Option<f64>,
-    /// Run trial K of a sweep: seed K, every explicit fault shifted by the trial's phase of
-    /// the heartbeat interval, as `sweep` runs it (its trials.csv gives the command).
+    /// Run trial K of a sweep or seed K of a comparison: seed K, every explicit fault shifted
+    /// by the seed's phase of the heartbeat interval, as `sweep` and `compare` run it (their
+    /// trials.csv and seeds.csv give the command).
     #[arg(long, value_name = "K", conflicts_with = "seed")]
     pub trial: Option<u64>,
     /// Write one JSON line per event to this file (columns: docs/trace-format.md).
@@ -92,6 +93,9 @@ struct JsonOutput<'a> {
     /// raised TTL); left out when they ran as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     adjustments: Vec<String>,
+    /// The transport the run's messages travelled on, as a scenario writes it (`Datagram`,
+    /// `Stream`, `Stream(timeout: "2s")`).
+    transport: String,
     report: &'a RunReport,
 }
 
@@ -173,11 +177,8 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     if let Some(name) = &args.design {
         match scenario.designs.iter().find(|d| &d.name == name) {
-            Some(design) => {
-                let members = scenario.sim.members;
-                let alg = &design.algorithm;
-                scenario.algorithm = alg.for_members(members).unwrap_or_else(|| alg.clone());
-            }
+            // On the design's transport, as `compare` and `sweep` run it.
+            Some(design) => scenario = scenario.with_design(design),
             None => return unknown_design(&args.file, name, &scenario),
         }
     }
@@ -196,8 +197,7 @@ pub fn run(args: &RunArgs) -> u8 {
                 eprintln!("error: {}: {message}\n  hint: {hint}", args.file.display());
                 return exit::BAD_INPUT;
             }
-            let members = scenario.sim.members;
-            scenario.algorithm = alg.for_members(members).unwrap_or(alg);
+            scenario = scenario.with_algorithm(&alg);
         }
     }
     if let Some(text) = &args.param {
@@ -213,7 +213,7 @@ pub fn run(args: &RunArgs) -> u8 {
         scenario.sim.fencing = mode == OnOff::On;
     }
     if let Some(trial) = args.trial {
-        scenario = sweep::trial(&scenario, trial);
+        scenario = splitbrain_lab::phase::trial(&scenario, trial);
     }
     // Last: `--param` rebuilds the scenario from its text, which holds no limits.
     scenario.sim.limits = args.limits.limits();
@@ -324,6 +324,7 @@ pub fn run(args: &RunArgs) -> u8 {
             replay,
             determinism,
             adjustments,
+            transport: scenario::transport_line(&scenario.sim.network.transport),
             report: &report,
         };
         crate::outln!(

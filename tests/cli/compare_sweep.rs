@@ -1335,3 +1335,153 @@ fn an_alias_of_the_scenarios_algorithm_keeps_the_scenarios_settings_in_compare_a
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Each design runs on its own algorithm's default transport, and every output names it:
+/// the settings table on the terminal and in the report, designs.csv and the JSON summary.
+#[test]
+fn compare_names_the_transport_each_design_ran_on() {
+    let out = scratch("compare-transports");
+    let dir = out.join("report");
+    let args = [
+        "compare",
+        "scenarios/review-controller.ron",
+        "--seeds",
+        "1",
+        "--sizes",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let output = splitbrain(args);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    let row = |name: &str| {
+        let line = text.lines().find(|l| l.trim_start().starts_with(name));
+        line.unwrap_or_else(|| panic!("{name} in {text}"))
+            .to_string()
+    };
+    assert!(text.contains("transport"), "{text}");
+    assert!(row("etcd-10s").contains("Stream"), "{text}");
+    assert!(row("zk-6s").contains("Stream"), "{text}");
+    assert!(row("k8s-defaults").contains("Datagram"), "{text}");
+    let files = read_folder(&dir);
+    let transports: Vec<(String, String)> = csv_rows(&files, "designs")
+        .into_iter()
+        .map(|r| (r["design"].clone(), r["transport"].clone()))
+        .collect();
+    let expected = [
+        ("k8s-defaults", "Datagram"),
+        ("etcd-10s", "Stream"),
+        ("zk-6s", "Stream"),
+    ]
+    .map(|(d, t)| (d.to_string(), t.to_string()));
+    assert_eq!(transports, expected);
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    assert!(md.contains("| transport |"), "{md}");
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let summary = json(&splitbrain(json_args));
+    let named: Vec<&str> = summary["designs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["transport"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["Datagram", "Stream", "Stream"]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `compare` shifts each seed's faults by its phase of the heartbeat, as `sweep` does, and the
+/// replay command seeds.csv gives for a seed runs exactly that seed.
+#[test]
+fn a_compared_seeds_replay_command_reruns_its_failovers_exactly() {
+    let out = scratch("compare-replay");
+    let dir = out.join("report");
+    let output = splitbrain([
+        "compare",
+        "scenarios/compare-leases.ron",
+        "--algorithms",
+        "etcd,k8s-lease",
+        "--seeds",
+        "3",
+        "--sizes",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let files = read_folder(&dir);
+    let seeds = csv_rows(&files, "seeds");
+    let offsets: std::collections::BTreeSet<&str> = seeds
+        .iter()
+        .filter(|r| r["design"] == "etcd")
+        .map(|r| r["offset_ns"].as_str())
+        .collect();
+    assert_eq!(offsets.len(), 3, "each seed its own phase: {seeds:?}");
+    let failovers = csv_rows(&files, "failovers");
+    for design in ["etcd", "k8s-lease"] {
+        let row = seeds
+            .iter()
+            .find(|r| r["design"] == design && r["seed"] == "3")
+            .unwrap();
+        let replay = &row["replay"];
+        assert!(replay.contains("--trial 3"), "{replay}");
+        let words: Vec<&str> = replay.split_whitespace().skip(1).collect();
+        let mut run_args = words.clone();
+        run_args.push("--json");
+        let ran = json(&splitbrain(run_args));
+        let transport = if design == "etcd" {
+            "Stream"
+        } else {
+            "Datagram"
+        };
+        assert_eq!(ran["transport"], transport, "{replay}");
+        let replayed: Vec<(u64, Option<u64>)> = ran["report"]["failovers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["at_ns"].as_u64().unwrap(), f["recovery_ns"].as_u64()))
+            .collect();
+        let compared: Vec<(u64, Option<u64>)> = failovers
+            .iter()
+            .filter(|r| r["design"] == design && r["seed"] == "3")
+            .map(|r| (r["at_ns"].parse().unwrap(), r["recovery_ns"].parse().ok()))
+            .collect();
+        assert!(!compared.is_empty());
+        assert_eq!(replayed, compared, "{replay}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `sweep` runs each design on its own transport too, and names it: in "What ran", the
+/// settings table and groups.csv.
+#[test]
+fn sweep_names_the_transport_each_design_ran_on() {
+    let out = scratch("sweep-transports");
+    let dir = out.join("report");
+    let output = splitbrain([
+        "sweep",
+        "scenarios/review-controller.ron",
+        "--trials",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let files = read_folder(&dir);
+    let transports: Vec<(String, String)> = csv_rows(&files, "groups")
+        .into_iter()
+        .map(|r| (r["design"].clone(), r["transport"].clone()))
+        .collect();
+    let expected = [
+        ("k8s-defaults", "Datagram"),
+        ("etcd-10s", "Stream"),
+        ("zk-6s", "Stream"),
+    ]
+    .map(|(d, t)| (d.to_string(), t.to_string()));
+    assert_eq!(transports, expected);
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    assert!(md.contains("etcd-10s on Stream"), "{md}");
+    assert!(md.contains("| transport |"), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+}

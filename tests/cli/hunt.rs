@@ -342,3 +342,36 @@ fn the_service_hunts_first_seeds_are_clean_liveness_included() {
         assert_eq!(o.status.code(), Some(0), "{scenario}: {}", stdout(&o));
     }
 }
+
+/// The hunt's summary line and its JSON name the algorithm and the transport it ran on.
+#[test]
+fn a_hunt_names_the_transport_it_ran_on() {
+    let out = scratch("hunt-transport");
+    let args = |json: bool| {
+        let mut args = vec![
+            "hunt",
+            "scenarios/etcd-nemesis.ron",
+            "--seeds",
+            "2",
+            "--keep-going",
+            "--no-shrink",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+        }
+        args
+    };
+    let text = splitbrain(args(false));
+    assert_no_panic(&text);
+    assert!(
+        stdout(&text).contains("seeds of etcd-nemesis (etcd on Stream)"),
+        "{}",
+        stdout(&text)
+    );
+    let doc = json(&splitbrain(args(true)));
+    assert_eq!(doc["algorithm"], "etcd");
+    assert_eq!(doc["transport"], "Stream");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -2,11 +2,12 @@
 //! report's failover-time distribution, election rounds and messages per election per value.
 //!
 //! Each trial `seed` shifts every explicit fault of the scenario by the same phase of the
-//! heartbeat interval, `offset = floor(u * heartbeat / 2^64)` with `u` the first draw of
-//! `SimRng::stream(seed, StreamId::SETUP ^ 0x5eed)`: uniform in `[0, heartbeat)`, so a leader
-//! crash lands at a random point of the leader's heartbeat interval. The draw depends on the
-//! trial only, so every value sees the same trials (the same phase, even when the heartbeat
-//! itself is the parameter swept).
+//! heartbeat interval, by the rule `compare` follows too ([`crate::phase`]): uniform in
+//! `[0, heartbeat)`, so a leader crash lands at a random point of the leader's heartbeat
+//! interval. The draw depends on the trial only, so every value sees the same trials (the
+//! same phase, even when the heartbeat itself is the parameter swept).
+//!
+//! Each design runs on its own transport ([`splitbrain_scenario::Design::transport`]).
 //!
 //! Without `--param` the scenario runs as written, as one group of trials. With
 //! `--heartbeat-fraction F` and `--param election_timeout=...`, each value's heartbeat is
@@ -21,8 +22,7 @@ use splitbrain_reports::{
     failover_cdf, messages_per_election, messages_vs_cluster_size, share_by_value, Chart,
     DataTable, ScalingSeries, Section, ShareSeries, Table,
 };
-use splitbrain_scenario::Scenario;
-use splitbrain_sim::{SimRng, StreamId};
+use splitbrain_scenario::{self as scenario, Scenario};
 
 mod param;
 pub use param::{apply, parse_param, position, FaultParam, Param, ParamError, Value};
@@ -76,11 +76,7 @@ fn bases(scenario: &Scenario, fencing: Fencing) -> Vec<Base> {
         named.push((None, name, scenario.clone()));
     }
     for design in &scenario.designs {
-        let mut s = scenario.clone();
-        let alg = &design.algorithm;
-        s.algorithm = alg
-            .for_members(s.sim.members)
-            .unwrap_or_else(|| alg.clone());
+        let s = scenario.with_design(design);
         named.push((Some(design.name.clone()), design.name.clone(), s));
     }
     let modes: &[(Option<bool>, &str)] = match fencing {
@@ -201,38 +197,49 @@ pub fn apply_with_heartbeat(
         })
 }
 
-/// Trial `trial` of a sweep of `scenario` (already set to its value): seed `trial`, every
-/// explicit fault shifted by the trial's phase of the heartbeat, not yet materialised.
-pub fn trial(scenario: &Scenario, trial: u64) -> Scenario {
-    let hb = scenario.algorithm.heartbeat_ns();
-    let mut s = shifted(scenario, trial_offset(trial, hb));
-    s.sim.seed = trial;
-    s
-}
+pub use crate::phase::{offset_ns as trial_offset, trial};
 
-/// The scenario with every explicit fault shifted by `offset_ns`.
-fn shifted(scenario: &Scenario, offset_ns: u64) -> Scenario {
-    let mut s = scenario.clone();
-    for f in &mut s.sim.faults {
-        f.at_ns = f.at_ns.saturating_add(offset_ns);
-    }
-    s
-}
-
-/// The offset of trial `seed`: uniform in `[0, heartbeat)`, the same phase for every value.
-pub fn trial_offset(seed: u64, heartbeat_ns: u64) -> u64 {
-    let u = SimRng::stream(seed, StreamId::SETUP ^ 0x5eed).next_u64();
-    ((u128::from(u) * u128::from(heartbeat_ns)) >> 64) as u64
-}
-
-/// Each group with its fencing and every setting as it ran (the modeled system's
-/// adjustments noted).
+/// Each group with its fencing, its transport and every setting as it ran (the modeled
+/// system's adjustments noted).
 pub fn settings_table(variants: &[Variant]) -> Table {
-    let mut t = Table::new(&["value", "fencing", "settings as they ran"]);
+    let mut t = Table::new(&["value", "fencing", "transport", "settings as they ran"]);
     for v in variants {
         let fencing = if v.scenario.sim.fencing { "on" } else { "off" };
         let settings = charting::SettingsAsRun::of(&v.scenario.algorithm).line();
-        t.push(vec![v.label.clone(), fencing.to_string(), settings]);
+        let transport = scenario::transport_line(&v.scenario.sim.network.transport);
+        t.push(vec![
+            v.label.clone(),
+            fencing.to_string(),
+            transport,
+            settings,
+        ]);
+    }
+    t
+}
+
+/// Each group's settings as they ran, one row per group: `groups.csv` and `.json`.
+fn settings_data(variants: &[Variant]) -> DataTable {
+    let columns = [
+        "value",
+        "design",
+        "algorithm",
+        "fencing",
+        "transport",
+        "settings",
+    ];
+    let mut t = DataTable::new("groups", &columns);
+    for v in variants {
+        let s = &v.scenario;
+        t.push(vec![
+            v.label.as_str().into(),
+            v.design.as_deref().unwrap_or_default().into(),
+            s.algorithm.name().into(),
+            u64::from(s.sim.fencing).into(),
+            scenario::transport_line(&s.sim.network.transport)
+                .as_str()
+                .into(),
+            scenario::algorithm_line(&s.algorithm).as_str().into(),
+        ]);
     }
     t
 }
@@ -450,10 +457,16 @@ fn what_ran(
             p.name()
         ),
     };
+    // Each design with the transport it ran on.
+    let on = |name: &str, transport| format!("{name} on {}", scenario::transport_line(transport));
     let designs = if scenario.designs.is_empty() {
-        scenario.algorithm.name().to_string()
+        on(scenario.algorithm.name(), &scenario.sim.network.transport)
     } else {
-        let names: Vec<&str> = scenario.designs.iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<String> = scenario
+            .designs
+            .iter()
+            .map(|d| on(&d.name, &d.transport))
+            .collect();
         format!("every design: {}", names.join(", "))
     };
     let designs = match plan.fencing {
@@ -493,9 +506,11 @@ fn build(
     sections.push(
         Section::new("Settings as they ran")
             .text(
-                "Each group's fencing and every setting of its algorithm as the engine ran it, \
-                 with what the modeled system does to the settings as written (a negotiated \
-                 session, a raised TTL) as notes.",
+                "Each group's fencing, the transport it ran on (each design's own, else the \
+                 scenario's network.transport when it sets one, else its algorithm's default) \
+                 and every setting of its algorithm as the engine ran it, with what the \
+                 modeled system does to the settings as written (a negotiated session, a \
+                 raised TTL) as notes. groups.csv lists them.",
             )
             .table(settings_table(variants)),
     );
@@ -611,5 +626,6 @@ fn build(
     data.push(charting::failover_data("failovers", "value", groups));
     let t = trials_table(plan, variants, groups);
     data.push(t);
+    data.push(settings_data(variants));
     Ok((sections, charts, data))
 }

@@ -294,10 +294,14 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                                     failure_timeout_ns: heartbeat_ns * 2,
                                     ack_timeout_ns: timeout_ns,
                                 }),
+                                transport: transport_for(seed / 4),
                             }]
                         } else {
                             Vec::new()
                         },
+                        // Datagram, these algorithms' default, on even seeds: written out or
+                        // not, it reads back the same.
+                        transport_explicit: !(seed % 2 == 0 && seed % 3 == 0),
                         expect,
                         // Written out only below every seed: both forms round-trip.
                         expect_rate_ppm: if seed % 2 == 0 {
@@ -322,6 +326,12 @@ proptest! {
         // A run expected to handle too many events is refused (and so not valid).
         let work = splitbrain_algorithms::expected_events(&scenario.algorithm, &scenario.sim);
         prop_assume!(work <= crate::error::MAX_EXPECTED_EVENTS);
+        // Each design's too, on its own transport.
+        for design in &scenario.designs {
+            let ran = scenario.with_design(design);
+            let work = splitbrain_algorithms::expected_events(&ran.algorithm, &ran.sim);
+            prop_assume!(work <= crate::error::MAX_EXPECTED_EVENTS);
+        }
         let text = to_ron(&scenario);
         prop_assert_eq!(parse(&text, ORIGIN), Ok(scenario), "{}", text);
     }

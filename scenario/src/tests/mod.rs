@@ -95,4 +95,5 @@ mod loading;
 mod lowering;
 mod round_trip;
 mod syntax_errors;
+mod transports;
 mod validation_errors;
