@@ -2,7 +2,7 @@
 //! ...)`): the settings, their rules (client-go's), writing them back, and the knobs `sweep`
 //! varies.
 
-use super::{info, K8sConfig, K8sProcess, K8sVariant};
+use super::{info, K8sConfig, K8sProcess, K8sRules, K8sVariant};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -17,8 +17,9 @@ use thiserror::Error;
 /// The Kubernetes Lease lock; see the module doc of [`super`].
 pub struct K8sLease;
 
-/// The Kubernetes Lease settings as written. Left out, the renew deadline is 2/3 of the lease
-/// duration and the retry period 1/5 of the renew deadline (client-go's 15s, 10s and 2s).
+/// The Kubernetes Lease settings as written. All left out, client-go's defaults (15s, 10s, 2s,
+/// [`K8sConfig::default`]); a lease duration written without the others, the renew deadline
+/// is 2/3 of it and the retry period 1/5 of the renew deadline (the defaults' ratios).
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct K8sSettings {
@@ -34,6 +35,9 @@ pub struct K8sSettings {
     /// [`K8sConfig::variant`]: client-go's Lease or a database row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<K8sVariant>,
+    /// [`K8sConfig::rules`]: client-go's timing rules (the default) or the stricter ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<K8sRules>,
 }
 
 /// A rule the Kubernetes Lease settings broke.
@@ -101,7 +105,8 @@ impl Algorithm for K8sLease {
     const SUMMARY: &'static str =
         "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \
          period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
-         last change; variant DbRow, a database-row lease judged by the database's clock";
+         last change; variant DbRow, a database-row lease judged by the database's clock; \
+         rules Strict, a renew deadline from the last renewal's send";
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "API server";
     const KNOBS: &'static [Knob] = &[Knob {
@@ -163,6 +168,7 @@ impl Algorithm for K8sLease {
             renew_deadline_ns,
             retry_period_ns: retry_period_ns.max(1),
             variant: settings.variant.unwrap_or(defaults.variant),
+            rules: settings.rules.unwrap_or(defaults.rules),
         };
         let problems = problem.map(|(field, error)| Problem { field, error });
         (config, problems.into_iter().collect())
@@ -174,6 +180,7 @@ impl Algorithm for K8sLease {
             renew_deadline: Some(DurationText(config.renew_deadline_ns)),
             retry_period: Some(DurationText(config.retry_period_ns)),
             variant: Some(config.variant),
+            rules: Some(config.rules),
         }
     }
 
