@@ -196,6 +196,34 @@ impl Algorithm for K8sLease {
         ]
     }
 
+    /// Under client-go's rules the holder writes the lease duration into the record in whole
+    /// seconds (`int(le.config.LeaseDuration / time.Second)`) and candidates wait that: a
+    /// duration that is not whole seconds is cut, said here, with the margin it leaves.
+    fn adjustments(config: &K8sConfig) -> Vec<String> {
+        let written_ns = u64::from(config.lease_duration_s()).saturating_mul(1_000_000_000);
+        if config.rules != K8sRules::ClientGo || written_ns == config.lease_duration_ns {
+            return Vec::new();
+        }
+        let margin = if written_ns <= config.renew_deadline_ns {
+            format!(
+                ", not longer than the renew deadline {}: candidates may take over while the \
+                 leader still leads",
+                dur(&config.renew_deadline_ns)
+            )
+        } else {
+            String::new()
+        };
+        vec![format!(
+            "lease_duration {} is written into the Lease as LeaseDurationSeconds {} (client-go: \
+             int(LeaseDuration / time.Second)), and candidates wait {}{margin}; write whole \
+             seconds, or `rules: Strict` to wait {}",
+            dur(&config.lease_duration_ns),
+            config.lease_duration_s(),
+            dur(&written_ns),
+            dur(&config.lease_duration_ns),
+        )]
+    }
+
     fn heartbeat_ns(config: &K8sConfig) -> Nanos {
         // The leader renews, and candidates poll, every retry period.
         config.retry_period_ns

@@ -971,3 +971,25 @@ fn a_suspend_between_the_two_margins_breaks_client_go_and_not_the_strict_rules()
         assert!(report.violated_safety().is_empty(), "seed {seed}");
     }
 }
+
+/// client-go `leaderelection.go`, `tryAcquireOrRenew`: `LeaseDurationSeconds:
+/// int(le.config.LeaseDuration / time.Second)`: under client-go's rules a lease duration that
+/// is not whole seconds is cut, and `check`/`run`/`compare`/`sweep` say so (the model's
+/// `adjustments`); whole seconds, or the `Strict` rules, run as written.
+#[test]
+fn a_lease_duration_cut_to_whole_seconds_is_reported() {
+    use crate::algorithm::Algorithm;
+    let cut = K8sConfig {
+        rules: K8sRules::ClientGo,
+        ..strict()
+    };
+    let notes = K8sLease::adjustments(&cut);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("LeaseDurationSeconds 1"), "{notes:?}");
+    assert!(
+        notes[0].contains("not longer than the renew deadline"),
+        "{notes:?}"
+    );
+    assert!(K8sLease::adjustments(&strict()).is_empty());
+    assert!(K8sLease::adjustments(&K8sConfig::default()).is_empty());
+}
