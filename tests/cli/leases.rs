@@ -115,7 +115,7 @@ fn scenario(seed: u64, variant: &str, fencing: bool, faults: &[String]) -> Strin
 
 fn k8s(seed: u64, variant: &str, fencing: bool, faults: &[String]) -> String {
     let k8s = format!(
-        "K8sLease(lease_duration: \"900ms\", renew_deadline: \"600ms\", retry_period: \"120ms\", variant: {variant})"
+        "K8sLease(lease_duration: \"900ms\", renew_deadline: \"600ms\", retry_period: \"120ms\", variant: {variant}, rules: Strict)"
     );
     scenario_of(seed, &k8s, fencing, faults)
 }
@@ -171,8 +171,11 @@ proptest! {
         seed in 0..u64::MAX,
         faults in prop::collection::vec(honest_fault(), 0..8),
     ) {
-        // The leader stops at its renew deadline, counted from the send time of its last
-        // renewal; a candidate takes over only a lease duration after it saw that renewal,
+        // The model's `Strict` rules (client-go's own rules, with a 900ms lease cut to 0
+        // whole seconds and a pause not checked at resume, are not safe here:
+        // docs/algorithms/k8s-lease.md). The leader stops at its renew deadline, counted from
+        // the send time of its last renewal; a candidate takes over only a lease duration
+        // after it saw that renewal,
         // and only if no later one succeeded (optimistic concurrency). Server clocks are
         // never read.
         let text = k8s(seed, "Lease", false, &in_order(faults));

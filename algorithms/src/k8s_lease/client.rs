@@ -1,9 +1,10 @@
 //! A candidate running client-go's `leaderelection` loop on the Lease lock: candidates time
 //! the holder's expiry by their own observation of the last change to the record
-//! (`observedTime`), never by the record's timestamps; the leader renews every retry period
-//! and steps down when it has not renewed within the renew deadline.
+//! (`observedTime`), never by the record's timestamps; the leader renews in rounds of tries
+//! and stops leading when a round ends at the renew deadline without a renewal (`ClientGo`),
+//! or when the renew deadline has passed since the send of its last renewal (`Strict`).
 
-use super::config::{K8sConfig, K8sVariant};
+use super::config::{K8sConfig, K8sRules, K8sVariant};
 use super::messages::{Identity, K8sMsg, K8sTimer, Record};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
 
@@ -36,8 +37,11 @@ pub struct K8sClient {
     renewed_at: LocalNanos,
     /// The number of the request that renewal answered, and of the last request sent.
     renewed_request: u64,
-    requests: u64,
+    pub(super) requests: u64,
     seen_rv: u64,
+    /// `ClientGo`: the deadline of the open renew round (`renew`'s
+    /// `wait.PollUntilContextTimeout(.., RenewDeadline, ..)`), `None` between rounds.
+    round_deadline: Option<LocalNanos>,
     /// The local time of the last release. The client lets the others take over: it does not
     /// try to acquire again for one lease duration, and an answer to an update it sent
     /// before the release makes it lead no more.
@@ -62,6 +66,7 @@ impl K8sClient {
             seen_rv: 0,
             released_at: LocalNanos::MIN,
             incarnation: 0,
+            round_deadline: None,
         }
     }
 
@@ -91,6 +96,7 @@ impl K8sClient {
     pub fn on_restart(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         self.observed = None;
         self.leading = false;
+        self.round_deadline = None;
         self.incarnation += 1;
         // A new identity: nothing of the old one's leadership or release holds.
         self.renewed_at = LocalNanos::MIN;
@@ -117,6 +123,12 @@ impl K8sClient {
             K8sTimer::RenewDeadline => {
                 ctx.signal(Signal::LeaderSuspected);
                 self.step_down(ctx);
+                if self.config.rules == K8sRules::ClientGo {
+                    // The round's context is done: every try still in flight is cancelled
+                    // (its answer counts no more), and the elector polls as a candidate.
+                    self.renewed_request = self.requests;
+                    self.arm_retry(ctx);
+                }
             }
             K8sTimer::Expiry => {}
         }
@@ -126,38 +138,102 @@ impl K8sClient {
     /// fast path for the holder); a candidate reads the record first and decides on what it
     /// reads (`tryAcquireOrRenew`).
     fn tick(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        if self.leading && self.config.rules == K8sRules::ClientGo {
+            return self.renew_try(ctx);
+        }
         if self.leading {
             self.update(ctx);
         } else {
             ctx.send(self.server, K8sMsg::Get);
         }
+        // `ClientGo` candidates wait from the try's return (re-armed at the answer); this
+        // timer stands for the request's timeout when an answer is lost.
         self.arm_retry(ctx);
+    }
+
+    /// `ClientGo`: one try of client-go's `renew` loop. The first try of a round opens it
+    /// (`wait.PollUntilContextTimeout(ctx, RetryPeriod, RenewDeadline, true, ..)`: a
+    /// deadline `RenewDeadline` from now); the next try comes `RetryPeriod` after this one
+    /// started (the poll's timer is not sliding). The try is `tryAcquireOrRenew`: while the
+    /// record last observed names this elector and `isLeaseValid`, an Update without a read
+    /// (the fast path), else a Get first.
+    fn renew_try(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let now = ctx.monotonic_now();
+        if self.round_deadline.is_none() {
+            let deadline_ns = self.config.renew_deadline_ns;
+            self.round_deadline = Some(now.saturating_add(deadline_ns as i64));
+            ctx.set_timer(K8sTimer::RenewDeadline, deadline_ns);
+        }
+        if self.own_lease_valid(now) {
+            self.update(ctx);
+        } else {
+            ctx.send(self.server, K8sMsg::Get);
+        }
+        ctx.set_timer(K8sTimer::Retry, self.config.retry_period_ns);
+    }
+
+    /// client-go's `le.IsLeader() && le.isLeaseValid(now)`: the record last observed names
+    /// this elector and its lease has not run out since this elector observed it.
+    fn own_lease_valid(&self, now: LocalNanos) -> bool {
+        self.observed.as_ref().is_some_and(|(record, seen)| {
+            record.holder == Some(self.identity())
+                && !looks_free(record, *seen, now, self.lease_ns(record))
+        })
+    }
+
+    /// How long `record` must stay unchanged before it looks free: `ClientGo`, the record's
+    /// `LeaseDurationSeconds` (`isLeaseValid`: `time.Second *
+    /// time.Duration(le.observedRecord.LeaseDurationSeconds)`); `Strict`, the configured
+    /// lease duration to the nanosecond.
+    pub fn lease_ns(&self, record: &Record) -> u64 {
+        match self.config.rules {
+            K8sRules::ClientGo => u64::from(record.lease_duration_s) * 1_000_000_000,
+            K8sRules::Strict => self.config.lease_duration_ns,
+        }
     }
 
     /// A candidate has read the record: it tries to acquire when the lease looks free to it
     /// (no holder, or no change seen for a lease duration by its own clock) or still names
     /// it. A database row is upserted on every try: the database, not the client, judges
     /// expiry there.
-    fn consider(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+    /// Returns whether it sent an update (the try goes on until its answer).
+    fn consider(&mut self, ctx: &mut K8sCtx<'_, '_>) -> bool {
         let now = ctx.monotonic_now();
         let Some((record, seen)) = &self.observed else {
-            return;
+            return false;
         };
         let sitting_out_until = self
             .released_at
             .saturating_add(self.config.lease_duration_ns as i64);
         if self.leading || now < sitting_out_until {
-            return;
+            return false;
         }
         let mine = record.holder == Some(self.identity());
-        let vacant = looks_free(record, *seen, now, self.config.lease_duration_ns);
+        let vacant = looks_free(record, *seen, now, self.lease_ns(record));
         if vacant && !mine {
             // An attempt to take a lease that looks free: the update would win `rv + 1`.
             ctx.signal(Signal::ElectionStarted {
                 term: record.resource_version + 1,
             });
         }
-        if vacant || mine || self.config.variant == K8sVariant::DbRow {
+        let tries = vacant || mine || self.config.variant == K8sVariant::DbRow;
+        if tries {
+            self.update(ctx);
+        }
+        tries
+    }
+
+    /// `ClientGo`: the leader's try read the record (the slow path of `tryAcquireOrRenew`):
+    /// it updates a record that names it or that looks free; another holder's live lease
+    /// fails the try, and the round goes on until its deadline.
+    fn renew_after_read(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        let now = ctx.monotonic_now();
+        let Some((record, seen)) = &self.observed else {
+            return;
+        };
+        let open = self.round_deadline.is_some_and(|d| now < d);
+        let mine = record.holder == Some(self.identity());
+        if open && (mine || looks_free(record, *seen, now, self.lease_ns(record))) {
             self.update(ctx);
         }
     }
@@ -179,6 +255,7 @@ impl K8sClient {
                 expected_rv,
                 sent_at,
                 identity: self.identity(),
+                lease_duration_s: self.config.lease_duration_s(),
                 request: self.requests,
             },
         );
@@ -206,6 +283,7 @@ impl K8sClient {
     }
 
     fn step_down(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        self.round_deadline = None;
         if self.leading {
             self.leading = false;
             ctx.stepped_down();
@@ -216,6 +294,9 @@ impl K8sClient {
     /// The server's answers: a read is considered, an update's answer may make or unmake
     /// the leader.
     pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
+        if self.config.rules == K8sRules::ClientGo {
+            return self.on_message_client_go(ctx, msg);
+        }
         let now = ctx.monotonic_now();
         match msg {
             K8sMsg::GetResp { record } => {
@@ -260,13 +341,84 @@ impl K8sClient {
         }
     }
 
-    /// The leader's token while its last renewal is within the renew deadline.
+    /// `ClientGo`: the server's answers as client-go's loops take them. A read is one step of
+    /// a try; an update's answer ends the try. A successful acquisition starts the renew loop
+    /// at once (`Run`: `acquire`, then `renew`, whose first round tries immediately); a
+    /// successful renewal closes the round and the next starts one retry period after it
+    /// returned (`wait.UntilWithContext`, sliding). A refused update carries no record (a
+    /// 409): a leader reads the record in the same try (the slow path), a candidate waits for
+    /// its next poll.
+    fn on_message_client_go(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
+        let now = ctx.monotonic_now();
+        match msg {
+            K8sMsg::GetResp { record } => {
+                self.observe(now, record);
+                if self.leading {
+                    self.renew_after_read(ctx);
+                } else if !self.consider(ctx) {
+                    // The try returned: `JitterUntil` waits from here (sliding).
+                    self.arm_retry(ctx);
+                }
+            }
+            K8sMsg::UpdateResp {
+                ok,
+                record,
+                sent_at,
+                request,
+            } => {
+                // A renewal counts only within its round (its request ran under the round's
+                // context); an acquisition has no deadline. Nor does an update sent before a
+                // release count, nor an answer older than the newest counted one.
+                let in_time = !self.leading || self.round_deadline.is_some_and(|d| now < d);
+                let counts = ok
+                    && record.holder == Some(self.identity())
+                    && sent_at > self.released_at
+                    && request > self.renewed_request
+                    && in_time;
+                if !counts {
+                    if self.leading {
+                        if !ok {
+                            ctx.send(self.server, K8sMsg::Get);
+                        }
+                    } else {
+                        self.arm_retry(ctx);
+                    }
+                    return;
+                }
+                self.observe(now, record.clone());
+                self.renewed_at = sent_at;
+                self.renewed_request = request;
+                let was_leading = self.leading;
+                if !self.leading || self.token != record.acquired_rv {
+                    self.leading = true;
+                    self.token = record.acquired_rv;
+                    ctx.became_leader(record.acquired_rv, record.acquired_rv);
+                }
+                self.round_deadline = None;
+                if was_leading {
+                    // The round succeeded: the next one starts a retry period from now.
+                    ctx.cancel_timer(K8sTimer::RenewDeadline);
+                    ctx.set_timer(K8sTimer::Retry, self.config.retry_period_ns);
+                } else {
+                    self.renew_try(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The leader's token while it leads: `ClientGo`, until the deadline of a round without a
+    /// renewal (between rounds nothing ends it); `Strict`, while its last renewal's send is
+    /// within the renew deadline.
     pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
-        (self.leading
-            && now
-                < self
+        let within = match self.config.rules {
+            K8sRules::ClientGo => self.round_deadline.is_none_or(|d| now < d),
+            K8sRules::Strict => {
+                now < self
                     .renewed_at
-                    .saturating_add(self.config.renew_deadline_ns as i64))
-        .then_some(self.token)
+                    .saturating_add(self.config.renew_deadline_ns as i64)
+            }
+        };
+        (self.leading && within).then_some(self.token)
     }
 }

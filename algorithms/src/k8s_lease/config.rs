@@ -12,31 +12,64 @@ pub enum K8sVariant {
     DbRow,
 }
 
+/// Which timing rules the electors follow: client-go's own, or the model's stricter ones.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "k8s lease rules"))]
+pub enum K8sRules {
+    /// client-go's `leaderelection.go` as it is: the renew deadline counts from the start of a
+    /// retry round (`renew`: `wait.PollUntilContextTimeout(.., RetryPeriod, RenewDeadline,
+    /// ..)`, a round starting `RetryPeriod` after the last renewal returned), a leader shown
+    /// another holder keeps leading until that deadline, candidates wait the
+    /// `LeaseDurationSeconds` of the record, whole seconds, and the waits between tries start
+    /// when a try returns (`sliding`).
+    ClientGo,
+    /// Stricter than client-go: the leader leads only until the renew deadline counted from the
+    /// send of its last successful renewal and steps down as soon as it is shown another
+    /// holder; candidates wait the configured lease duration to the nanosecond; the waits
+    /// start at the send. The model's rules until issue 28.
+    Strict,
+}
+
 /// client-go's `LeaderElectionConfig` durations, and the variant. Each duration is local time
 /// of whoever measures it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct K8sConfig {
     /// A candidate takes the lease when the record has not changed for this long by its own
-    /// clock (`DbRow`: the row expires this long after its last update, by the database's).
+    /// clock (`ClientGo`: cut to whole seconds as the holder writes it into the record;
+    /// `DbRow`: the row expires this long after its last update, by the database's clock).
     pub lease_duration_ns: u64,
-    /// The leader stops leading when this long has passed since the send time of its last
-    /// successful renewal.
+    /// The leader stops leading when this long has passed since the start of a retry round
+    /// without a successful renewal (`Strict`: since the send of its last successful
+    /// renewal).
     pub renew_deadline_ns: u64,
     /// The leader renews, and candidates read the record, this often (candidates add a
     /// jitter of up to 1.2 periods).
     pub retry_period_ns: u64,
     /// Who judges expiry: each candidate's clock, or the database's.
     pub variant: K8sVariant,
+    /// client-go's timing rules, or the model's stricter ones.
+    pub rules: K8sRules,
 }
 
+/// client-go's defaults: component-base `config/v1alpha1/defaults.go`,
+/// `RecommendedDefaultLeaderElectionConfiguration` (`LeaseDuration` 15s, `RenewDeadline`
+/// 10s, `RetryPeriod` 2s), the defaults of kube-controller-manager and kube-scheduler.
 impl Default for K8sConfig {
     fn default() -> Self {
-        // client-go's defaults are 15s, 10s and 2s; the same ratios, ten times shorter.
         Self {
-            lease_duration_ns: 1_500_000_000,
-            renew_deadline_ns: 1_000_000_000,
-            retry_period_ns: 200_000_000,
+            lease_duration_ns: 15_000_000_000,
+            renew_deadline_ns: 10_000_000_000,
+            retry_period_ns: 2_000_000_000,
             variant: K8sVariant::Lease,
+            rules: K8sRules::ClientGo,
         }
+    }
+}
+
+impl K8sConfig {
+    /// client-go's `LeaseDurationSeconds` as an elector with this config writes it into the
+    /// record: `int(le.config.LeaseDuration / time.Second)`, whole seconds rounded down.
+    pub fn lease_duration_s(&self) -> u32 {
+        u32::try_from(self.lease_duration_ns / 1_000_000_000).unwrap_or(u32::MAX)
     }
 }

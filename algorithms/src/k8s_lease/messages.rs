@@ -24,6 +24,9 @@ pub struct Record {
     pub acquired_rv: u64,
     /// DbRow: the row expires when the database clock reads this.
     pub expires_at: LocalNanos,
+    /// client-go's `LeaseDurationSeconds` as the last writer wrote it (whole seconds; 1 after
+    /// a release): what `ClientGo` candidates wait, from their own sight of the change.
+    pub lease_duration_s: u32,
 }
 
 /// A request to the modeled API server or its answer. Requests are client -> server.
@@ -45,6 +48,8 @@ pub enum K8sMsg {
         sent_at: LocalNanos,
         /// Who asks to hold the lease.
         identity: Identity,
+        /// The `LeaseDurationSeconds` the client writes into the record.
+        lease_duration_s: u32,
         /// The client's request number, echoed back: the newest answered request is the
         /// last renewal, whatever its client's clock did since.
         request: u64,

@@ -1,8 +1,9 @@
 //! The Kubernetes `Lease` lock of client-go's `leaderelection` package, on a modeled API
 //! server: optimistic concurrency on `resourceVersion`; candidates time the holder's expiry by
 //! their own observation of the last change to the record (`observedTime`), never by the
-//! record's timestamps; the leader renews every retry period and steps down when it has not
-//! renewed within the renew deadline. Variant `DbRow`: a database-row lease whose expiry the
+//! record's timestamps; the leader renews in rounds and stops leading when a round reaches the
+//! renew deadline without a renewal. Rules `Strict`: the model's stricter timing (the renew
+//! deadline from the last renewal's send, the lease duration to the nanosecond). Variant `DbRow`: a database-row lease whose expiry the
 //! database judges by its own clock (`UPDATE .. WHERE holder IS NULL OR expires < now()`).
 //! The server is one process, id `members`.
 
@@ -16,7 +17,7 @@ mod settings;
 mod tests;
 
 pub use client::{looks_free, K8sClient};
-pub use config::{K8sConfig, K8sVariant};
+pub use config::{K8sConfig, K8sRules, K8sVariant};
 pub use messages::{Identity, K8sMsg, K8sTimer, Record};
 pub use server::K8sServer;
 pub use settings::{K8sError, K8sLease, K8sSettings};

@@ -29,6 +29,7 @@ impl K8sServer {
                 resource_version: 1,
                 acquired_rv: 0,
                 expires_at: 0,
+                lease_duration_s: 0,
             },
         }
     }
@@ -54,6 +55,7 @@ impl K8sServer {
                 expected_rv,
                 sent_at,
                 identity,
+                lease_duration_s,
                 request,
             } => {
                 let ok = match self.config.variant {
@@ -76,6 +78,7 @@ impl K8sServer {
                         self.record.holder = Some(identity);
                         self.record.acquired_rv = self.record.resource_version;
                     }
+                    self.record.lease_duration_s = lease_duration_s;
                     self.record.expires_at =
                         now.saturating_add(self.config.lease_duration_ns as i64);
                     if self.config.variant == K8sVariant::DbRow {
@@ -96,7 +99,9 @@ impl K8sServer {
                 ctx.signal(Signal::LeaseEnded {
                     holder: identity.node,
                 });
+                // client-go's `release`: an empty `HolderIdentity`, `LeaseDurationSeconds: 1`.
                 self.record.holder = None;
+                self.record.lease_duration_s = 1;
                 self.record.resource_version += 1;
             }
             _ => {}

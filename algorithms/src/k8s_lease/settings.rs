@@ -2,7 +2,7 @@
 //! ...)`): the settings, their rules (client-go's), writing them back, and the knobs `sweep`
 //! varies.
 
-use super::{info, K8sConfig, K8sProcess, K8sVariant};
+use super::{info, K8sConfig, K8sProcess, K8sRules, K8sVariant};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -17,8 +17,9 @@ use thiserror::Error;
 /// The Kubernetes Lease lock; see the module doc of [`super`].
 pub struct K8sLease;
 
-/// The Kubernetes Lease settings as written. Left out, the renew deadline is 2/3 of the lease
-/// duration and the retry period 1/5 of the renew deadline (client-go's 15s, 10s and 2s).
+/// The Kubernetes Lease settings as written. All left out, client-go's defaults (15s, 10s, 2s,
+/// [`K8sConfig::default`]); a lease duration written without the others, the renew deadline
+/// is 2/3 of it and the retry period 1/5 of the renew deadline (the defaults' ratios).
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct K8sSettings {
@@ -34,6 +35,9 @@ pub struct K8sSettings {
     /// [`K8sConfig::variant`]: client-go's Lease or a database row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<K8sVariant>,
+    /// [`K8sConfig::rules`]: client-go's timing rules (the default) or the stricter ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<K8sRules>,
 }
 
 /// A rule the Kubernetes Lease settings broke.
@@ -101,7 +105,8 @@ impl Algorithm for K8sLease {
     const SUMMARY: &'static str =
         "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \
          period, resourceVersion concurrency, expiry timed by each candidate's own sight of the \
-         last change; variant DbRow, a database-row lease judged by the database's clock";
+         last change; variant DbRow, a database-row lease judged by the database's clock; \
+         rules Strict, a renew deadline from the last renewal's send";
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "API server";
     const KNOBS: &'static [Knob] = &[Knob {
@@ -163,6 +168,7 @@ impl Algorithm for K8sLease {
             renew_deadline_ns,
             retry_period_ns: retry_period_ns.max(1),
             variant: settings.variant.unwrap_or(defaults.variant),
+            rules: settings.rules.unwrap_or(defaults.rules),
         };
         let problems = problem.map(|(field, error)| Problem { field, error });
         (config, problems.into_iter().collect())
@@ -174,6 +180,7 @@ impl Algorithm for K8sLease {
             renew_deadline: Some(DurationText(config.renew_deadline_ns)),
             retry_period: Some(DurationText(config.retry_period_ns)),
             variant: Some(config.variant),
+            rules: Some(config.rules),
         }
     }
 
@@ -187,6 +194,34 @@ impl Algorithm for K8sLease {
             ("renew_deadline", config.renew_deadline_ns),
             ("lease_duration", config.lease_duration_ns),
         ]
+    }
+
+    /// Under client-go's rules the holder writes the lease duration into the record in whole
+    /// seconds (`int(le.config.LeaseDuration / time.Second)`) and candidates wait that: a
+    /// duration that is not whole seconds is cut, said here, with the margin it leaves.
+    fn adjustments(config: &K8sConfig) -> Vec<String> {
+        let written_ns = u64::from(config.lease_duration_s()).saturating_mul(1_000_000_000);
+        if config.rules != K8sRules::ClientGo || written_ns == config.lease_duration_ns {
+            return Vec::new();
+        }
+        let margin = if written_ns <= config.renew_deadline_ns {
+            format!(
+                ", not longer than the renew deadline {}: candidates may take over while the \
+                 leader still leads",
+                dur(&config.renew_deadline_ns)
+            )
+        } else {
+            String::new()
+        };
+        vec![format!(
+            "lease_duration {} is written into the Lease as LeaseDurationSeconds {} (client-go: \
+             int(LeaseDuration / time.Second)), and candidates wait {}{margin}; write whole \
+             seconds, or `rules: Strict` to wait {}",
+            dur(&config.lease_duration_ns),
+            config.lease_duration_s(),
+            dur(&written_ns),
+            dur(&config.lease_duration_ns),
+        )]
     }
 
     fn heartbeat_ns(config: &K8sConfig) -> Nanos {

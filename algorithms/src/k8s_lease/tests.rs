@@ -8,10 +8,23 @@ use splitbrain_sim::{
 
 const S: u64 = 1_000_000_000;
 
+/// The timings most tests use: client-go's 15s / 10s / 2s ten times shorter, under the
+/// model's `Strict` rules (the model's only rules before issue 28; whole seconds would cut
+/// the 1.5s lease to 1s under `ClientGo`).
+fn strict() -> K8sConfig {
+    K8sConfig {
+        lease_duration_ns: 1_500_000_000,
+        renew_deadline_ns: 1_000_000_000,
+        retry_period_ns: 200_000_000,
+        variant: K8sVariant::Lease,
+        rules: K8sRules::Strict,
+    }
+}
+
 fn run(variant: K8sVariant, fencing: bool, faults: Vec<FaultSpec>) -> RunReport {
     let config = K8sConfig {
         variant,
-        ..K8sConfig::default()
+        ..strict()
     };
     let mut sim = SimConfig::quiet(3, 3, 15 * S);
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
@@ -116,7 +129,7 @@ fn server(variant: K8sVariant) -> K8sServer {
         3,
         &K8sConfig {
             variant,
-            ..K8sConfig::default()
+            ..strict()
         },
     )
     .pop()
@@ -131,7 +144,7 @@ fn client(variant: K8sVariant, me: usize) -> K8sClient {
         3,
         &K8sConfig {
             variant,
-            ..K8sConfig::default()
+            ..strict()
         },
     )
     .swap_remove(me)
@@ -181,6 +194,7 @@ fn update(node: usize, expected_rv: u64) -> K8sMsg {
         expected_rv,
         sent_at: 0,
         identity: id(node),
+        lease_duration_s: 1,
         request: 1,
     }
 }
@@ -191,6 +205,7 @@ fn held(holder: usize, rv: u64) -> Record {
         resource_version: rv,
         acquired_rv: rv,
         expires_at: 0,
+        lease_duration_s: 1,
     }
 }
 
@@ -352,7 +367,7 @@ fn only_the_newest_answer_in_time_is_a_mandate() {
 /// `wait.Until(.., le.config.RetryPeriod, ..)`, no jitter.
 #[test]
 fn candidates_retry_with_client_gos_jitter_and_the_leader_without() {
-    let retry_ns = K8sConfig::default().retry_period_ns;
+    let retry_ns = strict().retry_period_ns;
     let mut seen = Vec::new();
     for seed in 0..200 {
         let c = client(K8sVariant::Lease, 1);
@@ -390,7 +405,7 @@ fn candidates_retry_with_client_gos_jitter_and_the_leader_without() {
 #[test]
 fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
     for seed in 0..8 {
-        let config = K8sConfig::default();
+        let config = strict();
         let mut sim = SimConfig::quiet(seed, 3, 10 * S);
         sim.faults = vec![FaultSpec {
             at_ns: 5 * S,
@@ -478,7 +493,7 @@ fn a_changed_record_restarts_the_lease_duration_from_its_first_sight() {
 /// `wait.Until(.., le.config.RetryPeriod, ..)`, no jitter.
 #[test]
 fn the_leader_renews_on_the_version_it_last_saw_without_reading() {
-    let retry_ns = K8sConfig::default().retry_period_ns;
+    let retry_ns = strict().retry_period_ns;
     let mut c = client(K8sVariant::Lease, 0);
     to_client(&mut c, 20 * MS, answer(2, 10 * MS, 1));
     let out = fire(&mut c, 200 * MS, K8sTimer::Retry);
@@ -548,6 +563,7 @@ fn settings_are_checked_as_new_leader_elector_checks_them() {
             renew_deadline: Some(DurationText(renew_ns)),
             retry_period: Some(DurationText(retry_ns)),
             variant: None,
+            rules: None,
         };
         let (_, problems) = K8sLease::lower(settings, &Cluster { nodes: 3 });
         problems.into_iter().map(|p| p.error).next()
@@ -570,29 +586,410 @@ fn settings_are_checked_as_new_leader_elector_checks_them() {
 }
 
 /// component-base `config/v1alpha1/defaults.go`, `RecommendedDefaultLeaderElectionConfiguration`:
-/// `LeaseDuration` 15s, `RenewDeadline` 10s, `RetryPeriod` 2s. The model's defaults are the
-/// same ten times shorter; a value left out keeps those ratios (the model's own rule).
+/// `LeaseDuration` 15s, `RenewDeadline` 10s, `RetryPeriod` 2s (kube-controller-manager's and
+/// kube-scheduler's); the rules are client-go's. A lease duration written alone keeps the
+/// defaults' ratios (the model's own rule).
 #[test]
-fn defaults_are_client_gos_ten_times_shorter() {
+fn defaults_are_client_gos() {
     use crate::algorithm::{Algorithm, Cluster};
     use splitbrain_sim::duration::DurationText;
-    let d = K8sConfig::default();
+    let (config, problems) = K8sLease::lower(K8sSettings::default(), &Cluster { nodes: 3 });
+    assert!(problems.is_empty());
     assert_eq!(
         (
-            d.lease_duration_ns * 10,
-            d.renew_deadline_ns * 10,
-            d.retry_period_ns * 10
+            config.lease_duration_ns,
+            config.renew_deadline_ns,
+            config.retry_period_ns,
+            config.rules,
+            config.lease_duration_s()
         ),
-        (15 * S, 10 * S, 2 * S)
+        (15 * S, 10 * S, 2 * S, K8sRules::ClientGo, 15)
     );
     let settings = K8sSettings {
-        lease_duration: Some(DurationText(15 * S)),
+        lease_duration: Some(DurationText(3 * S)),
         ..K8sSettings::default()
     };
     let (config, problems) = K8sLease::lower(settings, &Cluster { nodes: 3 });
     assert!(problems.is_empty());
     assert_eq!(
         (config.renew_deadline_ns, config.retry_period_ns),
-        (10 * S, 2 * S)
+        (2 * S, 400 * NANOS_PER_MILLI)
     );
+}
+
+// client-go's own rules (`K8sRules::ClientGo`, the default), with client-go's default timings.
+
+/// A process of a `ClientGo` run with client-go's defaults (15s / 10s / 2s).
+fn go_client(me: usize) -> K8sClient {
+    match K8sProcess::cluster(3, &K8sConfig::default()).swap_remove(me) {
+        K8sProcess::Client(c) => c,
+        K8sProcess::Server(_) => unreachable!("ids below members are clients"),
+    }
+}
+
+fn go_server() -> K8sServer {
+    match K8sProcess::cluster(3, &K8sConfig::default()).pop() {
+        Some(K8sProcess::Server(s)) => s,
+        _ => unreachable!("the last process is the server"),
+    }
+}
+
+/// A record held by `holder` with `LeaseDurationSeconds` `seconds`.
+fn held_for(holder: Option<usize>, rv: u64, seconds: u32) -> Record {
+    Record {
+        holder: holder.map(id),
+        resource_version: rv,
+        acquired_rv: rv,
+        expires_at: 0,
+        lease_duration_s: seconds,
+    }
+}
+
+fn read(record: Record) -> K8sMsg {
+    K8sMsg::GetResp { record }
+}
+
+fn sends_get(out: &Out) -> bool {
+    out.iter().any(|e| {
+        matches!(
+            e,
+            Effect::Send {
+                msg: K8sMsg::Get,
+                ..
+            }
+        )
+    })
+}
+
+fn retry_armed(out: &Out) -> Option<u64> {
+    out.iter().rev().find_map(|e| match e {
+        Effect::SetTimer {
+            timer: K8sTimer::Retry,
+            after_local_ns,
+        } => Some(*after_local_ns),
+        _ => None,
+    })
+}
+
+/// Makes `c` (node 0) the leader: its acquisition of version 2, sent at 10ms, answered at
+/// 20ms. Returns what it did.
+fn go_acquired(c: &mut K8sClient) -> Out {
+    let won = K8sMsg::UpdateResp {
+        ok: true,
+        record: held_for(Some(0), 2, 15),
+        sent_at: 10 * MS,
+        request: 1,
+    };
+    c.requests = 1;
+    to_client(c, 20 * MS, won)
+}
+
+/// client-go `leaderelection_test.go`, `TestTryAcquireOrRenew`, cases "acquire from no object"
+/// and "acquire from unled object": a record without a holder is taken at the first read (the
+/// model's API server always has the object, created empty, so the two cases are one).
+/// `tryAcquireOrRenew`: `len(oldLeaderElectionRecord.HolderIdentity) > 0` is false.
+#[test]
+fn client_go_case_acquire_from_an_unled_object() {
+    let mut c = go_client(1);
+    let out = to_client(&mut c, 0, read(held_for(None, 1, 0)));
+    assert_eq!(updates(&out), vec![1]);
+    let mut s = go_server();
+    let (ok, record) = update_resp(&to_server(&mut s, 5 * MS, 1, update(1, 1)));
+    assert!(ok);
+    assert_eq!(record.holder, Some(id(1)), "outHolder baz");
+}
+
+/// `TestTryAcquireOrRenew`, "acquire from led object with the lease duration seconds": a
+/// record held by another with `LeaseDurationSeconds: 3` is refused at first and taken after
+/// 3s, although the candidate's own `LeaseDuration` is longer (10s there, 15s here):
+/// `isLeaseValid` reads the seconds of the observed record, not the candidate's setting.
+#[test]
+fn client_go_case_acquire_from_a_led_object_with_the_lease_duration_seconds() {
+    let mut c = go_client(1);
+    let bing = || read(held_for(Some(0), 5, 3));
+    assert!(updates(&to_client(&mut c, 0, bing())).is_empty());
+    assert!(updates(&to_client(&mut c, 3_000 * MS - 1, bing())).is_empty());
+    assert_eq!(updates(&to_client(&mut c, 3_000 * MS, bing())), vec![5]);
+}
+
+/// `TestTryAcquireOrRenew`, "acquire from led, unacked object": the record is held, but this
+/// candidate observed it long ago (`observedTime: past`) and it has not changed since: taken.
+#[test]
+fn client_go_case_acquire_from_a_led_unacked_object() {
+    let mut c = go_client(1);
+    let bing = || read(held_for(Some(0), 5, 15));
+    assert!(updates(&to_client(&mut c, 0, bing())).is_empty());
+    assert_eq!(
+        updates(&to_client(&mut c, 1_000 * S as i64, bing())),
+        vec![5]
+    );
+}
+
+/// `TestTryAcquireOrRenew`, "acquire from empty led, acked object": an empty holder is free
+/// even when just observed (`observedTime: future`).
+#[test]
+fn client_go_case_acquire_from_an_empty_led_acked_object() {
+    let mut c = go_client(1);
+    let out = to_client(&mut c, 0, read(held_for(None, 9, 15)));
+    assert_eq!(updates(&out), vec![9]);
+}
+
+/// `TestTryAcquireOrRenew`, "don't acquire from led, acked object": held by another and seen
+/// to change just now: no update, and the holder is the one the candidate reports
+/// (`outHolder: "bing"`). The try has returned, so the next waits from here: `acquire`'s
+/// `wait.JitterUntilWithContext(.., RetryPeriod, JitterFactor, true)` (`sliding`).
+#[test]
+fn client_go_case_dont_acquire_from_a_led_acked_object() {
+    let mut c = go_client(1);
+    let out = to_client(&mut c, 0, read(held_for(Some(0), 5, 15)));
+    assert!(updates(&out).is_empty());
+    assert_eq!(c.known_leader(), Some(NodeId::from(0usize)));
+    let retry_ns = K8sConfig::default().retry_period_ns;
+    let wait = retry_armed(&out).expect("the next try is armed at the answer");
+    assert!((retry_ns..=retry_ns * 11 / 5).contains(&wait), "{wait}");
+}
+
+/// `TestTryAcquireOrRenew`, "renew already acquired object", and `TestFastPathLeaderElection`,
+/// "Exercise fast path after lock acquired": once acquired, `Run` goes straight into
+/// `renew`, whose first round tries at once (`PollUntilContextTimeout(.., true, ..)`,
+/// immediate), and a holder whose observed lease is valid renews with an Update alone
+/// (`tryAcquireOrRenew` step 1).
+#[test]
+fn client_go_case_renew_an_already_acquired_object_on_the_fast_path() {
+    let mut c = go_client(0);
+    let out = go_acquired(&mut c);
+    assert!(out
+        .iter()
+        .any(|e| matches!(e, Effect::BecameLeader { term: 2, .. })));
+    assert_eq!(updates(&out), vec![2], "the first renewal goes at once");
+    assert!(!sends_get(&out));
+    // The round's renewal succeeds; the next round starts one retry period after it
+    // returned (`wait.UntilWithContext`, sliding), again without a read.
+    let renewed = K8sMsg::UpdateResp {
+        ok: true,
+        record: Record {
+            acquired_rv: 2,
+            ..held_for(Some(0), 3, 15)
+        },
+        sent_at: 20 * MS,
+        request: 2,
+    };
+    let out = to_client(&mut c, 30 * MS, renewed);
+    assert_eq!(
+        retry_armed(&out),
+        Some(K8sConfig::default().retry_period_ns)
+    );
+    let out = fire(&mut c, 2_030 * MS, K8sTimer::Retry);
+    assert_eq!(updates(&out), vec![3]);
+    assert!(!sends_get(&out));
+}
+
+/// `TestFastPathLeaderElection`, "Fallback to slow path after fast path fails": a refused
+/// optimistic update (a 409, no object in it) is followed, in the same try, by a Get, and a
+/// record that still names the leader is updated on the version read.
+#[test]
+fn client_go_case_fallback_to_the_slow_path_after_the_fast_path_fails() {
+    let mut c = go_client(0);
+    go_acquired(&mut c);
+    let refused = K8sMsg::UpdateResp {
+        ok: false,
+        record: held_for(Some(0), 4, 15),
+        sent_at: 20 * MS,
+        request: 2,
+    };
+    let out = to_client(&mut c, 30 * MS, refused);
+    assert!(sends_get(&out));
+    assert_eq!(c.write_token(30 * MS), Some(2), "still leading");
+    let out = to_client(&mut c, 40 * MS, read(held_for(Some(0), 4, 15)));
+    assert_eq!(updates(&out), vec![4]);
+}
+
+/// client-go `leaderelection_test.go`, `TestReleaseLeaseLeases` ("release acquired lock from
+/// no object"), `TestReleaseMethodCallsGet` and `TestReleaseRetriesOnConflict`: the holder's
+/// release empties `HolderIdentity` with `LeaseDurationSeconds: 1` whatever version it last
+/// saw (client-go reads first and retries on a conflict; the model's server checks the
+/// holder), and only the holder's release counts (`if !le.IsLeader() { return true }`).
+#[test]
+fn client_go_case_release_an_acquired_lock() {
+    let mut c = go_client(0);
+    go_acquired(&mut c);
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut out: Out = Vec::new();
+    c.on_resign(&mut Ctx::new(c.me, 3, 100 * MS, &mut rng, &mut out));
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::Send {
+            msg: K8sMsg::Release { .. },
+            ..
+        }
+    )));
+    assert_eq!(c.write_token(100 * MS), None);
+    let mut s = go_server();
+    to_server(&mut s, 0, 0, update(0, 1));
+    to_server(&mut s, 5 * MS, 0, update(0, 2)); // a renewal moves the version on
+    to_server(&mut s, 6 * MS, 1, K8sMsg::Release { identity: id(1) });
+    assert_eq!(s.record.holder, Some(id(0)), "not the holder: nothing");
+    to_server(&mut s, 7 * MS, 0, K8sMsg::Release { identity: id(0) });
+    assert_eq!((s.record.holder, s.record.lease_duration_s), (None, 1));
+    // The next candidate takes the empty record at its first read.
+    let mut next = go_client(1);
+    let rv = s.record.resource_version;
+    assert_eq!(
+        updates(&to_client(&mut next, 8 * MS, read(s.record.clone()))),
+        vec![rv]
+    );
+}
+
+/// client-go `leaderelection.go`, `renew`: `wait.UntilWithContext(ctx, f, RetryPeriod)` runs
+/// rounds `f` = `wait.PollUntilContextTimeout(ctx, RetryPeriod, RenewDeadline, true, ..)`:
+/// the deadline is `RenewDeadline` from the start of a round, and a round starts one
+/// `RetryPeriod` after the last successful one returned. Between rounds nothing ends
+/// leadership. The `Strict` rules count from the send of the last renewal instead
+/// (`the_leader_serves_until_its_renew_deadline_counted_from_sending_its_last_renewal`).
+#[test]
+fn client_go_counts_the_renew_deadline_from_the_start_of_a_retry_round() {
+    let mut c = go_client(0);
+    go_acquired(&mut c);
+    let renewed = K8sMsg::UpdateResp {
+        ok: true,
+        record: Record {
+            acquired_rv: 2,
+            ..held_for(Some(0), 3, 15)
+        },
+        sent_at: 20 * MS,
+        request: 2,
+    };
+    to_client(&mut c, 30 * MS, renewed);
+    // Between rounds: leading however late (a pause that holds the next round back).
+    assert_eq!(c.write_token(30 * MS + 100 * S as i64), Some(2));
+    // The next round starts at 2.03s: its deadline is 12.03s, not 20ms + 10s.
+    let out = fire(&mut c, 2_030 * MS, K8sTimer::Retry);
+    assert!(out.iter().any(|e| matches!(
+        e,
+        Effect::SetTimer { timer: K8sTimer::RenewDeadline, after_local_ns } if *after_local_ns == 10 * S
+    )));
+    assert_eq!(c.write_token(12_030 * MS - 1), Some(2));
+    assert_eq!(c.write_token(12_030 * MS), None);
+    let out = fire(&mut c, 12_030 * MS, K8sTimer::RenewDeadline);
+    assert!(out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    // A try of the failed round answered late is cancelled with its round: no mandate.
+    let late = K8sMsg::UpdateResp {
+        ok: true,
+        record: held_for(Some(0), 4, 15),
+        sent_at: 2_030 * MS,
+        request: 3,
+    };
+    let out = to_client(&mut c, 12_040 * MS, late);
+    assert!(!out.iter().any(|e| matches!(e, Effect::BecameLeader { .. })));
+    assert_eq!(c.write_token(12_040 * MS), None);
+}
+
+/// client-go `leaderelection.go`, `renew`: a try that finds another holder makes
+/// `tryAcquireOrRenew` return false and `PollUntilContextTimeout` tries again every
+/// `RetryPeriod` until the round's deadline; only then does `renew` return and `Run` stop
+/// leading. (`Strict`: `a_leader_shown_another_holder_steps_down_at_once`.)
+#[test]
+fn client_go_keeps_leading_until_the_round_deadline_when_shown_another_holder() {
+    let mut c = go_client(0);
+    go_acquired(&mut c); // round 1 opens at 20ms: deadline 10.02s
+    let refused = K8sMsg::UpdateResp {
+        ok: false,
+        record: held_for(Some(1), 3, 15),
+        sent_at: 20 * MS,
+        request: 2,
+    };
+    let out = to_client(&mut c, 30 * MS, refused);
+    assert!(!out.iter().any(|e| matches!(e, Effect::SteppedDown)));
+    let out = to_client(&mut c, 40 * MS, read(held_for(Some(1), 3, 15)));
+    assert!(updates(&out).is_empty(), "another holder's live lease");
+    assert_eq!(c.write_token(10_020 * MS - 1), Some(2));
+    assert_eq!(c.write_token(10_020 * MS), None);
+}
+
+/// Runs seed `seed` with client-go's default timings under `rules`, no fencing: the leader
+/// is cut off from everyone at 20s (for 40s) and its VM suspended for `suspend_ns` at 21s.
+fn cut_off_and_suspended(seed: u64, rules: K8sRules, suspend_ns: u64) -> RunReport {
+    let config = K8sConfig {
+        rules,
+        ..K8sConfig::default()
+    };
+    let mut sim = SimConfig::quiet(seed, 3, 70 * S);
+    sim.write_every_ns = 100 * NANOS_PER_MILLI;
+    sim.fencing = false;
+    sim.faults = vec![
+        FaultSpec {
+            at_ns: 20 * S,
+            action: FaultAction::Partition(PartitionShape::Isolate(Target::Leader)),
+            heal_after_ns: Some(40 * S),
+        },
+        FaultSpec {
+            at_ns: 21 * S,
+            action: FaultAction::Suspend(Target::Leader, suspend_ns),
+            heal_after_ns: None,
+        },
+    ];
+    Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
+        .run()
+        .expect("within the default limits")
+}
+
+/// The margin each rule set leaves, and a pause between the two. With client-go's defaults
+/// (L = 15s lease, D = 10s renew deadline, P = 2s retry period), a leader cut off from the
+/// API server right after a renewal applied at S (sent at `s0 <= S`, answered at `R >= S`):
+///
+/// - candidates may take over at `S + L` at the earliest (a read just after S starts their
+///   `observedTime`, a poll exactly L later finds `isLeaseValid` false);
+/// - `Strict`: the leader leads until `s0 + D`: a margin of `L - D` = 5s;
+/// - `ClientGo` (`renew`): the next round starts at `R + P` and ends at `R + P + D`: a margin
+///   of `L - P - D - (R - S)` = 3s less a one-way latency.
+///
+/// A VM suspend of the cut-off leader (its monotonic clock stands still) pushes its end
+/// later by its length; 4.8s lies between the margins: never unsafe for `Strict`, and unsafe
+/// for `ClientGo` whenever a candidate reads the renewal and then polls within about 1.8s of
+/// the earliest instants (candidates poll every 2 to 4.4s).
+#[test]
+fn a_suspend_between_the_two_margins_breaks_client_go_and_not_the_strict_rules() {
+    let suspend_ns = 4_800 * NANOS_PER_MILLI;
+    let seeds = 1..=20;
+    let unsafe_seeds = |rules| {
+        seeds
+            .clone()
+            .filter(|&seed| {
+                let report = cut_off_and_suspended(seed, rules, suspend_ns);
+                assert!(report.leaders.len() >= 2, "seed {seed}: a takeover");
+                !report.violated_safety().is_empty()
+            })
+            .count()
+    };
+    assert_eq!(unsafe_seeds(K8sRules::Strict), 0);
+    let client_go = unsafe_seeds(K8sRules::ClientGo);
+    assert!(client_go >= 2, "{client_go} of 20 seeds");
+    // Shorter than client-go's margin less the candidates' quickest poll: safe under both.
+    let short_ns = 2_500 * NANOS_PER_MILLI;
+    for seed in seeds {
+        let report = cut_off_and_suspended(seed, K8sRules::ClientGo, short_ns);
+        assert!(report.violated_safety().is_empty(), "seed {seed}");
+    }
+}
+
+/// client-go `leaderelection.go`, `tryAcquireOrRenew`: `LeaseDurationSeconds:
+/// int(le.config.LeaseDuration / time.Second)`: under client-go's rules a lease duration that
+/// is not whole seconds is cut, and `check`/`run`/`compare`/`sweep` say so (the model's
+/// `adjustments`); whole seconds, or the `Strict` rules, run as written.
+#[test]
+fn a_lease_duration_cut_to_whole_seconds_is_reported() {
+    use crate::algorithm::Algorithm;
+    let cut = K8sConfig {
+        rules: K8sRules::ClientGo,
+        ..strict()
+    };
+    let notes = K8sLease::adjustments(&cut);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("LeaseDurationSeconds 1"), "{notes:?}");
+    assert!(
+        notes[0].contains("not longer than the renew deadline"),
+        "{notes:?}"
+    );
+    assert!(K8sLease::adjustments(&strict()).is_empty());
+    assert!(K8sLease::adjustments(&K8sConfig::default()).is_empty());
 }

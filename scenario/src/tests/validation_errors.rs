@@ -481,8 +481,8 @@ fn zookeeper_and_k8s_lease_settings_are_checked_at_the_offending_value() {
             "the renew deadline 1s must be longer than 1.2 retry periods (900ms)",
         ),
         (
-            "(algorithm: K8sLease(renew_deadline: @\"2s\"))",
-            "the lease duration 1.5s must be longer than the renew deadline 2s",
+            "(algorithm: K8sLease(renew_deadline: @\"20s\"))",
+            "the lease duration 15s must be longer than the renew deadline 20s",
         ),
         (
             "(algorithm: K8sLease(lease_duration: \"1s\", renew_deadline: @\"1s\"))",
