@@ -380,22 +380,8 @@ fn build(
     data: &mut Vec<DataTable>,
 ) -> Result<Vec<Section>, BuildError> {
     let mut sections = Vec::new();
-    let faults: Vec<String> = scenario
-        .sim
-        .faults
-        .iter()
-        .map(|f| {
-            format!(
-                "at {}: {}{}",
-                splitbrain_sim::format_duration(f.at_ns),
-                f.action.kind_name(),
-                f.heal_after_ns.map_or(String::new(), |h| format!(
-                    ", healed after {}",
-                    splitbrain_sim::format_duration(h)
-                ))
-            )
-        })
-        .collect();
+    // As written: a range (`"20s..40s"`) is drawn per seed, the same for every design.
+    let faults: Vec<String> = scenario::fault_lines(scenario);
     let mut about = Section::new("What ran")
         .text(format!(
             "{} nodes for {} each run; every design ran seeds {} with the same faults{}. Each \

@@ -559,8 +559,18 @@ pub fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenari
         }
         (Param::Fault(f), value) => {
             let mut set = 0;
-            for fault in &mut s.sim.faults {
-                set += usize::from(f.set(fault, value));
+            for (index, fault) in s.sim.faults.iter_mut().enumerate() {
+                if !f.set(fault, value) {
+                    continue;
+                }
+                set += 1;
+                // The swept value replaces the range the fault had, if any.
+                if let Some(spread) = s.fault_spreads.get_mut(index) {
+                    match f {
+                        FaultParam::Partition => spread.heal_after_ns = 0,
+                        _ => spread.length_ns = 0,
+                    }
+                }
             }
             if set == 0 {
                 return Err(ParamError::NoFaultOfKind {
