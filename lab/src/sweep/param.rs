@@ -664,6 +664,31 @@ mod tests {
     }
 
     #[test]
+    fn a_swept_fault_length_replaces_its_range_and_leaves_the_others() {
+        use splitbrain_sim::NANOS_PER_SEC;
+        use std::collections::BTreeSet;
+        let ranged = r#"Scenario(algorithm: Raft(), duration: "1m", faults: [
+            (at: "1s..2s", do: Pause(Leader, "3s..8s")),
+            (at: "9s", do: Partition(Isolate(Leader)), heal_after: "2s..4s"),
+        ])"#;
+        let scenario = scenario::parse(ranged, "ranged.ron").unwrap();
+        let (param, values) = parse_param("pause=5s").unwrap();
+        let swept = apply(&scenario, param, &values[0].1).unwrap();
+        let mut ats = BTreeSet::new();
+        for seed in 1..=20 {
+            let faults = swept.materialize(seed).sim.faults;
+            assert_eq!(
+                faults[0].action.built_in_duration(),
+                Some(5 * NANOS_PER_SEC)
+            );
+            ats.insert(faults[0].at_ns);
+            let heal_ns = faults[1].heal_after_ns.unwrap();
+            assert!((2 * NANOS_PER_SEC..=4 * NANOS_PER_SEC).contains(&heal_ns));
+        }
+        assert!(ats.len() > 1, "the at range is still drawn");
+    }
+
+    #[test]
     fn each_fault_parameter_sets_every_fault_of_its_kind_and_no_other() {
         let actions = |s: &Scenario| -> Vec<String> {
             s.sim
