@@ -83,13 +83,19 @@ fn print_faults(report: &RunReport) {
         return;
     }
     crate::outln!("\nFaults");
-    let mut table = Table::new(&["at", "what", "healed at"]);
+    // The safety breaks attributed to each fault (docs/reports.md), when there were any.
+    let breaks = report.faults.iter().any(|f| f.safety_violations > 0);
+    let mut header = vec!["at", "what", "healed at"];
+    header.extend(breaks.then_some("safety breaks"));
+    let mut table = Table::new(&header);
     for f in &report.faults {
-        table.push(vec![
+        let mut row = vec![
             format_duration(f.at_ns),
             f.description.clone(),
             opt_duration(f.healed_at_ns),
-        ]);
+        ];
+        row.extend(breaks.then(|| f.safety_violations.to_string()));
+        table.push(row);
     }
     print_table(&table);
 }

@@ -13,7 +13,7 @@ use splitbrain_reports::{
 use splitbrain_scenario::{Objective, Scenario, ScenarioError};
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{format_duration, FailoverOutcome, Invariant, RunReport, SignalSupport};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// The most runs a `compare` (seeds x algorithms) or `sweep` (trials x values) makes. Each
@@ -47,13 +47,18 @@ pub struct SeedRun {
     pub faults_skipped: usize,
 }
 
-/// Per fault kind: the seeds it struck, and of them the seeds with a safety violation.
+/// Per fault kind: the seeds it struck, and of them the seeds with a safety violation
+/// attributed to a fault of that kind ([`FaultRecord::safety_violations`]).
+///
+/// [`FaultRecord::safety_violations`]: splitbrain_sim::report::FaultRecord::safety_violations
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KindSeeds {
-    /// Seeds the kind struck.
+    /// Seeds in which a fault of the kind fired and was not skipped.
     pub with_kind: usize,
-    /// Of them, seeds with a safety violation.
+    /// Of them, seeds with a safety violation attributed to a fault of the kind.
     pub violated: usize,
+    /// The safety violations attributed to faults of the kind, over every seed.
+    pub violations: u64,
 }
 
 /// The runs of one group (an algorithm of a comparison, a value of a sweep), folded in one
@@ -104,11 +109,15 @@ impl GroupRuns {
             self.elections.add(e);
         }
         let broken: Vec<&str> = report.violated_safety().iter().map(|i| i.name()).collect();
-        let kinds: BTreeSet<&str> = report.faults.iter().map(|f| f.kind.as_str()).collect();
-        for kind in kinds {
+        let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+        for f in report.faults.iter().filter(|f| !f.skipped) {
+            *kinds.entry(f.kind.as_str()).or_default() += f.safety_violations;
+        }
+        for (kind, violations) in kinds {
             let seeds = self.fault_kinds.entry(kind.to_string()).or_default();
             seeds.with_kind += 1;
-            seeds.violated += usize::from(!broken.is_empty());
+            seeds.violated += usize::from(violations > 0);
+            seeds.violations += violations;
         }
         self.runs.push(SeedRun {
             seed,

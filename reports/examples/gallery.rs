@@ -62,6 +62,7 @@ fn synthetic_report() -> RunReport {
             nodes: nodes.iter().map(|&n| NodeId(n)).collect(),
             healed_at_ns: healed,
             skipped: false,
+            safety_violations: 0,
         }
     };
     RunReport {
@@ -151,6 +152,7 @@ fn report_from_json(r: &serde_json::Value) -> RunReport {
                 .collect(),
             healed_at_ns: f["healed_at_ns"].as_u64(),
             skipped: false,
+            safety_violations: 0,
         })
         .collect();
     report
@@ -315,6 +317,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             healed_at_ns: (i % 3 != 0)
                 .then_some((3 + 4 * i) * NANOS_PER_SEC + 1_500 * NANOS_PER_MILLI),
             skipped: false,
+            safety_violations: 0,
         })
         .collect();
     nemesis.leadership_spans = (0..20u64)

@@ -2,6 +2,10 @@
 //! as a lowercase fragment), and what to do about it (an optional hint on its own line).
 
 use super::locate;
+use super::raw::{
+    parse_duration_range, parse_signed_duration_range, DURATION_RANGE_MARKER,
+    SIGNED_DURATION_RANGE_MARKER,
+};
 use splitbrain_algorithms::{algorithms, AlgorithmEntry, AlgorithmError};
 use splitbrain_sim::duration::{
     format_duration_ron, parse_duration, parse_signed_duration, DurationError, DURATION_EXPECTED,
@@ -481,6 +485,24 @@ pub enum ErrorKind {
         /// The run's duration.
         duration_ns: u64,
     },
+    /// Reads "the range "{first}..{second}" ends before it starts".
+    #[error("the range \"{first}..{second}\" ends before it starts")]
+    FaultRangeBackwards {
+        /// The end written first (the larger).
+        first: String,
+        /// The end written second.
+        second: String,
+    },
+    /// Reads "invalid duration range "{}": {error}".
+    #[error("invalid duration range \"{}\": {error}", echo(.text))]
+    BadDurationRange {
+        /// The text as written.
+        text: String,
+        /// Why it is wrong (the first end that is not a duration).
+        error: DurationError,
+        /// Whether signed durations (a clock step) were expected.
+        signed: bool,
+    },
     /// Reads "`heal_after` does not apply to `{kind}`".
     #[error("`heal_after` does not apply to `{kind}`")]
     HealAfterNotAllowed {
@@ -758,6 +780,17 @@ impl ErrorKind {
                 1 => "the only node is `Node(0)`".to_string(),
                 n => format!("nodes are numbered from 0 to {}", n - 1),
             },
+            ErrorKind::FaultRangeBackwards { first, second } => format!(
+                "a range is drawn per seed between its two ends, the smaller first: \
+                 \"{second}..{first}\""
+            ),
+            ErrorKind::BadDurationRange { signed: false, .. } => format!(
+                "{DURATION_HINT}; or a range drawn per seed, both ends included, like \"20s..40s\""
+            ),
+            ErrorKind::BadDurationRange { signed: true, .. } => format!(
+                "{SIGNED_DURATION_HINT}; or a range drawn per seed, both ends included, like \
+                 \"-3s..-1s\""
+            ),
             ErrorKind::FaultAfterEnd { .. } => {
                 "a fault must strike before the run ends: move it earlier or raise `duration`"
                     .to_string()
@@ -1175,6 +1208,12 @@ pub(crate) fn from_ron(
             } else if let Some(text) = message.strip_prefix(SIGNED_DURATION_MARKER) {
                 location = Some(locate::string_start(source, start));
                 bad_duration(text, true)
+            } else if let Some(text) = message.strip_prefix(DURATION_RANGE_MARKER) {
+                location = Some(locate::string_start(source, start));
+                bad_range(text, false)
+            } else if let Some(text) = message.strip_prefix(SIGNED_DURATION_RANGE_MARKER) {
+                location = Some(locate::string_start(source, start));
+                bad_range(text, true)
             } else {
                 ErrorKind::Syntax {
                     message: lowercase_first(&message),
@@ -1308,6 +1347,23 @@ fn bad_duration(text: &str, signed: bool) -> ErrorKind {
     ErrorKind::BadDuration {
         text: text.to_string(),
         error,
+        signed,
+    }
+}
+
+/// A bad duration where a range may stand: told as a bad duration unless it is a range.
+fn bad_range(text: &str, signed: bool) -> ErrorKind {
+    if !text.contains("..") {
+        return bad_duration(text, signed);
+    }
+    let parsed = if signed {
+        parse_signed_duration_range(text).err()
+    } else {
+        parse_duration_range(text).err()
+    };
+    ErrorKind::BadDurationRange {
+        text: text.to_string(),
+        error: parsed.unwrap_or(DurationError::Empty),
         signed,
     }
 }

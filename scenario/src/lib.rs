@@ -56,7 +56,7 @@ pub use splitbrain_sim::duration::{
     DurationError,
 };
 pub use text::CharClass;
-pub use write::{algorithm_line, to_ron, transport_line};
+pub use write::{algorithm_line, fault_lines, to_ron, transport_line};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
@@ -99,6 +99,10 @@ pub struct Scenario {
     ///
     /// [`Algorithm::properties`]: splitbrain_algorithms::Algorithm::properties
     pub properties: splitbrain_sim::Properties,
+    /// The ranges of the explicit faults' times and lengths (`at: "20s..40s"`): empty when
+    /// every fault is fixed, else one per fault of `sim.faults`, in the same order, each
+    /// quantity there at the low end of its range. [`Scenario::materialize`] draws them.
+    pub fault_spreads: Vec<splitbrain_sim::FaultSpread>,
 }
 
 impl Scenario {
@@ -109,6 +113,13 @@ impl Scenario {
         s.sim.seed = seed;
         // One seed matches or not: a reproducer written from it states no share of seeds.
         s.expect_rate_ppm = EVERY_SEED_PPM;
+        // Ranged faults first, while `sim.faults` still lines up with `fault_spreads`: each
+        // drawn from its own stream, the same for every algorithm at this seed.
+        for (index, spread) in std::mem::take(&mut s.fault_spreads).iter().enumerate() {
+            if let Some(fault) = s.sim.faults.get_mut(index) {
+                *fault = spread.draw(fault, seed, index);
+            }
+        }
         if let Some(mut config) = s.nemesis.take() {
             // Derived here, the one place every run's schedule is drawn: whatever algorithm
             // the scenario runs now (compare swaps it), a service is struck only if it has one.
@@ -246,9 +257,15 @@ impl Scenario {
         s.sim.members = members;
         let beyond =
             |t: &splitbrain_sim::Target| matches!(t, splitbrain_sim::Target::Node(i) if *i >= n);
-        s.sim
-            .faults
-            .retain(|f| !f.action.targets().into_iter().any(beyond));
+        let kept: Vec<bool> = (s.sim.faults.iter())
+            .map(|f| !f.action.targets().into_iter().any(beyond))
+            .collect();
+        let mut keep = kept.iter().copied();
+        s.sim.faults.retain(|_| keep.next().unwrap_or(true));
+        if !s.fault_spreads.is_empty() {
+            let mut keep = kept.iter().copied();
+            s.fault_spreads.retain(|_| keep.next().unwrap_or(true));
+        }
         for fault in &mut s.sim.faults {
             if let splitbrain_sim::FaultAction::Partition(splitbrain_sim::PartitionShape::Groups(
                 groups,

@@ -8,7 +8,10 @@ use ron::error::{Position, Span, SpannedError};
 use ron::value::RawValue;
 use serde::Deserialize;
 use splitbrain_algorithms::AlgorithmSettings;
-use splitbrain_sim::duration::{DurationText, SignedDurationText};
+use splitbrain_sim::duration::{
+    parse_duration, parse_signed_duration, DurationError, DurationText, SignedDurationText,
+    DURATION_EXPECTED, SIGNED_DURATION_EXPECTED,
+};
 use splitbrain_sim::TimerClock;
 
 /// A whole scenario file. Read in two steps: first with each algorithm's settings as their
@@ -338,11 +341,11 @@ pub(crate) struct RawLiveness {
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Fault", deny_unknown_fields)]
 pub(crate) struct RawFault {
-    pub at: DurationText,
+    pub at: DurationRange,
     #[serde(rename = "do")]
     pub action: RawAction,
     #[serde(default)]
-    pub heal_after: Option<DurationText>,
+    pub heal_after: Option<DurationRange>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -350,17 +353,95 @@ pub(crate) struct RawFault {
 pub(crate) enum RawAction {
     Crash(RawTarget),
     Restart(RawTarget),
-    Pause(RawTarget, DurationText),
-    Suspend(RawTarget, DurationText),
-    Stall(RawTarget, DurationText),
+    Pause(RawTarget, DurationRange),
+    Suspend(RawTarget, DurationRange),
+    Stall(RawTarget, DurationRange),
     Partition(RawShape),
     Heal,
-    ClockJump(RawTarget, SignedDurationText),
+    ClockJump(RawTarget, SignedDurationRange),
     ClockDrift(RawTarget, i64),
     Resign(RawTarget),
     Loss(f64),
     Duplicate(f64),
-    SlowDisk(RawTarget, DurationText),
+    SlowDisk(RawTarget, DurationRange),
+}
+
+/// The prefix of the serde custom message that carries a bad duration range's text to the
+/// error converter (which re-parses it with [`parse_duration_range`]).
+pub(crate) const DURATION_RANGE_MARKER: &str = "\u{0}splitbrain-duration-range\u{0}";
+/// The prefix of the serde custom message that carries a bad signed duration range's text.
+pub(crate) const SIGNED_DURATION_RANGE_MARKER: &str = "\u{0}splitbrain-signed-duration-range\u{0}";
+
+/// A fault's duration, or a range of two drawn per seed: `"3s"`, or `"3s..8s"` (both ends
+/// included). The ends in nanoseconds, equal for one duration; their order is checked by
+/// validation, which can say where the range is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DurationRange {
+    pub low: u64,
+    pub high: u64,
+}
+
+/// A clock step, or a range of two drawn per seed: `"-3s"`, or `"-3s..-1s"`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SignedDurationRange {
+    pub low: i64,
+    pub high: i64,
+}
+
+/// Reads `"3s"` or `"3s..8s"`: the two ends (equal for one duration), or why either end is
+/// not a duration.
+pub(crate) fn parse_duration_range(text: &str) -> Result<(u64, u64), DurationError> {
+    match text.split_once("..") {
+        None => parse_duration(text).map(|d| (d, d)),
+        Some((low, high)) => Ok((parse_duration(low)?, parse_duration(high)?)),
+    }
+}
+
+/// Reads `"-3s"` or `"-3s..-1s"`, like [`parse_duration_range`].
+pub(crate) fn parse_signed_duration_range(text: &str) -> Result<(i64, i64), DurationError> {
+    match text.split_once("..") {
+        None => parse_signed_duration(text).map(|d| (d, d)),
+        Some((low, high)) => Ok((parse_signed_duration(low)?, parse_signed_duration(high)?)),
+    }
+}
+
+impl<'de> Deserialize<'de> for DurationRange {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Range;
+        impl serde::de::Visitor<'_> for Range {
+            type Value = DurationRange;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                // As for one duration: the same message and hint (a range is rarer).
+                f.write_str(DURATION_EXPECTED)
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<DurationRange, E> {
+                // Parsed here so that ron reports the error at the string's position.
+                parse_duration_range(text)
+                    .map(|(low, high)| DurationRange { low, high })
+                    .map_err(|_| E::custom(format!("{DURATION_RANGE_MARKER}{text}")))
+            }
+        }
+        // `any`, not `str`: a number then reaches the visitor and gets its message.
+        deserializer.deserialize_any(Range)
+    }
+}
+
+impl<'de> Deserialize<'de> for SignedDurationRange {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Range;
+        impl serde::de::Visitor<'_> for Range {
+            type Value = SignedDurationRange;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(SIGNED_DURATION_EXPECTED)
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SignedDurationRange, E> {
+                parse_signed_duration_range(text)
+                    .map(|(low, high)| SignedDurationRange { low, high })
+                    .map_err(|_| E::custom(format!("{SIGNED_DURATION_RANGE_MARKER}{text}")))
+            }
+        }
+        deserializer.deserialize_any(Range)
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -10,17 +10,18 @@ use super::error::{
     MIN_DRIFT_PPM,
 };
 use super::raw::{
-    RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant, RawLatency,
-    RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget, RawTransport,
-    ScenarioFile,
+    DurationRange, RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant,
+    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget,
+    RawTransport, ScenarioFile,
 };
 use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
+use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
 use splitbrain_sim::{
-    ClockConfig, DiskConfig, FaultAction, FaultSpec, FixedClock, Invariant, Latency, LinkConfig,
-    LinkOverride, NetworkConfig, NodeClock, NodeDisk, PartitionShape, SimConfig, StreamConfig,
-    Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
+    ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, FixedClock, Invariant, Latency,
+    LinkConfig, LinkOverride, NetworkConfig, NodeClock, NodeDisk, PartitionShape, SimConfig,
+    StreamConfig, Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
 
@@ -141,12 +142,18 @@ impl Checker {
         if let Some(bound_ns) = liveness_bound_ns {
             self.bounded(bound_ns, "liveness.bound");
         }
-        let faults = file
+        let (faults, spreads): (Vec<FaultSpec>, Vec<FaultSpread>) = file
             .faults
             .into_iter()
             .enumerate()
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
-            .collect();
+            .unzip();
+        // Empty when every fault is fixed: most scenarios, and every materialised one.
+        let fault_spreads = if spreads.iter().all(FaultSpread::is_fixed) {
+            Vec::new()
+        } else {
+            spreads
+        };
         self.designs_have_the_service(&designs);
         let expect = self.expect(file.expect, &algorithm.property_names());
         let expect_rate_ppm = file.expect_rate.map_or(EVERY_SEED_PPM, |rate| {
@@ -189,6 +196,7 @@ impl Checker {
             nemesis,
             objective,
             properties: splitbrain_sim::Properties::new(),
+            fault_spreads,
         };
         self.work(&scenario, file_write_every_given);
         scenario
@@ -797,24 +805,31 @@ impl Checker {
         u32::try_from(index).unwrap_or(u32::MAX)
     }
 
+    /// One explicit fault, its ranged quantities at their lower bounds, and how far above
+    /// them each may be drawn.
     fn fault(
         &mut self,
         raw: RawFault,
         index: usize,
         duration_ns: u64,
         algorithm: &str,
-    ) -> FaultSpec {
+    ) -> (FaultSpec, FaultSpread) {
         let path = format!("faults[{index}]");
-        let at_ns = raw.at.0;
-        if at_ns >= duration_ns && duration_ns > 0 {
+        let at = self.range(raw.at, &format!("{path}.at"));
+        if at.high >= duration_ns && duration_ns > 0 {
             self.problem(
                 format!("{path}.at"),
-                ErrorKind::FaultAfterEnd { at_ns, duration_ns },
+                ErrorKind::FaultAfterEnd {
+                    at_ns: at.high,
+                    duration_ns,
+                },
             );
         }
-        let action = self.action(raw.action, &format!("{path}.do"), algorithm);
-        let heal_after_ns = raw.heal_after.map(|d| d.0);
-        if let Some(heal_after) = heal_after_ns {
+        let (action, length_spread_ns) = self.action(raw.action, &format!("{path}.do"), algorithm);
+        let heal_after = raw
+            .heal_after
+            .map(|h| self.range(h, &format!("{path}.heal_after")));
+        if let Some(heal_after) = heal_after {
             if !action.can_heal() {
                 self.problem(
                     format!("{path}.heal_after"),
@@ -822,29 +837,55 @@ impl Checker {
                         kind: variant_name(&action).to_string(),
                     },
                 );
-            } else if heal_after == 0 {
+            } else if heal_after.low == 0 {
                 self.problem(format!("{path}.heal_after"), ErrorKind::ZeroHealAfter);
             }
-            self.bounded(heal_after, &format!("{path}.heal_after"));
+            self.bounded(heal_after.high, &format!("{path}.heal_after"));
         }
-        FaultSpec {
-            at_ns,
+        let spec = FaultSpec {
+            at_ns: at.low,
             action,
-            heal_after_ns,
-        }
+            heal_after_ns: heal_after.map(|h| h.low),
+        };
+        let spread = FaultSpread {
+            at_ns: at.high - at.low,
+            heal_after_ns: heal_after.map_or(0, |h| h.high - h.low),
+            length_ns: length_spread_ns,
+        };
+        (spec, spread)
     }
 
-    fn action(&mut self, raw: RawAction, path: &str, algorithm: &str) -> FaultAction {
+    /// A range as written, reported at `path` when its ends are the wrong way round (then
+    /// read as the one value `low`).
+    fn range(&mut self, raw: DurationRange, path: &str) -> DurationRange {
+        if raw.low > raw.high {
+            let kind = ErrorKind::FaultRangeBackwards {
+                first: format_duration_ron(raw.low),
+                second: format_duration_ron(raw.high),
+            };
+            self.problem(path, kind);
+            return DurationRange {
+                low: raw.low,
+                high: raw.low,
+            };
+        }
+        raw
+    }
+
+    /// A fault's action, its length at the lower bound of its range, and the range's spread.
+    fn action(&mut self, raw: RawAction, path: &str, algorithm: &str) -> (FaultAction, u64) {
         let arg = |i: usize| format!("{path}[{i}]");
         let kind = raw_variant_name(&raw);
-        match raw {
+        let mut spread_ns = 0;
+        let action = match raw {
             RawAction::Crash(t) => FaultAction::Crash(self.target(&t, &arg(0), kind, algorithm)),
             RawAction::Restart(t) => {
                 FaultAction::Restart(self.target(&t, &arg(0), kind, algorithm))
             }
             RawAction::Pause(t, d) | RawAction::Suspend(t, d) | RawAction::Stall(t, d) => {
                 let t = self.target(&t, &arg(0), kind, algorithm);
-                if d.0 == 0 {
+                let d = self.range(d, &arg(1));
+                if d.low == 0 {
                     self.problem(
                         arg(1),
                         ErrorKind::ZeroPause {
@@ -852,11 +893,12 @@ impl Checker {
                         },
                     );
                 }
-                self.bounded(d.0, &arg(1));
+                self.bounded(d.high, &arg(1));
+                spread_ns = d.high - d.low;
                 match kind {
-                    "Pause" => FaultAction::Pause(t, d.0),
-                    "Suspend" => FaultAction::Suspend(t, d.0),
-                    _ => FaultAction::Stall(t, d.0),
+                    "Pause" => FaultAction::Pause(t, d.low),
+                    "Suspend" => FaultAction::Suspend(t, d.low),
+                    _ => FaultAction::Stall(t, d.low),
                 }
             }
             RawAction::Partition(shape) => {
@@ -864,8 +906,20 @@ impl Checker {
             }
             RawAction::Heal => FaultAction::Heal,
             RawAction::ClockJump(t, d) => {
-                self.bounded_step(d.0, &arg(1));
-                FaultAction::ClockJump(self.target(&t, &arg(0), kind, algorithm), d.0)
+                let (low, high) = if d.low > d.high {
+                    let kind = ErrorKind::FaultRangeBackwards {
+                        first: format_signed_duration_ron(d.low),
+                        second: format_signed_duration_ron(d.high),
+                    };
+                    self.problem(arg(1), kind);
+                    (d.low, d.low)
+                } else {
+                    (d.low, d.high)
+                };
+                self.bounded_step(low, &arg(1));
+                self.bounded_step(high, &arg(1));
+                spread_ns = high.abs_diff(low);
+                FaultAction::ClockJump(self.target(&t, &arg(0), kind, algorithm), low)
             }
             RawAction::ClockDrift(t, ppm) => {
                 let t = self.target(&t, &arg(0), kind, algorithm);
@@ -878,10 +932,13 @@ impl Checker {
                 FaultAction::Duplicate(self.probability(p, "duplicate", &arg(0)))
             }
             RawAction::SlowDisk(t, d) => {
-                self.bounded(d.0, &arg(1));
-                FaultAction::SlowDisk(self.target(&t, &arg(0), kind, algorithm), d.0)
+                let d = self.range(d, &arg(1));
+                self.bounded(d.high, &arg(1));
+                spread_ns = d.high - d.low;
+                FaultAction::SlowDisk(self.target(&t, &arg(0), kind, algorithm), d.low)
             }
-        }
+        };
+        (action, spread_ns)
     }
 
     fn shape(&mut self, raw: RawShape, path: &str, algorithm: &str) -> PartitionShape {

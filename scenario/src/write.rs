@@ -6,8 +6,8 @@ use super::{Expect, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
-    ClockConfig, DiskConfig, FaultAction, FaultSpec, Latency, LinkConfig, NetworkConfig,
-    PartitionShape, Target, TimerClock, Transport,
+    ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, Latency, LinkConfig,
+    NetworkConfig, PartitionShape, Target, TimerClock, Transport,
 };
 
 /// The canonical RON text of a scenario.
@@ -52,7 +52,13 @@ pub fn to_ron(scenario: &Scenario) -> String {
     if let Some(bound) = sim.liveness_bound_ns {
         field("liveness", format!("(bound: {})", duration(bound)));
     }
-    field("faults", list(sim.faults.iter().map(fault).collect()));
+    let spreads =
+        (scenario.fault_spreads.iter().copied()).chain(std::iter::repeat(FaultSpread::FIXED));
+    let faults = sim.faults.iter().zip(spreads);
+    field(
+        "faults",
+        list(faults.map(|(f, spread)| fault(f, spread)).collect()),
+    );
     if let Some(n) = &scenario.nemesis {
         field("nemesis", nemesis(n));
     }
@@ -284,27 +290,61 @@ fn disk(config: &DiskConfig) -> String {
     format!("({})", parts.join(", "))
 }
 
-fn fault(spec: &FaultSpec) -> String {
+/// Each explicit fault of `scenario` as the file writes it (`(at: "20s..40s", do: ...)`),
+/// ranges included: what a report lists as the faults every design met.
+pub fn fault_lines(scenario: &Scenario) -> Vec<String> {
+    let spreads =
+        (scenario.fault_spreads.iter().copied()).chain(std::iter::repeat(FaultSpread::FIXED));
+    (scenario.sim.faults.iter().zip(spreads))
+        .map(|(f, spread)| fault(f, spread))
+        .collect()
+}
+
+/// A duration, or the range `low..low + spread` drawn per seed.
+fn duration_range(low_ns: u64, spread_ns: u64) -> String {
+    if spread_ns == 0 {
+        return duration(low_ns);
+    }
+    let high_ns = low_ns.saturating_add(spread_ns);
+    format!(
+        "\"{}..{}\"",
+        format_duration_ron(low_ns),
+        format_duration_ron(high_ns)
+    )
+}
+
+fn fault(spec: &FaultSpec, spread: FaultSpread) -> String {
     let heal = match spec.heal_after_ns {
-        Some(ns) => format!(", heal_after: {}", duration(ns)),
+        Some(ns) => format!(", heal_after: {}", duration_range(ns, spread.heal_after_ns)),
         None => String::new(),
     };
     format!(
         "(at: {}, do: {}{heal})",
-        duration(spec.at_ns),
-        action(&spec.action)
+        duration_range(spec.at_ns, spread.at_ns),
+        action(&spec.action, spread.length_ns)
     )
 }
 
-fn action(action: &FaultAction) -> String {
+/// A fault's action; its length (if it has one) the range `length..length + spread_ns`.
+fn action(action: &FaultAction, spread_ns: u64) -> String {
+    let length = |d: u64| duration_range(d, spread_ns);
     match action {
         FaultAction::Crash(t) => format!("Crash({})", target(t)),
         FaultAction::Restart(t) => format!("Restart({})", target(t)),
-        FaultAction::Pause(t, d) => format!("Pause({}, {})", target(t), duration(*d)),
-        FaultAction::Suspend(t, d) => format!("Suspend({}, {})", target(t), duration(*d)),
-        FaultAction::Stall(t, d) => format!("Stall({}, {})", target(t), duration(*d)),
+        FaultAction::Pause(t, d) => format!("Pause({}, {})", target(t), length(*d)),
+        FaultAction::Suspend(t, d) => format!("Suspend({}, {})", target(t), length(*d)),
+        FaultAction::Stall(t, d) => format!("Stall({}, {})", target(t), length(*d)),
         FaultAction::Partition(shape) => format!("Partition({})", partition(shape)),
         FaultAction::Heal => "Heal".to_string(),
+        FaultAction::ClockJump(t, d) if spread_ns > 0 => {
+            let high = d.saturating_add(i64::try_from(spread_ns).unwrap_or(i64::MAX));
+            format!(
+                "ClockJump({}, \"{}..{}\")",
+                target(t),
+                format_signed_duration_ron(*d),
+                format_signed_duration_ron(high)
+            )
+        }
         FaultAction::ClockJump(t, d) => {
             format!(
                 "ClockJump({}, \"{}\")",
@@ -314,7 +354,7 @@ fn action(action: &FaultAction) -> String {
         }
         FaultAction::ClockDrift(t, ppm) => format!("ClockDrift({}, {ppm})", target(t)),
         FaultAction::Resign(t) => format!("Resign({})", target(t)),
-        FaultAction::SlowDisk(t, d) => format!("SlowDisk({}, {})", target(t), duration(*d)),
+        FaultAction::SlowDisk(t, d) => format!("SlowDisk({}, {})", target(t), length(*d)),
         FaultAction::Loss(ppm) => format!("Loss({})", probability(*ppm)),
         FaultAction::Duplicate(ppm) => format!("Duplicate({})", probability(*ppm)),
     }

@@ -117,6 +117,36 @@ impl FaultAction {
         }
     }
 
+    /// The same fault with its length (a pause's, suspend's or stall's duration, a clock
+    /// step, a slow disk's fsync time) longer by `extra_ns`; a clock step moves towards the
+    /// positive. Faults without a length are returned unchanged.
+    pub fn lengthened(&self, extra_ns: Nanos) -> FaultAction {
+        let mut action = self.clone();
+        match &mut action {
+            FaultAction::Pause(_, d)
+            | FaultAction::Suspend(_, d)
+            | FaultAction::Stall(_, d)
+            | FaultAction::SlowDisk(_, d) => *d = d.saturating_add(extra_ns),
+            FaultAction::ClockJump(_, d) => {
+                *d = d.saturating_add(i64::try_from(extra_ns).unwrap_or(i64::MAX))
+            }
+            _ => {}
+        }
+        action
+    }
+
+    /// Whether the fault has a length [`FaultAction::lengthened`] changes.
+    pub fn has_length(&self) -> bool {
+        matches!(
+            self,
+            FaultAction::Pause(..)
+                | FaultAction::Suspend(..)
+                | FaultAction::Stall(..)
+                | FaultAction::SlowDisk(..)
+                | FaultAction::ClockJump(..)
+        )
+    }
+
     /// Every target the fault names, partition shapes included (`Groups` names indices, not
     /// targets, and so has none).
     pub fn targets(&self) -> Vec<&Target> {
@@ -195,5 +225,103 @@ impl FaultSpec {
             ) => None,
             _ => Some(self.at_ns),
         }
+    }
+}
+
+/// How far above its lower bound each ranged quantity of one explicit fault may land: a
+/// fault written `at: "20s..40s"` has `at_ns` 20 s and a spread `at_ns` of 20 s. Each seed
+/// draws where in its range every quantity lands ([`FaultSpread::draw`]), uniformly, from the
+/// fault's own stream ([`StreamId::fault_draws`](crate::StreamId::fault_draws)).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultSpread {
+    /// Of the time the fault fires.
+    pub at_ns: Nanos,
+    /// Of `heal_after`.
+    pub heal_after_ns: Nanos,
+    /// Of the fault's length ([`FaultAction::lengthened`]).
+    pub length_ns: Nanos,
+}
+
+impl FaultSpread {
+    /// No range: every quantity as written.
+    pub const FIXED: FaultSpread = FaultSpread {
+        at_ns: 0,
+        heal_after_ns: 0,
+        length_ns: 0,
+    };
+
+    /// Whether every quantity is as written.
+    pub fn is_fixed(&self) -> bool {
+        *self == Self::FIXED
+    }
+
+    /// `fault` (its quantities at their lower bounds) as seed `seed` runs it, being explicit
+    /// fault `index`: each quantity a uniform draw in its range, in nanoseconds, both ends
+    /// included. Three draws from the fault's own stream, `at`, `heal_after`, length, always
+    /// in that order (a fixed quantity draws too), so that one range never moves another.
+    pub fn draw(&self, fault: &FaultSpec, seed: u64, index: usize) -> FaultSpec {
+        let mut rng = crate::rng::SimRng::stream(seed, crate::rng::StreamId::fault_draws(index));
+        let at_extra = rng.between(0, self.at_ns);
+        let heal_extra = rng.between(0, self.heal_after_ns);
+        let length_extra = rng.between(0, self.length_ns);
+        FaultSpec {
+            at_ns: fault.at_ns.saturating_add(at_extra),
+            action: fault.action.lengthened(length_extra),
+            heal_after_ns: fault.heal_after_ns.map(|h| h.saturating_add(heal_extra)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Nanos = 1_000_000_000;
+
+    fn pause() -> FaultSpec {
+        FaultSpec {
+            at_ns: 20 * S,
+            action: FaultAction::Crash(Target::Leader),
+            heal_after_ns: Some(3 * S),
+        }
+    }
+
+    #[test]
+    fn a_seed_draws_the_same_values_every_time_and_seeds_spread_over_the_range() {
+        let spread = FaultSpread {
+            at_ns: 20 * S,
+            heal_after_ns: 5 * S,
+            length_ns: 0,
+        };
+        let fault = pause();
+        assert_eq!(spread.draw(&fault, 7, 0), spread.draw(&fault, 7, 0));
+        let ats: Vec<Nanos> = (1..=200)
+            .map(|seed| spread.draw(&fault, seed, 0).at_ns)
+            .collect();
+        assert!(ats.iter().all(|at| (20 * S..=40 * S).contains(at)));
+        let low = ats.iter().filter(|at| **at < 25 * S).count();
+        let high = ats.iter().filter(|at| **at > 35 * S).count();
+        assert!(low > 20 && high > 20, "{low} low, {high} high of 200");
+        let heals: Vec<Nanos> = (1..=200)
+            .map(|seed| spread.draw(&fault, seed, 0).heal_after_ns.unwrap())
+            .collect();
+        assert!(heals.iter().all(|h| (3 * S..=8 * S).contains(h)));
+        assert_ne!(heals.iter().min(), heals.iter().max());
+    }
+
+    #[test]
+    fn a_fixed_spread_draws_the_fault_as_written_and_lengths_lengthen() {
+        let fault = pause();
+        assert_eq!(FaultSpread::FIXED.draw(&fault, 3, 1), fault);
+        let stall = FaultAction::Stall(Target::Leader, 3 * S);
+        assert_eq!(
+            stall.lengthened(S),
+            FaultAction::Stall(Target::Leader, 4 * S)
+        );
+        let jump = FaultAction::ClockJump(Target::Leader, -3 * S as i64);
+        assert_eq!(
+            jump.lengthened(S),
+            FaultAction::ClockJump(Target::Leader, -2 * S as i64)
+        );
     }
 }

@@ -261,6 +261,10 @@ pub struct FaultRecord {
     pub healed_at_ns: Option<Nanos>,
     /// Its target matched nobody when it fired (no leader to crash, say): it did nothing.
     pub skipped: bool,
+    /// Safety breaks attributed to it: each step that broke a safety invariant counts for
+    /// the faults in effect then, and for the one that healed last unless a fault in effect
+    /// began after that heal (docs/reports.md, "Safety by fault kind").
+    pub safety_violations: u64,
 }
 
 /// How a failover ended.

@@ -46,6 +46,15 @@ impl StreamId {
         (1 << 48) | (hash >> 16)
     }
 
+    /// The stream of the per-seed draws of explicit fault `index` (by its place in the
+    /// scenario): where in its range its `at`, `heal_after` and length land
+    /// ([`FaultSpread`](crate::fault::FaultSpread)). Above every node stream and below every
+    /// [`StreamId::fault`] stream, and drawn before the run: the run's own streams do not
+    /// move when a range is added.
+    pub fn fault_draws(index: usize) -> u64 {
+        (1 << 47) | index as u64
+    }
+
     /// The stream of node `index`.
     pub fn node(index: usize) -> u64 {
         Self::NODE_BASE + index as u64

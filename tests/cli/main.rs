@@ -12,6 +12,7 @@ mod determinism;
 mod disks;
 mod extreme_inputs;
 mod failover_metrics;
+mod fault_ranges;
 mod golden;
 mod golden_classic;
 mod hunt;

@@ -559,8 +559,18 @@ pub fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenari
         }
         (Param::Fault(f), value) => {
             let mut set = 0;
-            for fault in &mut s.sim.faults {
-                set += usize::from(f.set(fault, value));
+            for (index, fault) in s.sim.faults.iter_mut().enumerate() {
+                if !f.set(fault, value) {
+                    continue;
+                }
+                set += 1;
+                // The swept value replaces the range the fault had, if any.
+                if let Some(spread) = s.fault_spreads.get_mut(index) {
+                    match f {
+                        FaultParam::Partition => spread.heal_after_ns = 0,
+                        _ => spread.length_ns = 0,
+                    }
+                }
             }
             if set == 0 {
                 return Err(ParamError::NoFaultOfKind {
@@ -651,6 +661,31 @@ mod tests {
         let scenario = scenario::parse(FAULTS, "faults.ron").unwrap();
         let (param, values) = parse_param(text).unwrap();
         apply(&scenario, param, &values[0].1).unwrap()
+    }
+
+    #[test]
+    fn a_swept_fault_length_replaces_its_range_and_leaves_the_others() {
+        use splitbrain_sim::NANOS_PER_SEC;
+        use std::collections::BTreeSet;
+        let ranged = r#"Scenario(algorithm: Raft(), duration: "1m", faults: [
+            (at: "1s..2s", do: Pause(Leader, "3s..8s")),
+            (at: "9s", do: Partition(Isolate(Leader)), heal_after: "2s..4s"),
+        ])"#;
+        let scenario = scenario::parse(ranged, "ranged.ron").unwrap();
+        let (param, values) = parse_param("pause=5s").unwrap();
+        let swept = apply(&scenario, param, &values[0].1).unwrap();
+        let mut ats = BTreeSet::new();
+        for seed in 1..=20 {
+            let faults = swept.materialize(seed).sim.faults;
+            assert_eq!(
+                faults[0].action.built_in_duration(),
+                Some(5 * NANOS_PER_SEC)
+            );
+            ats.insert(faults[0].at_ns);
+            let heal_ns = faults[1].heal_after_ns.unwrap();
+            assert!((2 * NANOS_PER_SEC..=4 * NANOS_PER_SEC).contains(&heal_ns));
+        }
+        assert!(ats.len() > 1, "the at range is still drawn");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! The failover-time CDF: one empirical distribution per algorithm or parameter value.
 
-use super::legend::{Legend, Mark, MAX_NOTE_CHARS};
-use super::style::LEGEND_WIDTH;
+use super::legend::{self, Legend, Mark, MAX_NOTE_CHARS};
 use super::style::{
     color, short_duration, split_parameter, text, tick, TimeUnit, AXIS_DESC_PX, GRID, INK,
 };
@@ -92,7 +91,11 @@ impl Figure for CdfFigure<'_> {
         let canvas = root;
         canvas.fill(&WHITE)?;
         let root = canvas.titled(self.title, text(TITLE_PX, INK))?;
-        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let labels: Vec<&str> = self.series.iter().map(|s| s.label.as_str()).collect();
+        let (parameter, labels) = split_parameter(&labels);
+        let objective_label = self.objective.map(|o| o.label.as_str());
+        let legend_px = legend::width_for(labels.iter().map(String::as_str).chain(objective_label));
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - legend_px);
 
         let max_ns = self
             .curves
@@ -128,8 +131,6 @@ impl Figure for CdfFigure<'_> {
             .y_label_formatter(&|v| tick(*v, 0.1))
             .draw()?;
 
-        let labels: Vec<&str> = self.series.iter().map(|s| s.label.as_str()).collect();
-        let (parameter, labels) = split_parameter(&labels);
         let mut legend = Legend {
             heading: parameter,
             ..Legend::default()

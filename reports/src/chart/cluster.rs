@@ -1,9 +1,7 @@
 //! Message count against cluster size, both axes logarithmic: how an algorithm scales.
 
-use super::legend::{Legend, Mark};
-use super::style::{
-    color, split_parameter, text, AXIS_DESC_PX, GRID, INK, LEGEND_WIDTH, MUTED, NOTE_PX,
-};
+use super::legend::{self, Legend, Mark};
+use super::style::{color, split_parameter, text, AXIS_DESC_PX, GRID, INK, MUTED, NOTE_PX};
 use super::style::{TICK_PX, TITLE_PX, WIDTH};
 use super::{render, Chart, ChartError, DrawResult, Figure};
 use crate::table::DataTable;
@@ -122,7 +120,10 @@ impl Figure for ClusterFigure<'_> {
         let canvas = root;
         canvas.fill(&WHITE)?;
         let root = canvas.titled(self.title, text(TITLE_PX, INK))?;
-        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let labels: Vec<&str> = self.series.iter().map(|s| s.label.as_str()).collect();
+        let (parameter, labels) = split_parameter(&labels);
+        let legend_px = legend::width_for(labels.iter().map(String::as_str));
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - legend_px);
 
         let drawable: Vec<(u64, f64)> = self
             .sorted
@@ -227,8 +228,6 @@ impl Figure for ClusterFigure<'_> {
             }
         }
 
-        let labels: Vec<&str> = self.series.iter().map(|s| s.label.as_str()).collect();
-        let (parameter, labels) = split_parameter(&labels);
         let mut legend = Legend {
             heading: parameter,
             ..Legend::default()

@@ -1,6 +1,6 @@
 //! A legend drawn in its own panel beside the plot, so it never hides data.
 
-use super::style::{ellipsize, text, INK, LEGEND_PX, MUTED, NOTE_PX};
+use super::style::{text, wrap, INK, LEGEND_PX, LEGEND_WIDTH, MUTED, NOTE_PX};
 use super::DrawResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -37,11 +37,31 @@ pub(crate) struct Legend {
 }
 
 const ROW_PX: i32 = 28;
+/// A further line of a wrapped entry label.
+const LINE_PX: i32 = 21;
 const SWATCH_PX: i32 = 26;
-/// Characters that fit beside a swatch in the legend panel at the legend font size.
-const MAX_LABEL_CHARS: usize = 22;
-/// Characters of a note line that fit in the legend panel.
+/// The left margin of the legend panel, and the gap between a swatch and its label.
+const LEFT_PX: i32 = 12;
+const GAP_PX: i32 = 10;
+/// About the width of a character at the legend font size, and at the note size.
+const LABEL_CHAR_PX: i32 = 10;
+const NOTE_CHAR_PX: i32 = 8;
+/// The widest a legend panel grows for long labels; longer labels wrap.
+const MAX_LEGEND_WIDTH: u32 = 440;
+/// Characters of a note line that fit in the narrowest legend panel.
 pub(crate) const MAX_NOTE_CHARS: usize = 30;
+
+/// The width of a legend panel whose entries are `labels`: wide enough for the longest label
+/// on one line, from [`LEGEND_WIDTH`] up to a limit past which labels wrap (never cut).
+pub(crate) fn width_for<'a>(labels: impl IntoIterator<Item = &'a str>) -> u32 {
+    let longest = labels
+        .into_iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let px = LEFT_PX + SWATCH_PX + GAP_PX + LABEL_CHAR_PX * longest as i32 + LEFT_PX;
+    (px.max(0) as u32).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
+}
 
 impl Legend {
     pub fn entry(&mut self, label: impl Into<String>, color: RGBColor, mark: Mark) {
@@ -52,62 +72,102 @@ impl Legend {
         });
     }
 
-    /// Draws the legend from the top-left of `area`, at most as many rows as fit.
+    /// The width of a panel for this legend's entries ([`width_for`]).
+    pub fn width_px(&self) -> u32 {
+        width_for(self.entries.iter().map(|e| e.label.as_str()))
+    }
+
+    /// Draws the legend from the top-left of `area`, at most as many rows as fit. Labels and
+    /// notes too long for the panel wrap onto further lines; none is cut short.
     pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let (_, height) = area.dim_in_pixel();
-        let height = height as i32;
-        let x = 12;
+        let (width, height) = area.dim_in_pixel();
+        let (width, height) = (width as i32, height as i32);
+        let x = LEFT_PX;
         let mut y = 8;
         if let Some(heading) = &self.heading {
-            area.draw(&Text::new(heading.clone(), (x, y), text(LEGEND_PX, INK)))?;
-            y += ROW_PX + 4;
+            let chars = ((width - 2 * x) / LABEL_CHAR_PX).max(8) as usize;
+            for line in wrap(heading, chars) {
+                area.draw(&Text::new(line, (x, y), text(LEGEND_PX, INK)))?;
+                y += LINE_PX;
+            }
+            y += ROW_PX + 4 - LINE_PX;
         }
-        let rows_left = |y: i32| ((height - y - 8) / ROW_PX).max(0) as usize;
-        let fits = rows_left(y);
-        let shown = if self.entries.len() > fits {
-            fits.saturating_sub(1)
-        } else {
-            self.entries.len()
-        };
-        for entry in &self.entries[..shown] {
+        let label_chars = ((width - x - SWATCH_PX - GAP_PX) / LABEL_CHAR_PX).max(8) as usize;
+        let entries: Vec<(&Entry, Vec<String>)> = (self.entries.iter())
+            .map(|e| (e, wrap(&e.label, label_chars)))
+            .collect();
+        let entry_px = |lines: usize| ROW_PX + LINE_PX * (lines as i32 - 1);
+        // The entries that fit, keeping a row for "... and N more" when some do not.
+        let mut shown = 0;
+        let mut bottom = y;
+        for (_, lines) in &entries {
+            bottom += entry_px(lines.len());
+            let room_for_more = if shown + 1 < entries.len() { ROW_PX } else { 0 };
+            if bottom + room_for_more > height - 8 {
+                break;
+            }
+            shown += 1;
+        }
+        for (entry, lines) in &entries[..shown] {
             self.swatch(area, entry, (x, y))?;
-            area.draw(&Text::new(
-                ellipsize(&entry.label, MAX_LABEL_CHARS),
-                (x + SWATCH_PX + 10, y + 2),
-                text(LEGEND_PX, INK),
-            ))?;
-            y += ROW_PX;
+            for (k, line) in lines.iter().enumerate() {
+                area.draw(&Text::new(
+                    line.clone(),
+                    (x + SWATCH_PX + GAP_PX, y + 2 + LINE_PX * k as i32),
+                    text(LEGEND_PX, INK),
+                ))?;
+            }
+            y += entry_px(lines.len());
         }
-        if shown < self.entries.len() {
-            let more = format!("… and {} more", self.entries.len() - shown);
+        if shown < entries.len() {
+            let more = format!("… and {} more", entries.len() - shown);
             area.draw(&Text::new(more, (x, y + 2), text(NOTE_PX, MUTED)))?;
             y += ROW_PX;
         }
         y += 6;
-        let rows = ((height - y - 8) / (ROW_PX - 4)).max(0) as usize;
-        // Notes that do not all fit end in a line that says so, rather than being cut off.
-        let shown = if self.notes.len() > rows {
-            rows.saturating_sub(1)
-        } else {
-            self.notes.len()
-        };
-        if shown < self.notes.len() && rows > 0 {
-            let left = self.notes.len() - shown;
-            let lines = if left == 1 { "line" } else { "lines" };
-            let more = format!("… {left} more {lines}: see the table");
-            let at_y = y + (ROW_PX - 4) * shown as i32;
-            area.draw(&Text::new(more, (x, at_y), text(NOTE_PX, MUTED)))?;
-        }
-        for note in &self.notes[..shown] {
+        self.draw_notes(area, (x, y), (width, height))
+    }
+
+    /// The notes, in grey, from `(x, y)`: wrapped to the panel's width, with a last line that
+    /// says how many did not fit.
+    fn draw_notes<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (x, mut y): (i32, i32),
+        (width, height): (i32, i32),
+    ) -> DrawResult<DB> {
+        let line_px = ROW_PX - 4;
+        let mut lines: Vec<(i32, String, usize)> = Vec::new();
+        for (n, note) in self.notes.iter().enumerate() {
             // Leading spaces indent (SVG would collapse them, so they become an offset).
             let body = note.trim_start_matches(' ');
             let indent = 6 * (note.len() - body.len()) as i32;
+            let chars = ((width - x - indent - 4) / NOTE_CHAR_PX).max(8) as usize;
+            for (k, line) in wrap(body, chars).into_iter().enumerate() {
+                // A note's further lines indent a little more, so each note reads as one.
+                lines.push((indent + if k > 0 { 12 } else { 0 }, line, n));
+            }
+        }
+        let rows = ((height - y - 8) / line_px).max(0) as usize;
+        let shown = if lines.len() > rows {
+            rows.saturating_sub(1)
+        } else {
+            lines.len()
+        };
+        for (indent, line, _) in &lines[..shown] {
             area.draw(&Text::new(
-                ellipsize(body, MAX_NOTE_CHARS),
+                line.clone(),
                 (x + indent, y),
                 text(NOTE_PX, MUTED),
             ))?;
-            y += ROW_PX - 4;
+            y += line_px;
+        }
+        if shown < lines.len() && rows > 0 {
+            let first_cut = lines[shown].2;
+            let left = self.notes.len() - first_cut;
+            let word = if left == 1 { "note" } else { "notes" };
+            let more = format!("… {left} more {word}: see the table");
+            area.draw(&Text::new(more, (x, y), text(NOTE_PX, MUTED)))?;
         }
         Ok(())
     }

@@ -2,9 +2,9 @@
 //! parameter, one line per design: "probability of a safety violation against pause length".
 //! Each point carries its 95% interval (Wilson), so 3 of 20 is not read as 15% exactly.
 
-use super::legend::{Legend, Mark};
+use super::legend::{self, Legend, Mark};
 use super::style::WIDTH;
-use super::style::{color, text, AXIS_DESC_PX, GRID, INK, LEGEND_WIDTH, TICK_PX, TITLE_PX};
+use super::style::{color, text, AXIS_DESC_PX, GRID, INK, TICK_PX, TITLE_PX};
 use super::{render, Chart, ChartError, DrawResult, Figure};
 use crate::table::DataTable;
 use plotters::coord::Shift;
@@ -147,7 +147,8 @@ impl Figure for ShareFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let root = root.titled(self.title, text(TITLE_PX, INK))?;
-        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let legend_px = legend::width_for(self.series.iter().map(|s| s.label.as_str()));
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - legend_px);
         let (x_range, unit) = self.axis.extent(self.categories.len());
         let mut chart = ChartBuilder::on(&plot_area)
             .margin(16)

@@ -1,9 +1,8 @@
 //! Messages per election, stacked by message type, one bar per algorithm or parameter value.
 
-use super::legend::{Legend, Mark};
+use super::legend::{self, Legend, Mark};
 use super::style::{
-    color, ellipsize, is_dark, split_parameter, text, tick, AXIS_DESC_PX, GRID, INK, LEGEND_WIDTH,
-    NOTE_PX,
+    color, is_dark, split_parameter, text, tick, wrap, AXIS_DESC_PX, GRID, INK, NOTE_PX,
 };
 use super::style::{TICK_PX, TITLE_PX, WIDTH};
 use super::{render, Chart, ChartError, DrawResult, Figure};
@@ -55,6 +54,9 @@ pub fn messages_per_election(
     render(name, title, data, &figure)
 }
 
+/// The height of one line of a bar's name.
+const LABEL_LINE_PX: u32 = 22;
+
 struct StackedFigure<'a> {
     title: &'a str,
     group_axis: &'a str,
@@ -77,7 +79,17 @@ impl Figure for StackedFigure<'_> {
         let canvas = root;
         canvas.fill(&WHITE)?;
         let root = canvas.titled(self.title, text(TITLE_PX, INK))?;
-        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let legend_px = legend::width_for(self.kinds.iter().copied());
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - legend_px);
+        let labels: Vec<&str> = self.groups.iter().map(|g| g.label.as_str()).collect();
+        let (_, labels) = split_parameter(&labels);
+        let n_groups = self.groups.len().max(1);
+        // Each bar's name wraps to its slot (about 10 px a character at the tick size): the
+        // slot is the plot's width (less margins and the y labels) over the bars.
+        let slot_px = (WIDTH - legend_px).saturating_sub(2 * 16 + 80) as usize / n_groups;
+        let label_chars = (slot_px.saturating_sub(8) / 10).max(4);
+        let wrapped: Vec<Vec<String>> = labels.iter().map(|l| wrap(l, label_chars)).collect();
+        let label_lines = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
 
         let totals: Vec<f64> = self
             .groups
@@ -95,7 +107,7 @@ impl Figure for StackedFigure<'_> {
 
         let mut chart = ChartBuilder::on(&plot_area)
             .margin(16)
-            .x_label_area_size(70)
+            .x_label_area_size(44 + LABEL_LINE_PX * label_lines as u32)
             .y_label_area_size(80)
             .build_cartesian_2d(-0.5..n - 0.5, 0.0..y_max)?;
         let y_step = y_max / 10.0;
@@ -116,23 +128,8 @@ impl Figure for StackedFigure<'_> {
         // Narrow bars when there are few groups, so one bar does not fill the chart.
         let half_width = (0.32_f64).min(0.32 * n / 2.0).max(0.2);
         let centered = |style| text(NOTE_PX, INK).pos(Pos::new(HPos::Center, style));
-        let labels: Vec<&str> = self.groups.iter().map(|g| g.label.as_str()).collect();
-        let (_, labels) = split_parameter(&labels);
-        let slot_px = {
-            let (x0, _) = chart.backend_coord(&(0.0, 0.0));
-            let (x1, _) = chart.backend_coord(&(1.0, 0.0));
-            (x1 - x0).max(1) as usize
-        };
-        // About 10 px per character at the tick size.
-        let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-        let crowded = widest * 10 > slot_px;
-        let max_label_chars = if crowded {
-            2 * slot_px / 10
-        } else {
-            slot_px / 10
-        }
-        .max(4);
-        for (i, ((group, total), label)) in self.groups.iter().zip(&totals).zip(&labels).enumerate()
+        for (i, ((group, total), lines)) in
+            self.groups.iter().zip(&totals).zip(&wrapped).enumerate()
         {
             let x = i as f64;
             let mut base = 0.0;
@@ -167,14 +164,15 @@ impl Figure for StackedFigure<'_> {
                 (px, py - 6),
                 text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
             ))?;
-            // Labels wider than a bar's slot alternate between two lines.
+            // The bar's name, whole, on as many lines as it needs.
             let (px, py) = chart.backend_coord(&(x, 0.0));
-            let stagger = if crowded && i % 2 == 1 { 24 } else { 0 };
-            canvas.draw(&Text::new(
-                ellipsize(label, max_label_chars),
-                (px, py + 10 + stagger),
-                text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Top)),
-            ))?;
+            for (k, line) in lines.iter().enumerate() {
+                canvas.draw(&Text::new(
+                    line.clone(),
+                    (px, py + 10 + LABEL_LINE_PX as i32 * k as i32),
+                    text(TICK_PX, INK).pos(Pos::new(HPos::Center, VPos::Top)),
+                ))?;
+            }
         }
         if self.groups.is_empty() {
             let (px, py) = chart.backend_coord(&(0.0, y_max / 2.0));

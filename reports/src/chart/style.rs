@@ -50,21 +50,44 @@ pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Term colours: the palette without its reds (kept for faults and overlap) and its teal
-/// (kept for leases), so a term never reads as a warning.
-const TERM_PALETTE: [RGBColor; 7] = [
-    RGBColor(78, 121, 167),
-    RGBColor(242, 142, 43),
-    RGBColor(89, 161, 79),
-    RGBColor(176, 122, 161),
-    RGBColor(237, 201, 72),
-    RGBColor(156, 117, 95),
-    RGBColor(31, 56, 100),
-];
-
-/// The colour of term `term` (neighbouring terms always differ).
+/// The colour of term `term`: hues a golden angle apart, so that neighbouring terms and terms
+/// far apart (1 and 8, 3 and 24) differ, in three lightness steps; reds (faults, overlap)
+/// and teal (leases) are left out, so a term never reads as a warning or a lease. Every span
+/// wide enough is also labelled with its term (`t8`).
 pub(crate) fn term_color(term: u64) -> RGBColor {
-    TERM_PALETTE[(term % TERM_PALETTE.len() as u64) as usize]
+    // The allowed hues, in degrees: from orange to green, and from blue to purple.
+    const ALLOWED: [(f64, f64); 2] = [(28.0, 150.0), (195.0, 330.0)];
+    let total: f64 = ALLOWED.iter().map(|(a, b)| b - a).sum();
+    let golden = 0.618_033_988_749_895;
+    let mut along = ((term as f64) * golden).fract() * total;
+    let mut hue = ALLOWED[0].0;
+    for (a, b) in ALLOWED {
+        if along <= b - a {
+            hue = a + along;
+            break;
+        }
+        along -= b - a;
+    }
+    let lightness = [0.46, 0.60, 0.36][(term % 3) as usize];
+    hsl(hue, 0.62, lightness)
+}
+
+/// An HSL colour (hue in degrees, saturation and lightness in 0..=1) as RGB.
+fn hsl(hue: f64, saturation: f64, lightness: f64) -> RGBColor {
+    let c = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
+    let h = hue / 60.0;
+    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = lightness - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(byte(r), byte(g), byte(b))
 }
 
 /// Whether white text reads on `c` (else use dark text).
@@ -183,6 +206,30 @@ impl LabelPlacer {
     }
 }
 
+/// Splits `s` into lines of at most `max_chars` characters: after a `-`, `_`, `/`, `.` or
+/// `,`, or before a space or `(`; a word longer than a line is cut where the line ends.
+pub(crate) fn wrap(s: &str, max_chars: usize) -> Vec<String> {
+    let max = max_chars.max(1);
+    let mut rest: Vec<char> = s.trim().chars().collect();
+    let mut lines = Vec::new();
+    while rest.len() > max {
+        let breaks_at = |i: usize| {
+            matches!(rest[i - 1], '-' | '_' | '/' | '.' | ',') || matches!(rest[i], ' ' | '(')
+        };
+        let cut = (1..=max).rev().find(|&i| breaks_at(i)).unwrap_or(max);
+        let line: String = rest[..cut].iter().collect();
+        lines.push(line.trim_end().to_string());
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    if !rest.is_empty() || lines.is_empty() {
+        lines.push(rest.iter().collect());
+    }
+    lines
+}
+
 /// Shortens `s` to at most `max_chars` characters, ending with an ellipsis when cut.
 pub(crate) fn ellipsize(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars {
@@ -280,6 +327,35 @@ mod tests {
         let (name, values) = split_parameter(&["etcd (both) ttl=1s", "etcd-fenced ttl=2s"]);
         assert_eq!(name.as_deref(), Some("ttl"));
         assert_eq!(values, ["etcd (both) 1s", "etcd-fenced 2s"]);
+    }
+
+    #[test]
+    fn long_labels_wrap_at_their_separators_and_keep_every_character() {
+        assert_eq!(
+            wrap("raft-prevote-checkquorum-fenced", 15),
+            ["raft-prevote-", "checkquorum-", "fenced"]
+        );
+        assert_eq!(wrap("etcd-5s (both)", 10), ["etcd-5s", "(both)"]);
+        assert_eq!(wrap("short", 10), ["short"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+    }
+
+    #[test]
+    fn terms_far_apart_get_colours_far_apart() {
+        let distance = |a: RGBColor, b: RGBColor| {
+            let d = |x: u8, y: u8| (f64::from(x) - f64::from(y)).powi(2);
+            (d(a.0, b.0) + d(a.1, b.1) + d(a.2, b.2)).sqrt()
+        };
+        // Terms 1 and 8 were one orange with seven colours.
+        assert!(distance(term_color(1), term_color(8)) > 60.0);
+        for a in 1..=12 {
+            for b in a + 1..=12 {
+                let apart = distance(term_color(a), term_color(b));
+                assert!(apart > 40.0, "terms {a} and {b}: {apart}");
+            }
+            let RGBColor(r, g, b) = term_color(a);
+            assert!(!(r > 150 && g < 90 && b < 90), "term {a} is no red");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::legend::{Legend, Mark};
 use super::style::{ellipsize, is_dark, term_color, text, tick, LabelPlacer, TimeUnit};
 use super::style::{AXIS_DESC_PX, FAULT};
-use super::style::{GRID, INK, LEASE, LEGEND_WIDTH, MUTED, NOTE_PX, TICK_PX, TITLE_PX, WIDTH};
+use super::style::{GRID, INK, LEASE, MUTED, NOTE_PX, TICK_PX, TITLE_PX, WIDTH};
 use super::{render, Chart, ChartError, DrawResult, Figure};
 use crate::table::{Cell, DataTable};
 use plotters::coord::Shift;
@@ -198,7 +198,7 @@ impl Figure for TimelineFigure<'_> {
         canvas.fill(&WHITE)?;
         let (top, key_area) = canvas.split_vertically(self.plot_height());
         let top = top.titled(self.title, text(TITLE_PX, INK))?;
-        let (plot_area, legend_area) = top.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let (plot_area, legend_area) = top.split_horizontally(WIDTH - self.legend().width_px());
 
         let unit = TimeUnit::SECONDS;
         let end_s = unit.of(self.report.end_ns.max(1));
@@ -340,6 +340,11 @@ impl Figure for TimelineFigure<'_> {
 
 impl TimelineFigure<'_> {
     fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        self.legend().draw(area)
+    }
+
+    /// The legend: leases, faults, overlap, and each term's colour.
+    fn legend(&self) -> Legend {
         let mut terms: Vec<u64> = self
             .report
             .leadership_spans
@@ -364,7 +369,7 @@ impl TimelineFigure<'_> {
         if self.report.leadership_spans.is_empty() {
             legend.notes.push("no node ever led".to_string());
         }
-        legend.draw(area)
+        legend
     }
 
     /// The numbered list of faults under the chart.

@@ -608,3 +608,43 @@ fn a_run_without_failover_keeps_its_first_decided_election() {
         whole
     );
 }
+
+#[test]
+fn long_design_names_are_shown_whole_in_legends_and_under_bars() {
+    let names = [
+        "raft-prevote-checkquorum-fenced",
+        "raft-prevote-checkquorum-unfenced",
+        "etcd-5s-session-ttl-fenced",
+        "etcd-5s-session-ttl-unfenced",
+        "k8s-client-go-defaults-fenced",
+        "k8s-client-go-defaults-unfenced",
+    ];
+    let series: Vec<CdfSeries> = names
+        .iter()
+        .map(|name| CdfSeries {
+            label: name.to_string(),
+            samples_ns: vec![S, 2 * S],
+            unresolved: 0,
+        })
+        .collect();
+    let cdf = failover_cdf("cdf", "t", "x", &series, None).unwrap();
+    for name in names {
+        assert!(cdf.svg.contains(name), "{name} whole in the legend");
+    }
+    assert!(!cdf.svg.contains('…'), "nothing cut short");
+    let bars: Vec<ElectionMessages> = names
+        .iter()
+        .map(|name| ElectionMessages {
+            label: name.to_string(),
+            per_kind: vec![("RequestVote".to_string(), 4.0)],
+        })
+        .collect();
+    let chart = messages_per_election("bars", "t", "design", &bars).unwrap();
+    assert!(!chart.svg.contains('…'), "nothing cut short");
+    // Each name wraps at its dashes onto lines that together give it whole.
+    for name in names {
+        for piece in name.split_inclusive('-') {
+            assert!(chart.svg.contains(piece), "{piece} of {name}");
+        }
+    }
+}

@@ -50,6 +50,7 @@ pub fn run_report() -> RunReport {
                 nodes: vec![NodeId(1)],
                 healed_at_ns: Some(7 * S),
                 skipped: false,
+                safety_violations: 0,
             },
             FaultRecord {
                 at_ns: 9 * S,
@@ -58,6 +59,7 @@ pub fn run_report() -> RunReport {
                 nodes: vec![NodeId(0)],
                 healed_at_ns: Some(11 * S),
                 skipped: false,
+                safety_violations: 0,
             },
             FaultRecord {
                 at_ns: 14 * S,
@@ -66,6 +68,7 @@ pub fn run_report() -> RunReport {
                 nodes: vec![NodeId(3)],
                 healed_at_ns: None,
                 skipped: false,
+                safety_violations: 0,
             },
         ],
         violations: Vec::new(),

@@ -312,6 +312,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         nemesis: None,
                         objective: None,
                         properties: Default::default(),
+                        fault_spreads: Vec::new(),
                     }
                 },
             )

@@ -88,6 +88,7 @@ fn assert_error_at(marked: &str, message: &str) {
 
 mod defaults;
 mod docs;
+mod fault_ranges;
 mod fuzz;
 mod generated;
 mod library;

@@ -8,7 +8,7 @@ use crate::ids::NodeId;
 use crate::network::{Cut, UNCUT};
 use crate::process::Process;
 use crate::report::FaultRecord;
-use crate::time::{format_duration, format_signed_duration};
+use crate::time::{format_duration, format_signed_duration, Nanos};
 use crate::trace::EventKind;
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -28,6 +28,7 @@ impl<'t, P: Process> Sim<'t, P> {
             nodes: nodes.clone(),
             healed_at_ns: None,
             skipped: skipped(&spec.action, &nodes),
+            safety_violations: 0,
         });
         self.do_fault(index, &spec.action, &nodes);
         if let (Some(l), Some(term)) = (leader, leader_term) {
@@ -464,5 +465,213 @@ fn describe_shape(shape: &PartitionShape, who: &str) -> String {
         PartitionShape::OneWay { .. } => format!("one-way: messages from {who} lost"),
         PartitionShape::CutLink(..) => format!("cut the link at {who}"),
         PartitionShape::Bridge(_) => format!("two halves bridged by {who}"),
+    }
+}
+
+impl<P: Process> Sim<'_, P> {
+    /// Credits a safety break now to the faults it is attributed to ([`blamed_faults`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn attribute_break(&mut self) {
+        let mut actions: Vec<Option<&FaultAction>> = vec![None; self.fault_records.len()];
+        for (index, &place) in self.record_of_fault.iter().enumerate() {
+            if let Some(slot) = actions.get_mut(place) {
+                *slot = Some(&self.config.faults[index].action);
+            }
+        }
+        let spans = effect_spans(&self.fault_records, &actions);
+        for place in blamed_faults(&spans, self.now) {
+            self.fault_records[place].safety_violations += 1;
+        }
+    }
+}
+
+/// When an applied fault's effect began and ended, in true time, for attributing safety
+/// breaks: `None` for a fault that did nothing (skipped); an end of `None` while it is still
+/// in effect (not healed yet, or never healing).
+type EffectSpan = Option<(Nanos, Option<Nanos>)>;
+
+/// The effect span of each applied fault so far (`records` in firing order, `actions` the
+/// action of each). A fault ends at its own heal (`healed_at_ns`: restart, heal, resume); a
+/// crash also when later `Restart`s brought back every node it crashed; a partition, loss or
+/// duplication also at a later `Heal`; a backward clock step when the clock caught up. A
+/// restart, heal, resignation or forward clock step is over the instant it fires.
+fn effect_spans(records: &[FaultRecord], actions: &[Option<&FaultAction>]) -> Vec<EffectSpan> {
+    (0..records.len())
+        .map(|place| {
+            let record = &records[place];
+            let action = actions.get(place).copied().flatten()?;
+            if record.skipped {
+                return None;
+            }
+            let ended = ended_by_itself_or_later(place, action, records, actions);
+            let end = match (record.healed_at_ns, ended) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            Some((record.at_ns, end))
+        })
+        .collect()
+}
+
+/// The end of fault `place`'s effect that its own record does not give: see
+/// [`effect_spans`].
+fn ended_by_itself_or_later(
+    place: usize,
+    action: &FaultAction,
+    records: &[FaultRecord],
+    actions: &[Option<&FaultAction>],
+) -> Option<Nanos> {
+    let record = &records[place];
+    let later = || {
+        records
+            .iter()
+            .zip(actions)
+            .skip(place + 1)
+            .filter(|(r, _)| !r.skipped)
+    };
+    match action {
+        FaultAction::Restart(_) | FaultAction::Heal | FaultAction::Resign(_) => Some(record.at_ns),
+        FaultAction::ClockJump(..) => Some(
+            record
+                .at_ns
+                .saturating_add(action.clock_catch_up_ns().unwrap_or(0)),
+        ),
+        FaultAction::Partition(_) | FaultAction::Loss(_) | FaultAction::Duplicate(_) => later()
+            .find(|(_, a)| matches!(a, Some(FaultAction::Heal)))
+            .map(|(r, _)| r.at_ns),
+        FaultAction::Crash(_) => {
+            let mut down = record.nodes.clone();
+            for (r, a) in later() {
+                if matches!(a, Some(FaultAction::Restart(_))) {
+                    down.retain(|n| !r.nodes.contains(n));
+                    if down.is_empty() {
+                        return Some(r.at_ns);
+                    }
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The faults (places in firing order) a safety break at `now` is attributed to: every fault
+/// in effect at `now` (begun, not yet ended), and the fault or faults whose effect ended last
+/// at or before `now`, unless a fault in effect began after that end. So a break during a
+/// fault goes to that fault, a break after it (a stale write arriving after a pause) to the
+/// fault that healed last, and a fault in effect throughout (a loss rate, a crash never
+/// restarted) shares every break with the fault that struck last.
+fn blamed_faults(spans: &[EffectSpan], now: Nanos) -> Vec<usize> {
+    let begun = || {
+        spans
+            .iter()
+            .enumerate()
+            .filter_map(|(place, span)| span.map(|s| (place, s)))
+            .filter(|(_, (at, _))| *at <= now)
+    };
+    let in_effect: Vec<(usize, Nanos)> = begun()
+        .filter(|(_, (_, end))| end.is_none_or(|e| e > now))
+        .map(|(place, (at, _))| (place, at))
+        .collect();
+    let last_end = begun()
+        .filter_map(|(_, (_, end))| end)
+        .filter(|e| *e <= now)
+        .max();
+    let mut blamed: Vec<usize> = in_effect.iter().map(|(place, _)| *place).collect();
+    if let Some(last) = last_end {
+        if in_effect.iter().all(|(_, at)| *at <= last) {
+            blamed.extend(
+                begun()
+                    .filter(|(_, (_, end))| *end == Some(last))
+                    .map(|(p, _)| p),
+            );
+            blamed.sort_unstable();
+        }
+    }
+    blamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Nanos = 1_000_000_000;
+
+    fn record(at_s: u64, kind: &str, nodes: &[u32], healed_s: Option<u64>) -> FaultRecord {
+        FaultRecord {
+            at_ns: at_s * S,
+            kind: kind.to_string(),
+            description: String::new(),
+            nodes: nodes.iter().map(|n| NodeId(*n)).collect(),
+            healed_at_ns: healed_s.map(|h| h * S),
+            skipped: false,
+            safety_violations: 0,
+        }
+    }
+
+    #[test]
+    fn a_break_goes_to_the_faults_in_effect_else_to_the_one_that_healed_last() {
+        // A suspend from 5 s to 9 s, a stall from 20 s to 22 s.
+        let spans = vec![Some((5 * S, Some(9 * S))), Some((20 * S, Some(22 * S)))];
+        assert_eq!(blamed_faults(&spans, 6 * S), [0], "during the suspend");
+        assert_eq!(
+            blamed_faults(&spans, 12 * S),
+            [0],
+            "after it, before the stall"
+        );
+        assert_eq!(blamed_faults(&spans, 21 * S), [1], "during the stall");
+        assert_eq!(blamed_faults(&spans, 23 * S), [1], "after the stall");
+        assert_eq!(
+            blamed_faults(&spans, 4 * S),
+            Vec::<usize>::new(),
+            "before any"
+        );
+    }
+
+    #[test]
+    fn a_fault_in_effect_throughout_shares_a_break_with_the_last_heal_after_it() {
+        // Loss from 0 s on; a stall from 20 s to 22 s; a skipped fault.
+        let spans = vec![Some((0, None)), Some((20 * S, Some(22 * S))), None];
+        assert_eq!(blamed_faults(&spans, 23 * S), [0, 1]);
+        assert_eq!(blamed_faults(&spans, 10 * S), [0]);
+    }
+
+    #[test]
+    fn a_restart_ends_a_crash_and_a_heal_ends_a_partition() {
+        let crash = FaultAction::Crash(Target::Leader);
+        let restart = FaultAction::Restart(Target::AllCrashed);
+        let partition = FaultAction::Partition(PartitionShape::Isolate(Target::Leader));
+        let records = [
+            record(10, "crash", &[1, 2], None),
+            record(20, "restart", &[1], None),
+            record(25, "partition", &[0], None),
+            record(30, "restart", &[2], None),
+            record(40, "heal", &[], None),
+        ];
+        let actions = [
+            Some(&crash),
+            Some(&restart),
+            Some(&partition),
+            Some(&restart),
+            Some(&FaultAction::Heal),
+        ];
+        let spans = effect_spans(&records, &actions);
+        assert_eq!(
+            spans[0],
+            Some((10 * S, Some(30 * S))),
+            "both nodes back at 30 s"
+        );
+        assert_eq!(
+            spans[1],
+            Some((20 * S, Some(20 * S))),
+            "a restart is an instant"
+        );
+        assert_eq!(spans[2], Some((25 * S, Some(40 * S))), "healed by the heal");
+        assert_eq!(
+            blamed_faults(&spans, 45 * S),
+            [2, 4],
+            "the partition and its heal ended last"
+        );
     }
 }

@@ -16,8 +16,15 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     /// Marks the next trace event as having broken `broken` (kept only for a trace).
+    /// A safety break is also credited to the faults it is attributed to.
     pub(super) fn flag(&mut self, broken: Option<Invariant>) {
-        if let (Some(invariant), true) = (broken, self.tracing()) {
+        let Some(invariant) = broken else {
+            return;
+        };
+        if invariant.is_safety() {
+            self.attribute_break();
+        }
+        if self.tracing() {
             self.flagged.push(invariant);
         }
     }
