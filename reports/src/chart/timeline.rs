@@ -23,6 +23,8 @@ const ROW_PX: f64 = 56.0;
 /// Faults listed under the chart; more are counted, not listed.
 const MAX_KEY_LINES: usize = 10;
 const KEY_LINE_PX: u32 = 24;
+/// A generous width of one character of the key's text (`NOTE_PX` sans-serif), in pixels.
+const KEY_CHAR_PX: i32 = 9;
 
 /// One row per member (top to bottom `n0, n1, ...`, or `node_names`; also any modeled service
 /// a fault struck, by its id): a bar for each
@@ -372,18 +374,26 @@ impl TimelineFigure<'_> {
         legend
     }
 
+    /// When fault `f` was in effect, as the key under the chart shows it.
+    fn fault_when(&self, f: &FaultRecord) -> String {
+        match self.fault_end(f) {
+            Some(end) if f.healed_at_ns.is_some() => {
+                format!("{} – {}", format_duration(f.at_ns), format_duration(end))
+            }
+            Some(_) => format!("{} – end", format_duration(f.at_ns)),
+            None => format_duration(f.at_ns),
+        }
+    }
+
     /// The numbered list of faults under the chart.
     fn draw_key<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         let faults = &self.report.faults;
+        let whens: Vec<String> = faults.iter().map(|f| self.fault_when(f)).collect();
+        // The descriptions start past the longest time span, so none runs into its text.
+        let widest = whens.iter().map(|w| w.chars().count()).max().unwrap_or(0);
+        let description_x = 160 + (widest as i32) * KEY_CHAR_PX + 16;
         let mut y = 4;
-        for (k, f) in faults.iter().enumerate().take(MAX_KEY_LINES) {
-            let when = match self.fault_end(f) {
-                Some(end) if f.healed_at_ns.is_some() => {
-                    format!("{} – {}", format_duration(f.at_ns), format_duration(end))
-                }
-                Some(_) => format!("{} – end", format_duration(f.at_ns)),
-                None => format_duration(f.at_ns),
-            };
+        for (k, (f, when)) in faults.iter().zip(whens).enumerate().take(MAX_KEY_LINES) {
             area.draw(&Text::new(
                 format!("{}", k + 1),
                 (130, y),
@@ -392,7 +402,7 @@ impl TimelineFigure<'_> {
             area.draw(&Text::new(when, (160, y), text(NOTE_PX, INK)))?;
             area.draw(&Text::new(
                 ellipsize(&f.description, 80),
-                (320, y),
+                (description_x, y),
                 text(NOTE_PX, INK),
             ))?;
             y += KEY_LINE_PX as i32;
