@@ -24,4 +24,5 @@ mod plot;
 mod published_results;
 mod raft_properties;
 mod recipes;
+mod review;
 mod zookeeper;
