@@ -214,7 +214,14 @@ fn print_objective(scenario: &Scenario, report: &RunReport) {
 
 fn print_messages(report: &RunReport) {
     crate::outln!("\nMessages");
-    let mut table = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
+    let mut table = Table::new(&[
+        "type",
+        "sent",
+        "delivered",
+        "dropped",
+        "duplicated",
+        "in flight",
+    ]);
     for m in report
         .messages
         .iter()
@@ -226,16 +233,12 @@ fn print_messages(report: &RunReport) {
             m.delivered.to_string(),
             m.dropped.to_string(),
             m.duplicated.to_string(),
+            m.in_flight.to_string(),
         ]);
     }
     print_table(&table);
-    let d = &report.drops;
-    crate::outln!(
-        "  drops: {} partition, {} loss, {} to a crashed node",
-        d.partition,
-        d.loss,
-        d.crashed_receiver
-    );
+    crate::outln!("  sent + duplicated = delivered + dropped + in flight (at the end of the run)");
+    crate::outln!("  {}", drops_line(&report.drops));
     let w = &report.writes;
     crate::outln!(
         "  writes: {} attempted, {} accepted, {} stale rejected by fencing",
@@ -257,6 +260,26 @@ fn print_messages(report: &RunReport) {
              locks it out"
         );
     }
+}
+
+/// The `drops:` line: every cause, adding up to the `dropped` column, then what `Stream`
+/// connections did that is not a drop.
+pub fn drops_line(d: &splitbrain_sim::report::DropStats) -> String {
+    let mut line = format!(
+        "drops: {} in all = {} partition, {} loss, {} to a crashed node, {} with a broken connection",
+        d.total(),
+        d.partition,
+        d.loss,
+        d.crashed_receiver,
+        d.broken_connection
+    );
+    if d.retransmissions > 0 || d.connections_broken > 0 {
+        line.push_str(&format!(
+            " (not drops: {} retransmissions, {} connections broken)",
+            d.retransmissions, d.connections_broken
+        ));
+    }
+    line
 }
 
 fn print_counters(report: &RunReport) {

@@ -52,6 +52,13 @@ pub struct RunReport {
     pub final_leader: Option<NodeId>,
 }
 
+impl DropStats {
+    /// Every drop, whatever its cause: the sum of the `dropped` column.
+    pub fn total(&self) -> u64 {
+        self.partition + self.loss + self.crashed_receiver + self.broken_connection
+    }
+}
+
 impl RunReport {
     /// The safety invariants that broke, in stable order.
     pub fn violated_safety(&self) -> Vec<Invariant> {
@@ -173,10 +180,23 @@ pub struct MessageStats {
     pub sent: u64,
     /// Handled by their receiver (a duplicate counts again).
     pub delivered: u64,
-    /// Lost to a partition, to random loss, or to a crashed receiver.
+    /// Lost to a partition, to random loss, to a crashed receiver, or with a broken
+    /// `Stream` connection ([`DropStats`] by cause).
     pub dropped: u64,
     /// Sent twice by the network's duplication.
     pub duplicated: u64,
+    /// Still under way when the run ended: travelling, held back on a `Stream` connection,
+    /// or held for a paused receiver. Every row adds up:
+    /// `sent + duplicated = delivered + dropped + in_flight` ([`MessageStats::balances`]).
+    pub in_flight: u64,
+}
+
+impl MessageStats {
+    /// Whether every copy handed to the network is accounted for:
+    /// `sent + duplicated = delivered + dropped + in_flight`.
+    pub fn balances(&self) -> bool {
+        self.sent + self.duplicated == self.delivered + self.dropped + self.in_flight
+    }
 }
 
 /// Why messages were dropped.
@@ -186,7 +206,8 @@ pub struct DropStats {
     pub partition: u64,
     /// Lost to the network's random loss.
     pub loss: u64,
-    /// Arrived at a crashed process.
+    /// Arrived at a crashed process, or held for a paused one that crashed before it
+    /// resumed.
     pub crashed_receiver: u64,
     /// Lost with the `Stream` connection they were on (held back or in flight when it
     /// broke).

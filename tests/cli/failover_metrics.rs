@@ -213,3 +213,79 @@ fn an_election_record_closes_with_its_claim_and_is_never_charged_the_steady_stat
     // The resign at 5 s: the election starts at the release, not at the start-up straggler.
     assert!(report.elections[1].started_ns >= 5_000_000_000);
 }
+
+/// A 3-node Raft scenario with pre-vote over `transport`, with loss, duplication, a cut-off
+/// leader, a paused follower and a crash, ending while messages are still under way.
+fn accounting_scenario(transport: &str, seed: u64) -> String {
+    format!(
+        r#"Scenario(
+    name: "accounting",
+    seed: {seed},
+    duration: "20.003s",
+    nodes: 3,
+    algorithm: Raft(pre_vote: true),
+    network: (loss: 0.01, duplicate: 0.02, transport: {transport}),
+    workload: (write_every: "100ms"),
+    faults: [
+        (at: "2s", do: Partition(Isolate(Leader)), heal_after: "10s"),
+        (at: "13s", do: Pause(Follower, "3s")),
+        (at: "14s", do: Crash(Follower), heal_after: "2s"),
+    ],
+    expect: Safe,
+)"#
+    )
+}
+
+#[test]
+fn every_message_row_adds_up_on_both_transports_over_many_seeds() {
+    for transport in ["Datagram", "Stream()"] {
+        let mut in_flight = 0;
+        let mut broken = 0;
+        for seed in 1..=25 {
+            let report = common::run_text(&accounting_scenario(transport, seed));
+            for m in &report.messages {
+                assert_eq!(
+                    m.sent + m.duplicated,
+                    m.delivered + m.dropped + m.in_flight,
+                    "{transport} seed {seed}: {m:?}"
+                );
+                in_flight += m.in_flight;
+            }
+            let dropped: u64 = report.messages.iter().map(|m| m.dropped).sum();
+            assert_eq!(dropped, report.drops.total(), "{transport} seed {seed}");
+            broken += report.drops.broken_connection;
+        }
+        assert!(
+            in_flight > 0,
+            "{transport}: some runs end with messages under way"
+        );
+        if transport != "Datagram" {
+            assert!(broken > 0, "a 10 s cut breaks Stream connections");
+        }
+    }
+}
+
+#[test]
+fn the_drops_line_names_every_cause_and_adds_up_to_the_table() {
+    let dir = scratch("drops-line");
+    let file = dir.join("accounting.ron");
+    std::fs::write(&file, accounting_scenario("Stream()", 3)).unwrap();
+    let text = stdout(&splitbrain(["run", file.to_str().unwrap()]));
+    let out = splitbrain(["run", file.to_str().unwrap(), "--json"]);
+    let drops = &json(&out)["report"]["drops"];
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("drops:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let broken = drops["broken_connection"].as_u64().unwrap();
+    assert!(broken > 0, "{drops}");
+    let total: u64 = ["partition", "loss", "crashed_receiver", "broken_connection"]
+        .iter()
+        .map(|k| drops[k].as_u64().unwrap())
+        .sum();
+    assert!(
+        line.contains(&format!("drops: {total} in all"))
+            && line.contains(&format!("{broken} with a broken connection")),
+        "{line}"
+    );
+}

@@ -872,6 +872,31 @@ impl<'t, P: Process> Sim<'t, P> {
         self.trace_global(EventKind::LivenessDeadline);
     }
 
+    /// The message counts with what is still under way at the end counted `in_flight`:
+    /// queued deliveries (an event past the end is still in the slab), messages held back
+    /// on `Stream` connections, and messages held for paused receivers.
+    fn message_stats_at_end(&self) -> Vec<MessageStats> {
+        let mut stats = self.message_stats.clone();
+        for item in self.slab.items.iter().flatten() {
+            if let EventData::Deliver { payload, .. } = item {
+                stats[Self::kind_of(payload)].in_flight += 1;
+            }
+        }
+        for (_, connection) in self.connections.iter() {
+            for waiting in connection.waiting() {
+                stats[Self::kind_of(&waiting.payload)].in_flight += 1;
+            }
+        }
+        for state in &self.nodes {
+            for held in &state.held {
+                if let Held::Message { msg, .. } = held {
+                    stats[msg.kind()].in_flight += 1;
+                }
+            }
+        }
+        stats
+    }
+
     fn finish(&mut self) -> RunReport {
         let end = self.now;
         let closed_before = self.failovers.done.len();
@@ -897,7 +922,7 @@ impl<'t, P: Process> Sim<'t, P> {
             lease_spans: std::mem::take(&mut self.lease_windows.spans),
             failovers: std::mem::take(&mut self.failovers.done),
             elections: std::mem::take(&mut self.elections),
-            messages: self.message_stats.clone(),
+            messages: self.message_stats_at_end(),
             drops: self.drops.clone(),
             writes: WriteStats {
                 accepted: self.resource.accepted,

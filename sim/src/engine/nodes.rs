@@ -774,7 +774,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self.end_suspend(node);
         let state = &mut self.nodes[node.index()];
         state.status = Status::Crashed;
-        state.held.clear();
+        // Messages held for it while it was paused are lost with it.
+        for held in state.held.drain(..) {
+            if let Held::Message { msg, .. } = held {
+                self.message_stats[msg.kind()].dropped += 1;
+                self.drops.crashed_receiver += 1;
+            }
+        }
+        let state = &mut self.nodes[node.index()];
         state.deferred.clear();
         self.crash_output(node);
         let state = &mut self.nodes[node.index()];
