@@ -155,7 +155,7 @@ macro_rules! failover_legend {
         "  detection = a node first suspects the leader or campaigns;
   election = another node (or a higher term) claims; recovery = the first write accepted after
   the fault, the new leader's (or the old one's, when it rode the fault through); all heard =
-  every live member accepted the new leader; unavailable = from the last write accepted before
+  every member that can hear the new leader (up, not cut off from it) accepted it; unavailable = from the last write accepted before
   the fault to the first after it; ridden_through = the old leader wrote again in its own term
   with nobody elected (docs/engine.md)"
     };

@@ -354,7 +354,8 @@ pub struct GroupSummary {
     pub eligible_first_round_share: Option<f64>,
     /// Mean eligible rounds to a new leader.
     pub mean_eligible_rounds: Option<f64>,
-    /// Fault to every live follower having heard the new leader, over the failovers where
+    /// Fault to every follower that can hear the new leader (up, not cut off from it) having
+    /// heard it, over the failovers where
     /// that happened; `None` when none did or the algorithm does not report it.
     pub followers_heard: Option<Distribution>,
     /// The optional signals the algorithm emits: a measure built on one it lacks is `n/a`.
@@ -539,8 +540,9 @@ pub const ELECTION_MEASURES_TEXT: &str = "Rounds are the terms campaigned in fro
      the new leader, whoever campaigned; eligible rounds count only those in which a candidate \
      that could win campaigned (Raft: a log at least as up-to-date as a majority's, paper \
      §5.4.1). The first-round shares are the failovers ending with a new leader that needed one \
-     round of each kind. All heard: from the fault until every live member had heard the new \
-     leader (accepted its first heartbeat). n/a: the algorithm does not report what the \
+     round of each kind. All heard: from the fault until every member that can hear the new \
+     leader (up, not cut off from it by a partition) had heard it (accepted its first \
+     heartbeat). n/a: the algorithm does not report what the \
      measure needs.";
 
 /// The table of failover times and election measures, one row per group.

@@ -1,7 +1,7 @@
 //! Failover measurement: when a fault strikes the leader, time detection, election and
 //! recovery (the new leader's first accepted write), count the election rounds (all, and
-//! those of candidates that could win), and time until every live follower has heard the
-//! new leader.
+//! those of candidates that could win), and time until every follower that can hear the
+//! new leader (up, and not cut off from it) has heard it.
 
 use crate::config::SignalSupport;
 use crate::ids::NodeId;
@@ -22,7 +22,7 @@ struct Open {
     last_eligible_term: Option<u64>,
 }
 
-/// Waiting for every live follower to hear a failover's new leader.
+/// Waiting for every follower that can hear a failover's new leader to hear it.
 #[derive(Debug)]
 struct HeardWatch {
     /// The failover's place in `done` once it closed; `None` while it is open.
@@ -99,16 +99,17 @@ impl FailoverTracker {
         });
     }
 
-    /// `node` reported a signal; `live` says whether a member is up (not crashed).
+    /// `node` reported a signal; `hears(leader, member)` says whether `member` can hear
+    /// `leader` now (it is up, not crashed, and no partition cuts `leader` -> `member`).
     pub fn on_signal(
         &mut self,
         now: Nanos,
         node: NodeId,
         signal: Signal,
-        live: impl Fn(NodeId) -> bool,
+        hears: impl Fn(NodeId, NodeId) -> bool,
     ) {
         if let Signal::LeaderHeard { leader, term } = signal {
-            self.on_leader_heard(now, node, leader, term, live);
+            self.on_leader_heard(now, node, leader, term, hears);
             return;
         }
         let Some(open) = self.open.as_mut() else {
@@ -144,8 +145,14 @@ impl FailoverTracker {
         }
     }
 
-    /// A process claimed leadership; `live` says whether a member is up (not crashed).
-    pub fn on_claim(&mut self, now: Nanos, node: NodeId, term: u64, live: impl Fn(NodeId) -> bool) {
+    /// A process claimed leadership; `hears` as for [`FailoverTracker::on_signal`].
+    pub fn on_claim(
+        &mut self,
+        now: Nanos,
+        node: NodeId,
+        term: u64,
+        hears: impl Fn(NodeId, NodeId) -> bool,
+    ) {
         // A later leader ends the wait for the followers to hear an earlier one.
         if self
             .heard
@@ -178,14 +185,15 @@ impl FailoverTracker {
                     term,
                     heard,
                 });
-                self.check_heard(now, live);
+                self.check_heard(now, hears);
             }
         }
     }
 
-    /// A member crashed: the followers still to hear the new leader may all have.
-    pub fn on_member_down(&mut self, now: Nanos, live: impl Fn(NodeId) -> bool) {
-        self.check_heard(now, live);
+    /// A member crashed or a partition formed: the followers that can still hear the new
+    /// leader may all have heard it.
+    pub fn on_reach_changed(&mut self, now: Nanos, hears: impl Fn(NodeId, NodeId) -> bool) {
+        self.check_heard(now, hears);
     }
 
     fn on_leader_heard(
@@ -194,7 +202,7 @@ impl FailoverTracker {
         node: NodeId,
         leader: NodeId,
         term: u64,
-        live: impl Fn(NodeId) -> bool,
+        hears: impl Fn(NodeId, NodeId) -> bool,
     ) {
         let Some(w) = self.heard.as_mut() else {
             return;
@@ -203,11 +211,13 @@ impl FailoverTracker {
             return;
         }
         w.heard[node.index()] = true;
-        self.check_heard(now, live);
+        self.check_heard(now, hears);
     }
 
-    /// Ends the wait when every live member has heard the new leader.
-    fn check_heard(&mut self, now: Nanos, live: impl Fn(NodeId) -> bool) {
+    /// Ends the wait when every member that can hear the new leader has heard it: a crashed
+    /// member, or one a partition cuts off from the leader, is not waited for (a paused one
+    /// is: it hears at resume).
+    fn check_heard(&mut self, now: Nanos, hears: impl Fn(NodeId, NodeId) -> bool) {
         let Some(w) = self.heard.as_ref() else {
             return;
         };
@@ -215,7 +225,7 @@ impl FailoverTracker {
             .heard
             .iter()
             .enumerate()
-            .all(|(i, heard)| *heard || !live(NodeId::from(i)));
+            .all(|(i, heard)| *heard || !hears(w.leader, NodeId::from(i)));
         if !all {
             return;
         }
@@ -300,7 +310,7 @@ mod tests {
         )
     }
 
-    fn up(_: NodeId) -> bool {
+    fn up(_: NodeId, _: NodeId) -> bool {
         true
     }
 
@@ -454,7 +464,7 @@ mod tests {
         let mut t = raft_like();
         t.open(strike(1_000));
         // n0, the old leader, is crashed; n2 wins term 2.
-        let live = |n: NodeId| n != NodeId(0);
+        let live = |_, n: NodeId| n != NodeId(0);
         t.on_claim(1_300, NodeId(2), 2, live);
         let heard = |leader, term| Signal::LeaderHeard { leader, term };
         t.on_signal(1_310, NodeId(1), heard(NodeId(2), 2), live);
@@ -476,7 +486,7 @@ mod tests {
     fn a_follower_that_crashes_before_hearing_is_no_longer_waited_for() {
         let mut t = raft_like();
         t.open(strike(1_000));
-        let all_up = |_: NodeId| true;
+        let all_up = |_, _: NodeId| true;
         t.on_claim(1_300, NodeId(2), 2, all_up);
         for n in [0, 1, 3] {
             let signal = Signal::LeaderHeard {
@@ -486,10 +496,49 @@ mod tests {
             t.on_signal(1_310, NodeId(n), signal, all_up);
         }
         assert_eq!(t.open.as_ref().unwrap().record.followers_heard_ns, None);
-        t.on_member_down(1_340, |n| n != NodeId(4));
+        t.on_reach_changed(1_340, |_, n| n != NodeId(4));
         assert_eq!(
             t.open.as_ref().unwrap().record.followers_heard_ns,
             Some(340)
+        );
+    }
+
+    #[test]
+    fn a_follower_cut_off_from_the_new_leader_is_not_waited_for() {
+        let mut t = raft_like();
+        t.open(strike(1_000));
+        // The old leader n0 is isolated: it cannot hear n2 until the heal.
+        let isolated_0 = |_, n: NodeId| n != NodeId(0);
+        t.on_claim(1_300, NodeId(2), 2, isolated_0);
+        for n in [1, 3, 4] {
+            let signal = Signal::LeaderHeard {
+                leader: NodeId(2),
+                term: 2,
+            };
+            t.on_signal(1_300 + 10 * u64::from(n), NodeId(n), signal, isolated_0);
+        }
+        let f = &t.open.as_ref().unwrap().record;
+        assert_eq!(f.followers_heard_ns, Some(340), "not the heal time");
+    }
+
+    #[test]
+    fn a_partition_cutting_off_the_last_follower_ends_the_wait() {
+        let mut t = raft_like();
+        t.open(strike(1_000));
+        t.on_claim(1_300, NodeId(2), 2, up);
+        for n in [0, 1, 3] {
+            let signal = Signal::LeaderHeard {
+                leader: NodeId(2),
+                term: 2,
+            };
+            t.on_signal(1_310, NodeId(n), signal, up);
+        }
+        assert_eq!(t.open.as_ref().unwrap().record.followers_heard_ns, None);
+        // n4 is cut off from the leader (one way is enough: it cannot hear it).
+        t.on_reach_changed(1_350, |leader, n| !(leader == NodeId(2) && n == NodeId(4)));
+        assert_eq!(
+            t.open.as_ref().unwrap().record.followers_heard_ns,
+            Some(350)
         );
     }
 

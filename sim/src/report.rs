@@ -319,9 +319,10 @@ pub struct Failover {
     pub recovery_ns: Option<Nanos>,
     /// Last accepted write before the fault to the first accepted one after it.
     pub unavailable_ns: Option<Nanos>,
-    /// Fault to the moment every live member had heard the new leader (accepted its first
-    /// heartbeat, [`Signal::LeaderHeard`](crate::Signal::LeaderHeard)): the Raft paper's
-    /// measure of a failover. `None` when the algorithm does not report it, when nobody took
+    /// Fault to the moment every member that can hear the new leader had heard it
+    /// (accepted its first heartbeat, [`Signal::LeaderHeard`](crate::Signal::LeaderHeard)):
+    /// the Raft paper's measure of a failover. A crashed member, or one a partition cuts off
+    /// from the new leader, is not waited for; a paused one is. `None` when the algorithm does not report it, when nobody took
     /// over, or when a later fault or leader came first.
     pub followers_heard_ns: Option<Nanos>,
     /// Election rounds (distinct terms started) until the new leader, whoever campaigned.

@@ -289,3 +289,35 @@ fn the_drops_line_names_every_cause_and_adds_up_to_the_table() {
         "{line}"
     );
 }
+
+#[test]
+fn all_heard_does_not_wait_for_the_leader_a_partition_cut_off() {
+    // A 30 s isolation of the leader: the two others elect one in well under a second; the
+    // old leader cannot hear it until the heal, and used to make every failover read 30 s.
+    for transport in ["Datagram", "Stream()"] {
+        for seed in 1..=5 {
+            let report = common::run_text(&format!(
+                r#"Scenario(
+    name: "isolated-leader",
+    seed: {seed},
+    duration: "45s",
+    nodes: 3,
+    algorithm: Raft(pre_vote: true, check_quorum: true),
+    network: (transport: {transport}),
+    workload: (write_every: "100ms"),
+    faults: [(at: "5s", do: Partition(Isolate(Leader)), heal_after: "30s")],
+    expect: Safe,
+)"#
+            ));
+            let f = &report.failovers[0];
+            let heard = f
+                .followers_heard_ns
+                .expect("the follower heard the new leader");
+            let election = f.election_ns.unwrap();
+            assert!(
+                heard >= election && heard < election + 1_000_000_000,
+                "{transport} seed {seed}: {f:?}"
+            );
+        }
+    }
+}

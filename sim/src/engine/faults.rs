@@ -96,6 +96,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 if let Some(cut) = self.cut_for(shape, nodes) {
                     self.network.add_cut(index, cut);
                     self.recheck_stream_cuts();
+                    self.failover_reach_changed();
                 }
             }
             FaultAction::Heal => {

@@ -192,29 +192,32 @@ impl<P: Process> Sim<'_, P> {
     }
 }
 
-/// The failover tracker's calls that need to know which members are up (not crashed).
+/// The failover tracker's calls that need to know which members can hear a leader: up (not
+/// crashed) and not cut off from it by a partition.
 impl<P: Process> Sim<'_, P> {
     /// Hands `node`'s signal to the failover tracker.
     fn failover_signal(&mut self, node: NodeId, signal: crate::process::Signal) {
-        let nodes = &self.nodes;
-        self.failovers.on_signal(self.now, node, signal, |n| {
-            nodes[n.index()].status != Status::Crashed
-        });
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers
+            .on_signal(self.now, node, signal, |leader, n| {
+                nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
+            });
     }
 
     /// Tells the failover tracker of `node`'s claim of `term`.
     fn failover_claim(&mut self, node: NodeId, term: u64) {
-        let nodes = &self.nodes;
-        self.failovers.on_claim(self.now, node, term, |n| {
-            nodes[n.index()].status != Status::Crashed
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers.on_claim(self.now, node, term, |leader, n| {
+            nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
         });
     }
 
-    /// Tells the failover tracker that a member just crashed.
-    fn failover_member_down(&mut self) {
-        let nodes = &self.nodes;
-        self.failovers
-            .on_member_down(self.now, |n| nodes[n.index()].status != Status::Crashed);
+    /// Tells the failover tracker that a member just crashed or a partition formed.
+    fn failover_reach_changed(&mut self) {
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers.on_reach_changed(self.now, |leader, n| {
+            nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
+        });
     }
 }
 

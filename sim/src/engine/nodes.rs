@@ -794,7 +794,7 @@ impl<'t, P: Process> Sim<'t, P> {
         } else {
             self.liveness.forget(self.now, node);
         }
-        self.failover_member_down();
+        self.failover_reach_changed();
         self.break_connections_of(node);
         self.observe(Observation::Crash { node });
         self.trace_node(node, EventKind::Crash);
