@@ -290,6 +290,23 @@ fn print_counters(report: &RunReport) {
         "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes, {} disruptions prevented",
         c.elections_started, c.pre_votes_started, c.failed_rounds, c.dueling_candidate_terms, c.leader_changes, c.disruptions_prevented
     );
+    if c.futile_campaigns > 0 {
+        let by_type: Vec<String> = report
+            .futile_campaign_messages
+            .iter()
+            .map(|m| format!("{} {}", m.kind, m.count))
+            .collect();
+        crate::outln!(
+            "  {} futile campaigns (by a member cut off from what it needs to win; in no \
+             election above), their messages: {}",
+            c.futile_campaigns,
+            if by_type.is_empty() {
+                "none".to_string()
+            } else {
+                by_type.join(", ")
+            }
+        );
+    }
     crate::outln!(
         "  two or more nodes believed they led for {} in total",
         format_duration(report.overlap_ns)
@@ -311,8 +328,9 @@ fn print_elections(report: &RunReport) {
         "by type",
     ]);
     for e in report.elections.iter().take(SHOWN) {
-        let winner = match (e.winner, e.term) {
-            (Some(n), Some(t)) => format!("{n} (term {t})"),
+        let winner = match (e.winner, e.term, e.abandoned_ns) {
+            (Some(n), Some(t), _) => format!("{n} (term {t})"),
+            (_, _, Some(_)) => "abandoned".to_string(),
             _ => "none".to_string(),
         };
         let by_type: Vec<String> = e
@@ -322,7 +340,7 @@ fn print_elections(report: &RunReport) {
             .collect();
         table.push(vec![
             format_duration(e.started_ns),
-            opt_duration(e.decided_ns.map(|d| d - e.started_ns)),
+            opt_duration(e.decided_ns.or(e.abandoned_ns).map(|d| d - e.started_ns)),
             winner,
             e.campaigns.to_string(),
             e.total_messages().to_string(),

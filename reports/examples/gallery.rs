@@ -82,6 +82,7 @@ fn synthetic_report() -> RunReport {
         lease_spans: Vec::new(),
         failovers: Vec::new(),
         elections: Vec::new(),
+        futile_campaign_messages: Vec::new(),
         messages: Vec::new(),
         drops: DropStats::default(),
         writes: WriteStats::default(),

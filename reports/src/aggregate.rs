@@ -193,6 +193,7 @@ mod tests {
 
     fn election(decided: bool, messages: &[(&str, u64)]) -> ElectionRecord {
         ElectionRecord {
+            abandoned_ns: None,
             started_ns: 0,
             decided_ns: decided.then_some(10),
             winner: None,

@@ -30,8 +30,14 @@ pub struct RunReport {
     pub lease_spans: Vec<LeaseSpan>,
     /// Every fault that struck the leader, with how long the cluster took to recover.
     pub failovers: Vec<Failover>,
-    /// Every election: from the first campaign signal to the next claim.
+    /// Every election: from the first campaign signal of a node that could win to the next
+    /// claim.
     pub elections: Vec<ElectionRecord>,
+    /// Messages of futile campaigns, by type (types with none left out): sent by or to a
+    /// member that campaigned while it could not win (cut off from a majority of the
+    /// members, or from the coordination service) and still could not. No election record
+    /// is charged them ([`Counters::futile_campaigns`] counts the campaigns).
+    pub futile_campaign_messages: Vec<KindCount>,
     /// Messages by type, in the algorithm's type order, then `write`.
     pub messages: Vec<MessageStats>,
     /// Dropped messages, by cause.
@@ -128,19 +134,29 @@ pub struct LeaseSpan {
     pub to_ns: Nanos,
 }
 
-/// One election, from the first node to campaign (or pre-vote) while none was under way, to
-/// the next leadership claim; with every message sent meanwhile, by type.
+/// One election, from the first node that could win to campaign (or pre-vote) while none
+/// was under way, to the next leadership claim; with every message sent meanwhile, by type,
+/// except a leader's (the steady state) and those of futile campaigns
+/// ([`RunReport::futile_campaign_messages`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ElectionRecord {
     /// True time of the first campaign signal.
     pub started_ns: Nanos,
-    /// When a node claimed leadership; `None` if the run ended first.
+    /// When a node claimed leadership; `None` if the run ended first or the election was
+    /// abandoned.
     pub decided_ns: Option<Nanos>,
+    /// When every node that campaigned in it had accepted a leader without anyone claiming
+    /// (a pre-vote refused by the followers of a live leader, say): the election ended
+    /// undecided. `None` for a decided election, or one the run ended (Raft alone reports
+    /// the `LeaderHeard` signal this needs; for the others an election runs to the next
+    /// claim).
+    pub abandoned_ns: Option<Nanos>,
     /// The node that claimed, if one did.
     pub winner: Option<NodeId>,
     /// The term it claimed.
     pub term: Option<u64>,
-    /// Campaign signals (elections and pre-votes started) during the election.
+    /// Campaign signals (elections and pre-votes started) during the election, futile ones
+    /// left out.
     pub campaigns: u64,
     /// Messages sent during the election, by type (types with none are left out).
     pub messages: Vec<KindCount>,
@@ -256,6 +272,10 @@ pub struct Counters {
     pub dueling_candidate_terms: u64,
     /// Elections or pre-votes started by a node that could not reach a majority of the members.
     pub minority_elections: u64,
+    /// Elections or pre-votes started by a member that could not win: cut off from a
+    /// majority of the members or, where members elect through a coordination service, from
+    /// the service (or the service is down). They open no election record.
+    pub futile_campaigns: u64,
     /// Writes that reached the resource with a token below one it had accepted.
     pub stale_write_attempts: u64,
     /// Leases or sessions a service expired while their holder still believed it led.

@@ -576,6 +576,7 @@ fn a_run_without_failover_keeps_its_first_decided_election() {
     use splitbrain_sim::{Milestone, TraceSink};
     let events = trace(0);
     let election = splitbrain_sim::report::ElectionRecord {
+        abandoned_ns: None,
         started_ns: 60 * MS,
         decided_ns: Some(100 * MS),
         winner: Some(NodeId(0)),

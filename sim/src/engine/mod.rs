@@ -226,6 +226,8 @@ struct OpenElection {
     started_ns: Nanos,
     campaigns: u64,
     sent_by_kind: Vec<u64>,
+    /// Per member: it campaigned in this election and has not accepted a leader since.
+    campaigning: Vec<bool>,
 }
 
 /// Why the run ends before its next event.
@@ -321,6 +323,13 @@ pub struct Sim<'t, P: Process> {
     /// The election under way: its start, campaign count and messages by type.
     open_election: Option<OpenElection>,
     elections: Vec<crate::report::ElectionRecord>,
+    /// Per member: it campaigned while it could not win, and has not been seen able to
+    /// since (its traffic is counted in `futile_sent_by_kind`, not in an election).
+    futile: Vec<bool>,
+    /// How many members are flagged in `futile`.
+    futile_nodes: usize,
+    /// Messages of futile campaigns, by type.
+    futile_sent_by_kind: Vec<u64>,
     /// First candidate of each term, and whether a second one was already counted.
     candidates: BTreeMap<u64, (NodeId, bool)>,
     /// The stream of the fault being applied (each fault has its own).
@@ -423,6 +432,9 @@ impl<'t, P: Process> Sim<'t, P> {
             candidates: BTreeMap::new(),
             open_election: None,
             elections: Vec::new(),
+            futile: vec![false; config.members],
+            futile_nodes: 0,
+            futile_sent_by_kind: vec![0; P::Msg::KINDS.len() + 1],
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
@@ -900,6 +912,19 @@ impl<'t, P: Process> Sim<'t, P> {
         stats
     }
 
+    /// The messages of futile campaigns, by type (types with none left out).
+    fn futile_campaign_messages(&self) -> Vec<crate::report::KindCount> {
+        self.futile_sent_by_kind
+            .iter()
+            .zip(&self.message_stats)
+            .filter(|(count, _)| **count > 0)
+            .map(|(count, stats)| crate::report::KindCount {
+                kind: stats.kind.clone(),
+                count: *count,
+            })
+            .collect()
+    }
+
     fn finish(&mut self) -> RunReport {
         let end = self.now;
         let closed_before = self.failovers.done.len();
@@ -925,6 +950,7 @@ impl<'t, P: Process> Sim<'t, P> {
             lease_spans: std::mem::take(&mut self.lease_windows.spans),
             failovers: std::mem::take(&mut self.failovers.done),
             elections: std::mem::take(&mut self.elections),
+            futile_campaign_messages: self.futile_campaign_messages(),
             messages: self.message_stats_at_end(),
             drops: self.drops.clone(),
             writes: WriteStats {
