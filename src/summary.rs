@@ -110,6 +110,8 @@ fn print_failovers(report: &RunReport) {
         "eligible rounds",
         "new leader",
         "outcome",
+        "leaderless",
+        "claims",
     ]);
     // `n/a`: the algorithm does not report the signal the measure needs.
     let na = |reports: bool, shown: String| if reports { shown } else { "n/a".to_string() };
@@ -139,6 +141,12 @@ fn print_failovers(report: &RunReport) {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+            format!(
+                "{}{}",
+                format_duration(f.leaderless_ns),
+                if f.episode_stable { "" } else { " (cut short)" }
+            ),
+            f.leader_claims.to_string(),
         ]);
     }
     print_table(&table);
@@ -155,9 +163,13 @@ macro_rules! failover_legend {
         "  detection = a node first suspects the leader or campaigns;
   election = another node (or a higher term) claims; recovery = the first write accepted after
   the fault, the new leader's (or the old one's, when it rode the fault through); all heard =
-  every member that can hear the new leader (up, not cut off from it) accepted it; unavailable = from the last write accepted before
-  the fault to the first after it; ridden_through = the old leader wrote again in its own term
-  with nobody elected (docs/engine.md)"
+  every member that can hear the new leader (up, not cut off from it) accepted it;
+  unavailable = from the last write accepted before the fault to the first after it;
+  ridden_through = the old leader wrote again in its own term with nobody elected
+  (docs/engine.md); leaderless = time without a recognised leader over the whole episode,
+  until one leader held for twice the failure-detection time with the fault over (cut short:
+  by the next strike or the end of the run); claims = leadership claims in the episode,
+  re-elections included (docs/reports.md)"
     };
 }
 

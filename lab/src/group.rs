@@ -358,6 +358,16 @@ pub struct GroupSummary {
     /// heard it, over the failovers where
     /// that happened; `None` when none did or the algorithm does not report it.
     pub followers_heard: Option<Distribution>,
+    /// Time without a recognised leader over each failover's whole episode, until the
+    /// cluster was stable again (docs/reports.md, "Leaderless time"), superseded failovers
+    /// included (their episode ends at the next strike).
+    pub leaderless: Option<Distribution>,
+    /// Mean leadership claims per failover episode (the first new leader and every
+    /// re-election after it).
+    pub mean_leader_claims: Option<f64>,
+    /// Failover episodes that ended stable (the rest were cut short by the next strike or
+    /// the end of the run).
+    pub episodes_stable: usize,
     /// The optional signals the algorithm emits: a measure built on one it lacks is `n/a`.
     pub signals: SignalSupport,
     /// Decided failover elections behind `messages_per_election`.
@@ -400,6 +410,9 @@ pub struct GroupSummary {
     /// The recovery times as a CDF's series.
     pub recovery_series: CdfSeries,
     #[serde(skip)]
+    /// The leaderless times per episode as a CDF's series.
+    pub leaderless_series: CdfSeries,
+    #[serde(skip)]
     /// Messages per election by type, for the chart.
     pub messages: ElectionMessages,
 }
@@ -426,6 +439,10 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
     let mean_eligible_rounds = (!eligible.is_empty())
         .then(|| eligible.iter().map(|&r| f64::from(r)).sum::<f64>() / eligible.len() as f64);
     let heard: Vec<u64> = failovers().filter_map(|f| f.followers_heard_ns).collect();
+    let leaderless: Vec<u64> = failovers().map(|f| f.leaderless_ns).collect();
+    let claims: Vec<u32> = failovers().map(|f| f.leader_claims).collect();
+    let mean_leader_claims = (!claims.is_empty())
+        .then(|| claims.iter().map(|&c| f64::from(c)).sum::<f64>() / claims.len() as f64);
     let n = runs.len().max(1) as f64;
     let objective = objective.and_then(|o| {
         let budget_ns = o.failover_p99_ns?;
@@ -469,6 +486,14 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         eligible_first_round_share: eligible_first_round_share(failovers()),
         mean_eligible_rounds,
         followers_heard: Distribution::from_nanos(&heard),
+        leaderless: Distribution::from_nanos(&leaderless),
+        mean_leader_claims,
+        episodes_stable: failovers().filter(|f| f.episode_stable).count(),
+        leaderless_series: CdfSeries {
+            label: label.to_string(),
+            samples_ns: leaderless,
+            unresolved: 0,
+        },
         signals: group.signals,
         elections,
         messages_per_election: per_election_total(elections, &messages),
@@ -542,8 +567,11 @@ pub const ELECTION_MEASURES_TEXT: &str = "Rounds are the terms campaigned in fro
      §5.4.1). The first-round shares are the failovers ending with a new leader that needed one \
      round of each kind. All heard: from the fault until every member that can hear the new \
      leader (up, not cut off from it by a partition) had heard it (accepted its first \
-     heartbeat). n/a: the algorithm does not report what the \
-     measure needs.";
+     heartbeat). Leaderless: the time without a recognised leader over the failover's \
+     whole episode, from the fault until one leader held for twice the failure-detection \
+     time with the fault over (or the next strike, or the end of the run); claims/episode: \
+     leadership claims in it, re-elections included. n/a: the algorithm does not report \
+     what the measure needs.";
 
 /// The table of failover times and election measures, one row per group.
 pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
@@ -562,6 +590,9 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         "eligible rounds",
         "all heard p50",
         "all heard p99",
+        "leaderless p50",
+        "leaderless p99",
+        "claims/episode",
         "messages/election",
         "messages p99",
     ]);
@@ -587,6 +618,10 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             ),
             reported(heard, dur(g.followers_heard.map(|d| d.p50_ns))),
             reported(heard, dur(g.followers_heard.map(|d| d.p99_ns))),
+            dur(g.leaderless.map(|d| d.p50_ns)),
+            dur(g.leaderless.map(|d| d.p99_ns)),
+            g.mean_leader_claims
+                .map_or("-".to_string(), |c| format!("{c:.2}")),
             per_election(g.messages_per_election),
             g.messages_per_election_p99
                 .map_or("n/a".to_string(), |p| p.to_string()),
@@ -746,6 +781,12 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "followers_heard_count",
             "followers_heard_p50_ns",
             "followers_heard_p99_ns",
+            "leaderless_p50_ns",
+            "leaderless_p99_ns",
+            "leaderless_max_ns",
+            "leaderless_mean_ns",
+            "mean_leader_claims",
+            "episodes_stable",
             "elections",
             "messages_per_election",
             "messages_per_election_p50",
@@ -795,6 +836,12 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
                 .into(),
             g.followers_heard.map(|d| d.p50_ns).into(),
             g.followers_heard.map(|d| d.p99_ns).into(),
+            g.leaderless.map(|d| d.p50_ns).into(),
+            g.leaderless.map(|d| d.p99_ns).into(),
+            g.leaderless.map(|d| d.max_ns).into(),
+            g.leaderless.map(|d| d.mean_ns).into(),
+            g.mean_leader_claims.into(),
+            g.episodes_stable.into(),
             g.elections.into(),
             g.messages_per_election.into(),
             g.messages_per_election_p50.into(),
@@ -835,6 +882,10 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
             "followers_heard_ns",
             "rounds",
             "eligible_rounds",
+            "leaderless_ns",
+            "leader_claims",
+            "episode_ns",
+            "episode_stable",
         ],
     );
     for group in groups {
@@ -857,6 +908,10 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
                     f.followers_heard_ns.into(),
                     f.rounds.into(),
                     f.eligible_rounds.into(),
+                    f.leaderless_ns.into(),
+                    f.leader_claims.into(),
+                    f.episode_ns.into(),
+                    if f.episode_stable { "yes" } else { "no" }.into(),
                 ]);
             }
         }

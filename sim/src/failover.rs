@@ -6,7 +6,7 @@
 use crate::config::SignalSupport;
 use crate::ids::NodeId;
 use crate::process::Signal;
-use crate::report::{Failover, FailoverOutcome};
+use crate::report::{Failover, FailoverOutcome, LeadershipSpan, TermRecord};
 use crate::time::Nanos;
 
 #[derive(Debug)]
@@ -89,6 +89,10 @@ impl FailoverTracker {
             new_leader: None,
             new_term: None,
             outcome: FailoverOutcome::Unresolved,
+            leaderless_ns: 0,
+            leader_claims: 0,
+            episode_ns: 0,
+            episode_stable: false,
         };
         self.open = Some(Open {
             record,
@@ -289,6 +293,83 @@ impl FailoverTracker {
             self.push_done(open.record);
         }
     }
+}
+
+/// What the failover episodes are measured against, once the run is over.
+pub struct EpisodeInputs<'a> {
+    /// Every interval a node believed it led, closed at the end of the run.
+    pub spans: &'a [LeadershipSpan],
+    /// Every leadership claim, in order.
+    pub claims: &'a [TermRecord],
+    /// Per failover (in `done` order), true time its fault was over: healed, restarted or
+    /// resumed; the strike itself for a fault that did not heal within the run.
+    pub over_ns: &'a [Nanos],
+    /// How long one leader must hold, with the fault over, for the cluster to be stable.
+    pub window_ns: Nanos,
+    /// True time the run ended.
+    pub end_ns: Nanos,
+}
+
+/// Measures each failover's episode: from its fault to the first moment one recognised
+/// leader has held leadership for `window_ns` with the fault over, or to the next failover's
+/// fault, or to the end of the run; the leaderless time in it and the claims in it.
+pub fn measure_episodes(failovers: &mut [Failover], inputs: &EpisodeInputs<'_>) {
+    let starts: Vec<Nanos> = failovers.iter().map(|f| f.at_ns).collect();
+    for (i, f) in failovers.iter_mut().enumerate() {
+        let start = f.at_ns;
+        let cut_ns = starts.get(i + 1).copied().unwrap_or(inputs.end_ns);
+        let over = inputs.over_ns.get(i).copied().unwrap_or(start).max(start);
+        // A span counts from when its node is a recognised leader: the struck leader only
+        // once the fault is over.
+        let recognised = |s: &LeadershipSpan| {
+            let from = if s.node == f.old_leader {
+                s.from_ns.max(over)
+            } else {
+                s.from_ns
+            };
+            (from < s.to_ns).then_some((from, s.to_ns))
+        };
+        let stable_at = inputs
+            .spans
+            .iter()
+            .filter_map(recognised)
+            .map(|(from, to)| (from.max(over).saturating_add(inputs.window_ns), to))
+            .filter(|(at, to)| at <= to)
+            .map(|(at, _)| at)
+            .min();
+        let end = stable_at.map_or(cut_ns, |at| at.min(cut_ns)).max(start);
+        f.episode_stable = stable_at.is_some_and(|at| at <= cut_ns);
+        f.episode_ns = end - start;
+        let mut led: Vec<(Nanos, Nanos)> = inputs
+            .spans
+            .iter()
+            .filter_map(recognised)
+            .map(|(from, to)| (from.max(start), to.min(end)))
+            .filter(|(from, to)| from < to)
+            .collect();
+        led.sort_unstable();
+        f.leaderless_ns = f.episode_ns - union_ns(&led);
+        let claims = inputs
+            .claims
+            .iter()
+            .filter(|c| c.at_ns >= start && c.at_ns <= end)
+            .count();
+        f.leader_claims = u32::try_from(claims).unwrap_or(u32::MAX);
+    }
+}
+
+/// The total length of the union of `intervals`, sorted by start.
+fn union_ns(intervals: &[(Nanos, Nanos)]) -> Nanos {
+    let mut total = 0;
+    let mut reach: Option<Nanos> = None;
+    for &(from, to) in intervals {
+        let from = reach.map_or(from, |r| from.max(r));
+        if to > from {
+            total += to - from;
+        }
+        reach = Some(reach.map_or(to, |r| r.max(to)));
+    }
+    total
 }
 
 #[cfg(test)]
@@ -570,6 +651,83 @@ mod tests {
             t.done[0].followers_heard_ns, None,
             "a later leader came first"
         );
+    }
+
+    fn span(node: u32, from_ns: Nanos, to_ns: Nanos) -> LeadershipSpan {
+        LeadershipSpan {
+            node: NodeId(node),
+            term: 0,
+            from_ns,
+            to_ns,
+        }
+    }
+
+    fn claim(node: u32, at_ns: Nanos) -> TermRecord {
+        TermRecord {
+            term: 0,
+            node: NodeId(node),
+            token: 0,
+            at_ns,
+        }
+    }
+
+    fn struck_at(at_ns: Nanos) -> Failover {
+        let mut t = tracker();
+        t.open(strike(at_ns));
+        t.close(FailoverOutcome::Unresolved);
+        t.done.pop().unwrap()
+    }
+
+    #[test]
+    fn an_episode_sums_every_leaderless_gap_until_one_leader_holds_with_the_fault_over() {
+        // n0 led until its isolation at 1_000 (it still believes it leads until 5_000, the
+        // heal: not counted); n1 leads 1_200-1_500, n2 1_700-2_000, n1 2_300 on.
+        let spans = [
+            span(0, 0, 5_000),
+            span(1, 1_200, 1_500),
+            span(2, 1_700, 2_000),
+            span(1, 2_300, 9_000),
+        ];
+        let claims = [
+            claim(0, 0),
+            claim(1, 1_200),
+            claim(2, 1_700),
+            claim(1, 2_300),
+        ];
+        let mut fs = [struck_at(1_000)];
+        let inputs = EpisodeInputs {
+            spans: &spans,
+            claims: &claims,
+            over_ns: &[5_000],
+            window_ns: 400,
+            end_ns: 9_000,
+        };
+        measure_episodes(&mut fs, &inputs);
+        let f = &fs[0];
+        assert_eq!(f.leaderless_ns, 200 + 200 + 300);
+        assert_eq!(f.leader_claims, 3);
+        assert!(f.episode_stable);
+        assert_eq!(f.episode_ns, 5_400 - 1_000, "held 400 past the heal");
+    }
+
+    #[test]
+    fn the_next_strike_cuts_an_episode_short_and_the_struck_leader_counts_after_its_heal() {
+        // A pause of n0 from 1_000 to 1_300, nobody else elected: n0 leads again at 1_300.
+        let spans = [span(0, 0, 9_000)];
+        let mut fs = [struck_at(1_000), struck_at(1_500)];
+        let inputs = EpisodeInputs {
+            spans: &spans,
+            claims: &[claim(0, 0)],
+            over_ns: &[1_300, 1_800],
+            window_ns: 400,
+            end_ns: 9_000,
+        };
+        measure_episodes(&mut fs, &inputs);
+        assert_eq!((fs[0].episode_ns, fs[0].episode_stable), (500, false));
+        assert_eq!(fs[0].leaderless_ns, 300);
+        assert_eq!(fs[0].leader_claims, 0);
+        assert_eq!((fs[1].episode_ns, fs[1].episode_stable), (700, true));
+        assert_eq!(fs[1].leaderless_ns, 300);
     }
 
     #[test]

@@ -357,6 +357,20 @@ pub struct Failover {
     pub new_term: Option<u64>,
     /// How the failover ended.
     pub outcome: FailoverOutcome,
+    /// The failover's whole episode, from the fault until the cluster was stable again
+    /// (docs/reports.md, "Leaderless time"): time during which no node was a recognised
+    /// leader (none believed it led, the struck leader not counted before its fault was
+    /// over), summed over the episode.
+    pub leaderless_ns: Nanos,
+    /// Leadership claims during the episode: the first new leader and every re-election
+    /// after it (a node re-elected in a new term counts again).
+    pub leader_claims: u32,
+    /// From the fault to the end of the episode.
+    pub episode_ns: Nanos,
+    /// Whether the episode ended stable (one recognised leader held leadership for the
+    /// stability window with the fault over); `false`: the next strike of the leader or the
+    /// end of the run cut it short.
+    pub episode_stable: bool,
 }
 
 /// The liveness verdict.

@@ -492,6 +492,10 @@ fn fixture_failover(recovered: bool) -> splitbrain_sim::report::Failover {
         new_leader: Some(NodeId(1)),
         new_term: Some(2),
         outcome: splitbrain_sim::FailoverOutcome::Unresolved,
+        leaderless_ns: 0,
+        leader_claims: 0,
+        episode_ns: 0,
+        episode_stable: false,
     }
 }
 

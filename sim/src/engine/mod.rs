@@ -315,6 +315,8 @@ pub struct Sim<'t, P: Process> {
     leadership: Leadership,
     lease_windows: crate::lease_windows::LeaseWindows,
     failovers: FailoverTracker,
+    /// Per failover opened, in order: the place of its fault in `fault_records`.
+    failover_faults: Vec<usize>,
     liveness: LivenessMonitor,
     message_stats: Vec<MessageStats>,
     drops: DropStats,
@@ -404,6 +406,7 @@ impl<'t, P: Process> Sim<'t, P> {
             leadership: Leadership::new(count),
             lease_windows: crate::lease_windows::LeaseWindows::new(count),
             failovers: FailoverTracker::new(config.members, info.signals),
+            failover_faults: Vec::new(),
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
@@ -925,6 +928,28 @@ impl<'t, P: Process> Sim<'t, P> {
             .collect()
     }
 
+    /// Measures each failover's episode (leaderless time, claims) once the leadership spans
+    /// are closed. Stable means one leader held for twice the algorithm's failure-detection
+    /// time with the fault over (docs/reports.md, "Leaderless time").
+    fn measure_failover_episodes(&mut self, end_ns: Nanos) {
+        let over_ns: Vec<Nanos> = self
+            .failover_faults
+            .iter()
+            .map(|&place| {
+                let record = &self.fault_records[place];
+                record.healed_at_ns.unwrap_or(record.at_ns)
+            })
+            .collect();
+        let inputs = crate::failover::EpisodeInputs {
+            spans: &self.leadership.spans,
+            claims: &self.leadership.claims,
+            over_ns: &over_ns,
+            window_ns: self.info.failure_detection_ns.saturating_mul(2),
+            end_ns,
+        };
+        crate::failover::measure_episodes(&mut self.failovers.done, &inputs);
+    }
+
     fn finish(&mut self) -> RunReport {
         let end = self.now;
         let closed_before = self.failovers.done.len();
@@ -934,6 +959,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let final_leader = self.leadership.leader();
         self.leadership.finish(end);
         self.lease_windows.finish(end);
+        self.measure_failover_episodes(end);
         if let Some(trace) = self.trace.as_mut() {
             // A failed trace write is reported by the caller through `TraceSink::finish`.
             let _ = trace.finish();
