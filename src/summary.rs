@@ -43,6 +43,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_failovers(report);
     print_objective(ctx.scenario, report);
     print_messages(report);
+    print_steady_state(report);
     print_counters(report);
     print_invariants(report, &s.algorithm.property_names());
     print_verdict(ctx, report, outcome);
@@ -272,6 +273,49 @@ fn print_messages(report: &RunReport) {
              locks it out"
         );
     }
+}
+
+/// The steady state's cost: messages per second by type, members' and the service's.
+fn print_steady_state(report: &RunReport) {
+    crate::outln!("\n{}", steady_state_line(&report.steady_state));
+}
+
+/// The steady-state paragraph (docs/reports.md, "Steady-state cost").
+pub fn steady_state_line(steady: &splitbrain_sim::report::SteadyState) -> String {
+    let seconds = steady.duration_ns as f64 / 1e9;
+    if steady.duration_ns == 0 {
+        return "Steady state: none (no stretch without a fault, an election or a new leader)"
+            .to_string();
+    }
+    let rates = |kinds: &[splitbrain_sim::report::KindCount]| -> String {
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|k| format!("{} {:.1}/s", k.kind, k.count as f64 / seconds))
+            .collect();
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        }
+    };
+    let mut text = format!(
+        "Steady state: {} (no fault under way, no election, the leader held for twice the \
+         failure-detection time)\n  members: {:.1} messages/s ({})",
+        format_duration(steady.duration_ns),
+        steady.per_second(&steady.messages).unwrap_or(0.0),
+        rates(&steady.messages)
+    );
+    if !steady.service_messages.is_empty() {
+        text.push_str(&format!(
+            "\n  service: {:.1} messages/s ({})",
+            steady.per_second(&steady.service_messages).unwrap_or(0.0),
+            rates(&steady.service_messages)
+        ));
+    }
+    text.push_str(
+        "\n  writes to the resource left out; message sizes are not modelled (no bytes/s)",
+    );
+    text
 }
 
 /// The `drops:` line: every cause, adding up to the `dropped` column, then what `Stream`

@@ -73,6 +73,48 @@ pub struct GroupRuns {
     pub signals: SignalSupport,
     /// Whether the resource fenced (the scenario's `resource.fencing`, as the group ran).
     pub fencing: bool,
+    /// The steady state of every run, summed.
+    pub steady: SteadyTally,
+}
+
+/// The steady states of a group's runs, summed: steady time and messages by type, members'
+/// and the coordination service's.
+#[derive(Clone, Debug, Default)]
+pub struct SteadyTally {
+    /// Steady time over every run.
+    pub duration_ns: u64,
+    /// Members' messages sent while steady, by type, in the order first met.
+    pub members: Vec<(String, u64)>,
+    /// The service's messages sent while steady, by type.
+    pub service: Vec<(String, u64)>,
+}
+
+impl SteadyTally {
+    fn add(&mut self, steady: &splitbrain_sim::report::SteadyState) {
+        self.duration_ns += steady.duration_ns;
+        for (tally, kinds) in [
+            (&mut self.members, &steady.messages),
+            (&mut self.service, &steady.service_messages),
+        ] {
+            for k in kinds {
+                match tally.iter_mut().find(|(kind, _)| *kind == k.kind) {
+                    Some((_, n)) => *n += k.count,
+                    None => tally.push((k.kind.clone(), k.count)),
+                }
+            }
+        }
+    }
+
+    /// Messages per second of steady time, by type; `None` without steady time.
+    fn rates(&self, tally: &[(String, u64)]) -> Option<Vec<(String, f64)>> {
+        (self.duration_ns > 0).then(|| {
+            let seconds = self.duration_ns as f64 / 1e9;
+            tally
+                .iter()
+                .map(|(k, n)| (k.clone(), *n as f64 / seconds))
+                .collect()
+        })
+    }
 }
 
 /// A group's first seed as `compare` draws it: the whole report, and the sequence windows
@@ -94,12 +136,14 @@ impl GroupRuns {
             first: None,
             signals: SignalSupport::NONE,
             fencing: true,
+            steady: SteadyTally::default(),
         }
     }
 
     /// Folds in the report of `seed`, keeping only what the summary and tables need.
     fn add(&mut self, seed: u64, report: RunReport) {
         self.signals = report.signals;
+        self.steady.add(&report.steady_state);
         for e in failover_elections(&report) {
             self.elections.add(e);
         }
@@ -368,6 +412,17 @@ pub struct GroupSummary {
     /// Failover episodes that ended stable (the rest were cut short by the next strike or
     /// the end of the run).
     pub episodes_stable: usize,
+    /// Steady time over every run (docs/reports.md, "Steady-state cost").
+    pub steady_ns: u64,
+    /// Members' messages per second of steady time; `None` without steady time.
+    pub steady_messages_per_s: Option<f64>,
+    /// The coordination service's own messages per second of steady time; `None` without
+    /// steady time or without service traffic (algorithms without a modelled service).
+    pub steady_service_messages_per_s: Option<f64>,
+    /// Members' steady messages per second, by type.
+    pub steady_by_type: Vec<(String, f64)>,
+    /// The service's steady messages per second, by type.
+    pub steady_service_by_type: Vec<(String, f64)>,
     /// The optional signals the algorithm emits: a measure built on one it lacks is `n/a`.
     pub signals: SignalSupport,
     /// Decided failover elections behind `messages_per_election`.
@@ -486,6 +541,25 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         eligible_first_round_share: eligible_first_round_share(failovers()),
         mean_eligible_rounds,
         followers_heard: Distribution::from_nanos(&heard),
+        steady_ns: group.steady.duration_ns,
+        // Folds from +0.0: `Sum for f64` starts from -0.0.
+        steady_messages_per_s: group
+            .steady
+            .rates(&group.steady.members)
+            .map(|r| r.iter().fold(0.0, |sum, (_, v)| sum + v)),
+        steady_service_messages_per_s: group
+            .steady
+            .rates(&group.steady.service)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.iter().fold(0.0, |sum, (_, v)| sum + v)),
+        steady_by_type: group
+            .steady
+            .rates(&group.steady.members)
+            .unwrap_or_default(),
+        steady_service_by_type: group
+            .steady
+            .rates(&group.steady.service)
+            .unwrap_or_default(),
         leaderless: Distribution::from_nanos(&leaderless),
         mean_leader_claims,
         episodes_stable: failovers().filter(|f| f.episode_stable).count(),
@@ -570,8 +644,11 @@ pub const ELECTION_MEASURES_TEXT: &str = "Rounds are the terms campaigned in fro
      heartbeat). Leaderless: the time without a recognised leader over the failover's \
      whole episode, from the fault until one leader held for twice the failure-detection \
      time with the fault over (or the next strike, or the end of the run); claims/episode: \
-     leadership claims in it, re-elections included. n/a: the algorithm does not report \
-     what the measure needs.";
+     leadership claims in it, re-elections included. Steady msgs/s: messages per second \
+     while steady (no fault under way, no election, the leader held for twice the \
+     failure-detection time), members' and the coordination service's own (service msgs/s); \
+     writes left out; message sizes are not modelled. n/a: the algorithm does not report \
+     what the measure needs, or there was no steady time.";
 
 /// The table of failover times and election measures, one row per group.
 pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
@@ -593,6 +670,8 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         "leaderless p50",
         "leaderless p99",
         "claims/episode",
+        "steady msgs/s",
+        "service msgs/s",
         "messages/election",
         "messages p99",
     ]);
@@ -622,6 +701,10 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             dur(g.leaderless.map(|d| d.p99_ns)),
             g.mean_leader_claims
                 .map_or("-".to_string(), |c| format!("{c:.2}")),
+            g.steady_messages_per_s
+                .map_or("n/a".to_string(), |r| format!("{r:.1}")),
+            g.steady_service_messages_per_s
+                .map_or("-".to_string(), |r| format!("{r:.1}")),
             per_election(g.messages_per_election),
             g.messages_per_election_p99
                 .map_or("n/a".to_string(), |p| p.to_string()),
@@ -787,6 +870,9 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "leaderless_mean_ns",
             "mean_leader_claims",
             "episodes_stable",
+            "steady_ns",
+            "steady_messages_per_s",
+            "steady_service_messages_per_s",
             "elections",
             "messages_per_election",
             "messages_per_election_p50",
@@ -842,6 +928,9 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.leaderless.map(|d| d.mean_ns).into(),
             g.mean_leader_claims.into(),
             g.episodes_stable.into(),
+            g.steady_ns.into(),
+            g.steady_messages_per_s.into(),
+            g.steady_service_messages_per_s.into(),
             g.elections.into(),
             g.messages_per_election.into(),
             g.messages_per_election_p50.into(),

@@ -83,6 +83,7 @@ fn synthetic_report() -> RunReport {
         failovers: Vec::new(),
         elections: Vec::new(),
         futile_campaign_messages: Vec::new(),
+        steady_state: Default::default(),
         messages: Vec::new(),
         drops: DropStats::default(),
         writes: WriteStats::default(),

@@ -42,6 +42,8 @@ pub struct RunReport {
     pub messages: Vec<MessageStats>,
     /// Dropped messages, by cause.
     pub drops: DropStats,
+    /// What the cluster costs when nothing happens: steady time and the messages sent in it.
+    pub steady_state: SteadyState,
     /// Writes to the fenced resource and their verdicts.
     pub writes: WriteStats,
     /// The algorithms' signals counted, and counts derived from the run.
@@ -212,6 +214,30 @@ impl MessageStats {
     /// `sent + duplicated = delivered + dropped + in_flight`.
     pub fn balances(&self) -> bool {
         self.sent + self.duplicated == self.delivered + self.dropped + self.in_flight
+    }
+}
+
+/// The steady state of a run (docs/reports.md, "Steady-state cost"): the time during which
+/// no fault was under way, no election open, no futile campaign, and the leader had held for
+/// twice the failure-detection time; and the messages sent meanwhile, by type (the workload's
+/// writes left out). Message sizes are not modelled: there is no byte count.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SteadyState {
+    /// Steady time in all.
+    pub duration_ns: Nanos,
+    /// Messages sent by members while steady, by type (types with none left out).
+    pub messages: Vec<KindCount>,
+    /// Messages sent by the coordination service's own process while steady, by type
+    /// (empty for algorithms without a modelled service).
+    pub service_messages: Vec<KindCount>,
+}
+
+impl SteadyState {
+    /// Messages per second of steady time, members' and the service's; `None` without
+    /// steady time.
+    pub fn per_second(&self, kinds: &[KindCount]) -> Option<f64> {
+        let total: u64 = kinds.iter().map(|k| k.count).sum();
+        (self.duration_ns > 0).then(|| total as f64 * 1e9 / self.duration_ns as f64)
     }
 }
 

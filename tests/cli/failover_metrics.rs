@@ -446,4 +446,50 @@ fn compare_reports_leaderless_time_in_its_tables_and_a_cdf() {
     );
     let cdf = read_folder(&out_dir);
     assert!(cdf.contains_key("leaderless_cdf.csv") && cdf.contains_key("leaderless_cdf.png"));
+    // Steady-state cost: the runs' steady messages over their steady time.
+    let (mut messages, mut steady_ns) = (0, 0);
+    for seed in 1..=4 {
+        let steady = common::run_text(&raft_stream_cut(seed)).steady_state;
+        messages += steady.messages.iter().map(|m| m.count).sum::<u64>();
+        steady_ns += steady.duration_ns;
+    }
+    let rate: f64 = summary["steady_messages_per_s"].parse().unwrap();
+    let want = messages as f64 * 1e9 / steady_ns as f64;
+    assert!((rate - want).abs() < 1e-6 * want, "{rate} against {want}");
+    assert_eq!(summary["steady_ns"], steady_ns.to_string());
+    assert_eq!(
+        summary["steady_service_messages_per_s"], "",
+        "Raft has no service"
+    );
+}
+
+#[test]
+fn steady_state_cost_shows_the_services_own_traffic_apart() {
+    let out = splitbrain(["run", "scenarios/etcd-holder-partitioned.ron", "--json"]);
+    let steady = &json(&out)["report"]["steady_state"];
+    assert!(steady["duration_ns"].as_u64().unwrap() > 0, "{steady}");
+    let kinds = |key: &str| -> Vec<String> {
+        steady[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        kinds("messages").contains(&"KeepAlive".to_string()),
+        "{steady}"
+    );
+    assert!(
+        kinds("service_messages").contains(&"KeepAliveResp".to_string()),
+        "{steady}"
+    );
+    let text = stdout(&splitbrain([
+        "run",
+        "scenarios/etcd-holder-partitioned.ron",
+    ]));
+    assert!(
+        text.contains("  service: ") && text.contains("message sizes are not modelled"),
+        "{text}"
+    );
 }

@@ -315,6 +315,8 @@ pub struct Sim<'t, P: Process> {
     leadership: Leadership,
     lease_windows: crate::lease_windows::LeaseWindows,
     failovers: FailoverTracker,
+    /// The steady state's books.
+    steady: steady::SteadyBooks,
     /// Per failover opened, in order: the place of its fault in `fault_records`.
     failover_faults: Vec<usize>,
     liveness: LivenessMonitor,
@@ -407,6 +409,7 @@ impl<'t, P: Process> Sim<'t, P> {
             lease_windows: crate::lease_windows::LeaseWindows::new(count),
             failovers: FailoverTracker::new(config.members, info.signals),
             failover_faults: Vec::new(),
+            steady: steady::SteadyBooks::default(),
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
@@ -616,6 +619,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
+            self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
                 if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
@@ -957,6 +961,7 @@ impl<'t, P: Process> Sim<'t, P> {
             .close(crate::report::FailoverOutcome::Unresolved);
         self.tell_closed_failovers(closed_before);
         let final_leader = self.leadership.leader();
+        let steady_state = self.steady_state_at_end();
         self.leadership.finish(end);
         self.lease_windows.finish(end);
         self.measure_failover_episodes(end);
@@ -979,6 +984,7 @@ impl<'t, P: Process> Sim<'t, P> {
             futile_campaign_messages: self.futile_campaign_messages(),
             messages: self.message_stats_at_end(),
             drops: self.drops.clone(),
+            steady_state,
             writes: WriteStats {
                 accepted: self.resource.accepted,
                 rejected_stale: self.resource.rejected_stale,
@@ -997,6 +1003,8 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 }
+
+mod steady;
 
 #[cfg(test)]
 mod disk_tests;

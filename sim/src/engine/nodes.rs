@@ -417,6 +417,7 @@ impl<'t, P: Process> Sim<'t, P> {
     fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
         let kind = Self::kind_of(&payload);
         self.message_stats[kind].sent += 1;
+        self.count_steady_send(kind, from.index() >= self.config.members);
         // A leader's own traffic (heartbeats, renewals, writes, and what answers it) is the
         // steady state, not the election another node has opened; the traffic of a node
         // campaigning in vain is its own tally.

@@ -1352,3 +1352,31 @@ fn a_stream_run_ending_with_messages_held_back_still_balances() {
     assert_eq!(pings.in_flight, pings.sent - 1, "{pings:?}");
     assert_every_row_balances(&report);
 }
+
+// ---------------------------------------------------------------------------------------
+// Steady state
+
+#[test]
+fn steady_state_counts_the_time_and_messages_with_an_old_enough_leader_and_no_fault() {
+    // n0 claims at 10 ms and pings n1 every 10 ms; the stability window is twice the 100 ms
+    // failure-detection time, so steady from 210 ms; n1 is paused from 505 to 605 ms.
+    let mut c = config(2, 1_005 * MS);
+    c.faults = vec![fault(
+        505 * MS,
+        FaultAction::Pause(Target::Node(1), 100 * MS),
+    )];
+    let leader = Toy {
+        ping_every_ns: Some(10 * MS),
+        ..Toy::claims(10 * MS, 1)
+    };
+    let (report, _) = run(c, vec![leader, Toy::default()]);
+    let steady = &report.steady_state;
+    assert_eq!(steady.duration_ns, (505 - 210 + 1_005 - 605) * MS);
+    // Pings at 210..=500 ms (30) and 610..=1000 ms (40); the claim at 10 ms is not steady.
+    assert_eq!(steady.messages.len(), 1);
+    assert_eq!(
+        (steady.messages[0].kind.as_str(), steady.messages[0].count),
+        ("ping", 70)
+    );
+    assert!(steady.service_messages.is_empty());
+}
