@@ -75,6 +75,10 @@ pub struct GroupRuns {
     pub fencing: bool,
     /// The steady state of every run, summed.
     pub steady: SteadyTally,
+    /// Futile campaigns (by members that could not win), summed over runs.
+    pub futile_campaigns: u64,
+    /// Their messages, summed over runs.
+    pub futile_campaign_messages: u64,
 }
 
 /// The steady states of a group's runs, summed: steady time and messages by type, members'
@@ -137,6 +141,8 @@ impl GroupRuns {
             signals: SignalSupport::NONE,
             fencing: true,
             steady: SteadyTally::default(),
+            futile_campaigns: 0,
+            futile_campaign_messages: 0,
         }
     }
 
@@ -144,6 +150,12 @@ impl GroupRuns {
     fn add(&mut self, seed: u64, report: RunReport) {
         self.signals = report.signals;
         self.steady.add(&report.steady_state);
+        self.futile_campaigns += report.counters.futile_campaigns;
+        self.futile_campaign_messages += report
+            .futile_campaign_messages
+            .iter()
+            .map(|k| k.count)
+            .sum::<u64>();
         for e in failover_elections(&report) {
             self.elections.add(e);
         }
@@ -414,6 +426,10 @@ pub struct GroupSummary {
     pub episodes_stable: usize,
     /// Steady time over every run (docs/reports.md, "Steady-state cost").
     pub steady_ns: u64,
+    /// Futile campaigns over every run: by members that could not win, in no election.
+    pub futile_campaigns: u64,
+    /// Messages of those campaigns over every run (not in `messages_per_election`).
+    pub futile_campaign_messages: u64,
     /// Members' messages per second of steady time; `None` without steady time.
     pub steady_messages_per_s: Option<f64>,
     /// The coordination service's own messages per second of steady time; `None` without
@@ -542,6 +558,8 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         mean_eligible_rounds,
         followers_heard: Distribution::from_nanos(&heard),
         steady_ns: group.steady.duration_ns,
+        futile_campaigns: group.futile_campaigns,
+        futile_campaign_messages: group.futile_campaign_messages,
         // Folds from +0.0: `Sum for f64` starts from -0.0.
         steady_messages_per_s: group
             .steady
@@ -873,6 +891,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "steady_ns",
             "steady_messages_per_s",
             "steady_service_messages_per_s",
+            "futile_campaigns",
+            "futile_campaign_messages",
             "elections",
             "messages_per_election",
             "messages_per_election_p50",
@@ -931,6 +951,8 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             g.steady_ns.into(),
             g.steady_messages_per_s.into(),
             g.steady_service_messages_per_s.into(),
+            g.futile_campaigns.into(),
+            g.futile_campaign_messages.into(),
             g.elections.into(),
             g.messages_per_election.into(),
             g.messages_per_election_p50.into(),

@@ -446,12 +446,13 @@ fn compare_reports_leaderless_time_in_its_tables_and_a_cdf() {
     );
     let cdf = read_folder(&out_dir);
     assert!(cdf.contains_key("leaderless_cdf.csv") && cdf.contains_key("leaderless_cdf.png"));
-    // Steady-state cost: the runs' steady messages over their steady time.
+    // Steady-state cost: the runs' steady messages over their steady time, each run as
+    // its replay command gives it.
     let (mut messages, mut steady_ns) = (0, 0);
-    for seed in 1..=4 {
-        let steady = common::run_text(&raft_stream_cut(seed)).steady_state;
-        messages += steady.messages.iter().map(|m| m.count).sum::<u64>();
-        steady_ns += steady.duration_ns;
+    for report in replays(&out_dir) {
+        let steady = &report["steady_state"];
+        messages += kind_counts(&steady["messages"]);
+        steady_ns += steady["duration_ns"].as_u64().unwrap();
     }
     let rate: f64 = summary["steady_messages_per_s"].parse().unwrap();
     let want = messages as f64 * 1e9 / steady_ns as f64;
@@ -492,4 +493,56 @@ fn steady_state_cost_shows_the_services_own_traffic_apart() {
         text.contains("  service: ") && text.contains("message sizes are not modelled"),
         "{text}"
     );
+}
+
+#[test]
+fn compare_sums_the_futile_campaigns_apart_from_the_elections() {
+    let dir = scratch("futile-compare");
+    let file = dir.join("prevote.ron");
+    std::fs::write(&file, prevote_cuts(1)).unwrap();
+    let out_dir = dir.join("report");
+    let out = splitbrain([
+        "compare",
+        file.to_str().unwrap(),
+        "--algorithms",
+        "raft",
+        "--seeds",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let summary = &csv_rows(&out_dir, "summary")[0];
+    let (mut campaigns, mut messages) = (0, 0);
+    for report in replays(&out_dir) {
+        campaigns += report["counters"]["futile_campaigns"].as_u64().unwrap();
+        messages += kind_counts(&report["futile_campaign_messages"]);
+    }
+    assert!(messages > 0);
+    assert_eq!(summary["futile_campaigns"], campaigns.to_string());
+    assert_eq!(summary["futile_campaign_messages"], messages.to_string());
+}
+
+/// The `run --json` report of every row of `seeds.csv` in `dir`, by its replay command.
+fn replays(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    csv_rows(dir, "seeds")
+        .iter()
+        .map(|row| {
+            let words: Vec<&str> = row["replay"].split(' ').collect();
+            assert_eq!(words[..2], ["splitbrain", "run"], "{row:?}");
+            let mut args = words[1..].to_vec();
+            args.push("--json");
+            json(&splitbrain(&args))["report"].clone()
+        })
+        .collect()
+}
+
+/// The sum of the counts of a JSON list of `KindCount`s.
+fn kind_counts(kinds: &serde_json::Value) -> u64 {
+    kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["count"].as_u64().unwrap())
+        .sum()
 }
