@@ -546,3 +546,40 @@ fn kind_counts(kinds: &serde_json::Value) -> u64 {
         .map(|k| k["count"].as_u64().unwrap())
         .sum()
 }
+
+#[test]
+fn sweep_reports_leaderless_time_and_steady_cost_per_value() {
+    let dir = scratch("leaderless-sweep");
+    let file = dir.join("cut.ron");
+    std::fs::write(&file, raft_stream_cut(1)).unwrap();
+    let out_dir = dir.join("report");
+    let out = splitbrain([
+        "sweep",
+        file.to_str().unwrap(),
+        "--param",
+        "loss=0,0.005",
+        "--trials",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let files = read_folder(&out_dir);
+    assert!(
+        files.contains_key("leaderless_cdf.csv"),
+        "{:?}",
+        files.keys()
+    );
+    let rows = csv_rows(&out_dir, "failovers");
+    for summary in csv_rows(&out_dir, "summary") {
+        let value = &summary["value"];
+        let worst = rows
+            .iter()
+            .filter(|r| &r["value"] == value)
+            .map(|r| r["leaderless_ns"].parse::<u64>().unwrap())
+            .max()
+            .unwrap();
+        assert_eq!(summary["leaderless_max_ns"], worst.to_string(), "{value}");
+        assert!(summary["steady_messages_per_s"].parse::<f64>().unwrap() > 0.0);
+    }
+}
