@@ -395,6 +395,17 @@ impl<'t, P: Process> Sim<'t, P> {
         reachable >= self.info.min_group_for_progress
     }
 
+    /// Clears the futile-campaign flag of every member that could win now (called once no
+    /// partition is left: a member that stays silent after the heal is not left flagged).
+    pub(super) fn forget_futile_campaigns(&mut self) {
+        for index in 0..self.futile.len() {
+            if self.futile[index] && self.could_win(NodeId::from(index)) {
+                self.futile[index] = false;
+                self.futile_nodes -= 1;
+            }
+        }
+    }
+
     /// Whether a message `from` -> `to` is traffic of a futile campaign: one of the two
     /// campaigned while it could not win and still cannot (one that can again leaves that
     /// state).
@@ -422,9 +433,10 @@ impl<'t, P: Process> Sim<'t, P> {
         // steady state, not the election another node has opened; the traffic of a node
         // campaigning in vain is its own tally.
         if self.open_election.is_some() || self.futile_nodes > 0 {
+            let futile = self.futile_nodes > 0 && self.futile_traffic(from, to);
             let steady = self.leadership.believes(from) || self.leadership.believes(to);
             if !steady {
-                if self.futile_nodes > 0 && self.futile_traffic(from, to) {
+                if futile {
                     self.futile_sent_by_kind[kind] += 1;
                 } else if let Some(open) = self.open_election.as_mut() {
                     open.sent_by_kind[kind] += 1;

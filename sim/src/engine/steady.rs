@@ -62,6 +62,9 @@ impl<P: Process> Sim<'_, P> {
     /// Brings the books up to date after an event: a change of leader, a fault, an election
     /// opening or closing ends the current stretch (and may begin another).
     pub(super) fn update_steady(&mut self) {
+        if self.futile_nodes > 0 && !self.network.is_partitioned() {
+            self.forget_futile_campaigns();
+        }
         let seen = (self.leadership.claims.len(), self.leadership.spans.len());
         let leader_changed = seen != self.steady.seen;
         let holds =

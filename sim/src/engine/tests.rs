@@ -1380,3 +1380,23 @@ fn steady_state_counts_the_time_and_messages_with_an_old_enough_leader_and_no_fa
     );
     assert!(steady.service_messages.is_empty());
 }
+
+#[test]
+fn a_futile_campaigner_that_stays_silent_after_the_heal_does_not_block_the_steady_state() {
+    // n0 leads from 10 ms; n2, isolated from 100 to 300 ms, campaigns at 200 ms (it cannot
+    // reach a majority), then says nothing.
+    let mut c = config(3, 1_000 * MS);
+    c.faults = vec![FaultSpec {
+        at_ns: 100 * MS,
+        action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(2))),
+        heal_after_ns: Some(200 * MS),
+    }];
+    let campaigner = Toy {
+        campaign_after_ns: Some(200 * MS),
+        ..Toy::default()
+    };
+    let (report, _) = run(c, vec![Toy::claims(10 * MS, 1), Toy::default(), campaigner]);
+    assert_eq!(report.counters.futile_campaigns, 1);
+    assert!(report.elections.is_empty(), "{:?}", report.elections);
+    assert_eq!(report.steady_state.duration_ns, 700 * MS);
+}
