@@ -44,6 +44,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_failovers(report);
     print_objective(ctx.scenario, report);
     print_messages(report);
+    print_steady_state(report);
     print_counters(report);
     print_invariants(report, &s.algorithm.property_names());
     print_verdict(ctx, report, outcome);
@@ -117,6 +118,8 @@ fn print_failovers(report: &RunReport) {
         "eligible rounds",
         "new leader",
         "outcome",
+        "leaderless",
+        "claims",
     ]);
     // `n/a`: the algorithm does not report the signal the measure needs.
     let na = |reports: bool, shown: String| if reports { shown } else { "n/a".to_string() };
@@ -146,6 +149,12 @@ fn print_failovers(report: &RunReport) {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+            format!(
+                "{}{}",
+                format_duration(f.leaderless_ns),
+                if f.episode_stable { "" } else { " (cut short)" }
+            ),
+            f.leader_claims.to_string(),
         ]);
     }
     print_table(&table);
@@ -162,9 +171,13 @@ macro_rules! failover_legend {
         "  detection = a node first suspects the leader or campaigns;
   election = another node (or a higher term) claims; recovery = the first write accepted after
   the fault, the new leader's (or the old one's, when it rode the fault through); all heard =
-  every live member accepted the new leader; unavailable = from the last write accepted before
-  the fault to the first after it; ridden_through = the old leader wrote again in its own term
-  with nobody elected (docs/engine.md)"
+  every member that can hear the new leader (up, not cut off from it) accepted it;
+  unavailable = from the last write accepted before the fault to the first after it;
+  ridden_through = the old leader wrote again in its own term with nobody elected
+  (docs/engine.md); leaderless = time without a recognised leader over the whole episode,
+  until one leader held for twice the failure-detection time with the fault over (cut short:
+  by the next strike or the end of the run); claims = leadership claims in the episode,
+  re-elections included (docs/reports.md)"
     };
 }
 
@@ -221,7 +234,14 @@ fn print_objective(scenario: &Scenario, report: &RunReport) {
 
 fn print_messages(report: &RunReport) {
     crate::outln!("\nMessages");
-    let mut table = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
+    let mut table = Table::new(&[
+        "type",
+        "sent",
+        "delivered",
+        "dropped",
+        "duplicated",
+        "in flight",
+    ]);
     for m in report
         .messages
         .iter()
@@ -233,16 +253,12 @@ fn print_messages(report: &RunReport) {
             m.delivered.to_string(),
             m.dropped.to_string(),
             m.duplicated.to_string(),
+            m.in_flight.to_string(),
         ]);
     }
     print_table(&table);
-    let d = &report.drops;
-    crate::outln!(
-        "  drops: {} partition, {} loss, {} to a crashed node",
-        d.partition,
-        d.loss,
-        d.crashed_receiver
-    );
+    crate::outln!("  sent + duplicated = delivered + dropped + in flight (at the end of the run)");
+    crate::outln!("  {}", drops_line(&report.drops));
     let w = &report.writes;
     crate::outln!(
         "  writes: {} attempted, {} accepted, {} stale rejected by fencing",
@@ -266,6 +282,69 @@ fn print_messages(report: &RunReport) {
     }
 }
 
+/// The steady state's cost: messages per second by type, members' and the service's.
+fn print_steady_state(report: &RunReport) {
+    crate::outln!("\n{}", steady_state_line(&report.steady_state));
+}
+
+/// The steady-state paragraph (docs/reports.md, "Steady-state cost").
+pub fn steady_state_line(steady: &splitbrain_sim::report::SteadyState) -> String {
+    let seconds = steady.duration_ns as f64 / 1e9;
+    if steady.duration_ns == 0 {
+        return "Steady state: none (no stretch without a fault, an election or a new leader)"
+            .to_string();
+    }
+    let rates = |kinds: &[splitbrain_sim::report::KindCount]| -> String {
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|k| format!("{} {:.1}/s", k.kind, k.count as f64 / seconds))
+            .collect();
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        }
+    };
+    let mut text = format!(
+        "Steady state: {} (no fault under way, no election, the leader held for twice the \
+         failure-detection time)\n  members: {:.1} messages/s ({})",
+        format_duration(steady.duration_ns),
+        steady.per_second(&steady.messages).unwrap_or(0.0),
+        rates(&steady.messages)
+    );
+    if !steady.service_messages.is_empty() {
+        text.push_str(&format!(
+            "\n  service: {:.1} messages/s ({})",
+            steady.per_second(&steady.service_messages).unwrap_or(0.0),
+            rates(&steady.service_messages)
+        ));
+    }
+    text.push_str(
+        "\n  writes to the resource left out; message sizes are not modelled (no bytes/s)",
+    );
+    text
+}
+
+/// The `drops:` line: every cause, adding up to the `dropped` column, then what `Stream`
+/// connections did that is not a drop.
+pub fn drops_line(d: &splitbrain_sim::report::DropStats) -> String {
+    let mut line = format!(
+        "drops: {} in all = {} partition, {} loss, {} to a crashed node, {} with a broken connection",
+        d.total(),
+        d.partition,
+        d.loss,
+        d.crashed_receiver,
+        d.broken_connection
+    );
+    if d.retransmissions > 0 || d.connections_broken > 0 {
+        line.push_str(&format!(
+            " (not drops: {} retransmissions, {} connections broken)",
+            d.retransmissions, d.connections_broken
+        ));
+    }
+    line
+}
+
 fn print_counters(report: &RunReport) {
     let c = &report.counters;
     crate::outln!("\nElections");
@@ -274,6 +353,23 @@ fn print_counters(report: &RunReport) {
         "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes, {} disruptions prevented",
         c.elections_started, c.pre_votes_started, c.failed_rounds, c.dueling_candidate_terms, c.leader_changes, c.disruptions_prevented
     );
+    if c.futile_campaigns > 0 {
+        let by_type: Vec<String> = report
+            .futile_campaign_messages
+            .iter()
+            .map(|m| format!("{} {}", m.kind, m.count))
+            .collect();
+        crate::outln!(
+            "  {} futile campaigns (by a member cut off from what it needs to win; in no \
+             election above), their messages: {}",
+            c.futile_campaigns,
+            if by_type.is_empty() {
+                "none".to_string()
+            } else {
+                by_type.join(", ")
+            }
+        );
+    }
     crate::outln!(
         "  two or more nodes believed they led for {} in total",
         format_duration(report.overlap_ns)
@@ -295,8 +391,9 @@ fn print_elections(report: &RunReport) {
         "by type",
     ]);
     for e in report.elections.iter().take(SHOWN) {
-        let winner = match (e.winner, e.term) {
-            (Some(n), Some(t)) => format!("{n} (term {t})"),
+        let winner = match (e.winner, e.term, e.abandoned_ns) {
+            (Some(n), Some(t), _) => format!("{n} (term {t})"),
+            (_, _, Some(_)) => "abandoned".to_string(),
             _ => "none".to_string(),
         };
         let by_type: Vec<String> = e
@@ -306,7 +403,7 @@ fn print_elections(report: &RunReport) {
             .collect();
         table.push(vec![
             format_duration(e.started_ns),
-            opt_duration(e.decided_ns.map(|d| d - e.started_ns)),
+            opt_duration(e.decided_ns.or(e.abandoned_ns).map(|d| d - e.started_ns)),
             winner,
             e.campaigns.to_string(),
             e.total_messages().to_string(),

@@ -444,6 +444,15 @@ fn build(
         &series,
         objective.as_ref(),
     )?);
+    let leaderless =
+        charting::merge_identical(summaries.iter().map(|g| g.leaderless_series.clone()));
+    charts.push(failover_cdf(
+        "leaderless_cdf",
+        &format!("Leaderless time per failover episode: {}", scenario.name),
+        "leaderless time (no recognised leader, fault until stable again)",
+        &leaderless,
+        None,
+    )?);
     sections.push(
         Section::new("Failover time")
             .text(
@@ -456,6 +465,7 @@ fn build(
             )
             .text(charting::ELECTION_MEASURES_TEXT)
             .chart("failover_cdf")
+            .chart("leaderless_cdf")
             .table(charting::summary_table("design", summaries))
             .text_if(charting::skipped_faults_note(summaries)),
     );

@@ -78,6 +78,52 @@ pub struct GroupRuns {
     pub signals: SignalSupport,
     /// Whether the resource fenced (the scenario's `resource.fencing`, as the group ran).
     pub fencing: bool,
+    /// The steady state of every run, summed.
+    pub steady: SteadyTally,
+    /// Futile campaigns (by members that could not win), summed over runs.
+    pub futile_campaigns: u64,
+    /// Their messages, summed over runs.
+    pub futile_campaign_messages: u64,
+}
+
+/// The steady states of a group's runs, summed: steady time and messages by type, members'
+/// and the coordination service's.
+#[derive(Clone, Debug, Default)]
+pub struct SteadyTally {
+    /// Steady time over every run.
+    pub duration_ns: u64,
+    /// Members' messages sent while steady, by type, in the order first met.
+    pub members: Vec<(String, u64)>,
+    /// The service's messages sent while steady, by type.
+    pub service: Vec<(String, u64)>,
+}
+
+impl SteadyTally {
+    fn add(&mut self, steady: &splitbrain_sim::report::SteadyState) {
+        self.duration_ns += steady.duration_ns;
+        for (tally, kinds) in [
+            (&mut self.members, &steady.messages),
+            (&mut self.service, &steady.service_messages),
+        ] {
+            for k in kinds {
+                match tally.iter_mut().find(|(kind, _)| *kind == k.kind) {
+                    Some((_, n)) => *n += k.count,
+                    None => tally.push((k.kind.clone(), k.count)),
+                }
+            }
+        }
+    }
+
+    /// Messages per second of steady time, by type; `None` without steady time.
+    fn rates(&self, tally: &[(String, u64)]) -> Option<Vec<(String, f64)>> {
+        (self.duration_ns > 0).then(|| {
+            let seconds = self.duration_ns as f64 / 1e9;
+            tally
+                .iter()
+                .map(|(k, n)| (k.clone(), *n as f64 / seconds))
+                .collect()
+        })
+    }
 }
 
 /// A group's first seed as `compare` draws it: the whole report, and the sequence windows
@@ -99,12 +145,22 @@ impl GroupRuns {
             first: None,
             signals: SignalSupport::NONE,
             fencing: true,
+            steady: SteadyTally::default(),
+            futile_campaigns: 0,
+            futile_campaign_messages: 0,
         }
     }
 
     /// Folds in the report of `seed`, keeping only what the summary and tables need.
     fn add(&mut self, seed: u64, report: RunReport) {
         self.signals = report.signals;
+        self.steady.add(&report.steady_state);
+        self.futile_campaigns += report.counters.futile_campaigns;
+        self.futile_campaign_messages += report
+            .futile_campaign_messages
+            .iter()
+            .map(|k| k.count)
+            .sum::<u64>();
         for e in failover_elections(&report) {
             self.elections.add(e);
         }
@@ -363,9 +419,35 @@ pub struct GroupSummary {
     pub eligible_first_round_share: Option<f64>,
     /// Mean eligible rounds to a new leader.
     pub mean_eligible_rounds: Option<f64>,
-    /// Fault to every live follower having heard the new leader, over the failovers where
+    /// Fault to every follower that can hear the new leader (up, not cut off from it) having
+    /// heard it, over the failovers where
     /// that happened; `None` when none did or the algorithm does not report it.
     pub followers_heard: Option<Distribution>,
+    /// Time without a recognised leader over each failover's whole episode, until the
+    /// cluster was stable again (docs/reports.md, "Leaderless time"), superseded failovers
+    /// included (their episode ends at the next strike).
+    pub leaderless: Option<Distribution>,
+    /// Mean leadership claims per failover episode (the first new leader and every
+    /// re-election after it).
+    pub mean_leader_claims: Option<f64>,
+    /// Failover episodes that ended stable (the rest were cut short by the next strike or
+    /// the end of the run).
+    pub episodes_stable: usize,
+    /// Steady time over every run (docs/reports.md, "Steady-state cost").
+    pub steady_ns: u64,
+    /// Futile campaigns over every run: by members that could not win, in no election.
+    pub futile_campaigns: u64,
+    /// Messages of those campaigns over every run (not in `messages_per_election`).
+    pub futile_campaign_messages: u64,
+    /// Members' messages per second of steady time; `None` without steady time.
+    pub steady_messages_per_s: Option<f64>,
+    /// The coordination service's own messages per second of steady time; `None` without
+    /// steady time or without service traffic (algorithms without a modelled service).
+    pub steady_service_messages_per_s: Option<f64>,
+    /// Members' steady messages per second, by type.
+    pub steady_by_type: Vec<(String, f64)>,
+    /// The service's steady messages per second, by type.
+    pub steady_service_by_type: Vec<(String, f64)>,
     /// The optional signals the algorithm emits: a measure built on one it lacks is `n/a`.
     pub signals: SignalSupport,
     /// Decided failover elections behind `messages_per_election`.
@@ -408,6 +490,9 @@ pub struct GroupSummary {
     /// The recovery times as a CDF's series.
     pub recovery_series: CdfSeries,
     #[serde(skip)]
+    /// The leaderless times per episode as a CDF's series.
+    pub leaderless_series: CdfSeries,
+    #[serde(skip)]
     /// Messages per election by type, for the chart.
     pub messages: ElectionMessages,
 }
@@ -434,6 +519,10 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
     let mean_eligible_rounds = (!eligible.is_empty())
         .then(|| eligible.iter().map(|&r| f64::from(r)).sum::<f64>() / eligible.len() as f64);
     let heard: Vec<u64> = failovers().filter_map(|f| f.followers_heard_ns).collect();
+    let leaderless: Vec<u64> = failovers().map(|f| f.leaderless_ns).collect();
+    let claims: Vec<u32> = failovers().map(|f| f.leader_claims).collect();
+    let mean_leader_claims = (!claims.is_empty())
+        .then(|| claims.iter().map(|&c| f64::from(c)).sum::<f64>() / claims.len() as f64);
     let n = runs.len().max(1) as f64;
     let objective = objective.and_then(|o| {
         let budget_ns = o.failover_p99_ns?;
@@ -477,6 +566,35 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         eligible_first_round_share: eligible_first_round_share(failovers()),
         mean_eligible_rounds,
         followers_heard: Distribution::from_nanos(&heard),
+        steady_ns: group.steady.duration_ns,
+        futile_campaigns: group.futile_campaigns,
+        futile_campaign_messages: group.futile_campaign_messages,
+        // Folds from +0.0: `Sum for f64` starts from -0.0.
+        steady_messages_per_s: group
+            .steady
+            .rates(&group.steady.members)
+            .map(|r| r.iter().fold(0.0, |sum, (_, v)| sum + v)),
+        steady_service_messages_per_s: group
+            .steady
+            .rates(&group.steady.service)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.iter().fold(0.0, |sum, (_, v)| sum + v)),
+        steady_by_type: group
+            .steady
+            .rates(&group.steady.members)
+            .unwrap_or_default(),
+        steady_service_by_type: group
+            .steady
+            .rates(&group.steady.service)
+            .unwrap_or_default(),
+        leaderless: Distribution::from_nanos(&leaderless),
+        mean_leader_claims,
+        episodes_stable: failovers().filter(|f| f.episode_stable).count(),
+        leaderless_series: CdfSeries {
+            label: label.to_string(),
+            samples_ns: leaderless,
+            unresolved: 0,
+        },
         signals: group.signals,
         elections,
         messages_per_election: per_election_total(elections, &messages),
@@ -548,9 +666,16 @@ pub const ELECTION_MEASURES_TEXT: &str = "Rounds are the terms campaigned in fro
      the new leader, whoever campaigned; eligible rounds count only those in which a candidate \
      that could win campaigned (Raft: a log at least as up-to-date as a majority's, paper \
      §5.4.1). The first-round shares are the failovers ending with a new leader that needed one \
-     round of each kind. All heard: from the fault until every live member had heard the new \
-     leader (accepted its first heartbeat). n/a: the algorithm does not report what the \
-     measure needs.";
+     round of each kind. All heard: from the fault until every member that can hear the new \
+     leader (up, not cut off from it by a partition) had heard it (accepted its first \
+     heartbeat). Leaderless: the time without a recognised leader over the failover's \
+     whole episode, from the fault until one leader held for twice the failure-detection \
+     time with the fault over (or the next strike, or the end of the run); claims/episode: \
+     leadership claims in it, re-elections included. Steady msgs/s: messages per second \
+     while steady (no fault under way, no election, the leader held for twice the \
+     failure-detection time), members' and the coordination service's own (service msgs/s); \
+     writes left out; message sizes are not modelled. n/a: the algorithm does not report \
+     what the measure needs, or there was no steady time.";
 
 /// The table of failover times and election measures, one row per group.
 pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
@@ -569,6 +694,11 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
         "eligible rounds",
         "all heard p50",
         "all heard p99",
+        "leaderless p50",
+        "leaderless p99",
+        "claims/episode",
+        "steady msgs/s",
+        "service msgs/s",
         "messages/election",
         "messages p99",
     ]);
@@ -594,6 +724,14 @@ pub fn summary_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             ),
             reported(heard, dur(g.followers_heard.map(|d| d.p50_ns))),
             reported(heard, dur(g.followers_heard.map(|d| d.p99_ns))),
+            dur(g.leaderless.map(|d| d.p50_ns)),
+            dur(g.leaderless.map(|d| d.p99_ns)),
+            g.mean_leader_claims
+                .map_or("-".to_string(), |c| format!("{c:.2}")),
+            g.steady_messages_per_s
+                .map_or("n/a".to_string(), |r| format!("{r:.1}")),
+            g.steady_service_messages_per_s
+                .map_or("-".to_string(), |r| format!("{r:.1}")),
             per_election(g.messages_per_election),
             g.messages_per_election_p99
                 .map_or("n/a".to_string(), |p| p.to_string()),
@@ -753,6 +891,17 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "followers_heard_count",
             "followers_heard_p50_ns",
             "followers_heard_p99_ns",
+            "leaderless_p50_ns",
+            "leaderless_p99_ns",
+            "leaderless_max_ns",
+            "leaderless_mean_ns",
+            "mean_leader_claims",
+            "episodes_stable",
+            "steady_ns",
+            "steady_messages_per_s",
+            "steady_service_messages_per_s",
+            "futile_campaigns",
+            "futile_campaign_messages",
             "elections",
             "messages_per_election",
             "messages_per_election_p50",
@@ -802,6 +951,17 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
                 .into(),
             g.followers_heard.map(|d| d.p50_ns).into(),
             g.followers_heard.map(|d| d.p99_ns).into(),
+            g.leaderless.map(|d| d.p50_ns).into(),
+            g.leaderless.map(|d| d.p99_ns).into(),
+            g.leaderless.map(|d| d.max_ns).into(),
+            g.leaderless.map(|d| d.mean_ns).into(),
+            g.mean_leader_claims.into(),
+            g.episodes_stable.into(),
+            g.steady_ns.into(),
+            g.steady_messages_per_s.into(),
+            g.steady_service_messages_per_s.into(),
+            g.futile_campaigns.into(),
+            g.futile_campaign_messages.into(),
             g.elections.into(),
             g.messages_per_election.into(),
             g.messages_per_election_p50.into(),
@@ -842,6 +1002,10 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
             "followers_heard_ns",
             "rounds",
             "eligible_rounds",
+            "leaderless_ns",
+            "leader_claims",
+            "episode_ns",
+            "episode_stable",
         ],
     );
     for group in groups {
@@ -864,6 +1028,10 @@ pub fn failover_data(name: &str, first_column: &str, groups: &[GroupRuns]) -> Da
                     f.followers_heard_ns.into(),
                     f.rounds.into(),
                     f.eligible_rounds.into(),
+                    f.leaderless_ns.into(),
+                    f.leader_claims.into(),
+                    f.episode_ns.into(),
+                    if f.episode_stable { "yes" } else { "no" }.into(),
                 ]);
             }
         }

@@ -233,7 +233,14 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
             format!("{:?}", f.outcome),
         ]);
     }
-    let mut messages = Table::new(&["type", "sent", "delivered", "dropped", "duplicated"]);
+    let mut messages = Table::new(&[
+        "type",
+        "sent",
+        "delivered",
+        "dropped",
+        "duplicated",
+        "in flight",
+    ]);
     for m in report.messages.iter().filter(|m| m.sent > 0) {
         messages.push(vec![
             m.kind.clone(),
@@ -241,6 +248,7 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
             m.delivered.to_string(),
             m.dropped.to_string(),
             m.duplicated.to_string(),
+            m.in_flight.to_string(),
         ]);
     }
     let verdicts: Vec<String> = if report.violations.is_empty() {

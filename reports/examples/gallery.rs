@@ -83,6 +83,8 @@ fn synthetic_report() -> RunReport {
         lease_spans: Vec::new(),
         failovers: Vec::new(),
         elections: Vec::new(),
+        futile_campaign_messages: Vec::new(),
+        steady_state: Default::default(),
         messages: Vec::new(),
         drops: DropStats::default(),
         writes: WriteStats::default(),

@@ -14,9 +14,12 @@ pub enum FailoverMeasure {
     Recovery,
     /// From the last accepted write before the fault to the first after it.
     Unavailable,
-    /// To the moment every live follower had heard the new leader (the Raft paper's
-    /// measure).
+    /// To the moment every follower that can hear the new leader had heard it (the Raft
+    /// paper's measure).
     FollowersHeard,
+    /// The time without a recognised leader over the failover's whole episode, until the
+    /// cluster was stable again (re-elections included).
+    Leaderless,
 }
 
 impl FailoverMeasure {
@@ -28,6 +31,7 @@ impl FailoverMeasure {
             FailoverMeasure::Recovery => f.recovery_ns,
             FailoverMeasure::Unavailable => f.unavailable_ns,
             FailoverMeasure::FollowersHeard => f.followers_heard_ns,
+            FailoverMeasure::Leaderless => Some(f.leaderless_ns),
         }
     }
 
@@ -39,6 +43,7 @@ impl FailoverMeasure {
             FailoverMeasure::Recovery => "recovery time",
             FailoverMeasure::Unavailable => "unavailability window",
             FailoverMeasure::FollowersHeard => "time until every follower heard the new leader",
+            FailoverMeasure::Leaderless => "leaderless time over the episode",
         }
     }
 }
@@ -188,11 +193,16 @@ mod tests {
             new_leader: None,
             new_term: None,
             outcome,
+            leaderless_ns: 0,
+            leader_claims: 0,
+            episode_ns: 0,
+            episode_stable: false,
         }
     }
 
     fn election(decided: bool, messages: &[(&str, u64)]) -> ElectionRecord {
         ElectionRecord {
+            abandoned_ns: None,
             started_ns: 0,
             decided_ns: decided.then_some(10),
             winner: None,

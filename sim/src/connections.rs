@@ -99,6 +99,11 @@ impl<P> Connection<P> {
         &mut self.directions[usize::from(from > to)]
     }
 
+    /// Every message still waiting, both directions (not emptied).
+    pub fn waiting(&self) -> impl Iterator<Item = &Waiting<P>> {
+        self.directions.iter().flat_map(|d| d.waiting.iter())
+    }
+
     /// Every message still waiting, both directions, emptied, with its sender and receiver
     /// (`pair` is this connection's pair).
     pub fn drain_waiting(&mut self, pair: Pair) -> Vec<(NodeId, NodeId, Waiting<P>)> {
@@ -172,6 +177,11 @@ impl<P> Connections<P> {
     }
 
     /// Every open connection, in pair order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Pair, &Connection<P>)> {
+        self.open.iter()
+    }
+
+    /// Every open connection, in pair order, to change.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Pair, &mut Connection<P>)> {
         self.open.iter_mut()
     }

@@ -1,12 +1,12 @@
 //! Failover measurement: when a fault strikes the leader, time detection, election and
 //! recovery (the new leader's first accepted write), count the election rounds (all, and
-//! those of candidates that could win), and time until every live follower has heard the
-//! new leader.
+//! those of candidates that could win), and time until every follower that can hear the
+//! new leader (up, and not cut off from it) has heard it.
 
 use crate::config::SignalSupport;
 use crate::ids::NodeId;
 use crate::process::Signal;
-use crate::report::{Failover, FailoverOutcome};
+use crate::report::{Failover, FailoverOutcome, LeadershipSpan, TermRecord};
 use crate::time::Nanos;
 
 #[derive(Debug)]
@@ -22,7 +22,7 @@ struct Open {
     last_eligible_term: Option<u64>,
 }
 
-/// Waiting for every live follower to hear a failover's new leader.
+/// Waiting for every follower that can hear a failover's new leader to hear it.
 #[derive(Debug)]
 struct HeardWatch {
     /// The failover's place in `done` once it closed; `None` while it is open.
@@ -89,6 +89,10 @@ impl FailoverTracker {
             new_leader: None,
             new_term: None,
             outcome: FailoverOutcome::Unresolved,
+            leaderless_ns: 0,
+            leader_claims: 0,
+            episode_ns: 0,
+            episode_stable: false,
         };
         self.open = Some(Open {
             record,
@@ -99,16 +103,17 @@ impl FailoverTracker {
         });
     }
 
-    /// `node` reported a signal; `live` says whether a member is up (not crashed).
+    /// `node` reported a signal; `hears(leader, member)` says whether `member` can hear
+    /// `leader` now (it is up, not crashed, and no partition cuts `leader` -> `member`).
     pub fn on_signal(
         &mut self,
         now: Nanos,
         node: NodeId,
         signal: Signal,
-        live: impl Fn(NodeId) -> bool,
+        hears: impl Fn(NodeId, NodeId) -> bool,
     ) {
         if let Signal::LeaderHeard { leader, term } = signal {
-            self.on_leader_heard(now, node, leader, term, live);
+            self.on_leader_heard(now, node, leader, term, hears);
             return;
         }
         let Some(open) = self.open.as_mut() else {
@@ -144,8 +149,14 @@ impl FailoverTracker {
         }
     }
 
-    /// A process claimed leadership; `live` says whether a member is up (not crashed).
-    pub fn on_claim(&mut self, now: Nanos, node: NodeId, term: u64, live: impl Fn(NodeId) -> bool) {
+    /// A process claimed leadership; `hears` as for [`FailoverTracker::on_signal`].
+    pub fn on_claim(
+        &mut self,
+        now: Nanos,
+        node: NodeId,
+        term: u64,
+        hears: impl Fn(NodeId, NodeId) -> bool,
+    ) {
         // A later leader ends the wait for the followers to hear an earlier one.
         if self
             .heard
@@ -178,14 +189,15 @@ impl FailoverTracker {
                     term,
                     heard,
                 });
-                self.check_heard(now, live);
+                self.check_heard(now, hears);
             }
         }
     }
 
-    /// A member crashed: the followers still to hear the new leader may all have.
-    pub fn on_member_down(&mut self, now: Nanos, live: impl Fn(NodeId) -> bool) {
-        self.check_heard(now, live);
+    /// A member crashed or a partition formed: the followers that can still hear the new
+    /// leader may all have heard it.
+    pub fn on_reach_changed(&mut self, now: Nanos, hears: impl Fn(NodeId, NodeId) -> bool) {
+        self.check_heard(now, hears);
     }
 
     fn on_leader_heard(
@@ -194,7 +206,7 @@ impl FailoverTracker {
         node: NodeId,
         leader: NodeId,
         term: u64,
-        live: impl Fn(NodeId) -> bool,
+        hears: impl Fn(NodeId, NodeId) -> bool,
     ) {
         let Some(w) = self.heard.as_mut() else {
             return;
@@ -203,11 +215,13 @@ impl FailoverTracker {
             return;
         }
         w.heard[node.index()] = true;
-        self.check_heard(now, live);
+        self.check_heard(now, hears);
     }
 
-    /// Ends the wait when every live member has heard the new leader.
-    fn check_heard(&mut self, now: Nanos, live: impl Fn(NodeId) -> bool) {
+    /// Ends the wait when every member that can hear the new leader has heard it: a crashed
+    /// member, or one a partition cuts off from the leader, is not waited for (a paused one
+    /// is: it hears at resume).
+    fn check_heard(&mut self, now: Nanos, hears: impl Fn(NodeId, NodeId) -> bool) {
         let Some(w) = self.heard.as_ref() else {
             return;
         };
@@ -215,7 +229,7 @@ impl FailoverTracker {
             .heard
             .iter()
             .enumerate()
-            .all(|(i, heard)| *heard || !live(NodeId::from(i)));
+            .all(|(i, heard)| *heard || !hears(w.leader, NodeId::from(i)));
         if !all {
             return;
         }
@@ -281,6 +295,83 @@ impl FailoverTracker {
     }
 }
 
+/// What the failover episodes are measured against, once the run is over.
+pub struct EpisodeInputs<'a> {
+    /// Every interval a node believed it led, closed at the end of the run.
+    pub spans: &'a [LeadershipSpan],
+    /// Every leadership claim, in order.
+    pub claims: &'a [TermRecord],
+    /// Per failover (in `done` order), true time its fault was over: healed, restarted or
+    /// resumed; the strike itself for a fault that did not heal within the run.
+    pub over_ns: &'a [Nanos],
+    /// How long one leader must hold, with the fault over, for the cluster to be stable.
+    pub window_ns: Nanos,
+    /// True time the run ended.
+    pub end_ns: Nanos,
+}
+
+/// Measures each failover's episode: from its fault to the first moment one recognised
+/// leader has held leadership for `window_ns` with the fault over, or to the next failover's
+/// fault, or to the end of the run; the leaderless time in it and the claims in it.
+pub fn measure_episodes(failovers: &mut [Failover], inputs: &EpisodeInputs<'_>) {
+    let starts: Vec<Nanos> = failovers.iter().map(|f| f.at_ns).collect();
+    for (i, f) in failovers.iter_mut().enumerate() {
+        let start = f.at_ns;
+        let cut_ns = starts.get(i + 1).copied().unwrap_or(inputs.end_ns);
+        let over = inputs.over_ns.get(i).copied().unwrap_or(start).max(start);
+        // A span counts from when its node is a recognised leader: the struck leader only
+        // once the fault is over.
+        let recognised = |s: &LeadershipSpan| {
+            let from = if s.node == f.old_leader {
+                s.from_ns.max(over)
+            } else {
+                s.from_ns
+            };
+            (from < s.to_ns).then_some((from, s.to_ns))
+        };
+        let stable_at = inputs
+            .spans
+            .iter()
+            .filter_map(recognised)
+            .map(|(from, to)| (from.max(over).saturating_add(inputs.window_ns), to))
+            .filter(|(at, to)| at <= to)
+            .map(|(at, _)| at)
+            .min();
+        let end = stable_at.map_or(cut_ns, |at| at.min(cut_ns)).max(start);
+        f.episode_stable = stable_at.is_some_and(|at| at <= cut_ns);
+        f.episode_ns = end - start;
+        let mut led: Vec<(Nanos, Nanos)> = inputs
+            .spans
+            .iter()
+            .filter_map(recognised)
+            .map(|(from, to)| (from.max(start), to.min(end)))
+            .filter(|(from, to)| from < to)
+            .collect();
+        led.sort_unstable();
+        f.leaderless_ns = f.episode_ns - union_ns(&led);
+        let claims = inputs
+            .claims
+            .iter()
+            .filter(|c| c.at_ns >= start && c.at_ns <= end)
+            .count();
+        f.leader_claims = u32::try_from(claims).unwrap_or(u32::MAX);
+    }
+}
+
+/// The total length of the union of `intervals`, sorted by start.
+fn union_ns(intervals: &[(Nanos, Nanos)]) -> Nanos {
+    let mut total = 0;
+    let mut reach: Option<Nanos> = None;
+    for &(from, to) in intervals {
+        let from = reach.map_or(from, |r| from.max(r));
+        if to > from {
+            total += to - from;
+        }
+        reach = Some(reach.map_or(to, |r| r.max(to)));
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,7 +391,7 @@ mod tests {
         )
     }
 
-    fn up(_: NodeId) -> bool {
+    fn up(_: NodeId, _: NodeId) -> bool {
         true
     }
 
@@ -454,7 +545,7 @@ mod tests {
         let mut t = raft_like();
         t.open(strike(1_000));
         // n0, the old leader, is crashed; n2 wins term 2.
-        let live = |n: NodeId| n != NodeId(0);
+        let live = |_, n: NodeId| n != NodeId(0);
         t.on_claim(1_300, NodeId(2), 2, live);
         let heard = |leader, term| Signal::LeaderHeard { leader, term };
         t.on_signal(1_310, NodeId(1), heard(NodeId(2), 2), live);
@@ -476,7 +567,7 @@ mod tests {
     fn a_follower_that_crashes_before_hearing_is_no_longer_waited_for() {
         let mut t = raft_like();
         t.open(strike(1_000));
-        let all_up = |_: NodeId| true;
+        let all_up = |_, _: NodeId| true;
         t.on_claim(1_300, NodeId(2), 2, all_up);
         for n in [0, 1, 3] {
             let signal = Signal::LeaderHeard {
@@ -486,10 +577,49 @@ mod tests {
             t.on_signal(1_310, NodeId(n), signal, all_up);
         }
         assert_eq!(t.open.as_ref().unwrap().record.followers_heard_ns, None);
-        t.on_member_down(1_340, |n| n != NodeId(4));
+        t.on_reach_changed(1_340, |_, n| n != NodeId(4));
         assert_eq!(
             t.open.as_ref().unwrap().record.followers_heard_ns,
             Some(340)
+        );
+    }
+
+    #[test]
+    fn a_follower_cut_off_from_the_new_leader_is_not_waited_for() {
+        let mut t = raft_like();
+        t.open(strike(1_000));
+        // The old leader n0 is isolated: it cannot hear n2 until the heal.
+        let isolated_0 = |_, n: NodeId| n != NodeId(0);
+        t.on_claim(1_300, NodeId(2), 2, isolated_0);
+        for n in [1, 3, 4] {
+            let signal = Signal::LeaderHeard {
+                leader: NodeId(2),
+                term: 2,
+            };
+            t.on_signal(1_300 + 10 * u64::from(n), NodeId(n), signal, isolated_0);
+        }
+        let f = &t.open.as_ref().unwrap().record;
+        assert_eq!(f.followers_heard_ns, Some(340), "not the heal time");
+    }
+
+    #[test]
+    fn a_partition_cutting_off_the_last_follower_ends_the_wait() {
+        let mut t = raft_like();
+        t.open(strike(1_000));
+        t.on_claim(1_300, NodeId(2), 2, up);
+        for n in [0, 1, 3] {
+            let signal = Signal::LeaderHeard {
+                leader: NodeId(2),
+                term: 2,
+            };
+            t.on_signal(1_310, NodeId(n), signal, up);
+        }
+        assert_eq!(t.open.as_ref().unwrap().record.followers_heard_ns, None);
+        // n4 is cut off from the leader (one way is enough: it cannot hear it).
+        t.on_reach_changed(1_350, |leader, n| !(leader == NodeId(2) && n == NodeId(4)));
+        assert_eq!(
+            t.open.as_ref().unwrap().record.followers_heard_ns,
+            Some(350)
         );
     }
 
@@ -521,6 +651,83 @@ mod tests {
             t.done[0].followers_heard_ns, None,
             "a later leader came first"
         );
+    }
+
+    fn span(node: u32, from_ns: Nanos, to_ns: Nanos) -> LeadershipSpan {
+        LeadershipSpan {
+            node: NodeId(node),
+            term: 0,
+            from_ns,
+            to_ns,
+        }
+    }
+
+    fn claim(node: u32, at_ns: Nanos) -> TermRecord {
+        TermRecord {
+            term: 0,
+            node: NodeId(node),
+            token: 0,
+            at_ns,
+        }
+    }
+
+    fn struck_at(at_ns: Nanos) -> Failover {
+        let mut t = tracker();
+        t.open(strike(at_ns));
+        t.close(FailoverOutcome::Unresolved);
+        t.done.pop().unwrap()
+    }
+
+    #[test]
+    fn an_episode_sums_every_leaderless_gap_until_one_leader_holds_with_the_fault_over() {
+        // n0 led until its isolation at 1_000 (it still believes it leads until 5_000, the
+        // heal: not counted); n1 leads 1_200-1_500, n2 1_700-2_000, n1 2_300 on.
+        let spans = [
+            span(0, 0, 5_000),
+            span(1, 1_200, 1_500),
+            span(2, 1_700, 2_000),
+            span(1, 2_300, 9_000),
+        ];
+        let claims = [
+            claim(0, 0),
+            claim(1, 1_200),
+            claim(2, 1_700),
+            claim(1, 2_300),
+        ];
+        let mut fs = [struck_at(1_000)];
+        let inputs = EpisodeInputs {
+            spans: &spans,
+            claims: &claims,
+            over_ns: &[5_000],
+            window_ns: 400,
+            end_ns: 9_000,
+        };
+        measure_episodes(&mut fs, &inputs);
+        let f = &fs[0];
+        assert_eq!(f.leaderless_ns, 200 + 200 + 300);
+        assert_eq!(f.leader_claims, 3);
+        assert!(f.episode_stable);
+        assert_eq!(f.episode_ns, 5_400 - 1_000, "held 400 past the heal");
+    }
+
+    #[test]
+    fn the_next_strike_cuts_an_episode_short_and_the_struck_leader_counts_after_its_heal() {
+        // A pause of n0 from 1_000 to 1_300, nobody else elected: n0 leads again at 1_300.
+        let spans = [span(0, 0, 9_000)];
+        let mut fs = [struck_at(1_000), struck_at(1_500)];
+        let inputs = EpisodeInputs {
+            spans: &spans,
+            claims: &[claim(0, 0)],
+            over_ns: &[1_300, 1_800],
+            window_ns: 400,
+            end_ns: 9_000,
+        };
+        measure_episodes(&mut fs, &inputs);
+        assert_eq!((fs[0].episode_ns, fs[0].episode_stable), (500, false));
+        assert_eq!(fs[0].leaderless_ns, 300);
+        assert_eq!(fs[0].leader_claims, 0);
+        assert_eq!((fs[1].episode_ns, fs[1].episode_stable), (700, true));
+        assert_eq!(fs[1].leaderless_ns, 300);
     }
 
     #[test]

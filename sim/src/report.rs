@@ -30,12 +30,20 @@ pub struct RunReport {
     pub lease_spans: Vec<LeaseSpan>,
     /// Every fault that struck the leader, with how long the cluster took to recover.
     pub failovers: Vec<Failover>,
-    /// Every election: from the first campaign signal to the next claim.
+    /// Every election: from the first campaign signal of a node that could win to the next
+    /// claim.
     pub elections: Vec<ElectionRecord>,
+    /// Messages of futile campaigns, by type (types with none left out): sent by or to a
+    /// member that campaigned while it could not win (cut off from a majority of the
+    /// members, or from the coordination service) and still could not. No election record
+    /// is charged them ([`Counters::futile_campaigns`] counts the campaigns).
+    pub futile_campaign_messages: Vec<KindCount>,
     /// Messages by type, in the algorithm's type order, then `write`.
     pub messages: Vec<MessageStats>,
     /// Dropped messages, by cause.
     pub drops: DropStats,
+    /// What the cluster costs when nothing happens: steady time and the messages sent in it.
+    pub steady_state: SteadyState,
     /// Writes to the fenced resource and their verdicts.
     pub writes: WriteStats,
     /// The algorithms' signals counted, and counts derived from the run.
@@ -50,6 +58,13 @@ pub struct RunReport {
     pub liveness: LivenessVerdict,
     /// The leader the oracle sees when the run ends.
     pub final_leader: Option<NodeId>,
+}
+
+impl DropStats {
+    /// Every drop, whatever its cause: the sum of the `dropped` column.
+    pub fn total(&self) -> u64 {
+        self.partition + self.loss + self.crashed_receiver + self.broken_connection
+    }
 }
 
 impl RunReport {
@@ -121,19 +136,29 @@ pub struct LeaseSpan {
     pub to_ns: Nanos,
 }
 
-/// One election, from the first node to campaign (or pre-vote) while none was under way, to
-/// the next leadership claim; with every message sent meanwhile, by type.
+/// One election, from the first node that could win to campaign (or pre-vote) while none
+/// was under way, to the next leadership claim; with every message sent meanwhile, by type,
+/// except a leader's (the steady state) and those of futile campaigns
+/// ([`RunReport::futile_campaign_messages`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ElectionRecord {
     /// True time of the first campaign signal.
     pub started_ns: Nanos,
-    /// When a node claimed leadership; `None` if the run ended first.
+    /// When a node claimed leadership; `None` if the run ended first or the election was
+    /// abandoned.
     pub decided_ns: Option<Nanos>,
+    /// When every node that campaigned in it had accepted a leader without anyone claiming
+    /// (a pre-vote refused by the followers of a live leader, say): the election ended
+    /// undecided. `None` for a decided election, or one the run ended (Raft alone reports
+    /// the `LeaderHeard` signal this needs; for the others an election runs to the next
+    /// claim).
+    pub abandoned_ns: Option<Nanos>,
     /// The node that claimed, if one did.
     pub winner: Option<NodeId>,
     /// The term it claimed.
     pub term: Option<u64>,
-    /// Campaign signals (elections and pre-votes started) during the election.
+    /// Campaign signals (elections and pre-votes started) during the election, futile ones
+    /// left out.
     pub campaigns: u64,
     /// Messages sent during the election, by type (types with none are left out).
     pub messages: Vec<KindCount>,
@@ -173,10 +198,47 @@ pub struct MessageStats {
     pub sent: u64,
     /// Handled by their receiver (a duplicate counts again).
     pub delivered: u64,
-    /// Lost to a partition, to random loss, or to a crashed receiver.
+    /// Lost to a partition, to random loss, to a crashed receiver, or with a broken
+    /// `Stream` connection ([`DropStats`] by cause).
     pub dropped: u64,
     /// Sent twice by the network's duplication.
     pub duplicated: u64,
+    /// Still under way when the run ended: travelling, held back on a `Stream` connection,
+    /// or held for a paused receiver. Every row adds up:
+    /// `sent + duplicated = delivered + dropped + in_flight` ([`MessageStats::balances`]).
+    pub in_flight: u64,
+}
+
+impl MessageStats {
+    /// Whether every copy handed to the network is accounted for:
+    /// `sent + duplicated = delivered + dropped + in_flight`.
+    pub fn balances(&self) -> bool {
+        self.sent + self.duplicated == self.delivered + self.dropped + self.in_flight
+    }
+}
+
+/// The steady state of a run (docs/reports.md, "Steady-state cost"): the time during which
+/// no fault was under way, no election open, no futile campaign, and the leader had held for
+/// twice the failure-detection time; and the messages sent meanwhile, by type (the workload's
+/// writes left out). Message sizes are not modelled: there is no byte count.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SteadyState {
+    /// Steady time in all.
+    pub duration_ns: Nanos,
+    /// Messages sent by members while steady, by type (types with none left out).
+    pub messages: Vec<KindCount>,
+    /// Messages sent by the coordination service's own process while steady, by type
+    /// (empty for algorithms without a modelled service).
+    pub service_messages: Vec<KindCount>,
+}
+
+impl SteadyState {
+    /// Messages per second of steady time, members' and the service's; `None` without
+    /// steady time.
+    pub fn per_second(&self, kinds: &[KindCount]) -> Option<f64> {
+        let total: u64 = kinds.iter().map(|k| k.count).sum();
+        (self.duration_ns > 0).then(|| total as f64 * 1e9 / self.duration_ns as f64)
+    }
 }
 
 /// Why messages were dropped.
@@ -186,7 +248,8 @@ pub struct DropStats {
     pub partition: u64,
     /// Lost to the network's random loss.
     pub loss: u64,
-    /// Arrived at a crashed process.
+    /// Arrived at a crashed process, or held for a paused one that crashed before it
+    /// resumed.
     pub crashed_receiver: u64,
     /// Lost with the `Stream` connection they were on (held back or in flight when it
     /// broke).
@@ -235,6 +298,10 @@ pub struct Counters {
     pub dueling_candidate_terms: u64,
     /// Elections or pre-votes started by a node that could not reach a majority of the members.
     pub minority_elections: u64,
+    /// Elections or pre-votes started by a member that could not win: cut off from a
+    /// majority of the members or, where members elect through a coordination service, from
+    /// the service (or the service is down). They open no election record.
+    pub futile_campaigns: u64,
     /// Writes that reached the resource with a token below one it had accepted.
     pub stale_write_attempts: u64,
     /// Leases or sessions a service expired while their holder still believed it led.
@@ -302,9 +369,10 @@ pub struct Failover {
     pub recovery_ns: Option<Nanos>,
     /// Last accepted write before the fault to the first accepted one after it.
     pub unavailable_ns: Option<Nanos>,
-    /// Fault to the moment every live member had heard the new leader (accepted its first
-    /// heartbeat, [`Signal::LeaderHeard`](crate::Signal::LeaderHeard)): the Raft paper's
-    /// measure of a failover. `None` when the algorithm does not report it, when nobody took
+    /// Fault to the moment every member that can hear the new leader had heard it
+    /// (accepted its first heartbeat, [`Signal::LeaderHeard`](crate::Signal::LeaderHeard)):
+    /// the Raft paper's measure of a failover. A crashed member, or one a partition cuts off
+    /// from the new leader, is not waited for; a paused one is. `None` when the algorithm does not report it, when nobody took
     /// over, or when a later fault or leader came first.
     pub followers_heard_ns: Option<Nanos>,
     /// Election rounds (distinct terms started) until the new leader, whoever campaigned.
@@ -319,6 +387,20 @@ pub struct Failover {
     pub new_term: Option<u64>,
     /// How the failover ended.
     pub outcome: FailoverOutcome,
+    /// The failover's whole episode, from the fault until the cluster was stable again
+    /// (docs/reports.md, "Leaderless time"): time during which no node was a recognised
+    /// leader (none believed it led, the struck leader not counted before its fault was
+    /// over), summed over the episode.
+    pub leaderless_ns: Nanos,
+    /// Leadership claims during the episode: the first new leader and every re-election
+    /// after it (a node re-elected in a new term counts again).
+    pub leader_claims: u32,
+    /// From the fault to the end of the episode.
+    pub episode_ns: Nanos,
+    /// Whether the episode ended stable (one recognised leader held leadership for the
+    /// stability window with the fault over); `false`: the next strike of the leader or the
+    /// end of the run cut it short.
+    pub episode_stable: bool,
 }
 
 /// The liveness verdict.

@@ -563,6 +563,26 @@ fn build(
             &series,
             objective.as_ref(),
         )?);
+        failover = failover.chart(chart.clone());
+        let leaderless = charting::merge_identical(
+            variants
+                .iter()
+                .zip(summaries)
+                .filter(|(v, _)| v.design.as_deref() == design)
+                .map(|(_, g)| g.leaderless_series.clone()),
+        );
+        let chart = chart.replacen("failover_cdf", "leaderless_cdf", 1);
+        charts.push(failover_cdf(
+            &chart,
+            &title.replacen(
+                "Failover recovery time",
+                "Leaderless time per failover episode",
+                1,
+            ),
+            "leaderless time (no recognised leader, fault until stable again)",
+            &leaderless,
+            None,
+        )?);
         failover = failover.chart(chart);
     }
     let mut failover = failover

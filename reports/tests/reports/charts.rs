@@ -492,6 +492,10 @@ fn fixture_failover(recovered: bool) -> splitbrain_sim::report::Failover {
         new_leader: Some(NodeId(1)),
         new_term: Some(2),
         outcome: splitbrain_sim::FailoverOutcome::Unresolved,
+        leaderless_ns: 0,
+        leader_claims: 0,
+        episode_ns: 0,
+        episode_stable: false,
     }
 }
 
@@ -576,6 +580,7 @@ fn a_run_without_failover_keeps_its_first_decided_election() {
     use splitbrain_sim::{Milestone, TraceSink};
     let events = trace(0);
     let election = splitbrain_sim::report::ElectionRecord {
+        abandoned_ns: None,
         started_ns: 60 * MS,
         decided_ns: Some(100 * MS),
         winner: Some(NodeId(0)),

@@ -34,6 +34,7 @@ impl<'t, P: Process> Sim<'t, P> {
         if let (Some(l), Some(term)) = (leader, leader_term) {
             if self.strikes_leader(&spec.action, &nodes, l) {
                 let closed_before = self.failovers.done.len();
+                self.failover_faults.push(self.record_of_fault[index]);
                 self.failovers.open(Strike {
                     cause: format!("{} of leader {l}", spec.action.kind_name()),
                     fault_kind: spec.action.kind_name(),
@@ -97,6 +98,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 if let Some(cut) = self.cut_for(shape, nodes) {
                     self.network.add_cut(index, cut);
                     self.recheck_stream_cuts();
+                    self.failover_reach_changed();
                 }
             }
             FaultAction::Heal => {

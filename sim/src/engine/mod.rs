@@ -192,29 +192,32 @@ impl<P: Process> Sim<'_, P> {
     }
 }
 
-/// The failover tracker's calls that need to know which members are up (not crashed).
+/// The failover tracker's calls that need to know which members can hear a leader: up (not
+/// crashed) and not cut off from it by a partition.
 impl<P: Process> Sim<'_, P> {
     /// Hands `node`'s signal to the failover tracker.
     fn failover_signal(&mut self, node: NodeId, signal: crate::process::Signal) {
-        let nodes = &self.nodes;
-        self.failovers.on_signal(self.now, node, signal, |n| {
-            nodes[n.index()].status != Status::Crashed
-        });
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers
+            .on_signal(self.now, node, signal, |leader, n| {
+                nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
+            });
     }
 
     /// Tells the failover tracker of `node`'s claim of `term`.
     fn failover_claim(&mut self, node: NodeId, term: u64) {
-        let nodes = &self.nodes;
-        self.failovers.on_claim(self.now, node, term, |n| {
-            nodes[n.index()].status != Status::Crashed
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers.on_claim(self.now, node, term, |leader, n| {
+            nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
         });
     }
 
-    /// Tells the failover tracker that a member just crashed.
-    fn failover_member_down(&mut self) {
-        let nodes = &self.nodes;
-        self.failovers
-            .on_member_down(self.now, |n| nodes[n.index()].status != Status::Crashed);
+    /// Tells the failover tracker that a member just crashed or a partition formed.
+    fn failover_reach_changed(&mut self) {
+        let (nodes, network) = (&self.nodes, &self.network);
+        self.failovers.on_reach_changed(self.now, |leader, n| {
+            nodes[n.index()].status != Status::Crashed && !network.is_cut(leader, n)
+        });
     }
 }
 
@@ -223,6 +226,8 @@ struct OpenElection {
     started_ns: Nanos,
     campaigns: u64,
     sent_by_kind: Vec<u64>,
+    /// Per member: it campaigned in this election and has not accepted a leader since.
+    campaigning: Vec<bool>,
 }
 
 /// Why the run ends before its next event.
@@ -310,6 +315,10 @@ pub struct Sim<'t, P: Process> {
     leadership: Leadership,
     lease_windows: crate::lease_windows::LeaseWindows,
     failovers: FailoverTracker,
+    /// The steady state's books.
+    steady: steady::SteadyBooks,
+    /// Per failover opened, in order: the place of its fault in `fault_records`.
+    failover_faults: Vec<usize>,
     liveness: LivenessMonitor,
     message_stats: Vec<MessageStats>,
     drops: DropStats,
@@ -318,6 +327,13 @@ pub struct Sim<'t, P: Process> {
     /// The election under way: its start, campaign count and messages by type.
     open_election: Option<OpenElection>,
     elections: Vec<crate::report::ElectionRecord>,
+    /// Per member: it campaigned while it could not win, and has not been seen able to
+    /// since (its traffic is counted in `futile_sent_by_kind`, not in an election).
+    futile: Vec<bool>,
+    /// How many members are flagged in `futile`.
+    futile_nodes: usize,
+    /// Messages of futile campaigns, by type.
+    futile_sent_by_kind: Vec<u64>,
     /// First candidate of each term, and whether a second one was already counted.
     candidates: BTreeMap<u64, (NodeId, bool)>,
     /// The stream of the fault being applied (each fault has its own).
@@ -392,6 +408,8 @@ impl<'t, P: Process> Sim<'t, P> {
             leadership: Leadership::new(count),
             lease_windows: crate::lease_windows::LeaseWindows::new(count),
             failovers: FailoverTracker::new(config.members, info.signals),
+            failover_faults: Vec::new(),
+            steady: steady::SteadyBooks::default(),
             liveness: LivenessMonitor::new(config.members, bound),
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
@@ -420,6 +438,9 @@ impl<'t, P: Process> Sim<'t, P> {
             candidates: BTreeMap::new(),
             open_election: None,
             elections: Vec::new(),
+            futile: vec![false; config.members],
+            futile_nodes: 0,
+            futile_sent_by_kind: vec![0; P::Msg::KINDS.len() + 1],
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
@@ -598,6 +619,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
+            self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
                 if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
@@ -872,6 +894,66 @@ impl<'t, P: Process> Sim<'t, P> {
         self.trace_global(EventKind::LivenessDeadline);
     }
 
+    /// The message counts with what is still under way at the end counted `in_flight`:
+    /// queued deliveries (an event past the end is still in the slab), messages held back
+    /// on `Stream` connections, and messages held for paused receivers.
+    fn message_stats_at_end(&self) -> Vec<MessageStats> {
+        let mut stats = self.message_stats.clone();
+        for item in self.slab.items.iter().flatten() {
+            if let EventData::Deliver { payload, .. } = item {
+                stats[Self::kind_of(payload)].in_flight += 1;
+            }
+        }
+        for (_, connection) in self.connections.iter() {
+            for waiting in connection.waiting() {
+                stats[Self::kind_of(&waiting.payload)].in_flight += 1;
+            }
+        }
+        for state in &self.nodes {
+            for held in &state.held {
+                if let Held::Message { msg, .. } = held {
+                    stats[msg.kind()].in_flight += 1;
+                }
+            }
+        }
+        stats
+    }
+
+    /// The messages of futile campaigns, by type (types with none left out).
+    fn futile_campaign_messages(&self) -> Vec<crate::report::KindCount> {
+        self.futile_sent_by_kind
+            .iter()
+            .zip(&self.message_stats)
+            .filter(|(count, _)| **count > 0)
+            .map(|(count, stats)| crate::report::KindCount {
+                kind: stats.kind.clone(),
+                count: *count,
+            })
+            .collect()
+    }
+
+    /// Measures each failover's episode (leaderless time, claims) once the leadership spans
+    /// are closed. Stable means one leader held for twice the algorithm's failure-detection
+    /// time with the fault over (docs/reports.md, "Leaderless time").
+    fn measure_failover_episodes(&mut self, end_ns: Nanos) {
+        let over_ns: Vec<Nanos> = self
+            .failover_faults
+            .iter()
+            .map(|&place| {
+                let record = &self.fault_records[place];
+                record.healed_at_ns.unwrap_or(record.at_ns)
+            })
+            .collect();
+        let inputs = crate::failover::EpisodeInputs {
+            spans: &self.leadership.spans,
+            claims: &self.leadership.claims,
+            over_ns: &over_ns,
+            window_ns: self.info.failure_detection_ns.saturating_mul(2),
+            end_ns,
+        };
+        crate::failover::measure_episodes(&mut self.failovers.done, &inputs);
+    }
+
     fn finish(&mut self) -> RunReport {
         let end = self.now;
         let closed_before = self.failovers.done.len();
@@ -879,8 +961,10 @@ impl<'t, P: Process> Sim<'t, P> {
             .close(crate::report::FailoverOutcome::Unresolved);
         self.tell_closed_failovers(closed_before);
         let final_leader = self.leadership.leader();
+        let steady_state = self.steady_state_at_end();
         self.leadership.finish(end);
         self.lease_windows.finish(end);
+        self.measure_failover_episodes(end);
         if let Some(trace) = self.trace.as_mut() {
             // A failed trace write is reported by the caller through `TraceSink::finish`.
             let _ = trace.finish();
@@ -897,8 +981,10 @@ impl<'t, P: Process> Sim<'t, P> {
             lease_spans: std::mem::take(&mut self.lease_windows.spans),
             failovers: std::mem::take(&mut self.failovers.done),
             elections: std::mem::take(&mut self.elections),
-            messages: self.message_stats.clone(),
+            futile_campaign_messages: self.futile_campaign_messages(),
+            messages: self.message_stats_at_end(),
             drops: self.drops.clone(),
+            steady_state,
             writes: WriteStats {
                 accepted: self.resource.accepted,
                 rejected_stale: self.resource.rejected_stale,
@@ -917,6 +1003,8 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 }
+
+mod steady;
 
 #[cfg(test)]
 mod disk_tests;

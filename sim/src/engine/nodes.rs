@@ -292,7 +292,16 @@ impl<'t, P: Process> Sim<'t, P> {
         // opens no election of its own where such a campaign cannot win.
         let late = self.info.late_campaigns_lose
             && campaign_term.is_some_and(|term| self.leadership.decided(term));
-        if late {
+        // A member cut off from what it needs to win campaigns in vain: no election record
+        // covers it; its campaign traffic is counted apart (see `send`).
+        let futile = campaign_term.is_some() && member && !self.could_win(node);
+        if futile {
+            self.counters.futile_campaigns += 1;
+            if !self.futile[node.index()] {
+                self.futile[node.index()] = true;
+                self.futile_nodes += 1;
+            }
+        } else if late {
             if let Some(open) = self.open_election.as_mut() {
                 open.campaigns += 1;
             }
@@ -300,17 +309,25 @@ impl<'t, P: Process> Sim<'t, P> {
             let kinds = self.message_stats.len();
             let now = self.now;
             let opened = self.open_election.is_none();
+            let members = self.config.members;
             let open = self
                 .open_election
                 .get_or_insert_with(|| super::OpenElection {
                     started_ns: now,
                     campaigns: 0,
                     sent_by_kind: vec![0; kinds],
+                    campaigning: vec![false; members],
                 });
             open.campaigns += 1;
+            if let Some(c) = open.campaigning.get_mut(node.index()) {
+                *c = true;
+            }
             if opened {
                 self.tell_election_opened();
             }
+        }
+        if let Signal::LeaderHeard { .. } = signal {
+            self.campaigner_follows(node);
         }
         let c = &mut self.counters;
         match signal {
@@ -356,16 +373,74 @@ impl<'t, P: Process> Sim<'t, P> {
         reachable > members / 2
     }
 
+    /// Whether member `node` could win an election now: where members elect through a
+    /// coordination service, it can talk both ways with the service (which is up); else it
+    /// can talk both ways with the members the algorithm needs to make progress
+    /// ([`AlgorithmInfo::min_group_for_progress`](crate::AlgorithmInfo): a majority for
+    /// Raft, one for Bully and Ring, which elect on any side of a partition), itself
+    /// included.
+    fn could_win(&self, node: NodeId) -> bool {
+        if let Some(service) = self.service() {
+            return self.nodes[service.index()].status != Status::Crashed
+                && self.network.connected(node, service);
+        }
+        if !self.network.is_partitioned() {
+            return true;
+        }
+        let members = self.config.members;
+        let reachable = (0..members)
+            .map(NodeId::from)
+            .filter(|other| *other == node || self.network.connected(node, *other))
+            .count();
+        reachable >= self.info.min_group_for_progress
+    }
+
+    /// Clears the futile-campaign flag of every member that could win now (called once no
+    /// partition is left: a member that stays silent after the heal is not left flagged).
+    pub(super) fn forget_futile_campaigns(&mut self) {
+        for index in 0..self.futile.len() {
+            if self.futile[index] && self.could_win(NodeId::from(index)) {
+                self.futile[index] = false;
+                self.futile_nodes -= 1;
+            }
+        }
+    }
+
+    /// Whether a message `from` -> `to` is traffic of a futile campaign: one of the two
+    /// campaigned while it could not win and still cannot (one that can again leaves that
+    /// state).
+    fn futile_traffic(&mut self, from: NodeId, to: NodeId) -> bool {
+        let mut futile = false;
+        for node in [from, to] {
+            if self.futile.get(node.index()).copied().unwrap_or(false) {
+                if self.could_win(node) {
+                    self.futile[node.index()] = false;
+                    self.futile_nodes -= 1;
+                } else {
+                    futile = true;
+                }
+            }
+        }
+        futile
+    }
+
     /// Hands a message to the network.
     fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
         let kind = Self::kind_of(&payload);
         self.message_stats[kind].sent += 1;
+        self.count_steady_send(kind, from.index() >= self.config.members);
         // A leader's own traffic (heartbeats, renewals, writes, and what answers it) is the
-        // steady state, not the election another node has opened.
-        if let Some(open) = self.open_election.as_mut() {
+        // steady state, not the election another node has opened; the traffic of a node
+        // campaigning in vain is its own tally.
+        if self.open_election.is_some() || self.futile_nodes > 0 {
+            let futile = self.futile_nodes > 0 && self.futile_traffic(from, to);
             let steady = self.leadership.believes(from) || self.leadership.believes(to);
             if !steady {
-                open.sent_by_kind[kind] += 1;
+                if futile {
+                    self.futile_sent_by_kind[kind] += 1;
+                } else if let Some(open) = self.open_election.as_mut() {
+                    open.sent_by_kind[kind] += 1;
+                }
             }
         }
         if to != self.resource_id && self.stream_config().is_some() {
@@ -532,8 +607,34 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
+    /// `node` accepted a leader: it no longer campaigns. When nobody who campaigned in the
+    /// election under way still does, that election ends undecided, abandoned: its
+    /// campaigns failed against a sitting leader (a pre-vote a live leader's followers
+    /// refused), and the next claim is another election's decision.
+    fn campaigner_follows(&mut self, node: NodeId) {
+        let Some(open) = self.open_election.as_mut() else {
+            return;
+        };
+        let Some(c) = open.campaigning.get_mut(node.index()) else {
+            return;
+        };
+        if !*c {
+            return;
+        }
+        *c = false;
+        if open.campaigning.iter().all(|c| !c) {
+            self.end_election(None, true);
+        }
+    }
+
     /// Ends the election under way, if any, decided by `winner` (or undecided at the end).
     pub(super) fn close_election(&mut self, winner: Option<(NodeId, u64)>) {
+        self.end_election(winner, false);
+    }
+
+    /// Ends the election under way, if any: decided by `winner`, abandoned, or undecided at
+    /// the end of the run.
+    fn end_election(&mut self, winner: Option<(NodeId, u64)>, abandoned: bool) {
         let Some(open) = self.open_election.take() else {
             return;
         };
@@ -550,6 +651,7 @@ impl<'t, P: Process> Sim<'t, P> {
         self.elections.push(crate::report::ElectionRecord {
             started_ns: open.started_ns,
             decided_ns: winner.map(|_| self.now),
+            abandoned_ns: abandoned.then_some(self.now),
             winner: winner.map(|(node, _)| node),
             term: winner.map(|(_, term)| term),
             campaigns: open.campaigns,
@@ -774,7 +876,14 @@ impl<'t, P: Process> Sim<'t, P> {
         self.end_suspend(node);
         let state = &mut self.nodes[node.index()];
         state.status = Status::Crashed;
-        state.held.clear();
+        // Messages held for it while it was paused are lost with it.
+        for held in state.held.drain(..) {
+            if let Held::Message { msg, .. } = held {
+                self.message_stats[msg.kind()].dropped += 1;
+                self.drops.crashed_receiver += 1;
+            }
+        }
+        let state = &mut self.nodes[node.index()];
         state.deferred.clear();
         self.crash_output(node);
         let state = &mut self.nodes[node.index()];
@@ -787,7 +896,7 @@ impl<'t, P: Process> Sim<'t, P> {
         } else {
             self.liveness.forget(self.now, node);
         }
-        self.failover_member_down();
+        self.failover_reach_changed();
         self.break_connections_of(node);
         self.observe(Observation::Crash { node });
         self.trace_node(node, EventKind::Crash);

@@ -1294,3 +1294,109 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
 }
 
 mod properties;
+
+// ---------------------------------------------------------------------------------------
+// Message accounting: every copy handed to the network is delivered, dropped or in flight
+
+fn assert_every_row_balances(report: &RunReport) {
+    for m in &report.messages {
+        assert!(m.balances(), "{m:?} does not add up");
+    }
+    let dropped: u64 = report.messages.iter().map(|m| m.dropped).sum();
+    assert_eq!(dropped, report.drops.total(), "{:?}", report.drops);
+}
+
+#[test]
+fn messages_held_for_a_paused_node_that_crashes_are_dropped_to_the_crash() {
+    let mut c = config(2, 100 * MS);
+    // Pings 2-4 arrive (21, 31, 41 ms) while node 1 is frozen, then it crashes at 42 ms.
+    c.faults = vec![
+        fault(15 * MS, FaultAction::Pause(Target::Node(1), 50 * MS)),
+        fault(42 * MS, FaultAction::Crash(Target::Node(1))),
+    ];
+    let (report, _) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    // Ping 10, sent at 100 ms, is under way when the run ends.
+    assert_eq!(report.messages[0].in_flight, 1);
+    // Held 2-4, then 5-9 (51..91 ms) arrive at the crashed node.
+    assert_eq!(report.drops.crashed_receiver, 3 + 5);
+    assert_every_row_balances(&report);
+}
+
+#[test]
+fn messages_still_travelling_or_held_at_the_end_are_in_flight() {
+    // A ping leaves for each peer every 10 ms and takes 5 ms; node 1 freezes at 27 ms and
+    // the run ends at 40.5 ms.
+    let mut c = config(3, 40 * MS + MS / 2);
+    c.network.default.latency = Latency::Constant(5 * MS);
+    c.faults = vec![fault(27 * MS, FaultAction::Pause(Target::Node(1), S))];
+    let (report, _) = run(
+        c,
+        vec![Toy::pinger(10 * MS), Toy::default(), Toy::default()],
+    );
+    let pings = &report.messages[0];
+    // Pings of 10, 20 (delivered to both), 30 (held at n1, delivered at n2), 40 (travelling
+    // to both): 8 sent; n1 holds 30's ping, 40's two copies travel.
+    assert_eq!(pings.sent, 8);
+    assert_eq!(pings.in_flight, 3, "{pings:?}");
+    assert_every_row_balances(&report);
+}
+
+#[test]
+fn a_stream_run_ending_with_messages_held_back_still_balances() {
+    let mut c = stream_config(2, 100 * MS, 1_000 * MS);
+    // Cut until after the end: pings from 20 ms on wait on the connection.
+    c.faults = vec![isolate_node_0(15 * MS, 500 * MS)];
+    let (report, _) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
+    let pings = &report.messages[0];
+    assert_eq!(pings.delivered, 1);
+    assert_eq!(pings.in_flight, pings.sent - 1, "{pings:?}");
+    assert_every_row_balances(&report);
+}
+
+// ---------------------------------------------------------------------------------------
+// Steady state
+
+#[test]
+fn steady_state_counts_the_time_and_messages_with_an_old_enough_leader_and_no_fault() {
+    // n0 claims at 10 ms and pings n1 every 10 ms; the stability window is twice the 100 ms
+    // failure-detection time, so steady from 210 ms; n1 is paused from 505 to 605 ms.
+    let mut c = config(2, 1_005 * MS);
+    c.faults = vec![fault(
+        505 * MS,
+        FaultAction::Pause(Target::Node(1), 100 * MS),
+    )];
+    let leader = Toy {
+        ping_every_ns: Some(10 * MS),
+        ..Toy::claims(10 * MS, 1)
+    };
+    let (report, _) = run(c, vec![leader, Toy::default()]);
+    let steady = &report.steady_state;
+    assert_eq!(steady.duration_ns, (505 - 210 + 1_005 - 605) * MS);
+    // Pings at 210..=500 ms (30) and 610..=1000 ms (40); the claim at 10 ms is not steady.
+    assert_eq!(steady.messages.len(), 1);
+    assert_eq!(
+        (steady.messages[0].kind.as_str(), steady.messages[0].count),
+        ("ping", 70)
+    );
+    assert!(steady.service_messages.is_empty());
+}
+
+#[test]
+fn a_futile_campaigner_that_stays_silent_after_the_heal_does_not_block_the_steady_state() {
+    // n0 leads from 10 ms; n2, isolated from 100 to 300 ms, campaigns at 200 ms (it cannot
+    // reach a majority), then says nothing.
+    let mut c = config(3, 1_000 * MS);
+    c.faults = vec![FaultSpec {
+        at_ns: 100 * MS,
+        action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(2))),
+        heal_after_ns: Some(200 * MS),
+    }];
+    let campaigner = Toy {
+        campaign_after_ns: Some(200 * MS),
+        ..Toy::default()
+    };
+    let (report, _) = run(c, vec![Toy::claims(10 * MS, 1), Toy::default(), campaigner]);
+    assert_eq!(report.counters.futile_campaigns, 1);
+    assert!(report.elections.is_empty(), "{:?}", report.elections);
+    assert_eq!(report.steady_state.duration_ns, 700 * MS);
+}

@@ -38,10 +38,12 @@ pub enum Milestone<'a> {
     /// The open failover closed (recovered, superseded by the next strike, or left
     /// unresolved at the end of the run) as the report has it.
     FailoverClosed(&'a Failover),
-    /// The first campaign since the last decided election: an election opened now.
+    /// The first campaign (by a member that could win) since the last election ended: an
+    /// election opened now.
     ElectionOpened,
     /// A claim decided the open election, as the report has it. An election still open at
-    /// the end of the run is not in the report and gets no milestone.
+    /// the end of the run, or abandoned (its campaigners all accepted a leader), gets no
+    /// milestone.
     ElectionDecided(&'a ElectionRecord),
 }
 
