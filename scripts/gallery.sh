@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 "$bin" sweep scenarios/sweep-election-timeout.ron --param election_timeout=150ms..160ms,150ms..300ms,300ms..600ms --trials 100 --out "$work/sweep" >/dev/null
 "$bin" run scenarios/raft-leader-crash.ron --plot "$work/crash" --quiet >/dev/null
 "$bin" run scenarios/bully-partition.ron --plot "$work/bully" --quiet >/dev/null
-"$bin" compare scenarios/compare-leases.ron --algorithms etcd,zookeeper,k8s-lease --seeds 20 --out "$work/leases" >/dev/null
+"$bin" compare scenarios/compare-leases.ron --seeds 20 --out "$work/leases" >/dev/null
 
 "$bin" compare scenarios/review-controller.ron --seeds 200 --fencing both --sizes 3 --out "$work/review" >/dev/null
 "$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing both --trials 200 --out "$work/review-stall" >/dev/null

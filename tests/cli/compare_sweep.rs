@@ -1204,7 +1204,7 @@ fn a_setting_the_modeled_server_adjusts_is_reported_by_every_command() {
     std::fs::write(
         &path,
         r#"Scenario(
-            algorithm: ZooKeeper(session_timeout: "6s"),
+            algorithm: ZooKeeper(tick: "100ms", session_timeout: "6s"),
             duration: "10s",
             designs: [(name: "etcd-1s", algorithm: Etcd(ttl: "1s")), (name: "zk", algorithm: ZooKeeper())],
             faults: [(at: "5s", do: Crash(Leader))],
@@ -1399,9 +1399,8 @@ fn a_compared_seeds_replay_command_reruns_its_failovers_exactly() {
     let dir = out.join("report");
     let output = splitbrain([
         "compare",
+        // Its designs: etcd (on Stream), ZooKeeper and the Kubernetes Lease (on Datagram).
         "scenarios/compare-leases.ron",
-        "--algorithms",
-        "etcd,k8s-lease",
         "--seeds",
         "3",
         "--sizes",

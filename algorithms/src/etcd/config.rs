@@ -91,9 +91,17 @@ impl EtcdConfig {
     }
 }
 
+/// clientv3's session TTL (`client/v3/concurrency/session.go`: `defaultSessionTTL = 60`,
+/// seconds), the TTL `concurrency.NewSession` grants its lease unless told otherwise.
+pub const CLIENTV3_SESSION_TTL_NS: u64 = 60_000_000_000;
+
+/// etcd's own defaults: clientv3's 60 s session TTL, the server's 1 s election timeout (and
+/// so a 2 s minimum TTL), keep-alives a third of the TTL after each answer (clientv3's
+/// `recvKeepAlive`), the `concurrency.Election` recipe and the Go client. A scenario that
+/// wants faster failovers writes its TTL.
 impl Default for EtcdConfig {
     fn default() -> Self {
-        let ttl_ns = 2_000_000_000;
+        let ttl_ns = CLIENTV3_SESSION_TTL_NS;
         Self {
             ttl_ns,
             min_ttl_ns: min_ttl_for(ETCD_ELECTION_TIMEOUT_NS),
@@ -118,5 +126,22 @@ mod tests {
         assert_eq!(min_ttl_for(500_000_000), 1_000_000_000);
         // 30 ticks: 45 ticks = 4.5 s, 5 s.
         assert_eq!(min_ttl_for(3_000_000_000), 5_000_000_000);
+    }
+
+    #[test]
+    fn defaults_are_the_real_systems() {
+        let defaults = EtcdConfig::default();
+        // clientv3 `concurrency`: `defaultSessionTTL = 60` seconds.
+        assert_eq!(defaults.ttl_ns, 60_000_000_000);
+        // etcd server: `--election-timeout` 1000 ms, `--heartbeat-interval` 100 ms.
+        assert_eq!(defaults.election_timeout_ns, 1_000_000_000);
+        assert_eq!(ETCD_HEARTBEAT_NS, 100_000_000);
+        // `NewServer`: 3/2 of 10 ticks of 100 ms, rounded up to whole seconds.
+        assert_eq!(defaults.min_ttl_ns, 2_000_000_000);
+        assert_eq!(defaults.granted_ttl_ns(), 60_000_000_000);
+        // clientv3 `recvKeepAlive`: the next keep-alive TTL/3 after the answer.
+        assert_eq!(defaults.keepalive_ns, 20_000_000_000);
+        assert_eq!(defaults.variant, EtcdVariant::Revision);
+        assert_eq!(defaults.client, EtcdClientKind::Clientv3);
     }
 }

@@ -47,13 +47,53 @@ impl ZkConfig {
     }
 }
 
+/// The tick of the server users run: `conf/zoo_sample.cfg`, `tickTime=2000` (ms). Unset,
+/// `ZooKeeperServer.DEFAULT_TICK_TIME` is 3000 ms; the sample configuration is what a
+/// deployment starts from.
+pub const ZOO_SAMPLE_TICK_NS: u64 = 2_000_000_000;
+
+/// The session timeout Curator asks for: `CuratorFrameworkFactory`,
+/// `DEFAULT_SESSION_TIMEOUT_MS = 60 * 1000`.
+pub const CURATOR_SESSION_TIMEOUT_NS: u64 = 60_000_000_000;
+
+/// The real pair's defaults: a `zoo_sample.cfg` server (tick 2 s) and a Curator client,
+/// whose 60 s request the server caps at `maxSessionTimeout`, 20 ticks
+/// (`ZooKeeperServer.processConnectRequest`): a 40 s session. The default session timeout
+/// is that 40 s, what the pair runs, so a default run needs no negotiation note.
 impl Default for ZkConfig {
     fn default() -> Self {
+        let tick_ns = ZOO_SAMPLE_TICK_NS;
+        let session_timeout_ns = CURATOR_SESSION_TIMEOUT_NS.clamp(2 * tick_ns, 20 * tick_ns);
         Self {
-            tick_ns: 100_000_000,
-            session_timeout_ns: 1_000_000_000,
+            tick_ns,
+            session_timeout_ns,
             recipe: ZkRecipe::Predecessor,
             on_disconnect: ZkOnDisconnect::StepDown,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_real_systems() {
+        let defaults = ZkConfig::default();
+        // `conf/zoo_sample.cfg`: `tickTime=2000`.
+        assert_eq!(defaults.tick_ns, 2_000_000_000);
+        // Curator asks for 60 s; the server grants at most 20 ticks, 40 s.
+        let asked = ZkConfig {
+            session_timeout_ns: CURATOR_SESSION_TIMEOUT_NS,
+            ..defaults.clone()
+        };
+        assert_eq!(asked.negotiated_timeout_ns(), 40_000_000_000);
+        assert_eq!(defaults.session_timeout_ns, 40_000_000_000);
+        assert_eq!(
+            defaults.negotiated_timeout_ns(),
+            defaults.session_timeout_ns
+        );
+        assert_eq!(defaults.recipe, ZkRecipe::Predecessor);
+        assert_eq!(defaults.on_disconnect, ZkOnDisconnect::StepDown);
     }
 }

@@ -1,4 +1,4 @@
-//! ZooKeeper as a scenario writes it (`algorithm: ZooKeeper(tick: "100ms", ...)`): the
+//! ZooKeeper as a scenario writes it (`algorithm: ZooKeeper(tick: "2s", ...)`): the
 //! settings, their rules, writing them back, and the knobs `sweep` varies.
 
 use super::{info, ZkConfig, ZkOnDisconnect, ZkProcess, ZkRecipe};

@@ -419,7 +419,7 @@ fn etcd_settings_are_checked_at_the_offending_value() {
             "the keep-alive interval 2s must be above zero and below the granted TTL 2s",
         ),
         (
-            "(algorithm: Etcd(keepalive: @\"0s\"))",
+            "(algorithm: Etcd(ttl: \"2s\", keepalive: @\"0s\"))",
             "the keep-alive interval 0s must be above zero and below the granted TTL 2s",
         ),
         (
@@ -717,7 +717,7 @@ fn fast_clocks_storms_and_retransmissions_count_in_the_events_estimate() {
     let slow = "(algorithm: Raft(election_timeout: (\"1s\", \"2s\")), nodes: 100, duration: \"1h\", network: (latency: Constant(\"60ms\")))";
     assert!(parse(slow, ORIGIN).is_ok());
     // Clients of a service keep a connection to it each, not one to every other client.
-    let clients = "(algorithm: ZooKeeper(), nodes: 10000, duration: \"1h\")";
+    let clients = "(algorithm: ZooKeeper(tick: \"100ms\", session_timeout: \"1s\"), nodes: 10000, duration: \"1h\")";
     assert!(parse(clients, ORIGIN).is_ok());
 
     let stream = |rto: &str| {
