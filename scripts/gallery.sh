@@ -14,6 +14,7 @@ trap 'rm -rf "$work"' EXIT
 "$bin" run scenarios/bully-partition.ron --plot "$work/bully" --quiet >/dev/null
 "$bin" compare scenarios/compare-leases.ron --seeds 20 --out "$work/leases" >/dev/null
 
+"$bin" compare scenarios/review-scheduler.ron --seeds 200 --fencing both --sizes 3 --out "$work/scheduler" >/dev/null
 "$bin" compare scenarios/review-controller.ron --seeds 200 --fencing both --sizes 3 --out "$work/review" >/dev/null
 "$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing both --trials 200 --out "$work/review-stall" >/dev/null
 "$bin" run scenarios/review-controller.ron --design etcd-10s --seed 7 --fencing off --plot "$work/review-run" --quiet >/dev/null || true   # exit 1: the stale write it shows
@@ -27,6 +28,8 @@ cp "$work/crash/sequence_failover_1.png"        docs/gallery/raft-leader-crash-s
 cp "$work/bully/timeline.png"                   docs/gallery/bully-partition-timeline.png
 cp "$work/leases/failover_cdf.png"              docs/gallery/compare-leases-cdf.png
 cp "$work/leases/messages_per_election.png"     docs/gallery/compare-leases-messages.png
+cp "$work/scheduler/leaderless_cdf.png"        docs/gallery/review-scheduler-leaderless-cdf.png
+cp "$work/scheduler/failover_cdf.png"           docs/gallery/review-scheduler-recovery-cdf.png
 cp "$work/review/failover_cdf.png"              docs/gallery/review-controller-cdf.png
 cp "$work/review-stall/safety_violations.png"   docs/gallery/review-controller-stall-violations.png
 cp "$work/review-run/sequence_failover_1.png"  docs/gallery/review-controller-stall-sequence.png
