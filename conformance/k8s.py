@@ -39,17 +39,6 @@ from proxy import Proxy
 NS_PER_S = 1_000_000_000
 GOLDEN = 0.6180339887498949
 BIN_DIR = CONFORMANCE_DIR / "clientgo" / "bin"
-ISSUE_28 = ("issue 28: the K8sLease model counts the renew deadline from its last successful "
-            "renewal's send and steps down as soon as it is shown another holder; client-go "
-            "counts it from the start of a retry round, which begins one retry period after "
-            "the last renewal returned (or at a resume), and retries until then")
-
-ISSUE_28_SECONDS = (ISSUE_28 + "; and client-go's candidates wait the record's "
-                    "LeaseDurationSeconds (whole seconds) from the last time a Get showed a "
-                    "changed record, where the renew time is compared in whole seconds; the "
-                    "model waits its lease_duration to the nanosecond from every renewal")
-
-
 @dataclass(frozen=True)
 class Timing:
     """client-go's LeaseDuration / RenewDeadline / RetryPeriod, in seconds."""
@@ -490,7 +479,6 @@ EXPERIMENTS = [
         name=f"k8s holder SIGSTOP {PAUSE_S:g}s: old holder stops leading after SIGCONT, {S}",
         system="k8s", unit="s", real=_PAUSE.real("down_after_resume"),
         model=_PAUSE.model("down_after_resume"), band=Band(abs=0.1),
-        known_difference=ISSUE_28,
         note="SIGCONT -> OnStoppedLeading (model: resume -> leader false). client-go: the "
              "pause fell in renew's RetryPeriod wait, so at SIGCONT a new round starts with a "
              "fresh RenewDeadline; its fast path is off (lease no longer valid by its own "
@@ -504,11 +492,11 @@ EXPERIMENTS = [
         note="1 when the old holder's OnStoppedLeading came after the new holder's "
              "OnStartedLeading (model: step-down after the claim), else 0; exact. How long "
              "they overlapped is jitter-dominated (the takeover's poll gaps), so it is in "
-             "docs/conformance.md, not a row: real 2.9-4.8 s in 9 trials on 2026-11-27, model 1.1-1.8 s"),
+             "docs/conformance.md, not a row: real 2.9-4.8 s in 9 trials on 2026-11-27"),
     Experiment(
         name=f"k8s holder cut: holder stops leading after last renewal, {S}",
         system="k8s", unit="s", real=_CUT.real("down_from_last"),
-        model=_CUT.model("down_from_last"), band=Band(abs=0.1), known_difference=ISSUE_28,
+        model=_CUT.model("down_from_last"), band=Band(abs=0.1),
         note="holder's proxy cut (sockets open; model Partition(Isolate(Leader))) at "
              "acquisition + (3 + frac(k x 0.618)) retry periods -> OnStoppedLeading, from "
              "its last successful renewal: client-go's round starts RetryPeriod after that "
@@ -522,14 +510,14 @@ EXPERIMENTS = [
         name=f"k8s holder cut: takeover from observedTime, {F}", system="k8s", unit="s",
         real=_CUT_FRACTIONAL.real("takeover_from_observed"),
         model=_CUT_FRACTIONAL.model("takeover_from_observed"),
-        band=Band(abs=_poll_band(FRACTIONAL)), known_difference=ISSUE_28_SECONDS,
+        band=Band(abs=_poll_band(FRACTIONAL)),
         note="LeaseDuration 1.9 s is written into the Lease as LeaseDurationSeconds 1 "
              "(int(LeaseDuration / time.Second)), which candidates wait: L = 1 s (the model "
-             "waits 1.9 s): " + _OBSERVED_NOTE),
+             "writes and waits the same whole seconds): " + _OBSERVED_NOTE),
     Experiment(
         name=f"k8s holder cut: overlap (safety), {F}", system="k8s", unit="s",
         real=_CUT_FRACTIONAL.real("overlap"), model=_CUT_FRACTIONAL.model("overlap"),
-        band=Band(abs=_poll_band(FRACTIONAL)), known_difference=ISSUE_28_SECONDS,
+        band=Band(abs=_poll_band(FRACTIONAL)),
         note="the cut holder's OnStoppedLeading (retry + renew = 0.7 s after its last "
              "renewal) minus the new holder's OnStartedLeading: > 0 when both led at once. "
              "The takeover comes 1 s (LeaseDurationSeconds) and up to a poll gap after an "
@@ -540,7 +528,6 @@ EXPERIMENTS = [
         name=f"k8s holder cut: holder stops leading after last renewal, {D}", system="k8s",
         unit="s", real=_CUT_DEFAULTS.real("down_from_last"),
         model=_CUT_DEFAULTS.model("down_from_last"), band=Band(abs=0.1), runs=2,
-        known_difference=ISSUE_28,
         note="client-go's defaults (component-base RecommendedDefaultLeaderElectionConfiguration"
              "): retry + renew = 12 s after the last renewal; ±0.1 s"),
     Experiment(
