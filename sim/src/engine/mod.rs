@@ -921,7 +921,12 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// The messages of futile campaigns, by type (types with none left out).
     fn futile_campaign_messages(&self) -> Vec<crate::report::KindCount> {
-        self.futile_sent_by_kind
+        self.named_counts(&self.futile_sent_by_kind)
+    }
+
+    /// Counts indexed by message kind, named by type (types with none left out).
+    pub(super) fn named_counts(&self, by_kind: &[u64]) -> Vec<crate::report::KindCount> {
+        by_kind
             .iter()
             .zip(&self.message_stats)
             .filter(|(count, _)| **count > 0)

@@ -638,16 +638,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let Some(open) = self.open_election.take() else {
             return;
         };
-        let messages = open
-            .sent_by_kind
-            .iter()
-            .zip(&self.message_stats)
-            .filter(|(count, _)| **count > 0)
-            .map(|(count, stats)| crate::report::KindCount {
-                kind: stats.kind.clone(),
-                count: *count,
-            })
-            .collect();
+        let messages = self.named_counts(&open.sent_by_kind);
         self.elections.push(crate::report::ElectionRecord {
             started_ns: open.started_ns,
             decided_ns: winner.map(|_| self.now),

@@ -97,15 +97,9 @@ impl<P: Process> Sim<'_, P> {
     pub(super) fn steady_state_at_end(&mut self) -> SteadyState {
         self.close_steady_stretch();
         let counts = |tally: &[u64]| -> Vec<KindCount> {
-            tally
-                .iter()
-                .zip(&self.message_stats)
-                .filter(|(count, stats)| **count > 0 && stats.kind != WRITE_KIND)
-                .map(|(count, stats)| KindCount {
-                    kind: stats.kind.clone(),
-                    count: *count,
-                })
-                .collect()
+            let mut named = self.named_counts(tally);
+            named.retain(|k| k.kind != WRITE_KIND);
+            named
         };
         SteadyState {
             duration_ns: self.steady.steady_ns,
