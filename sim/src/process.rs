@@ -31,6 +31,35 @@ pub trait TimerKind: Copy + Debug + Eq {
     fn from_index(index: usize) -> Self;
 }
 
+/// The names of a run's message types and timer kinds, by index: what the engine counts,
+/// traces and checks [`Message::kind`] and [`TimerKind::index`] against. Usually the types'
+/// own [`Message::KINDS`] and [`TimerKind::NAMES`] ([`Names::of`]); a process whose names are
+/// known only at run time (a node in another language declares its own) gives them to
+/// [`Sim::with_names`](crate::Sim::with_names).
+///
+/// ```
+/// use splitbrain_sim::{storm::StormNode, Names};
+/// let names = Names::of::<StormNode>();
+/// assert_eq!(names.messages, ["hop"]);
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Names {
+    /// The message types' names, indexed by [`Message::kind`].
+    pub messages: &'static [&'static str],
+    /// The timer kinds' names, indexed by [`TimerKind::index`].
+    pub timers: &'static [&'static str],
+}
+
+impl Names {
+    /// The names `P`'s message and timer types declare.
+    pub fn of<P: Process>() -> Self {
+        Self {
+            messages: P::Msg::KINDS,
+            timers: P::Timer::NAMES,
+        }
+    }
+}
+
 /// What a process tells the engine that is not a send or a timer: observations the checker,
 /// the metrics and the coverage counters use. None of them changes what happens next.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -148,6 +177,11 @@ pub enum Effect<M, T, D = ()> {
     Signal(Signal),
     /// A durable write of the process's durable state ([`Ctx::persist`]).
     Persist(D),
+    /// The process cannot go on ([`Ctx::fail`]): the run ends, located at this handler.
+    Fail {
+        /// What went wrong, in words.
+        reason: String,
+    },
 }
 
 impl<M, T, D> Effect<M, T, D> {
@@ -369,6 +403,22 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// AppendEntries go out while it writes its own log, thesis 10.2.1).
     pub fn persist(&mut self, durable: D) {
         self.out.push(Effect::Persist(durable));
+    }
+
+    /// Ends the run: this process cannot go on (a node in another language broke the step
+    /// protocol, exited or hung). The engine refuses the effect at the end of the handler
+    /// ([`Refusal::ProcessFailed`](crate::Refusal::ProcessFailed)), so the run's error names
+    /// the process, the event it was handling and the true time, with `reason`.
+    ///
+    /// ```
+    /// use splitbrain_sim::{Ctx, Effect, NodeId, SimRng};
+    ///
+    /// let (mut rng, mut out) = (SimRng::stream(1, 0), Vec::<Effect<(), ()>>::new());
+    /// Ctx::new(NodeId(0), 3, 0, &mut rng, &mut out).fail("step 4: the process exited".into());
+    /// assert!(matches!(&out[0], Effect::Fail { reason } if reason.contains("exited")));
+    /// ```
+    pub fn fail(&mut self, reason: String) {
+        self.out.push(Effect::Fail { reason });
     }
 }
 

@@ -57,11 +57,7 @@ impl RunError {
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{} asked for an effect the engine refuses while handling {}: {effect}: {refusal}",
-    handling.node,
-    handling.event_at()
-)]
+#[error("{}", self.describe())]
 pub struct RefusedEffect {
     /// The process that asked, the event it was handling and the true time.
     pub handling: Handling,
@@ -69,6 +65,20 @@ pub struct RefusedEffect {
     pub effect: String,
     /// Why the engine refused it.
     pub refusal: Refusal,
+}
+
+impl RefusedEffect {
+    /// The error's text: a process that failed says what went wrong in its own words.
+    fn describe(&self) -> String {
+        let (node, event) = (self.handling.node, self.handling.event_at());
+        match self.refusal {
+            Refusal::ProcessFailed => format!("{node} failed while handling {event}: {}", self.effect),
+            refusal => format!(
+                "{node} asked for an effect the engine refuses while handling {event}: {}: {refusal}",
+                self.effect
+            ),
+        }
+    }
 }
 
 /// Why the engine refused an effect.
@@ -102,6 +112,10 @@ pub enum Refusal {
         /// How many message kinds are named.
         kinds: usize,
     },
+    /// The process said it cannot go on ([`Ctx::fail`](crate::Ctx::fail)); the refused
+    /// effect's text is its reason.
+    #[error("the process failed")]
+    ProcessFailed,
 }
 
 /// A process handling one event: which process, what event, at what true time. The engine

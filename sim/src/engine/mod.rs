@@ -21,7 +21,7 @@ use crate::leadership::Leadership;
 use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS, STOP_CHECK_EVERY_EVENTS};
 use crate::liveness::LivenessMonitor;
 use crate::network::Network;
-use crate::process::{Effect, Message, Process, TimerKind};
+use crate::process::{Effect, Message, Names, Process};
 use crate::property::{Installed, Properties, UserObservation};
 use crate::queue::EventQueue;
 use crate::refused::{RefusedEffect, RunError};
@@ -368,20 +368,36 @@ pub struct Sim<'t, P: Process> {
     held_in_streams: u64,
     /// Asked every [`STOP_CHECK_EVERY_EVENTS`] events whether to stop now.
     stop: Option<&'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)>,
+    /// The names of the processes' message types and timer kinds.
+    names: Names,
 }
 
 impl<'t, P: Process> Sim<'t, P> {
     /// A run of `processes` (members first, then services) under `config`.
     pub fn new(config: SimConfig, info: AlgorithmInfo, processes: Vec<P>) -> Self {
+        Self::with_names(config, info, processes, Names::of::<P>())
+    }
+
+    /// [`Sim::new`] for processes whose message and timer names are known only at run time
+    /// (a node in another language declares them when it starts): `names` replaces
+    /// [`Message::KINDS`](crate::Message::KINDS) and [`TimerKind::NAMES`](crate::TimerKind::NAMES)
+    /// everywhere the engine counts, traces or checks them.
+    pub fn with_names(
+        config: SimConfig,
+        info: AlgorithmInfo,
+        processes: Vec<P>,
+        names: Names,
+    ) -> Self {
         assert!(config.members >= 1, "a run needs at least one member");
         assert!(
             processes.len() >= config.members,
             "every member needs a process"
         );
         let count = processes.len();
-        let slots_per_node = P::Timer::NAMES.len() + 1;
+        let slots_per_node = names.timers.len() + 1;
         let nodes = Self::initial_nodes(&config, count, slots_per_node);
-        let mut message_stats: Vec<MessageStats> = P::Msg::KINDS
+        let mut message_stats: Vec<MessageStats> = names
+            .messages
             .iter()
             .map(|k| MessageStats {
                 kind: k.to_string(),
@@ -440,7 +456,7 @@ impl<'t, P: Process> Sim<'t, P> {
             elections: Vec::new(),
             futile: vec![false; config.members],
             futile_nodes: 0,
-            futile_sent_by_kind: vec![0; P::Msg::KINDS.len() + 1],
+            futile_sent_by_kind: vec![0; names.messages.len() + 1],
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
@@ -452,6 +468,7 @@ impl<'t, P: Process> Sim<'t, P> {
             observed: Vec::new(),
             held_in_streams: 0,
             stop: None,
+            names,
             config,
             info,
         }
@@ -901,12 +918,12 @@ impl<'t, P: Process> Sim<'t, P> {
         let mut stats = self.message_stats.clone();
         for item in self.slab.items.iter().flatten() {
             if let EventData::Deliver { payload, .. } = item {
-                stats[Self::kind_of(payload)].in_flight += 1;
+                stats[Self::kind_of(self.names, payload)].in_flight += 1;
             }
         }
         for (_, connection) in self.connections.iter() {
             for waiting in connection.waiting() {
-                stats[Self::kind_of(&waiting.payload)].in_flight += 1;
+                stats[Self::kind_of(self.names, &waiting.payload)].in_flight += 1;
             }
         }
         for state in &self.nodes {

@@ -5,7 +5,7 @@ use crate::ids::NodeId;
 use crate::invariant::Invariant;
 use crate::liveness::Recognition;
 use crate::network::Transit;
-use crate::process::{Ctx, Effect, Message, Process, Signal, TimerKind};
+use crate::process::{Ctx, Effect, Message, Names, Process, Signal, TimerKind};
 use crate::property::{Observation, WriteOutcome};
 use crate::refused::{HandlerEvent, HandlerGuard, Handling};
 use crate::resource::WriteVerdict;
@@ -82,8 +82,9 @@ impl<'t, P: Process> Sim<'t, P> {
         // Forgotten on return: it drops, and leaves what was handled behind for the catcher
         // (`take_handler_panic`), only when a panic unwinds out of the handler.
         let at_ns = self.now;
+        let names = self.names;
         let guard = HandlerGuard {
-            handling: || Self::handling(node, at_ns, call),
+            handling: || Self::handling(names, node, at_ns, call),
         };
         match input {
             Input::Start => process.on_start(&mut ctx),
@@ -102,12 +103,12 @@ impl<'t, P: Process> Sim<'t, P> {
         let guard = std::mem::ManuallyDrop::new(guard);
         self.after_handler(node, local, &guard.handling);
         if self.tracing() {
-            self.trace_node(node, Self::event_of(call));
+            self.trace_node(node, Self::event_of(self.names, call));
         }
     }
 
     /// `node` handling the event of `call` at `at_ns`, with the algorithm's names.
-    pub(super) fn handling(node: NodeId, at_ns: Nanos, call: Call) -> Handling {
+    pub(super) fn handling(names: Names, node: NodeId, at_ns: Nanos, call: Call) -> Handling {
         let event = match call {
             Call::Start => HandlerEvent::Start,
             Call::Message {
@@ -116,12 +117,12 @@ impl<'t, P: Process> Sim<'t, P> {
                 sent_ns,
             } => HandlerEvent::Message {
                 // A kind past the names is what the refusal check looks for; not here.
-                message: P::Msg::KINDS.get(kind).copied().unwrap_or("?"),
+                message: names.messages.get(kind).copied().unwrap_or("?"),
                 from,
                 sent_ns,
             },
             Call::Timer(index) => HandlerEvent::Timer {
-                timer: P::Timer::NAMES.get(index).copied().unwrap_or("?"),
+                timer: names.timers.get(index).copied().unwrap_or("?"),
             },
             Call::Restart => HandlerEvent::Restart,
             Call::Resign => HandlerEvent::Resign,
@@ -158,7 +159,7 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     /// The trace event of a handler call.
-    fn event_of(call: Call) -> EventKind {
+    fn event_of(names: Names, call: Call) -> EventKind {
         match call {
             Call::Start => EventKind::Start,
             Call::Message {
@@ -166,12 +167,12 @@ impl<'t, P: Process> Sim<'t, P> {
                 from,
                 sent_ns,
             } => EventKind::Deliver {
-                message: Name::Borrowed(P::Msg::KINDS[kind]),
+                message: Name::Borrowed(names.messages[kind]),
                 from,
                 sent_ns,
             },
             Call::Timer(index) => EventKind::Timer {
-                timer: Name::Borrowed(P::Timer::NAMES[index]),
+                timer: Name::Borrowed(names.timers[index]),
             },
             Call::Restart => EventKind::Restart,
             Call::Resign => EventKind::Resign,
@@ -270,6 +271,8 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.observe(Observation::StepDown { node });
             }
             Effect::Signal(signal) => self.count_signal(node, signal),
+            // Refused before it gets here (`Sim::refused`): the run ends with it.
+            Effect::Fail { .. } => {}
         }
     }
 
@@ -356,10 +359,10 @@ impl<'t, P: Process> Sim<'t, P> {
         self.failover_signal(node, signal);
     }
 
-    pub(super) fn kind_of(payload: &Payload<P::Msg>) -> usize {
+    pub(super) fn kind_of(names: Names, payload: &Payload<P::Msg>) -> usize {
         match payload {
             Payload::Algo(msg) => msg.kind(),
-            Payload::Write { .. } => P::Msg::KINDS.len(),
+            Payload::Write { .. } => names.messages.len(),
         }
     }
 
@@ -426,7 +429,7 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// Hands a message to the network.
     fn send(&mut self, from: NodeId, to: NodeId, payload: Payload<P::Msg>) {
-        let kind = Self::kind_of(&payload);
+        let kind = Self::kind_of(self.names, &payload);
         self.message_stats[kind].sent += 1;
         self.count_steady_send(kind, from.index() >= self.config.members);
         // A leader's own traffic (heartbeats, renewals, writes, and what answers it) is the
@@ -494,7 +497,7 @@ impl<'t, P: Process> Sim<'t, P> {
         payload: Payload<P::Msg>,
         via: Option<Via>,
     ) {
-        let kind = Self::kind_of(&payload);
+        let kind = Self::kind_of(self.names, &payload);
         let payload = match via {
             Some(via) => match self.stream_arrival(from, to, sent_ns, payload, via) {
                 Some(payload) => payload,
@@ -524,7 +527,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 "crashed" => self.drops.crashed_receiver += 1,
                 _ => self.drops.partition += 1,
             }
-            let message = Name::Borrowed(P::Msg::KINDS[kind]);
+            let message = Name::Borrowed(self.names.messages[kind]);
             self.trace_node(
                 to,
                 EventKind::Drop {
@@ -539,7 +542,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.nodes[to.index()]
                 .held
                 .push_back(Held::Message { from, sent_ns, msg });
-            let message = Name::Borrowed(P::Msg::KINDS[kind]);
+            let message = Name::Borrowed(self.names.messages[kind]);
             self.trace_node(
                 to,
                 EventKind::Held {

@@ -79,12 +79,12 @@ impl<P: Process> Sim<'_, P> {
         match effect {
             // The resource's id is the number of processes: the first that is none.
             Effect::Send { to, msg } => {
-                *to >= self.resource_id || msg.kind() >= P::Msg::KINDS.len()
+                *to >= self.resource_id || msg.kind() >= self.names.messages.len()
             }
             // The engine's busiest effects: a comparison each, no refusal built.
             Effect::SetTimer { timer, .. }
             | Effect::SetWallTimer { timer, .. }
-            | Effect::CancelTimer { timer } => timer.index() >= P::Timer::NAMES.len(),
+            | Effect::CancelTimer { timer } => timer.index() >= self.names.timers.len(),
             Effect::Write { .. }
             | Effect::BecameLeader { .. }
             | Effect::SteppedDown
@@ -100,12 +100,12 @@ impl<P: Process> Sim<'_, P> {
             (node.index() >= processes).then_some(Refusal::NoSuchNode { node, processes })
         };
         let timer_kind = |index: usize| {
-            let kinds = P::Timer::NAMES.len();
+            let kinds = self.names.timers.len();
             (index >= kinds).then_some(Refusal::NoSuchTimerKind { index, kinds })
         };
         match effect {
             Effect::Send { to, msg } => no_such_node(*to).or_else(|| {
-                let (index, kinds) = (msg.kind(), P::Msg::KINDS.len());
+                let (index, kinds) = (msg.kind(), self.names.messages.len());
                 (index >= kinds).then_some(Refusal::NoSuchMessageKind { index, kinds })
             }),
             Effect::Disconnect { peer } => no_such_node(*peer),
@@ -123,6 +123,7 @@ impl<P: Process> Sim<'_, P> {
             | Effect::BecameLeader { .. }
             | Effect::SteppedDown
             | Effect::Persist(_) => None,
+            Effect::Fail { .. } => Some(Refusal::ProcessFailed),
         }
     }
 
@@ -139,7 +140,10 @@ impl<P: Process> Sim<'_, P> {
         }
         self.halt = Some(Halt::Refused(Box::new(RefusedEffect {
             handling,
-            effect: format!("{effect:?}"),
+            effect: match effect {
+                Effect::Fail { reason } => reason,
+                effect => format!("{effect:?}"),
+            },
             refusal,
         })));
     }

@@ -138,7 +138,7 @@ impl<P: Process> Sim<'_, P> {
         let config = self.stream_config().expect("a connection implies Stream");
         let cut = self.network.is_cut(from, to) || self.nodes[to.index()].status == Status::Crashed;
         let Some(connection) = self.connections.current(from, to, via.epoch()) else {
-            let kind = Self::kind_of(&payload);
+            let kind = Self::kind_of(self.names, &payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;
             return None;
@@ -184,7 +184,7 @@ impl<P: Process> Sim<'_, P> {
         self.drops.connections_broken += 1;
         for (_, _, message) in connection.drain_waiting(pair) {
             self.held_in_streams = self.held_in_streams.saturating_sub(1);
-            let kind = Self::kind_of(&message.payload);
+            let kind = Self::kind_of(self.names, &message.payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;
         }
