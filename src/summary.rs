@@ -523,6 +523,12 @@ pub fn print_determinism(d: &Determinism) {
             d.trace_hashes[0],
             d.trace_lines
         );
+    } else if let Some(difference) = &d.first_difference {
+        crate::outln!(
+            "determinism: FAILED (trace hashes {} and {}): an external node is not a function of \
+             its inputs (it read the OS clock or randomness, or kept state across `init`): {difference}; exit 1",
+            d.trace_hashes[0], d.trace_hashes[1]
+        );
     } else {
         crate::outln!(
             "determinism: FAILED (trace hashes {} and {}): this is a bug in splitbrain, please report it; exit 1",

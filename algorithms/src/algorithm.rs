@@ -242,7 +242,20 @@ pub fn run_processes<P: Process>(
     processes: Vec<P>,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
-    let mut sim = Sim::new(sim, info, processes);
+    let names = splitbrain_sim::Names::of::<P>();
+    run_named_processes(sim, info, processes, names, options)
+}
+
+/// [`run_processes`] for processes whose message and timer names are known only at run time
+/// ([`Sim::with_names`]).
+pub fn run_named_processes<P: Process>(
+    sim: SimConfig,
+    info: AlgorithmInfo,
+    processes: Vec<P>,
+    names: splitbrain_sim::Names,
+    options: RunOptions,
+) -> Result<RunReport, RunError> {
+    let mut sim = Sim::with_names(sim, info, processes, names);
     if let Some(sink) = options.trace {
         sim = sim.with_trace(sink);
     }

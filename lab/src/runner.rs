@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_types)]
 
 use crate::panics;
+use splitbrain_algorithms::external::transcript;
 use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
@@ -158,9 +159,16 @@ pub struct Determinism {
     pub trace_hashes: [String; 2],
     /// Lines in the first trace.
     pub trace_lines: u64,
+    /// For external nodes (`docs/protocol.md`): the first step at which a node, told the
+    /// same in both runs, answered differently: the node is not a function of its inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<String>,
 }
 
-/// Runs the scenario twice more, hashing the traces, and compares.
+/// Runs the scenario twice more, hashing the traces, and compares. External nodes run the
+/// first time on new processes and the second time on the same processes re-initialised, so
+/// that a node keeping state across `init` shows as a difference too; their transcripts
+/// name the first step that differed.
 pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, RunError> {
     let hash_once = || {
         let mut hasher = splitbrain_sim::TraceHasher::default();
@@ -169,10 +177,14 @@ pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, RunError> {
         let json = serde_json::to_string(&report).expect("results serialize");
         Ok::<_, RunError>((hasher, json))
     };
-    let (first, first_json) = hash_once()?;
-    let (second, second_json) = hash_once()?;
+    splitbrain_algorithms::external::end_idle_processes();
+    let (first, told_first) = transcript::recording(hash_once);
+    let (second, told_second) = transcript::recording(hash_once);
+    let ((first, first_json), (second, second_json)) = (first?, second?);
+    let identical = first.hash() == second.hash() && first_json == second_json;
     Ok(Determinism {
-        identical: first.hash() == second.hash() && first_json == second_json,
+        identical,
+        first_difference: told_first.first_difference(&told_second),
         trace_hashes: [
             format!("{:016x}", first.hash()),
             format!("{:016x}", second.hash()),

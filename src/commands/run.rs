@@ -235,6 +235,12 @@ pub fn run(args: &RunArgs) -> u8 {
         let words = format!("{} (seed {})", args.file.display(), scenario.sim.seed);
         match e {
             RunError::Limit(e) => eprintln!("{}", limit_message(&words, &e)),
+            RunError::Refused(e) if e.refusal == splitbrain_sim::Refusal::ProcessFailed => {
+                eprintln!(
+                    "error: {words}: {e}\n  hint: the node broke the step protocol or stopped \
+                 (docs/protocol.md#errors); `stderr: Show` in its settings shows its log"
+                )
+            }
             RunError::Refused(e) => eprintln!(
                 "error: {words}: {e}\n  hint: the engine refuses this effect; the algorithm's \
                  handler asked for it"

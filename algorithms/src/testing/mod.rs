@@ -179,6 +179,7 @@ impl<P: Process> Cluster<P> {
     fn apply(&mut self, i: usize, effect: Effect<P::Msg, P::Timer, P::Durable>) {
         match effect {
             Effect::Persist(durable) => self.persisted[i] = Some(durable),
+            Effect::Fail { reason } => panic!("n{i} failed: {reason}"),
             Effect::Send { to, msg } => {
                 assert_ne!(to.index(), i, "n{i} sent a message to itself");
                 self.history.push((

@@ -1,0 +1,29 @@
+//! Election members in any language: each member is an OS process that speaks the step
+//! protocol (`docs/protocol.md`), one JSON object per line on its stdin and stdout. The
+//! simulator owns time, randomness and the network, so a run of such nodes replays from its
+//! seed, and a hunt finds, shrinks and replays their violations like the built-in
+//! algorithms'.
+//!
+//! A scenario names it `External(command: ["python3", "my_node.py"])`. Processes are
+//! started once per member and thread, and reused across the runs of a hunt (`init` resets
+//! a node); a node that exits, hangs past its deadline or writes a line the protocol does
+//! not allow ends the run with an error naming the node, the step and the line.
+
+mod names;
+mod node;
+mod pipe;
+mod process;
+mod settings;
+#[cfg(test)]
+mod tests;
+pub mod transcript;
+mod wire;
+
+pub use node::{DurableText, ExternalNode, ExternalTimer};
+pub use pipe::{end_idle_processes, PROTOCOL_VERSION};
+pub use process::{ExternalProcess, ServiceHost};
+pub use settings::{
+    External, ExternalConfig, ExternalError, ExternalSettings, Stderr, DEFAULT_DEADLINE_NS,
+    DEFAULT_HEARTBEAT_NS,
+};
+pub use wire::{NoService, NodeMsg, Wire};

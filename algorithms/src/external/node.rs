@@ -1,0 +1,575 @@
+//! An election member that is an OS process: each engine event becomes one protocol line,
+//! and the node's one reply line becomes effects (`docs/protocol.md`).
+
+use super::pipe::{self, shorten, Launch, NodeProc, PROTOCOL_VERSION};
+use super::transcript;
+use super::wire::{NodeMsg, Wire};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use splitbrain_sim::{Ctx, Message, Names, NodeId, Signal, TimerKind};
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The context a node's handlers act through.
+type NodeCtx<'a, M> = Ctx<'a, Wire<M>, ExternalTimer, DurableText>;
+
+/// A timer slot: its index in the run's timer names (the node's, then a service's).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ExternalTimer(pub u16);
+
+impl TimerKind for ExternalTimer {
+    /// The names are the node's own, known at run time ([`Names`]).
+    const NAMES: &'static [&'static str] = &[];
+    fn index(self) -> usize {
+        usize::from(self.0)
+    }
+    fn from_index(index: usize) -> Self {
+        ExternalTimer(u16::try_from(index).expect("at most 65,536 timer names"))
+    }
+}
+
+/// What a node persisted: its `persist` effect's `state`, as the JSON text it wrote.
+pub type DurableText = Arc<str>;
+
+/// How a node runs: its process, the deadline per event, and whether a restart starts a new
+/// process.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeSetup {
+    pub launch: Launch,
+    pub deadline: Duration,
+    pub fresh_process: bool,
+    /// The modeled service's id, if the run has one.
+    pub service: Option<NodeId>,
+    /// The run's names: the node's declared ones first, then the service's.
+    pub names: Names,
+    /// How many of `names.messages` (and `.timers`) are the node's own.
+    pub own_messages: usize,
+    /// How many of `names.timers` are the node's own.
+    pub own_timers: usize,
+}
+
+/// One election member run as an OS process over the step protocol.
+pub struct ExternalNode {
+    me: NodeId,
+    members: usize,
+    setup: NodeSetup,
+    proc: Option<NodeProc>,
+    /// Events sent in this run (the step an error names).
+    steps: u64,
+    /// The term and leader the node last reported.
+    term: u64,
+    leader: Option<NodeId>,
+    /// What the disk gave back at the last restart.
+    restored: Option<DurableText>,
+    /// Set once the node failed: it handles nothing more (the run is ending).
+    failed: bool,
+    /// The event line being written (kept to reuse its allocation).
+    line: String,
+}
+
+impl std::fmt::Debug for ExternalNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalNode")
+            .field("me", &self.me)
+            .field("command", &self.setup.launch.command)
+            .field("steps", &self.steps)
+            .field("term", &self.term)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ExternalNode {
+    /// The process goes back to this thread's pool for the next run, unless it failed.
+    fn drop(&mut self) {
+        if let Some(proc) = self.proc.take() {
+            if !self.failed {
+                pipe::give_back(self.setup.launch.clone(), proc);
+            }
+        }
+    }
+}
+
+/// One reply line, borrowed from the bytes read.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reply<'a> {
+    #[serde(default, borrow)]
+    effects: Vec<EffectLine<'a>>,
+    #[serde(default)]
+    term: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    leader: Option<Option<u32>>,
+}
+
+/// `"leader": null` is `Some(None)`; a missing `leader` is `None` (unchanged).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// One effect as written: every field any effect has, checked per type afterwards.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EffectLine<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    to: Option<u32>,
+    #[serde(default, borrow)]
+    body: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    after_ns: Option<u64>,
+    #[serde(default)]
+    at_wall_ns: Option<i64>,
+    #[serde(default, borrow)]
+    state: Option<&'a RawValue>,
+    #[serde(default)]
+    term: Option<u64>,
+    #[serde(default)]
+    token: Option<u64>,
+    #[serde(default, borrow)]
+    value: Option<&'a RawValue>,
+    #[serde(default)]
+    peer: Option<u32>,
+}
+
+/// The `type` (and `term`, for the trace) of a message body.
+#[derive(serde::Deserialize)]
+struct BodyHead<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    term: Option<u64>,
+}
+
+/// One effect, checked, before any is handed to the engine.
+enum Act<M> {
+    Send(NodeId, Wire<M>),
+    SetTimer(ExternalTimer, u64),
+    SetWallTimer(ExternalTimer, i64),
+    CancelTimer(ExternalTimer),
+    Persist(DurableText),
+    Lead(u64, u64),
+    StepDown,
+    Write(u64),
+    Campaign(u64),
+    Observe(&'static str, splitbrain_sim::property::Value),
+    Disconnect(NodeId),
+}
+
+/// The effect types, as `docs/protocol.md` lists them.
+const EFFECT_TYPES: &str = "send, set_timer, set_wall_timer, cancel_timer, persist, lead, \
+                            step_down, write, campaign, observe, disconnect";
+
+impl ExternalNode {
+    pub(crate) fn new(me: NodeId, members: usize, setup: NodeSetup, proc: NodeProc) -> Self {
+        Self {
+            me,
+            members,
+            setup,
+            proc: Some(proc),
+            steps: 0,
+            term: 0,
+            leader: None,
+            restored: None,
+            failed: false,
+            line: String::with_capacity(256),
+        }
+    }
+
+    /// The node's current term, as it last reported it.
+    pub fn term(&self) -> u64 {
+        self.term
+    }
+
+    /// The leader the node last reported.
+    pub fn known_leader(&self) -> Option<NodeId> {
+        self.leader
+    }
+
+    /// `init`, at the start (`restart` false) or after a crash.
+    pub(crate) fn on_init<M>(&mut self, ctx: &mut NodeCtx<'_, M>, restart: bool)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        if restart && self.setup.fresh_process && !self.failed {
+            self.proc = None;
+            match pipe::NodeProc::spawn(&self.setup.launch, self.setup.deadline) {
+                Ok(proc) => self.proc = Some(proc),
+                Err(reason) => return self.fail(ctx, format!("restarting it: {reason}")),
+            }
+        }
+        if !restart {
+            self.steps = 0;
+        }
+        self.term = 0;
+        self.leader = None;
+        let seed = ctx.rng().next_u64() & ((1 << 53) - 1);
+        let line = &mut self.line;
+        line.clear();
+        let _ = write!(
+            line,
+            "{{\"type\":\"init\",\"protocol\":{PROTOCOL_VERSION},\"node\":{},\"members\":[",
+            self.me.0
+        );
+        for i in 0..self.members {
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(line, "{comma}{i}");
+        }
+        let service = self
+            .setup
+            .service
+            .map_or("null".to_string(), |s| s.0.to_string());
+        let durable = if restart {
+            self.restored.as_deref()
+        } else {
+            None
+        };
+        let _ = write!(
+            line,
+            "],\"service\":{service},\"seed\":{seed},\"restart\":{restart},\"durable\":{}",
+            durable.unwrap_or("null")
+        );
+        self.exchange(ctx);
+    }
+
+    /// A message delivered from `from`.
+    pub(crate) fn on_message<M>(&mut self, ctx: &mut NodeCtx<'_, M>, from: NodeId, msg: Wire<M>)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        self.line.clear();
+        let _ = write!(
+            self.line,
+            "{{\"type\":\"message\",\"from\":{},\"body\":",
+            from.0
+        );
+        match &msg {
+            Wire::Node(m) => self.line.push_str(&m.body),
+            Wire::Service { msg, .. } => {
+                let body = serde_json::to_string(msg).expect("service messages serialize");
+                self.line.push_str(&body);
+            }
+        }
+        self.exchange(ctx);
+    }
+
+    /// The armed timer `timer` fired.
+    pub(crate) fn on_timer<M>(&mut self, ctx: &mut NodeCtx<'_, M>, timer: ExternalTimer)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        let name = self
+            .setup
+            .names
+            .timers
+            .get(timer.index())
+            .copied()
+            .unwrap_or("?");
+        self.line.clear();
+        let _ = write!(self.line, "{{\"type\":\"timer\",\"name\":\"{name}\"");
+        self.exchange(ctx);
+    }
+
+    /// The scenario asked the leader to hand over.
+    pub(crate) fn on_resign<M>(&mut self, ctx: &mut NodeCtx<'_, M>)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        self.line.clear();
+        self.line.push_str("{\"type\":\"resign\"");
+        self.exchange(ctx);
+    }
+
+    /// The `Stream` connection to `peer` broke.
+    pub(crate) fn on_disconnect<M>(&mut self, ctx: &mut NodeCtx<'_, M>, peer: NodeId)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        self.line.clear();
+        let _ = write!(self.line, "{{\"type\":\"disconnect\",\"peer\":{}", peer.0);
+        self.exchange(ctx);
+    }
+
+    /// What the disk gave back at a restart.
+    pub(crate) fn restore(&mut self, durable: Option<DurableText>) {
+        self.restored = durable;
+    }
+
+    /// Ends the event line with the clock readings, sends it, and turns the reply into
+    /// effects; any failure ends the run, located.
+    fn exchange<M>(&mut self, ctx: &mut NodeCtx<'_, M>)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        if self.failed {
+            return;
+        }
+        let _ = writeln!(
+            self.line,
+            ",\"mono_ns\":{},\"wall_ns\":{}}}",
+            ctx.monotonic_now(),
+            ctx.wall_now()
+        );
+        self.steps += 1;
+        let Some(proc) = self.proc.as_mut() else {
+            return self.fail(ctx, "its process is gone".to_string());
+        };
+        let reply = match proc.exchange(self.line.as_bytes(), self.setup.deadline) {
+            Ok(reply) => reply,
+            Err(reason) => return self.fail(ctx, reason),
+        };
+        transcript::record(self.me, &self.line, &reply);
+        match self.parse(&reply) {
+            Ok(acts) => self.act(ctx, acts),
+            Err(problem) => {
+                let text = String::from_utf8_lossy(&reply);
+                self.fail(ctx, format!("{problem}; its line: `{}`", shorten(&text)));
+            }
+        }
+    }
+
+    /// Ends the run: `reason`, with the step and the event that led to it.
+    fn fail<M>(&mut self, ctx: &mut NodeCtx<'_, M>, reason: String) {
+        self.failed = true;
+        self.proc = None;
+        let event = shorten(self.line.trim_end());
+        // The node's last stderr lines, if quoted, go last.
+        let (reason, stderr) = match reason.split_once(pipe::STDERR_WORDS) {
+            Some((reason, lines)) => (reason.to_string(), format!("{}{lines}", pipe::STDERR_WORDS)),
+            None => (reason, String::new()),
+        };
+        ctx.fail(format!(
+            "step {} of its process ({}): {reason}; the event was `{event}`{stderr}",
+            self.steps,
+            self.setup.launch.command.join(" ")
+        ));
+    }
+
+    /// The reply's effects, checked, and its term and leader taken in.
+    fn parse<M>(&mut self, reply: &[u8]) -> Result<Vec<Act<M>>, String>
+    where
+        M: Message + DeserializeOwned,
+    {
+        let text =
+            std::str::from_utf8(reply).map_err(|e| format!("the reply is not UTF-8 ({e})"))?;
+        let reply: Reply = serde_json::from_str(text)
+            .map_err(|e| format!("the reply is not a reply object ({e})"))?;
+        let mut acts = Vec::with_capacity(reply.effects.len());
+        for (i, effect) in reply.effects.iter().enumerate() {
+            let act = self
+                .effect(effect)
+                .map_err(|problem| format!("effect {i} (`{}`): {problem}", effect.kind))?;
+            acts.push(act);
+        }
+        if let Some(term) = reply.term {
+            self.term = term;
+        }
+        if let Some(leader) = reply.leader {
+            self.leader = leader.map(NodeId);
+        }
+        Ok(acts)
+    }
+
+    /// One effect, checked: its type known, its fields those of its type.
+    fn effect<M>(&self, e: &EffectLine<'_>) -> Result<Act<M>, String>
+    where
+        M: Message + DeserializeOwned,
+    {
+        let fields: &[&str] = match &*e.kind {
+            "send" => &["to", "body"],
+            "set_timer" => &["name", "after_ns"],
+            "set_wall_timer" => &["name", "at_wall_ns"],
+            "cancel_timer" => &["name"],
+            "persist" => &["state"],
+            "lead" => &["term", "token"],
+            "step_down" => &[],
+            "write" => &["token"],
+            "campaign" => &["term"],
+            "observe" => &["name", "value"],
+            "disconnect" => &["peer"],
+            other => {
+                return Err(format!(
+                    "unknown effect type `{other}` (known: {EFFECT_TYPES})"
+                ))
+            }
+        };
+        check_fields(e, fields)?;
+        let need = |field: &str| format!("missing field `{field}`");
+        let act = match &*e.kind {
+            "send" => {
+                let to = NodeId(e.to.ok_or_else(|| need("to"))?);
+                self.send(to, e.body.ok_or_else(|| need("body"))?)?
+            }
+            "set_timer" => Act::SetTimer(
+                self.timer(e.name.as_deref())?,
+                e.after_ns.ok_or_else(|| need("after_ns"))?,
+            ),
+            "set_wall_timer" => Act::SetWallTimer(
+                self.timer(e.name.as_deref())?,
+                e.at_wall_ns.ok_or_else(|| need("at_wall_ns"))?,
+            ),
+            "cancel_timer" => Act::CancelTimer(self.timer(e.name.as_deref())?),
+            "persist" => Act::Persist(Arc::from(e.state.ok_or_else(|| need("state"))?.get())),
+            "lead" => Act::Lead(
+                e.term.ok_or_else(|| need("term"))?,
+                e.token.ok_or_else(|| need("token"))?,
+            ),
+            "step_down" => Act::StepDown,
+            "write" => Act::Write(e.token.ok_or_else(|| need("token"))?),
+            "campaign" => Act::Campaign(e.term.ok_or_else(|| need("term"))?),
+            "observe" => {
+                let name = e.name.as_deref().ok_or_else(|| need("name"))?;
+                Act::Observe(
+                    observation_name(name)?,
+                    value(e.value.ok_or_else(|| need("value"))?)?,
+                )
+            }
+            _ => Act::Disconnect(NodeId(e.peer.ok_or_else(|| need("peer"))?)),
+        };
+        Ok(act)
+    }
+
+    /// A send to `to`: to the modeled service, its request form; to a member, the body as
+    /// written, of a declared type.
+    fn send<M>(&self, to: NodeId, body: &RawValue) -> Result<Act<M>, String>
+    where
+        M: Message + DeserializeOwned,
+    {
+        let raw = body.get();
+        if Some(to) == self.setup.service {
+            let msg: M = serde_json::from_str(raw)
+                .map_err(|e| format!("the body is not a request the service knows ({e}); see docs/protocol-services.md"))?;
+            let kind = self.setup.own_messages + msg.kind();
+            return Ok(Act::Send(
+                to,
+                Wire::Service {
+                    kind: to_u16(kind),
+                    msg,
+                },
+            ));
+        }
+        if !raw.starts_with('{') {
+            return Err("the body must be a JSON object with a `type`".to_string());
+        }
+        let head: BodyHead = serde_json::from_str(raw).map_err(|e| {
+            format!("the body needs a string `type` (and an integer `term`, if any): {e}")
+        })?;
+        let own = &self.setup.names.messages[..self.setup.own_messages];
+        let kind = own.iter().position(|k| *k == head.kind).ok_or_else(|| {
+            format!(
+                "message type `{}` was not declared in `hello_ok` (declared: {})",
+                head.kind,
+                own.join(", ")
+            )
+        })?;
+        Ok(Act::Send(
+            to,
+            Wire::Node(NodeMsg {
+                kind: to_u16(kind),
+                term: head.term.unwrap_or(0),
+                body: Arc::from(raw),
+            }),
+        ))
+    }
+
+    /// The slot of the timer `name`, one the node declared.
+    fn timer(&self, name: Option<&str>) -> Result<ExternalTimer, String> {
+        let name = name.ok_or("missing field `name`")?;
+        let own = &self.setup.names.timers[..self.setup.own_timers];
+        let index = own.iter().position(|t| *t == name).ok_or_else(|| {
+            format!(
+                "timer `{name}` was not declared in `hello_ok` (declared: {})",
+                own.join(", ")
+            )
+        })?;
+        Ok(ExternalTimer(to_u16(index)))
+    }
+
+    /// Hands the checked effects to the engine, in order.
+    fn act<M>(&mut self, ctx: &mut NodeCtx<'_, M>, acts: Vec<Act<M>>) {
+        for act in acts {
+            match act {
+                Act::Send(to, msg) => ctx.send(to, msg),
+                Act::SetTimer(timer, after_ns) => ctx.set_timer(timer, after_ns),
+                Act::SetWallTimer(timer, at) => ctx.set_wall_timer(timer, at),
+                Act::CancelTimer(timer) => ctx.cancel_timer(timer),
+                Act::Persist(state) => ctx.persist(state),
+                Act::Lead(term, token) => ctx.became_leader(term, token),
+                Act::StepDown => ctx.stepped_down(),
+                Act::Write(token) => ctx.write(token),
+                Act::Campaign(term) => ctx.signal(Signal::ElectionStarted { term }),
+                Act::Observe(name, value) => ctx.observe(name, value),
+                Act::Disconnect(peer) => ctx.disconnect(peer),
+            }
+        }
+    }
+}
+
+/// Refuses a field the effect's type does not have.
+fn check_fields(e: &EffectLine<'_>, allowed: &[&str]) -> Result<(), String> {
+    let present = [
+        ("to", e.to.is_some()),
+        ("body", e.body.is_some()),
+        ("name", e.name.is_some()),
+        ("after_ns", e.after_ns.is_some()),
+        ("at_wall_ns", e.at_wall_ns.is_some()),
+        ("state", e.state.is_some()),
+        ("term", e.term.is_some()),
+        ("token", e.token.is_some()),
+        ("value", e.value.is_some()),
+        ("peer", e.peer.is_some()),
+    ];
+    match present
+        .iter()
+        .find(|(field, set)| *set && !allowed.contains(field))
+    {
+        Some((field, _)) => Err(format!(
+            "field `{field}` does not belong to this effect type"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// An `observe` effect's value: `null`, a bool, an integer, or a pair of integers.
+fn value(raw: &RawValue) -> Result<splitbrain_sim::property::Value, String> {
+    use splitbrain_sim::property::Value;
+    let parsed: serde_json::Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    let value = match parsed {
+        serde_json::Value::Null => Value::Unit,
+        serde_json::Value::Bool(b) => Value::Bool(b),
+        serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Value::U64(u),
+            (None, Some(i)) => Value::I64(i),
+            _ => return Err(format!("`{n}` is not an integer")),
+        },
+        serde_json::Value::Array(pair) => match pair.as_slice() {
+            [a, b] => match (a.as_u64(), b.as_u64()) {
+                (Some(a), Some(b)) => Value::Pair(a, b),
+                _ => return Err("a pair must be two non-negative integers".to_string()),
+            },
+            _ => return Err("an array value must be a pair of integers".to_string()),
+        },
+        other => {
+            return Err(format!(
+            "`{other}` is not a value an observation takes (null, a bool, an integer or a pair)"
+        ))
+        }
+    };
+    Ok(value)
+}
+
+/// An observation's name, made `'static` once per distinct name (as property names are).
+fn observation_name(name: &str) -> Result<&'static str, String> {
+    super::names::check_name(name)?;
+    let list = super::names::intern(&[name.to_string()]);
+    Ok(list[0])
+}
+
+fn to_u16(index: usize) -> u16 {
+    u16::try_from(index).expect("at most 65,536 names")
+}

@@ -1,0 +1,369 @@
+//! One node's OS process and the pipe to it: spawning it, the `hello` handshake, one
+//! exchange per event (a line out, a line back within the deadline), the tail of its stderr
+//! for error messages, and the per-thread pool that keeps processes across the runs of a
+//! hunt (a `--jobs` worker has its own).
+//!
+//! Real time is read here, and only here in the library: a node's deadline per event is a
+//! bound on the real process, never an input to the simulation.
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+use super::names::{check_name, Declared};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The protocol version this simulator speaks (`hello` and `init` say it).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The least time a new process has to answer `hello`.
+pub const START_DEADLINE: Duration = Duration::from_secs(60);
+
+/// What introduces a node's last stderr lines in an error.
+pub(crate) const STDERR_WORDS: &str = "; its stderr ended with:";
+
+/// How many of a node's last stderr lines an error quotes.
+const STDERR_TAIL_LINES: usize = 12;
+
+/// How a node's process is started, and what identifies it in the pool.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Launch {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Whether its stderr goes straight to splitbrain's (else it is kept for errors).
+    pub inherit_stderr: bool,
+    /// The member id it runs as (a pool keeps one process per id).
+    pub node: usize,
+}
+
+/// A running node process.
+pub(crate) struct NodeProc {
+    child: Child,
+    /// Taken only to close it, when the process is dropped.
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// Bytes read from stdout and not yet consumed.
+    buf: Vec<u8>,
+    /// The last lines of stderr (none when it is inherited).
+    stderr_tail: Arc<StderrTail>,
+    /// What the node declared in `hello_ok`.
+    pub declared: Declared,
+    /// Set while an exchange is under way: a process dropped then is out of step.
+    in_exchange: bool,
+}
+
+impl NodeProc {
+    /// Starts `launch` and does the `hello` handshake within `deadline`, or within
+    /// [`START_DEADLINE`] if that is longer (an interpreter or a JVM may take a while to
+    /// start on a busy machine).
+    pub fn spawn(launch: &Launch, deadline: Duration) -> Result<NodeProc, String> {
+        let deadline = deadline.max(START_DEADLINE);
+        let (program, args) = launch
+            .command
+            .split_first()
+            .ok_or_else(|| "the command is empty".to_string())?;
+        let stderr = if launch.inherit_stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::piped()
+        };
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start `{}`: {e}", launch.command.join(" ")))?;
+        let stderr_tail = Arc::new(StderrTail::default());
+        if let Some(stderr) = child.stderr.take() {
+            keep_tail(stderr, Arc::clone(&stderr_tail));
+        }
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            unreachable!("stdin and stdout are piped");
+        };
+        let mut proc = NodeProc {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            buf: Vec::with_capacity(4096),
+            stderr_tail,
+            declared: Declared::default(),
+            in_exchange: false,
+        };
+        let hello = format!("{{\"type\":\"hello\",\"protocol\":{PROTOCOL_VERSION}}}\n");
+        let line = proc.exchange(hello.as_bytes(), deadline)?;
+        let declared = parse_hello(&line)?;
+        proc.declared = declared;
+        Ok(proc)
+    }
+
+    /// Sends one event line (ending in `\n`) and returns the node's one reply line (without
+    /// its `\n`), waiting at most `deadline` of real time.
+    pub fn exchange(&mut self, event: &[u8], deadline: Duration) -> Result<Vec<u8>, String> {
+        self.in_exchange = true;
+        if !self.buf.is_empty() {
+            let extra = String::from_utf8_lossy(&self.buf).into_owned();
+            return Err(format!(
+                "the node wrote more than one line for its last event; the extra: `{}`",
+                shorten(extra.trim_end())
+            ));
+        }
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err("its stdin is closed".to_string());
+        };
+        if let Err(e) = stdin.write_all(event).and_then(|()| stdin.flush()) {
+            return Err(self.gone(&format!("cannot write to its stdin ({e})")));
+        }
+        let line = self.read_line(deadline)?;
+        self.in_exchange = false;
+        Ok(line)
+    }
+
+    /// Reads up to the next `\n`, polling the pipe so that a silent node cannot hang the run.
+    fn read_line(&mut self, deadline: Duration) -> Result<Vec<u8>, String> {
+        let until = Instant::now() + deadline;
+        let mut scanned = 0;
+        loop {
+            if let Some(pos) = self.buf[scanned..].iter().position(|&b| b == b'\n') {
+                let end = scanned + pos;
+                let line = self.buf[..end].to_vec();
+                self.buf.drain(..=end);
+                return Ok(line);
+            }
+            scanned = self.buf.len();
+            let left = until.saturating_duration_since(Instant::now());
+            if !wait_readable(&self.stdout, left) {
+                let _ = self.child.kill();
+                return Err(format!(
+                    "no answer within the deadline of {} (the process was killed){}",
+                    splitbrain_sim::time::format_duration(
+                        u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX)
+                    ),
+                    self.tail_words()
+                ));
+            }
+            let mut chunk = [0u8; 8192];
+            match self.stdout.read(&mut chunk) {
+                Ok(0) => return Err(self.gone("it closed its stdout")),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.gone(&format!("cannot read its stdout ({e})"))),
+            }
+        }
+    }
+
+    /// The words for a process that went away: how it ended, and its last stderr lines.
+    fn gone(&mut self, what: &str) -> String {
+        let status = wait_briefly(&mut self.child);
+        format!("{what}: the process {status}{}", self.tail_words())
+    }
+
+    /// `; its stderr ended with:\n  ...`, or nothing.
+    fn tail_words(&self) -> String {
+        let lines = self.stderr_tail.last_lines();
+        if lines.is_empty() {
+            return String::new();
+        }
+        format!("{STDERR_WORDS}\n    {}", lines.join("\n    "))
+    }
+
+    /// Whether the process can be used for another run.
+    fn is_in_step(&self) -> bool {
+        !self.in_exchange && self.buf.is_empty()
+    }
+}
+
+impl Drop for NodeProc {
+    /// Closes the node's stdin (a node ends at end of input) and gives it a moment to exit
+    /// before killing it.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let until = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `hello_ok`'s declared names, checked.
+fn parse_hello(line: &[u8]) -> Result<Declared, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct HelloOk {
+        #[serde(rename = "type")]
+        kind: String,
+        protocol: u32,
+        messages: Vec<String>,
+        timers: Vec<String>,
+    }
+    let text = String::from_utf8_lossy(line);
+    let hello: HelloOk = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "its answer to `hello` is not a `hello_ok` line ({e}): `{}`",
+            shorten(&text)
+        )
+    })?;
+    if hello.kind != "hello_ok" {
+        return Err(format!(
+            "it answered `hello` with type `{}`, not `hello_ok`",
+            hello.kind
+        ));
+    }
+    if hello.protocol != PROTOCOL_VERSION {
+        return Err(format!(
+            "it speaks protocol version {}; this splitbrain speaks version {PROTOCOL_VERSION}",
+            hello.protocol
+        ));
+    }
+    for name in hello.messages.iter().chain(&hello.timers) {
+        check_name(name)?;
+    }
+    Ok(Declared {
+        messages: hello.messages,
+        timers: hello.timers,
+    })
+}
+
+/// `text`, cut to a readable length for an error message.
+pub(crate) fn shorten(text: &str) -> String {
+    const MAX: usize = 300;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
+}
+
+/// The last lines a process wrote to its stderr, and whether the pipe closed.
+#[derive(Default)]
+struct StderrTail {
+    state: Mutex<(VecDeque<String>, bool)>,
+    closed: Condvar,
+}
+
+impl StderrTail {
+    /// The lines kept, once the pipe closed (the process ended) or half a second passed.
+    fn last_lines(&self) -> Vec<String> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (state, _) = self
+            .closed
+            .wait_timeout_while(state, Duration::from_millis(500), |(_, closed)| !*closed)
+            .unwrap_or_else(|e| e.into_inner());
+        state.0.iter().cloned().collect()
+    }
+}
+
+/// Keeps the last lines of `stderr` in `tail`, on a thread of its own until the pipe closes.
+fn keep_tail(stderr: std::process::ChildStderr, tail: Arc<StderrTail>) {
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let mut state = tail.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.0.len() == STDERR_TAIL_LINES {
+                state.0.pop_front();
+            }
+            state.0.push_back(line);
+        }
+        tail.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        tail.closed.notify_all();
+    });
+}
+
+/// `exited with status 1`, `was killed by signal 9`, or `is still running` after a second.
+fn wait_briefly(child: &mut Child) -> String {
+    let until = Instant::now() + Duration::from_secs(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return describe_exit(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                return "did not exit (it was killed)".to_string();
+            }
+        }
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "exited".to_string(),
+    }
+}
+
+/// Whether `stdout` has something to read (or is closed) within `wait`.
+#[cfg(unix)]
+fn wait_readable(stdout: &ChildStdout, wait: Duration) -> bool {
+    use std::os::unix::io::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: stdout.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let until = Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one valid pollfd, for the length given.
+        let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+        if ready > 0 {
+            return true;
+        }
+        let interrupted =
+            ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+        if !interrupted && Instant::now() >= until {
+            return false;
+        }
+    }
+}
+
+/// Without `poll`, a read simply blocks: the deadline is not enforced.
+#[cfg(not(unix))]
+fn wait_readable(_stdout: &ChildStdout, _wait: Duration) -> bool {
+    true
+}
+
+thread_local! {
+    /// Processes idle between runs on this thread, by how they were launched.
+    static POOL: RefCell<BTreeMap<Launch, NodeProc>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// A process for `launch`: the idle one this thread kept, or a new one.
+pub(crate) fn take(launch: &Launch, deadline: Duration) -> Result<NodeProc, String> {
+    let idle = POOL.with(|pool| pool.borrow_mut().remove(launch));
+    match idle {
+        Some(proc) => Ok(proc),
+        None => NodeProc::spawn(launch, deadline),
+    }
+}
+
+/// Keeps `proc` for the next run on this thread, if it is in step (else it is killed).
+pub(crate) fn give_back(launch: Launch, proc: NodeProc) {
+    if proc.is_in_step() {
+        // During thread teardown the pool may be gone: the process is then dropped (killed).
+        let _ = POOL.try_with(|pool| pool.borrow_mut().insert(launch, proc));
+    }
+}
+
+/// Ends every idle process this thread keeps, so that the next runs start new ones.
+pub fn end_idle_processes() {
+    POOL.with(|pool| pool.borrow_mut().clear());
+}

@@ -1,0 +1,368 @@
+//! `External(command: [...])` as a scenario writes it: the settings, their rules, and the
+//! run that starts (or reuses) one process per member.
+
+use super::names::run_names;
+use super::node::{ExternalNode, NodeSetup};
+use super::pipe::{self, Launch, NodeProc};
+use super::process::{ExternalProcess, ServiceHost};
+use super::wire::NoService;
+use crate::algorithm::{
+    run_named_processes, Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError,
+};
+use crate::rules::{at_most_a_day, ns_or, unknown_knob, CommonRule};
+use crate::RunOptions;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::duration::DurationText;
+use splitbrain_sim::{
+    AlgorithmInfo, HandlerEvent, Handling, Message, Nanos, NodeId, Process, Refusal, RefusedEffect,
+    RunError, RunReport, SignalSupport, SimConfig, TimerKind,
+};
+use std::path::Path;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Election members in any language, over the step protocol (`docs/protocol.md`).
+pub struct External;
+
+/// Where a node's stderr goes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stderr {
+    /// Kept: its last lines are quoted when the node fails.
+    #[default]
+    Keep,
+    /// Passed through to splitbrain's own stderr as the node writes it.
+    Show,
+}
+
+/// The settings as written; only `command` is required.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalSettings {
+    /// [`ExternalConfig::command`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// [`ExternalConfig::heartbeat_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<DurationText>,
+    /// [`ExternalConfig::failure_detection_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_detection: Option<DurationText>,
+    /// [`ExternalConfig::deadline_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DurationText>,
+    /// [`ExternalConfig::fresh_process`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_process: Option<bool>,
+    /// [`ExternalConfig::stderr`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<Stderr>,
+}
+
+/// The validated settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExternalConfig {
+    /// The program every member runs, and its arguments (relative paths: from the directory
+    /// splitbrain runs in).
+    pub command: Vec<String>,
+    /// The shortest interval at which a node acts on its own timers: the basis of the events
+    /// estimate and of `sweep`'s phases (default 100 ms).
+    pub heartbeat_ns: Nanos,
+    /// How long the nodes may take to notice a dead leader and elect another: liveness
+    /// allows ten times this after the last fault (default ten heartbeats).
+    pub failure_detection_ns: Nanos,
+    /// The longest real time a node may take to answer one event (default 10 s).
+    pub deadline_ns: Nanos,
+    /// Whether a restart starts a new process (default: the same process gets `init` again).
+    pub fresh_process: bool,
+    /// Where the nodes' stderr goes.
+    pub stderr: Stderr,
+}
+
+/// The heartbeat when none is written.
+pub const DEFAULT_HEARTBEAT_NS: Nanos = 100_000_000;
+/// The deadline per event when none is written.
+pub const DEFAULT_DEADLINE_NS: Nanos = 10_000_000_000;
+
+impl Default for ExternalConfig {
+    fn default() -> Self {
+        Self {
+            command: Vec::new(),
+            heartbeat_ns: DEFAULT_HEARTBEAT_NS,
+            failure_detection_ns: 10 * DEFAULT_HEARTBEAT_NS,
+            deadline_ns: DEFAULT_DEADLINE_NS,
+            fresh_process: false,
+            stderr: Stderr::Keep,
+        }
+    }
+}
+
+/// A rule the settings broke.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ExternalError {
+    /// A rule shared with other algorithms (a day at most, knobs).
+    #[error(transparent)]
+    Common(#[from] CommonRule),
+    /// No command.
+    #[error("an external algorithm needs a `command` to run for each member")]
+    NoCommand,
+    /// The program cannot be found.
+    #[error("the program `{program}` {problem}")]
+    ProgramNotFound {
+        /// The program as written.
+        program: String,
+        /// `is not a file` or `is not on the PATH`.
+        problem: &'static str,
+    },
+    /// A timing of zero.
+    #[error("`{field}` must be longer than zero")]
+    Zero {
+        /// The setting.
+        field: &'static str,
+    },
+}
+
+impl SettingError for ExternalError {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            ExternalError::Common(rule) => return rule.hint(),
+            ExternalError::NoCommand => {
+                "write the program and its arguments: `External(command: [\"python3\", \"my_node.py\"])`"
+            }
+            ExternalError::ProgramNotFound { .. } => {
+                "a path is taken from the directory splitbrain runs in; a bare name is looked up on the PATH"
+            }
+            ExternalError::Zero { .. } => "write a duration such as \"100ms\"",
+        };
+        Some(hint.to_string())
+    }
+}
+
+/// Whether `program` can be started: a path names a file, a bare name is on the PATH.
+fn find_program(program: &str) -> Result<(), &'static str> {
+    if program.contains('/') {
+        return if Path::new(program).is_file() {
+            Ok(())
+        } else {
+            Err("is not a file")
+        };
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false);
+    if on_path {
+        Ok(())
+    } else {
+        Err("is not on the PATH")
+    }
+}
+
+/// Lowers the settings shared by `External` and `ExternalClient`.
+pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig, ExternalError> {
+    let heartbeat_ns = ns_or(settings.heartbeat, DEFAULT_HEARTBEAT_NS);
+    let config = ExternalConfig {
+        command: settings.command.unwrap_or_default(),
+        heartbeat_ns,
+        failure_detection_ns: ns_or(settings.failure_detection, heartbeat_ns.saturating_mul(10)),
+        deadline_ns: ns_or(settings.deadline, DEFAULT_DEADLINE_NS),
+        fresh_process: settings.fresh_process.unwrap_or(false),
+        stderr: settings.stderr.unwrap_or_default(),
+    };
+    let mut problems = Vec::new();
+    match config.command.first() {
+        None => problems.push(Problem {
+            field: "command",
+            error: ExternalError::NoCommand,
+        }),
+        Some(program) => {
+            if let Err(problem) = find_program(program) {
+                problems.push(Problem {
+                    field: "command",
+                    error: ExternalError::ProgramNotFound {
+                        program: program.clone(),
+                        problem,
+                    },
+                });
+            }
+        }
+    }
+    let timings = [
+        ("heartbeat", config.heartbeat_ns),
+        ("failure_detection", config.failure_detection_ns),
+        ("deadline", config.deadline_ns),
+    ];
+    for (field, ns) in timings {
+        if ns == 0 {
+            problems.push(Problem {
+                field,
+                error: ExternalError::Zero { field },
+            });
+        }
+        if let Some(p) = at_most_a_day(ns, field) {
+            problems.push(Problem {
+                field: p.field,
+                error: p.error.into(),
+            });
+        }
+    }
+    (config, problems)
+}
+
+/// The settings written back in full.
+pub(crate) fn settings_of(config: &ExternalConfig) -> ExternalSettings {
+    ExternalSettings {
+        command: Some(config.command.clone()),
+        heartbeat: Some(DurationText(config.heartbeat_ns)),
+        failure_detection: Some(DurationText(config.failure_detection_ns)),
+        deadline: Some(DurationText(config.deadline_ns)),
+        fresh_process: Some(config.fresh_process),
+        stderr: Some(config.stderr),
+    }
+}
+
+/// What the engine's checks need: nothing is known of the nodes' rules but their timings.
+pub(crate) fn info_of(name: &str, config: &ExternalConfig) -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: name.to_string(),
+        failure_detection_ns: config.failure_detection_ns,
+        min_group_for_progress: 1,
+        signals: SignalSupport::NONE,
+        late_campaigns_lose: false,
+    }
+}
+
+impl Algorithm for External {
+    const NAME: &'static str = "external";
+    const SCENARIO_NAME: &'static str = "External";
+    const SUMMARY: &'static str =
+        "your own election nodes, in any language, as OS processes over the step protocol \
+         (docs/protocol.md): hunted, shrunk and replayed like the built-in ones";
+    const SENDS_TO_EVERY_MEMBER: bool = true;
+
+    type Settings = ExternalSettings;
+    type Config = ExternalConfig;
+    type Error = ExternalError;
+
+    fn lower(settings: ExternalSettings, _: &Cluster) -> Lowered<ExternalConfig, ExternalError> {
+        lower_common(settings)
+    }
+
+    fn settings(config: &ExternalConfig) -> ExternalSettings {
+        settings_of(config)
+    }
+
+    fn info(config: &ExternalConfig, _members: usize) -> AlgorithmInfo {
+        info_of(Self::NAME, config)
+    }
+
+    fn timings(config: &ExternalConfig) -> Vec<(&'static str, Nanos)> {
+        vec![
+            ("heartbeat", config.heartbeat_ns),
+            ("failure_detection", config.failure_detection_ns),
+        ]
+    }
+
+    fn heartbeat_ns(config: &ExternalConfig) -> Nanos {
+        config.heartbeat_ns
+    }
+
+    fn vary(
+        _: &ExternalConfig,
+        _: &Cluster,
+        name: &str,
+        _: KnobValue,
+    ) -> Result<ExternalConfig, Problem<ExternalError>> {
+        Err(unknown_knob(name, ExternalError::Common))
+    }
+
+    fn run(
+        config: &ExternalConfig,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> Result<RunReport, RunError> {
+        run_with_service::<NoService>(config, sim, info, options, None)
+    }
+}
+
+/// Runs the nodes of `config`, and `service` as process `members` if given.
+pub(crate) fn run_with_service<S>(
+    config: &ExternalConfig,
+    sim: SimConfig,
+    info: AlgorithmInfo,
+    options: RunOptions,
+    service: Option<S>,
+) -> Result<RunReport, RunError>
+where
+    S: Process<Durable = ()>,
+    S::Msg: Serialize + DeserializeOwned,
+{
+    let members = sim.members;
+    let deadline = Duration::from_nanos(config.deadline_ns);
+    let launch = |node| Launch {
+        command: config.command.clone(),
+        inherit_stderr: config.stderr == Stderr::Show,
+        node,
+    };
+    let mut procs: Vec<NodeProc> = Vec::with_capacity(members);
+    for i in 0..members {
+        match pipe::take(&launch(i), deadline) {
+            Ok(proc) => procs.push(proc),
+            Err(reason) => {
+                give_all_back(procs, &launch);
+                return Err(start_failure(i, reason));
+            }
+        }
+    }
+    if let Some(i) = (1..members).find(|&i| procs[i].declared != procs[0].declared) {
+        let reason = format!(
+            "it declared other names in `hello_ok` than n0 did ({:?} against {:?})",
+            procs[i].declared, procs[0].declared
+        );
+        give_all_back(procs, &launch);
+        return Err(start_failure(i, reason));
+    }
+    let declared = procs[0].declared.clone();
+    let names = run_names(&declared, S::Msg::KINDS, S::Timer::NAMES);
+    let service_id = service.is_some().then(|| NodeId::from(members));
+    let mut processes: Vec<ExternalProcess<S>> = procs
+        .into_iter()
+        .enumerate()
+        .map(|(i, proc)| {
+            let setup = NodeSetup {
+                launch: launch(i),
+                deadline,
+                fresh_process: config.fresh_process,
+                service: service_id,
+                names,
+                own_messages: declared.messages.len(),
+                own_timers: declared.timers.len(),
+            };
+            ExternalProcess::Node(ExternalNode::new(NodeId::from(i), members, setup, proc))
+        })
+        .collect();
+    if let Some(service) = service {
+        let host = ServiceHost::new(service, declared.messages.len(), declared.timers.len());
+        processes.push(ExternalProcess::Service(host));
+    }
+    run_named_processes(sim, info, processes, names, options)
+}
+
+fn give_all_back(procs: Vec<NodeProc>, launch: &impl Fn(usize) -> Launch) {
+    for (i, proc) in procs.into_iter().enumerate() {
+        pipe::give_back(launch(i), proc);
+    }
+}
+
+/// A node that could not be started: the run's error, at its start.
+fn start_failure(node: usize, reason: String) -> RunError {
+    RunError::Refused(RefusedEffect {
+        handling: Handling {
+            node: NodeId::from(node),
+            at_ns: 0,
+            event: HandlerEvent::Start,
+        },
+        effect: format!("starting its process: {reason}"),
+        refusal: Refusal::ProcessFailed,
+    })
+}
