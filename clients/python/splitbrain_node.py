@@ -147,7 +147,7 @@ class Context:
             self._term = term
         if leader is not _UNSET:
             if leader is not None:
-                _require_int("leader", leader)
+                _require_int("leader", leader, 0)
             self._leader = leader
 
     # -- effects ---------------------------------------------------------------------------
@@ -203,7 +203,7 @@ class Context:
         """Declares that this node now believes it leads ``term``, fencing its writes with
         ``token`` (checked: at most one leader per term)."""
         _require_int("lead: term", term, 0)
-        _require_int("lead: token", token)
+        _require_int("lead: token", token, 0)
         self._effects.append('{"type":"lead","term":%d,"token":%d}' % (term, token))
 
     def step_down(self):
@@ -212,7 +212,7 @@ class Context:
 
     def write(self, token):
         """Writes to the fenced resource with ``token`` (checked: fencing at the resource)."""
-        _require_int("write: token", token)
+        _require_int("write: token", token, 0)
         self._effects.append('{"type":"write","token":%d}' % token)
 
     def campaign(self, term):
@@ -233,7 +233,7 @@ class Context:
 
     def disconnect(self, peer):
         """Closes the ``Stream`` connection to ``peer``."""
-        _require_int("disconnect: peer", peer)
+        _require_int("disconnect: peer", peer, 0)
         self._effects.append('{"type":"disconnect","peer":%d}' % peer)
 
     # -- internals -------------------------------------------------------------------------

@@ -267,6 +267,7 @@ class Effects(unittest.TestCase):
             lambda ctx: ctx.set_timer("act", 1.5),
             lambda ctx: ctx.lead(1, "token"),
             lambda ctx: ctx.write(None),
+            lambda ctx: ctx.write(-1),  # tokens, terms and ids are never negative
             lambda ctx: ctx.observe("x", 1.5),
             lambda ctx: ctx.persist(float("nan")),
             lambda ctx: ctx.report(term=-1),
@@ -506,6 +507,30 @@ class RaftExample(unittest.TestCase):
         self.assertEqual(
             reply["effects"],
             [{"type": "send", "to": 1, "body": {"type": "vote", "term": 1, "granted": False}}],
+        )
+
+    def second_vote_after_a_crash(self, persist_vote):
+        """Node 2 grants term 1 to node 0, crashes, comes back with what it persisted, and is
+        asked for term 1 by node 1: the answer it sends."""
+        node = raft.build(persist_vote=persist_vote)
+        node.step(init_event(node=2))
+        effects = node.step(message(0, {"type": "vote_request", "term": 1}))["effects"]
+        self.assertEqual(effects[-1]["body"], {"type": "vote", "term": 1, "granted": True})
+        durable = [e["state"] for e in effects if e["type"] == "persist"][-1]
+        node.step(init_event(node=2, restart=True, durable=durable))
+        effects = node.step(message(1, {"type": "vote_request", "term": 1}))["effects"]
+        return effects[-1]["body"]
+
+    def test_a_restarted_node_does_not_vote_twice_in_one_term(self):
+        self.assertEqual(
+            self.second_vote_after_a_crash(persist_vote=True),
+            {"type": "vote", "term": 1, "granted": False},
+        )
+
+    def test_the_broken_variant_votes_twice_in_one_term_after_a_crash(self):
+        self.assertEqual(
+            self.second_vote_after_a_crash(persist_vote=False),
+            {"type": "vote", "term": 1, "granted": True},
         )
 
     def test_three_nodes_elect_exactly_one_leader_and_it_writes(self):
