@@ -77,6 +77,11 @@ def _require_int(what, value, minimum=None):
         raise ValueError("%s must be at least %d, not %d" % (what, minimum, value))
 
 
+def _shown(line):
+    """An event line as an error shows it."""
+    return line.decode("utf-8", "replace").rstrip("\n")
+
+
 class Context:
     """What a handler sees of its node, and how it acts.
 
@@ -377,6 +382,14 @@ class Node:
 
     # -- driving ---------------------------------------------------------------------------
 
+    @staticmethod
+    def _fail(stderr, what):
+        """Writes ``what`` and the exception being handled to stderr, and exits with status 1."""
+        stderr.write("splitbrain_node: %s\n" % what)
+        traceback.print_exc(file=stderr)
+        stderr.flush()
+        sys.exit(1)
+
     @property
     def context(self):
         """The context of the current run (``None`` before the first ``init``): for tests,
@@ -454,24 +467,28 @@ class Node:
         flush = stdout.flush
         loads = json.loads
         step_line = self.step_line
-        count = 0
+        # The step the simulator names in its error report: events since the run's first
+        # init, that init included (hello is not counted; a restart does not reset it).
+        step = 0
         while True:
             line = readline()
             if not line:
                 return
             if line.isspace():
                 continue
-            count += 1
             try:
-                reply = step_line(loads(line))
+                event = loads(line)
+            except ValueError:
+                self._fail(stderr, "could not read the event line " + _shown(line))
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "init" and not event.get("restart"):
+                step = 1
+            elif kind != "hello":
+                step += 1
+            try:
+                reply = step_line(event)
             except Exception:
-                stderr.write(
-                    "splitbrain_node: event %d failed: %s\n"
-                    % (count, line.decode("utf-8", "replace").rstrip("\n"))
-                )
-                traceback.print_exc(file=stderr)
-                stderr.flush()
-                sys.exit(1)
+                self._fail(stderr, "step %d of the run failed, on the event %s" % (step, _shown(line)))
             try:
                 write(reply.encode("utf-8") + b"\n")
                 flush()

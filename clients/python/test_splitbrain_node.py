@@ -454,6 +454,11 @@ class Pipes(unittest.TestCase):
         process = self.start()
         self.ask(process, {"type": "hello", "protocol": 1})
         self.ask(process, init_event())
+        self.ask(process, message(1, {"type": "ping", "n": 1}))
+        # A new run (the next seed of a hunt) counts its steps from 1, a restart does not.
+        self.ask(process, init_event(seed=8))
+        self.ask(process, message(1, {"type": "ping", "n": 1}))
+        self.ask(process, init_event(seed=8, restart=True))
         event = message(1, {"type": "ping", "boom": True})
         process.stdin.write(json.dumps(event).encode() + b"\n")
         process.stdin.flush()
@@ -461,7 +466,7 @@ class Pipes(unittest.TestCase):
         process.stdin.close()
         self.assertEqual(process.stdout.read(), b"")  # no reply, no partial line
         stderr = process.stderr.read().decode()
-        self.assertIn("splitbrain_node: event 3 failed: " + json.dumps(event), stderr)
+        self.assertIn("splitbrain_node: step 4 of the run failed, on the event " + json.dumps(event), stderr)
         self.assertIn("Traceback (most recent call last):", stderr)
         self.assertIn('raise RuntimeError("boom from the handler")', stderr)
         self.assertTrue(stderr.endswith("RuntimeError: boom from the handler\n"), stderr)
@@ -472,7 +477,9 @@ class Pipes(unittest.TestCase):
         process.stdin.write(b"{not json\n")
         process.stdin.close()
         self.assertEqual(process.wait(10), 1)
-        self.assertIn("JSONDecodeError", process.stderr.read().decode())
+        stderr = process.stderr.read().decode()
+        self.assertIn("splitbrain_node: could not read the event line {not json", stderr)
+        self.assertIn("JSONDecodeError", stderr)
 
 
 class RaftExample(unittest.TestCase):
