@@ -1,0 +1,3 @@
+module splitbrain.dev/node
+
+go 1.22
