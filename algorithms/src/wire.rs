@@ -22,4 +22,6 @@ pub(crate) fn no_fields<'de, D: Deserializer<'de>>(deserializer: D) -> Result<()
 }
 
 #[cfg(test)]
+mod exchanges;
+#[cfg(test)]
 mod tests;
