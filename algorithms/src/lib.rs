@@ -19,6 +19,7 @@ mod rules;
 pub mod simple;
 #[cfg(test)]
 mod testing;
+mod wire;
 pub mod zookeeper;
 
 pub use algorithm::{

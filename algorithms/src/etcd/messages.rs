@@ -1,12 +1,18 @@
 //! etcd's messages (as the simulator counts them) and timer kinds.
 
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LocalNanos, NodeId};
 
 /// One key under the election prefix, as a range returns it: create revision and owner.
+/// In JSON, an array `[create_rev, node]`.
 pub type KeyView = (u64, NodeId);
 
 /// A request to the modeled etcd or its answer. Requests are client -> service.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its JSON form, `{"type":"<kind>", <fields>}` with the kind's name as `message_kinds!`
+/// lists it, is stable (protocol version 1): `docs/protocol-services.md`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
 pub enum EtcdMsg {
     /// `LeaseGrant(TTL)`; `sent_at` (the client's clock) and `campaign` (the client's
     /// campaign number) are echoed back: etcd's client matches a response to its request.
@@ -69,6 +75,7 @@ pub enum EtcdMsg {
         keys: Vec<KeyView>,
     },
     /// A range of the election prefix (after a watch fired, and as a periodic resync).
+    #[serde(deserialize_with = "crate::wire::no_fields")]
     Range,
     /// The answer to [`EtcdMsg::Range`].
     RangeResp {

@@ -1,11 +1,13 @@
 //! The Kubernetes Lease lock's messages (as the simulator counts them), the lease record
 //! they carry, and the timer kinds.
 
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LocalNanos, NodeId};
 
 /// A holder identity: the node and its incarnation. Like the `hostname_uuid` identities of
 /// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Identity {
     /// The member process.
     pub node: NodeId,
@@ -14,7 +16,8 @@ pub struct Identity {
 }
 
 /// The lease record as the server stores it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// The identity holding the lease (client-go's `holderIdentity`), if anyone does.
     pub holder: Option<Identity>,
@@ -30,9 +33,14 @@ pub struct Record {
 }
 
 /// A request to the modeled API server or its answer. Requests are client -> server.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its JSON form, `{"type":"<kind>", <fields>}` with the kind's name as `message_kinds!`
+/// lists it, is stable (protocol version 1): `docs/protocol-services.md`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
 pub enum K8sMsg {
     /// Read the lease record.
+    #[serde(deserialize_with = "crate::wire::no_fields")]
     Get,
     /// The answer to [`K8sMsg::Get`].
     GetResp {

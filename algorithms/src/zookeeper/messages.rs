@@ -1,13 +1,19 @@
 //! ZooKeeper's messages (as the simulator counts them) and timer kinds.
 
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::NodeId;
 
-/// A child of the election node: sequence number, creation zxid, owner.
+/// A child of the election node: sequence number, creation zxid, owner. In JSON, an array
+/// `[seq, czxid, node]`.
 pub type Child = (u64, u64, NodeId);
 
 /// A request to the modeled ZooKeeper server or its answer. Requests are client -> server;
 /// any request on a live session renews it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its JSON form, `{"type":"<kind>", <fields>}` with the kind's name as `message_kinds!`
+/// lists it, is stable (protocol version 1): `docs/protocol-services.md`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
 pub enum ZkMsg {
     /// Open a session asking for `timeout_ns`.
     Connect {
