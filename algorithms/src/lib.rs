@@ -10,6 +10,7 @@ pub mod algorithm;
 pub mod bully;
 pub mod etcd;
 pub mod external;
+mod json_form;
 pub mod k8s_lease;
 pub mod raft;
 pub mod raft_rs;
@@ -19,7 +20,6 @@ mod rules;
 pub mod simple;
 #[cfg(test)]
 mod testing;
-mod wire;
 pub mod zookeeper;
 
 pub use algorithm::{
@@ -45,6 +45,7 @@ fn built_ins(entries: &mut Vec<&'static AlgorithmEntry>) {
     insert_built_in::<k8s_lease::K8sLease>(entries);
     insert_built_in::<raft_rs::RaftRs>(entries);
     insert_built_in::<external::External>(entries);
+    insert_built_in::<external::ExternalClient>(entries);
 }
 
 /// `AlgorithmConfig::from(RaftConfig { .. })`: a built-in algorithm's configuration.

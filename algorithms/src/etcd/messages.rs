@@ -75,7 +75,7 @@ pub enum EtcdMsg {
         keys: Vec<KeyView>,
     },
     /// A range of the election prefix (after a watch fired, and as a periodic resync).
-    #[serde(deserialize_with = "crate::wire::no_fields")]
+    #[serde(deserialize_with = "crate::json_form::no_fields")]
     Range,
     /// The answer to [`EtcdMsg::Range`].
     RangeResp {

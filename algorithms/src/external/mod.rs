@@ -9,6 +9,7 @@
 //! a node); a node that exits, hangs past its deadline or writes a line the protocol does
 //! not allow ends the run with an error naming the node, the step and the line.
 
+mod client;
 mod names;
 mod node;
 mod pipe;
@@ -19,6 +20,9 @@ mod tests;
 pub mod transcript;
 mod wire;
 
+pub use client::{
+    ExternalClient, ExternalClientConfig, ExternalClientSettings, ServiceConfig, ServiceSettings,
+};
 pub use node::{DurableText, ExternalNode, ExternalTimer};
 pub use pipe::{end_idle_processes, PROTOCOL_VERSION};
 pub use process::{ExternalProcess, ServiceHost};

@@ -120,6 +120,19 @@ pub enum ExternalError {
         /// The setting.
         field: &'static str,
     },
+    /// `ExternalClient` without a `service`.
+    #[error("an external client needs the `service` it is a client of")]
+    NoService,
+    /// A rule the service's own settings broke.
+    #[error("the service's `{field}`: {message}")]
+    Service {
+        /// The service's setting.
+        field: &'static str,
+        /// The rule, as the service's algorithm words it.
+        message: String,
+        /// What to do, as the service's algorithm says it.
+        hint: Option<String>,
+    },
 }
 
 impl SettingError for ExternalError {
@@ -133,6 +146,11 @@ impl SettingError for ExternalError {
                 "a path is taken from the directory splitbrain runs in; a bare name is looked up on the PATH"
             }
             ExternalError::Zero { .. } => "write a duration such as \"100ms\"",
+            ExternalError::NoService => {
+                "write `service: Etcd()`, `service: ZooKeeper()` or `service: K8sLease()`, with \
+                 the service's settings as its own algorithm takes them"
+            }
+            ExternalError::Service { hint, .. } => return hint.clone(),
         };
         Some(hint.to_string())
     }

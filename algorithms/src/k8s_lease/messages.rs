@@ -40,7 +40,7 @@ pub struct Record {
 #[serde(tag = "type", deny_unknown_fields)]
 pub enum K8sMsg {
     /// Read the lease record.
-    #[serde(deserialize_with = "crate::wire::no_fields")]
+    #[serde(deserialize_with = "crate::json_form::no_fields")]
     Get,
     /// The answer to [`K8sMsg::Get`].
     GetResp {

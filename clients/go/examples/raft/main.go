@@ -3,7 +3,7 @@
 // term). The code is in internal/raftnode. Build and hunt it:
 //
 //	go build -o bin/raft ./examples/raft
-//	splitbrain hunt scenarios/external-go-raft.ron --seeds 2000
+//	splitbrain hunt scenarios/external/go-raft.ron --seeds 2000
 package main
 
 import "splitbrain.dev/node/internal/raftnode"

@@ -6,7 +6,7 @@
 // there: the lease looks fresh at resume, the vote request has been waiting. Hunt it:
 //
 //	go build -o bin/raftbroken ./examples/raftbroken
-//	splitbrain hunt scenarios/external-go-broken.ron --seeds 2000
+//	splitbrain hunt scenarios/external/go-broken.ron --seeds 2000
 package main
 
 import "splitbrain.dev/node/internal/raftnode"

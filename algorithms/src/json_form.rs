@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer};
 struct NoFields {}
 
 /// Deserializes the rest of a unit variant's object (the tag already taken off), refusing
-/// any field: for `#[serde(deserialize_with = "crate::wire::no_fields")]` on the unit
+/// any field: for `#[serde(deserialize_with = "crate::json_form::no_fields")]` on the unit
 /// variants of an internally tagged, `deny_unknown_fields` enum.
 pub(crate) fn no_fields<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
     NoFields::deserialize(deserializer).map(|NoFields {}| ())

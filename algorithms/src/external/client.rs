@@ -1,0 +1,268 @@
+//! `ExternalClient(command: [...], service: Etcd(...))`: the user's nodes as clients of a
+//! modeled coordination service (etcd, ZooKeeper or the Kubernetes API server). A node sends
+//! the service's requests in their JSON form (`docs/protocol-services.md`) to the service's
+//! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
+
+use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
+use super::settings::{ExternalError, ExternalSettings, Stderr};
+use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
+use crate::etcd::{Etcd, EtcdConfig, EtcdProcess, EtcdService, EtcdSettings};
+use crate::k8s_lease::{K8sConfig, K8sLease, K8sProcess, K8sServer, K8sSettings};
+use crate::rules::unknown_knob;
+use crate::zookeeper::{ZkConfig, ZkProcess, ZkService, ZkSettings, ZooKeeper};
+use crate::RunOptions;
+use serde::{Deserialize, Serialize};
+use splitbrain_sim::duration::DurationText;
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
+
+/// Election clients in any language against a modeled coordination service.
+pub struct ExternalClient;
+
+/// The service the nodes are clients of, with its settings as its own algorithm takes them.
+#[derive(Debug, Deserialize, Serialize)]
+pub enum ServiceSettings {
+    /// The modeled etcd (`Etcd(...)`'s settings; `variant` and `client` concern the built-in
+    /// client only).
+    Etcd(EtcdSettings),
+    /// The modeled ZooKeeper server.
+    ZooKeeper(ZkSettings),
+    /// The modeled Kubernetes API server holding a Lease.
+    K8sLease(K8sSettings),
+}
+
+/// The validated service.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum ServiceConfig {
+    /// The modeled etcd.
+    Etcd(EtcdConfig),
+    /// The modeled ZooKeeper server.
+    ZooKeeper(ZkConfig),
+    /// The modeled Kubernetes API server.
+    K8sLease(K8sConfig),
+}
+
+/// The settings as written: `External`'s, and the service.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalClientSettings {
+    /// [`ExternalConfig::command`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// [`ExternalConfig::heartbeat_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<DurationText>,
+    /// [`ExternalConfig::failure_detection_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_detection: Option<DurationText>,
+    /// [`ExternalConfig::deadline_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DurationText>,
+    /// [`ExternalConfig::fresh_process`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_process: Option<bool>,
+    /// [`ExternalConfig::stderr`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<Stderr>,
+    /// [`ExternalClientConfig::service`] (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceSettings>,
+}
+
+/// The validated settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExternalClientConfig {
+    /// The nodes.
+    pub nodes: ExternalConfig,
+    /// The service they are clients of (process `members`).
+    pub service: ServiceConfig,
+}
+
+impl Default for ExternalClientConfig {
+    fn default() -> Self {
+        Self {
+            nodes: ExternalConfig::default(),
+            service: ServiceConfig::Etcd(EtcdConfig::default()),
+        }
+    }
+}
+
+/// `A`'s settings lowered, its broken rules told as the service's.
+fn lower_service<A: Algorithm>(
+    settings: A::Settings,
+    cluster: &Cluster,
+    wrap: fn(A::Config) -> ServiceConfig,
+) -> Lowered<ServiceConfig, ExternalError> {
+    let (config, problems) = A::lower(settings, cluster);
+    let problems = problems
+        .into_iter()
+        .map(|p| Problem {
+            field: "service",
+            error: ExternalError::Service {
+                field: p.field,
+                message: p.error.to_string(),
+                hint: p.error.hint(),
+            },
+        })
+        .collect();
+    (wrap(config), problems)
+}
+
+impl ServiceConfig {
+    /// The service's own settings, written back.
+    fn settings(&self) -> ServiceSettings {
+        match self {
+            ServiceConfig::Etcd(c) => ServiceSettings::Etcd(Etcd::settings(c)),
+            ServiceConfig::ZooKeeper(c) => ServiceSettings::ZooKeeper(ZooKeeper::settings(c)),
+            ServiceConfig::K8sLease(c) => ServiceSettings::K8sLease(K8sLease::settings(c)),
+        }
+    }
+
+    /// The service's facts for the engine's checks (its lease or session bounds failure
+    /// detection).
+    fn info(&self, members: usize) -> AlgorithmInfo {
+        match self {
+            ServiceConfig::Etcd(c) => Etcd::info(c, members),
+            ServiceConfig::ZooKeeper(c) => ZooKeeper::info(c, members),
+            ServiceConfig::K8sLease(c) => K8sLease::info(c, members),
+        }
+    }
+
+    fn timings(&self) -> Vec<(&'static str, Nanos)> {
+        match self {
+            ServiceConfig::Etcd(c) => Etcd::timings(c),
+            ServiceConfig::ZooKeeper(c) => ZooKeeper::timings(c),
+            ServiceConfig::K8sLease(c) => K8sLease::timings(c),
+        }
+    }
+
+    fn adjustments(&self) -> Vec<String> {
+        match self {
+            ServiceConfig::Etcd(c) => Etcd::adjustments(c),
+            ServiceConfig::ZooKeeper(c) => ZooKeeper::adjustments(c),
+            ServiceConfig::K8sLease(c) => K8sLease::adjustments(c),
+        }
+    }
+}
+
+impl Algorithm for ExternalClient {
+    const NAME: &'static str = "external-client";
+    const SCENARIO_NAME: &'static str = "ExternalClient";
+    const SUMMARY: &'static str =
+        "your own election or lock client, in any language, against the modeled etcd, ZooKeeper \
+         or Kubernetes API server (docs/protocol-services.md), with every fault on the service too";
+    const HAS_SERVICE: bool = true;
+    const STREAM_BY_DEFAULT: bool = true;
+
+    type Settings = ExternalClientSettings;
+    type Config = ExternalClientConfig;
+    type Error = ExternalError;
+
+    fn lower(
+        settings: ExternalClientSettings,
+        cluster: &Cluster,
+    ) -> Lowered<ExternalClientConfig, ExternalError> {
+        let common = ExternalSettings {
+            command: settings.command,
+            heartbeat: settings.heartbeat,
+            failure_detection: settings.failure_detection,
+            deadline: settings.deadline,
+            fresh_process: settings.fresh_process,
+            stderr: settings.stderr,
+        };
+        let (nodes, mut problems) = lower_common(common);
+        let (service, service_problems) = match settings.service {
+            None => {
+                let error = ExternalError::NoService;
+                problems.push(Problem {
+                    field: "service",
+                    error,
+                });
+                (ServiceConfig::Etcd(EtcdConfig::default()), Vec::new())
+            }
+            Some(ServiceSettings::Etcd(s)) => {
+                lower_service::<Etcd>(s, cluster, ServiceConfig::Etcd)
+            }
+            Some(ServiceSettings::ZooKeeper(s)) => {
+                lower_service::<ZooKeeper>(s, cluster, ServiceConfig::ZooKeeper)
+            }
+            Some(ServiceSettings::K8sLease(s)) => {
+                lower_service::<K8sLease>(s, cluster, ServiceConfig::K8sLease)
+            }
+        };
+        problems.extend(service_problems);
+        (ExternalClientConfig { nodes, service }, problems)
+    }
+
+    fn settings(config: &ExternalClientConfig) -> ExternalClientSettings {
+        let nodes = settings_of(&config.nodes);
+        ExternalClientSettings {
+            command: nodes.command,
+            heartbeat: nodes.heartbeat,
+            failure_detection: nodes.failure_detection,
+            deadline: nodes.deadline,
+            fresh_process: nodes.fresh_process,
+            stderr: nodes.stderr,
+            service: Some(config.service.settings()),
+        }
+    }
+
+    /// The service's facts, with the nodes' own failure detection if it is longer.
+    fn info(config: &ExternalClientConfig, members: usize) -> AlgorithmInfo {
+        let service = config.service.info(members);
+        let nodes = info_of(Self::NAME, &config.nodes);
+        AlgorithmInfo {
+            name: nodes.name,
+            failure_detection_ns: nodes.failure_detection_ns.max(service.failure_detection_ns),
+            ..service
+        }
+    }
+
+    fn timings(config: &ExternalClientConfig) -> Vec<(&'static str, Nanos)> {
+        let mut timings = vec![
+            ("heartbeat", config.nodes.heartbeat_ns),
+            ("failure_detection", config.nodes.failure_detection_ns),
+        ];
+        timings.extend(config.service.timings());
+        timings
+    }
+
+    fn adjustments(config: &ExternalClientConfig) -> Vec<String> {
+        config.service.adjustments()
+    }
+
+    fn heartbeat_ns(config: &ExternalClientConfig) -> Nanos {
+        config.nodes.heartbeat_ns
+    }
+
+    fn vary(
+        _: &ExternalClientConfig,
+        _: &Cluster,
+        name: &str,
+        _: KnobValue,
+    ) -> Result<ExternalClientConfig, Problem<ExternalError>> {
+        Err(unknown_knob(name, ExternalError::Common))
+    }
+
+    fn run(
+        config: &ExternalClientConfig,
+        sim: SimConfig,
+        info: AlgorithmInfo,
+        options: RunOptions,
+    ) -> Result<RunReport, RunError> {
+        let nodes = &config.nodes;
+        match &config.service {
+            ServiceConfig::Etcd(c) => {
+                let service = EtcdProcess::Service(EtcdService::new(c));
+                run_with_service(nodes, sim, info, options, Some(service))
+            }
+            ServiceConfig::ZooKeeper(c) => {
+                let service = ZkProcess::Service(ZkService::new(c));
+                run_with_service(nodes, sim, info, options, Some(service))
+            }
+            ServiceConfig::K8sLease(c) => {
+                let service = K8sProcess::Server(K8sServer::new(c));
+                run_with_service(nodes, sim, info, options, Some(service))
+            }
+        }
+    }
+}
