@@ -225,6 +225,12 @@ class Context:
         _require_int("campaign: term", term, 0)
         self._effects.append('{"type":"campaign","term":%d}' % term)
 
+    def round_failed(self, term):
+        """Declares that this node's election for ``term`` ended without a winner (a split
+        vote, a timeout while a candidate): counted as a failed round."""
+        _require_int("round_failed: term", term, 0)
+        self._effects.append('{"type":"round_failed","term":%d}' % term)
+
     def observe(self, name, value):
         """Records an observation for a property of your own: ``name`` a string, ``value``
         a bool, an int or ``None``."""

@@ -192,6 +192,11 @@ class Effects(unittest.TestCase):
             self.reply(lambda ctx: ctx.campaign(6)), '{"effects":[{"type":"campaign","term":6}]}'
         )
 
+    def test_round_failed(self):
+        self.assertEqual(
+            self.reply(lambda ctx: ctx.round_failed(6)), '{"effects":[{"type":"round_failed","term":6}]}'
+        )
+
     def test_observe(self):
         self.assertEqual(
             self.reply(lambda ctx: ctx.observe("caught_up", True)),

@@ -177,6 +177,11 @@ pub enum Effect<M, T, D = ()> {
     Signal(Signal),
     /// A durable write of the process's durable state ([`Ctx::persist`]).
     Persist(D),
+    /// A line of the process's own log, for the trace ([`Ctx::log`]).
+    Log {
+        /// The line.
+        text: String,
+    },
     /// The process cannot go on ([`Ctx::fail`]): the run ends, located at this handler.
     Fail {
         /// What went wrong, in words.
@@ -403,6 +408,12 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// AppendEntries go out while it writes its own log, thesis 10.2.1).
     pub fn persist(&mut self, durable: D) {
         self.out.push(Effect::Persist(durable));
+    }
+
+    /// Puts `text` in the trace as a `log` event of this process (dropped when the run is
+    /// not traced): an external node's stderr, when its settings ask for it.
+    pub fn log(&mut self, text: String) {
+        self.out.push(Effect::Log { text });
     }
 
     /// Ends the run: this process cannot go on (a node in another language broke the step

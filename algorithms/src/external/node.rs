@@ -157,13 +157,14 @@ enum Act<M> {
     StepDown,
     Write(u64),
     Campaign(u64),
+    RoundFailed(u64),
     Observe(&'static str, splitbrain_sim::property::Value),
     Disconnect(NodeId),
 }
 
 /// The effect types, as `docs/protocol.md` lists them.
 const EFFECT_TYPES: &str = "send, set_timer, set_wall_timer, cancel_timer, persist, lead, \
-                            step_down, write, campaign, observe, disconnect";
+                            step_down, write, campaign, round_failed, observe, disconnect";
 
 impl ExternalNode {
     pub(crate) fn new(me: NodeId, members: usize, setup: NodeSetup, proc: NodeProc) -> Self {
@@ -324,6 +325,9 @@ impl ExternalNode {
             Err(reason) => return self.fail(ctx, reason),
         };
         transcript::record(self.me, &self.line, &reply);
+        for line in proc.take_log_lines() {
+            ctx.log(line);
+        }
         match self.parse(&reply) {
             Ok(acts) => self.act(ctx, acts),
             Err(problem) => {
@@ -390,6 +394,7 @@ impl ExternalNode {
             "step_down" => &[],
             "write" => &["token"],
             "campaign" => &["term"],
+            "round_failed" => &["term"],
             "observe" => &["name", "value"],
             "disconnect" => &["peer"],
             other => {
@@ -422,6 +427,7 @@ impl ExternalNode {
             "step_down" => Act::StepDown,
             "write" => Act::Write(e.token.ok_or_else(|| need("token"))?),
             "campaign" => Act::Campaign(e.term.ok_or_else(|| need("term"))?),
+            "round_failed" => Act::RoundFailed(e.term.ok_or_else(|| need("term"))?),
             "observe" => {
                 let name = e.name.as_deref().ok_or_else(|| need("name"))?;
                 Act::Observe(
@@ -503,6 +509,7 @@ impl ExternalNode {
                 Act::StepDown => ctx.stepped_down(),
                 Act::Write(token) => ctx.write(token),
                 Act::Campaign(term) => ctx.signal(Signal::ElectionStarted { term }),
+                Act::RoundFailed(term) => ctx.signal(Signal::ElectionRoundFailed { term }),
                 Act::Observe(name, value) => ctx.observe(name, value),
                 Act::Disconnect(peer) => ctx.disconnect(peer),
             }

@@ -8,6 +8,7 @@
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use super::names::{check_name, Declared};
+use super::settings::Stderr;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
@@ -32,8 +33,8 @@ const STDERR_TAIL_LINES: usize = 12;
 pub(crate) struct Launch {
     /// The program and its arguments.
     pub command: Vec<String>,
-    /// Whether its stderr goes straight to splitbrain's (else it is kept for errors).
-    pub inherit_stderr: bool,
+    /// Where its stderr goes.
+    pub stderr: Stderr,
     /// The member id it runs as (a pool keeps one process per id).
     pub node: usize,
 }
@@ -46,8 +47,8 @@ pub(crate) struct NodeProc {
     stdout: ChildStdout,
     /// Bytes read from stdout and not yet consumed.
     buf: Vec<u8>,
-    /// The last lines of stderr (none when it is inherited).
-    stderr_tail: Arc<StderrTail>,
+    /// Where its stderr goes: passed through, kept by a thread, or read after each reply.
+    stderr: StderrSink,
     /// What the node declared in `hello_ok`.
     pub declared: Declared,
     /// Set while an exchange is under way: a process dropped then is out of step.
@@ -64,7 +65,7 @@ impl NodeProc {
             .command
             .split_first()
             .ok_or_else(|| "the command is empty".to_string())?;
-        let stderr = if launch.inherit_stderr {
+        let stderr = if launch.stderr == Stderr::Show {
             Stdio::inherit()
         } else {
             Stdio::piped()
@@ -76,10 +77,15 @@ impl NodeProc {
             .stderr(stderr)
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", launch.command.join(" ")))?;
-        let stderr_tail = Arc::new(StderrTail::default());
-        if let Some(stderr) = child.stderr.take() {
-            keep_tail(stderr, Arc::clone(&stderr_tail));
-        }
+        let stderr = match (launch.stderr, child.stderr.take()) {
+            (Stderr::Keep, Some(pipe)) => {
+                let tail = Arc::new(StderrTail::default());
+                keep_tail(pipe, Arc::clone(&tail));
+                StderrSink::Tail(tail)
+            }
+            (Stderr::Trace, Some(pipe)) => StderrSink::Traced(TracedStderr::new(pipe)),
+            _ => StderrSink::Passed,
+        };
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             unreachable!("stdin and stdout are piped");
         };
@@ -88,7 +94,7 @@ impl NodeProc {
             stdin: Some(stdin),
             stdout,
             buf: Vec::with_capacity(4096),
-            stderr_tail,
+            stderr,
             declared: Declared::default(),
             in_exchange: false,
         };
@@ -161,12 +167,24 @@ impl NodeProc {
     }
 
     /// `; its stderr ended with:\n  ...`, or nothing.
-    fn tail_words(&self) -> String {
-        let lines = self.stderr_tail.last_lines();
+    fn tail_words(&mut self) -> String {
+        let lines = match &mut self.stderr {
+            StderrSink::Passed => Vec::new(),
+            StderrSink::Tail(tail) => tail.last_lines(),
+            StderrSink::Traced(traced) => traced.last_lines(),
+        };
         if lines.is_empty() {
             return String::new();
         }
         format!("{STDERR_WORDS}\n    {}", lines.join("\n    "))
+    }
+
+    /// The stderr lines written since the last reply, when they go to the trace.
+    pub fn take_log_lines(&mut self) -> Vec<String> {
+        match &mut self.stderr {
+            StderrSink::Traced(traced) => traced.take_lines(),
+            _ => Vec::new(),
+        }
     }
 
     /// Whether the process can be used for another run.
@@ -243,6 +261,87 @@ pub(crate) fn shorten(text: &str) -> String {
     }
     format!("{}... ({} bytes)", &text[..end], text.len())
 }
+
+/// Where a process's stderr goes.
+enum StderrSink {
+    /// Straight to splitbrain's stderr (`Stderr::Show`).
+    Passed,
+    /// Its last lines kept by a thread of its own (`Stderr::Keep`).
+    Tail(Arc<StderrTail>),
+    /// Read after each reply, for the trace (`Stderr::Trace`).
+    Traced(TracedStderr),
+}
+
+/// A stderr pipe read without blocking, right after each reply: everything the node wrote
+/// to it before it wrote the reply is there by then (the pipe's bytes are in order in
+/// time), so the lines of a step are a function of the node's inputs.
+struct TracedStderr {
+    pipe: std::process::ChildStderr,
+    /// Bytes of a line not yet ended.
+    partial: Vec<u8>,
+    /// The last lines, for errors.
+    tail: VecDeque<String>,
+}
+
+impl TracedStderr {
+    fn new(pipe: std::process::ChildStderr) -> Self {
+        set_nonblocking(&pipe);
+        Self {
+            pipe,
+            partial: Vec::new(),
+            tail: VecDeque::new(),
+        }
+    }
+
+    /// The complete lines written since the last call.
+    fn take_lines(&mut self) -> Vec<String> {
+        if cfg!(not(unix)) {
+            return Vec::new(); // The pipe would block.
+        }
+        let mut chunk = [0u8; 4096];
+        loop {
+            match self.pipe.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => self.partial.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break, // WouldBlock: nothing more for now.
+            }
+        }
+        let mut lines = Vec::new();
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(&self.partial[..end]).into_owned();
+            self.partial.drain(..=end);
+            if self.tail.len() == STDERR_TAIL_LINES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(line.clone());
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// The last lines, once what is in the pipe is read.
+    fn last_lines(&mut self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(50));
+        self.take_lines();
+        self.tail.iter().cloned().collect()
+    }
+}
+
+#[cfg(unix)]
+fn set_nonblocking(pipe: &std::process::ChildStderr) {
+    use std::os::unix::io::AsRawFd;
+    let fd = pipe.as_raw_fd();
+    // SAFETY: fcntl on a file descriptor this process owns, flags read then extended.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+/// Without `fcntl`, a traced stderr would block: it is read only when the node fails.
+#[cfg(not(unix))]
+fn set_nonblocking(_pipe: &std::process::ChildStderr) {}
 
 /// The last lines a process wrote to its stderr, and whether the pipe closed.
 #[derive(Default)]

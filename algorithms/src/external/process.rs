@@ -88,6 +88,7 @@ where
             Effect::Signal(signal) => ctx.signal(signal),
             Effect::Persist(()) => ctx.persist(Arc::from("null")),
             Effect::Fail { reason } => ctx.fail(reason),
+            Effect::Log { text } => ctx.log(text),
         }
     }
 

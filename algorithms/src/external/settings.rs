@@ -25,14 +25,18 @@ use thiserror::Error;
 /// Election members in any language, over the step protocol (`docs/protocol.md`).
 pub struct External;
 
-/// Where a node's stderr goes.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a node's stderr (its log) goes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Stderr {
     /// Kept: its last lines are quoted when the node fails.
     #[default]
     Keep,
     /// Passed through to splitbrain's own stderr as the node writes it.
     Show,
+    /// Put in the trace as `log` events, each line at the step whose reply followed it
+    /// (what the node writes before it answers an event belongs to that event); and quoted
+    /// when the node fails.
+    Trace,
 }
 
 /// The settings as written; only `command` is required.
@@ -319,7 +323,7 @@ where
     let deadline = Duration::from_nanos(config.deadline_ns);
     let launch = |node| Launch {
         command: config.command.clone(),
-        inherit_stderr: config.stderr == Stderr::Show,
+        stderr: config.stderr,
         node,
     };
     let mut procs: Vec<NodeProc> = Vec::with_capacity(members);

@@ -180,6 +180,7 @@ impl<P: Process> Cluster<P> {
         match effect {
             Effect::Persist(durable) => self.persisted[i] = Some(durable),
             Effect::Fail { reason } => panic!("n{i} failed: {reason}"),
+            Effect::Log { .. } => {}
             Effect::Send { to, msg } => {
                 assert_ne!(to.index(), i, "n{i} sent a message to itself");
                 self.history.push((

@@ -294,6 +294,18 @@ func (c *Ctx) Campaign(term uint64) {
 	c.buf = append(c.buf, '}')
 }
 
+// RoundFailed declares that this node's election for term ended without a winner (a split
+// vote, a timeout while a candidate): counted as a failed round.
+func (c *Ctx) RoundFailed(term uint64) {
+	if c.err != nil {
+		return
+	}
+	c.effect("round_failed")
+	c.buf = append(c.buf, `,"term":`...)
+	c.buf = strconv.AppendUint(c.buf, term, 10)
+	c.buf = append(c.buf, '}')
+}
+
 // Observe records an observation for a property of your own. value must be a bool, an
 // integer (any Go integer type whose value fits in an int64) or nil.
 func (c *Ctx) Observe(name string, value any) {

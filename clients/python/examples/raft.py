@@ -141,6 +141,8 @@ def build(persist_vote=True):
 
     @node.on_timer("election")
     def election_timeout(ctx):
+        if ctx.state.role == CANDIDATE:  # this round ended without a winner
+            ctx.round_failed(ctx.state.term)
         if ctx.state.role != LEADER:
             become_candidate(ctx)
 

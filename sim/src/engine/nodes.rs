@@ -271,6 +271,11 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.observe(Observation::StepDown { node });
             }
             Effect::Signal(signal) => self.count_signal(node, signal),
+            Effect::Log { text } => {
+                if self.tracing() {
+                    self.trace_node(node, EventKind::Log { text });
+                }
+            }
             // Refused before it gets here (`Sim::refused`): the run ends with it.
             Effect::Fail { .. } => {}
         }

@@ -88,7 +88,8 @@ impl<P: Process> Sim<'_, P> {
             Effect::Write { .. }
             | Effect::BecameLeader { .. }
             | Effect::SteppedDown
-            | Effect::Persist(_) => false,
+            | Effect::Persist(_)
+            | Effect::Log { .. } => false,
             _ => self.refusal(effect).is_some(),
         }
     }
@@ -122,7 +123,8 @@ impl<P: Process> Sim<'_, P> {
             Effect::Write { .. }
             | Effect::BecameLeader { .. }
             | Effect::SteppedDown
-            | Effect::Persist(_) => None,
+            | Effect::Persist(_)
+            | Effect::Log { .. } => None,
             Effect::Fail { .. } => Some(Refusal::ProcessFailed),
         }
     }

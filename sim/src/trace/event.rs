@@ -95,6 +95,12 @@ pub enum EventKind {
         /// True time the write is on disk.
         done_ns: Nanos,
     },
+    /// A line of the node's own log (an external node's stderr, when its settings ask for
+    /// it: docs/protocol.md); the `what` column is the line.
+    Log {
+        /// The line, without its end.
+        text: String,
+    },
     /// A pause, stall or suspend froze the node (or lengthened its freeze) until `until_ns`;
     /// the `what` column is that true time, in nanoseconds.
     Freeze {
@@ -157,6 +163,7 @@ impl EventKind {
             EventKind::Drop { .. } => "drop",
             EventKind::Disconnect { .. } => "disconnect",
             EventKind::Persist { .. } => "persist",
+            EventKind::Log { .. } => "log",
             EventKind::Freeze { .. } => "freeze",
             EventKind::Resume => "resume",
             EventKind::Crash => "crash",

@@ -46,6 +46,7 @@ fn push_what(line: &mut String, kind: &EventKind) {
         EventKind::Fault { description } | EventKind::Heal { description } => {
             push_json_string(line, description)
         }
+        EventKind::Log { text } => push_json_string(line, text),
         EventKind::Quiet => push_json_string(line, QUIET_WHAT),
         EventKind::Disconnect { peer } => {
             let _ = write!(line, "\"{}\"", peer.0);
@@ -224,6 +225,7 @@ fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
         "heal" => Ok(EventKind::Heal {
             description: text(),
         }),
+        "log" => Ok(EventKind::Log { text: text() }),
         "disconnect" => what
             .parse::<u32>()
             .map(|peer| EventKind::Disconnect { peer: NodeId(peer) })
@@ -409,6 +411,7 @@ mod tests {
             }),
             any::<u32>().prop_map(|peer| EventKind::Disconnect { peer: NodeId(peer) }),
             any::<u64>().prop_map(|done_ns| EventKind::Persist { done_ns }),
+            "[ -~]{0,20}".prop_map(|text| EventKind::Log { text }),
             any::<u64>().prop_map(|until_ns| EventKind::Freeze { until_ns }),
             Just(EventKind::Resume),
             Just(EventKind::Crash),

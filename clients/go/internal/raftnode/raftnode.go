@@ -179,6 +179,9 @@ func (n *Node) Resign(ctx *splitbrain.Ctx) {
 }
 
 func (n *Node) campaign(ctx *splitbrain.Ctx) {
+	if n.role == candidate { // the last round ended without a winner
+		ctx.RoundFailed(n.term)
+	}
 	n.term++
 	n.votedFor = ctx.Me
 	n.role = candidate
