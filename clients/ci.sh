@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The step protocol's clients and worked examples, as CI runs them (docs/protocol.md): the
+# Python and Go libraries' unit tests, then every correct example hunted clean (the same
+# summary with --jobs 1 and --jobs 2), and every broken one found, shrunk, and its
+# reproducer replayed to the same violation. Usage: clients/ci.sh [SPLITBRAIN_BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-target/release/splitbrain}
+SEEDS=${SEEDS:-300}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "== Python client: unit tests"
+python3 -m unittest discover -s clients/python -p 'test_*.py'
+echo "== Go client: vet and unit tests"
+(cd clients/go && go vet ./... && go test -count=1 ./...)
+
+summary() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summary"], sort_keys=True))'; }
+
+# A correct example: no violation in $SEEDS seeds, and the same summary whatever the jobs.
+hunt_clean() {
+    local scenario=$1
+    echo "== $scenario: $SEEDS seeds, --jobs 1 and 2, expecting no failure"
+    "$BIN" hunt "$scenario" --seeds "$SEEDS" --jobs 1 --json --no-shrink | summary > "$out/one"
+    "$BIN" hunt "$scenario" --seeds "$SEEDS" --jobs 2 --json --no-shrink | summary > "$out/two"
+    cmp "$out/one" "$out/two" || { echo "error: the jobs changed the summary of $scenario" >&2; exit 1; }
+    grep -q '"failed_seeds": 0' "$out/one" || { echo "error: $scenario failed:" >&2; cat "$out/one" >&2; exit 1; }
+}
+
+# A broken example: the hunt finds it (exit 1), shrinks it, and its reproducer replays the
+# violation (exit 1) twice with the same output.
+hunt_finds() {
+    local scenario=$1 seeds=$2 dir
+    dir="$out/$(basename "$scenario" .ron)"
+    echo "== $scenario: up to $seeds seeds, expecting a violation found, shrunk and replayed"
+    local rc=0
+    "$BIN" hunt "$scenario" --seeds "$seeds" --out "$dir" > "$dir.log" || rc=$?
+    cat "$dir.log"
+    [ "$rc" = 1 ] || { echo "error: the hunt of $scenario exited $rc, not 1 (a violation found)" >&2; exit 1; }
+    local reproducer
+    reproducer=$(ls "$dir"/*.ron | head -1)
+    rc=0; "$BIN" run "$reproducer" > "$out/replay1" || rc=$?
+    [ "$rc" = 1 ] || { echo "error: the reproducer $reproducer exited $rc, not 1" >&2; exit 1; }
+    "$BIN" run "$reproducer" > "$out/replay2" || true
+    cmp "$out/replay1" "$out/replay2" || { echo "error: the replay of $reproducer differs" >&2; exit 1; }
+    echo "replayed: $reproducer"
+}
+
+hunt_clean scenarios/external/python-raft.ron
+hunt_finds scenarios/external/python-forgets-vote.ron 2000
+hunt_clean scenarios/external/go-raft.ron
+hunt_finds scenarios/external/go-broken.ron 2000
+echo "== clients: ok"
