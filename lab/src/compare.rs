@@ -66,6 +66,15 @@ pub enum CompareError {
         /// The name as given.
         name: String,
     },
+    /// An algorithm named with `--algorithms` whose defaults cannot run: it needs a setting
+    /// (`External` needs its `command`).
+    #[error("algorithm {name:?} cannot run with its defaults: {problem}\n  hint: write it as one of the scenario's `designs`, with its settings")]
+    NeedsSettings {
+        /// The name as given.
+        name: String,
+        /// The first rule its defaults break.
+        problem: String,
+    },
     /// An algorithm named twice.
     #[error("algorithm {name:?} is given twice\n  hint: name each algorithm once")]
     GivenTwice {
@@ -235,6 +244,16 @@ fn named_designs(plan: &ComparePlan, scenario: &Scenario) -> Result<Vec<Design>,
             let Some(algorithm) = AlgorithmConfig::default_named(name) else {
                 return Err(CompareError::UnknownAlgorithm { name: name.clone() });
             };
+            let cluster = splitbrain_algorithms::Cluster {
+                nodes: scenario.sim.members as u64,
+            };
+            if let Some(problem) = algorithm.settings().lower(&cluster).1.first() {
+                let problem = format!("`{}`: {}", problem.field, problem.error);
+                return Err(CompareError::NeedsSettings {
+                    name: name.clone(),
+                    problem,
+                });
+            }
             Design {
                 name: algorithm.name().to_string(),
                 source: algorithm.name().to_string(),

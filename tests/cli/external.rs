@@ -278,3 +278,24 @@ fn a_nodes_stderr_goes_into_the_trace_at_its_step_when_asked() {
     let logged = lines.iter().filter(|l| l.contains("\"ev\":\"log\"")).count();
     assert!(logged > 50, "{logged} log lines");
 }
+
+#[test]
+fn compare_refuses_an_external_algorithm_by_name_for_it_needs_its_command() {
+    let out = scratch("compare-by-name").join("out");
+    let o = splitbrain([
+        "compare",
+        "scenarios/raft-partition.ron",
+        "--algorithms",
+        "raft,external",
+        "--seeds",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\"external\" cannot run with its defaults: `command`"), "{err}");
+    assert!(!out.exists(), "nothing written");
+    let list = stdout(&splitbrain(["list"]));
+    assert!(!list.contains("compare --algorithms external"), "{list}");
+}
