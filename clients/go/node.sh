@@ -1,17 +1,24 @@
 #!/bin/sh
-# Runs one of the Go examples as a splitbrain node, building it first when its binary is
-# missing or older than any Go source of the module:
-#   algorithm: External(command: ["sh", "clients/go/node.sh", "raft"])
-# Several nodes start at once (a hunt's workers): one builds while the others wait (flock).
-set -eu
-dir=$(cd "$(dirname "$0")" && pwd)
+# Runs the example node clients/go/examples/$1, building it first into clients/go/bin/$1 when
+# the binary is missing or older than any .go file under clients/go. Several nodes start at
+# once: the build holds clients/go/bin/.lock. Build output goes to stderr (stdout is the
+# protocol). Usage, from anywhere: sh clients/go/node.sh raft
+set -e
 name=$1
-bin="$dir/bin/$name"
-mkdir -p "$dir/bin"
-exec 9>"$dir/bin/.lock"
-flock 9
-if [ ! -x "$bin" ] || [ -n "$(find "$dir" -name '*.go' -newer "$bin" -print -quit)" ]; then
-    (cd "$dir" && go build -o "$bin" "./examples/$name") >&2
+[ -n "$name" ] || { echo "usage: node.sh EXAMPLE" >&2; exit 2; }
+dir=$(cd "$(dirname "$0")" && pwd)
+bin=$dir/bin/$name
+[ -d "$dir/examples/$name" ] || { echo "node.sh: no example $dir/examples/$name" >&2; exit 2; }
+stale() {
+	[ ! -x "$bin" ] || [ -n "$(find "$dir" -name '*.go' -newer "$bin" -print -quit)" ]
+}
+if stale; then
+	mkdir -p "$dir/bin"
+	(
+		flock 9
+		if stale; then
+			cd "$dir" && go build -o "$bin.tmp" "./examples/$name" >&2 && mv "$bin.tmp" "$bin"
+		fi
+	) 9>"$dir/bin/.lock"
 fi
-exec 9>&-
 exec "$bin"

@@ -514,3 +514,22 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 }
+
+func TestServiceRequestsNeedNoDeclaration(t *testing.T) {
+	n := newNode(t, &probe{onTimer: func(c *splitbrain.Ctx, _ string) {
+		c.Send(c.Service, map[string]any{"type": "Range"})
+	}})
+	step(t, n, `{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":3,"seed":7,"restart":false,"durable":null,"mono_ns":10,"wall_ns":20}`)
+	got := step(t, n, `{"type":"timer","name":"tick","mono_ns":11,"wall_ns":21}`)
+	if want := `{"effects":[{"type":"send","to":3,"body":{"type":"Range"}}]}`; got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+	// To a member, the same undeclared type is still an error.
+	n = newNode(t, &probe{onTimer: func(c *splitbrain.Ctx, _ string) {
+		c.Send(0, map[string]any{"type": "Range"})
+	}})
+	step(t, n, `{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":3,"seed":7,"restart":false,"durable":null,"mono_ns":10,"wall_ns":20}`)
+	if reply, err := n.Step([]byte(`{"type":"timer","name":"tick","mono_ns":11,"wall_ns":21}`)); err == nil {
+		t.Fatalf("want an error for an undeclared type to a member, got %s", reply)
+	}
+}
