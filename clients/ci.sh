@@ -50,4 +50,6 @@ hunt_clean scenarios/external/python-raft.ron
 hunt_finds scenarios/external/python-forgets-vote.ron 2000
 hunt_clean scenarios/external/go-raft.ron
 hunt_finds scenarios/external/go-broken.ron 2000
+hunt_clean scenarios/external/go-etcd-election.ron
+hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
 echo "== clients: ok"
