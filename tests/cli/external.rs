@@ -243,13 +243,25 @@ fn a_node_is_a_client_of_the_modeled_etcd_in_its_json_form() {
     let output = run(&write("etcd-ok", "ok"), &["--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report = json(&output);
-    assert_eq!(report["transport"], "Stream", "a service's clients hold a connection");
+    assert_eq!(
+        report["transport"], "Stream",
+        "a service's clients hold a connection"
+    );
     // The first key created leads, with its create revision as term and token.
-    let leaders = report["report"]["leaders"].as_array().expect("leaders").clone();
+    let leaders = report["report"]["leaders"]
+        .as_array()
+        .expect("leaders")
+        .clone();
     assert_eq!(leaders.len(), 1, "{leaders:?}");
     assert!(leaders[0]["term"].as_u64().unwrap() >= 2, "{leaders:?}");
     let kinds = report["report"]["messages"].to_string();
-    for kind in ["\"LeaseGrant\"", "\"LeaseGrantResp\"", "\"Txn\"", "\"TxnResp\"", "\"KeepAlive\""] {
+    for kind in [
+        "\"LeaseGrant\"",
+        "\"LeaseGrantResp\"",
+        "\"Txn\"",
+        "\"TxnResp\"",
+        "\"KeepAlive\"",
+    ] {
         assert!(kinds.contains(kind), "{kind} counted: {kinds}");
     }
     let bad = run(&write("etcd-bad", "bad_request"), &[]);
@@ -263,9 +275,16 @@ fn a_node_is_a_client_of_the_modeled_etcd_in_its_json_form() {
 fn a_nodes_stderr_goes_into_the_trace_at_its_step_when_asked() {
     let path = scenario("logs", "logs", ", stderr: Trace");
     let trace = path.with_extension("jsonl");
-    let output = run(&path, &["--trace", trace.to_str().unwrap(), "--check-determinism"]);
+    let output = run(
+        &path,
+        &["--trace", trace.to_str().unwrap(), "--check-determinism"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stdout(&output).contains("determinism: ok"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("determinism: ok"),
+        "{}",
+        stdout(&output)
+    );
     let text = std::fs::read_to_string(&trace).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     // Each tick's line, at that node and the tick's time, just before the tick itself.
@@ -273,9 +292,16 @@ fn a_nodes_stderr_goes_into_the_trace_at_its_step_when_asked() {
         .iter()
         .position(|l| l.contains("\"ev\":\"log\",\"what\":\"n1 tick 1\""))
         .expect("n1's first tick logged");
-    assert!(lines[at].contains("\"t\":100000000,\"node\":1"), "{}", lines[at]);
+    assert!(
+        lines[at].contains("\"t\":100000000,\"node\":1"),
+        "{}",
+        lines[at]
+    );
     assert!(lines[at + 1].contains("\"node\":1") && lines[at + 1].contains("\"ev\":\"timer\""));
-    let logged = lines.iter().filter(|l| l.contains("\"ev\":\"log\"")).count();
+    let logged = lines
+        .iter()
+        .filter(|l| l.contains("\"ev\":\"log\""))
+        .count();
     assert!(logged > 50, "{logged} log lines");
 }
 
@@ -294,7 +320,10 @@ fn compare_refuses_an_external_algorithm_by_name_for_it_needs_its_command() {
     ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("\"external\" cannot run with its defaults: `command`"), "{err}");
+    assert!(
+        err.contains("\"external\" cannot run with its defaults: `command`"),
+        "{err}"
+    );
     assert!(!out.exists(), "nothing written");
     let list = stdout(&splitbrain(["list"]));
     assert!(!list.contains("compare --algorithms external"), "{list}");

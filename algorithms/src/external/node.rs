@@ -205,9 +205,11 @@ impl ExternalNode {
             }
         }
         if !restart {
+            // A new run. After a crash, the term stays what the node last reported until it
+            // reports another (a term is durable); whom it follows is not.
             self.steps = 0;
+            self.term = 0;
         }
-        self.term = 0;
         self.leader = None;
         let seed = ctx.rng().next_u64() & ((1 << 53) - 1);
         let line = &mut self.line;
