@@ -322,20 +322,30 @@ impl ExternalNode {
         let Some(proc) = self.proc.as_mut() else {
             return self.fail(ctx, "its process is gone".to_string());
         };
-        let reply = match proc.exchange(self.line.as_bytes(), self.setup.deadline) {
-            Ok(reply) => reply,
+        let range = match proc.exchange(self.line.as_bytes(), self.setup.deadline) {
+            Ok(range) => range,
             Err(reason) => return self.fail(ctx, reason),
         };
-        transcript::record(self.me, &self.line, &reply);
-        for line in proc.take_log_lines() {
+        let logs = proc.take_log_lines();
+        // The reply is parsed where it was read: no copy of it is made.
+        let reply = proc.reply(range);
+        transcript::record(self.me, &self.line, reply);
+        let parsed = self.setup.parse::<M>(reply).map_err(|problem| {
+            let text = String::from_utf8_lossy(reply);
+            format!("{problem}; its line: `{}`", shorten(&text))
+        });
+        for line in logs {
             ctx.log(line);
         }
-        match self.parse(&reply) {
-            Ok(acts) => self.act(ctx, acts),
-            Err(problem) => {
-                let text = String::from_utf8_lossy(&reply);
-                self.fail(ctx, format!("{problem}; its line: `{}`", shorten(&text)));
+        match parsed {
+            Ok(parsed) => {
+                self.term = parsed.term.unwrap_or(self.term);
+                if let Some(leader) = parsed.leader {
+                    self.leader = leader.map(NodeId);
+                }
+                Self::act(ctx, parsed.acts);
             }
+            Err(problem) => self.fail(ctx, problem),
         }
     }
 
@@ -356,8 +366,30 @@ impl ExternalNode {
         ));
     }
 
-    /// The reply's effects, checked, and its term and leader taken in.
-    fn parse<M>(&mut self, reply: &[u8]) -> Result<Vec<Act<M>>, String>
+    /// Hands the checked effects to the engine, in order.
+    fn act<M>(ctx: &mut NodeCtx<'_, M>, acts: Vec<Act<M>>) {
+        for act in acts {
+            match act {
+                Act::Send(to, msg) => ctx.send(to, msg),
+                Act::SetTimer(timer, after_ns) => ctx.set_timer(timer, after_ns),
+                Act::SetWallTimer(timer, at) => ctx.set_wall_timer(timer, at),
+                Act::CancelTimer(timer) => ctx.cancel_timer(timer),
+                Act::Persist(state) => ctx.persist(state),
+                Act::Lead(term, token) => ctx.became_leader(term, token),
+                Act::StepDown => ctx.stepped_down(),
+                Act::Write(token) => ctx.write(token),
+                Act::Campaign(term) => ctx.signal(Signal::ElectionStarted { term }),
+                Act::RoundFailed(term) => ctx.signal(Signal::ElectionRoundFailed { term }),
+                Act::Observe(name, value) => ctx.observe(name, value),
+                Act::Disconnect(peer) => ctx.disconnect(peer),
+            }
+        }
+    }
+}
+
+impl NodeSetup {
+    /// The reply's effects, checked, with the term and leader it reports.
+    fn parse<M>(&self, reply: &[u8]) -> Result<Parsed<M>, String>
     where
         M: Message + DeserializeOwned,
     {
@@ -372,13 +404,11 @@ impl ExternalNode {
                 .map_err(|problem| format!("effect {i} (`{}`): {problem}", effect.kind))?;
             acts.push(act);
         }
-        if let Some(term) = reply.term {
-            self.term = term;
-        }
-        if let Some(leader) = reply.leader {
-            self.leader = leader.map(NodeId);
-        }
-        Ok(acts)
+        Ok(Parsed {
+            acts,
+            term: reply.term,
+            leader: reply.leader,
+        })
     }
 
     /// One effect, checked: its type known, its fields those of its type.
@@ -449,10 +479,10 @@ impl ExternalNode {
         M: Message + DeserializeOwned,
     {
         let raw = body.get();
-        if Some(to) == self.setup.service {
+        if Some(to) == self.service {
             let msg: M = serde_json::from_str(raw)
                 .map_err(|e| format!("the body is not a request the service knows ({e}); see docs/protocol-services.md"))?;
-            let kind = self.setup.own_messages + msg.kind();
+            let kind = self.own_messages + msg.kind();
             return Ok(Act::Send(
                 to,
                 Wire::Service {
@@ -467,7 +497,7 @@ impl ExternalNode {
         let head: BodyHead = serde_json::from_str(raw).map_err(|e| {
             format!("the body needs a string `type` (and an integer `term`, if any): {e}")
         })?;
-        let own = &self.setup.names.messages[..self.setup.own_messages];
+        let own = &self.names.messages[..self.own_messages];
         let kind = own.iter().position(|k| *k == head.kind).ok_or_else(|| {
             format!(
                 "message type `{}` was not declared in `hello_ok` (declared: {})",
@@ -488,7 +518,7 @@ impl ExternalNode {
     /// The slot of the timer `name`, one the node declared.
     fn timer(&self, name: Option<&str>) -> Result<ExternalTimer, String> {
         let name = name.ok_or("missing field `name`")?;
-        let own = &self.setup.names.timers[..self.setup.own_timers];
+        let own = &self.names.timers[..self.own_timers];
         let index = own.iter().position(|t| *t == name).ok_or_else(|| {
             format!(
                 "timer `{name}` was not declared in `hello_ok` (declared: {})",
@@ -497,26 +527,13 @@ impl ExternalNode {
         })?;
         Ok(ExternalTimer(to_u16(index)))
     }
+}
 
-    /// Hands the checked effects to the engine, in order.
-    fn act<M>(&mut self, ctx: &mut NodeCtx<'_, M>, acts: Vec<Act<M>>) {
-        for act in acts {
-            match act {
-                Act::Send(to, msg) => ctx.send(to, msg),
-                Act::SetTimer(timer, after_ns) => ctx.set_timer(timer, after_ns),
-                Act::SetWallTimer(timer, at) => ctx.set_wall_timer(timer, at),
-                Act::CancelTimer(timer) => ctx.cancel_timer(timer),
-                Act::Persist(state) => ctx.persist(state),
-                Act::Lead(term, token) => ctx.became_leader(term, token),
-                Act::StepDown => ctx.stepped_down(),
-                Act::Write(token) => ctx.write(token),
-                Act::Campaign(term) => ctx.signal(Signal::ElectionStarted { term }),
-                Act::RoundFailed(term) => ctx.signal(Signal::ElectionRoundFailed { term }),
-                Act::Observe(name, value) => ctx.observe(name, value),
-                Act::Disconnect(peer) => ctx.disconnect(peer),
-            }
-        }
-    }
+/// A reply, checked: its effects, and the term and leader it reports.
+struct Parsed<M> {
+    acts: Vec<Act<M>>,
+    term: Option<u64>,
+    leader: Option<Option<u32>>,
 }
 
 /// Refuses a field the effect's type does not have.

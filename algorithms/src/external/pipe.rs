@@ -12,12 +12,16 @@ use super::settings::Stderr;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The protocol version this simulator speaks (`hello` and `init` say it).
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The read buffer's size: most replies fit many times over.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
 
 /// The least time a new process has to answer `hello`.
 pub const START_DEADLINE: Duration = Duration::from_secs(60);
@@ -45,8 +49,11 @@ pub(crate) struct NodeProc {
     /// Taken only to close it, when the process is dropped.
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
-    /// Bytes read from stdout and not yet consumed.
+    /// Bytes read from stdout: `buf[start..end]` is not consumed yet. Read into directly
+    /// (no copy), grown only for a line longer than it.
     buf: Vec<u8>,
+    start: usize,
+    end: usize,
     /// Where its stderr goes: passed through, kept by a thread, or read after each reply.
     stderr: StderrSink,
     /// What the node declared in `hello_ok`.
@@ -93,24 +100,27 @@ impl NodeProc {
             child,
             stdin: Some(stdin),
             stdout,
-            buf: Vec::with_capacity(4096),
+            buf: vec![0; READ_BUFFER_BYTES],
+            start: 0,
+            end: 0,
             stderr,
             declared: Declared::default(),
             in_exchange: false,
         };
         let hello = format!("{{\"type\":\"hello\",\"protocol\":{PROTOCOL_VERSION}}}\n");
         let line = proc.exchange(hello.as_bytes(), deadline)?;
-        let declared = parse_hello(&line)?;
+        let declared = parse_hello(proc.reply(line))?;
         proc.declared = declared;
         Ok(proc)
     }
 
-    /// Sends one event line (ending in `\n`) and returns the node's one reply line (without
-    /// its `\n`), waiting at most `deadline` of real time.
-    pub fn exchange(&mut self, event: &[u8], deadline: Duration) -> Result<Vec<u8>, String> {
+    /// Sends one event line (ending in `\n`) and returns where the node's one reply line
+    /// (without its `\n`) is: [`NodeProc::reply`] gives it, until the next exchange. Waits at
+    /// most `deadline` of real time.
+    pub fn exchange(&mut self, event: &[u8], deadline: Duration) -> Result<Range<usize>, String> {
         self.in_exchange = true;
-        if !self.buf.is_empty() {
-            let extra = String::from_utf8_lossy(&self.buf).into_owned();
+        if self.start < self.end {
+            let extra = String::from_utf8_lossy(&self.buf[self.start..self.end]).into_owned();
             return Err(format!(
                 "the node wrote more than one line for its last event; the extra: `{}`",
                 shorten(extra.trim_end())
@@ -122,23 +132,33 @@ impl NodeProc {
         if let Err(e) = stdin.write_all(event).and_then(|()| stdin.flush()) {
             return Err(self.gone(&format!("cannot write to its stdin ({e})")));
         }
+        (self.start, self.end) = (0, 0);
         let line = self.read_line(deadline)?;
         self.in_exchange = false;
         Ok(line)
     }
 
-    /// Reads up to the next `\n`, polling the pipe so that a silent node cannot hang the run.
-    fn read_line(&mut self, deadline: Duration) -> Result<Vec<u8>, String> {
+    /// The reply line an exchange returned.
+    pub fn reply(&self, line: Range<usize>) -> &[u8] {
+        &self.buf[line]
+    }
+
+    /// Reads up to the next `\n` into the buffer, polling the pipe so that a silent node
+    /// cannot hang the run; the buffer was emptied by the exchange.
+    fn read_line(&mut self, deadline: Duration) -> Result<Range<usize>, String> {
         let until = Instant::now() + deadline;
-        let mut scanned = 0;
         loop {
-            if let Some(pos) = self.buf[scanned..].iter().position(|&b| b == b'\n') {
-                let end = scanned + pos;
-                let line = self.buf[..end].to_vec();
-                self.buf.drain(..=end);
+            if let Some(pos) = self.buf[self.start..self.end]
+                .iter()
+                .position(|&b| b == b'\n')
+            {
+                let line = self.start..self.start + pos;
+                self.start = line.end + 1;
                 return Ok(line);
             }
-            scanned = self.buf.len();
+            if self.end == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0); // a line longer than the buffer
+            }
             let left = until.saturating_duration_since(Instant::now());
             if !wait_readable(&self.stdout, left) {
                 let _ = self.child.kill();
@@ -150,10 +170,9 @@ impl NodeProc {
                     self.tail_words()
                 ));
             }
-            let mut chunk = [0u8; 8192];
-            match self.stdout.read(&mut chunk) {
+            match self.stdout.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(self.gone("it closed its stdout")),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => self.end += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.gone(&format!("cannot read its stdout ({e})"))),
             }
@@ -189,7 +208,7 @@ impl NodeProc {
 
     /// Whether the process can be used for another run.
     fn is_in_step(&self) -> bool {
-        !self.in_exchange && self.buf.is_empty()
+        !self.in_exchange && self.start == self.end
     }
 }
 
@@ -408,7 +427,8 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// Whether `stdout` has something to read (or is closed) within `wait`.
+/// Whether `stdout` has something to read (or is closed) within `wait` (a signal that
+/// interrupts the wait starts it again: a deadline only ever grows a little).
 #[cfg(unix)]
 fn wait_readable(stdout: &ChildStdout, wait: Duration) -> bool {
     use std::os::unix::io::AsRawFd;
@@ -417,18 +437,14 @@ fn wait_readable(stdout: &ChildStdout, wait: Duration) -> bool {
         events: libc::POLLIN,
         revents: 0,
     };
-    let until = Instant::now() + wait;
+    let ms = libc::c_int::try_from(wait.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
     loop {
-        let left = until.saturating_duration_since(Instant::now());
-        let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
         // SAFETY: one valid pollfd, for the length given.
         let ready = unsafe { libc::poll(&mut fd, 1, ms) };
-        if ready > 0 {
-            return true;
+        if ready >= 0 {
+            return ready > 0;
         }
-        let interrupted =
-            ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
-        if !interrupted && Instant::now() >= until {
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return false;
         }
     }
