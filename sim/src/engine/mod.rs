@@ -380,7 +380,7 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// [`Sim::new`] for processes whose message and timer names are known only at run time
     /// (a node in another language declares them when it starts): `names` replaces
-    /// [`Message::KINDS`](crate::Message::KINDS) and [`TimerKind::NAMES`](crate::TimerKind::NAMES)
+    /// [`Message::KINDS`] and [`TimerKind::NAMES`](crate::TimerKind::NAMES)
     /// everywhere the engine counts, traces or checks them.
     pub fn with_names(
         config: SimConfig,
