@@ -328,3 +328,39 @@ fn compare_refuses_an_external_algorithm_by_name_for_it_needs_its_command() {
     let list = stdout(&splitbrain(["list"]));
     assert!(!list.contains("compare --algorithms external"), "{list}");
 }
+
+#[test]
+fn properties_declared_in_the_scenario_check_the_nodes_observations() {
+    let props = r#", properties: [AtMostOne("lock_held"), NeverDecreases("ticks")]"#;
+    // One holder, ticks that only grow (a restart gives them back from disk): quiet.
+    let ok = run(&scenario("props-ok", "ok", props), &["--json"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    // Two holders: the property named after the observation breaks.
+    let two = run(&scenario("props-two", "double_holder", props), &["--json"]);
+    let violations = json(&two)["report"]["violations"].to_string();
+    assert!(violations.contains("lock_held"), "{violations}");
+    assert!(
+        violations.contains("n0 and n1 both hold lock_held"),
+        "{violations}"
+    );
+    // A node that forgets its ticks at a restart: its `ticks` go back.
+    let back = run(
+        &scenario("props-back", "ignores_durable", props),
+        &["--json"],
+    );
+    let violations = json(&back)["report"]["violations"].to_string();
+    assert!(violations.contains("n2's ticks went from"), "{violations}");
+    // A name no property can have is refused at its place in the file.
+    let bad = splitbrain([
+        "run",
+        scenario("props-bad", "ok", r#", properties: [Unique("Grant")]"#)
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("`Grant` cannot name a property"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -63,6 +63,9 @@ pub struct ExternalClientSettings {
     /// [`ExternalConfig::stderr`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<Stderr>,
+    /// [`ExternalConfig::properties`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Vec<super::Check>>,
     /// [`ExternalClientConfig::service`] (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceSettings>,
@@ -168,6 +171,7 @@ impl Algorithm for ExternalClient {
             deadline: settings.deadline,
             fresh_process: settings.fresh_process,
             stderr: settings.stderr,
+            properties: settings.properties,
         };
         let (nodes, mut problems) = lower_common(common);
         let (service, service_problems) = match settings.service {
@@ -202,6 +206,7 @@ impl Algorithm for ExternalClient {
             deadline: nodes.deadline,
             fresh_process: nodes.fresh_process,
             stderr: nodes.stderr,
+            properties: nodes.properties,
             service: Some(config.service.settings()),
         }
     }
@@ -232,6 +237,10 @@ impl Algorithm for ExternalClient {
 
     fn heartbeat_ns(config: &ExternalClientConfig) -> Nanos {
         config.nodes.heartbeat_ns
+    }
+
+    fn properties(config: &ExternalClientConfig) -> splitbrain_sim::Properties {
+        super::checks::properties(&config.nodes.properties)
     }
 
     fn vary(

@@ -9,6 +9,7 @@
 //! a node); a node that exits, hangs past its deadline or writes a line the protocol does
 //! not allow ends the run with an error naming the node, the step and the line.
 
+mod checks;
 mod client;
 mod names;
 mod node;
@@ -20,6 +21,7 @@ mod tests;
 pub mod transcript;
 mod wire;
 
+pub use checks::Check;
 pub use client::{
     ExternalClient, ExternalClientConfig, ExternalClientSettings, ServiceConfig, ServiceSettings,
 };

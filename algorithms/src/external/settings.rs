@@ -1,6 +1,7 @@
 //! `External(command: [...])` as a scenario writes it: the settings, their rules, and the
 //! run that starts (or reuses) one process per member.
 
+use super::checks::Check;
 use super::names::run_names;
 use super::node::{ExternalNode, NodeSetup};
 use super::pipe::{self, Launch, NodeProc};
@@ -61,6 +62,9 @@ pub struct ExternalSettings {
     /// [`ExternalConfig::stderr`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<Stderr>,
+    /// [`ExternalConfig::properties`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Vec<Check>>,
 }
 
 /// The validated settings.
@@ -81,6 +85,9 @@ pub struct ExternalConfig {
     pub fresh_process: bool,
     /// Where the nodes' stderr goes.
     pub stderr: Stderr,
+    /// Safety properties of the user's own over the nodes' observations, checked at every
+    /// event ([`Check`]).
+    pub properties: Vec<Check>,
 }
 
 /// The heartbeat when none is written.
@@ -97,6 +104,7 @@ impl Default for ExternalConfig {
             deadline_ns: DEFAULT_DEADLINE_NS,
             fresh_process: false,
             stderr: Stderr::Keep,
+            properties: Vec::new(),
         }
     }
 }
@@ -118,6 +126,9 @@ pub enum ExternalError {
         /// `is not a file` or `is not on the PATH`.
         problem: &'static str,
     },
+    /// A declared property that cannot be checked.
+    #[error("{0}")]
+    Property(String),
     /// A timing of zero.
     #[error("`{field}` must be longer than zero")]
     Zero {
@@ -150,6 +161,9 @@ impl SettingError for ExternalError {
                 "a path is taken from the directory splitbrain runs in; a bare name is looked up on the PATH"
             }
             ExternalError::Zero { .. } => "write a duration such as \"100ms\"",
+            ExternalError::Property(_) => {
+                "name each property after the observation it checks: `AtMostOne(\"lock_held\")`"
+            }
             ExternalError::NoService => {
                 "write `service: Etcd()`, `service: ZooKeeper()` or `service: K8sLease()`, with \
                  the service's settings as its own algorithm takes them"
@@ -189,8 +203,15 @@ pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig
         deadline_ns: ns_or(settings.deadline, DEFAULT_DEADLINE_NS),
         fresh_process: settings.fresh_process.unwrap_or(false),
         stderr: settings.stderr.unwrap_or_default(),
+        properties: settings.properties.unwrap_or_default(),
     };
     let mut problems = Vec::new();
+    if let Some(problem) = super::checks::problem(&config.properties) {
+        problems.push(Problem {
+            field: "properties",
+            error: ExternalError::Property(problem),
+        });
+    }
     match config.command.first() {
         None => problems.push(Problem {
             field: "command",
@@ -239,6 +260,7 @@ pub(crate) fn settings_of(config: &ExternalConfig) -> ExternalSettings {
         deadline: Some(DurationText(config.deadline_ns)),
         fresh_process: Some(config.fresh_process),
         stderr: Some(config.stderr),
+        properties: (!config.properties.is_empty()).then(|| config.properties.clone()),
     }
 }
 
@@ -286,6 +308,10 @@ impl Algorithm for External {
 
     fn heartbeat_ns(config: &ExternalConfig) -> Nanos {
         config.heartbeat_ns
+    }
+
+    fn properties(config: &ExternalConfig) -> splitbrain_sim::Properties {
+        super::checks::properties(&config.properties)
     }
 
     fn vary(
