@@ -91,6 +91,24 @@ impl AlgorithmEntry {
         self.ops.default_config(self)
     }
 
+    /// Whether its default configuration can run as it is: false for an algorithm that
+    /// needs a setting (`External` needs its `command`), which only a scenario can give, so
+    /// `compare --algorithms` cannot name it.
+    ///
+    /// ```
+    /// # use splitbrain_algorithms::AlgorithmEntry;
+    /// assert!(AlgorithmEntry::named("raft").unwrap().runs_with_defaults());
+    /// assert!(!AlgorithmEntry::named("external").unwrap().runs_with_defaults());
+    /// ```
+    pub fn runs_with_defaults(&'static self) -> bool {
+        let cluster = Cluster { nodes: 3 };
+        self.default_config()
+            .settings()
+            .lower(&cluster)
+            .1
+            .is_empty()
+    }
+
     /// Whether `name` (any case) names this algorithm.
     pub fn is_named(&self, name: &str) -> bool {
         let name = name.to_ascii_lowercase();

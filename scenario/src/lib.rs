@@ -306,7 +306,7 @@ pub fn default_transport(algorithm: &AlgorithmConfig) -> Transport {
 fn algorithms_with_service_cli() -> String {
     let names: Vec<&str> = splitbrain_algorithms::algorithms()
         .into_iter()
-        .filter(|e| e.has_service)
+        .filter(|e| e.has_service && e.runs_with_defaults())
         .map(|e| e.name)
         .collect();
     match names.split_last() {

@@ -25,14 +25,7 @@ pub fn list(args: &ListArgs) -> u8 {
         crate::outln!("  {:<10} {}", entry.scenario_name, entry.summary);
         let mut names = vec![entry.name];
         names.extend(entry.aliases);
-        let cluster = splitbrain_algorithms::Cluster { nodes: 3 };
-        if entry
-            .default_config()
-            .settings()
-            .lower(&cluster)
-            .1
-            .is_empty()
-        {
+        if entry.runs_with_defaults() {
             crate::outln!("  {:<10} compare --algorithms {}", "", names.join(" | "));
         } else {
             // Its defaults cannot run (`External` needs its command): only a scenario can.
