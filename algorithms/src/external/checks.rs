@@ -72,7 +72,7 @@ pub(crate) fn properties(checks: &[Check]) -> Properties {
         return Properties::new();
     }
     checks.iter().fold(Properties::new(), |all, check| {
-        let name = super::names::intern(&[check.name().to_string()])[0];
+        let name = super::names::intern_one(check.name());
         match check {
             Check::AtMostOne(_) => all.always(name, move |holders: &mut Vec<NodeId>, _, o| {
                 at_most_one(name, holders, o)

@@ -50,6 +50,19 @@ pub(crate) fn intern(names: &[String]) -> &'static [&'static str] {
     list
 }
 
+/// `name` made `'static` once for the whole process: an observation or property name,
+/// looked up without an allocation on every later call (an `observe` effect asks each time).
+pub(crate) fn intern_one(name: &str) -> &'static str {
+    static INTERNED: Mutex<BTreeMap<String, &'static str>> = Mutex::new(BTreeMap::new());
+    let mut interned = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(kept) = interned.get(name) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    interned.insert(name.to_string(), kept);
+    kept
+}
+
 /// The run's names: the nodes' declared ones, then `extra` (a modeled service's own).
 pub(crate) fn run_names(
     declared: &Declared,

@@ -592,8 +592,7 @@ fn value(raw: &RawValue) -> Result<splitbrain_sim::property::Value, String> {
 /// An observation's name, made `'static` once per distinct name (as property names are).
 fn observation_name(name: &str) -> Result<&'static str, String> {
     super::names::check_name(name)?;
-    let list = super::names::intern(&[name.to_string()]);
-    Ok(list[0])
+    Ok(super::names::intern_one(name))
 }
 
 fn to_u16(index: usize) -> u16 {

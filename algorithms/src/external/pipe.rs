@@ -3,9 +3,9 @@
 //! for error messages, and the per-thread pool that keeps processes across the runs of a
 //! hunt (a `--jobs` worker has its own).
 //!
-//! Real time is read here, and only here in the library: a node's deadline per event is a
-//! bound on the real process, never an input to the simulation.
-#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+//! No clock is read here either: a node's deadline is the `poll(2)` timeout of each wait
+//! for its output (a node silent that long is hung), and the waits for a process to exit are
+//! counted sleeps. Real time bounds the OS process; it never enters the simulation.
 
 use super::names::{check_name, Declared};
 use super::settings::Stderr;
@@ -15,13 +15,16 @@ use std::io::{Read, Write};
 use std::ops::Range;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The protocol version this simulator speaks (`hello` and `init` say it).
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The read buffer's size: most replies fit many times over.
 const READ_BUFFER_BYTES: usize = 16 * 1024;
+
+/// The longest reply line a node may write (a node writing without end is stopped here).
+const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The least time a new process has to answer `hello`.
 pub const START_DEADLINE: Duration = Duration::from_secs(60);
@@ -143,10 +146,10 @@ impl NodeProc {
         &self.buf[line]
     }
 
-    /// Reads up to the next `\n` into the buffer, polling the pipe so that a silent node
-    /// cannot hang the run; the buffer was emptied by the exchange.
+    /// Reads up to the next `\n` into the buffer, polling the pipe so that a node silent
+    /// for `deadline` cannot hang the run, and refusing a line past [`MAX_REPLY_BYTES`] (so a
+    /// node writing without end cannot either); the buffer was emptied by the exchange.
     fn read_line(&mut self, deadline: Duration) -> Result<Range<usize>, String> {
-        let until = Instant::now() + deadline;
         loop {
             if let Some(pos) = self.buf[self.start..self.end]
                 .iter()
@@ -157,10 +160,15 @@ impl NodeProc {
                 return Ok(line);
             }
             if self.end == self.buf.len() {
+                if self.buf.len() >= MAX_REPLY_BYTES {
+                    let _ = self.child.kill();
+                    return Err(format!(
+                        "its reply is longer than {MAX_REPLY_BYTES} bytes without a line end (the process was killed)"
+                    ));
+                }
                 self.buf.resize(self.buf.len() * 2, 0); // a line longer than the buffer
             }
-            let left = until.saturating_duration_since(Instant::now());
-            if !wait_readable(&self.stdout, left) {
+            if !wait_readable(&self.stdout, deadline) {
                 let _ = self.child.kill();
                 return Err(format!(
                     "no answer within the deadline of {} (the process was killed){}",
@@ -217,15 +225,10 @@ impl Drop for NodeProc {
     /// before killing it.
     fn drop(&mut self) {
         drop(self.stdin.take());
-        let until = Instant::now() + Duration::from_millis(200);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(2));
+        if exit_status(&mut self.child, 100, Duration::from_millis(2)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -398,19 +401,28 @@ fn keep_tail(stderr: std::process::ChildStderr, tail: Arc<StderrTail>) {
     });
 }
 
-/// `exited with status 1`, `was killed by signal 9`, or `is still running` after a second.
+/// `exited with status 1` or `was killed by signal 9` within about a second, else `did not
+/// exit (it was killed)`.
 fn wait_briefly(child: &mut Child) -> String {
-    let until = Instant::now() + Duration::from_secs(1);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return describe_exit(status),
-            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                return "did not exit (it was killed)".to_string();
-            }
+    match exit_status(child, 200, Duration::from_millis(5)) {
+        Some(status) => describe_exit(status),
+        None => {
+            let _ = child.kill();
+            "did not exit (it was killed)".to_string()
         }
     }
+}
+
+/// `child`'s exit status, asked `tries` times `pause` apart (no clock is read).
+fn exit_status(child: &mut Child, tries: u32, pause: Duration) -> Option<std::process::ExitStatus> {
+    for _ in 0..tries {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => std::thread::sleep(pause),
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 fn describe_exit(status: std::process::ExitStatus) -> String {

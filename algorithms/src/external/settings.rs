@@ -79,7 +79,8 @@ pub struct ExternalConfig {
     /// How long the nodes may take to notice a dead leader and elect another: liveness
     /// allows ten times this after the last fault (default ten heartbeats).
     pub failure_detection_ns: Nanos,
-    /// The longest real time a node may take to answer one event (default 10 s).
+    /// The longest real time a node may stay silent while its answer to an event is awaited
+    /// (default 10 s): a node silent that long is hung.
     pub deadline_ns: Nanos,
     /// Whether a restart starts a new process (default: the same process gets `init` again).
     pub fresh_process: bool,
