@@ -31,6 +31,8 @@ pub struct Checker {
     last_term: Vec<u64>,
     /// `fencing_safety`.
     highest_accepted_token: Option<u64>,
+    /// The term the writer of the highest accepted token believed it led when it sent it.
+    highest_token_term: Option<u64>,
     token_writer: BTreeMap<u64, NodeId>,
     violations: Vec<Violation>,
 }
@@ -96,8 +98,21 @@ impl Checker {
         *last = (*last).min(term);
     }
 
-    /// The resource accepted a write. Returns the invariant it broke, if any.
-    pub fn on_accepted_write(&mut self, now: Nanos, node: NodeId, token: u64) -> Option<Invariant> {
+    /// The resource accepted `node`'s write of `token`, sent while `node` believed it led
+    /// `term` (`None`: it did not). Returns the invariant it broke, if any.
+    pub fn on_accepted_write(
+        &mut self,
+        now: Nanos,
+        node: NodeId,
+        token: u64,
+        term: Option<u64>,
+    ) -> Option<Invariant> {
+        if self
+            .highest_accepted_token
+            .is_none_or(|highest| token >= highest)
+        {
+            self.highest_token_term = term;
+        }
         let mut broken = None;
         if let Some(highest) = self.highest_accepted_token {
             if token < highest {
@@ -125,6 +140,38 @@ impl Checker {
         self.highest_accepted_token =
             Some(self.highest_accepted_token.map_or(token, |h| h.max(token)));
         broken
+    }
+
+    /// The resource rejected `node`'s write of `token` because it had accepted a higher
+    /// token; `node` sent it while it believed it led `term`. Fencing then sides with the
+    /// older leadership if the writer of that higher token led an older term when it wrote
+    /// it: the legitimate leader is locked out and the deposed one's writes still count
+    /// (docs/engine.md, "Checker and measurements"). Returns the invariant it broke, if any.
+    pub fn on_rejected_write(
+        &mut self,
+        now: Nanos,
+        node: NodeId,
+        token: u64,
+        term: Option<u64>,
+    ) -> Option<Invariant> {
+        let (Some(newer), Some(older)) = (term, self.highest_token_term) else {
+            return None;
+        };
+        if newer <= older {
+            return None;
+        }
+        let highest = self.highest_accepted_token?;
+        let writer = self.token_writer.get(&highest).copied().unwrap_or(node);
+        let detail = format!(
+            "the resource rejected token {token} from {node}, leader of term {newer}, in favour of token {highest} from {writer}, leader of the older term {older}"
+        );
+        self.record(Invariant::FencingSafety, now, vec![node, writer], detail)
+    }
+
+    /// Whether a write `node` sent while leading `term` would be rejected in favour of an
+    /// older leadership: see [`Checker::on_rejected_write`].
+    pub(crate) fn locks_out(&self, term: Option<u64>) -> bool {
+        matches!((term, self.highest_token_term), (Some(w), Some(h)) if w > h)
     }
 
     /// Records a liveness failure decided elsewhere (the liveness monitor).
@@ -219,10 +266,10 @@ mod tests {
     #[test]
     fn a_lower_token_accepted_after_a_higher_one_breaks_fencing_safety() {
         let mut checker = Checker::new(2);
-        assert_eq!(checker.on_accepted_write(1, NodeId(0), 1), None);
-        assert_eq!(checker.on_accepted_write(2, NodeId(1), 2), None);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 1, Some(1)), None);
+        assert_eq!(checker.on_accepted_write(2, NodeId(1), 2, Some(2)), None);
         assert_eq!(
-            checker.on_accepted_write(3, NodeId(0), 1),
+            checker.on_accepted_write(3, NodeId(0), 1, Some(1)),
             Some(Invariant::FencingSafety)
         );
     }
@@ -230,11 +277,49 @@ mod tests {
     #[test]
     fn one_token_from_two_writers_breaks_fencing_safety() {
         let mut checker = Checker::new(2);
-        assert_eq!(checker.on_accepted_write(1, NodeId(0), 7), None);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 7, Some(1)), None);
         assert_eq!(
-            checker.on_accepted_write(2, NodeId(1), 7),
+            checker.on_accepted_write(2, NodeId(1), 7, Some(2)),
             Some(Invariant::FencingSafety)
         );
+    }
+
+    #[test]
+    fn a_newer_leaders_write_rejected_for_an_older_ones_token_breaks_fencing_safety() {
+        let mut checker = Checker::new(2);
+        // n1 led term 2 with a wall-clock token of 900; n0 leads term 3 with token 5.
+        assert_eq!(checker.on_accepted_write(1, NodeId(1), 900, Some(2)), None);
+        assert_eq!(
+            checker.on_rejected_write(2, NodeId(0), 5, Some(3)),
+            Some(Invariant::FencingSafety)
+        );
+        assert_eq!(checker.violations()[0].nodes, vec![NodeId(0), NodeId(1)]);
+        assert!(checker.violations()[0].detail.contains("older term 2"));
+    }
+
+    #[test]
+    fn a_deposed_leaders_write_rejected_is_fencing_at_work() {
+        let mut checker = Checker::new(2);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 3, Some(3)), None);
+        // The deposed leader of term 2, and a write sent by no leader at all.
+        assert_eq!(checker.on_rejected_write(2, NodeId(1), 2, Some(2)), None);
+        assert_eq!(checker.on_rejected_write(3, NodeId(1), 2, None), None);
+        // A write of the same term rejected (an older token of the same leader, in flight).
+        assert_eq!(checker.on_rejected_write(4, NodeId(0), 1, Some(3)), None);
+        assert!(checker.violations().is_empty());
+    }
+
+    #[test]
+    fn the_term_of_the_highest_token_follows_the_highest_token_only() {
+        let mut checker = Checker::new(3);
+        assert_eq!(checker.on_accepted_write(1, NodeId(0), 10, Some(1)), None);
+        // Fencing off: a lower token from a newer leader is accepted (and breaks the
+        // monotonic rule), but the highest token is still the term-1 leader's.
+        checker.on_accepted_write(2, NodeId(1), 4, Some(2));
+        assert!(checker.locks_out(Some(2)));
+        assert_eq!(checker.on_accepted_write(3, NodeId(2), 11, Some(3)), None);
+        assert!(!checker.locks_out(Some(3)));
+        assert!(checker.locks_out(Some(4)));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::fmt;
 pub enum Invariant {
     /// No two different nodes claim leadership for the same term or epoch.
     ElectionSafety,
-    /// The resource never accepts a lower token after a higher one, nor one token from two nodes.
+    /// The resource never accepts a lower token after a higher one, nor one token from two
+    /// nodes, nor rejects a write of a newer leadership in favour of an older one's token.
     FencingSafety,
     /// A node's term never goes backwards, restarts included.
     TermMonotonic,

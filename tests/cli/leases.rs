@@ -294,9 +294,16 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
             &format!("at: \"{crash_ms}ms\", do: Crash(Leader)"),
         );
         let wall = run_text(&text);
+        assert_eq!(
+            wall.violated_safety(),
+            vec![Invariant::FencingSafety],
+            "{crash_ms}: fencing sides with the deposed leader"
+        );
+        let first = &wall.violations[0];
         assert!(
-            wall.violated_safety().is_empty(),
-            "fencing holds: no lower token is accepted"
+            first.detail.contains("in favour of token") && first.detail.contains("older term"),
+            "{crash_ms}: {}",
+            first.detail
         );
         assert!(
             wall.counters.locked_out_writes > 0,
@@ -306,6 +313,7 @@ fn a_wall_clock_token_stepped_back_locks_the_new_leader_out_and_the_revision_doe
         assert_eq!(wall.counters.locked_out_writes, wall.writes.rejected_stale);
         let revision = run_text(&text.replace("variant: WallClockToken", "variant: Revision"));
         assert_eq!(revision.counters.locked_out_writes, 0);
+        assert!(revision.violated_safety().is_empty(), "{crash_ms}");
         assert!(revision.leaders.len() >= 2, "the crash failed over");
     }
     // A stale write rejected from the old leader is no lockout.

@@ -308,8 +308,6 @@ pub struct Sim<'t, P: Process> {
     /// `Stream` connections, if the transport is `Stream`.
     connections: crate::connections::Connections<Payload<P::Msg>>,
     resource: Resource,
-    /// The term the writer of the resource's highest accepted token believed it led.
-    highest_token_term: Option<u64>,
     resource_id: NodeId,
     checker: Checker,
     leadership: Leadership,
@@ -418,7 +416,6 @@ impl<'t, P: Process> Sim<'t, P> {
             ),
             connections: Default::default(),
             resource: Resource::new(config.fencing),
-            highest_token_term: None,
             resource_id: NodeId::from(count),
             checker: Checker::new(count),
             leadership: Leadership::new(count),

@@ -587,10 +587,7 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         match verdict {
             WriteVerdict::Accepted => {
-                if self.resource.highest_token() == Some(token) {
-                    self.highest_token_term = term;
-                }
-                let broken = self.checker.on_accepted_write(self.now, from, token);
+                let broken = self.checker.on_accepted_write(self.now, from, token, term);
                 self.flag(broken);
                 let closed_before = self.failovers.done.len();
                 self.failovers
@@ -603,14 +600,16 @@ impl<'t, P: Process> Sim<'t, P> {
                 });
             }
             WriteVerdict::RejectedStale { .. } => {
-                if matches!((term, self.highest_token_term), (Some(w), Some(h)) if w > h) {
+                if self.checker.locks_out(term) {
                     self.counters.locked_out_writes += 1;
                 }
+                let broken = self.checker.on_rejected_write(self.now, from, token, term);
+                self.flag(broken);
                 self.trace_write(EventKind::WriteRejected {
                     token,
                     from,
                     sent_ns,
-                })
+                });
             }
         }
     }
