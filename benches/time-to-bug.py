@@ -9,8 +9,9 @@ search mode and each of N disjoint seed ranges (1..S+1, S+1..2S+1, ...), it runs
                     --time-budget BUDGET --jsonl TMP [--search MODE]
 
 and takes the runs to the first safety violation (the position of the first record of the
---jsonl file whose outcome is `safety_mismatch`: for a plain hunt, first failing seed - A + 1)
-and the wall seconds of the process. A hunt stops after the batch of 64 seeds that holds its
+--jsonl file whose outcome is `safety_mismatch`: for a plain hunt, first failing seed - A + 1;
+a guided hunt writes no --jsonl, so its --json `guided.runs_to_first_failure` is used) and
+the wall and CPU seconds of the process. A hunt stops after the batch of 64 seeds that holds its
 first failing seed; a seed that fails on liveness only (or outgrows its limits) is not the bug,
 so the hunt is started again after it, within the same range and budget. A bug not found
 before the budget ran out shows as "not found in X s".
@@ -20,7 +21,7 @@ Modes: `plain`, `swarm` and `guided` are passed as `--search MODE` when the bina
 scenario's own nemesis setting).
 
 `--correct` instead runs the correct shipped nemesis scenarios over --seeds seeds each
-(--keep-going, no budget) and reports safety violations (expected: 0) and seeds per second.
+(--keep-going, no budget) and reports safety violations (expected: 0) and runs per second.
 
 Output: a markdown table on stdout (or --out FILE) and the raw numbers as JSON (--raw FILE).
 Exit code: 0; 1 if --correct found a safety violation; 2 for bad usage or a hunt that could not
@@ -59,6 +60,7 @@ CORRECT_SCENARIOS = [
 SEARCH_MODES = ("plain", "swarm", "guided")
 DEFAULT_MODE = "default"
 FOUND = "safety_mismatch"
+NOT_SAFETY = ("liveness", "objective", "limit", "panic")
 
 
 class BenchError(Exception):
@@ -159,31 +161,37 @@ def cpu_seconds_of_children():
     return usage.ru_utime + usage.ru_stime
 
 
+def is_safety(key):
+    """Whether a failure key is a safety invariant (not liveness, an objective, a runtime
+    limit, a panic or an expected violation that did not happen)."""
+    return key not in NOT_SAFETY and not key.startswith("missing:")
+
+
 def run_hunt(command, jsonl_path):
-    """Runs one hunt; returns (wall seconds, CPU seconds, --json summary, records of the
-    --jsonl file). CPU seconds (user + system, all threads) tell a loaded machine apart."""
-    if jsonl_path.exists():
-        jsonl_path.unlink()
+    """Runs one hunt, with --jsonl to `jsonl_path` unless it is None; returns (wall seconds,
+    CPU seconds, --json output, records of the --jsonl file or None). CPU seconds (user +
+    system, all threads) tell a loaded machine apart."""
+    if jsonl_path is not None:
+        if jsonl_path.exists():
+            jsonl_path.unlink()
+        command = command + ["--jsonl", str(jsonl_path)]
     cpu_start = cpu_seconds_of_children()
     start = time.monotonic()
-    done = subprocess.run(command + ["--jsonl", str(jsonl_path)], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall_s = time.monotonic() - start
     cpu_s = cpu_seconds_of_children() - cpu_start
     if done.returncode not in (0, 1, 3):
         raise BenchError(f"{' '.join(command)} exited {done.returncode}: "
                          f"{done.stderr.strip()[-2000:]}")
     try:
-        summary = json.loads(done.stdout)
-        lines = jsonl_path.read_text().splitlines()
+        output = json.loads(done.stdout)
+        records = None
+        if jsonl_path is not None:
+            records = [value for value in map(json.loads, jsonl_path.read_text().splitlines())
+                       if "hunt" not in value and "end" not in value]
     except (ValueError, OSError) as error:
         raise BenchError(f"{' '.join(command)}: unreadable output: {error}") from error
-    records = []
-    for line in lines:
-        value = json.loads(line)
-        if "hunt" not in value and "end" not in value:
-            records.append(value)
-    return wall_s, cpu_s, summary, records
+    return wall_s, cpu_s, output, records
 
 
 def budget_seconds(text):
@@ -197,14 +205,43 @@ def budget_seconds(text):
     raise BenchError(f"--budget {text!r}: write a duration such as 20s, 2m or 500ms")
 
 
+def first_bug_in_records(records):
+    """(runs up to and including the first safety violation, its record) or (runs, None)."""
+    for index, record in enumerate(records):
+        if record.get("outcome") == FOUND:
+            return index + 1, record
+    return len(records), None
+
+
+def first_bug_in_summary(output, first_seed):
+    """The same from the --json output alone (a guided hunt writes no --jsonl): runs to the
+    first failure from `guided.runs_to_first_failure` when given, else from the lowest failing
+    seed. Exact unless a run that failed on liveness only came before the first violation."""
+    summary = output.get("summary", {})
+    guided = output.get("guided") or {}
+    failures = [f for f in summary.get("failures", []) + guided.get("failures", [])
+                if is_safety(f.get("key", ""))]
+    runs_run = summary.get("seeds_run", 0) + guided.get("mutants_run", 0)
+    if not failures:
+        return runs_run, None
+    seeds = [f["first_seed"] for f in failures if isinstance(f.get("first_seed"), int)]
+    runs = guided.get("runs_to_first_failure")
+    if runs is None:
+        runs = min(seeds) - first_seed + 1 if seeds else runs_run
+    first = min(seeds) if seeds else failures[0].get("first")
+    found = {"seed": first, "failures": failures}
+    return runs, found
+
+
 def time_to_bug(binary, path, mode, first_seed, end_seed, args, scratch):
     """One range: hunt until a safety violation, the end of the range or the budget."""
     budget_s = budget_seconds(args.budget)
-    jsonl_path = Path(scratch) / "hunt.jsonl"
+    # A guided hunt refuses --jsonl (its mutants are no seed's record).
+    jsonl_path = None if mode == "guided" else Path(scratch) / "hunt.jsonl"
     result = {"scenario": path.stem, "file": os.path.relpath(path, ROOT), "mode": mode,
-              "range": [first_seed, end_seed], "found": False, "runs": 0, "wall_s": 0.0, "cpu_s": 0.0,
-              "restarts": 0, "ended": None, "first_seed": None, "invariants": [],
-              "detail": None}
+              "range": [first_seed, end_seed], "found": False, "runs": 0, "wall_s": 0.0,
+              "cpu_s": 0.0, "restarts": 0, "ended": None, "first_seed": None,
+              "invariants": [], "detail": None}
     seed = first_seed
     while seed < end_seed:
         left_s = budget_s - result["wall_s"]
@@ -212,24 +249,25 @@ def time_to_bug(binary, path, mode, first_seed, end_seed, args, scratch):
             break
         extra = ["--time-budget", f"{max(int(left_s * 1000), 1)}ms", "--out", scratch]
         command = hunt_command(binary, path, seed, end_seed, mode, args, extra)
-        wall_s, cpu_s, summary, records = run_hunt(command, jsonl_path)
+        wall_s, cpu_s, output, records = run_hunt(command, jsonl_path)
         result["wall_s"] += wall_s
         result["cpu_s"] += cpu_s
-        result["ended"] = summary.get("ended")
-        for index, record in enumerate(records):
-            if record.get("outcome") == FOUND:
-                result["found"] = True
-                result["runs"] += index + 1
-                result["first_seed"] = record.get("seed")
-                result["invariants"] = sorted({f["key"] for f in record.get("failures", [])})
-                result["detail"] = (record.get("failures") or [{}])[0].get("detail")
-                return result
-        result["runs"] += len(records)
-        if summary.get("ended") != "first_failure" or not records:
-            break
+        result["ended"] = output.get("ended")
+        if records is None:
+            runs, found = first_bug_in_summary(output, seed)
+        else:
+            runs, found = first_bug_in_records(records)
+        result["runs"] += runs
+        if found is not None:
+            failures = found.get("failures", [])
+            result["found"] = True
+            result["first_seed"] = found.get("seed")
+            result["invariants"] = sorted({f["key"] for f in failures if is_safety(f["key"])})
+            result["detail"] = (failures or [{}])[0].get("detail")
+            return result
         # Stopped by a failure that is not the bug (liveness, a limit): go on after it.
-        last = records[-1].get("seed")
-        if not isinstance(last, int):
+        last = output.get("summary", {}).get("last_seed")
+        if output.get("ended") != "first_failure" or not isinstance(last, int):
             break
         result["restarts"] += 1
         seed = last + 1
@@ -323,31 +361,34 @@ def run_time_to_bug(args, binary, modes):
 
 def run_correct(args, binary, modes):
     results = []
-    lines = ["| scenario | mode | seeds | safety violations | liveness failures | s | seeds/s | "
+    lines = ["| scenario | mode | runs | safety violations | liveness failures | s | runs/s | "
              "CPU s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory(prefix="time-to-bug-") as scratch:
         for path in CORRECT_SCENARIOS:
             for mode in modes:
                 command = hunt_command(binary, path, 1, 1 + args.seeds, mode, args,
                                        ["--keep-going", "--out", scratch])
-                wall_s, cpu_s, summary, records = run_hunt(command,
-                                                           Path(scratch) / "hunt.jsonl")
-                violations = sum(r.get("outcome") == FOUND for r in records)
-                liveness = sum(r.get("outcome") == "liveness_failed" for r in records)
-                other = sorted({r.get("outcome") for r in records} - {"matched", FOUND,
-                                                                       "liveness_failed"})
+                wall_s, cpu_s, output, _ = run_hunt(command, None)
+                summary = output.get("summary", {})
+                guided = output.get("guided") or {}
+                failures = summary.get("failures", []) + guided.get("failures", [])
+                # Seeds (and mutants) that broke each safety invariant.
+                violations = {f["key"]: f["count"] for f in failures if is_safety(f["key"])}
+                liveness = sum(f["count"] for f in failures if f["key"] == "liveness")
+                runs = summary.get("seeds_run", 0) + guided.get("mutants_run", 0)
                 result = {"scenario": path.stem, "file": os.path.relpath(path, ROOT),
-                          "mode": mode, "seeds": len(records), "violations": violations,
-                          "liveness_failures": liveness, "other_outcomes": other,
-                          "wall_s": wall_s, "cpu_s": cpu_s, "ended": summary.get("ended"),
-                          "failures": summary.get("summary", {}).get("failures", [])}
+                          "mode": mode, "runs": runs, "violations": violations,
+                          "liveness_failures": liveness, "wall_s": wall_s, "cpu_s": cpu_s,
+                          "ended": output.get("ended"), "failures": failures}
                 results.append(result)
-                print(f"{path.stem} {mode}: {len(records)} seeds, {violations} violations, "
-                      f"{wall_s:.1f} s", file=sys.stderr, flush=True)
-                lines.append(f"| {path.stem} | {mode} | {len(records):,} | {violations} | "
-                             f"{liveness} | {wall_s:.1f} | {len(records) / wall_s:,.0f} | {cpu_s:.1f} |")
+                shown = ", ".join(f"{k} {n}" for k, n in sorted(violations.items())) or "0"
+                print(f"{path.stem} {mode}: {runs} runs, violations: {shown}, {wall_s:.1f} s",
+                      file=sys.stderr, flush=True)
+                lines.append(f"| {path.stem} | {mode} | {runs:,} | {shown} | {liveness} | "
+                             f"{wall_s:.1f} | {runs / wall_s:,.0f} | {cpu_s:.1f} |")
     header = (f"Correct shipped nemesis hunts, seeds 1..={args.seeds}, `--jobs {args.jobs}`, "
-              "`--keep-going --no-shrink`.\n\n")
+              "`--keep-going --no-shrink`; violations are seeds (and mutants) per broken "
+              "invariant.\n\n")
     return header + "\n".join(lines) + "\n", {"kind": "correct", "results": results}
 
 
