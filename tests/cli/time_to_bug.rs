@@ -9,11 +9,7 @@ use common::{assert_no_panic, json, repo_root, scratch, splitbrain, stdout};
 use std::path::{Path, PathBuf};
 
 /// Found only after thousands of seeds (the benchmark's table): validated, not hunted here.
-const SLOW: &[&str] = &[
-    "raft-forgets-vote.ron",
-    "raft-forgets-vote-no-prevote.ron",
-    "etcd-wallclock-token.ron",
-];
+const SLOW: &[&str] = &["raft-forgets-vote.ron", "raft-forgets-vote-no-prevote.ron"];
 
 /// The invariants the checker knows for the built-in algorithms (docs/scenario-format.md).
 const INVARIANTS: &[&str] = &["election_safety", "fencing_safety", "term_monotonic"];
