@@ -214,7 +214,6 @@
   document.body.appendChild(drawnNote);
 
   const below = el("div", { id: "below" });
-  const left = el("div"), right = el("div");
   const hereSec = el("section", { id: "here" });
   const stateSec = el("section", { id: "state" });
   stateSec.appendChild(el("h2", {}, "State at the cursor"));
@@ -231,8 +230,7 @@
   });
   stateSec.appendChild(stateTable);
   stateSec.appendChild(el("p", { class: "note" }, "Replayed from the events up to and including the cursor's. Role and term are the process's own after its last event; known leader: the last process it handled a message from while that one led in its term. Highlighted: changed by the cursor's event."));
-  left.appendChild(hereSec);
-  left.appendChild(stateSec);
+
   const violSec = el("section", { id: "violations" });
   violSec.appendChild(el("h2", {}, violations.length ? "Invariant violations (" + violations.length + " events)" : "Invariant violations: none"));
   const violList = el("ol");
@@ -248,10 +246,9 @@
   eventsSec.appendChild(el("h2", {}, "Events around the cursor"));
   const evTable = el("table");
   eventsSec.appendChild(evTable);
-  right.appendChild(violSec);
-  right.appendChild(eventsSec);
-  below.appendChild(left);
-  below.appendChild(right);
+  // The cursor's event and the violations side by side; the state and the events below,
+  // each the whole width.
+  for (const sec of [hereSec, violSec, stateSec, eventsSec]) below.appendChild(sec);
   document.body.appendChild(below);
 
   // ---------- the cursor ----------
