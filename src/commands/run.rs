@@ -361,6 +361,8 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         if let Some(html) = &plotted {
             crate::outln!("plots: {}", html.display());
+            let view = html.with_file_name(splitbrain_reports::VIEW_FILE);
+            crate::outln!("step through the run: {}", view.display());
         }
     }
     code
