@@ -5,10 +5,12 @@ use splitbrain_reports::{
     election_messages, leadership_timeline, messages_per_election, sequence_diagram_of,
     sequence_window, AroundFailovers, Block, CapturedWindow, CapturedWindows, Chart,
     FailoverRecorder, ReportDoc, Section, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
-    Table,
+    Table, ViewPage, ViewRecorder, ViewTrace, VIEW_FILE,
 };
 use splitbrain_scenario::Scenario;
-use splitbrain_sim::{format_duration, LimitExceeded, RunError, RunReport};
+use splitbrain_sim::{
+    format_duration, LimitExceeded, Milestone, Nanos, RunError, RunReport, TraceEvent, TraceSink,
+};
 use thiserror::Error;
 
 /// Why the pictures of a run could not be made.
@@ -45,6 +47,71 @@ pub fn recorder() -> FailoverRecorder {
         settle: Settle::RecoveryOrElection,
         first_election: true,
     })
+}
+
+/// The sink that rides along `run --plot`: the sequence diagrams' windows ([`recorder`]) and
+/// the events of the page that steps through the run ([`ViewRecorder`], `run.html`).
+#[derive(Debug)]
+pub struct PlotRecorder {
+    windows: FailoverRecorder,
+    view: ViewRecorder,
+}
+
+impl Default for PlotRecorder {
+    fn default() -> Self {
+        Self {
+            windows: recorder(),
+            view: ViewRecorder::default(),
+        }
+    }
+}
+
+impl PlotRecorder {
+    /// The sequence diagrams' windows and the page's events.
+    pub fn finish(self) -> (CapturedWindows, ViewTrace) {
+        (self.windows.finish_windows(), self.view.finish())
+    }
+}
+
+impl TraceSink for PlotRecorder {
+    fn record(&mut self, event: &TraceEvent) {
+        self.windows.record(event);
+        self.view.record(event);
+    }
+
+    fn milestone(&mut self, now_ns: Nanos, milestone: Milestone<'_>) {
+        self.windows.milestone(now_ns, milestone);
+    }
+}
+
+/// The page that steps through one run (`report` of `scenario`, its events as `trace` kept),
+/// `command` being the command that wrote it: the HTML of `run.html`, for
+/// [`splitbrain_reports::write_run_view`].
+pub fn run_view(
+    scenario: &Scenario,
+    report: &RunReport,
+    trace: &ViewTrace,
+    command: &str,
+) -> String {
+    let page = ViewPage {
+        title: format!(
+            "splitbrain run: {}, seed {}",
+            scenario.name, scenario.sim.seed
+        ),
+        command: command.to_string(),
+        facts: vec![
+            ("algorithm".to_string(), report.algorithm.clone()),
+            ("nodes".to_string(), report.members.to_string()),
+            ("simulated".to_string(), format_duration(report.end_ns)),
+        ],
+        node_names: scenario.algorithm.lifeline_names(scenario.sim.members),
+        violations: report
+            .violations
+            .iter()
+            .map(|v| format!("{}: {}", v.invariant, v.detail))
+            .collect(),
+    };
+    splitbrain_reports::run_view_html(&page, trace)
 }
 
 /// The report of one run's pictures (`report` of `scenario`, with the `windows` its
@@ -267,10 +334,15 @@ fn sections(report: &RunReport, charts: &[Chart]) -> Vec<Section> {
             .map(|c| Block::Chart(c.name.clone()))
             .collect()
     };
+    let step = format!(
+        "{VIEW_FILE}, beside this report, steps through the run event by event: each \
+         process's role, term and state at any event, the messages and faults, and the first \
+         violation (open it in a browser; add #event=N to its address to open at event N)."
+    );
     let mut out = vec![
         Section {
             heading: "Verdicts".to_string(),
-            blocks: vec![Block::List(verdicts)],
+            blocks: vec![Block::List(verdicts), Block::Text(step)],
         },
         Section {
             heading: "Leadership".to_string(),

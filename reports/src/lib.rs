@@ -9,7 +9,8 @@
 //! - [`chart`]: one function per chart, plain data in, a [`Chart`] (SVG, PNG and the numbers
 //!   behind it) out, byte-for-byte deterministic and drawn with an embedded font;
 //! - [`write_report`]: an output folder with `report.md`, a self-contained `report.html`,
-//!   every chart as SVG and PNG and every table of numbers as CSV and JSON.
+//!   every chart as SVG and PNG and every table of numbers as CSV and JSON;
+//! - [`view`]: `run.html`, one run to step through event by event (`run --plot`).
 //!
 //! `docs/reports.md` describes each chart and the files of an output folder.
 
@@ -22,6 +23,7 @@ mod html;
 mod markdown;
 pub mod stats;
 pub mod table;
+pub mod view;
 mod write;
 
 pub use aggregate::{
@@ -41,4 +43,7 @@ pub use doc::{format_seeds, Block, ReportDoc, Section};
 pub use splitbrain_sim::trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
 pub use stats::Distribution;
 pub use table::{Cell, DataTable, Table};
+pub use view::{
+    run_view_html, write_run_view, ViewPage, ViewRecorder, ViewTrace, VIEW_FILE, VIEW_MAX_EVENTS,
+};
 pub use write::{write_report, ReportError, STAGING};

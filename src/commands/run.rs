@@ -145,6 +145,7 @@ fn check_trace_beside_plots(trace: &Path, dir: &Path) -> Result<(), u8> {
     let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     let plotted = [
         "report",
+        "run",
         "timeline",
         "messages_per_election",
         "sequence_election",
@@ -229,7 +230,7 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     let bar = progress_bar(args);
     // The plots' sequence windows are kept during the run itself: no second run.
-    let mut recorder = args.plot.as_ref().map(|_| plot::recorder());
+    let mut recorder = args.plot.as_ref().map(|_| plot::PlotRecorder::default());
     let plot_sink = recorder.as_mut().map(|r| r as &mut dyn TraceSink);
     let outgrown = |e: RunError| {
         let words = format!("{} (seed {})", args.file.display(), scenario.sim.seed);
@@ -310,8 +311,15 @@ pub fn run(args: &RunArgs) -> u8 {
                 ),
             };
             let command = format!("{base}{} --plot {}", design_flags(args), dir.display());
-            let windows = recorder.finish_windows();
-            if let Err(message) = write_plots(&scenario, &report, windows, dir, &command) {
+            let (windows, view) = recorder.finish();
+            let written = write_plots(&scenario, &report, windows, dir, &command);
+            let html = plot::run_view(&scenario, &report, &view, &command);
+            let written = written.and_then(|()| {
+                splitbrain_reports::write_run_view(dir, &html)
+                    .map(|_| ())
+                    .map_err(|e| crate::report_dir::report_write_error(dir, &e))
+            });
+            if let Err(message) = written {
                 eprintln!("error: {message}");
                 return exit::BAD_INPUT;
             }
@@ -353,6 +361,8 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         if let Some(html) = &plotted {
             crate::outln!("plots: {}", html.display());
+            let view = html.with_file_name(splitbrain_reports::VIEW_FILE);
+            crate::outln!("step through the run: {}", view.display());
         }
     }
     code

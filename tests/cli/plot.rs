@@ -81,8 +81,9 @@ fn plotting_twice_gives_the_same_bytes() {
     for ((na, ba), (nb, bb)) in fa.iter().zip(&fb) {
         assert_eq!(na, nb);
         let differs = ba != bb;
-        // The report names its own folder in the command line; everything else is identical.
-        if na.starts_with("report.") {
+        // The report and the page name their own folder in the command line; everything
+        // else is identical.
+        if na.starts_with("report.") || na == "run.html" {
             let (ta, tb) = (String::from_utf8_lossy(ba), String::from_utf8_lossy(bb));
             assert_eq!(
                 ta.replace("twice-a", "X"),
@@ -160,4 +161,133 @@ fn a_plot_folder_that_cannot_be_finished_leaves_no_file_that_looks_complete() {
     assert!(err.contains("  hint: the folder is as it was"), "{err}");
     assert_eq!(file_names(&dir), Vec::<String>::new());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The JSON the run's page (`run.html`) embeds.
+fn view_data(html: &str) -> serde_json::Value {
+    let open = "<script type=\"application/json\" id=\"run-data\">";
+    let start = html.find(open).expect("the page embeds its data") + open.len();
+    let end = start + html[start..].find("</script>").expect("the data ends");
+    serde_json::from_str(&html[start..end]).expect("the embedded data is JSON")
+}
+
+#[test]
+fn run_plot_writes_a_self_contained_page_holding_every_event() {
+    let dir = scratch_path("view-files");
+    let trace = scratch_path("view-files-trace.jsonl");
+    let o = splitbrain([
+        "run",
+        "scenarios/raft-leader-crash.ron",
+        "--plot",
+        dir.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.join("run.html")).unwrap();
+    for remote in ["http://", "https://", "src=", "href=", "@import", "url("] {
+        assert!(!html.contains(remote), "run.html refers to {remote}");
+    }
+    assert!(
+        html.contains("<script>") && html.contains("<style>"),
+        "inline"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let data = view_data(&html);
+    let events = data["events"].as_array().unwrap();
+    assert_eq!(events.len(), lines.len(), "one event per trace line");
+    assert_eq!(data["total"], lines.len());
+    let kinds = data["kinds"].as_array().unwrap();
+    let strings = data["strings"].as_array().unwrap();
+    for (e, line) in events.iter().zip(&lines) {
+        assert_eq!(e[0], line["t"]);
+        assert_eq!(e[1], line["node"]);
+        assert_eq!(e[2], line["local"]);
+        assert_eq!(kinds[e[3].as_u64().unwrap() as usize], line["ev"]);
+        assert_eq!(strings[e[4].as_u64().unwrap() as usize], line["what"]);
+        assert_eq!(
+            (e[5].clone(), e[6].clone()),
+            (line["from"].clone(), line["sent"].clone())
+        );
+        assert_eq!(e[7], line["term"]);
+        assert_eq!(e[8] == 1, line["leader"] == true);
+        let check = &strings[e[9].as_u64().unwrap() as usize];
+        assert_eq!(
+            if check == "" {
+                "ok"
+            } else {
+                check.as_str().unwrap()
+            },
+            line["check"]
+        );
+    }
+    assert_eq!(
+        data["first_violation"],
+        serde_json::Value::Null,
+        "a safe run"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("run.html"), "the report points to the page");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
+fn the_page_of_a_violating_run_opens_at_its_first_violation() {
+    let dir = scratch_path("view-violation");
+    let trace = scratch_path("view-violation-trace.jsonl");
+    let o = splitbrain([
+        "run",
+        "scenarios/raft-broken-forgets-vote.ron",
+        "--plot",
+        dir.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first_bad = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .position(|l| !l.ends_with("\"check\":\"ok\"}"))
+        .expect("the scenario violates");
+    let data = view_data(&std::fs::read_to_string(dir.join("run.html")).unwrap());
+    assert_eq!(data["first_violation"], first_bad);
+    let violations = data["violations"].as_array().unwrap();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.as_str().unwrap().starts_with("election_safety: ")),
+        "{violations:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
+fn the_page_is_the_same_bytes_for_the_same_run() {
+    let pages: Vec<String> = ["view-twice-a", "view-twice-b"]
+        .iter()
+        .map(|name| {
+            let dir = scratch_path(name);
+            let o = splitbrain([
+                "run",
+                "scenarios/raft-broken-forgets-vote.ron",
+                "--plot",
+                dir.to_str().unwrap(),
+                "--quiet",
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            let html = std::fs::read_to_string(dir.join("run.html")).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            // The command line names its own folder; everything else is identical.
+            html.replace(name, "X")
+        })
+        .collect();
+    assert_eq!(pages[0], pages[1]);
 }
