@@ -8,13 +8,15 @@ if [ $# -lt 1 ]; then
     echo "usage: bash tests/browser/run.sh BINARY [--gallery DIR]" >&2
     exit 2
 fi
-if ! command -v chromium >/dev/null 2>&1; then
-    as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-    as_root apt-get install -y --no-install-recommends chromium \
-        || { as_root apt-get update && as_root apt-get install -y --no-install-recommends chromium; }
-fi
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+install() {
+    as_root apt-get install -y --no-install-recommends "$@" \
+        || { as_root apt-get update && as_root apt-get install -y --no-install-recommends "$@"; }
+}
+command -v chromium >/dev/null 2>&1 || install chromium
+command -v node >/dev/null 2>&1 || install nodejs
 if ! command -v node >/dev/null 2>&1; then
-    echo "error: the browser test needs Node (20 or later)" >&2
+    echo "error: the browser test needs Node, and it could not be installed" >&2
     exit 1
 fi
 exec node tests/browser/view.mjs "$@"
