@@ -347,6 +347,7 @@ impl Checker {
         let Some(raw) = raw else {
             return ranges;
         };
+        let interval_written = raw.mean_interval.is_some();
         let durations = [
             (
                 raw.mean_interval,
@@ -394,7 +395,9 @@ impl Checker {
             }
             ranges.max_drift_ppm = drift;
         }
-        self.swarm_interval_fits(ranges.mean_interval_ns, window_ns);
+        if interval_written {
+            self.swarm_interval_fits(ranges.mean_interval_ns, window_ns);
+        }
         ranges
     }
 
@@ -1201,15 +1204,25 @@ pub(crate) fn sim_for_estimate(scenario: &Scenario) -> (SimConfig, u64) {
     if let Some(nemesis) = scenario
         .nemesis
         .as_ref()
-        .filter(|n| n.kinds.contains(&NemesisKind::ClockDrift))
+        .filter(|n| n.kinds_drawn().contains(&NemesisKind::ClockDrift))
     {
-        sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
+        // A swarm seed may draw up to the top of its drift range.
+        let drift_ppm = match nemesis.swarm {
+            true => nemesis.swarm_ranges.max_drift_ppm.1,
+            false => nemesis.max_drift_ppm,
+        };
+        sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(drift_ppm);
     }
     let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
         let window_ns = sim
             .duration_ns
             .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
-        2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
+        // A swarm seed may draw the densest mean interval of its range.
+        let mean_interval_ns = match n.swarm {
+            true => n.swarm_ranges.mean_interval_ns.0,
+            false => n.mean_interval_ns,
+        };
+        2 * window_ns.checked_div(mean_interval_ns).unwrap_or(0)
     });
     (sim, nemesis_faults)
 }

@@ -181,3 +181,31 @@ fn designs_survive_the_round_trip_with_every_setting() {
     assert!(line.starts_with("Etcd(ttl: \"10s\", "), "{line}");
     assert!(!line.contains('\n'), "{line}");
 }
+
+#[test]
+fn a_swarm_mean_interval_range_no_seed_can_run_is_refused() {
+    // 20s - 1s start - 10s quiet: a 9s window, so a 30s mean gap would leave most seeds
+    // without a fault; a zero gap would never end.
+    let rare = r#"Scenario(duration: "20s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (mean_interval: ("1s", "30s"))))"#;
+    let error = parse(rare, ORIGIN).unwrap_err();
+    assert!(
+        matches!(*error.kind, crate::ErrorKind::NemesisTooRare { mean_interval_ns, .. }
+            if mean_interval_ns == 30_000_000_000),
+        "{error:?}"
+    );
+    let zero = r#"Scenario(duration: "20s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (mean_interval: ("0s", "3s"))))"#;
+    let error = parse(zero, ORIGIN).unwrap_err();
+    assert!(
+        matches!(*error.kind, crate::ErrorKind::ZeroMeanInterval),
+        "{error:?}"
+    );
+    // Left out, the range is derived and kept inside the window: no error.
+    let derived = r#"Scenario(duration: "20s", algorithm: Raft(), nemesis: (mean_interval: "8s"))"#;
+    let nemesis = parsed(derived).nemesis.expect("a nemesis");
+    assert_eq!(
+        nemesis.swarm_ranges.mean_interval_ns,
+        (4_000_000_000, 9_000_000_000)
+    );
+}
