@@ -91,6 +91,43 @@ pub struct Reproducer {
     pub replay_verified: bool,
 }
 
+/// Which nemesis configurations found one failure: the kinds every failing seed had on, how
+/// many had each, the spread of their rates, and the first one's whole draw.
+fn print_failing_draws(draws: &splitbrain_lab::hunt::summary::FailingDraws) {
+    let common: Vec<String> = draws
+        .common_kinds
+        .iter()
+        .map(|k| format!("{k:?}"))
+        .collect();
+    let each: Vec<String> = draws
+        .kind_seeds
+        .iter()
+        .map(|(k, seeds)| format!("{k:?} {seeds}"))
+        .collect();
+    let span = |(low, high): (u64, u64)| {
+        format!(
+            "{}..{}",
+            splitbrain_sim::format_duration(low),
+            splitbrain_sim::format_duration(high)
+        )
+    };
+    crate::outln!(
+        "    kinds on in every failing seed: {}",
+        if common.is_empty() {
+            "none in common".to_string()
+        } else {
+            common.join(", ")
+        }
+    );
+    crate::outln!("    failing seeds with each kind on: {}", each.join(", "));
+    crate::outln!(
+        "    mean interval {}, longest fault {}",
+        span(draws.mean_interval_ns),
+        span(draws.longest_fault_ns)
+    );
+    crate::outln!("    first seed drew ({})", draws.first.describe());
+}
+
 /// Prints a hunt's (or merged shards') summary for people; `runs_on` names the algorithm and
 /// the transport it ran on (`raft on Datagram`) when known; `status` says how it ended when
 /// that was not simply every seed.
@@ -141,6 +178,9 @@ pub fn print_summary(
                 group.detail
             );
             crate::outln!("    seeds: {}{more}", seeds.join(" "));
+            if let Some(draws) = &group.nemesis {
+                print_failing_draws(draws);
+            }
         }
     }
     if !quiet {

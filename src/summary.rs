@@ -39,6 +39,9 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
         format_duration(report.end_ns),
         report.events
     );
+    if let Some(drew) = &s.nemesis_drew {
+        crate::outln!("nemesis drew ({})", drew.describe());
+    }
     print_leaders(report);
     print_faults(report);
     print_failovers(report);

@@ -288,6 +288,16 @@ pub enum ErrorKind {
     },
 
     // Validation: nemesis and objective.
+    /// Reads "the swarm range of {setting} is backwards: {low} is above {high}".
+    #[error("the swarm range of {setting} is backwards: {low} is above {high}")]
+    SwarmRangeBackwards {
+        /// The setting, as written in `swarm_ranges`.
+        setting: &'static str,
+        /// The low end, as written.
+        low: String,
+        /// The high end, as written.
+        high: String,
+    },
     /// Reads "the nemesis' mean interval must be longer than zero".
     #[error("the nemesis' mean interval must be longer than zero")]
     ZeroMeanInterval,
@@ -762,6 +772,10 @@ impl ErrorKind {
             ErrorKind::FaultDurationRangeBackwards { .. } => {
                 "write the shortest fault duration first, like (\"100ms\", \"5s\")".to_string()
             }
+            ErrorKind::SwarmRangeBackwards { setting, low, high } => format!(
+                "each seed draws its {setting} between the two ends, the smaller first: \
+                 ({high}, {low})"
+            ),
             ErrorKind::NoServiceProcess { .. }
             | ErrorKind::NoServiceClock { .. }
             | ErrorKind::NoServiceDisk { .. } => {

@@ -103,6 +103,10 @@ pub struct Scenario {
     /// every fault is fixed, else one per fault of `sim.faults`, in the same order, each
     /// quantity there at the low end of its range. [`Scenario::materialize`] draws them.
     pub fault_spreads: Vec<splitbrain_sim::FaultSpread>,
+    /// What the nemesis drew for this seed (its kinds, weights and rates), once
+    /// [`Scenario::materialize`] drew it; `None` before, and without a nemesis. Written as a
+    /// comment in the scenario's RON (a reproducer says what its seed drew), never read back.
+    pub nemesis_drew: Option<nemesis::Drawn>,
 }
 
 impl Scenario {
@@ -125,6 +129,12 @@ impl Scenario {
             // the scenario runs now (compare swaps it), a service is struck only if it has one.
             config.strike_service = s.algorithm.has_service();
             let schedule = nemesis::generate(&config, seed, s.sim.members, s.sim.duration_ns);
+            // A latency swarm mode drew is the run's own network setting: written out with
+            // it, a reproducer runs it without the nemesis.
+            if let Some(latency) = schedule.latency(&config) {
+                s.sim.network.default.latency = latency;
+            }
+            s.nemesis_drew = Some(schedule.drawn(config.swarm));
             s.sim.faults.extend(schedule.faults);
             // Stable: faults at the same time keep their order, so the run is unchanged.
             s.sim.faults.sort_by_key(|f| f.at_ns);

@@ -168,7 +168,32 @@ pub(crate) struct RawNemesis {
     #[serde(default)]
     pub max_loss: Option<f64>,
     #[serde(default)]
+    pub max_fsync: Option<DurationText>,
+    #[serde(default)]
     pub swarm: Option<bool>,
+    #[serde(default)]
+    pub swarm_ranges: Option<RawSwarmRanges>,
+}
+
+/// Where swarm mode draws each seed's rates from; each range absent is derived from the
+/// nemesis' own setting (`splitbrain_sim::nemesis::SwarmRanges::around`).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "swarm_ranges", deny_unknown_fields)]
+pub(crate) struct RawSwarmRanges {
+    #[serde(default)]
+    pub mean_interval: Option<(DurationText, DurationText)>,
+    #[serde(default)]
+    pub longest_fault: Option<(DurationText, DurationText)>,
+    #[serde(default)]
+    pub max_loss: Option<(f64, f64)>,
+    #[serde(default)]
+    pub max_clock_jump: Option<(DurationText, DurationText)>,
+    #[serde(default)]
+    pub max_drift_ppm: Option<(u32, u32)>,
+    #[serde(default)]
+    pub max_fsync: Option<(DurationText, DurationText)>,
+    #[serde(default)]
+    pub latency: Option<(DurationText, DurationText)>,
 }
 
 /// A kind of fault the nemesis may inject.
@@ -189,6 +214,7 @@ pub(crate) enum RawNemesisKind {
     ClockDrift,
     Resign,
     Suspend,
+    SlowDisk,
 }
 
 /// A recovery-time objective.

@@ -11,13 +11,13 @@ use super::error::{
 };
 use super::raw::{
     DurationRange, RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant,
-    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawTarget,
-    RawTransport, ScenarioFile,
+    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawSwarmRanges,
+    RawTarget, RawTransport, ScenarioFile,
 };
 use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
-use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind};
+use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind, SwarmRanges};
 use splitbrain_sim::{
     ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, FixedClock, Invariant, Latency,
     LinkConfig, LinkOverride, NetworkConfig, NodeClock, NodeDisk, PartitionShape, SimConfig,
@@ -197,6 +197,7 @@ impl Checker {
             objective,
             properties: splitbrain_sim::Properties::new(),
             fault_spreads,
+            nemesis_drew: None,
         };
         self.work(&scenario, file_write_every_given);
         scenario
@@ -241,6 +242,7 @@ impl Checker {
 
     fn nemesis(&mut self, raw: RawNemesis, duration_ns: u64) -> NemesisConfig {
         let d = NemesisConfig::default();
+        let kinds_listed = raw.kinds.is_some();
         let kinds = raw.kinds.map_or(d.kinds.clone(), |kinds| {
             kinds.into_iter().map(nemesis_kind).collect()
         });
@@ -280,6 +282,7 @@ impl Checker {
             );
         }
         let max_clock_jump_ns = raw.max_clock_jump.map_or(d.max_clock_jump_ns, |t| t.0);
+        let max_fsync_ns = raw.max_fsync.map_or(d.max_fsync_ns, |t| t.0);
         let paths = [
             ("nemesis.mean_interval", mean_interval_ns),
             ("nemesis.fault_duration[0]", fault_duration_ns.0),
@@ -287,6 +290,7 @@ impl Checker {
             ("nemesis.start", start_ns),
             ("nemesis.quiet", quiet_ns),
             ("nemesis.max_clock_jump", max_clock_jump_ns),
+            ("nemesis.max_fsync", max_fsync_ns),
         ];
         for (path, ns) in paths {
             self.bounded(ns, path);
@@ -305,8 +309,9 @@ impl Checker {
             Some(p) => self.probability(p, "the nemesis' max_loss", "nemesis.max_loss"),
             None => d.max_loss_ppm,
         };
-        let config = NemesisConfig {
+        let mut config = NemesisConfig {
             kinds,
+            kinds_listed,
             mean_interval_ns,
             fault_duration_ns,
             start_ns,
@@ -314,12 +319,129 @@ impl Checker {
             max_clock_jump_ns,
             max_drift_ppm,
             max_loss_ppm,
-            swarm: raw.swarm.unwrap_or(d.swarm),
+            max_fsync_ns,
+            // A scenario with a nemesis hunts in swarm mode unless it says otherwise.
+            swarm: raw.swarm.unwrap_or(true),
+            swarm_ranges: SwarmRanges::default(),
             // Derived from the algorithm when the schedule is drawn (Scenario::materialize).
             strike_service: false,
         };
+        config.swarm_ranges = self.swarm_ranges(raw.swarm_ranges, &config, window_ns);
         self.nemesis_acts(&config, window_ns);
         config
+    }
+
+    /// The ranges swarm mode draws each seed's rates from: as written, else around the
+    /// nemesis' own settings, the mean interval kept where a run has room for its faults.
+    fn swarm_ranges(
+        &mut self,
+        raw: Option<RawSwarmRanges>,
+        config: &NemesisConfig,
+        window_ns: u64,
+    ) -> SwarmRanges {
+        let mut ranges = SwarmRanges::around(config);
+        let fewest_ns = window_ns.div_ceil(MAX_NEMESIS_FAULTS).max(1);
+        let (low, high) = ranges.mean_interval_ns;
+        let low = low.max(fewest_ns.min(config.mean_interval_ns));
+        ranges.mean_interval_ns = (low, high.min(window_ns.max(config.mean_interval_ns)));
+        let Some(raw) = raw else {
+            return ranges;
+        };
+        let interval_written = raw.mean_interval.is_some();
+        let durations = [
+            (
+                raw.mean_interval,
+                "mean_interval",
+                &mut ranges.mean_interval_ns,
+            ),
+            (
+                raw.longest_fault,
+                "longest_fault",
+                &mut ranges.longest_fault_ns,
+            ),
+            (
+                raw.max_clock_jump,
+                "max_clock_jump",
+                &mut ranges.max_clock_jump_ns,
+            ),
+            (raw.max_fsync, "max_fsync", &mut ranges.max_fsync_ns),
+        ];
+        for (range, setting, into) in durations {
+            if let Some((low, high)) = range {
+                *into = self.swarm_range((low.0, high.0), setting, format_duration_ron);
+            }
+        }
+        if let Some((low, high)) = raw.latency {
+            let range = self.swarm_range((low.0, high.0), "latency", format_duration_ron);
+            ranges.latency_ns = Some(range);
+        }
+        if let Some((low, high)) = raw.max_loss {
+            let path = "nemesis.swarm_ranges.max_loss";
+            let low = self.probability(low, "the swarm range of max_loss", path);
+            let high = self.probability(high, "the swarm range of max_loss", path);
+            ranges.max_loss_ppm = self.swarm_range((low, high), "max_loss", |ppm| {
+                format!("{}", f64::from(ppm) / 1e6)
+            });
+        }
+        if let Some(range) = raw.max_drift_ppm {
+            let drift = self.swarm_range(range, "max_drift_ppm", |ppm| ppm.to_string());
+            if drift.1 > 999_999 {
+                self.problem(
+                    "nemesis.swarm_ranges.max_drift_ppm",
+                    ErrorKind::DriftOutOfRange {
+                        drift_ppm: i64::from(drift.1),
+                    },
+                );
+            }
+            ranges.max_drift_ppm = drift;
+        }
+        if interval_written {
+            self.swarm_interval_fits(ranges.mean_interval_ns, window_ns);
+        }
+        ranges
+    }
+
+    /// A range as written, refused if backwards.
+    fn swarm_range<T: PartialOrd + Copy>(
+        &mut self,
+        (low, high): (T, T),
+        setting: &'static str,
+        show: impl Fn(T) -> String,
+    ) -> (T, T) {
+        if low > high {
+            let kind = ErrorKind::SwarmRangeBackwards {
+                setting,
+                low: show(low),
+                high: show(high),
+            };
+            self.problem(format!("nemesis.swarm_ranges.{setting}"), kind);
+        }
+        (low, high)
+    }
+
+    /// Refuses a mean-interval range no seed can run: zero, too dense to run, or too rare
+    /// for one fault per run.
+    fn swarm_interval_fits(&mut self, (low_ns, high_ns): (u64, u64), window_ns: u64) {
+        let path = "nemesis.swarm_ranges.mean_interval";
+        if low_ns == 0 {
+            self.problem(path, ErrorKind::ZeroMeanInterval);
+            return;
+        }
+        let expected = window_ns / low_ns;
+        if expected > MAX_NEMESIS_FAULTS {
+            let kind = ErrorKind::TooManyNemesisFaults {
+                expected,
+                mean_interval_ns: low_ns,
+                window_ns,
+            };
+            self.problem(path, kind);
+        } else if window_ns > 0 && high_ns > window_ns {
+            let kind = ErrorKind::NemesisTooRare {
+                mean_interval_ns: high_ns,
+                window_ns,
+            };
+            self.problem(path, kind);
+        }
     }
 
     /// Refuses listed nemesis kinds that strike nothing in any algorithm the scenario runs
@@ -390,9 +512,11 @@ impl Checker {
             ),
             (NemesisKind::LossBurst, "max_loss", config.max_loss_ppm == 0),
             (NemesisKind::Duplicate, "max_loss", config.max_loss_ppm == 0),
+            (NemesisKind::SlowDisk, "max_fsync", config.max_fsync_ns == 0),
         ];
+        let drawn = config.kinds_drawn();
         for (kind, setting, zero) in sizes {
-            if zero && config.kinds.contains(&kind) {
+            if zero && drawn.contains(&kind) {
                 let kind = ErrorKind::NemesisKindWithoutSize {
                     kind: nemesis_kind_name(kind),
                     setting,
@@ -1080,15 +1204,25 @@ pub(crate) fn sim_for_estimate(scenario: &Scenario) -> (SimConfig, u64) {
     if let Some(nemesis) = scenario
         .nemesis
         .as_ref()
-        .filter(|n| n.kinds.contains(&NemesisKind::ClockDrift))
+        .filter(|n| n.kinds_drawn().contains(&NemesisKind::ClockDrift))
     {
-        sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(nemesis.max_drift_ppm);
+        // A swarm seed may draw up to the top of its drift range.
+        let drift_ppm = match nemesis.swarm {
+            true => nemesis.swarm_ranges.max_drift_ppm.1,
+            false => nemesis.max_drift_ppm,
+        };
+        sim.clocks.max_drift_ppm = sim.clocks.max_drift_ppm.max(drift_ppm);
     }
     let nemesis_faults = scenario.nemesis.as_ref().map_or(0, |n| {
         let window_ns = sim
             .duration_ns
             .saturating_sub(n.start_ns.saturating_add(n.quiet_ns));
-        2 * window_ns.checked_div(n.mean_interval_ns).unwrap_or(0)
+        // A swarm seed may draw the densest mean interval of its range.
+        let mean_interval_ns = match n.swarm {
+            true => n.swarm_ranges.mean_interval_ns.0,
+            false => n.mean_interval_ns,
+        };
+        2 * window_ns.checked_div(mean_interval_ns).unwrap_or(0)
     });
     (sim, nemesis_faults)
 }
@@ -1184,6 +1318,7 @@ fn nemesis_kind_name(kind: NemesisKind) -> &'static str {
         NemesisKind::ClockDrift => "ClockDrift",
         NemesisKind::Resign => "Resign",
         NemesisKind::Suspend => "Suspend",
+        NemesisKind::SlowDisk => "SlowDisk",
     }
 }
 
@@ -1203,5 +1338,6 @@ fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
         RawNemesisKind::ClockDrift => NemesisKind::ClockDrift,
         RawNemesisKind::Resign => NemesisKind::Resign,
         RawNemesisKind::Suspend => NemesisKind::Suspend,
+        RawNemesisKind::SlowDisk => NemesisKind::SlowDisk,
     }
 }

@@ -14,6 +14,15 @@ use splitbrain_sim::{
 pub fn to_ron(scenario: &Scenario) -> String {
     let sim = &scenario.sim;
     let mut out = String::from("Scenario(\n");
+    if let Some(drew) = &scenario.nemesis_drew {
+        // What the seed's nemesis drew, for people: the faults below are what it drew them
+        // into, and a drawn latency is in `network`.
+        out.push_str(&format!(
+            "    // seed {}'s nemesis drew ({})\n",
+            sim.seed,
+            drew.describe()
+        ));
+    }
     let mut field = |name: &str, value: String| {
         out.push_str(&format!("    {name}: {value},\n"));
     };
@@ -406,10 +415,13 @@ fn expect(expect: &Expect) -> String {
 }
 
 fn nemesis(n: &splitbrain_sim::nemesis::NemesisConfig) -> String {
-    let kinds: Vec<String> = n.kinds.iter().map(|k| format!("{k:?}")).collect();
-    format!(
-        "(kinds: [{}], mean_interval: {}, fault_duration: ({}, {}), start: {}, quiet: {}, max_clock_jump: {}, max_drift_ppm: {}, max_loss: {}, swarm: {})",
-        kinds.join(", "),
+    let mut parts = Vec::new();
+    if n.kinds_listed {
+        let kinds: Vec<String> = n.kinds.iter().map(|k| format!("{k:?}")).collect();
+        parts.push(format!("kinds: [{}]", kinds.join(", ")));
+    }
+    parts.push(format!(
+        "mean_interval: {}, fault_duration: ({}, {}), start: {}, quiet: {}, max_clock_jump: {}, max_drift_ppm: {}, max_loss: {}, max_fsync: {}, swarm: {}",
         duration(n.mean_interval_ns),
         duration(n.fault_duration_ns.0),
         duration(n.fault_duration_ns.1),
@@ -418,6 +430,29 @@ fn nemesis(n: &splitbrain_sim::nemesis::NemesisConfig) -> String {
         duration(n.max_clock_jump_ns),
         n.max_drift_ppm,
         probability(n.max_loss_ppm),
+        duration(n.max_fsync_ns),
         n.swarm
-    )
+    ));
+    parts.push(format!("swarm_ranges: {}", swarm_ranges(&n.swarm_ranges)));
+    format!("({})", parts.join(", "))
+}
+
+fn swarm_ranges(r: &splitbrain_sim::nemesis::SwarmRanges) -> String {
+    let durations = |(low, high): (u64, u64)| format!("({}, {})", duration(low), duration(high));
+    let mut out = format!(
+        "(mean_interval: {}, longest_fault: {}, max_loss: ({}, {}), max_clock_jump: {}, max_drift_ppm: ({}, {}), max_fsync: {}",
+        durations(r.mean_interval_ns),
+        durations(r.longest_fault_ns),
+        probability(r.max_loss_ppm.0),
+        probability(r.max_loss_ppm.1),
+        durations(r.max_clock_jump_ns),
+        r.max_drift_ppm.0,
+        r.max_drift_ppm.1,
+        durations(r.max_fsync_ns),
+    );
+    if let Some(latency) = r.latency_ns {
+        out.push_str(&format!(", latency: {}", durations(latency)));
+    }
+    out.push(')');
+    out
 }

@@ -30,6 +30,9 @@ impl StreamId {
     pub const DISK: u64 = 7;
     /// Handler processing times.
     pub const PROCESSING: u64 = 8;
+    /// Swarm mode's per-seed rates and magnitudes (`nemesis::SwarmRanges::draw`): apart from
+    /// [`StreamId::NEMESIS`], so that the rates never shift which kinds and faults are drawn.
+    pub const SWARM: u64 = 9;
     /// The stream of process 0; process `i` draws from `NODE_BASE + i` ([`StreamId::node`]).
     pub const NODE_BASE: u64 = 1_000;
 

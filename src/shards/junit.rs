@@ -173,6 +173,7 @@ mod tests {
             }],
             events: 1,
             coverage: Default::default(),
+            nemesis: None,
         });
         let summary = builder.finish();
         for completeness in [

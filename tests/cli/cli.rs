@@ -1166,9 +1166,10 @@ mod commands {
             "{out}"
         );
         assert!(line("raft-healthy.ron").ends_with("expect Safe"), "{out}");
-        // Seed 41 of the hunt breaks election_safety: a failing seed it states, not a bug.
+        // Seed 23 of the hunt (in swarm mode, the default since its seeds draw their own
+        // rates) breaks election_safety: a failing seed it states, not a bug.
         let file = "scenarios/raft-broken-nemesis.ron";
-        let other = splitbrain(["run", file, "--seed", "41", "--quiet"]);
+        let other = splitbrain(["run", file, "--seed", "23", "--quiet"]);
         assert_exit(&other, 1);
         assert!(
             stderr(&other).contains("on 95% of seeds (expect_rate), not all"),

@@ -26,5 +26,6 @@ mod published_results;
 mod raft_properties;
 mod recipes;
 mod review;
+mod swarm;
 mod time_to_bug;
 mod zookeeper;

@@ -52,13 +52,14 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// [`run_judged`], or `None` once `abort` ends the run.
 fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
-    match run_one(s, None, abort) {
-        Ok(report) => Some(SeedRecord::new(seed, &report, &judge(&s.expect, &report))),
-        Err(RunFailure::Aborted) => None,
-        Err(RunFailure::Outgrown(outgrown)) => Some(SeedRecord::outgrown(seed, &outgrown)),
-        Err(RunFailure::Panicked(message)) => Some(SeedRecord::panicked(seed, message)),
-        Err(RunFailure::Refused(refused)) => Some(SeedRecord::refused(seed, &refused)),
-    }
+    let record = match run_one(s, None, abort) {
+        Ok(report) => SeedRecord::new(seed, &report, &judge(&s.expect, &report)),
+        Err(RunFailure::Aborted) => return None,
+        Err(RunFailure::Outgrown(outgrown)) => SeedRecord::outgrown(seed, &outgrown),
+        Err(RunFailure::Panicked(message)) => SeedRecord::panicked(seed, message),
+        Err(RunFailure::Refused(refused)) => SeedRecord::refused(seed, &refused),
+    };
+    Some(record.with_nemesis(s.nemesis_drew.clone()))
 }
 
 /// How a hunt ended; written in its JSON Lines trailer, so `merge` can tell a finished
@@ -199,6 +200,7 @@ mod tests {
             failures: Vec::new(),
             events: 1,
             coverage: record::Coverage::default(),
+            nemesis: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use splitbrain_scenario::verdict::Outcome;
+use splitbrain_sim::nemesis::Drawn;
 use splitbrain_sim::{Invariant, RunReport};
 
 /// Why a seed failed, under a stable key: an invariant name, `liveness`, or
@@ -137,6 +138,10 @@ pub struct SeedRecord {
     pub events: u64,
     /// The dangerous situations it reached.
     pub coverage: Coverage,
+    /// What the seed's nemesis drew: its kinds with their weights and its rates (swarm mode
+    /// draws them per seed). Absent without a nemesis, and from records written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nemesis: Option<Drawn>,
 }
 
 impl SeedRecord {
@@ -155,6 +160,7 @@ impl SeedRecord {
             failures,
             events: report.events,
             coverage: Coverage::from_report(report),
+            nemesis: None,
         }
     }
 
@@ -171,6 +177,7 @@ impl SeedRecord {
             }],
             events: 0,
             coverage: Coverage::default(),
+            nemesis: None,
         }
     }
 
@@ -188,6 +195,7 @@ impl SeedRecord {
             }],
             events: e.events,
             coverage: Coverage::default(),
+            nemesis: None,
         }
     }
 
@@ -205,7 +213,14 @@ impl SeedRecord {
             }],
             events: 0,
             coverage: Coverage::default(),
+            nemesis: None,
         }
+    }
+
+    /// The record with what the seed's nemesis drew.
+    pub fn with_nemesis(mut self, drew: Option<Drawn>) -> Self {
+        self.nemesis = drew;
+        self
     }
 
     /// Whether the seed's outcome differed from the scenario's `expect`.

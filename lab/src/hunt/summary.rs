@@ -3,6 +3,7 @@
 
 use super::record::{Coverage, SeedRecord, COVERAGE_KINDS};
 use serde::Serialize;
+use splitbrain_sim::nemesis::{Drawn, NemesisKind};
 use std::collections::BTreeMap;
 
 /// How many failing seeds a group lists by number.
@@ -21,6 +22,54 @@ pub struct FailureGroup {
     pub seeds: Vec<u64>,
     /// The first failing seed's detail.
     pub detail: String,
+    /// What the nemesis drew in the failing seeds (absent when none of them had a nemesis).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nemesis: Option<FailingDraws>,
+}
+
+/// What the nemesis drew in the seeds that failed for one reason: which configurations
+/// found the failure. Counts only, so a summary stays small however many seeds fail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailingDraws {
+    /// The kinds enabled in every failing seed (with a nemesis), in kind order.
+    pub common_kinds: Vec<NemesisKind>,
+    /// For each kind enabled in some failing seed, in how many.
+    pub kind_seeds: Vec<(NemesisKind, u64)>,
+    /// The shortest and longest mean gap between faults of the failing seeds.
+    pub mean_interval_ns: (u64, u64),
+    /// The shortest and longest longest-fault of the failing seeds.
+    pub longest_fault_ns: (u64, u64),
+    /// What the first failing seed drew.
+    pub first: Drawn,
+}
+
+impl FailingDraws {
+    fn new(drew: &Drawn) -> Self {
+        let kinds: Vec<NemesisKind> = drew.enabled.iter().map(|(k, _)| *k).collect();
+        let rates = &drew.rates;
+        Self {
+            kind_seeds: kinds.iter().map(|k| (*k, 1)).collect(),
+            common_kinds: kinds,
+            mean_interval_ns: (rates.mean_interval_ns, rates.mean_interval_ns),
+            longest_fault_ns: (rates.longest_fault_ns, rates.longest_fault_ns),
+            first: drew.clone(),
+        }
+    }
+
+    fn add(&mut self, drew: &Drawn) {
+        let on = |kind: &NemesisKind| drew.enabled.iter().any(|(k, _)| k == kind);
+        self.common_kinds.retain(on);
+        for (kind, _) in &drew.enabled {
+            match self.kind_seeds.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, seeds)) => *seeds += 1,
+                None => self.kind_seeds.push((*kind, 1)),
+            }
+        }
+        self.kind_seeds.sort();
+        let widen = |(low, high): (u64, u64), value: u64| (low.min(value), high.max(value));
+        self.mean_interval_ns = widen(self.mean_interval_ns, drew.rates.mean_interval_ns);
+        self.longest_fault_ns = widen(self.longest_fault_ns, drew.rates.longest_fault_ns);
+    }
 }
 
 /// How often each coverage situation was reached.
@@ -139,7 +188,14 @@ impl SummaryBuilder {
                     first_seed: record.seed,
                     seeds: Vec::new(),
                     detail: failure.detail.clone(),
+                    nemesis: None,
                 });
+            if let Some(drew) = &record.nemesis {
+                match &mut group.nemesis {
+                    Some(draws) => draws.add(drew),
+                    None => group.nemesis = Some(FailingDraws::new(drew)),
+                }
+            }
             group.count += 1;
             if group.seeds.len() < SEEDS_LISTED {
                 group.seeds.push(record.seed);

@@ -313,6 +313,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         objective: None,
                         properties: Default::default(),
                         fault_spreads: Vec::new(),
+                        nemesis_drew: None,
                     }
                 },
             )

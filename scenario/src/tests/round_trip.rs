@@ -82,6 +82,82 @@ fn a_nemesis_and_an_objective_survive_the_round_trip() {
 }
 
 #[test]
+fn swarm_ranges_and_slow_disks_survive_the_round_trip() {
+    let source = r#"Scenario(
+        duration: "60s",
+        algorithm: Raft(),
+        nemesis: (kinds: [Crash, SlowDisk], max_fsync: "800ms",
+                  swarm_ranges: (mean_interval: ("1s", "10s"), longest_fault: ("200ms", "4s"),
+                                 max_loss: (0.0, 0.3), max_clock_jump: ("10ms", "3s"),
+                                 max_drift_ppm: (100, 20000), max_fsync: ("50ms", "2s"),
+                                 latency: ("1ms", "40ms"))),
+    )"#;
+    let scenario = parsed(source);
+    let nemesis = scenario.nemesis.as_ref().expect("a nemesis");
+    assert!(nemesis.swarm, "a nemesis hunts in swarm mode by default");
+    assert!(nemesis.kinds_listed);
+    assert_eq!(nemesis.max_fsync_ns, 800_000_000);
+    let r = &nemesis.swarm_ranges;
+    assert_eq!(r.mean_interval_ns, (1_000_000_000, 10_000_000_000));
+    assert_eq!(r.longest_fault_ns, (200_000_000, 4_000_000_000));
+    assert_eq!(r.max_loss_ppm, (0, 300_000));
+    assert_eq!(r.max_clock_jump_ns, (10_000_000, 3_000_000_000));
+    assert_eq!(r.max_drift_ppm, (100, 20_000));
+    assert_eq!(r.max_fsync_ns, (50_000_000, 2_000_000_000));
+    assert_eq!(r.latency_ns, Some((1_000_000, 40_000_000)));
+    let text = to_ron(&scenario);
+    assert_eq!(parse(&text, "elsewhere.ron"), Ok(scenario), "\n{text}");
+    assert_eq!(to_ron(&parsed(&text)), text, "canonical");
+}
+
+#[test]
+fn a_nemesis_without_ranges_or_kinds_round_trips_and_says_swarm_false_when_written() {
+    let plain = parsed(r#"Scenario(duration: "60s", algorithm: Raft(), nemesis: (swarm: false))"#);
+    let nemesis = plain.nemesis.as_ref().expect("a nemesis");
+    assert!(!nemesis.swarm && !nemesis.kinds_listed);
+    let text = to_ron(&plain);
+    assert!(!text.contains("kinds:"), "{text}");
+    assert_eq!(parse(&text, "elsewhere.ron"), Ok(plain));
+    let swarm = parsed(r#"Scenario(duration: "60s", algorithm: Raft(), nemesis: ())"#);
+    assert!(swarm.nemesis.as_ref().expect("a nemesis").swarm);
+    assert_eq!(parse(&to_ron(&swarm), "elsewhere.ron"), Ok(swarm));
+}
+
+#[test]
+fn a_materialized_swarm_seed_carries_its_draw_and_its_latency() {
+    let source = r#"Scenario(duration: "60s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (latency: ("2ms", "30ms"))))"#;
+    let scenario = parsed(source);
+    let run = scenario.materialize(5);
+    let drew = run.nemesis_drew.as_ref().expect("the seed's draw");
+    assert!(drew.swarm);
+    let latency = drew.rates.latency_max_ns.expect("a drawn latency");
+    assert!((2_000_000..=30_000_000).contains(&latency));
+    assert_eq!(
+        run.sim.network.default.latency,
+        splitbrain_sim::Latency::Uniform(2_000_000, latency)
+    );
+    let text = to_ron(&run);
+    assert!(text.contains("// seed 5's nemesis drew (swarm: "), "{text}");
+    // The written seed runs what it ran: the drawn latency is in its network.
+    let back = parse(&text, "elsewhere.ron").expect("a valid scenario");
+    assert_eq!(back.sim.network, run.sim.network);
+    assert_eq!(back.sim.faults, run.sim.faults);
+}
+
+#[test]
+fn a_backwards_swarm_range_is_refused_with_where_it_is() {
+    let source = r#"Scenario(duration: "60s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (max_fsync: ("2s", "1s"))))"#;
+    let error = parse(source, ORIGIN).unwrap_err();
+    assert_eq!(
+        error.message(),
+        "the swarm range of max_fsync is backwards: 2s is above 1s"
+    );
+    assert_eq!(error.location.map(|(line, _)| line), Some(2));
+}
+
+#[test]
 fn designs_survive_the_round_trip_with_every_setting() {
     let source = r#"Scenario(
         algorithm: Raft(),
@@ -104,4 +180,32 @@ fn designs_survive_the_round_trip_with_every_setting() {
     let line = algorithm_line(&scenario.designs[0].algorithm);
     assert!(line.starts_with("Etcd(ttl: \"10s\", "), "{line}");
     assert!(!line.contains('\n'), "{line}");
+}
+
+#[test]
+fn a_swarm_mean_interval_range_no_seed_can_run_is_refused() {
+    // 20s - 1s start - 10s quiet: a 9s window, so a 30s mean gap would leave most seeds
+    // without a fault; a zero gap would never end.
+    let rare = r#"Scenario(duration: "20s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (mean_interval: ("1s", "30s"))))"#;
+    let error = parse(rare, ORIGIN).unwrap_err();
+    assert!(
+        matches!(*error.kind, crate::ErrorKind::NemesisTooRare { mean_interval_ns, .. }
+            if mean_interval_ns == 30_000_000_000),
+        "{error:?}"
+    );
+    let zero = r#"Scenario(duration: "20s", algorithm: Raft(),
+        nemesis: (swarm_ranges: (mean_interval: ("0s", "3s"))))"#;
+    let error = parse(zero, ORIGIN).unwrap_err();
+    assert!(
+        matches!(*error.kind, crate::ErrorKind::ZeroMeanInterval),
+        "{error:?}"
+    );
+    // Left out, the range is derived and kept inside the window: no error.
+    let derived = r#"Scenario(duration: "20s", algorithm: Raft(), nemesis: (mean_interval: "8s"))"#;
+    let nemesis = parsed(derived).nemesis.expect("a nemesis");
+    assert_eq!(
+        nemesis.swarm_ranges.mean_interval_ns,
+        (4_000_000_000, 9_000_000_000)
+    );
 }
