@@ -26,4 +26,5 @@ mod published_results;
 mod raft_properties;
 mod recipes;
 mod review;
+mod stepping;
 mod zookeeper;
