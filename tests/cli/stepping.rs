@@ -206,3 +206,13 @@ fn trace_filters_keep_the_nodes_and_window_asked_for_and_run_wide_events() {
     let out = splitbrain(["run", SCENARIO, "--trace-window", "1s..2s"]);
     assert_eq!(out.status.code(), Some(2), "needs --trace");
 }
+
+#[test]
+fn a_coordination_service_shows_as_a_service_with_its_own_state() {
+    let out = splitbrain(["run", "scenarios/etcd-holder-stall.ron", "--stop-at", "3s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\netcd: Service, term "), "{text}");
+    assert!(text.contains("  state: revision="), "{text}");
+    assert!(text.contains("  state: phase=Leading"), "{text}");
+}
