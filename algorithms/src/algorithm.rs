@@ -255,9 +255,14 @@ pub fn run_named_processes<P: Process>(
     names: splitbrain_sim::Names,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
+    // A stepped run counts trace events (a stop may name one; the snapshot tells the
+    // number): without a sink of the caller's, one that only hashes is handed them.
+    let mut counter = splitbrain_sim::TraceHasher::default();
     let mut sim = Sim::with_names(sim, info, processes, names);
-    if let Some(sink) = options.trace {
-        sim = sim.with_trace(sink);
+    match options.trace {
+        Some(sink) => sim = sim.with_trace(sink),
+        None if options.step.is_some() => sim = sim.with_trace(&mut counter),
+        None => {}
     }
     if let Some(progress) = options.progress {
         sim = sim.with_progress(progress);
@@ -271,5 +276,10 @@ pub fn run_named_processes<P: Process>(
     if let Some(properties) = options.properties {
         sim = sim.with_properties(properties);
     }
-    sim.run()
+    let Some(step) = options.step else {
+        return sim.run();
+    };
+    let reached = sim.run_until(step.at)?;
+    *step.snapshot = Some((reached, sim.inspect()));
+    Ok(sim.finish_here())
 }

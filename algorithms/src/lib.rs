@@ -222,6 +222,21 @@ pub struct RunOptions<'a> {
     /// [`splitbrain_sim::Sim::with_properties`]); a break is a violation named after the
     /// property. Borrowed: every run makes fresh property states from it.
     pub properties: Option<&'a Properties>,
+    /// Stops the run at a point instead of its end and keeps a snapshot of it there
+    /// (`splitbrain run --stop-at`); the report is then the run so far.
+    pub step: Option<Step<'a>>,
+}
+
+/// Where to stop a run, and where to put what it looked like there ([`RunOptions::step`]).
+pub struct Step<'a> {
+    /// The stop.
+    pub at: splitbrain_sim::engine::StopAt,
+    /// Set to whether the run got to the stop and the snapshot taken there (or at the end,
+    /// if the run ended first).
+    pub snapshot: &'a mut Option<(
+        splitbrain_sim::engine::Reached,
+        splitbrain_sim::engine::Snapshot,
+    )>,
 }
 
 impl<'a> RunOptions<'a> {
@@ -245,6 +260,10 @@ impl<'a> RunOptions<'a> {
             max_events: self.max_events,
             stop: self.stop,
             properties: self.properties,
+            step: self.step.map(|step| Step {
+                at: step.at,
+                snapshot: step.snapshot,
+            }),
         }
     }
 }

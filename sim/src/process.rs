@@ -497,4 +497,14 @@ pub trait Process {
     fn learns_leader_on_demand(&self) -> bool {
         false
     }
+
+    /// The process's own state, for a person stepping through a run (`splitbrain run
+    /// --stop-at`, [`Sim::inspect`](crate::Sim::inspect)): named values such as a Raft
+    /// node's `role`, `voted_for`, `log_length` or a lease's deadline, in the order to show
+    /// them. The engine knows no algorithm: it shows these as given, beside what it knows
+    /// itself (term, leadership belief, timers, clocks, disk, messages). Read-only, never
+    /// called during a run. Default: nothing.
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }

@@ -247,6 +247,19 @@ impl EventQueue {
         (pos != NOT_QUEUED).then(|| self.heap[pos as usize].time)
     }
 
+    /// Every queued event that is not a timer, in no particular order (for inspecting a
+    /// stopped run: O(n), never called per event).
+    pub(crate) fn other_entries(&self) -> Vec<Entry> {
+        let mut all: Vec<Entry> = self.few.iter().map(|Earliest(e)| *e).collect();
+        if let Some(many) = &self.many {
+            all.extend(many.current.iter().copied());
+            all.extend(many.early.iter().map(|Earliest(e)| *e));
+            all.extend(many.ring.iter().flatten().copied());
+            all.extend(many.far.iter().map(|Earliest(e)| *e));
+        }
+        all
+    }
+
     fn is_slot(&self, handle: u32) -> bool {
         (handle as usize) < self.slot_pos.len()
     }

@@ -8,4 +8,5 @@ pub mod hunt;
 pub mod list;
 pub mod merge;
 pub mod run;
+pub mod step;
 pub mod sweep;

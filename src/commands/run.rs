@@ -1,5 +1,6 @@
 //! `splitbrain run`: one deterministic run of one scenario.
 
+use super::step;
 use crate::args::{LimitArgs, OnOff};
 use crate::exit;
 use crate::output::OutputFile;
@@ -9,12 +10,14 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use splitbrain_algorithms::RunOptions;
+use splitbrain_algorithms::Step;
 use splitbrain_lab::group::{revalidate, shell_word};
 use splitbrain_lab::plot;
 use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism};
 use splitbrain_lab::sweep::{self, ParamError};
 use splitbrain_scenario::verdict::{describe_expect, judge, judge_objective, Outcome};
 use splitbrain_scenario::{self as scenario, Scenario};
+use splitbrain_sim::engine::{Reached, Snapshot, StopAt};
 use splitbrain_sim::{JsonLinesWriter, Nanos, RunError, RunReport, Tee, TraceSink};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -54,6 +57,27 @@ pub struct RunArgs {
     /// Write one JSON line per event to this file (columns: docs/trace-format.md).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub trace: Option<PathBuf>,
+    /// Write to --trace only the events of these processes (indexes, comma-separated: 0,2;
+    /// a service is the index after the last member). Run-wide events (faults, heals,
+    /// liveness) are kept, and a write at the resource when its writer is kept.
+    #[arg(
+        long,
+        value_name = "I,J",
+        value_delimiter = ',',
+        requires = "trace",
+        help_heading = "Output"
+    )]
+    pub trace_nodes: Option<Vec<u32>>,
+    /// Write to --trace only the events in this window of true time, both ends included
+    /// (5s..10s; ..2s and 30s.. leave one end open).
+    #[arg(long, value_name = "FROM..TO", value_parser = step::parse_window, requires = "trace", help_heading = "Output")]
+    pub trace_window: Option<step::Window>,
+    /// Stop the run at a true time (12.5s, the scenario's duration syntax) or after trace
+    /// event number N ('#1234': the line number in an unfiltered --trace file) and print
+    /// every process's state and the messages in flight there; the exit code is the
+    /// verdict so far. With --json, as JSON.
+    #[arg(long, value_name = "WHEN", value_parser = step::parse_stop_at, conflicts_with_all = ["check_determinism", "plot"], help_heading = "Stepping")]
+    pub stop_at: Option<StopAt>,
     /// Print the results as JSON instead of tables.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
@@ -89,6 +113,9 @@ struct JsonOutput<'a> {
     replay: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     determinism: Option<Determinism>,
+    /// With `--stop-at`: whether the run got there, and every process's state there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<Stopped<'a>>,
     /// What the modeled system did to the settings as written (a negotiated session, a
     /// raised TTL); left out when they ran as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -97,6 +124,14 @@ struct JsonOutput<'a> {
     /// `Stream`, `Stream(timeout: "2s")`).
     transport: String,
     report: &'a RunReport,
+}
+
+/// `--stop-at`'s result in the `--json` document.
+#[derive(Serialize)]
+struct Stopped<'a> {
+    reached: Reached,
+    #[serde(flatten)]
+    snapshot: &'a Snapshot,
 }
 
 /// Refuses, before the run, outputs that would destroy the scenario file or each other: a
@@ -225,6 +260,10 @@ pub fn run(args: &RunArgs) -> u8 {
     let expect_rate_ppm = scenario.expect_rate_ppm;
     // The nemesis (if any) draws this seed's faults, exactly as `hunt` does for this seed.
     let scenario = scenario.materialize(scenario.sim.seed);
+    if let Err(message) = check_stepping(args, &scenario) {
+        eprintln!("error: {}: {message}", args.file.display());
+        return exit::BAD_INPUT;
+    }
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
@@ -249,8 +288,18 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         exit::BAD_INPUT
     };
+    let mut stopped: Option<(Reached, Snapshot)> = None;
+    let step = args.stop_at.map(|at| Step {
+        at,
+        snapshot: &mut stopped,
+    });
+    let filter = TraceFilter {
+        nodes: args.trace_nodes.as_deref(),
+        window: args.trace_window,
+        processes: scenario.sim.members + usize::from(scenario.algorithm.has_service()),
+    };
     let report = match &args.trace {
-        Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &bar) {
+        Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &filter, step, &bar) {
             Ok(report) => report,
             Err(TracedRunError::Outgrown(e)) => return outgrown(e),
             Err(TracedRunError::Output(message)) => {
@@ -258,7 +307,7 @@ pub fn run(args: &RunArgs) -> u8 {
                 return exit::BAD_INPUT;
             }
         },
-        None => match run_observed(&scenario, plot_sink, &bar) {
+        None => match run_observed(&scenario, plot_sink, step, &bar) {
             Ok(report) => report,
             Err(e) => return outgrown(e),
         },
@@ -337,6 +386,10 @@ pub fn run(args: &RunArgs) -> u8 {
             exit_code: code,
             replay,
             determinism,
+            stopped: stopped.as_ref().map(|(reached, snapshot)| Stopped {
+                reached: *reached,
+                snapshot,
+            }),
             adjustments,
             transport: scenario::transport_line(&scenario.sim.network.transport),
             report: &report,
@@ -351,7 +404,11 @@ pub fn run(args: &RunArgs) -> u8 {
             file: &args.file,
             replay: &replay,
         };
-        if args.quiet {
+        if let Some((reached, snapshot)) = &stopped {
+            let names = scenario.algorithm.lifeline_names(scenario.sim.members);
+            step::print_snapshot(*reached, snapshot, &names);
+            summary::print_verdict(&context, &report, &outcome);
+        } else if args.quiet {
             summary::print_verdict(&context, &report, &outcome);
         } else {
             summary::print(&context, &report, &outcome);
@@ -471,6 +528,8 @@ fn run_traced_to_file(
     scenario: &Scenario,
     path: &Path,
     also: Option<&mut dyn TraceSink>,
+    filter: &TraceFilter,
+    step: Option<Step<'_>>,
     bar: &Option<ProgressBar>,
 ) -> Result<RunReport, TracedRunError> {
     // Watching for signals before the file exists: none can strike in between.
@@ -479,9 +538,16 @@ fn run_traced_to_file(
     }
     let mut file = OutputFile::create(path).map_err(TracedRunError::Output)?;
     let mut writer = JsonLinesWriter::new(file.writer());
-    let report = match also {
-        Some(other) => run_observed(scenario, Some(&mut Tee(&mut writer, other)), bar),
-        None => run_observed(scenario, Some(&mut writer), bar),
+    let report = {
+        let mut filtered = filter.around(&mut writer);
+        let to_file: &mut dyn TraceSink = match filtered.as_mut() {
+            Some(f) => f,
+            None => &mut writer,
+        };
+        match also {
+            Some(other) => run_observed(scenario, Some(&mut Tee(to_file, other)), step, bar),
+            None => run_observed(scenario, Some(to_file), step, bar),
+        }
     };
     let finished = writer.finish();
     let report = match report {
@@ -518,9 +584,10 @@ fn remove_on_signal(partial: std::path::PathBuf) {
 
 /// Runs `scenario`, moving `bar` (if any) along in simulated time: the bar appears once the
 /// run has taken [`PROGRESS_AFTER`], whatever its estimate said.
-fn run_observed(
+fn run_observed<'a>(
     scenario: &Scenario,
-    trace: Option<&mut dyn TraceSink>,
+    trace: Option<&'a mut dyn TraceSink>,
+    step: Option<Step<'a>>,
     bar: &Option<ProgressBar>,
 ) -> Result<RunReport, RunError> {
     // The wall clock only decides when the bar appears, never what the run computes.
@@ -542,6 +609,7 @@ fn run_observed(
         // Shortened to as long as `advance` lives.
         ..RunOptions {
             trace,
+            step,
             ..RunOptions::default()
         }
         .shorten()
@@ -561,4 +629,64 @@ fn progress_bar(args: &RunArgs) -> Option<ProgressBar> {
         .expect("a valid progress template");
     bar.set_style(style);
     Some(bar)
+}
+
+/// `--trace-nodes` and `--trace-window`, as given.
+struct TraceFilter<'a> {
+    nodes: Option<&'a [u32]>,
+    window: Option<step::Window>,
+    /// The run's processes (members and service): the ids `--trace-nodes` may name.
+    processes: usize,
+}
+
+impl TraceFilter<'_> {
+    /// A sink passing on to `inner` what the filters keep; `None` without filters, so that
+    /// the unfiltered trace is written exactly as before.
+    fn around<'s>(&self, inner: &'s mut dyn TraceSink) -> Option<step::Filtered<'s>> {
+        if self.nodes.is_none() && self.window.is_none() {
+            return None;
+        }
+        let nodes = self.nodes.map(|ids| {
+            let mut kept = vec![false; self.processes];
+            for id in ids {
+                kept[*id as usize] = true;
+            }
+            kept
+        });
+        Some(step::Filtered {
+            inner,
+            nodes,
+            window: self.window,
+            resource: splitbrain_sim::NodeId::from(self.processes),
+        })
+    }
+}
+
+/// Refuses a `--stop-at` past the run's end and a `--trace-nodes` id that is no process.
+fn check_stepping(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
+    let duration_ns = scenario.sim.duration_ns;
+    if let Some(StopAt::Time(at_ns)) = args.stop_at {
+        if at_ns > duration_ns {
+            return Err(format!(
+                "--stop-at {} is past the run's end ({})\n  hint: stop at {} or earlier",
+                splitbrain_sim::format_duration(at_ns),
+                splitbrain_sim::format_duration(duration_ns),
+                splitbrain_sim::format_duration(duration_ns)
+            ));
+        }
+    }
+    let processes = scenario.sim.members + usize::from(scenario.algorithm.has_service());
+    if let Some(bad) = args
+        .trace_nodes
+        .iter()
+        .flatten()
+        .find(|id| **id as usize >= processes)
+    {
+        return Err(format!(
+            "--trace-nodes {bad}: the run has processes 0 to {}\n  hint: members are 0..{}",
+            processes - 1,
+            scenario.sim.members
+        ));
+    }
+    Ok(())
 }

@@ -26,6 +26,7 @@ mod published_results;
 mod raft_properties;
 mod recipes;
 mod review;
+mod stepping;
 mod swarm;
 mod time_to_bug;
 mod zookeeper;

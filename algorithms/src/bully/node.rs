@@ -267,4 +267,22 @@ impl Process for BullyNode {
             _ => None,
         }
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let v = &self.volatile;
+        let mut fields = vec![
+            ("role", format!("{:?}", v.role)),
+            ("highest_epoch", self.durable.highest_epoch.to_string()),
+        ];
+        if let Some(a) = v.followed {
+            fields.push((
+                "followed",
+                format!("{} in epoch {}", a.coordinator, a.epoch),
+            ));
+        }
+        if let Some(epoch) = v.leading {
+            fields.push(("leading_epoch", epoch.to_string()));
+        }
+        fields
+    }
 }

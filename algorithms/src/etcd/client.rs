@@ -128,6 +128,19 @@ impl EtcdClient {
         self.config.client == EtcdClientKind::Clientv3 && self.config.variant != EtcdVariant::SetNx
     }
 
+    /// The client's campaign state, for `run --stop-at` (read-only).
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let lease = self.lease.map_or("none".to_string(), |l| l.to_string());
+        vec![
+            ("phase", format!("{:?}", self.phase)),
+            ("lease", lease),
+            ("my_rev", self.my_rev.to_string()),
+            ("lease_deadline_local_ns", self.lease_deadline.to_string()),
+            ("token", self.token.to_string()),
+            ("leader_seen", shown(self.leader_seen)),
+        ]
+    }
+
     /// The client itself when it leads, else the owner of the lowest key it last saw.
     pub fn known_leader(&self) -> Option<NodeId> {
         if self.phase == Phase::Leading {
@@ -562,4 +575,9 @@ impl EtcdClient {
             Phase::Leading | Phase::Polling => {}
         }
     }
+}
+
+/// A node id, or `none`.
+fn shown(node: Option<NodeId>) -> String {
+    node.map_or("none".to_string(), |n| n.to_string())
 }

@@ -133,4 +133,11 @@ impl Process for EtcdProcess {
             EtcdProcess::Service(_) => None,
         }
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        match self {
+            EtcdProcess::Client(c) => c.inspect(),
+            EtcdProcess::Service(s) => s.inspect(),
+        }
+    }
 }

@@ -108,6 +108,29 @@ impl EtcdService {
             .collect()
     }
 
+    /// The service's state, for `run --stop-at` (read-only): revision, leases, the keys
+    /// under the prefix by create revision, the SET NX lock.
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let keys: Vec<String> = self
+            .keys
+            .iter()
+            .map(|(rev, (owner, _))| format!("{rev}:{owner}"))
+            .collect();
+        let mut fields = vec![
+            ("revision", self.revision.to_string()),
+            ("leases", self.leases.len().to_string()),
+            ("keys", format!("[{}]", keys.join(" "))),
+        ];
+        if let Some(lock) = &self.lock {
+            let text = format!(
+                "{} term {} until wall {}",
+                lock.owner, lock.term, lock.deadline
+            );
+            fields.push(("lock", text));
+        }
+        fields
+    }
+
     /// The service waits for requests; its lessor's sweep loop runs from now on.
     pub fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         self.start_sweeps(ctx);

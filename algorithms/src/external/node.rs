@@ -187,6 +187,16 @@ impl ExternalNode {
         self.term
     }
 
+    /// What the node last reported, and how many events it was sent (for `run --stop-at`).
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let leader = self.leader.map_or("none".to_string(), |n| n.to_string());
+        vec![
+            ("reported_term", self.term.to_string()),
+            ("reported_leader", leader),
+            ("steps", self.steps.to_string()),
+        ]
+    }
+
     /// The leader the node last reported.
     pub fn known_leader(&self) -> Option<NodeId> {
         self.leader

@@ -184,6 +184,14 @@ where
             ExternalProcess::Service(host) => host.inner.known_leader(),
         }
     }
+
+    /// What the node last reported (its term and leader); the engine asks it nothing more.
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        match self {
+            ExternalProcess::Node(node) => node.inspect(),
+            ExternalProcess::Service(host) => host.inner.inspect(),
+        }
+    }
 }
 
 /// The service of a run without one: it never runs.

@@ -75,6 +75,28 @@ impl K8sClient {
         self.seen_rv
     }
 
+    /// The candidate's state, for `run --stop-at` (read-only).
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let holder = self
+            .observed
+            .as_ref()
+            .and_then(|(record, _)| record.holder)
+            .map_or("none".to_string(), |h| h.node.to_string());
+        vec![
+            ("leading", self.leading.to_string()),
+            ("token", self.token.to_string()),
+            ("observed_holder", holder),
+            (
+                "renewed_at_local_ns",
+                match self.renewed_at {
+                    LocalNanos::MIN => "never".to_string(),
+                    at => at.to_string(),
+                },
+            ),
+            ("seen_rv", self.seen_rv.to_string()),
+        ]
+    }
+
     /// The leader itself, or the holder of the record last seen.
     pub fn known_leader(&self) -> Option<NodeId> {
         if self.leading {

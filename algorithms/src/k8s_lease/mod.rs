@@ -116,4 +116,11 @@ impl Process for K8sProcess {
             K8sProcess::Server(_) => None,
         }
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        match self {
+            K8sProcess::Client(c) => c.inspect(),
+            K8sProcess::Server(s) => s.inspect(),
+        }
+    }
 }

@@ -34,6 +34,18 @@ impl K8sServer {
         }
     }
 
+    /// The Lease record, for `run --stop-at` (read-only).
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let r = &self.record;
+        let holder = r.holder.map_or("none".to_string(), |h| h.node.to_string());
+        vec![
+            ("holder", holder),
+            ("resource_version", r.resource_version.to_string()),
+            ("acquired_rv", r.acquired_rv.to_string()),
+            ("expires_at_ns", r.expires_at.to_string()),
+        ]
+    }
+
     /// The record's resource version (the server's term).
     pub fn resource_version(&self) -> u64 {
         self.record.resource_version

@@ -521,4 +521,27 @@ impl Process for RaftNode {
     fn known_leader(&self) -> Option<NodeId> {
         self.volatile.leader_id
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let v = &self.volatile;
+        let shown = |node: Option<NodeId>| node.map_or("none".to_string(), |n| n.to_string());
+        let mut fields = vec![
+            ("role", format!("{:?}", v.role).to_lowercase()),
+            ("voted_for", shown(self.durable.voted_for)),
+            ("leader", shown(v.leader_id)),
+            ("log_last_index", self.durable.log.last_index().to_string()),
+            ("log_last_term", self.durable.log.last_term().to_string()),
+        ];
+        if let Some(local) = v.leader_contact_local {
+            fields.push(("leader_contact_local_ns", local.to_string()));
+        }
+        if matches!(v.role, Role::Candidate | Role::PreCandidate) {
+            let granted = v.votes.iter().filter(|vote| **vote == Some(true)).count();
+            fields.push(("votes_granted", format!("{granted} of {}", self.quorum())));
+        }
+        if let Some(target) = v.transfer_target {
+            fields.push(("transfer_target", target.to_string()));
+        }
+        fields
+    }
 }

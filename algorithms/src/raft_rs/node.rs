@@ -302,4 +302,20 @@ impl Process for RaftRsNode {
     fn known_leader(&self) -> Option<NodeId> {
         node_id(self.raw.raft.leader_id)
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let raft = &self.raw.raft;
+        let shown = |id: u64| node_id(id).map_or("none".to_string(), |n| n.to_string());
+        vec![
+            ("role", format!("{:?}", raft.state)),
+            ("voted_for", shown(raft.vote)),
+            ("leader", shown(raft.leader_id)),
+            ("commit", raft.raft_log.committed.to_string()),
+            ("log_last_index", raft.raft_log.last_index().to_string()),
+            (
+                "election_timeout_ticks",
+                self.drawn_timeout_ticks.to_string(),
+            ),
+        ]
+    }
 }

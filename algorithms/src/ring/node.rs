@@ -338,4 +338,23 @@ impl Process for RingNode {
         }
         self.volatile.followed.map(|a| a.coordinator)
     }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let v = &self.volatile;
+        let mut fields = vec![
+            ("participant", v.participant.to_string()),
+            ("highest_epoch", self.durable.highest_epoch.to_string()),
+        ];
+        if let Some(a) = v.followed {
+            fields.push((
+                "followed",
+                format!("{} in epoch {}", a.coordinator, a.epoch),
+            ));
+        }
+        if let Some(epoch) = v.leading {
+            fields.push(("leading_epoch", epoch.to_string()));
+        }
+        fields.push(("unacknowledged", v.pending.len().to_string()));
+        fields
+    }
 }

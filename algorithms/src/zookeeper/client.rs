@@ -111,6 +111,23 @@ impl ZkClient {
             && !self.reconnecting
     }
 
+    /// The client's recipe state, for `run --stop-at` (read-only).
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let seq = self.seq.map_or("none".to_string(), |s| s.to_string());
+        let leader = self
+            .leader_seen
+            .map_or("none".to_string(), |n| n.to_string());
+        vec![
+            ("phase", format!("{:?}", self.phase)),
+            ("session", self.session.to_string()),
+            ("seq", seq),
+            ("czxid", self.czxid.to_string()),
+            ("last_heard_local_ns", self.last_heard.to_string()),
+            ("claimed", self.claimed.to_string()),
+            ("leader_seen", leader),
+        ]
+    }
+
     /// The client itself while it leads and serves (has claimed and not stepped down), nobody
     /// while it leads without serving, else the owner of the lowest child it last saw.
     pub fn known_leader(&self) -> Option<NodeId> {

@@ -124,6 +124,13 @@ impl Process for ZkProcess {
         }
     }
 
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        match self {
+            ZkProcess::Client(c) => c.inspect(),
+            ZkProcess::Service(s) => s.inspect(),
+        }
+    }
+
     fn learns_leader_on_demand(&self) -> bool {
         match self {
             ZkProcess::Client(c) => c.learns_leader_on_demand(),

@@ -67,6 +67,21 @@ impl ZkService {
         }
     }
 
+    /// The server's state, for `run --stop-at` (read-only): zxid, live sessions, the
+    /// election node's children by sequence number.
+    pub fn inspect(&self) -> Vec<(&'static str, String)> {
+        let children: Vec<String> = self
+            .children
+            .iter()
+            .map(|(seq, (_, owner, _))| format!("{seq}:{owner}"))
+            .collect();
+        vec![
+            ("zxid", self.zxid.to_string()),
+            ("sessions", self.sessions.len().to_string()),
+            ("children", format!("[{}]", children.join(" "))),
+        ]
+    }
+
     /// The last zxid (the server's term for `term_monotonic`).
     pub fn zxid(&self) -> u64 {
         self.zxid

@@ -5,6 +5,7 @@
 //! After every handler the checker sees the process's claims, term and writes.
 
 mod faults;
+mod inspect;
 mod nodes;
 mod observe;
 mod output;
@@ -35,6 +36,10 @@ use crate::trace::{EventKind, TraceSink};
 use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU64;
 
+pub use inspect::{
+    ArmedTimer, ClockSnapshot, DiskSnapshot, InFlight, NodeSnapshot, NodeStatus, Reached, Role,
+    Snapshot, StateField, StopAt, Whereabouts,
+};
 pub use nodes::Status;
 
 /// How many events pass between two calls of a run's progress observer: often enough for a
@@ -368,6 +373,12 @@ pub struct Sim<'t, P: Process> {
     stop: Option<&'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)>,
     /// The names of the processes' message types and timer kinds.
     names: Names,
+    /// Whether the processes have been started (a stepped run starts once).
+    started: bool,
+    /// Trace events handed to the sink so far.
+    trace_lines: u64,
+    /// Per process: its last campaign, for its role in a snapshot.
+    campaigns: Vec<inspect::Campaign>,
 }
 
 impl<'t, P: Process> Sim<'t, P> {
@@ -466,6 +477,9 @@ impl<'t, P: Process> Sim<'t, P> {
             held_in_streams: 0,
             stop: None,
             names,
+            started: false,
+            trace_lines: 0,
+            campaigns: vec![inspect::Campaign::None; count],
             config,
             info,
         }
@@ -601,7 +615,29 @@ impl<'t, P: Process> Sim<'t, P> {
     /// cannot carry out, ends it after that handler and says which, where and why
     /// ([`RunError::Refused`]).
     pub fn run(&mut self) -> Result<RunReport, RunError> {
-        self.start();
+        self.run_events(None)?;
+        if self.max_events.is_none() {
+            self.now = self.config.duration_ns;
+        }
+        Ok(self.finish())
+    }
+
+    /// Handles events to the end of the run or, if given, until `stop`. With a stop, the
+    /// next event is looked at before it is taken, so that nothing is taken that the stop
+    /// leaves for later.
+    fn run_events(&mut self, stop: Option<StopAt>) -> Result<Reached, RunError> {
+        if !self.started {
+            self.started = true;
+            self.start();
+        }
+        let stop_lines = match stop {
+            Some(StopAt::TraceEvent(n)) => n,
+            _ => u64::MAX,
+        };
+        let stop_ns = match stop {
+            Some(StopAt::Time(at_ns)) => at_ns,
+            _ => self.config.duration_ns,
+        };
         let event_limit = self.max_events.unwrap_or(u64::MAX);
         let guard_events = self.config.limits.max_events;
         let check_memory = self.config.limits.max_memory_bytes != u64::MAX;
@@ -610,6 +646,21 @@ impl<'t, P: Process> Sim<'t, P> {
         loop {
             if self.halt.is_some() {
                 return Err(self.halted());
+            }
+            if stop.is_some() {
+                if self.trace_lines >= stop_lines {
+                    return Ok(Reached::Stop);
+                }
+                let next_ns = self.queue.peek_time();
+                if next_ns.is_none_or(|t| t > stop_ns.min(self.config.duration_ns)) {
+                    let time_stop = matches!(stop, Some(StopAt::Time(_)));
+                    let inside = stop_ns <= self.config.duration_ns;
+                    return Ok(if time_stop && inside {
+                        Reached::Stop
+                    } else {
+                        Reached::End
+                    });
+                }
             }
             // An event past the end, or past a limit, is taken and dropped: nothing runs
             // after the loop.
@@ -622,7 +673,7 @@ impl<'t, P: Process> Sim<'t, P> {
             // There is one more event to handle: a run of exactly the limit stays within it.
             if self.events >= stop_at {
                 if self.events >= event_limit {
-                    break;
+                    return Ok(Reached::End);
                 }
                 return Err(self.exceeded(Limit::Events, self.events).into());
             }
@@ -648,10 +699,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 }
             }
         }
-        if self.max_events.is_none() {
-            self.now = self.config.duration_ns;
-        }
-        Ok(self.finish())
+        Ok(Reached::End)
     }
 
     /// Why the run ends before its next event ([`Sim::halt`] is set).

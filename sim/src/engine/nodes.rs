@@ -259,6 +259,7 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             Effect::CancelTimer { timer } => self.disarm(node, timer.index()),
             Effect::BecameLeader { term, token } => {
+                self.note_campaign(node, None);
                 self.close_election(Some((node, term)));
                 self.leadership.claim(self.now, node, term, token);
                 let broken = self.checker.on_claim(self.now, node, term);
@@ -267,10 +268,14 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.observe(Observation::Claim { node, term, token });
             }
             Effect::SteppedDown => {
+                self.note_campaign(node, None);
                 self.leadership.end(self.now, node);
                 self.observe(Observation::StepDown { node });
             }
-            Effect::Signal(signal) => self.count_signal(node, signal),
+            Effect::Signal(signal) => {
+                self.note_campaign(node, Some(signal));
+                self.count_signal(node, signal);
+            }
             Effect::Log { text } => {
                 if self.tracing() {
                     self.trace_node(node, EventKind::Log { text });
@@ -889,6 +894,7 @@ impl<'t, P: Process> Sim<'t, P> {
             self.pending_heals -= 1;
         }
         self.leadership.end(self.now, node);
+        self.note_campaign(node, None);
         if node.index() == self.config.members {
             self.liveness.observe_answer(self.now, None);
         } else {

@@ -1294,6 +1294,7 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
 }
 
 mod properties;
+mod stepping;
 
 // ---------------------------------------------------------------------------------------
 // Message accounting: every copy handed to the network is delivered, dropped or in flight

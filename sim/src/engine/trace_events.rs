@@ -78,6 +78,7 @@ impl<'t, P: Process> Sim<'t, P> {
             broken: Broken::from(std::mem::take(&mut self.flagged)),
         };
         trace.record(&event);
+        self.trace_lines += 1;
     }
 
     /// Tells the sink that a failover opened now.
