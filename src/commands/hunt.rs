@@ -407,7 +407,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
 }
 
 /// The guided search `--search guided` asks for; `--mutants-per-batch` only with it, and no
-/// `--jsonl` with it (its mutants are no seed's record: `merge` could not rebuild the
+/// `--jsonl` or `--junit` with it (its mutants are no seed's record: `merge` could not rebuild the
 /// verdict from the file).
 fn guided_search<'a>(
     args: &HuntArgs,
@@ -419,8 +419,13 @@ fn guided_search<'a>(
         }
         return Ok(None);
     }
-    if args.jsonl.is_some() {
-        return Err("error: --jsonl cannot record a guided search: its mutants are not seeds, and `merge` would judge the seeds alone\n  hint: hunt with --search plain or swarm for --jsonl and --shard, or leave --jsonl out".to_string());
+    let flag = match (&args.jsonl, &args.junit) {
+        (Some(_), _) => Some("--jsonl"),
+        (None, Some(_)) => Some("--junit"),
+        (None, None) => None,
+    };
+    if let Some(flag) = flag {
+        return Err(format!("error: {flag} cannot record a guided search: its mutants are not seeds, and the file (and `merge`) would judge the seeds alone\n  hint: hunt with --search plain or swarm for --jsonl and --junit, or leave {flag} out"));
     }
     Guided::new(scenario, args.mutants_per_batch)
         .map(Some)

@@ -115,6 +115,16 @@ fn guided_search_needs_a_nemesis_and_no_jsonl() {
     let o = splitbrain([
         "hunt",
         "scenarios/raft-nemesis.ron",
+        "--search",
+        "guided",
+        "--junit",
+        dir.join("g.xml").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--junit cannot record a guided search"));
+    let o = splitbrain([
+        "hunt",
+        "scenarios/raft-nemesis.ron",
         "--mutants-per-batch",
         "8",
     ]);
