@@ -41,7 +41,7 @@ pub enum Command {
     Check(commands::check::CheckArgs),
     /// Run many seeds (each with its own nemesis schedule) on every core; shrink failures.
     #[command(
-        after_help = "Examples:\n  splitbrain hunt scenarios/raft-nemesis.ron --seeds 10000\n  splitbrain hunt scenarios/raft-nemesis.ron --seed-range 1..100001 --shard $JOB_COMPLETION_INDEX/8 --jsonl shard.jsonl --quiet\n  splitbrain hunt scenarios/raft-broken-nemesis.ron --keep-going --junit hunt.xml"
+        after_help = "Examples:\n  splitbrain hunt scenarios/raft-nemesis.ron --seeds 10000\n  splitbrain hunt scenarios/raft-nemesis.ron --seed-range 1..100001 --shard $JOB_COMPLETION_INDEX/8 --jsonl shard.jsonl --quiet\n  splitbrain hunt scenarios/raft-broken-nemesis.ron --keep-going --junit hunt.xml\n  splitbrain hunt scenarios/etcd-nemesis.ron --search guided --seeds 5000"
     )]
     Hunt(commands::hunt::HuntArgs),
     /// Combine the --jsonl files of hunt shards into one summary.

@@ -80,6 +80,9 @@ impl<'a> SummaryJson<'a> {
 pub struct Reproducer {
     pub key: String,
     pub seed: u64,
+    /// The guided search's mutant (`m<index>:<seed>`) it was shrunk from, if not a seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutant: Option<String>,
     pub file: String,
     pub replay: String,
     pub faults_before: usize,
@@ -197,10 +200,19 @@ pub fn print_summary(
             );
         }
     }
+    print_reproducers(reproducers);
+}
+
+/// Prints what the hunt's reproducers are and how to replay them.
+pub fn print_reproducers(reproducers: &[Reproducer]) {
     for r in reproducers {
+        let run = match &r.mutant {
+            Some(id) => format!("mutant {id}"),
+            None => format!("seed {}", r.seed),
+        };
         crate::outln!(
-            "\nseed {} broke {}: shrunk in {} runs from {} faults on {} nodes to {} faults on {} nodes",
-            r.seed, r.key, r.shrink_runs, r.faults_before, r.nodes_before, r.faults_after, r.nodes_after
+            "\n{run} broke {}: shrunk in {} runs from {} faults on {} nodes to {} faults on {} nodes",
+            r.key, r.shrink_runs, r.faults_before, r.nodes_before, r.faults_after, r.nodes_after
         );
         crate::outln!(
             "  reproducer: {}{}",

@@ -118,3 +118,66 @@ fn a_scenarios_designs_agree_between_compare_and_sweep_on_their_own_transports()
         "Stream"
     );
 }
+
+/// Guided search (`splitbrain_lab::hunt::guided`): the same runs whatever the threads, and
+/// each mutant's scenario replays to its record.
+mod guided {
+    use super::shipped;
+    use splitbrain_lab::hunt::guided::{Guided, GuidedRun, RunId};
+    use splitbrain_lab::hunt::run_judged;
+    use splitbrain_lab::hunt::seeds::SeedSpan;
+    use std::ops::ControlFlow;
+
+    fn runs(threads: usize) -> Vec<GuidedRun> {
+        let scenario = shipped("raft-nemesis.ron");
+        let guided = Guided::new(&scenario, 32).expect("a nemesis scenario");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("threads start");
+        let mut all = Vec::new();
+        let seeds = SeedSpan {
+            first: 1,
+            last: 100,
+        };
+        let ended = guided.hunt(seeds, true, &pool, &|| false, &|| false, |batch| {
+            all.extend_from_slice(batch);
+            ControlFlow::<()>::Continue(())
+        });
+        assert!(ended.is_ok());
+        all
+    }
+
+    #[test]
+    fn guided_runs_are_the_same_on_one_thread_and_on_two() {
+        let one = runs(1);
+        assert_eq!(one, runs(2));
+        let fresh = one
+            .iter()
+            .filter(|r| matches!(r.id, RunId::Seed(_)))
+            .count();
+        assert_eq!(fresh, 100, "every fresh seed runs once");
+        assert!(one.len() > 140, "mutants run between them: {}", one.len());
+    }
+
+    #[test]
+    fn a_mutants_scenario_replays_to_its_record() {
+        let scenario = shipped("raft-nemesis.ron");
+        let guided = Guided::new(&scenario, 32).expect("a nemesis scenario");
+        let all = runs(2);
+        let mutants: Vec<&GuidedRun> = all
+            .iter()
+            .filter(|r| matches!(r.id, RunId::Mutant(_)))
+            .take(5)
+            .collect();
+        assert_eq!(mutants.len(), 5);
+        for m in mutants {
+            let RunId::Mutant(id) = m.id else {
+                unreachable!()
+            };
+            assert_eq!(id.seed, m.record.seed);
+            assert!(id.to_string().starts_with('m'));
+            assert_eq!(run_judged(&guided.scenario_of(m)), m.record, "{id}");
+        }
+    }
+}

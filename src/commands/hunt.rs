@@ -5,19 +5,23 @@
 
 use crate::args::LimitArgs;
 use crate::exit;
-use crate::print::{hunt_exit_code, print_summary, Reproducer, SummaryJson};
+use crate::print::{hunt_exit_code, print_reproducers, print_summary, Reproducer, SummaryJson};
 use crate::shards::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
 use crate::shards::junit::{self, Completeness};
 use crate::signals::Interrupt;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use splitbrain_lab::group::shell_word;
+use splitbrain_lab::hunt::guided::{
+    Guided, GuidedRun, GuidedSummary, GuidedSummaryBuilder, MutantId, RunId,
+    DEFAULT_MUTANTS_PER_BATCH,
+};
 use splitbrain_lab::hunt::record::{Failure, SeedRecord};
 use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
-use splitbrain_lab::hunt::summary::SummaryBuilder;
+use splitbrain_lab::hunt::summary::{HuntVerdict, SummaryBuilder};
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
@@ -82,9 +86,58 @@ pub struct HuntArgs {
     /// No progress bar, no coverage table.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
+    /// How seeds draw their faults: plain (the nemesis's mix as written, for every seed),
+    /// swarm (each seed turns fault kinds on and off), guided (the scenario's nemesis, plus
+    /// mutants of the schedules that reached rare situations) [default: the scenario's
+    /// `nemesis.swarm`].
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Search")]
+    pub search: Option<SearchMode>,
+    /// With --search guided: how many of each batch's 64 runs are mutants (0 to 63), once
+    /// some seed reached a rare situation.
+    #[arg(long, value_name = "N", help_heading = "Search", default_value_t = DEFAULT_MUTANTS_PER_BATCH)]
+    pub mutants_per_batch: u64,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// How a hunt searches (`--search`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SearchMode {
+    /// Every seed draws from the nemesis's whole mix (`nemesis.swarm` off).
+    Plain,
+    /// Each seed first draws which fault kinds are on, and their weights (`nemesis.swarm` on).
+    Swarm,
+    /// Fresh seeds as the scenario says, and mutants of the schedules of seeds that reached
+    /// rare situations (docs/hunting.md, "Guided search").
+    Guided,
+}
+
+/// Sets the scenario's nemesis for `--search`; returns the search's name, as outputs write
+/// it. `plain` and `swarm` flip `nemesis.swarm`; `guided` keeps it.
+fn apply_search(
+    scenario: &mut Scenario,
+    search: Option<SearchMode>,
+) -> Result<&'static str, String> {
+    let swarm_as_written = scenario.nemesis.as_ref().is_some_and(|n| n.swarm);
+    let nemesis = scenario.nemesis.as_mut();
+    match (search, nemesis) {
+        (None, _) if swarm_as_written => Ok("swarm"),
+        (None, _) | (Some(SearchMode::Plain), None) => Ok("plain"),
+        (Some(mode), None) => Err(format!(
+            "error: --search {}: the scenario has no `nemesis`, so seeds draw no faults to search with\n  hint: add a `nemesis: (...)` to the scenario (docs/hunting.md), or leave --search out",
+            mode.to_possible_value().expect("every mode has a name").get_name()
+        )),
+        (Some(SearchMode::Plain), Some(n)) => {
+            n.swarm = false;
+            Ok("plain")
+        }
+        (Some(SearchMode::Swarm), Some(n)) => {
+            n.swarm = true;
+            Ok("swarm")
+        }
+        (Some(SearchMode::Guided), Some(_)) => Ok("guided"),
+    }
 }
 
 #[derive(Serialize)]
@@ -100,6 +153,11 @@ struct JsonOutput<'a> {
     seeds_planned: String,
     /// The algorithm the hunt ran.
     algorithm: &'a str,
+    /// The search that ran: `plain`, `swarm` or `guided`.
+    search: &'a str,
+    /// What a guided search's mutants did (absent for the other searches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guided: Option<&'a GuidedSummary>,
     /// The transport its messages travelled on, as a scenario writes it.
     transport: String,
     summary: SummaryJson<'a>,
@@ -132,6 +190,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
+    let search = apply_search(&mut scenario, args.search)?;
+    let guided = guided_search(args, &scenario)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plan = HuntPlan::new(
         args.seeds,
@@ -157,23 +217,28 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         check_out_folder(&args.out)?;
     }
     let shard_label = plan.shard.map(|s| s.to_string());
-    let mut jsonl = match &args.jsonl {
+    let jsonl = match &args.jsonl {
         Some(path) => {
-            let header = JsonlHeader::new(
+            let mut header = JsonlHeader::new(
                 &scenario,
                 &args.file,
                 plan.range,
                 shard_label.clone(),
                 plan.seeds,
             );
+            header.search = Some(search.to_string());
             Some(JsonlWriter::create(path, args.force, &header)?)
         }
         None => None,
     };
     if !args.json {
         match &shard_label {
-            Some(s) => crate::outln!("seeds {} (shard {s} of {})", plan.seeds, plan.range),
-            None => crate::outln!("seeds {}", plan.seeds),
+            Some(s) => crate::outln!(
+                "seeds {} (shard {s} of {}), {search} search",
+                plan.seeds,
+                plan.range
+            ),
+            None => crate::outln!("seeds {}, {search} search", plan.seeds),
         }
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -181,46 +246,66 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         .build()
         .map_err(|e| format!("error: cannot start {} worker threads: {e}", plan.threads))?;
     let progress = progress_bar(args, plan.seeds.count(), plan.time_budget);
-    let mut builder = SummaryBuilder::new(&scenario.name);
-    // The first failing record of each key, for shrinking.
-    let mut first_failures: BTreeMap<String, SeedRecord> = BTreeMap::new();
+    let mut found = Collector {
+        builder: SummaryBuilder::new(&scenario.name),
+        first_failures: BTreeMap::new(),
+        jsonl,
+        guided: guided
+            .as_ref()
+            .map(|g| GuidedSummaryBuilder::new(g.mutants_per_batch())),
+    };
     let out_of_time = || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || interrupt.signal().is_some() || out_of_time();
-    let natural_end = hunt::hunt(
-        &scenario,
-        plan.seeds,
-        args.keep_going,
-        &pool,
-        &stopping,
-        &|| interrupt.signal().is_some(),
-        |records| {
-            for record in records {
-                builder.add(record);
-                for failure in &record.failures {
-                    first_failures
-                        .entry(failure.key.clone())
-                        .or_insert_with(|| record.clone());
+    let aborting = || interrupt.signal().is_some();
+    let batch_done = |runs: usize, failing: u64| {
+        progress.inc(runs as u64);
+        progress.set_message(format!("{failing} failing"));
+        if interrupt.signal().is_some() {
+            ControlFlow::Break(Stop::Signal)
+        } else if out_of_time() {
+            ControlFlow::Break(Stop::TimeBudget)
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let natural_end = match &guided {
+        None => hunt::hunt(
+            &scenario,
+            plan.seeds,
+            args.keep_going,
+            &pool,
+            &stopping,
+            &aborting,
+            |records| {
+                for record in records {
+                    found.fresh(record)?;
                 }
-                if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
-                    return ControlFlow::Break(Stop::WriteFailed(e));
+                found.flush()?;
+                batch_done(records.len(), found.failing())
+            },
+        ),
+        Some(g) => g.hunt(
+            plan.seeds,
+            args.keep_going,
+            &pool,
+            &stopping,
+            &aborting,
+            |runs| {
+                for run in runs {
+                    found.guided_run(g, run)?;
                 }
-            }
-            // Each batch reaches the file: a hunt killed outright leaves its records in
-            // FILE.partial (without an end line, so merge knows it was cut).
-            if let Some(Err(e)) = jsonl.as_mut().map(JsonlWriter::flush) {
-                return ControlFlow::Break(Stop::WriteFailed(e));
-            }
-            progress.inc(records.len() as u64);
-            progress.set_message(format!("{} failing", builder.failed_seeds()));
-            if interrupt.signal().is_some() {
-                ControlFlow::Break(Stop::Signal)
-            } else if out_of_time() {
-                ControlFlow::Break(Stop::TimeBudget)
-            } else {
-                ControlFlow::Continue(())
-            }
-        },
-    );
+                found.flush()?;
+                let fresh = runs.iter().filter(|r| matches!(r.id, RunId::Seed(_)));
+                batch_done(fresh.count(), found.failing())
+            },
+        ),
+    };
+    let Collector {
+        builder,
+        first_failures,
+        jsonl,
+        guided: guided_builder,
+    } = found;
     progress.finish_and_clear();
     let seeds_took = started.elapsed();
     let ended = match natural_end {
@@ -231,6 +316,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         Err(Stop::Signal) => Ended::Interrupted,
     };
     let summary = builder.finish();
+    let guided_summary = guided_builder.map(GuidedSummaryBuilder::finish);
     let mut errors = Vec::new();
     let reproducers = if args.no_shrink || interrupt.signal().is_some() {
         Vec::new()
@@ -270,7 +356,10 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else if !errors.is_empty() {
         exit::BAD_INPUT
     } else {
-        hunt_exit_code(summary.verdict)
+        hunt_exit_code(worse(
+            summary.verdict,
+            mutants_verdict(guided_summary.as_ref()),
+        ))
     };
     if args.json {
         let doc = JsonOutput {
@@ -281,6 +370,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             signal: signal.map(Interrupt::name),
             seeds_planned: plan.seeds.count().to_string(),
             algorithm: scenario.algorithm.name(),
+            search,
+            guided: guided_summary.as_ref(),
             transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
             summary: SummaryJson::new(&summary),
             reproducers: &reproducers,
@@ -301,14 +392,167 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             Some(&runs_on),
             status.line().as_deref(),
             seeds_took,
-            &reproducers,
+            &[],
             args.quiet,
         );
+        if let Some(g) = &guided_summary {
+            print_guided(g);
+        }
+        print_reproducers(&reproducers);
     }
     for e in &errors {
         eprintln!("{e}");
     }
     Ok(exit_code)
+}
+
+/// The guided search `--search guided` asks for; `--mutants-per-batch` only with it, and no
+/// `--jsonl` or `--junit` with it (its mutants are no seed's record: `merge` could not rebuild the
+/// verdict from the file).
+fn guided_search<'a>(
+    args: &HuntArgs,
+    scenario: &'a Scenario,
+) -> Result<Option<Guided<'a>>, String> {
+    if args.search != Some(SearchMode::Guided) {
+        if args.mutants_per_batch != DEFAULT_MUTANTS_PER_BATCH {
+            return Err("error: --mutants-per-batch is for --search guided\n  hint: add --search guided, or leave --mutants-per-batch out".to_string());
+        }
+        return Ok(None);
+    }
+    let flag = match (&args.jsonl, &args.junit) {
+        (Some(_), _) => Some("--jsonl"),
+        (None, Some(_)) => Some("--junit"),
+        (None, None) => None,
+    };
+    if let Some(flag) = flag {
+        return Err(format!("error: {flag} cannot record a guided search: its mutants are not seeds, and the file (and `merge`) would judge the seeds alone\n  hint: hunt with --search plain or swarm for --jsonl and --junit, or leave {flag} out"));
+    }
+    Guided::new(scenario, args.mutants_per_batch)
+        .map(Some)
+        .map_err(|e| format!("error: {e}"))
+}
+
+/// The first failing run of a key: its record, and for a mutant its id and schedule.
+struct Found {
+    record: SeedRecord,
+    mutant: Option<(MutantId, Scenario)>,
+}
+
+/// What the hunt keeps while its runs come in, batch by batch in run order.
+struct Collector {
+    builder: SummaryBuilder,
+    /// The first failing run of each key, for shrinking.
+    first_failures: BTreeMap<String, Found>,
+    jsonl: Option<JsonlWriter>,
+    guided: Option<GuidedSummaryBuilder>,
+}
+
+impl Collector {
+    /// A fresh seed's record: into the summary and the --jsonl file.
+    fn fresh(&mut self, record: &SeedRecord) -> ControlFlow<Stop> {
+        self.builder.add(record);
+        for failure in &record.failures {
+            self.first_failures
+                .entry(failure.key.clone())
+                .or_insert_with(|| Found {
+                    record: record.clone(),
+                    mutant: None,
+                });
+        }
+        match self.jsonl.as_mut().map(|out| out.record(record)) {
+            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    /// A run of a guided hunt: a fresh seed as above, or a mutant (its own summary).
+    fn guided_run(&mut self, g: &Guided<'_>, run: &GuidedRun) -> ControlFlow<Stop> {
+        if let Some(b) = self.guided.as_mut() {
+            b.add(run);
+        }
+        let RunId::Mutant(id) = run.id else {
+            return self.fresh(&run.record);
+        };
+        for failure in &run.record.failures {
+            if !self.first_failures.contains_key(&failure.key) {
+                let found = Found {
+                    record: run.record.clone(),
+                    mutant: Some((id, g.scenario_of(run))),
+                };
+                self.first_failures.insert(failure.key.clone(), found);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Each batch reaches the file: a hunt killed outright leaves its records in
+    /// FILE.partial (without an end line, so merge knows it was cut).
+    fn flush(&mut self) -> ControlFlow<Stop> {
+        match self.jsonl.as_mut().map(JsonlWriter::flush) {
+            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Failing runs so far (seeds and mutants).
+    fn failing(&self) -> u64 {
+        let mutants = self.guided.as_ref().map_or(0, |g| g.mutants_failed());
+        self.builder.failed_seeds() + mutants
+    }
+}
+
+/// What the mutants' failures add up to, by the summary's rule.
+fn mutants_verdict(guided: Option<&GuidedSummary>) -> HuntVerdict {
+    let keys: Vec<&str> = guided
+        .map(|g| g.failures.iter().map(|f| f.key.as_str()).collect())
+        .unwrap_or_default();
+    let limit = splitbrain_lab::hunt::record::LIMIT_KEY;
+    if keys.iter().any(|k| *k != "liveness" && *k != limit) {
+        HuntVerdict::SafetyMismatch
+    } else if keys.contains(&limit) {
+        HuntVerdict::OutgrewLimits
+    } else if keys.is_empty() {
+        HuntVerdict::Matched
+    } else {
+        HuntVerdict::LivenessFailed
+    }
+}
+
+/// The worse of two verdicts (safety, then outgrown limits, then liveness).
+fn worse(a: HuntVerdict, b: HuntVerdict) -> HuntVerdict {
+    let rank = |v: HuntVerdict| match v {
+        HuntVerdict::SafetyMismatch => 0,
+        HuntVerdict::OutgrewLimits => 1,
+        HuntVerdict::LivenessFailed => 2,
+        HuntVerdict::Matched => 3,
+    };
+    if rank(b) < rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The guided search's part of the summary: what its mutants did.
+fn print_guided(g: &GuidedSummary) {
+    crate::outln!(
+        "\nGuided search: {} mutants ({} of each batch of 64 runs), {} failed",
+        g.mutants_run,
+        g.mutants_per_batch,
+        g.mutants_failed
+    );
+    if let Some(runs) = g.runs_to_first_failure {
+        crate::outln!("  first failing run: run {runs} (fresh seeds and mutants, in run order)");
+    }
+    for f in &g.failures {
+        crate::outln!(
+            "  {}: {} mutants, first {}: {}",
+            f.key,
+            f.count,
+            f.first,
+            f.detail
+        );
+    }
 }
 
 /// How the seed phase ended, for the summary and the JUnit report.
@@ -404,12 +648,13 @@ fn progress_bar(args: &HuntArgs, total: u128, budget: Option<Duration>) -> Progr
 fn shrink_failures(
     args: &HuntArgs,
     scenario: &Scenario,
-    first: &BTreeMap<String, SeedRecord>,
+    first: &BTreeMap<String, Found>,
     interrupt: &Interrupt,
     errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
     let mut reproducers = Vec::new();
-    for (key, record) in first {
+    for (key, found) in first {
+        let record = &found.record;
         if key.starts_with("missing:") {
             continue; // nothing to shrink: the run was safe where it was expected not to be
         }
@@ -432,11 +677,16 @@ fn shrink_failures(
             .iter()
             .find(|f| &f.key == key)
             .expect("grouped by this key");
-        let start = scenario.materialize(record.seed);
+        let (start, run) = match &found.mutant {
+            Some((id, start)) => (start.clone(), format!("mutant {id}")),
+            None => (
+                scenario.materialize(record.seed),
+                format!("seed {}", record.seed),
+            ),
+        };
         if !args.quiet && !args.json {
             crate::outln!(
-                "shrinking seed {} ({key}, {} faults, {} nodes)...",
-                record.seed,
+                "shrinking {run} ({key}, {} faults, {} nodes)...",
                 start.sim.faults.len(),
                 start.sim.members
             );
@@ -447,8 +697,7 @@ fn shrink_failures(
             Ok(shrunk) => shrunk,
             Err(e) => {
                 eprintln!(
-                    "warning: shrinking seed {} {e}; replay it with `splitbrain run {} --seed {}`",
-                    record.seed,
+                    "warning: shrinking {run} {e}; replay it with `splitbrain run {} --seed {}`",
                     args.file.display(),
                     record.seed
                 );
@@ -458,7 +707,8 @@ fn shrink_failures(
         if stop() {
             break; // cut short: the hunt reports the signal and exits
         }
-        match write_reproducer(args, scenario, record.seed, &start, &shrunk, key) {
+        let mutant = found.mutant.as_ref().map(|(id, _)| *id);
+        match write_reproducer(args, scenario, record.seed, mutant, &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
             Err(e) => errors.push(format!(
                 "{e}\n  the reproducer of seed {} ({key}) is lost; replay the seed with `splitbrain run {} --seed {}`",
@@ -488,12 +738,18 @@ fn write_reproducer(
     args: &HuntArgs,
     original: &Scenario,
     seed: u64,
+    mutant: Option<MutantId>,
     start: &Scenario,
     shrunk: &Shrunk<Scenario, Failure>,
     key: &str,
 ) -> Result<Reproducer, String> {
     let mut s = shrunk.candidate.clone();
-    s.name = reproducer::name(&original.name, seed, key);
+    // A mutant's reproducer is named after it: `<scenario>-m<index>-seed<seed>-<key>`.
+    let base = match mutant {
+        Some(id) => format!("{}-m{}", original.name, id.index),
+        None => original.name.clone(),
+    };
+    s.name = reproducer::name(&base, seed, key);
     std::fs::create_dir_all(&args.out).map_err(|e| {
         format!(
             "error: cannot create {}: {}",
@@ -502,14 +758,18 @@ fn write_reproducer(
         )
     })?;
     // The name is cut, never the seed and invariant: two reproducers never share a file.
-    let stem = reproducer::stem(&original.name, seed, key);
+    let stem = reproducer::stem(&base, seed, key);
     let mut path = args.out.join(format!("{stem}.ron"));
     if crate::output::same_file(&path, &args.file) {
         // The hunted scenario itself carries that name: keep it, write beside it.
         path = args.out.join(format!("{stem}-shrunk.ron"));
     }
+    let (search, run) = match mutant {
+        Some(id) => (" --search guided", format!("mutant {id}")),
+        None => ("", format!("seed {seed}")),
+    };
     let header = format!(
-        "// Shrunk by `splitbrain hunt {}` from seed {seed}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
+        "// Shrunk by `splitbrain hunt {}{search}` from {run}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
         args.file.display(),
         start.sim.faults.len(),
         start.sim.members,
@@ -522,6 +782,7 @@ fn write_reproducer(
     Ok(Reproducer {
         key: key.to_string(),
         seed,
+        mutant: mutant.map(|id| id.to_string()),
         file: path.display().to_string(),
         replay: {
             let mut words = vec!["splitbrain".to_string(), "run".to_string()];

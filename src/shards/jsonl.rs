@@ -37,6 +37,9 @@ pub struct JsonlHeader {
     pub shard: Option<String>,
     /// This file's seeds: `range`, or the shard's slice of it.
     pub seeds: SeedSpan,
+    /// The search that ran (`plain`, `swarm`); absent from files written before it was said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 impl JsonlHeader {
@@ -56,6 +59,7 @@ impl JsonlHeader {
             range,
             shard,
             seeds,
+            search: None,
         }
     }
 }

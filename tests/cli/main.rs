@@ -16,6 +16,7 @@ mod failover_metrics;
 mod fault_ranges;
 mod golden;
 mod golden_classic;
+mod guided;
 mod hunt;
 mod hunt_trust;
 mod leases;

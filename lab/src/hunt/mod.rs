@@ -5,6 +5,7 @@
 //! seed order: the records, the summary and where a hunt stops at its first failure are the
 //! same whatever the number of jobs.
 
+pub mod guided;
 pub mod record;
 pub mod reproducer;
 pub mod seeds;
@@ -50,7 +51,7 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 }
 
 /// [`run_judged`], or `None` once `abort` ends the run.
-fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
+pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
     let record = match run_one(s, None, abort) {
         Ok(report) => SeedRecord::new(seed, &report, &judge(&s.expect, &report)),
