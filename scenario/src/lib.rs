@@ -60,7 +60,7 @@ pub use write::{algorithm_line, fault_lines, to_ron, transport_line};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
-use splitbrain_sim::{nemesis, Invariant, SimConfig, StreamConfig, Target, Transport};
+use splitbrain_sim::{nemesis, FaultSpec, Invariant, SimConfig, StreamConfig, Target, Transport};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -113,6 +113,14 @@ impl Scenario {
     /// The scenario as one seed runs it: that seed, its nemesis drawn into explicit faults.
     /// Every command that runs a seed (`run`, `hunt`, `compare`, `sweep`) runs this.
     pub fn materialize(&self, seed: u64) -> Scenario {
+        self.materialize_with(seed, None)
+    }
+
+    /// [`Scenario::materialize`] with `nemesis_faults` in place of the faults the nemesis
+    /// draws for `seed` (a guided hunt's mutant); everything else the seed draws (ranged
+    /// faults, a swarm seed's latency and the draw itself) stays as `materialize` has it.
+    /// `None` runs the seed's own faults: exactly `materialize`.
+    pub fn materialize_with(&self, seed: u64, nemesis_faults: Option<&[FaultSpec]>) -> Scenario {
         let mut s = self.clone();
         s.sim.seed = seed;
         // One seed matches or not: a reproducer written from it states no share of seeds.
@@ -135,10 +143,15 @@ impl Scenario {
                 s.sim.network.default.latency = latency;
             }
             s.nemesis_drew = Some(schedule.drawn(config.swarm));
-            s.sim.faults.extend(schedule.faults);
-            // Stable: faults at the same time keep their order, so the run is unchanged.
-            s.sim.faults.sort_by_key(|f| f.at_ns);
+            match nemesis_faults {
+                Some(faults) => s.sim.faults.extend_from_slice(faults),
+                None => s.sim.faults.extend(schedule.faults),
+            }
+        } else if let Some(faults) = nemesis_faults {
+            s.sim.faults.extend_from_slice(faults);
         }
+        // Stable: faults at the same time keep their order, so the run is unchanged.
+        s.sim.faults.sort_by_key(|f| f.at_ns);
         s
     }
 

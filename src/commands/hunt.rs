@@ -93,9 +93,9 @@ pub struct HuntArgs {
     #[arg(long, value_enum, value_name = "MODE", help_heading = "Search")]
     pub search: Option<SearchMode>,
     /// With --search guided: how many of each batch's 64 runs are mutants (0 to 63), once
-    /// some seed reached a rare situation.
-    #[arg(long, value_name = "N", help_heading = "Search", default_value_t = DEFAULT_MUTANTS_PER_BATCH)]
-    pub mutants_per_batch: u64,
+    /// some seed reached a rare situation [default: 32].
+    #[arg(long, value_name = "N", help_heading = "Search")]
+    pub mutants_per_batch: Option<u64>,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -414,7 +414,7 @@ fn guided_search<'a>(
     scenario: &'a Scenario,
 ) -> Result<Option<Guided<'a>>, String> {
     if args.search != Some(SearchMode::Guided) {
-        if args.mutants_per_batch != DEFAULT_MUTANTS_PER_BATCH {
+        if args.mutants_per_batch.is_some() {
             return Err("error: --mutants-per-batch is for --search guided\n  hint: add --search guided, or leave --mutants-per-batch out".to_string());
         }
         return Ok(None);
@@ -427,7 +427,8 @@ fn guided_search<'a>(
     if let Some(flag) = flag {
         return Err(format!("error: {flag} cannot record a guided search: its mutants are not seeds, and the file (and `merge`) would judge the seeds alone\n  hint: hunt with --search plain or swarm for --jsonl and --junit, or leave {flag} out"));
     }
-    Guided::new(scenario, args.mutants_per_batch)
+    let mutants = args.mutants_per_batch.unwrap_or(DEFAULT_MUTANTS_PER_BATCH);
+    Guided::new(scenario, mutants)
         .map(Some)
         .map_err(|e| format!("error: {e}"))
 }
@@ -693,14 +694,11 @@ fn shrink_failures(
         }
         let stop = || interrupt.signal().is_some();
         let shrunk = panics::catch(|| shrink_scenario(&start, failure, SHRINK_BUDGET_RUNS, &stop));
+        let replay = replay_hint(args, record.seed, found.mutant.is_some());
         let shrunk = match shrunk {
             Ok(shrunk) => shrunk,
             Err(e) => {
-                eprintln!(
-                    "warning: shrinking {run} {e}; replay it with `splitbrain run {} --seed {}`",
-                    args.file.display(),
-                    record.seed
-                );
+                eprintln!("warning: shrinking {run} {e}; {replay}");
                 continue;
             }
         };
@@ -711,10 +709,7 @@ fn shrink_failures(
         match write_reproducer(args, scenario, record.seed, mutant, &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
             Err(e) => errors.push(format!(
-                "{e}\n  the reproducer of seed {} ({key}) is lost; replay the seed with `splitbrain run {} --seed {}`",
-                record.seed,
-                args.file.display(),
-                record.seed
+                "{e}\n  the reproducer of {run} ({key}) is lost; {replay}"
             )),
         }
     }
@@ -807,4 +802,18 @@ fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {
     s.sim.limits = limits;
     let record = hunt::run_judged(&s);
     record.failures.iter().any(|f: &Failure| f.key == key)
+}
+
+/// How to replay a failing run whose reproducer could not be made: a seed by its number; a
+/// guided hunt's mutant only by running the same hunt again (its schedule comes from the
+/// corpus that hunt built, which the seed alone does not give).
+fn replay_hint(args: &HuntArgs, seed: u64, mutant: bool) -> String {
+    if mutant {
+        "replay it by running the same hunt again (guided hunts are deterministic)".to_string()
+    } else {
+        format!(
+            "replay it with `splitbrain run {} --seed {seed}`",
+            args.file.display()
+        )
+    }
 }

@@ -104,13 +104,7 @@ pub struct GuidedRun {
 /// as for that seed) with `nemesis_faults` in place of what the nemesis would draw. With
 /// the seed's own draw, this is exactly [`Scenario::materialize`].
 pub fn scenario_of(scenario: &Scenario, seed: u64, nemesis_faults: &[FaultSpec]) -> Scenario {
-    let mut s = scenario.clone();
-    s.nemesis = None;
-    let mut s = s.materialize(seed);
-    s.sim.faults.extend_from_slice(nemesis_faults);
-    // Stable, as in `materialize`: faults at one time keep their order.
-    s.sim.faults.sort_by_key(|f| f.at_ns);
-    s
+    scenario.materialize_with(seed, Some(nemesis_faults))
 }
 
 /// The nemesis of `scenario` as its runs draw it (the service struck if it has one).
@@ -342,6 +336,8 @@ impl Mutator<'_> {
     }
 }
 
+/// Whether a retarget may move the fault onto the coordination service: the faults that
+/// strike one process, as swarm mode may aim them at the service.
 fn strikes_one_process(action: &FaultAction) -> bool {
     matches!(
         action,
@@ -349,9 +345,14 @@ fn strikes_one_process(action: &FaultAction) -> bool {
             | FaultAction::Pause(..)
             | FaultAction::Suspend(..)
             | FaultAction::Stall(..)
-            | FaultAction::Partition(PartitionShape::Isolate(_))
+            | FaultAction::Partition(
+                PartitionShape::Isolate(_)
+                    | PartitionShape::OneWay { .. }
+                    | PartitionShape::CutLink(..)
+            )
             | FaultAction::ClockJump(..)
             | FaultAction::ClockDrift(..)
+            | FaultAction::SlowDisk(..)
     )
 }
 

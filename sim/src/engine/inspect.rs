@@ -230,7 +230,9 @@ impl<'t, P: Process> Sim<'t, P> {
     pub fn run_until(&mut self, stop: StopAt) -> Result<Reached, crate::RunError> {
         let reached = self.run_events(Some(stop))?;
         match (stop, reached) {
-            (StopAt::Time(at_ns), Reached::Stop) => self.now = at_ns,
+            // A stop before where the run stands (a second call with an earlier time)
+            // leaves the clock where it is: time never goes back.
+            (StopAt::Time(at_ns), Reached::Stop) => self.now = self.now.max(at_ns),
             (_, Reached::End) if self.max_events.is_none() => self.now = self.config.duration_ns,
             _ => {}
         }
