@@ -21,7 +21,7 @@ use splitbrain_lab::hunt::record::{Failure, SeedRecord};
 use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
-use splitbrain_lab::hunt::summary::{HuntVerdict, SummaryBuilder};
+use splitbrain_lab::hunt::summary::SummaryBuilder;
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
@@ -356,10 +356,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else if !errors.is_empty() {
         exit::BAD_INPUT
     } else {
-        hunt_exit_code(worse(
-            summary.verdict,
-            mutants_verdict(guided_summary.as_ref()),
-        ))
+        let mutants = guided_summary.as_ref().map(GuidedSummary::verdict);
+        hunt_exit_code(summary.verdict.worse(mutants.unwrap_or_default()))
     };
     if args.json {
         let doc = JsonOutput {
@@ -499,38 +497,6 @@ impl Collector {
     fn failing(&self) -> u64 {
         let mutants = self.guided.as_ref().map_or(0, |g| g.mutants_failed());
         self.builder.failed_seeds() + mutants
-    }
-}
-
-/// What the mutants' failures add up to, by the summary's rule.
-fn mutants_verdict(guided: Option<&GuidedSummary>) -> HuntVerdict {
-    let keys: Vec<&str> = guided
-        .map(|g| g.failures.iter().map(|f| f.key.as_str()).collect())
-        .unwrap_or_default();
-    let limit = splitbrain_lab::hunt::record::LIMIT_KEY;
-    if keys.iter().any(|k| *k != "liveness" && *k != limit) {
-        HuntVerdict::SafetyMismatch
-    } else if keys.contains(&limit) {
-        HuntVerdict::OutgrewLimits
-    } else if keys.is_empty() {
-        HuntVerdict::Matched
-    } else {
-        HuntVerdict::LivenessFailed
-    }
-}
-
-/// The worse of two verdicts (safety, then outgrown limits, then liveness).
-fn worse(a: HuntVerdict, b: HuntVerdict) -> HuntVerdict {
-    let rank = |v: HuntVerdict| match v {
-        HuntVerdict::SafetyMismatch => 0,
-        HuntVerdict::OutgrewLimits => 1,
-        HuntVerdict::LivenessFailed => 2,
-        HuntVerdict::Matched => 3,
-    };
-    if rank(b) < rank(a) {
-        b
-    } else {
-        a
     }
 }
 

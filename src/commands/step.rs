@@ -2,7 +2,8 @@
 //! filters `--trace-nodes` and `--trace-window`.
 
 use splitbrain_sim::engine::{NodeStatus, Reached, Snapshot, StopAt};
-use splitbrain_sim::{Milestone, Nanos, NodeId, TraceEvent, TraceSink};
+pub use splitbrain_sim::trace::{Filtered, Window};
+use splitbrain_sim::{Nanos, NodeId};
 
 /// Parses `--stop-at`: a true time in the scenario's duration syntax (`12.5s`, `1m30s`,
 /// `800ms`) or `#N`, the N-th trace event (the line number in a `--trace` file, from 1).
@@ -23,15 +24,6 @@ pub fn parse_stop_at(text: &str) -> Result<StopAt, String> {
         })
 }
 
-/// A `--trace-window`: true times `from..to`, both ends included, either left out.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    /// The first true time kept.
-    pub from_ns: Nanos,
-    /// The last true time kept.
-    pub to_ns: Nanos,
-}
-
 /// Parses `--trace-window FROM..TO` (`5s..10s`, `..2s`, `30s..`).
 pub fn parse_window(text: &str) -> Result<Window, String> {
     let Some((from, to)) = text.split_once("..") else {
@@ -49,55 +41,6 @@ pub fn parse_window(text: &str) -> Result<Window, String> {
         return Err(format!("the window ends ({to}) before it begins ({from})"));
     }
     Ok(window)
-}
-
-/// A trace sink that passes on only the events of some processes and of a time window.
-/// Run-wide events (faults, heals, liveness) are kept whatever the processes; a write at the
-/// resource is kept when its writer is. Milestones (not lines) always pass.
-pub struct Filtered<'a> {
-    /// Where kept events go.
-    pub inner: &'a mut dyn TraceSink,
-    /// Per process id: whether its events are kept; `None`: every process's.
-    pub nodes: Option<Vec<bool>>,
-    /// The time window kept; `None`: the whole run.
-    pub window: Option<Window>,
-    /// The resource's id (its events are attributed to their writer).
-    pub resource: NodeId,
-}
-
-impl Filtered<'_> {
-    fn keeps(&self, event: &TraceEvent) -> bool {
-        if let Some(w) = self.window {
-            if event.t_ns < w.from_ns || event.t_ns > w.to_ns {
-                return false;
-            }
-        }
-        let Some(nodes) = &self.nodes else {
-            return true;
-        };
-        let node = match event.node {
-            None => return true,
-            Some(n) if n == self.resource => event.kind.sender().map(|(from, _)| from),
-            Some(n) => Some(n),
-        };
-        node.is_some_and(|n| nodes.get(n.index()).copied().unwrap_or(false))
-    }
-}
-
-impl TraceSink for Filtered<'_> {
-    fn record(&mut self, event: &TraceEvent) {
-        if self.keeps(event) {
-            self.inner.record(event);
-        }
-    }
-
-    fn milestone(&mut self, now_ns: Nanos, milestone: Milestone<'_>) {
-        self.inner.milestone(now_ns, milestone);
-    }
-
-    fn finish(&mut self) -> std::io::Result<()> {
-        self.inner.finish()
-    }
 }
 
 /// Prints where the run stopped and every process's state and message there.

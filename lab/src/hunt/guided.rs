@@ -14,6 +14,7 @@
 
 use super::record::{Coverage, SeedRecord};
 use super::seeds::SeedSpan;
+use super::summary::HuntVerdict;
 use super::{judged_unless, Ended, BATCH_SEEDS};
 use crate::panics;
 use rayon::prelude::*;
@@ -570,6 +571,14 @@ pub struct GuidedSummary {
     pub runs_to_first_failure: Option<u64>,
     /// The mutants' failures, by key.
     pub failures: Vec<MutantFailures>,
+}
+
+impl GuidedSummary {
+    /// What the mutants' failures add up to, by the summary's rule
+    /// ([`HuntVerdict::of_keys`]).
+    pub fn verdict(&self) -> HuntVerdict {
+        HuntVerdict::of_keys(self.failures.iter().map(|f| f.key.as_str()))
+    }
 }
 
 /// Builds a [`GuidedSummary`] batch by batch.

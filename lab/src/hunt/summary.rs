@@ -107,8 +107,8 @@ pub struct HuntSummary {
     pub verdict: HuntVerdict,
 }
 
-/// What a hunt's failures add up to, worst first.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+/// What a hunt's failures add up to, worst first (the order compares them: worse is less).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum HuntVerdict {
     /// Some safety outcome differed from `expect` (a panic or a missed objective counts here
     /// too).
@@ -120,6 +120,30 @@ pub enum HuntVerdict {
     /// Every seed matched.
     #[default]
     Matched,
+}
+
+impl HuntVerdict {
+    /// What failures with these keys add up to: safety if any safety outcome differed, else
+    /// outgrown if a run outgrew its limits (the scenario is too big to run as asked), else
+    /// liveness if liveness failed, else matched.
+    pub fn of_keys<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let keys: Vec<&str> = keys.into_iter().collect();
+        let limit = super::record::LIMIT_KEY;
+        if keys.iter().any(|k| *k != "liveness" && *k != limit) {
+            HuntVerdict::SafetyMismatch
+        } else if keys.contains(&limit) {
+            HuntVerdict::OutgrewLimits
+        } else if keys.is_empty() {
+            HuntVerdict::Matched
+        } else {
+            HuntVerdict::LivenessFailed
+        }
+    }
+
+    /// The worse of two verdicts (safety, then outgrown limits, then liveness).
+    pub fn worse(self, other: Self) -> Self {
+        self.min(other)
+    }
 }
 
 impl HuntSummary {
@@ -272,17 +296,7 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
     total.faults = total.faults.saturating_add(one.faults);
 }
 
-/// Safety if any safety outcome differed, else outgrown if a run outgrew its limits (the
-/// scenario is too big to run as asked), else liveness if liveness failed, else matched.
+/// [`HuntVerdict::of_keys`] of the failure groups.
 fn verdict(failures: &[FailureGroup]) -> HuntVerdict {
-    let safety = |key: &str| key != "liveness" && key != super::record::LIMIT_KEY;
-    if failures.iter().any(|g| safety(&g.key)) {
-        HuntVerdict::SafetyMismatch
-    } else if failures.iter().any(|g| g.key == super::record::LIMIT_KEY) {
-        HuntVerdict::OutgrewLimits
-    } else if failures.is_empty() {
-        HuntVerdict::Matched
-    } else {
-        HuntVerdict::LivenessFailed
-    }
+    HuntVerdict::of_keys(failures.iter().map(|g| g.key.as_str()))
 }

@@ -4,9 +4,11 @@
 //! reads the typed events directly. Without a sink nothing is built per event.
 
 mod event;
+mod filter;
 mod json;
 
 pub use event::{Broken, EventKind, Name, TraceEvent, QUIET_WHAT};
+pub use filter::{Filtered, Window};
 pub use json::{parse_trace, parse_trace_line, write_json_line, TraceParseError};
 
 use crate::report::{ElectionRecord, Failover};
