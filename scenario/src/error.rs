@@ -298,6 +298,9 @@ pub enum ErrorKind {
         /// The high end, as written.
         high: String,
     },
+    /// Reads "`swarm_ranges` is given but `swarm` is false: no seed would draw from it".
+    #[error("`swarm_ranges` is given but `swarm` is false: no seed would draw from it")]
+    SwarmRangesWithoutSwarm,
     /// Reads "the nemesis' mean interval must be longer than zero".
     #[error("the nemesis' mean interval must be longer than zero")]
     ZeroMeanInterval,
@@ -776,6 +779,11 @@ impl ErrorKind {
                 "each seed draws its {setting} between the two ends, the smaller first: \
                  ({high}, {low})"
             ),
+            ErrorKind::SwarmRangesWithoutSwarm => {
+                "drop `swarm: false` to hunt in swarm mode with these ranges, or drop \
+                 `swarm_ranges` to draw every seed from the settings as written"
+                    .to_string()
+            }
             ErrorKind::NoServiceProcess { .. }
             | ErrorKind::NoServiceClock { .. }
             | ErrorKind::NoServiceDisk { .. } => {

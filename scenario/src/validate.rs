@@ -347,6 +347,9 @@ impl Checker {
         let Some(raw) = raw else {
             return ranges;
         };
+        if !config.swarm {
+            self.problem("nemesis.swarm_ranges", ErrorKind::SwarmRangesWithoutSwarm);
+        }
         let interval_written = raw.mean_interval.is_some();
         let durations = [
             (
@@ -368,12 +371,11 @@ impl Checker {
         ];
         for (range, setting, into) in durations {
             if let Some((low, high)) = range {
-                *into = self.swarm_range((low.0, high.0), setting, format_duration_ron);
+                *into = self.swarm_duration_range((low.0, high.0), setting);
             }
         }
         if let Some((low, high)) = raw.latency {
-            let range = self.swarm_range((low.0, high.0), "latency", format_duration_ron);
-            ranges.latency_ns = Some(range);
+            ranges.latency_ns = Some(self.swarm_duration_range((low.0, high.0), "latency"));
         }
         if let Some((low, high)) = raw.max_loss {
             let path = "nemesis.swarm_ranges.max_loss";
@@ -399,6 +401,15 @@ impl Checker {
             self.swarm_interval_fits(ranges.mean_interval_ns, window_ns);
         }
         ranges
+    }
+
+    /// A range of durations as written, refused if backwards or if an end is beyond
+    /// [`MAX_DURATION_NS`] (each end reported at itself).
+    fn swarm_duration_range(&mut self, range: (u64, u64), setting: &'static str) -> (u64, u64) {
+        for (end, ns) in [range.0, range.1].into_iter().enumerate() {
+            self.bounded(ns, &format!("nemesis.swarm_ranges.{setting}[{end}]"));
+        }
+        self.swarm_range(range, setting, format_duration_ron)
     }
 
     /// A range as written, refused if backwards.

@@ -433,7 +433,10 @@ fn nemesis(n: &splitbrain_sim::nemesis::NemesisConfig) -> String {
         duration(n.max_fsync_ns),
         n.swarm
     ));
-    parts.push(format!("swarm_ranges: {}", swarm_ranges(&n.swarm_ranges)));
+    // Without swarm mode the ranges are never drawn from, and a scenario may not give them.
+    if n.swarm {
+        parts.push(format!("swarm_ranges: {}", swarm_ranges(&n.swarm_ranges)));
+    }
     format!("({})", parts.join(", "))
 }
 

@@ -772,6 +772,34 @@ fn every_count_one_past_its_maximum_is_refused_at_its_value_with_a_hint() {
 }
 
 #[test]
+fn swarm_ranges_are_bounded_and_refused_without_swarm() {
+    let base = "algorithm: Raft(), duration: \"60s\"";
+    assert_error_at(
+        &format!(
+            "({base}, nemesis: (swarm: false, swarm_ranges: @(longest_fault: (\"1s\", \"2s\"))))"
+        ),
+        "`swarm_ranges` is given but `swarm` is false: no seed would draw from it",
+    );
+    for setting in ["longest_fault", "max_clock_jump", "max_fsync", "latency"] {
+        assert_error_at(
+            &format!("({base}, nemesis: (swarm_ranges: ({setting}: (\"1s\", @\"1000000h\"))))"),
+            "1000000h is longer than the longest duration a scenario may hold (876600h)",
+        );
+    }
+    let error = error_of(&format!(
+        "({base}, nemesis: (swarm: false, swarm_ranges: (longest_fault: (\"1s\", \"2s\"))))"
+    ));
+    assert!(
+        error
+            .hint()
+            .is_some_and(|h| h.contains("drop `swarm: false`")),
+        "{error}"
+    );
+    let fine = format!("({base}, nemesis: (swarm_ranges: (longest_fault: (\"1s\", \"2s\"))))");
+    assert!(parse(&fine, ORIGIN).is_ok());
+}
+
+#[test]
 fn a_nemesis_that_can_inject_nothing_is_refused_where_it_says_so() {
     let base = "algorithm: Raft(), duration: \"60s\"";
     let cases: Vec<(String, &str)> = vec![
