@@ -1,0 +1,124 @@
+//! Where one fault strikes, and the fault each kind makes.
+
+use super::{NemesisKind, Rates};
+use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
+use crate::rng::SimRng;
+use crate::time::Nanos;
+
+/// A node target: mostly the leader (the interesting case), else followers and anyone, and
+/// with `service` the coordination service.
+fn node_target(members: usize, service: bool, rng: &mut SimRng) -> Target {
+    match rng.below(if service { 12 } else { 10 }) {
+        0..=3 => Target::Leader,
+        4..=6 => Target::Follower,
+        7..=8 => Target::Random,
+        9 => Target::Node(rng.below(members as u64) as u32),
+        _ => Target::Service,
+    }
+}
+
+impl NemesisKind {
+    /// Whether the kind may strike the coordination service. Without swarm mode, only the
+    /// kinds that did before swarm mode reached every fault (so those schedules stay the same
+    /// seed for seed); in swarm mode, every kind that strikes one process.
+    pub(super) fn strikes_service(self, swarm: bool) -> bool {
+        let before = matches!(
+            self,
+            NemesisKind::Crash
+                | NemesisKind::Pause
+                | NemesisKind::Suspend
+                | NemesisKind::Stall
+                | NemesisKind::Isolate
+                | NemesisKind::ClockJump
+                | NemesisKind::ClockDrift
+        );
+        let since = matches!(
+            self,
+            NemesisKind::OneWay | NemesisKind::CutLink | NemesisKind::SlowDisk
+        );
+        before || (swarm && since)
+    }
+}
+
+/// Where and when one fault strikes.
+pub(super) struct Strike {
+    pub(super) at_ns: Nanos,
+    pub(super) lasts_ns: Nanos,
+    pub(super) members: usize,
+    /// Whether it may strike the coordination service.
+    pub(super) service: bool,
+}
+
+impl Strike {
+    fn healing(&self, action: FaultAction) -> FaultSpec {
+        FaultSpec {
+            at_ns: self.at_ns,
+            action,
+            heal_after_ns: Some(self.lasts_ns),
+        }
+    }
+
+    fn once(&self, action: FaultAction) -> FaultSpec {
+        FaultSpec {
+            at_ns: self.at_ns,
+            action,
+            heal_after_ns: None,
+        }
+    }
+
+    fn partition(&self, shape: PartitionShape) -> FaultSpec {
+        self.healing(FaultAction::Partition(shape))
+    }
+}
+
+pub(super) fn fault_of(
+    kind: NemesisKind,
+    strike: &Strike,
+    rates: &Rates,
+    rng: &mut SimRng,
+) -> FaultSpec {
+    let target = node_target(strike.members, strike.service, rng);
+    let lasts = strike.lasts_ns;
+    match kind {
+        NemesisKind::Crash => strike.healing(FaultAction::Crash(target)),
+        NemesisKind::Pause => strike.once(FaultAction::Pause(target, lasts)),
+        NemesisKind::Suspend => strike.once(FaultAction::Suspend(target, lasts)),
+        NemesisKind::Stall => strike.once(FaultAction::Stall(target, lasts)),
+        NemesisKind::Isolate => strike.partition(PartitionShape::Isolate(target)),
+        NemesisKind::MajorityMinority => strike.partition(PartitionShape::MajorityMinority(target)),
+        NemesisKind::OneWay => strike.partition(PartitionShape::OneWay {
+            from: target,
+            to: Target::All,
+        }),
+        NemesisKind::CutLink => strike.partition(PartitionShape::CutLink(target, Target::Follower)),
+        NemesisKind::Bridge => strike.partition(PartitionShape::Bridge(Target::Random)),
+        NemesisKind::LossBurst => {
+            let ppm = rng.between(1, u64::from(rates.max_loss_ppm.max(1))) as u32;
+            strike.healing(FaultAction::Loss(ppm))
+        }
+        NemesisKind::Duplicate => {
+            let ppm = rng.between(1, u64::from(rates.max_duplicate_ppm.max(1))) as u32;
+            strike.healing(FaultAction::Duplicate(ppm))
+        }
+        NemesisKind::ClockJump => {
+            let max = rates.max_clock_jump_ns.min(i64::MAX as u64) as i64;
+            strike.once(FaultAction::ClockJump(
+                target,
+                rng.between_signed(-max, max),
+            ))
+        }
+        NemesisKind::ClockDrift => {
+            let max = i64::from(rates.max_drift_ppm.min(999_999));
+            strike.healing(FaultAction::ClockDrift(
+                target,
+                rng.between_signed(-max, max),
+            ))
+        }
+        NemesisKind::SlowDisk => {
+            let max = rates.max_fsync_ns.max(1);
+            let fsync_ns = rng.between((max / 10).max(1), max);
+            strike.healing(FaultAction::SlowDisk(target, fsync_ns))
+        }
+        NemesisKind::Resign => strike.once(FaultAction::Resign(Target::Leader)),
+    }
+}
