@@ -7,7 +7,7 @@
 // Usage: node tests/browser/view.mjs BINARY [--gallery DIR]
 // With --gallery, the screenshots go to DIR (docs/gallery/ keeps two), else to a temp folder.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -37,7 +37,10 @@ function check(ok, what) {
 // ---------- the run and its trace ----------
 const plotDir = join(work, "plot");
 const tracePath = join(work, "trace.jsonl");
-const run = spawnSync(binary, ["run", SCENARIO, "--plot", plotDir, "--trace", tracePath, "--quiet"], { encoding: "utf8" });
+// Run from the temp folder, with the scenario library linked in, so that the command the page
+// shows (and the gallery's screenshots) reads as a user would type it, without a temp path.
+symlinkSync(resolve("scenarios"), join(work, "scenarios"));
+const run = spawnSync(binary, ["run", SCENARIO, "--plot", "plot", "--trace", "trace.jsonl", "--quiet"], { encoding: "utf8", cwd: work });
 check(run.status === 0, `${SCENARIO} runs as expected (exit ${run.status}) ${run.stderr.trim()}`);
 const trace = readFileSync(tracePath, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const firstBad = trace.findIndex((e) => e.check !== "ok");
