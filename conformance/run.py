@@ -177,6 +177,8 @@ def print_table(rows: list[Row]) -> None:
 
 def trials_text(rows: list[Row]) -> str:
     counts = sorted({r.runs for r in rows})
+    if all(r.exp.model is None for r in rows):
+        return f"{'/'.join(map(str, counts))} real trials each (real side only, no model)"
     if len(counts) == 1:
         return f"{counts[0]} real and {counts[0]} model trials each (seeds 1..{counts[0]})"
     return (f"{'/'.join(map(str, counts))} real and as many model trials each, "
