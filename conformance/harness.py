@@ -116,14 +116,21 @@ class Experiment:
     system: str  # "etcd" or "zookeeper"
     unit: str  # "s", "ms" or "count"
     real: Callable[[], float]  # one trial against the real server, returns the measured value
-    model: Callable[[int], float]  # one simulated trial for a seed, returns the same quantity
-    band: Band
+    # One simulated trial for a seed, returns the same quantity. None for a row measured on
+    # the real side only (no model of it yet): its verdict is REAL, or FAIL when `expect`
+    # objects.
+    model: Optional[Callable[[int], float]]
+    band: Optional[Band]
     runs: int = 3
     note: str = ""
     # A disagreement the project knows and has not fixed yet, with where it is tracked. The
     # row still runs and shows its numbers; a FAIL then reads KNOWN and does not fail the
     # suite, and a PASS reads FIXED, which does (remove the mark once the model agrees).
     known_difference: str = ""
+    # A real-only row's check of the documented real behaviour (e.g. "the session survives a
+    # leader kill"): given the real values, "" when they agree, else why not (verdict FAIL),
+    # so that a broken harness or a changed server does not pass unnoticed.
+    expect: Optional[Callable[[list], str]] = None
 
 
 @dataclass

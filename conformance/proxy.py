@@ -8,6 +8,11 @@ during a cut is not connected upstream until the heal, so the client sees a sile
 as it would if its SYN packets were lost after the kernel's handshake.
 
 Sockets are closed only by `close()`, or when an endpoint closes while the network is up.
+
+`cut_from(marker)` cuts only the connections whose first bytes towards the server contain
+`marker` (and every such connection opened later), until `heal()`: an etcd member's peer
+connections carry its id in the `X-Server-From` header of each request (rafthttp), so one
+member's connections through another member's proxy can be cut while the rest flow.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from typing import Optional
 
 _CHUNK = 65536
+_HEAD = 4096  # bytes of a connection's start kept to match `cut_from` markers
 
 
 class _Link:
@@ -28,6 +34,8 @@ class _Link:
         self.client = client
         self.upstream: Optional[socket.socket] = None
         self.closed = threading.Event()
+        self.head = b""  # the first bytes sent towards the server (for `cut_from`)
+        self.cut = False  # cut alone by `cut_from`
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
@@ -47,10 +55,13 @@ class _Link:
                 data = src.recv(_CHUNK)
             except OSError:
                 data = b""
-            held = self.proxy._is_cut()
+            if to_server and len(self.head) < _HEAD:
+                self.head += data[:_HEAD - len(self.head)]
+                self.proxy._classify(self)
+            held = self.proxy._is_cut() or self.cut
             if data and held and self.proxy._drop:
                 continue  # dropped on the floor, like packets lost in a partition
-            if not self.proxy._wait_up():
+            if not self.proxy._wait_up() or not self._wait_link_up():
                 return self.close()  # proxy closed
             if not data:
                 return self._half_close(dst)
@@ -59,6 +70,14 @@ class _Link:
             except OSError:
                 return self.close()
             self.proxy._forwarded(to_server)
+
+    def _wait_link_up(self) -> bool:
+        """Block while this link alone is cut; False once the proxy is closed."""
+        while self.cut:
+            if self.proxy._closed:
+                return False
+            time.sleep(0.01)
+        return True
 
     def _half_close(self, dst: socket.socket) -> None:
         try:
@@ -101,6 +120,7 @@ class Proxy:
         self._closed = False
         self._links: list[_Link] = []
         self._lock = threading.Lock()
+        self._cut_markers: list[bytes] = []
         self.last_to_server_s: Optional[float] = None
         self.last_to_client_s: Optional[float] = None
         threading.Thread(target=self._accept_loop, daemon=True).start()
@@ -141,9 +161,29 @@ class Proxy:
         self._drop = drop
         self._up.clear()
 
+    def cut_from(self, marker: bytes) -> None:
+        """Hold the bytes of every connection (open now or later) whose first bytes towards
+        the server contain `marker`, both ways; the others keep flowing. `heal()` ends it."""
+        with self._lock:
+            self._cut_markers.append(marker)
+            links = list(self._links)
+        for link in links:
+            self._classify(link)
+
+    def _classify(self, link: "_Link") -> None:
+        with self._lock:
+            markers = list(self._cut_markers)
+        if any(m in link.head for m in markers):
+            link.cut = True
+
     def heal(self) -> None:
         """Resume forwarding; held bytes and closes are delivered."""
         self._drop = False
+        with self._lock:
+            self._cut_markers = []
+            links = list(self._links)
+        for link in links:
+            link.cut = False
         self._up.set()
 
     def connections(self) -> int:

@@ -3,6 +3,7 @@
 
     python3 conformance/run.py [--system etcd|zookeeper|k8s] [-k substring] [--runs N]
                                [--markdown FILE]
+    python3 conformance/run.py --system etcd-cluster|zookeeper-cluster [--etcd-binary PATH]
 
 Each experiment runs `runs` times against the real server and `runs` times through the
 model (seeds 1..runs). The verdict is PASS when every model value lies within
@@ -10,16 +11,22 @@ model (seeds 1..runs). The verdict is PASS when every model value lies within
 `paired_period` band compares model run k with real trial k instead; see harness.Band).
 
 Verdicts: PASS, FAIL, SKIP, ERROR; for an experiment marked with a known difference, KNOWN
-(it still disagrees: the suite passes) or FIXED (it agrees now: remove the mark).
+(it still disagrees: the suite passes) or FIXED (it agrees now: remove the mark). A row with
+no model side (the 3-member clusters, whose models do not exist yet) reads REAL, or FAIL
+when the real values contradict the documented behaviour its `expect` checks.
 
-Exit codes: 0 every verdict PASS, SKIP or KNOWN, 1 at least one FAIL or FIXED, 2 a harness
-error.
+The cluster systems (`etcd-cluster`, `zookeeper-cluster`) are not in the default set: they
+run only when named with --system.
+
+Exit codes: 0 every verdict PASS, REAL, SKIP or KNOWN, 1 at least one FAIL or FIXED, 2 a
+harness error.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -32,7 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from harness import Experiment, Skip, Spread  # noqa: E402
 
-SYSTEMS = ("zookeeper", "etcd", "k8s")
+SYSTEMS = ("zookeeper", "etcd", "k8s")  # the default set (ci.sh runs these)
+# Real 3-member clusters, real side only (no model yet); run when named, never by default.
+CLUSTER_SYSTEMS = ("etcd-cluster", "zookeeper-cluster")
+
+
+def module_name(system: str) -> str:
+    """The experiments' module of a system ("etcd-cluster" -> etcd_cluster)."""
+    return system.replace("-", "_")
 
 
 @dataclass
@@ -51,10 +65,11 @@ def load_experiments(systems: list[str]) -> tuple[list[Experiment], list[str]]:
     """EXPERIMENTS of each system module that exists; load errors are harness errors."""
     exps, errors = [], []
     for system in systems:
-        if not (harness.CONFORMANCE_DIR / f"{system}.py").exists():
+        name = module_name(system)
+        if not (harness.CONFORMANCE_DIR / f"{name}.py").exists():
             continue
         try:
-            module = importlib.import_module(system)
+            module = importlib.import_module(name)
         except Exception:
             errors.append(f"{system}: import failed:\n{traceback.format_exc()}")
             continue
@@ -84,11 +99,14 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
     """Real trials first, then model trials; Skip makes the row SKIP, anything else ERROR."""
     row = Row(exp, runs)
     started = time.monotonic()
-    print(f"--- {exp.name} ({exp.system}, {runs} real + {runs} model)", flush=True)
+    model = f"{runs} model" if exp.model is not None else "no model"
+    print(f"--- {exp.name} ({exp.system}, {runs} real + {model})", flush=True)
     try:
         real_values = measure(exp.real, [()] * runs)
         row.real = Spread.of(real_values)
         print(f"    real  {exp.unit}: {[fmt(v, exp.unit) for v in real_values]}", flush=True)
+        if exp.model is None:
+            return real_only(row, started)
         model_values = measure(exp.model, [(seed,) for seed in range(1, runs + 1)])
         row.model = Spread.of(model_values)
         print(f"    model {exp.unit}: {[fmt(v, exp.unit) for v in model_values]}", flush=True)
@@ -120,6 +138,17 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
     return row
 
 
+def real_only(row: Row, started: float) -> Row:
+    """The verdict of a row without a model side: REAL, or FAIL when `expect` objects."""
+    exp = row.exp
+    problem = exp.expect(row.real.values) if exp.expect else ""
+    row.verdict = "FAIL" if problem else "REAL"
+    row.detail = f"expected: {problem}" if problem else ""
+    print(f"    {row.verdict}{' ' + problem if problem else ''} "
+          f"({time.monotonic() - started:.1f}s)", flush=True)
+    return row
+
+
 def table_lines(rows: list[Row]) -> list[list[str]]:
     head = ["experiment", "unit", "real min/med/max", "model min/med/max", "band", "verdict"]
     body = [[r.exp.name, r.exp.unit, fmt_spread(r.real, r.exp.unit),
@@ -148,6 +177,8 @@ def print_table(rows: list[Row]) -> None:
 
 def trials_text(rows: list[Row]) -> str:
     counts = sorted({r.runs for r in rows})
+    if all(r.exp.model is None for r in rows):
+        return f"{'/'.join(map(str, counts))} real trials each (real side only, no model)"
     if len(counts) == 1:
         return f"{counts[0]} real and {counts[0]} model trials each (seeds 1..{counts[0]})"
     return (f"{'/'.join(map(str, counts))} real and as many model trials each, "
@@ -171,7 +202,11 @@ def markdown(rows: list[Row], total_s: float) -> str:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--system", choices=SYSTEMS, help="only this system's experiments")
+    ap.add_argument("--system", choices=SYSTEMS + CLUSTER_SYSTEMS,
+                    help="only this system's experiments (the cluster systems only this way)")
+    ap.add_argument("--etcd-binary", type=Path,
+                    help="etcd server binary for etcd-cluster (default /usr/bin/etcd; "
+                         "a later etcd from build_etcd_new.sh)")
     ap.add_argument("-k", dest="substring", help="only experiments whose name contains this")
     ap.add_argument("--runs", type=int, help="trials per side (default: each experiment's)")
     ap.add_argument("--markdown", type=Path, help="also write the table as Markdown here")
@@ -181,6 +216,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     harness.install_cleanup()
+    if args.etcd_binary:
+        os.environ["CONFORMANCE_ETCD_CLUSTER_BIN"] = str(args.etcd_binary.resolve())
     started = time.monotonic()
     systems = [args.system] if args.system else list(SYSTEMS)
     exps, errors = load_experiments(systems)
@@ -197,7 +234,7 @@ def main(argv: list[str]) -> int:
             rows.append(run_experiment(exp, args.runs or exp.runs))
     finally:
         for system in systems:
-            module = sys.modules.get(system)
+            module = sys.modules.get(module_name(system))
             if module is not None and hasattr(module, "shutdown"):
                 module.shutdown()
         harness.stop_all()

@@ -1,0 +1,403 @@
+"""A real 3-server ZooKeeper ensemble on 127.0.0.1, and the experiments of issue 32 on it.
+
+Real side only: the model of a ZooKeeper ensemble does not exist yet, so every row's verdict
+is REAL (or FAIL where `expect` checks a documented behaviour). Run it by name:
+
+    conformance/.venv/bin/python conformance/run.py --system zookeeper-cluster [--runs N]
+
+The ensemble (`ZkEnsemble`): three `QuorumPeerMain` servers from the Debian package's jar
+(ZooKeeper 3.8), each with its own zoo.cfg (tickTime 2000, initLimit 5, syncLimit 2, the
+sample configuration's values; `server.N=127.0.0.1:peer:election` for all three), its `myid`
+in its own data dir, its own client port on 127.0.0.1, the admin server off and the
+four-letter words `ruok,srvr,mntr,cons,dump` allowed. Every server is a `harness.Proc`,
+stopped by PID. A server's role comes from `srvr` ("Mode: leader" / "Mode: follower"; a
+server that is not serving answers "This ZooKeeper instance is not currently serving
+requests"); a `RoleWatcher` thread per server asks every 50 ms.
+
+One trial: a kazoo holder session (T = 4 s, the minimum at tick 2 s) with an ephemeral node
+and a kazoo watcher session with an exists watch on it, both given all three servers. 1 s
+later the fault strikes; the trial follows the holder's session (SUSPENDED, CONNECTED, LOST),
+then asks the new leader's `dump` whether the ephemeral node is still there (and that the
+watcher's exists watch did not fire with DELETED), and restores the
+ensemble (restarts killed servers, resumes a paused one) before the next trial.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import harness
+from harness import Experiment, HarnessError, Proc, free_port, make_temp_dir
+from zookeeper import JAVA, JVM_FLAGS, KazooProc, _classpath, _require_kazoo
+
+N_SERVERS = 3
+TICK_MS = 2000
+INIT_LIMIT = 5
+SYNC_LIMIT = 2
+SESSION_S = 4.0  # asked by the clients; granted as is (2 to 20 ticks)
+FAULT_AFTER_S = 1.0
+PAUSE_S = 8.0  # SIGSTOP of the leader: longer than syncLimit x tick (4 s) and than T
+DOWN_S = 8.0  # two servers down: longer than T
+POLL_S = 0.05
+INF = float("inf")
+
+
+@dataclass
+class Server:
+    sid: int  # myid, 1..3
+    client_port: int
+    peer_port: int
+    election_port: int
+    dir: Path
+    proc: Optional[Proc] = None
+    starts: int = 0
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.alive()
+
+    def four(self, cmd: str, timeout_s: float = 0.3) -> str:
+        """A four-letter word's answer ("" when the server does not answer in time)."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.client_port),
+                                          timeout=timeout_s) as s:
+                s.sendall(cmd.encode())
+                chunks = []
+                while True:
+                    data = s.recv(65536)
+                    if not data:
+                        return b"".join(chunks).decode(errors="replace")
+                    chunks.append(data)
+        except OSError:
+            return ""
+
+    def mode(self) -> str:
+        """"leader", "follower" or "" (not serving, down or paused)."""
+        for line in self.four("srvr").splitlines():
+            if line.startswith("Mode: "):
+                return line.split(": ", 1)[1].strip()
+        return ""
+
+
+class ZkEnsemble:
+    """Three ZooKeeper servers on 127.0.0.1, restartable one by one on their data dirs."""
+
+    def __init__(self) -> None:
+        self.dir = make_temp_dir("zk-ensemble")
+        self.servers = [Server(i + 1, free_port(), free_port(), free_port(),
+                               self.dir / f"s{i + 1}") for i in range(N_SERVERS)]
+        for s in self.servers:
+            self._configure(s)
+
+    @property
+    def hosts(self) -> str:
+        return ",".join(f"127.0.0.1:{s.client_port}" for s in self.servers)
+
+    def _configure(self, s: Server) -> None:
+        data = s.dir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "myid").write_text(f"{s.sid}\n")
+        lines = [
+            f"tickTime={TICK_MS}", f"initLimit={INIT_LIMIT}", f"syncLimit={SYNC_LIMIT}",
+            f"dataDir={data}", f"clientPort={s.client_port}", "clientPortAddress=127.0.0.1",
+            "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr,mntr,cons,dump",
+            "maxClientCnxns=0",
+        ]
+        lines += [f"server.{x.sid}=127.0.0.1:{x.peer_port}:{x.election_port}"
+                  for x in self.servers]
+        (s.dir / "zoo.cfg").write_text("\n".join(lines) + "\n")
+
+    def start_server(self, s: Server) -> None:
+        if s.alive():
+            raise HarnessError(f"server {s.sid} is already running")
+        s.starts += 1
+        argv = [JAVA, *JVM_FLAGS, "-cp", _classpath(), "-Dzookeeper.admin.enableServer=false",
+                "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(s.dir / "zoo.cfg")]
+        s.proc = Proc(f"zk-server{s.sid}", argv, s.dir / f"server-{s.starts}.log")
+
+    def start(self) -> None:
+        for s in self.servers:
+            self.start_server(s)
+        self.wait_settled(90)
+
+    def roles(self) -> list[str]:
+        return [s.mode() if s.alive() else "" for s in self.servers]
+
+    def wait_settled(self, timeout_s: float = 60) -> Server:
+        """Wait until one server leads and the others follow; the leader."""
+        def settled():
+            for s in self.servers:
+                if s.proc is not None and not s.alive():
+                    raise HarnessError(f"ZooKeeper server {s.sid} exited: {s.proc.log_path}")
+            roles = self.roles()
+            if sorted(roles) == ["follower", "follower", "leader"]:
+                return self.servers[roles.index("leader")]
+            return None
+        try:
+            return harness.wait_until(settled, timeout_s, 0.1)
+        except TimeoutError:
+            raise HarnessError(f"ensemble not settled in {timeout_s:g}s: roles {self.roles()}; "
+                               f"logs under {self.dir}")
+
+    def close(self) -> None:
+        for s in self.servers:
+            if s.proc is not None:
+                s.proc.stop()
+                s.proc = None
+
+
+class RoleWatcher:
+    """Asks every server `srvr` every 50 ms on a thread each: (t, mode) rows per server."""
+
+    def __init__(self, ens: ZkEnsemble) -> None:
+        self.rows: dict[int, list[tuple[float, str]]] = {s.sid: [] for s in ens.servers}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._poll, args=(s,), daemon=True)
+                         for s in ens.servers]
+        for t in self._threads:
+            t.start()
+
+    def _poll(self, s: Server) -> None:
+        while not self._stop.is_set():
+            t = time.monotonic()
+            mode = s.mode()
+            with self._lock:
+                self.rows[s.sid].append((t, mode))
+            self._stop.wait(POLL_S)
+
+    def first(self, sids: list[int], after_s: float, pred: Callable[[str], bool]) -> float:
+        """When one of `sids` was first asked and answered a mode satisfying `pred`."""
+        with self._lock:
+            return min((t for sid in sids for t, mode in self.rows[sid]
+                        if t > after_s and pred(mode)), default=INF)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(2)
+
+
+# ---------------------------------------------------------------------------------------
+# Trials
+
+
+_ENSEMBLE: Optional[ZkEnsemble] = None
+
+
+def ensemble() -> ZkEnsemble:
+    global _ENSEMBLE
+    if _ENSEMBLE is None:
+        _require_kazoo()
+        _ENSEMBLE = ZkEnsemble()
+        _ENSEMBLE.start()
+    return _ENSEMBLE
+
+
+def shutdown() -> None:
+    global _ENSEMBLE
+    if _ENSEMBLE is not None:
+        _ENSEMBLE.close()
+        _ENSEMBLE = None
+
+
+@dataclass
+class Trial:
+    """What one trial saw; times are time.monotonic() seconds, inf when it never happened."""
+    fault_s: float = 0.0
+    back_s: float = 0.0  # SIGCONT, or the restart of the two stopped servers
+    serving_lost_s: float = INF  # the old leader first not serving
+    service_back_s: float = INF  # a server first answered "leader" (another one, or after back)
+    old_leader_follows_s: float = INF  # the paused leader first answered "follower"
+    holder_connected_s: float = INF  # the holder's first CONNECTED after the fault
+    session_survived: bool = False
+    ephemeral_kept: bool = False
+    leader_sid: int = 0
+
+
+def _sleep_until(t_s: float) -> None:
+    left = t_s - time.monotonic()
+    if left > 0:
+        time.sleep(left)
+
+
+def _trial(fault: str) -> Trial:
+    """One trial of `fault` in kill-leader, pause-leader, quorum-lost."""
+    ens = ensemble()
+    leader = ens.wait_settled()
+    followers = [s for s in ens.servers if s is not leader]
+    path = f"/conformance-ens/{fault}-{uuid.uuid4().hex[:8]}"
+    tr = Trial(leader_sid=leader.sid)
+    holder = KazooProc(f"holder-{fault}", ens.hosts, SESSION_S, create=path).ready()
+    watcher = KazooProc(f"watcher-{fault}", ens.hosts, SESSION_S, watch=path).ready()
+    roles = RoleWatcher(ens)
+    try:
+        time.sleep(FAULT_AFTER_S)
+        tr.fault_s = time.monotonic()
+        if fault == "kill-leader":
+            leader.proc.kill9()
+        elif fault == "pause-leader":
+            leader.proc.pause()
+            _sleep_until(tr.fault_s + PAUSE_S)
+            tr.back_s = time.monotonic()
+            leader.proc.resume()
+        elif fault == "quorum-lost":
+            for s in followers:
+                s.proc.kill9()
+            _sleep_until(tr.fault_s + DOWN_S)
+            tr.back_s = time.monotonic()
+            for s in followers:
+                s.proc = None
+                ens.start_server(s)
+        else:
+            raise HarnessError(f"unknown fault {fault}")
+        states = _settled_states(holder, tr.fault_s, tr.back_s or tr.fault_s)
+        # After the restart when two were down (the holder may first have moved to the
+        # remaining server, still serving for up to a second).
+        reconnect_after = tr.back_s if fault == "quorum-lost" else tr.fault_s
+        connected = [t for t, state in states if state == "CONNECTED" and t > reconnect_after]
+        tr.holder_connected_s = connected[0] if connected else INF
+        tr.session_survived = states[-1][1] == "CONNECTED" and all(
+            state != "LOST" for _, state in states)
+        new_leader = ens.wait_settled(60) if fault != "kill-leader" else _serving_leader(ens)
+        deleted = watcher.log.where(lambda e: e["ev"] == "watch" and e["type"] == "DELETED")
+        tr.ephemeral_kept = path in new_leader.four("dump", 5.0) and not deleted
+        others = [s.sid for s in ens.servers if s is not leader]
+        tr.serving_lost_s = roles.first([leader.sid], tr.fault_s, lambda m: m != "leader")
+        if fault == "quorum-lost":  # from the restart, any server
+            tr.service_back_s = roles.first([s.sid for s in ens.servers], tr.back_s,
+                                            lambda m: m == "leader")
+        else:  # from the fault, another server
+            tr.service_back_s = roles.first(others, tr.fault_s, lambda m: m == "leader")
+        tr.old_leader_follows_s = roles.first([leader.sid], tr.fault_s,
+                                              lambda m: m == "follower")
+    finally:
+        roles.stop()
+        holder.stop()
+        watcher.stop()
+        _restore(ens)
+    since = tr.back_s if fault == "quorum-lost" else tr.fault_s
+    what = "restart" if fault == "quorum-lost" else "fault"
+    print(f"    ({fault}: leader was server {tr.leader_sid}; after the {what}: service back "
+          f"{tr.service_back_s - since:.2f}s, holder connected "
+          f"{tr.holder_connected_s - since:.2f}s; session survived {tr.session_survived}, "
+          f"ephemeral kept {tr.ephemeral_kept})", flush=True)
+    return tr
+
+
+def _settled_states(holder: KazooProc, fault_s: float, after_s: float) -> list:
+    """The holder's session states after the fault, once the last is CONNECTED or LOST,
+    2 s old, and `after_s` (the restart, SIGCONT) is 2 s past: [(t, state)]."""
+    def settled():
+        states = [(e["t"], e["state"]) for e in holder.log.where(
+            lambda e: e["ev"] == "state" and e["t"] > fault_s)]
+        now = time.monotonic()
+        if (states and states[-1][1] in ("CONNECTED", "LOST") and now > states[-1][0] + 2
+                and now > after_s + 2):
+            return states
+        return None
+    try:
+        return harness.wait_until(settled, 60, 0.1)
+    except TimeoutError:
+        raise HarnessError(f"the holder's session did not settle in 60 s after the fault: "
+                           f"{holder.log.where(lambda e: e['ev'] == 'state')}")
+
+
+def _serving_leader(ens: ZkEnsemble) -> Server:
+    """The live server answering "leader" (waits up to 60 s)."""
+    def find():
+        return next((s for s in ens.servers if s.alive() and s.mode() == "leader"), None)
+    try:
+        return harness.wait_until(find, 60, 0.1)
+    except TimeoutError:
+        raise HarnessError(f"no leader in 60 s: roles {ens.roles()}")
+
+
+def _restore(ens: ZkEnsemble) -> None:
+    """Resume paused servers, restart dead ones; wait for a leader and two followers."""
+    for s in ens.servers:
+        if s.alive():
+            s.proc.resume()
+        else:
+            s.proc = None
+            ens.start_server(s)
+    ens.wait_settled(90)
+
+
+class _Trials:
+    """Real trial k of a fault, shared by that fault's rows (run once per k)."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.done: dict[int, Trial] = {}
+
+    def row(self, value: Callable[[Trial], float]) -> Callable[[], float]:
+        runs = [0]
+
+        def real() -> float:
+            runs[0] += 1
+            k = runs[0]
+            if k not in self.done:
+                self.done[k] = _trial(self.fault)
+            return value(self.done[k])
+        return real
+
+
+def _all_one(what: str) -> Callable[[list], str]:
+    return lambda vs: "" if all(v == 1 for v in vs) else f"{what} in every trial, got {vs}"
+
+
+def _row(name: str, unit: str, trials: _Trials, value: Callable[[Trial], float],
+         expect: Optional[Callable[[list], str]] = None, note: str = "") -> Experiment:
+    return Experiment(name, "zookeeper-cluster", unit, trials.row(value), None, None,
+                      note=note, expect=expect)
+
+
+def experiments() -> list[Experiment]:
+    kill, pause, quorum = _Trials("kill-leader"), _Trials("pause-leader"), _Trials("quorum-lost")
+    p = f"zkc tick={TICK_MS / 1000:g}s T={SESSION_S:g}s"
+    back = "first srvr (every 50 ms) answering Mode: leader"
+    return [
+        _row(f"{p} kill -9 leader: service back, from kill", "s", kill,
+             lambda t: t.service_back_s - t.fault_s, None, back + " (another server)"),
+        _row(f"{p} kill -9 leader: holder reconnected, from kill", "s", kill,
+             lambda t: t.holder_connected_s - t.fault_s),
+        _row(f"{p} kill -9 leader: session survived", "count", kill,
+             lambda t: float(t.session_survived),
+             _all_one("the session survives a leader crash (re-tracked by the new leader)")),
+        _row(f"{p} kill -9 leader: ephemeral node kept", "count", kill,
+             lambda t: float(t.ephemeral_kept), _all_one("the ephemeral node is kept"),
+             "the new leader's `dump` lists the node"),
+        _row(f"{p} SIGSTOP leader 8s: service back, from stop", "s", pause,
+             lambda t: t.service_back_s - t.fault_s, None,
+             back + " (the followers give up on the leader after syncLimit x tick = 4 s)"),
+        _row(f"{p} SIGSTOP leader 8s: holder reconnected, from stop", "s", pause,
+             lambda t: t.holder_connected_s - t.fault_s),
+        _row(f"{p} SIGSTOP leader 8s: old leader follows, from SIGCONT", "s", pause,
+             lambda t: t.old_leader_follows_s - t.back_s, None,
+             "first srvr of the resumed server answering Mode: follower"),
+        _row(f"{p} SIGSTOP leader 8s: session survived", "count", pause,
+             lambda t: float(t.session_survived)),
+        _row(f"{p} SIGSTOP leader 8s: ephemeral node kept", "count", pause,
+             lambda t: float(t.ephemeral_kept)),
+        _row(f"{p} 2 of 3 killed 8s: leader stops serving, from kill", "s", quorum,
+             lambda t: t.serving_lost_s - t.fault_s, None,
+             "first srvr of the remaining leader not answering Mode: leader"),
+        _row(f"{p} 2 of 3 killed 8s: service back, from restart", "s", quorum,
+             lambda t: t.service_back_s - t.back_s, None,
+             back + " after both were started again (JVM start included)"),
+        _row(f"{p} 2 of 3 killed 8s: holder reconnected, from restart", "s", quorum,
+             lambda t: t.holder_connected_s - t.back_s),
+        _row(f"{p} 2 of 3 killed 8s: session survived", "count", quorum,
+             lambda t: float(t.session_survived)),
+        _row(f"{p} 2 of 3 killed 8s: ephemeral node kept", "count", quorum,
+             lambda t: float(t.ephemeral_kept)),
+    ]
+
+
+EXPERIMENTS = experiments()
