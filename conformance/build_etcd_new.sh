@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build a later etcd server (default v3.5.35) from the Go module proxy, outside git.
 #
-#   conformance/build_etcd_new.sh [VERSION] [OUT_DIR]     # default v3.5.35 /work/etcd-new
+#   conformance/build_etcd_new.sh [VERSION] [OUT_DIR]     # default v3.5.35 target/etcd-new
 #
 # `go install go.etcd.io/etcd/server/v3@VERSION` is refused (the module's go.mod has replace
 # directives), so this writes a throwaway main module that requires the server module and
@@ -10,7 +10,7 @@
 # `--etcd-binary`. Needs Go 1.26 or later (PATH or /usr/local/go/bin) and the module proxy.
 set -eu
 VERSION=${1:-v3.5.35}
-OUT=${2:-/work/etcd-new}
+OUT=${2:-$(cd "$(dirname "$0")/.." && pwd)/target/etcd-new}
 PATH=$PATH:/usr/local/go/bin
 export PATH GOFLAGS=-mod=mod
 SRC=$OUT/src-$VERSION

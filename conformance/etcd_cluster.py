@@ -4,7 +4,7 @@ Real side only: the model of an etcd cluster does not exist yet, so every row's 
 REAL (or FAIL where `expect` checks a documented behaviour). Run it by name:
 
     conformance/.venv/bin/python conformance/run.py --system etcd-cluster [--runs N]
-                                                    [--etcd-binary /work/etcd-new/bin/etcd]
+                                                    [--etcd-binary target/etcd-new/bin/etcd]
 
 The cluster (`EtcdCluster`): three members m0..m2, each with its own client port and data
 dir (on /dev/shm when there is one, as etcd_client.EtcdServer), default timing stated
