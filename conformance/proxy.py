@@ -171,19 +171,18 @@ class Proxy:
             self._classify(link)
 
     def _classify(self, link: "_Link") -> None:
+        # Under the lock, so that a heal() between the check and the cut cannot be undone.
         with self._lock:
-            markers = list(self._cut_markers)
-        if any(m in link.head for m in markers):
-            link.cut = True
+            if any(m in link.head for m in self._cut_markers):
+                link.cut = True
 
     def heal(self) -> None:
         """Resume forwarding; held bytes and closes are delivered."""
         self._drop = False
         with self._lock:
             self._cut_markers = []
-            links = list(self._links)
-        for link in links:
-            link.cut = False
+            for link in self._links:
+                link.cut = False
         self._up.set()
 
     def connections(self) -> int:

@@ -6,8 +6,8 @@ is REAL (or FAIL where `expect` checks a documented behaviour). Run it by name:
     conformance/.venv/bin/python conformance/run.py --system zookeeper-cluster [--runs N]
 
 The ensemble (`ZkEnsemble`): three `QuorumPeerMain` servers from the Debian package's jar
-(ZooKeeper 3.8), each with its own zoo.cfg (tickTime 2000, initLimit 5, syncLimit 2, the
-sample configuration's values; `server.N=127.0.0.1:peer:election` for all three), its `myid`
+(ZooKeeper 3.8), each with its own zoo.cfg (tickTime 2000 as the sample configuration, but
+initLimit 5 and syncLimit 2 instead of its 10 and 5, to keep trials short; `server.N=127.0.0.1:peer:election` for all three), its `myid`
 in its own data dir, its own client port on 127.0.0.1, the admin server off and the
 four-letter words `ruok,srvr,mntr,cons,dump` allowed. Every server is a `harness.Proc`,
 stopped by PID. A server's role comes from `srvr` ("Mode: leader" / "Mode: follower"; a
