@@ -1,7 +1,7 @@
 //! Reading hunt JSON Lines files back for `merge`, and proving they are the whole hunt.
 //!
-//! Every file's header must name the same scenario (name and fingerprint) and the same
-//! version of splitbrain. Records are streamed into the summary in seed order (files sorted
+//! Every file's header must name the same scenario (name and fingerprint), the same search
+//! mode (when both say it) and the same version of splitbrain. Records are streamed into the summary in seed order (files sorted
 //! by their first seed), so memory does not grow with the number of seeds; only seeds that
 //! two files both declare are remembered, to compare their records. What comes out says
 //! which seeds the headers promised and no record holds, which shards are absent, which
@@ -128,6 +128,16 @@ fn check_headers_agree(inputs: &[Input]) -> Result<(), String> {
         };
         if a.scenario != b.scenario {
             return Err(differ("scenarios", &a.scenario, &b.scenario));
+        }
+        // Before the fingerprint: `--search plain|swarm` changes the scenario it hashes.
+        if let (Some(x), Some(y)) = (&a.search, &b.search) {
+            if x != y {
+                return Err(format!(
+                    "error: {} and {} come from hunts of different search modes ({x:?} and {y:?})\n  hint: merge only the shards of one hunt: one --search for every shard",
+                    first.path.display(),
+                    other.path.display()
+                ));
+            }
         }
         if a.scenario_hash != b.scenario_hash {
             return Err(differ(

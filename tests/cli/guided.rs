@@ -204,3 +204,35 @@ fn a_failing_mutant_is_shrunk_into_a_reproducer_that_replays_the_violation() {
         .collect();
     assert!(violated.contains(&"election_safety"), "{violated:?}");
 }
+
+#[test]
+fn shards_of_different_search_modes_do_not_merge_and_say_why() {
+    let dir = scratch("merge-modes");
+    let shard = |name: &str, range: &str, search: &str| {
+        let path = dir.join(name);
+        let o = splitbrain([
+            "hunt",
+            "scenarios/raft-nemesis.ron",
+            "--seed-range",
+            range,
+            "--no-shrink",
+            "--quiet",
+            "--search",
+            search,
+            "--jsonl",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        path
+    };
+    let plain = shard("plain.jsonl", "1..=3", "plain");
+    let swarm = shard("swarm.jsonl", "4..=6", "swarm");
+    let o = splitbrain(["merge", plain.to_str().unwrap(), swarm.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("different search modes (\"plain\" and \"swarm\")"),
+        "{err}"
+    );
+    assert!(!err.contains("versions of the scenario file"), "{err}");
+}
