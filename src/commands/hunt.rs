@@ -315,8 +315,12 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         Err(Stop::TimeBudget) => Ended::TimeBudget,
         Err(Stop::Signal) => Ended::Interrupted,
     };
-    let summary = builder.finish();
+    let mut summary = builder.finish();
     let guided_summary = guided_builder.map(GuidedSummaryBuilder::finish);
+    if let Some(g) = &guided_summary {
+        // A mutant's failure is a failure of the hunt: the summary's verdict says so too.
+        summary.verdict = summary.verdict.worse(g.verdict());
+    }
     let mut errors = Vec::new();
     let reproducers = if args.no_shrink || interrupt.signal().is_some() {
         Vec::new()
@@ -356,8 +360,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else if !errors.is_empty() {
         exit::BAD_INPUT
     } else {
-        let mutants = guided_summary.as_ref().map(GuidedSummary::verdict);
-        hunt_exit_code(summary.verdict.worse(mutants.unwrap_or_default()))
+        hunt_exit_code(summary.verdict)
     };
     if args.json {
         let doc = JsonOutput {
@@ -510,6 +513,12 @@ fn print_guided(g: &GuidedSummary) {
     );
     if let Some(runs) = g.runs_to_first_failure {
         crate::outln!("  first failing run: run {runs} (fresh seeds and mutants, in run order)");
+    }
+    match (g.runs_to_first_safety_violation, g.runs_to_first_failure) {
+        (Some(safety), Some(any)) if safety != any => {
+            crate::outln!("  first safety violation: run {safety}")
+        }
+        _ => {}
     }
     for f in &g.failures {
         crate::outln!(
