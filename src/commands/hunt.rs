@@ -13,19 +13,17 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use splitbrain_lab::group::shell_word;
+use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
 use splitbrain_lab::hunt::guided::{
-    Guided, GuidedRun, GuidedSummary, GuidedSummaryBuilder, MutantId, RunId,
-    DEFAULT_MUTANTS_PER_BATCH,
+    Guided, GuidedSummary, MutantId, RunId, DEFAULT_MUTANTS_PER_BATCH,
 };
-use splitbrain_lab::hunt::record::{Failure, SeedRecord};
+use splitbrain_lab::hunt::record::Failure;
 use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
-use splitbrain_lab::hunt::summary::SummaryBuilder;
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -246,14 +244,11 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         .build()
         .map_err(|e| format!("error: cannot start {} worker threads: {e}", plan.threads))?;
     let progress = progress_bar(args, plan.seeds.count(), plan.time_budget);
-    let mut found = Collector {
-        builder: SummaryBuilder::new(&scenario.name),
-        first_failures: BTreeMap::new(),
-        jsonl,
-        guided: guided
-            .as_ref()
-            .map(|g| GuidedSummaryBuilder::new(g.mutants_per_batch())),
-    };
+    let mut found = Collector::new(
+        &scenario.name,
+        guided.as_ref().map(Guided::mutants_per_batch),
+    );
+    let mut jsonl = jsonl;
     let out_of_time = || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || interrupt.signal().is_some() || out_of_time();
     let aborting = || interrupt.signal().is_some();
@@ -278,9 +273,12 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             &aborting,
             |records| {
                 for record in records {
-                    found.fresh(record)?;
+                    found.fresh(record);
+                    if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
+                        return ControlFlow::Break(Stop::WriteFailed(e));
+                    }
                 }
-                found.flush()?;
+                flush(&mut jsonl)?;
                 batch_done(records.len(), found.failing())
             },
         ),
@@ -292,20 +290,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             &aborting,
             |runs| {
                 for run in runs {
-                    found.guided_run(g, run)?;
+                    found.guided_run(g, run);
                 }
-                found.flush()?;
                 let fresh = runs.iter().filter(|r| matches!(r.id, RunId::Seed(_)));
                 batch_done(fresh.count(), found.failing())
             },
         ),
     };
-    let Collector {
-        builder,
-        first_failures,
-        jsonl,
-        guided: guided_builder,
-    } = found;
+    let collected = found.finish();
     progress.finish_and_clear();
     let seeds_took = started.elapsed();
     let ended = match natural_end {
@@ -315,17 +307,13 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         Err(Stop::TimeBudget) => Ended::TimeBudget,
         Err(Stop::Signal) => Ended::Interrupted,
     };
-    let mut summary = builder.finish();
-    let guided_summary = guided_builder.map(GuidedSummaryBuilder::finish);
-    if let Some(g) = &guided_summary {
-        // A mutant's failure is a failure of the hunt: the summary's verdict says so too.
-        summary.verdict = summary.verdict.worse(g.verdict());
-    }
+    let summary = &collected.summary;
+    let guided_summary = collected.guided.as_ref();
     let mut errors = Vec::new();
     let reproducers = if args.no_shrink || interrupt.signal().is_some() {
         Vec::new()
     } else {
-        shrink_failures(args, &scenario, &first_failures, &interrupt, &mut errors)
+        shrink_failures(args, &scenario, &collected, &interrupt, &mut errors)
     };
     // Asked now: a signal while shrinking stops the hunt too, and says so.
     let signal = interrupt.signal();
@@ -350,7 +338,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     }
     if let Some(path) = &args.junit {
         let replay = format!("splitbrain run {} --seed {{seed}}", args.file.display());
-        let xml = junit::render(&summary, &replay, &status.completeness());
+        let xml = junit::render(summary, &replay, &status.completeness());
         if let Err(e) = crate::output::write_file(path, &xml) {
             errors.push(format!("error: {e}"));
         }
@@ -372,9 +360,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             seeds_planned: plan.seeds.count().to_string(),
             algorithm: scenario.algorithm.name(),
             search,
-            guided: guided_summary.as_ref(),
+            guided: guided_summary,
             transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
-            summary: SummaryJson::new(&summary),
+            summary: SummaryJson::new(summary),
             reproducers: &reproducers,
             errors: &errors,
         };
@@ -389,14 +377,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             splitbrain_scenario::transport_line(&scenario.sim.network.transport)
         );
         print_summary(
-            &summary,
+            summary,
             Some(&runs_on),
             status.line().as_deref(),
             seeds_took,
             &[],
             args.quiet,
         );
-        if let Some(g) = &guided_summary {
+        if let Some(g) = guided_summary {
             print_guided(g);
         }
         print_reproducers(&reproducers);
@@ -434,72 +422,12 @@ fn guided_search<'a>(
         .map_err(|e| format!("error: {e}"))
 }
 
-/// The first failing run of a key: its record, and for a mutant its id and schedule.
-struct Found {
-    record: SeedRecord,
-    mutant: Option<(MutantId, Scenario)>,
-}
-
-/// What the hunt keeps while its runs come in, batch by batch in run order.
-struct Collector {
-    builder: SummaryBuilder,
-    /// The first failing run of each key, for shrinking.
-    first_failures: BTreeMap<String, Found>,
-    jsonl: Option<JsonlWriter>,
-    guided: Option<GuidedSummaryBuilder>,
-}
-
-impl Collector {
-    /// A fresh seed's record: into the summary and the --jsonl file.
-    fn fresh(&mut self, record: &SeedRecord) -> ControlFlow<Stop> {
-        self.builder.add(record);
-        for failure in &record.failures {
-            self.first_failures
-                .entry(failure.key.clone())
-                .or_insert_with(|| Found {
-                    record: record.clone(),
-                    mutant: None,
-                });
-        }
-        match self.jsonl.as_mut().map(|out| out.record(record)) {
-            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
-            _ => ControlFlow::Continue(()),
-        }
-    }
-
-    /// A run of a guided hunt: a fresh seed as above, or a mutant (its own summary).
-    fn guided_run(&mut self, g: &Guided<'_>, run: &GuidedRun) -> ControlFlow<Stop> {
-        if let Some(b) = self.guided.as_mut() {
-            b.add(run);
-        }
-        let RunId::Mutant(id) = run.id else {
-            return self.fresh(&run.record);
-        };
-        for failure in &run.record.failures {
-            if !self.first_failures.contains_key(&failure.key) {
-                let found = Found {
-                    record: run.record.clone(),
-                    mutant: Some((id, g.scenario_of(run))),
-                };
-                self.first_failures.insert(failure.key.clone(), found);
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Each batch reaches the file: a hunt killed outright leaves its records in
-    /// FILE.partial (without an end line, so merge knows it was cut).
-    fn flush(&mut self) -> ControlFlow<Stop> {
-        match self.jsonl.as_mut().map(JsonlWriter::flush) {
-            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
-            _ => ControlFlow::Continue(()),
-        }
-    }
-
-    /// Failing runs so far (seeds and mutants).
-    fn failing(&self) -> u64 {
-        let mutants = self.guided.as_ref().map_or(0, |g| g.mutants_failed());
-        self.builder.failed_seeds() + mutants
+/// Each batch reaches the file: a hunt killed outright leaves its records in FILE.partial
+/// (without an end line, so merge knows it was cut).
+fn flush(jsonl: &mut Option<JsonlWriter>) -> ControlFlow<Stop> {
+    match jsonl.as_mut().map(JsonlWriter::flush) {
+        Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
+        _ => ControlFlow::Continue(()),
     }
 }
 
@@ -624,35 +552,28 @@ fn progress_bar(args: &HuntArgs, total: u128, budget: Option<Duration>) -> Progr
 fn shrink_failures(
     args: &HuntArgs,
     scenario: &Scenario,
-    first: &BTreeMap<String, Found>,
+    collected: &Collected,
     interrupt: &Interrupt,
     errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
     let mut reproducers = Vec::new();
-    for (key, found) in first {
+    for todo in collected.to_shrink() {
+        let (key, failure, found) = match todo {
+            ToShrink::Outgrown { seed, detail } => {
+                let replay = limit_replay(args, seed);
+                eprintln!("error: seed {seed} outgrew its limits: {detail}\n  replay: {replay}");
+                continue;
+            }
+            ToShrink::Shrink {
+                key,
+                failure,
+                found,
+            } => (key, failure, found),
+        };
         let record = &found.record;
-        if key.starts_with("missing:") {
-            continue; // nothing to shrink: the run was safe where it was expected not to be
-        }
-        if key == splitbrain_lab::hunt::record::LIMIT_KEY {
-            // Every try would run to the limit again: the seed and its replay say it all.
-            let replay = limit_replay(args, record.seed);
-            let detail = record.failures.iter().find(|f| &f.key == key);
-            let detail = detail.map_or("", |f| f.detail.as_str());
-            eprintln!(
-                "error: seed {} outgrew its limits: {detail}\n  replay: {replay}",
-                record.seed
-            );
-            continue;
-        }
         if interrupt.signal().is_some() {
             break;
         }
-        let failure = record
-            .failures
-            .iter()
-            .find(|f| &f.key == key)
-            .expect("grouped by this key");
         let (start, run) = match &found.mutant {
             Some((id, start)) => (start.clone(), format!("mutant {id}")),
             None => (

@@ -5,6 +5,7 @@
 //! seed order: the records, the summary and where a hunt stops at its first failure are the
 //! same whatever the number of jobs.
 
+pub mod collect;
 pub mod guided;
 pub mod record;
 pub mod reproducer;
