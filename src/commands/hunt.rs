@@ -5,22 +5,18 @@
 
 use crate::args::LimitArgs;
 use crate::exit;
-use crate::print::{hunt_exit_code, print_reproducers, print_summary, Reproducer, SummaryJson};
+use crate::print::{hunt_exit_code, print_reproducers, print_summary, SummaryJson};
 use crate::shards::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
 use crate::shards::junit::{self, Completeness};
 use crate::signals::Interrupt;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
-use splitbrain_lab::group::shell_word;
 use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
-use splitbrain_lab::hunt::guided::{
-    Guided, GuidedSummary, MutantId, RunId, DEFAULT_MUTANTS_PER_BATCH,
-};
-use splitbrain_lab::hunt::record::Failure;
-use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
+use splitbrain_lab::hunt::guided::{Guided, GuidedSummary, RunId, DEFAULT_MUTANTS_PER_BATCH};
+use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
-use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
+use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
@@ -556,11 +552,19 @@ fn shrink_failures(
     interrupt: &Interrupt,
     errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
+    let limit_flags = args.limits.flag_words();
+    let writer = reproducer::Writer {
+        out: &args.out,
+        hunted: &args.file,
+        original: scenario,
+        limits: args.limits.limits(),
+        limit_flags: &limit_flags,
+    };
     let mut reproducers = Vec::new();
     for todo in collected.to_shrink() {
         let (key, failure, found) = match todo {
             ToShrink::Outgrown { seed, detail } => {
-                let replay = limit_replay(args, seed);
+                let replay = writer.seed_replay(seed);
                 eprintln!("error: seed {seed} outgrew its limits: {detail}\n  replay: {replay}");
                 continue;
             }
@@ -570,17 +574,12 @@ fn shrink_failures(
                 found,
             } => (key, failure, found),
         };
-        let record = &found.record;
+        let seed = found.record.seed;
         if interrupt.signal().is_some() {
             break;
         }
-        let (start, run) = match &found.mutant {
-            Some((id, start)) => (start.clone(), format!("mutant {id}")),
-            None => (
-                scenario.materialize(record.seed),
-                format!("seed {}", record.seed),
-            ),
-        };
+        let start = found.start(scenario);
+        let run = found.run_name();
         if !args.quiet && !args.json {
             crate::outln!(
                 "shrinking {run} ({key}, {} faults, {} nodes)...",
@@ -590,7 +589,7 @@ fn shrink_failures(
         }
         let stop = || interrupt.signal().is_some();
         let shrunk = panics::catch(|| shrink_scenario(&start, failure, SHRINK_BUDGET_RUNS, &stop));
-        let replay = replay_hint(args, record.seed, found.mutant.is_some());
+        let replay = writer.replay_hint(seed, found.mutant.is_some());
         let shrunk = match shrunk {
             Ok(shrunk) => shrunk,
             Err(e) => {
@@ -601,115 +600,12 @@ fn shrink_failures(
         if stop() {
             break; // cut short: the hunt reports the signal and exits
         }
-        let mutant = found.mutant.as_ref().map(|(id, _)| *id);
-        match write_reproducer(args, scenario, record.seed, mutant, &start, &shrunk, key) {
+        match writer.write(seed, found.mutant_id(), &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
             Err(e) => errors.push(format!(
-                "{e}\n  the reproducer of {run} ({key}) is lost; {replay}"
+                "error: {e}\n  the reproducer of {run} ({key}) is lost; {replay}"
             )),
         }
     }
     reproducers
-}
-
-/// The command that replays seed `seed` of the hunt with the same limits.
-fn limit_replay(args: &HuntArgs, seed: u64) -> String {
-    let mut words = vec![
-        "splitbrain".to_string(),
-        "run".to_string(),
-        shell_word(&args.file.display().to_string()),
-        "--seed".to_string(),
-        seed.to_string(),
-    ];
-    words.extend(args.limits.flag_words());
-    words.join(" ")
-}
-
-fn write_reproducer(
-    args: &HuntArgs,
-    original: &Scenario,
-    seed: u64,
-    mutant: Option<MutantId>,
-    start: &Scenario,
-    shrunk: &Shrunk<Scenario, Failure>,
-    key: &str,
-) -> Result<Reproducer, String> {
-    let mut s = shrunk.candidate.clone();
-    // A mutant's reproducer is named after it: `<scenario>-m<index>-seed<seed>-<key>`.
-    let base = match mutant {
-        Some(id) => format!("{}-m{}", original.name, id.index),
-        None => original.name.clone(),
-    };
-    s.name = reproducer::name(&base, seed, key);
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        format!(
-            "error: cannot create {}: {}",
-            args.out.display(),
-            crate::output::io_message(&e)
-        )
-    })?;
-    // The name is cut, never the seed and invariant: two reproducers never share a file.
-    let stem = reproducer::stem(&base, seed, key);
-    let mut path = args.out.join(format!("{stem}.ron"));
-    if crate::output::same_file(&path, &args.file) {
-        // The hunted scenario itself carries that name: keep it, write beside it.
-        path = args.out.join(format!("{stem}-shrunk.ron"));
-    }
-    let (search, run) = match mutant {
-        Some(id) => (" --search guided", format!("mutant {id}")),
-        None => ("", format!("seed {seed}")),
-    };
-    let header = format!(
-        "// Shrunk by `splitbrain hunt {}{search}` from {run}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
-        args.file.display(),
-        start.sim.faults.len(),
-        start.sim.members,
-        s.sim.faults.len(),
-        s.sim.members,
-        shrunk.outcome.detail.replace('\n', " ")
-    );
-    crate::output::write_file(&path, &format!("{header}{}", scenario::to_ron(&s)))
-        .map_err(|e| format!("error: {e}"))?;
-    Ok(Reproducer {
-        key: key.to_string(),
-        seed,
-        mutant: mutant.map(|id| id.to_string()),
-        file: path.display().to_string(),
-        replay: {
-            let mut words = vec!["splitbrain".to_string(), "run".to_string()];
-            words.push(shell_word(&path.display().to_string()));
-            words.extend(args.limits.flag_words());
-            words.join(" ")
-        },
-        faults_before: start.sim.faults.len(),
-        faults_after: s.sim.faults.len(),
-        nodes_before: start.sim.members,
-        nodes_after: s.sim.members,
-        shrink_runs: shrunk.runs,
-        replay_verified: replays(&path, key, args.limits.limits()),
-    })
-}
-
-/// Loads the written file and runs it: does it fail with `key` again?
-fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {
-    let Ok(mut s) = scenario::load(path) else {
-        return false;
-    };
-    s.sim.limits = limits;
-    let record = hunt::run_judged(&s);
-    record.failures.iter().any(|f: &Failure| f.key == key)
-}
-
-/// How to replay a failing run whose reproducer could not be made: a seed by its number; a
-/// guided hunt's mutant only by running the same hunt again (its schedule comes from the
-/// corpus that hunt built, which the seed alone does not give).
-fn replay_hint(args: &HuntArgs, seed: u64, mutant: bool) -> String {
-    if mutant {
-        "replay it by running the same hunt again (guided hunts are deterministic)".to_string()
-    } else {
-        format!(
-            "replay it with `splitbrain run {} --seed {seed}`",
-            args.file.display()
-        )
-    }
 }

@@ -18,6 +18,30 @@ pub struct Found {
     pub mutant: Option<(MutantId, Scenario)>,
 }
 
+impl Found {
+    /// The scenario the run ran, which shrinking starts from: the mutant's, or seed's
+    /// materialised from `hunted`.
+    pub fn start(&self, hunted: &Scenario) -> Scenario {
+        match &self.mutant {
+            Some((_, scenario)) => scenario.clone(),
+            None => hunted.materialize(self.record.seed),
+        }
+    }
+
+    /// The run as messages name it: `mutant m<index>:<seed>` or `seed <seed>`.
+    pub fn run_name(&self) -> String {
+        match &self.mutant {
+            Some((id, _)) => format!("mutant {id}"),
+            None => format!("seed {}", self.record.seed),
+        }
+    }
+
+    /// The mutant's id, if a mutant.
+    pub fn mutant_id(&self) -> Option<MutantId> {
+        self.mutant.as_ref().map(|(id, _)| *id)
+    }
+}
+
 /// Collects a hunt's runs (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Collector {
