@@ -15,6 +15,7 @@ use serde::Serialize;
 use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
 use splitbrain_lab::hunt::guided::{Guided, GuidedSummary, RunId, DEFAULT_MUTANTS_PER_BATCH};
 use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
+use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::{self, Ended};
@@ -107,30 +108,13 @@ pub enum SearchMode {
     Guided,
 }
 
-/// Sets the scenario's nemesis for `--search`; returns the search's name, as outputs write
-/// it. `plain` and `swarm` flip `nemesis.swarm`; `guided` keeps it.
-fn apply_search(
-    scenario: &mut Scenario,
-    search: Option<SearchMode>,
-) -> Result<&'static str, String> {
-    let swarm_as_written = scenario.nemesis.as_ref().is_some_and(|n| n.swarm);
-    let nemesis = scenario.nemesis.as_mut();
-    match (search, nemesis) {
-        (None, _) if swarm_as_written => Ok("swarm"),
-        (None, _) | (Some(SearchMode::Plain), None) => Ok("plain"),
-        (Some(mode), None) => Err(format!(
-            "error: --search {}: the scenario has no `nemesis`, so seeds draw no faults to search with\n  hint: add a `nemesis: (...)` to the scenario (docs/hunting.md), or leave --search out",
-            mode.to_possible_value().expect("every mode has a name").get_name()
-        )),
-        (Some(SearchMode::Plain), Some(n)) => {
-            n.swarm = false;
-            Ok("plain")
+impl From<SearchMode> for Search {
+    fn from(mode: SearchMode) -> Self {
+        match mode {
+            SearchMode::Plain => Search::Plain,
+            SearchMode::Swarm => Search::Swarm,
+            SearchMode::Guided => Search::Guided,
         }
-        (Some(SearchMode::Swarm), Some(n)) => {
-            n.swarm = true;
-            Ok("swarm")
-        }
-        (Some(SearchMode::Guided), Some(_)) => Ok("guided"),
     }
 }
 
@@ -184,7 +168,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
-    let search = apply_search(&mut scenario, args.search)?;
+    let search = Search::apply(args.search.map(Search::from), &mut scenario)
+        .map_err(|e| format!("error: {e}"))?
+        .name();
     let guided = guided_search(args, &scenario)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plan = HuntPlan::new(

@@ -9,6 +9,7 @@ pub mod collect;
 pub mod guided;
 pub mod record;
 pub mod reproducer;
+pub mod search;
 pub mod seeds;
 pub mod shrink;
 pub mod summary;
