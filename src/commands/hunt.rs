@@ -6,7 +6,6 @@
 use crate::args::LimitArgs;
 use crate::exit;
 use crate::print::{hunt_exit_code, print_reproducers, print_summary, SummaryJson};
-use crate::shards::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
 use crate::shards::junit::{self, Completeness};
 use crate::signals::Interrupt;
 use clap::{Args, ValueEnum};
@@ -14,6 +13,7 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
 use splitbrain_lab::hunt::guided::{Guided, GuidedSummary, RunId, DEFAULT_MUTANTS_PER_BATCH};
+use splitbrain_lab::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
 use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
@@ -207,7 +207,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
                 plan.seeds,
             );
             header.search = Some(search.to_string());
-            Some(JsonlWriter::create(path, args.force, &header)?)
+            let writer = JsonlWriter::create(path, args.force, &header);
+            Some(writer.map_err(|e| format!("error: {e}"))?)
         }
         None => None,
     };
@@ -257,7 +258,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
                 for record in records {
                     found.fresh(record);
                     if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
-                        return ControlFlow::Break(Stop::WriteFailed(e));
+                        return ControlFlow::Break(Stop::WriteFailed(format!("error: {e}")));
                     }
                 }
                 flush(&mut jsonl)?;
@@ -315,7 +316,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             last_seed: summary.last_seed,
         };
         if let Err(e) = out.finish(&end) {
-            errors.push(e);
+            errors.push(format!("error: {e}"));
         }
     }
     if let Some(path) = &args.junit {
@@ -408,7 +409,7 @@ fn guided_search<'a>(
 /// (without an end line, so merge knows it was cut).
 fn flush(jsonl: &mut Option<JsonlWriter>) -> ControlFlow<Stop> {
     match jsonl.as_mut().map(JsonlWriter::flush) {
-        Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
+        Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(format!("error: {e}"))),
         _ => ControlFlow::Continue(()),
     }
 }

@@ -7,7 +7,7 @@
 //! which seeds the headers promised and no record holds, which shards are absent, which
 //! files were cut short, and any seed recorded twice with different outcomes.
 
-use super::jsonl::{read_lines, JsonlEnd, JsonlHeader, Line};
+use splitbrain_lab::hunt::jsonl::{read_lines, JsonlEnd, JsonlHeader, Line};
 use splitbrain_lab::hunt::record::{SeedRecord, OUTCOMES};
 use splitbrain_lab::hunt::seeds::{self, SeedSpan, Shard};
 use splitbrain_lab::hunt::summary::{HuntSummary, SummaryBuilder};
@@ -99,7 +99,7 @@ fn read_header(path: &Path) -> Result<Input, String> {
             path.display()
         )
     };
-    match read_lines(path)?.next() {
+    match read_lines(path).map_err(|e| format!("error: {e}"))?.next() {
         Some((_, Ok(Line::Header(header)))) => Ok(Input {
             path: path.to_path_buf(),
             header,
@@ -189,7 +189,7 @@ impl Stream {
         let lines = match read_lines(&input.path) {
             Ok(lines) => lines,
             Err(e) => {
-                self.conflicts.push(e);
+                self.conflicts.push(format!("error: {e}"));
                 return read;
             }
         };

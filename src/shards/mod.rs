@@ -1,6 +1,6 @@
-//! The files of a hunt: one JSON line per seed (`hunt --jsonl`), reading them back and
-//! proving they are the whole hunt (`merge`), and the JUnit XML report.
+//! The files of a hunt: reading the JSON lines of `hunt --jsonl` (written and parsed by
+//! `splitbrain_lab::hunt::jsonl`) back and proving they are the whole hunt (`merge`), and the
+//! JUnit XML report.
 
-pub mod jsonl;
 pub mod junit;
 pub mod merging;

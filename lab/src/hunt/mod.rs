@@ -7,6 +7,7 @@
 
 pub mod collect;
 pub mod guided;
+pub mod jsonl;
 pub mod record;
 pub mod reproducer;
 pub mod search;
