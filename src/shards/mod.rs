@@ -1,6 +1,4 @@
-//! The files of a hunt: reading the JSON lines of `hunt --jsonl` (written and parsed by
-//! `splitbrain_lab::hunt::jsonl`) back and proving they are the whole hunt (`merge`), and the
-//! JUnit XML report.
+//! The JUnit XML report of a hunt or a merge. (The JSON lines of `hunt --jsonl` and their
+//! merging are `splitbrain_lab::hunt::jsonl` and `splitbrain_lab::hunt::merge`.)
 
 pub mod junit;
-pub mod merging;
