@@ -6,7 +6,6 @@
 use crate::args::LimitArgs;
 use crate::exit;
 use crate::print::{hunt_exit_code, print_reproducers, print_summary, SummaryJson};
-use crate::shards::junit::{self, Completeness};
 use crate::signals::Interrupt;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
@@ -14,6 +13,7 @@ use serde::Serialize;
 use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
 use splitbrain_lab::hunt::guided::{Guided, GuidedSummary, RunId, DEFAULT_MUTANTS_PER_BATCH};
 use splitbrain_lab::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
+use splitbrain_lab::hunt::junit::{self, Completeness};
 use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};

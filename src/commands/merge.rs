@@ -6,9 +6,9 @@
 
 use crate::exit;
 use crate::print::{hunt_exit_code, print_summary, SummaryJson};
-use crate::shards::junit::{self, Completeness};
 use clap::Args;
 use serde::Serialize;
+use splitbrain_lab::hunt::junit::{self, Completeness};
 use splitbrain_lab::hunt::merge::{self as merging, Merged};
 use splitbrain_lab::hunt::seeds::{self, SeedSpan};
 use std::path::PathBuf;

@@ -8,6 +8,7 @@
 pub mod collect;
 pub mod guided;
 pub mod jsonl;
+pub mod junit;
 pub mod merge;
 pub mod record;
 pub mod reproducer;
