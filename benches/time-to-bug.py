@@ -61,7 +61,7 @@ CORRECT_SCENARIOS = [
 SEARCH_MODES = ("plain", "swarm", "guided")
 DEFAULT_MODE = "default"
 FOUND = "safety_mismatch"
-NOT_SAFETY = ("liveness", "objective", "limit", "panic")
+NOT_SAFETY = ("liveness", "objective", "limit", "panic", "refused")
 
 
 class BenchError(Exception):
@@ -164,7 +164,8 @@ def cpu_seconds_of_children():
 
 def is_safety(key):
     """Whether a failure key is a safety invariant (not liveness, an objective, a runtime
-    limit, a panic or an expected violation that did not happen)."""
+    limit, a panic, a refused effect or an expected violation that did not happen): the rule
+    of the hunt's own `runs_to_first_safety_violation` (lab's Failure::is_safety_violation)."""
     return key not in NOT_SAFETY and not key.startswith("missing:")
 
 
