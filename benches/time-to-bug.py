@@ -10,7 +10,8 @@ search mode and each of N disjoint seed ranges (1..S+1, S+1..2S+1, ...), it runs
 
 and takes the runs to the first safety violation (the position of the first record of the
 --jsonl file whose outcome is `safety_mismatch`: for a plain hunt, first failing seed - A + 1;
-a guided hunt writes no --jsonl, so its --json `guided.runs_to_first_failure` is used) and
+a guided hunt writes no --jsonl, so its --json `guided.runs_to_first_safety_violation` is
+used) and
 the wall and CPU seconds of the process. A hunt stops after the batch of 64 seeds that holds its
 first failing seed; a seed that fails on liveness only (or outgrows its limits) is not the bug,
 so the hunt is started again after it, within the same range and budget. A bug not found
@@ -60,7 +61,7 @@ CORRECT_SCENARIOS = [
 SEARCH_MODES = ("plain", "swarm", "guided")
 DEFAULT_MODE = "default"
 FOUND = "safety_mismatch"
-NOT_SAFETY = ("liveness", "objective", "limit", "panic")
+NOT_SAFETY = ("liveness", "objective", "limit", "panic", "refused")
 
 
 class BenchError(Exception):
@@ -163,7 +164,8 @@ def cpu_seconds_of_children():
 
 def is_safety(key):
     """Whether a failure key is a safety invariant (not liveness, an objective, a runtime
-    limit, a panic or an expected violation that did not happen)."""
+    limit, a panic, a refused effect or an expected violation that did not happen): the rule
+    of the hunt's own `runs_to_first_safety_violation` (lab's Failure::is_safety_violation)."""
     return key not in NOT_SAFETY and not key.startswith("missing:")
 
 
@@ -215,8 +217,10 @@ def first_bug_in_records(records):
 
 def first_bug_in_summary(output, first_seed):
     """The same from the --json output alone (a guided hunt writes no --jsonl): runs to the
-    first failure from `guided.runs_to_first_failure` when given, else from the lowest failing
-    seed. Exact unless a run that failed on liveness only came before the first violation."""
+    first safety violation from `guided.runs_to_first_safety_violation` when given (an older
+    binary's `guided.runs_to_first_failure` counts a liveness failure too), else from the lowest
+    failing seed. Exact unless, without the first field, a run that failed on liveness only
+    came before the first violation."""
     summary = output.get("summary", {})
     guided = output.get("guided") or {}
     failures = [f for f in summary.get("failures", []) + guided.get("failures", [])
@@ -225,7 +229,7 @@ def first_bug_in_summary(output, first_seed):
     if not failures:
         return runs_run, None
     seeds = [f["first_seed"] for f in failures if isinstance(f.get("first_seed"), int)]
-    runs = guided.get("runs_to_first_failure")
+    runs = guided.get("runs_to_first_safety_violation", guided.get("runs_to_first_failure"))
     if runs is None:
         runs = min(seeds) - first_seed + 1 if seeds else runs_run
     first = min(seeds) if seeds else failures[0].get("first")

@@ -1,5 +1,6 @@
-//! The splitbrain command line: arguments, printing, progress bars, signals, output files,
-//! the hunt's JSON Lines and JUnit files, `merge`, and exit codes. The work is in
+//! The splitbrain command line: arguments, printing, progress bars, signals, checks of output
+//! paths, and exit codes. The work (the hunt's JSON Lines and JUnit files and `merge`'s
+//! checks included) is in
 //! [`splitbrain_lab`] (hunt, compare, sweep) and [`splitbrain_scenario`] (scenario files and
 //! the verdict); both are re-exported under their old paths.
 
@@ -10,7 +11,6 @@ pub mod exit;
 pub mod output;
 pub mod print;
 pub mod report_dir;
-pub mod shards;
 pub mod signals;
 pub mod summary;
 

@@ -4,6 +4,7 @@
 use crate::exit;
 use serde::Serialize;
 use splitbrain_lab::group::RunFailed;
+use splitbrain_lab::hunt::reproducer::Reproducer;
 use splitbrain_lab::hunt::summary::{HuntSummary, HuntVerdict};
 use splitbrain_lab::runner::RunFailure;
 use splitbrain_reports::Table;
@@ -73,25 +74,6 @@ impl<'a> SummaryJson<'a> {
             exit_code: hunt_exit_code(summary.verdict),
         }
     }
-}
-
-/// A written, replay-checked reproducer.
-#[derive(Clone, Debug, Serialize)]
-pub struct Reproducer {
-    pub key: String,
-    pub seed: u64,
-    /// The guided search's mutant (`m<index>:<seed>`) it was shrunk from, if not a seed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mutant: Option<String>,
-    pub file: String,
-    pub replay: String,
-    pub faults_before: usize,
-    pub faults_after: usize,
-    pub nodes_before: usize,
-    pub nodes_after: usize,
-    pub shrink_runs: u32,
-    /// Replaying the written file failed the same way.
-    pub replay_verified: bool,
 }
 
 /// Which nemesis configurations found one failure: the kinds every failing seed had on, how

@@ -3,6 +3,7 @@
 
 use crate::scenario::Scenario;
 use crate::verdict::{describe_expect, Outcome};
+use splitbrain_lab::run_summary::{checked_invariants, objective_rows, ObjectiveVerdict};
 use splitbrain_lab::runner::Determinism;
 use splitbrain_reports::Table;
 use splitbrain_sim::{format_duration, Invariant, LivenessVerdict, RunReport};
@@ -209,27 +210,22 @@ fn print_objective(scenario: &Scenario, report: &RunReport) {
         "total",
         "verdict",
     ]);
-    for f in &report.failovers {
-        let (Some(detection), Some(election)) = (f.detection_ns, f.election_ns) else {
-            continue;
-        };
-        let startup = objective.startup_delay_ns;
-        let rest = f.recovery_ns.map(|r| r.saturating_sub(election + startup));
-        let verdict = match (objective.failover_p99_ns, f.recovery_ns) {
-            (None, _) => "-".to_string(),
-            (Some(_), None) => "MISSED (never recovered)".to_string(),
-            (Some(b), Some(r)) if r > b => "MISSED".to_string(),
-            (Some(_), Some(_)) => "met".to_string(),
+    for row in objective_rows(objective, report) {
+        let verdict = match row.verdict {
+            ObjectiveVerdict::NoBudget => "-",
+            ObjectiveVerdict::NeverRecovered => "MISSED (never recovered)",
+            ObjectiveVerdict::Missed => "MISSED",
+            ObjectiveVerdict::Met => "met",
         };
         table.push(vec![
-            format_duration(f.at_ns),
-            f.cause.clone(),
-            format_duration(detection),
-            format_duration(election.saturating_sub(detection)),
-            format_duration(startup),
-            opt_duration(rest),
-            opt_duration(f.recovery_ns),
-            verdict,
+            format_duration(row.at_ns),
+            row.cause,
+            format_duration(row.detection_ns),
+            format_duration(row.election_ns),
+            format_duration(row.startup_ns),
+            opt_duration(row.to_first_write_ns),
+            opt_duration(row.total_ns),
+            verdict.to_string(),
         ]);
     }
     print_table(&table);
@@ -427,14 +423,7 @@ fn print_elections(report: &RunReport) {
 fn print_invariants(report: &RunReport, properties: &[&'static str]) {
     crate::outln!("\nInvariants");
     let mut table = Table::new(&["invariant", "verdict"]);
-    let mut checked: Vec<Invariant> = Invariant::SAFETY.to_vec();
-    checked.extend(properties.iter().map(|name| Invariant::Property(name)));
-    for v in &report.violations {
-        if !checked.contains(&v.invariant) && v.invariant.is_safety() {
-            checked.push(v.invariant);
-        }
-    }
-    for inv in checked {
+    for inv in checked_invariants(report, properties) {
         let verdict = match report.violations.iter().find(|v| v.invariant == inv) {
             Some(v) if v.count > 1 => format!("VIOLATED: {} ({} times)", v.detail, v.count),
             Some(v) => format!("VIOLATED: {}", v.detail),

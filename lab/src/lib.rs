@@ -10,7 +10,8 @@
 //! - [`compare`] and [`sweep`]: designs or parameter values over the same seeds, summarised
 //!   ([`group`]) into a report; both strike the explicit faults at a phase of the heartbeat
 //!   drawn per seed ([`phase`]).
-//! - [`plot`]: the pictures of one run.
+//! - [`plot`]: the pictures of one run; [`run_summary`]: what a run's summary judges (the
+//!   recovery-time objective per failover, the invariants listed).
 //!
 //! Hunting 20 seeds of a shipped scenario:
 //!
@@ -39,6 +40,7 @@ pub mod hunt;
 pub mod panics;
 pub mod phase;
 pub mod plot;
+pub mod run_summary;
 pub mod runner;
 pub mod sweep;
 

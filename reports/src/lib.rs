@@ -19,6 +19,7 @@
 pub mod aggregate;
 pub mod chart;
 pub mod doc;
+pub mod file;
 mod html;
 mod markdown;
 pub mod stats;

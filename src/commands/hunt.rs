@@ -5,27 +5,22 @@
 
 use crate::args::LimitArgs;
 use crate::exit;
-use crate::print::{hunt_exit_code, print_reproducers, print_summary, Reproducer, SummaryJson};
-use crate::shards::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
-use crate::shards::junit::{self, Completeness};
+use crate::print::{hunt_exit_code, print_reproducers, print_summary, SummaryJson};
 use crate::signals::Interrupt;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
-use splitbrain_lab::group::shell_word;
-use splitbrain_lab::hunt::guided::{
-    Guided, GuidedRun, GuidedSummary, GuidedSummaryBuilder, MutantId, RunId,
-    DEFAULT_MUTANTS_PER_BATCH,
-};
-use splitbrain_lab::hunt::record::{Failure, SeedRecord};
-use splitbrain_lab::hunt::reproducer::{self, SHRINK_BUDGET_RUNS};
+use splitbrain_lab::hunt::collect::{Collected, Collector, ToShrink};
+use splitbrain_lab::hunt::guided::{Guided, GuidedSummary, RunId, DEFAULT_MUTANTS_PER_BATCH};
+use splitbrain_lab::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
+use splitbrain_lab::hunt::junit::{self, Completeness};
+use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
+use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
-use splitbrain_lab::hunt::shrink::{shrink_scenario, Shrunk};
-use splitbrain_lab::hunt::summary::SummaryBuilder;
+use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -113,30 +108,13 @@ pub enum SearchMode {
     Guided,
 }
 
-/// Sets the scenario's nemesis for `--search`; returns the search's name, as outputs write
-/// it. `plain` and `swarm` flip `nemesis.swarm`; `guided` keeps it.
-fn apply_search(
-    scenario: &mut Scenario,
-    search: Option<SearchMode>,
-) -> Result<&'static str, String> {
-    let swarm_as_written = scenario.nemesis.as_ref().is_some_and(|n| n.swarm);
-    let nemesis = scenario.nemesis.as_mut();
-    match (search, nemesis) {
-        (None, _) if swarm_as_written => Ok("swarm"),
-        (None, _) | (Some(SearchMode::Plain), None) => Ok("plain"),
-        (Some(mode), None) => Err(format!(
-            "error: --search {}: the scenario has no `nemesis`, so seeds draw no faults to search with\n  hint: add a `nemesis: (...)` to the scenario (docs/hunting.md), or leave --search out",
-            mode.to_possible_value().expect("every mode has a name").get_name()
-        )),
-        (Some(SearchMode::Plain), Some(n)) => {
-            n.swarm = false;
-            Ok("plain")
+impl From<SearchMode> for Search {
+    fn from(mode: SearchMode) -> Self {
+        match mode {
+            SearchMode::Plain => Search::Plain,
+            SearchMode::Swarm => Search::Swarm,
+            SearchMode::Guided => Search::Guided,
         }
-        (Some(SearchMode::Swarm), Some(n)) => {
-            n.swarm = true;
-            Ok("swarm")
-        }
-        (Some(SearchMode::Guided), Some(_)) => Ok("guided"),
     }
 }
 
@@ -190,7 +168,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
-    let search = apply_search(&mut scenario, args.search)?;
+    let search = Search::apply(args.search.map(Search::from), &mut scenario)
+        .map_err(|e| format!("error: {e}"))?
+        .name();
     let guided = guided_search(args, &scenario)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plan = HuntPlan::new(
@@ -227,7 +207,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
                 plan.seeds,
             );
             header.search = Some(search.to_string());
-            Some(JsonlWriter::create(path, args.force, &header)?)
+            let writer = JsonlWriter::create(path, args.force, &header);
+            Some(writer.map_err(|e| format!("error: {e}"))?)
         }
         None => None,
     };
@@ -246,14 +227,11 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         .build()
         .map_err(|e| format!("error: cannot start {} worker threads: {e}", plan.threads))?;
     let progress = progress_bar(args, plan.seeds.count(), plan.time_budget);
-    let mut found = Collector {
-        builder: SummaryBuilder::new(&scenario.name),
-        first_failures: BTreeMap::new(),
-        jsonl,
-        guided: guided
-            .as_ref()
-            .map(|g| GuidedSummaryBuilder::new(g.mutants_per_batch())),
-    };
+    let mut found = Collector::new(
+        &scenario.name,
+        guided.as_ref().map(Guided::mutants_per_batch),
+    );
+    let mut jsonl = jsonl;
     let out_of_time = || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || interrupt.signal().is_some() || out_of_time();
     let aborting = || interrupt.signal().is_some();
@@ -278,9 +256,12 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             &aborting,
             |records| {
                 for record in records {
-                    found.fresh(record)?;
+                    found.fresh(record);
+                    if let Some(Err(e)) = jsonl.as_mut().map(|out| out.record(record)) {
+                        return ControlFlow::Break(Stop::WriteFailed(format!("error: {e}")));
+                    }
                 }
-                found.flush()?;
+                flush(&mut jsonl)?;
                 batch_done(records.len(), found.failing())
             },
         ),
@@ -292,20 +273,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             &aborting,
             |runs| {
                 for run in runs {
-                    found.guided_run(g, run)?;
+                    found.guided_run(g, run);
                 }
-                found.flush()?;
                 let fresh = runs.iter().filter(|r| matches!(r.id, RunId::Seed(_)));
                 batch_done(fresh.count(), found.failing())
             },
         ),
     };
-    let Collector {
-        builder,
-        first_failures,
-        jsonl,
-        guided: guided_builder,
-    } = found;
+    let collected = found.finish();
     progress.finish_and_clear();
     let seeds_took = started.elapsed();
     let ended = match natural_end {
@@ -315,13 +290,13 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         Err(Stop::TimeBudget) => Ended::TimeBudget,
         Err(Stop::Signal) => Ended::Interrupted,
     };
-    let summary = builder.finish();
-    let guided_summary = guided_builder.map(GuidedSummaryBuilder::finish);
+    let summary = &collected.summary;
+    let guided_summary = collected.guided.as_ref();
     let mut errors = Vec::new();
     let reproducers = if args.no_shrink || interrupt.signal().is_some() {
         Vec::new()
     } else {
-        shrink_failures(args, &scenario, &first_failures, &interrupt, &mut errors)
+        shrink_failures(args, &scenario, &collected, &interrupt, &mut errors)
     };
     // Asked now: a signal while shrinking stops the hunt too, and says so.
     let signal = interrupt.signal();
@@ -341,12 +316,12 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             last_seed: summary.last_seed,
         };
         if let Err(e) = out.finish(&end) {
-            errors.push(e);
+            errors.push(format!("error: {e}"));
         }
     }
     if let Some(path) = &args.junit {
         let replay = format!("splitbrain run {} --seed {{seed}}", args.file.display());
-        let xml = junit::render(&summary, &replay, &status.completeness());
+        let xml = junit::render(summary, &replay, &status.completeness());
         if let Err(e) = crate::output::write_file(path, &xml) {
             errors.push(format!("error: {e}"));
         }
@@ -356,8 +331,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else if !errors.is_empty() {
         exit::BAD_INPUT
     } else {
-        let mutants = guided_summary.as_ref().map(GuidedSummary::verdict);
-        hunt_exit_code(summary.verdict.worse(mutants.unwrap_or_default()))
+        hunt_exit_code(summary.verdict)
     };
     if args.json {
         let doc = JsonOutput {
@@ -369,9 +343,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             seeds_planned: plan.seeds.count().to_string(),
             algorithm: scenario.algorithm.name(),
             search,
-            guided: guided_summary.as_ref(),
+            guided: guided_summary,
             transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
-            summary: SummaryJson::new(&summary),
+            summary: SummaryJson::new(summary),
             reproducers: &reproducers,
             errors: &errors,
         };
@@ -386,14 +360,14 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             splitbrain_scenario::transport_line(&scenario.sim.network.transport)
         );
         print_summary(
-            &summary,
+            summary,
             Some(&runs_on),
             status.line().as_deref(),
             seeds_took,
             &[],
             args.quiet,
         );
-        if let Some(g) = &guided_summary {
+        if let Some(g) = guided_summary {
             print_guided(g);
         }
         print_reproducers(&reproducers);
@@ -431,72 +405,12 @@ fn guided_search<'a>(
         .map_err(|e| format!("error: {e}"))
 }
 
-/// The first failing run of a key: its record, and for a mutant its id and schedule.
-struct Found {
-    record: SeedRecord,
-    mutant: Option<(MutantId, Scenario)>,
-}
-
-/// What the hunt keeps while its runs come in, batch by batch in run order.
-struct Collector {
-    builder: SummaryBuilder,
-    /// The first failing run of each key, for shrinking.
-    first_failures: BTreeMap<String, Found>,
-    jsonl: Option<JsonlWriter>,
-    guided: Option<GuidedSummaryBuilder>,
-}
-
-impl Collector {
-    /// A fresh seed's record: into the summary and the --jsonl file.
-    fn fresh(&mut self, record: &SeedRecord) -> ControlFlow<Stop> {
-        self.builder.add(record);
-        for failure in &record.failures {
-            self.first_failures
-                .entry(failure.key.clone())
-                .or_insert_with(|| Found {
-                    record: record.clone(),
-                    mutant: None,
-                });
-        }
-        match self.jsonl.as_mut().map(|out| out.record(record)) {
-            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
-            _ => ControlFlow::Continue(()),
-        }
-    }
-
-    /// A run of a guided hunt: a fresh seed as above, or a mutant (its own summary).
-    fn guided_run(&mut self, g: &Guided<'_>, run: &GuidedRun) -> ControlFlow<Stop> {
-        if let Some(b) = self.guided.as_mut() {
-            b.add(run);
-        }
-        let RunId::Mutant(id) = run.id else {
-            return self.fresh(&run.record);
-        };
-        for failure in &run.record.failures {
-            if !self.first_failures.contains_key(&failure.key) {
-                let found = Found {
-                    record: run.record.clone(),
-                    mutant: Some((id, g.scenario_of(run))),
-                };
-                self.first_failures.insert(failure.key.clone(), found);
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Each batch reaches the file: a hunt killed outright leaves its records in
-    /// FILE.partial (without an end line, so merge knows it was cut).
-    fn flush(&mut self) -> ControlFlow<Stop> {
-        match self.jsonl.as_mut().map(JsonlWriter::flush) {
-            Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(e)),
-            _ => ControlFlow::Continue(()),
-        }
-    }
-
-    /// Failing runs so far (seeds and mutants).
-    fn failing(&self) -> u64 {
-        let mutants = self.guided.as_ref().map_or(0, |g| g.mutants_failed());
-        self.builder.failed_seeds() + mutants
+/// Each batch reaches the file: a hunt killed outright leaves its records in FILE.partial
+/// (without an end line, so merge knows it was cut).
+fn flush(jsonl: &mut Option<JsonlWriter>) -> ControlFlow<Stop> {
+    match jsonl.as_mut().map(JsonlWriter::flush) {
+        Some(Err(e)) => ControlFlow::Break(Stop::WriteFailed(format!("error: {e}"))),
+        _ => ControlFlow::Continue(()),
     }
 }
 
@@ -510,6 +424,12 @@ fn print_guided(g: &GuidedSummary) {
     );
     if let Some(runs) = g.runs_to_first_failure {
         crate::outln!("  first failing run: run {runs} (fresh seeds and mutants, in run order)");
+    }
+    match (g.runs_to_first_safety_violation, g.runs_to_first_failure) {
+        (Some(safety), Some(any)) if safety != any => {
+            crate::outln!("  first safety violation: run {safety}")
+        }
+        _ => {}
     }
     for f in &g.failures {
         crate::outln!(
@@ -615,42 +535,38 @@ fn progress_bar(args: &HuntArgs, total: u128, budget: Option<Duration>) -> Progr
 fn shrink_failures(
     args: &HuntArgs,
     scenario: &Scenario,
-    first: &BTreeMap<String, Found>,
+    collected: &Collected,
     interrupt: &Interrupt,
     errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
+    let limit_flags = args.limits.flag_words();
+    let writer = reproducer::Writer {
+        out: &args.out,
+        hunted: &args.file,
+        original: scenario,
+        limits: args.limits.limits(),
+        limit_flags: &limit_flags,
+    };
     let mut reproducers = Vec::new();
-    for (key, found) in first {
-        let record = &found.record;
-        if key.starts_with("missing:") {
-            continue; // nothing to shrink: the run was safe where it was expected not to be
-        }
-        if key == splitbrain_lab::hunt::record::LIMIT_KEY {
-            // Every try would run to the limit again: the seed and its replay say it all.
-            let replay = limit_replay(args, record.seed);
-            let detail = record.failures.iter().find(|f| &f.key == key);
-            let detail = detail.map_or("", |f| f.detail.as_str());
-            eprintln!(
-                "error: seed {} outgrew its limits: {detail}\n  replay: {replay}",
-                record.seed
-            );
-            continue;
-        }
+    for todo in collected.to_shrink() {
+        let (key, failure, found) = match todo {
+            ToShrink::Outgrown { seed, detail } => {
+                let replay = writer.seed_replay(seed);
+                eprintln!("error: seed {seed} outgrew its limits: {detail}\n  replay: {replay}");
+                continue;
+            }
+            ToShrink::Shrink {
+                key,
+                failure,
+                found,
+            } => (key, failure, found),
+        };
+        let seed = found.record.seed;
         if interrupt.signal().is_some() {
             break;
         }
-        let failure = record
-            .failures
-            .iter()
-            .find(|f| &f.key == key)
-            .expect("grouped by this key");
-        let (start, run) = match &found.mutant {
-            Some((id, start)) => (start.clone(), format!("mutant {id}")),
-            None => (
-                scenario.materialize(record.seed),
-                format!("seed {}", record.seed),
-            ),
-        };
+        let start = found.start(scenario);
+        let run = found.run_name();
         if !args.quiet && !args.json {
             crate::outln!(
                 "shrinking {run} ({key}, {} faults, {} nodes)...",
@@ -660,7 +576,7 @@ fn shrink_failures(
         }
         let stop = || interrupt.signal().is_some();
         let shrunk = panics::catch(|| shrink_scenario(&start, failure, SHRINK_BUDGET_RUNS, &stop));
-        let replay = replay_hint(args, record.seed, found.mutant.is_some());
+        let replay = writer.replay_hint(seed, found.mutant.is_some());
         let shrunk = match shrunk {
             Ok(shrunk) => shrunk,
             Err(e) => {
@@ -671,115 +587,12 @@ fn shrink_failures(
         if stop() {
             break; // cut short: the hunt reports the signal and exits
         }
-        let mutant = found.mutant.as_ref().map(|(id, _)| *id);
-        match write_reproducer(args, scenario, record.seed, mutant, &start, &shrunk, key) {
+        match writer.write(seed, found.mutant_id(), &start, &shrunk, key) {
             Ok(r) => reproducers.push(r),
             Err(e) => errors.push(format!(
-                "{e}\n  the reproducer of {run} ({key}) is lost; {replay}"
+                "error: {e}\n  the reproducer of {run} ({key}) is lost; {replay}"
             )),
         }
     }
     reproducers
-}
-
-/// The command that replays seed `seed` of the hunt with the same limits.
-fn limit_replay(args: &HuntArgs, seed: u64) -> String {
-    let mut words = vec![
-        "splitbrain".to_string(),
-        "run".to_string(),
-        shell_word(&args.file.display().to_string()),
-        "--seed".to_string(),
-        seed.to_string(),
-    ];
-    words.extend(args.limits.flag_words());
-    words.join(" ")
-}
-
-fn write_reproducer(
-    args: &HuntArgs,
-    original: &Scenario,
-    seed: u64,
-    mutant: Option<MutantId>,
-    start: &Scenario,
-    shrunk: &Shrunk<Scenario, Failure>,
-    key: &str,
-) -> Result<Reproducer, String> {
-    let mut s = shrunk.candidate.clone();
-    // A mutant's reproducer is named after it: `<scenario>-m<index>-seed<seed>-<key>`.
-    let base = match mutant {
-        Some(id) => format!("{}-m{}", original.name, id.index),
-        None => original.name.clone(),
-    };
-    s.name = reproducer::name(&base, seed, key);
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        format!(
-            "error: cannot create {}: {}",
-            args.out.display(),
-            crate::output::io_message(&e)
-        )
-    })?;
-    // The name is cut, never the seed and invariant: two reproducers never share a file.
-    let stem = reproducer::stem(&base, seed, key);
-    let mut path = args.out.join(format!("{stem}.ron"));
-    if crate::output::same_file(&path, &args.file) {
-        // The hunted scenario itself carries that name: keep it, write beside it.
-        path = args.out.join(format!("{stem}-shrunk.ron"));
-    }
-    let (search, run) = match mutant {
-        Some(id) => (" --search guided", format!("mutant {id}")),
-        None => ("", format!("seed {seed}")),
-    };
-    let header = format!(
-        "// Shrunk by `splitbrain hunt {}{search}` from {run}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
-        args.file.display(),
-        start.sim.faults.len(),
-        start.sim.members,
-        s.sim.faults.len(),
-        s.sim.members,
-        shrunk.outcome.detail.replace('\n', " ")
-    );
-    crate::output::write_file(&path, &format!("{header}{}", scenario::to_ron(&s)))
-        .map_err(|e| format!("error: {e}"))?;
-    Ok(Reproducer {
-        key: key.to_string(),
-        seed,
-        mutant: mutant.map(|id| id.to_string()),
-        file: path.display().to_string(),
-        replay: {
-            let mut words = vec!["splitbrain".to_string(), "run".to_string()];
-            words.push(shell_word(&path.display().to_string()));
-            words.extend(args.limits.flag_words());
-            words.join(" ")
-        },
-        faults_before: start.sim.faults.len(),
-        faults_after: s.sim.faults.len(),
-        nodes_before: start.sim.members,
-        nodes_after: s.sim.members,
-        shrink_runs: shrunk.runs,
-        replay_verified: replays(&path, key, args.limits.limits()),
-    })
-}
-
-/// Loads the written file and runs it: does it fail with `key` again?
-fn replays(path: &Path, key: &str, limits: splitbrain_sim::RunLimits) -> bool {
-    let Ok(mut s) = scenario::load(path) else {
-        return false;
-    };
-    s.sim.limits = limits;
-    let record = hunt::run_judged(&s);
-    record.failures.iter().any(|f: &Failure| f.key == key)
-}
-
-/// How to replay a failing run whose reproducer could not be made: a seed by its number; a
-/// guided hunt's mutant only by running the same hunt again (its schedule comes from the
-/// corpus that hunt built, which the seed alone does not give).
-fn replay_hint(args: &HuntArgs, seed: u64, mutant: bool) -> String {
-    if mutant {
-        "replay it by running the same hunt again (guided hunts are deterministic)".to_string()
-    } else {
-        format!(
-            "replay it with `splitbrain run {} --seed {seed}`",
-            args.file.display()
-        )
-    }
 }

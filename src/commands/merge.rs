@@ -6,10 +6,10 @@
 
 use crate::exit;
 use crate::print::{hunt_exit_code, print_summary, SummaryJson};
-use crate::shards::junit::{self, Completeness};
-use crate::shards::merging::{self, Merged};
 use clap::Args;
 use serde::Serialize;
+use splitbrain_lab::hunt::junit::{self, Completeness};
+use splitbrain_lab::hunt::merge::{self as merging, Merged};
 use splitbrain_lab::hunt::seeds::{self, SeedSpan};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -67,7 +67,7 @@ fn merge(args: &MergeArgs) -> Result<u8, String> {
         crate::output::distinct_outputs(&inputs, &[("--junit", junit.as_path())])?;
         crate::output::check_can_create("--junit", junit)?;
     }
-    let merged = merging::merge(&args.files)?;
+    let merged = merging::merge(&args.files).map_err(|e| format!("error: {e}"))?;
     if !merged.conflicts.is_empty() {
         return Err(format!(
             "error: the files disagree or are damaged; nothing merged:\n{}\n  hint: merge the files of one hunt, written by one binary, unedited",

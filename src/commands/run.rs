@@ -536,7 +536,7 @@ fn run_traced_to_file(
     if let Some(partial) = crate::output::atomic_partial(path) {
         remove_on_signal(partial);
     }
-    let mut file = OutputFile::create(path).map_err(TracedRunError::Output)?;
+    let mut file = OutputFile::create(path).map_err(|e| TracedRunError::Output(e.to_string()))?;
     let mut writer = JsonLinesWriter::new(file.writer());
     let report = {
         let mut filtered = filter.around(&mut writer);
@@ -562,7 +562,8 @@ fn run_traced_to_file(
         let message = format!("cannot write to {}: {e}", path.display());
         return Err(TracedRunError::Output(message));
     }
-    file.commit().map_err(TracedRunError::Output)?;
+    file.commit()
+        .map_err(|e| TracedRunError::Output(e.to_string()))?;
     Ok(report)
 }
 

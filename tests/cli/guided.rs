@@ -204,3 +204,60 @@ fn a_failing_mutant_is_shrunk_into_a_reproducer_that_replays_the_violation() {
         .collect();
     assert!(violated.contains(&"election_safety"), "{violated:?}");
 }
+
+#[test]
+fn shards_of_different_search_modes_do_not_merge_and_say_why() {
+    let dir = scratch("merge-modes");
+    let shard = |name: &str, range: &str, search: &str| {
+        let path = dir.join(name);
+        let o = splitbrain([
+            "hunt",
+            "scenarios/raft-nemesis.ron",
+            "--seed-range",
+            range,
+            "--no-shrink",
+            "--quiet",
+            "--search",
+            search,
+            "--jsonl",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        path
+    };
+    let plain = shard("plain.jsonl", "1..=3", "plain");
+    let swarm = shard("swarm.jsonl", "4..=6", "swarm");
+    let o = splitbrain(["merge", plain.to_str().unwrap(), swarm.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("different search modes (\"plain\" and \"swarm\")"),
+        "{err}"
+    );
+    assert!(!err.contains("versions of the scenario file"), "{err}");
+}
+
+#[test]
+fn when_only_mutants_fail_the_summary_gives_the_same_exit_code_as_the_process() {
+    let file = common::repo_root().join("benches/time-to-bug/raft-forgets-vote-no-prevote.ron");
+    // The range of a_failing_mutant_is_shrunk_into_a_reproducer_that_replays_the_violation:
+    // no fresh seed fails, a mutant breaks election_safety.
+    let o = splitbrain([
+        "hunt",
+        file.to_str().unwrap(),
+        "--search",
+        "guided",
+        "--seed-range",
+        "800001..=800800",
+        "--no-shrink",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["summary"]["failed_seeds"], 0, "no fresh seed failed");
+    assert_eq!(doc["exit_code"], 1);
+    assert_eq!(
+        doc["summary"]["exit_code"], 1,
+        "the mutants' failure counts"
+    );
+}

@@ -12,7 +12,7 @@
 //! the nodes and the clocks draw exactly what that seed drew; only the fault schedule differs.
 //! Its failure is shrunk and written out like a seed's, as an explicit-fault scenario.
 
-use super::record::{Coverage, SeedRecord};
+use super::record::{Coverage, Failure, SeedRecord};
 use super::seeds::SeedSpan;
 use super::summary::HuntVerdict;
 use super::{judged_unless, Ended, BATCH_SEEDS};
@@ -35,8 +35,10 @@ pub const DEFAULT_MUTANTS_PER_BATCH: u64 = 32;
 pub const CORPUS_MAX: usize = 256;
 
 /// The rare situations that guide the search: the coverage counters that are neither
-/// routine (leader changes, failovers, faults) nor failures.
-const RARE_KINDS: usize = 6;
+/// routine (leader changes, failovers, faults) nor failures. Newer leaders locked out is
+/// not one: each lock-out breaks `fencing_safety`, so a run that reaches it fails and is never
+/// kept.
+const RARE_KINDS: usize = 5;
 
 /// Log-2 buckets of one counter's value (1, 2-3, 4-7, ...), the last one open.
 const BUCKETS: u32 = 16;
@@ -125,7 +127,6 @@ fn rare_counters(c: &Coverage) -> [u64; RARE_KINDS] {
         c.stale_leader_writes,
         c.minority_elections,
         c.leases_expired_while_leading,
-        c.locked_out_writes,
     ]
 }
 
@@ -567,8 +568,12 @@ pub struct GuidedSummary {
     /// Mutants whose outcome differed from `expect`.
     pub mutants_failed: u64,
     /// Runs (fresh seeds and mutants, in run order) up to and including the first that
-    /// failed, if any did: the figure to compare with a plain hunt's seeds to first failure.
+    /// failed in any way (liveness and outgrown limits too), if any did.
     pub runs_to_first_failure: Option<u64>,
+    /// Runs (fresh seeds and mutants, in run order) up to and including the first that
+    /// violated a safety invariant ([`Failure::is_safety_violation`]), if any did: the
+    /// figure to compare with a plain hunt's seeds to its first safety violation.
+    pub runs_to_first_safety_violation: Option<u64>,
     /// The mutants' failures, by key.
     pub failures: Vec<MutantFailures>,
 }
@@ -607,6 +612,10 @@ impl GuidedSummaryBuilder {
         let s = &mut self.summary;
         if run.record.failed() && s.runs_to_first_failure.is_none() {
             s.runs_to_first_failure = Some(self.runs);
+        }
+        let safety = run.record.failures.iter().any(Failure::is_safety_violation);
+        if safety && s.runs_to_first_safety_violation.is_none() {
+            s.runs_to_first_safety_violation = Some(self.runs);
         }
         let RunId::Mutant(id) = run.id else {
             return;
@@ -704,6 +713,56 @@ mod tests {
         assert_eq!(f >> (BUCKETS + 2) & 1, 1, "5 dueling candidates, bucket 2");
         assert_eq!(f >> PAIR_BASE & 1, 1, "the pair");
         assert_eq!(features_of(&Coverage::default()), 0);
+    }
+
+    #[test]
+    fn a_newer_leader_locked_out_reaches_no_feature() {
+        // A lock-out breaks fencing_safety: the run fails and is never bred from.
+        let c = Coverage {
+            locked_out_writes: 3,
+            ..Coverage::default()
+        };
+        assert_eq!(features_of(&c), 0);
+    }
+
+    fn run(id: RunId, keys: &[&str]) -> GuidedRun {
+        let failures = keys
+            .iter()
+            .map(|key| Failure {
+                key: key.to_string(),
+                at_ns: None,
+                nodes: Vec::new(),
+                detail: String::new(),
+            })
+            .collect();
+        GuidedRun {
+            id,
+            record: SeedRecord {
+                seed: 7,
+                outcome: if keys.is_empty() { "matched" } else { "failed" }.to_string(),
+                failures,
+                events: 1,
+                coverage: Coverage::default(),
+                nemesis: None,
+            },
+            faults: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_first_safety_violation_is_counted_apart_from_a_liveness_failure() {
+        let mutant = RunId::Mutant(MutantId { index: 0, seed: 7 });
+        let mut b = GuidedSummaryBuilder::new(8);
+        b.add(&run(RunId::Seed(1), &[]));
+        b.add(&run(RunId::Seed(2), &["liveness"]));
+        b.add(&run(mutant, &["missing:fencing_safety"]));
+        b.add(&run(mutant, &["election_safety"]));
+        let s = b.finish();
+        assert_eq!(s.runs_to_first_failure, Some(2));
+        assert_eq!(s.runs_to_first_safety_violation, Some(4));
+        let mut b = GuidedSummaryBuilder::new(8);
+        b.add(&run(RunId::Seed(1), &["liveness", "limit"]));
+        assert_eq!(b.finish().runs_to_first_safety_violation, None);
     }
 
     #[test]

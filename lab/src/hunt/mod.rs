@@ -5,9 +5,14 @@
 //! seed order: the records, the summary and where a hunt stops at its first failure are the
 //! same whatever the number of jobs.
 
+pub mod collect;
 pub mod guided;
+pub mod jsonl;
+pub mod junit;
+pub mod merge;
 pub mod record;
 pub mod reproducer;
+pub mod search;
 pub mod seeds;
 pub mod shrink;
 pub mod summary;

@@ -20,6 +20,16 @@ pub struct Failure {
     pub detail: String,
 }
 
+impl Failure {
+    /// Whether it is a safety invariant violated against `expect`: not liveness, a missed
+    /// objective, a panic, an outgrown limit, a refused effect, nor an expected violation that
+    /// did not happen (`missing:`).
+    pub fn is_safety_violation(&self) -> bool {
+        let not_safety = ["liveness", "objective", PANIC_KEY, LIMIT_KEY, REFUSED_KEY];
+        !not_safety.contains(&self.key.as_str()) && !self.key.starts_with("missing:")
+    }
+}
+
 /// The failure key of a seed whose run panicked.
 pub const PANIC_KEY: &str = "panic";
 

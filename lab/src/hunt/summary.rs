@@ -102,7 +102,9 @@ pub struct HuntSummary {
     pub failures: Vec<FailureGroup>,
     /// How often each dangerous situation was reached.
     pub coverage: Vec<CoverageLine>,
-    /// What the failures add up to (the CLI's exit code; not serialized here).
+    /// What the failures add up to (the CLI's exit code; not serialized here). For a guided
+    /// hunt, the mutants' failures too ([`super::collect::Collector::finish`]), though
+    /// `failed_seeds` and `failures` are the fresh seeds'.
     #[serde(skip)]
     pub verdict: HuntVerdict,
 }

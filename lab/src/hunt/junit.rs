@@ -3,7 +3,7 @@
 //! cut the hunt short, skipped (visible, not failing) when a time budget ended it or `merge
 //! --allow-partial` merged an incomplete set.
 
-use splitbrain_lab::hunt::summary::HuntSummary;
+use super::summary::HuntSummary;
 use splitbrain_sim::Invariant;
 use std::fmt::Write;
 
@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn every_field_with_characters_xml_forbids_still_parses() {
         let odd = "n\u{fffe}a\u{ffff}m\u{0}e\u{1f}\r";
-        let mut builder = splitbrain_lab::hunt::summary::SummaryBuilder::new(odd);
+        let mut builder = crate::hunt::summary::SummaryBuilder::new(odd);
         builder.add(&crate::hunt::record::SeedRecord {
             seed: 7,
             outcome: "safety_mismatch".to_string(),

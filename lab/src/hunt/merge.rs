@@ -1,19 +1,73 @@
 //! Reading hunt JSON Lines files back for `merge`, and proving they are the whole hunt.
 //!
-//! Every file's header must name the same scenario (name and fingerprint) and the same
-//! version of splitbrain. Records are streamed into the summary in seed order (files sorted
-//! by their first seed), so memory does not grow with the number of seeds; only seeds that
+//! Every file's header must name the same scenario (name and fingerprint), the same search
+//! mode (when both say it) and the same version of splitbrain. Records are streamed into the
+//! summary in seed order (files sorted by their first seed), so memory does not grow with the number of seeds; only seeds that
 //! two files both declare are remembered, to compare their records. What comes out says
 //! which seeds the headers promised and no record holds, which shards are absent, which
 //! files were cut short, and any seed recorded twice with different outcomes.
 
-use super::jsonl::{read_lines, JsonlEnd, JsonlHeader, Line};
-use splitbrain_lab::hunt::record::{SeedRecord, OUTCOMES};
-use splitbrain_lab::hunt::seeds::{self, SeedSpan, Shard};
-use splitbrain_lab::hunt::summary::{HuntSummary, SummaryBuilder};
-use splitbrain_lab::hunt::Ended;
+use super::jsonl::{read_lines, JsonlEnd, JsonlError, JsonlHeader, Line};
+use super::record::{SeedRecord, OUTCOMES};
+use super::seeds::{self, SeedSpan, Shard};
+use super::summary::{HuntSummary, SummaryBuilder};
+use super::Ended;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// Why files cannot be merged at all (what only weakens the merge is in [`Merged`]).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No file was given.
+    #[error("no files to merge")]
+    NoFiles,
+    /// A file cannot be read.
+    #[error(transparent)]
+    Read(#[from] JsonlError),
+    /// A file is empty.
+    #[error("{}: the file is empty\n  hint: a hunt writes its --jsonl file when it ends; was it killed before? (look for FILE.partial)", .path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file's first line is not a header.
+    #[error("{}:{line}: not the header of a hunt record file ({why})\n  hint: pass files written by `splitbrain hunt --jsonl FILE` with this version of splitbrain", .path.display())]
+    NotAHeader {
+        /// The file.
+        path: PathBuf,
+        /// Its first non-empty line's number.
+        line: usize,
+        /// Why that line is not a header.
+        why: String,
+    },
+    /// Two files come from different hunts: `what` (scenarios, versions of the scenario
+    /// file, versions of splitbrain) differs, `first` and `second` as the headers say.
+    #[error("{} and {} come from different {what} ({first:?} and {second:?})\n  hint: merge only the shards of one hunt: one scenario file, one splitbrain version", .a.display(), .b.display())]
+    Differ {
+        /// One file.
+        a: PathBuf,
+        /// The other.
+        b: PathBuf,
+        /// What differs.
+        what: &'static str,
+        /// What the first says.
+        first: String,
+        /// What the second says.
+        second: String,
+    },
+    /// Two files come from hunts of different search modes (`--search`).
+    #[error("{} and {} come from hunts of different search modes ({first:?} and {second:?})\n  hint: merge only the shards of one hunt: one --search for every shard", .a.display(), .b.display())]
+    SearchDiffers {
+        /// One file.
+        a: PathBuf,
+        /// The other.
+        b: PathBuf,
+        /// The first's search.
+        first: String,
+        /// The second's.
+        second: String,
+    },
+}
 
 /// How many seeds or ranges a message lists before it says "and N more".
 const LISTED: usize = 10;
@@ -21,6 +75,7 @@ const LISTED: usize = 10;
 const SCANNED: u64 = 10_000;
 
 /// One input file, once its header is read.
+#[derive(Debug)]
 struct Input {
     path: PathBuf,
     header: JsonlHeader,
@@ -28,6 +83,7 @@ struct Input {
 
 /// The merged summary and what stands between it and a complete hunt.
 pub struct Merged {
+    /// The summary of every record, as one hunt over their seeds would give it.
     pub summary: HuntSummary,
     /// The scenario file the first header names (for replay commands).
     pub scenario_file: String,
@@ -47,8 +103,9 @@ pub struct Merged {
     pub conflicts: Vec<String>,
 }
 
-/// Reads and checks `paths`. `Err` is a file that cannot be read or whose header is not one.
-pub fn merge(paths: &[PathBuf]) -> Result<Merged, String> {
+/// Reads and checks `paths`. `Err` is a file that cannot be read or whose header is not one,
+/// or files of different hunts.
+pub fn merge(paths: &[PathBuf]) -> Result<Merged, MergeError> {
     let mut inputs = paths
         .iter()
         .map(|p| read_header(p))
@@ -92,12 +149,11 @@ pub fn merge(paths: &[PathBuf]) -> Result<Merged, String> {
     })
 }
 
-fn read_header(path: &Path) -> Result<Input, String> {
-    let not_a_header = |line: usize, why: &str| {
-        format!(
-            "error: {}:{line}: not the header of a hunt record file ({why})\n  hint: pass files written by `splitbrain hunt --jsonl FILE` with this version of splitbrain",
-            path.display()
-        )
+fn read_header(path: &Path) -> Result<Input, MergeError> {
+    let not_a_header = |line: usize, why: &str| MergeError::NotAHeader {
+        path: path.to_path_buf(),
+        line,
+        why: why.to_string(),
     };
     match read_lines(path)?.next() {
         Some((_, Ok(Line::Header(header)))) => Ok(Input {
@@ -106,28 +162,38 @@ fn read_header(path: &Path) -> Result<Input, String> {
         }),
         Some((line, Ok(_))) => Err(not_a_header(line, "a record comes first")),
         Some((line, Err(e))) => Err(not_a_header(line, &e)),
-        None => Err(format!(
-            "error: {}: the file is empty\n  hint: a hunt writes its --jsonl file when it ends; was it killed before? (look for FILE.partial)",
-            path.display()
-        )),
+        None => Err(MergeError::Empty {
+            path: path.to_path_buf(),
+        }),
     }
 }
 
-fn check_headers_agree(inputs: &[Input]) -> Result<(), String> {
+fn check_headers_agree(inputs: &[Input]) -> Result<(), MergeError> {
     let Some(first) = inputs.first() else {
-        return Err("error: no files to merge".to_string());
+        return Err(MergeError::NoFiles);
     };
     for other in &inputs[1..] {
         let (a, b) = (&first.header, &other.header);
-        let differ = |what: &str, x: &str, y: &str| {
-            format!(
-                "error: {} and {} come from different {what} ({x:?} and {y:?})\n  hint: merge only the shards of one hunt: one scenario file, one splitbrain version",
-                first.path.display(),
-                other.path.display()
-            )
+        let differ = |what: &'static str, x: &str, y: &str| MergeError::Differ {
+            a: first.path.clone(),
+            b: other.path.clone(),
+            what,
+            first: x.to_string(),
+            second: y.to_string(),
         };
         if a.scenario != b.scenario {
             return Err(differ("scenarios", &a.scenario, &b.scenario));
+        }
+        // Before the fingerprint: `--search plain|swarm` changes the scenario it hashes.
+        if let (Some(x), Some(y)) = (&a.search, &b.search) {
+            if x != y {
+                return Err(MergeError::SearchDiffers {
+                    a: first.path.clone(),
+                    b: other.path.clone(),
+                    first: x.clone(),
+                    second: y.clone(),
+                });
+            }
         }
         if a.scenario_hash != b.scenario_hash {
             return Err(differ(
@@ -179,7 +245,7 @@ impl Stream {
         let lines = match read_lines(&input.path) {
             Ok(lines) => lines,
             Err(e) => {
-                self.conflicts.push(e);
+                self.conflicts.push(format!("error: {e}"));
                 return read;
             }
         };

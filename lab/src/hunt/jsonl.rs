@@ -11,14 +11,44 @@
 //! An existing `FILE` (or a `FILE.partial` left by a killed hunt) is refused unless
 //! `--force`; a `FILE.partial` a running hunt holds locked is refused even with `--force`.
 
-use crate::output::{io_message, OutputFile};
-use crate::scenario::{self, Scenario};
+use super::record::SeedRecord;
+use super::seeds::SeedSpan;
+use super::Ended;
 use serde::{Deserialize, Serialize};
-use splitbrain_lab::hunt::record::SeedRecord;
-use splitbrain_lab::hunt::seeds::SeedSpan;
-use splitbrain_lab::hunt::Ended;
+use splitbrain_reports::file::{self, io_message, FileError, OutputFile};
+use splitbrain_scenario::{self as scenario, Scenario};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+
+/// Why a hunt's JSON Lines file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonlError {
+    /// The file could not be opened for reading.
+    #[error("cannot read {}: {}", .path.display(), io_message(.source))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: std::io::Error,
+    },
+    /// The file exists, and replacing it was not asked for (`--force`).
+    #[error("--jsonl {}: the file exists\n  hint: pass --force to replace it, or name a new file (merge takes several)", .path.display())]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file could not be created or moved into place.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// Writing a line (or flushing) failed.
+    #[error("cannot write to {}: {}", .path.display(), io_message(.source))]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: std::io::Error,
+    },
+}
 
 /// What a file's records belong to.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -67,11 +97,14 @@ impl JsonlHeader {
 /// How the hunt that wrote a file ended.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct JsonlEnd {
+    /// How it ended.
     pub ended: Ended,
     /// The signal that interrupted it (`SIGINT`, `SIGTERM`), if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// Seeds it ran.
     pub seeds_run: u64,
+    /// Seeds that failed.
     pub failed_seeds: u64,
     /// The last seed run, if any.
     pub last_seed: Option<u64>,
@@ -80,8 +113,11 @@ pub struct JsonlEnd {
 /// One line of a hunt's JSON Lines file.
 #[derive(Debug)]
 pub enum Line {
+    /// The first line: what the records belong to.
     Header(JsonlHeader),
+    /// One seed's record.
     Record(SeedRecord),
+    /// The last line: how the hunt ended.
     End(JsonlEnd),
 }
 
@@ -94,7 +130,7 @@ enum Tagged {
     End(JsonlEnd),
 }
 
-/// Parses one line.
+/// Parses one line; the error is the JSON parser's message.
 pub fn parse_line(text: &str) -> Result<Line, String> {
     if text.trim_start().starts_with("{\"seed\"") {
         return serde_json::from_str(text)
@@ -110,12 +146,15 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
     }
 }
 
-/// Reads `path` line by line (streaming: memory does not grow with the file).
+/// Reads `path` line by line (streaming: memory does not grow with the file): each line's
+/// number (from 1) and the line, or why it does not parse (the I/O or JSON error's message).
 pub fn read_lines(
     path: &Path,
-) -> Result<impl Iterator<Item = (usize, Result<Line, String>)>, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("error: cannot read {}: {}", path.display(), io_message(&e)))?;
+) -> Result<impl Iterator<Item = (usize, Result<Line, String>)>, JsonlError> {
+    let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let reader = std::io::BufReader::new(file);
     Ok(reader.lines().enumerate().filter_map(|(index, line)| {
         let parsed = match line {
@@ -137,20 +176,18 @@ impl JsonlWriter {
     /// Starts the file with its header. An existing regular file (or one a symbolic link
     /// leads to) is refused unless `force`; devices and pipes, such as `/dev/stdout`, are
     /// written through. Another hunt still writing the file is refused even with `force`.
-    pub fn create(path: &Path, force: bool, header: &JsonlHeader) -> Result<Self, String> {
-        let exists = crate::output::existing_file(path).is_some();
+    pub fn create(path: &Path, force: bool, header: &JsonlHeader) -> Result<Self, JsonlError> {
+        let exists = file::existing_file(path).is_some();
         if exists && !force {
-            return Err(format!(
-                "error: --jsonl {}: the file exists\n  hint: pass --force to replace it, or name a new file (merge takes several)",
-                path.display()
-            ));
+            return Err(JsonlError::Exists {
+                path: path.to_path_buf(),
+            });
         }
         let file = if force {
             OutputFile::create(path)
         } else {
             OutputFile::create_new(path)
-        }
-        .map_err(|e| format!("error: {e}"))?;
+        }?;
         let mut writer = Self {
             file,
             path: path.to_path_buf(),
@@ -160,38 +197,35 @@ impl JsonlWriter {
     }
 
     /// Appends one seed's record.
-    pub fn record(&mut self, record: &SeedRecord) -> Result<(), String> {
+    pub fn record(&mut self, record: &SeedRecord) -> Result<(), JsonlError> {
         self.line(record)
     }
 
     /// Pushes what is buffered to the (partial) file.
-    pub fn flush(&mut self) -> Result<(), String> {
-        self.file.writer().flush().map_err(|e| {
-            format!(
-                "error: cannot write to {}: {}",
-                self.path.display(),
-                io_message(&e)
-            )
-        })
+    pub fn flush(&mut self) -> Result<(), JsonlError> {
+        self.file
+            .writer()
+            .flush()
+            .map_err(|source| JsonlError::Write {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Writes the trailer, flushes, and moves the file into place.
-    pub fn finish(mut self, end: &JsonlEnd) -> Result<(), String> {
+    pub fn finish(mut self, end: &JsonlEnd) -> Result<(), JsonlError> {
         self.line(&serde_json::json!({ "end": end }))?;
-        self.file.commit().map_err(|e| format!("error: {e}"))
+        Ok(self.file.commit()?)
     }
 
-    fn line(&mut self, value: &impl Serialize) -> Result<(), String> {
+    fn line(&mut self, value: &impl Serialize) -> Result<(), JsonlError> {
         let text = serde_json::to_string(value).expect("hunt records serialize");
         let out = self.file.writer();
         out.write_all(text.as_bytes())
             .and_then(|()| out.write_all(b"\n"))
-            .map_err(|e| {
-                format!(
-                    "error: cannot write to {}: {}",
-                    self.path.display(),
-                    io_message(&e)
-                )
+            .map_err(|source| JsonlError::Write {
+                path: self.path.clone(),
+                source,
             })
     }
 }
