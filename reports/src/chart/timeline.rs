@@ -203,7 +203,11 @@ impl Figure for TimelineFigure<'_> {
         let (plot_area, legend_area) = top.split_horizontally(WIDTH - self.legend().width_px());
 
         let unit = TimeUnit::SECONDS;
-        let end_s = unit.of(self.report.end_ns.max(1));
+        let end_ns = self.report.end_ns.max(1);
+        let end_s = unit.of(end_ns);
+        // A time on the x axis: what lasts past the run's end (a fault healed after it, a lease
+        // still granted) is drawn to the end, so that no coordinate overflows the backend.
+        let x_of = |ns: Nanos| unit.of(ns.min(end_ns));
         let lanes = self.lanes() as f64;
         let y_top = lanes + 0.7;
         let mut chart = ChartBuilder::on(&plot_area)
@@ -243,10 +247,10 @@ impl Figure for TimelineFigure<'_> {
         // Fault windows first, so everything else is drawn over them.
         let mut tags = LabelPlacer::default();
         for (k, f) in self.report.faults.iter().enumerate() {
-            let from = unit.of(f.at_ns);
+            let from = x_of(f.at_ns);
             match self.fault_end(f) {
                 Some(end) => {
-                    let to = unit.of(end).max(from + end_s / 2000.0);
+                    let to = x_of(end).max(from + end_s / 2000.0);
                     chart.draw_series(std::iter::once(Rectangle::new(
                         [(from, 0.0), (to, lanes)],
                         FAULT.mix(0.10).filled(),
@@ -291,7 +295,7 @@ impl Figure for TimelineFigure<'_> {
         };
         for s in &self.report.leadership_spans {
             let y = self.row_bottom(s.node.index());
-            let (from, to) = (unit.of(s.from_ns), unit.of(s.to_ns));
+            let (from, to) = (x_of(s.from_ns), x_of(s.to_ns));
             let to = to.max(from + end_s / 1500.0);
             let c = term_color(s.term);
             chart.draw_series(std::iter::once(Rectangle::new(
@@ -312,7 +316,7 @@ impl Figure for TimelineFigure<'_> {
         }
         for l in self.lease_windows {
             let y = self.row_bottom(l.node.index());
-            let (from, to) = (unit.of(l.from_ns), unit.of(l.to_ns));
+            let (from, to) = (x_of(l.from_ns), x_of(l.to_ns));
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(from, y + 0.14), (to.max(from), y + 0.32)],
                 LEASE.mix(0.85).filled(),
@@ -320,9 +324,9 @@ impl Figure for TimelineFigure<'_> {
         }
         if !self.overlaps.is_empty() {
             for &(from, to) in &self.overlaps {
-                let to = unit.of(to).max(unit.of(from) + end_s / 800.0);
+                let to = x_of(to).max(x_of(from) + end_s / 800.0);
                 chart.draw_series(std::iter::once(Rectangle::new(
-                    [(unit.of(from), 0.2), (to, 0.8)],
+                    [(x_of(from), 0.2), (to, 0.8)],
                     FAULT.filled(),
                 )))?;
             }

@@ -653,3 +653,19 @@ fn long_design_names_are_shown_whole_in_legends_and_under_bars() {
         }
     }
 }
+
+#[test]
+fn a_fault_or_lease_lasting_far_past_the_run_is_drawn_to_its_end() {
+    // A stall of 876600h (the longest a scenario may hold) in a 20 s run, and a lease granted
+    // as long: drawn to the run's end. Before, the backend's pixel arithmetic overflowed.
+    let mut report = run_report();
+    report.faults[0].healed_at_ns = Some(876_600 * 3600 * S);
+    let leases = [LeaseWindow {
+        node: NodeId(4),
+        from_ns: 5 * S,
+        to_ns: u64::MAX,
+    }];
+    let chart = leadership_timeline("timeline", "t", &report, &[], &leases).unwrap();
+    assert!(chart.svg.starts_with("<svg"), "{}", &chart.svg[..80]);
+    assert!(!chart.png.is_empty());
+}
