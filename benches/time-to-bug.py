@@ -210,7 +210,8 @@ def budget_seconds(text):
 def first_bug_in_records(records):
     """(runs up to and including the first safety violation, its record) or (runs, None)."""
     for index, record in enumerate(records):
-        if record.get("outcome") == FOUND:
+        keys = [f.get("key", "") for f in record.get("failures", [])]
+        if record.get("outcome") == FOUND and any(is_safety(k) for k in keys):
             return index + 1, record
     return len(records), None
 

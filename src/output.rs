@@ -26,8 +26,8 @@ pub fn line(args: std::fmt::Arguments<'_>) {
 }
 
 pub use splitbrain_reports::file::{
-    atomic_partial, existing_file, folder_of, io_message, is_name_too_long, partial_path,
-    same_file, write_file, OutputFile, MAX_NAME_BYTES,
+    atomic_partial, folder_of, io_message, is_name_too_long, partial_path, same_file, write_file,
+    OutputFile, MAX_NAME_BYTES,
 };
 
 /// Refuses a set of paths in which an output names an input or another output.

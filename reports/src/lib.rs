@@ -2,7 +2,7 @@
 //!
 //! It reads result types only (`splitbrain_sim::report`, typed trace events) and knows no
 //! algorithm: algorithm names arrive as strings. The CLI's `compare`, `sweep` and
-//! `run --plot` build on three parts:
+//! `run --plot` build on these parts:
 //!
 //! - [`stats`]: [`Distribution`] (count, min, nearest-rank p50/p90/p99, max, mean);
 //! - [`aggregate`]: run results to chart inputs (failover series, messages per election);
@@ -11,6 +11,8 @@
 //! - [`write_report`]: an output folder with `report.md`, a self-contained `report.html`,
 //!   every chart as SVG and PNG and every table of numbers as CSV and JSON;
 //! - [`view`]: `run.html`, one run to step through event by event (`run --plot`).
+//! - [`file`](mod@file): output files written atomically (a partial name, then a rename), shared with
+//!   the CLI and the hunt's writers.
 //!
 //! `docs/reports.md` describes each chart and the files of an output folder.
 

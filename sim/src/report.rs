@@ -308,7 +308,8 @@ pub struct Counters {
     pub leases_expired_while_leading: u64,
     /// Writes that fencing rejected from a leader of a higher term than the writer of the
     /// highest accepted token: an older leader's token locks the newer one out (tokens that
-    /// do not follow terms, like wall-clock tokens under a clock step). Safe, but unavailable.
+    /// do not follow terms, like wall-clock tokens under a clock step). The checker judges each a
+    /// `fencing_safety` violation (docs/engine.md); this counts them.
     pub locked_out_writes: u64,
 }
 

@@ -197,7 +197,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         check_out_folder(&args.out)?;
     }
     let shard_label = plan.shard.map(|s| s.to_string());
-    let jsonl = match &args.jsonl {
+    let mut jsonl = match &args.jsonl {
         Some(path) => {
             let mut header = JsonlHeader::new(
                 &scenario,
@@ -231,7 +231,6 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         &scenario.name,
         guided.as_ref().map(Guided::mutants_per_batch),
     );
-    let mut jsonl = jsonl;
     let out_of_time = || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || interrupt.signal().is_some() || out_of_time();
     let aborting = || interrupt.signal().is_some();
@@ -550,9 +549,18 @@ fn shrink_failures(
     let mut reproducers = Vec::new();
     for todo in collected.to_shrink() {
         let (key, failure, found) = match todo {
-            ToShrink::Outgrown { seed, detail } => {
-                let replay = writer.seed_replay(seed);
-                eprintln!("error: seed {seed} outgrew its limits: {detail}\n  replay: {replay}");
+            ToShrink::Outgrown {
+                seed,
+                run,
+                mutant,
+                detail,
+            } => {
+                let replay = if mutant {
+                    writer.replay_hint(seed, true)
+                } else {
+                    writer.seed_replay(seed)
+                };
+                eprintln!("error: {run} outgrew its limits: {detail}\n  replay: {replay}");
                 continue;
             }
             ToShrink::Shrink {

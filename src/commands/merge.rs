@@ -2,7 +2,7 @@
 //! unsharded hunt over the same seeds would have printed, after proving the files are the
 //! whole hunt: missing seeds, absent shards and cut files are an error (exit 2) unless
 //! `--allow-partial`, and then every output says the result is partial; records that
-//! disagree are an error either way. See [`crate::shards::merging`].
+//! disagree are an error either way. See [`splitbrain_lab::hunt::merge`].
 
 use crate::exit;
 use crate::print::{hunt_exit_code, print_summary, SummaryJson};

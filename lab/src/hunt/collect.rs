@@ -19,8 +19,8 @@ pub struct Found {
 }
 
 impl Found {
-    /// The scenario the run ran, which shrinking starts from: the mutant's, or seed's
-    /// materialised from `hunted`.
+    /// The scenario the run ran, which shrinking starts from: the mutant's, or the
+    /// seed's materialised from `hunted`.
     pub fn start(&self, hunted: &Scenario) -> Scenario {
         match &self.mutant {
             Some((_, scenario)) => scenario.clone(),
@@ -135,8 +135,13 @@ pub enum ToShrink<'a> {
     /// The run outgrew its limits: every shrinking try would run to the limit again, so the
     /// seed and its replay are all there is to give.
     Outgrown {
-        /// The seed.
+        /// The seed (a mutant's root seed).
         seed: u64,
+        /// The run as messages name it (`seed 5`, `mutant m3:5`): a mutant does not replay
+        /// from its seed.
+        run: String,
+        /// Whether a guided search's mutant outgrew, not a fresh seed.
+        mutant: bool,
         /// What outgrew (the failure's detail).
         detail: &'a str,
     },
@@ -169,6 +174,8 @@ impl Collected {
             todo.push(if key == LIMIT_KEY {
                 ToShrink::Outgrown {
                     seed: found.record.seed,
+                    run: found.run_name(),
+                    mutant: found.mutant.is_some(),
                     detail: &failure.detail,
                 }
             } else {
@@ -272,7 +279,9 @@ mod tests {
             todo[0],
             ToShrink::Outgrown {
                 seed: 5,
-                detail: "limit at 5"
+                mutant: false,
+                detail: "limit at 5",
+                ..
             }
         ));
         match &todo[1] {

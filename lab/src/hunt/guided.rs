@@ -37,7 +37,8 @@ pub const CORPUS_MAX: usize = 256;
 /// The rare situations that guide the search: the coverage counters that are neither
 /// routine (leader changes, failovers, faults) nor failures. Newer leaders locked out is
 /// not one: each lock-out breaks `fencing_safety`, so a run that reaches it fails and is never
-/// kept.
+/// kept (unless the scenario expects `Violates([fencing_safety])`, which no nemesis scenario
+/// does; such a hunt does not breed from lock-outs).
 const RARE_KINDS: usize = 5;
 
 /// Log-2 buckets of one counter's value (1, 2-3, 4-7, ...), the last one open.

@@ -10,7 +10,7 @@ use splitbrain_sim::{Invariant, RunReport};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// The stable key: an invariant name, `liveness`, `objective`, `missing:<invariant>`,
-    /// `panic` or `limit`.
+    /// `panic`, `limit` or `refused`.
     pub key: String,
     /// When it happened, if a time is known.
     pub at_ns: Option<u64>,
@@ -23,10 +23,14 @@ pub struct Failure {
 impl Failure {
     /// Whether it is a safety invariant violated against `expect`: not liveness, a missed
     /// objective, a panic, an outgrown limit, a refused effect, nor an expected violation that
-    /// did not happen (`missing:`).
+    /// did not happen (`missing:`). Narrower than a hunt's exit code 1
+    /// ([`HuntVerdict::of_keys`](super::summary::HuntVerdict::of_keys)), which panics, refused effects,
+    /// missed objectives and `missing:` expectations give too.
     pub fn is_safety_violation(&self) -> bool {
-        let not_safety = ["liveness", "objective", PANIC_KEY, LIMIT_KEY, REFUSED_KEY];
-        !not_safety.contains(&self.key.as_str()) && !self.key.starts_with("missing:")
+        let key = self.key.as_str();
+        key != "liveness"
+            && !splitbrain_sim::property::RESERVED_NAMES.contains(&key)
+            && !key.starts_with("missing:")
     }
 }
 
@@ -280,5 +284,56 @@ fn failures_of(report: &RunReport, outcome: &Outcome) -> Vec<Failure> {
                 ),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hunt::summary::HuntVerdict;
+
+    fn failure(key: &str) -> Failure {
+        Failure {
+            key: key.to_string(),
+            at_ns: None,
+            nodes: Vec::new(),
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_safety_violation_is_a_safety_mismatch_but_not_every_mismatch_is_one() {
+        let safety = [
+            "election_safety",
+            "fencing_safety",
+            "term_monotonic",
+            "my_property",
+        ];
+        let other = [
+            "liveness",
+            "limit",
+            "panic",
+            "refused",
+            "objective",
+            "missing:x",
+        ];
+        for key in safety {
+            assert!(failure(key).is_safety_violation(), "{key}");
+            assert_eq!(
+                HuntVerdict::of_keys([key]),
+                HuntVerdict::SafetyMismatch,
+                "{key}"
+            );
+        }
+        for key in other {
+            assert!(!failure(key).is_safety_violation(), "{key}");
+        }
+        for key in ["panic", "refused", "objective", "missing:x"] {
+            assert_eq!(
+                HuntVerdict::of_keys([key]),
+                HuntVerdict::SafetyMismatch,
+                "{key}"
+            );
+        }
     }
 }
