@@ -450,8 +450,13 @@ pub fn partial_path(path: &std::path::Path) -> std::path::PathBuf {
 /// The longest file name common file systems take (ext4, XFS, Btrfs, tmpfs, APFS), in bytes.
 pub const MAX_NAME_BYTES: usize = 255;
 
-/// A stable 64-bit hash (FNV-1a).
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// A stable 64-bit hash (FNV-1a): the same for the same bytes on every platform and version,
+/// for names and fingerprints that must not change between runs.
+///
+/// ```
+/// assert_eq!(splitbrain_reports::file::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+/// ```
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -232,10 +232,7 @@ impl JsonlWriter {
 
 /// A stable 64-bit fingerprint of `text` (FNV-1a), in hex.
 fn fingerprint(text: &str) -> String {
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    format!("{:016x}", splitbrain_reports::file::fnv1a(text.as_bytes()))
 }
 
 #[cfg(test)]
