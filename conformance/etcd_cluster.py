@@ -49,7 +49,8 @@ from typing import Callable, Optional
 
 from etcd_client import Etcdctl
 import harness  # noqa: E402
-from harness import Experiment, HarnessError, Proc, free_port, make_temp_dir, wait_until
+from harness import (Experiment, HarnessError, Proc, SharedTrials, free_port, make_temp_dir,
+                     wait_until)
 from proxy import Proxy
 
 N_MEMBERS = 3
@@ -504,23 +505,9 @@ def _restore(c: EtcdCluster, target: Member) -> None:
     c.wait_settled(60)
 
 
-class _Trials:
-    """Real trial k of a fault, shared by that fault's rows (run once per k)."""
-
-    def __init__(self, fault: str) -> None:
-        self.fault = fault
-        self.done: dict[int, Trial] = {}
-
-    def row(self, value: Callable[[Trial], float]) -> Callable[[], float]:
-        runs = [0]
-
-        def real() -> float:
-            runs[0] += 1
-            k = runs[0]
-            if k not in self.done:
-                self.done[k] = _trial(self.fault)
-            return value(self.done[k])
-        return real
+def _trials(fault: str) -> SharedTrials:
+    """The real trials of `fault`, shared by its rows."""
+    return SharedTrials(lambda: _trial(fault))
 
 
 # ---------------------------------------------------------------------------------------
@@ -536,13 +523,13 @@ def _all_within(lo: float, hi: float, what: str) -> Callable[[list], str]:
                        else f"{what} within [{lo:g}, {hi:g}] s, got {[round(v, 2) for v in vs]}")
 
 
-def _real_row(name: str, unit: str, trials: _Trials, value: Callable[[Trial], float],
+def _real_row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
               expect: Optional[Callable[[list], str]] = None, note: str = "") -> Experiment:
     return Experiment(name, "etcd-cluster", unit, trials.row(value), None, None,
                       note=note, expect=expect)
 
 
-def _lock_rows(prefix: str, trials: _Trials, waiter_stays_out: bool,
+def _lock_rows(prefix: str, trials: SharedTrials, waiter_stays_out: bool,
                holder_lives_on: bool) -> list[Experiment]:
     """The lock's rows of a fault: the holder's session ended, the waiter acquired, and the
     waiter acquired before the holder's session ended (both held the lock at once)."""
@@ -565,8 +552,8 @@ def _lock_rows(prefix: str, trials: _Trials, waiter_stays_out: bool,
 def experiments(binary: str) -> list[Experiment]:
     """The rows for one etcd binary, named after its version."""
     v = f"etcdc {etcd_version(binary)}"
-    kill_l, kill_f = _Trials("kill-leader"), _Trials("kill-follower")
-    pause, cut = _Trials("pause-leader"), _Trials("cut-leader")
+    kill_l, kill_f = _trials("kill-leader"), _trials("kill-follower")
+    pause, cut = _trials("pause-leader"), _trials("cut-leader")
     # After a promotion the lessor extends every lease to now + election timeout + TTL
     # (lessor.Promote, 3.4 and 3.5 without checkpoints), so the probe's key goes TTL + 1 s
     # after the new leader (minus the watcher's 20 ms polling, plus up to the 500 ms sweep).

@@ -110,6 +110,27 @@ class Band:
         return min(d, p - d)
 
 
+class SharedTrials:
+    """Real trial k of one fault, run once and shared by every row that reads a value of it
+    (the k-th call of each row's `real` reads trial k): one fault trial gives several rows."""
+
+    def __init__(self, run_trial: Callable[[], object]) -> None:
+        self.run_trial = run_trial
+        self.done: dict[int, object] = {}
+
+    def row(self, value: Callable[[object], float]) -> Callable[[], float]:
+        """A row's `real`: its k-th call returns `value` of trial k."""
+        runs = [0]
+
+        def real() -> float:
+            runs[0] += 1
+            k = runs[0]
+            if k not in self.done:
+                self.done[k] = self.run_trial()
+            return value(self.done[k])
+        return real
+
+
 @dataclass
 class Experiment:
     name: str

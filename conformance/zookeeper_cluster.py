@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import harness
-from harness import Experiment, HarnessError, Proc, free_port, make_temp_dir
+from harness import Experiment, HarnessError, Proc, SharedTrials, free_port, make_temp_dir
 from zookeeper import JAVA, JVM_FLAGS, KazooProc, _classpath, _require_kazoo
 
 N_SERVERS = 3
@@ -329,37 +329,23 @@ def _restore(ens: ZkEnsemble) -> None:
     ens.wait_settled(90)
 
 
-class _Trials:
-    """Real trial k of a fault, shared by that fault's rows (run once per k)."""
-
-    def __init__(self, fault: str) -> None:
-        self.fault = fault
-        self.done: dict[int, Trial] = {}
-
-    def row(self, value: Callable[[Trial], float]) -> Callable[[], float]:
-        runs = [0]
-
-        def real() -> float:
-            runs[0] += 1
-            k = runs[0]
-            if k not in self.done:
-                self.done[k] = _trial(self.fault)
-            return value(self.done[k])
-        return real
+def _trials(fault: str) -> SharedTrials:
+    """The real trials of `fault`, shared by its rows."""
+    return SharedTrials(lambda: _trial(fault))
 
 
 def _all_one(what: str) -> Callable[[list], str]:
     return lambda vs: "" if all(v == 1 for v in vs) else f"{what} in every trial, got {vs}"
 
 
-def _row(name: str, unit: str, trials: _Trials, value: Callable[[Trial], float],
+def _row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
          expect: Optional[Callable[[list], str]] = None, note: str = "") -> Experiment:
     return Experiment(name, "zookeeper-cluster", unit, trials.row(value), None, None,
                       note=note, expect=expect)
 
 
 def experiments() -> list[Experiment]:
-    kill, pause, quorum = _Trials("kill-leader"), _Trials("pause-leader"), _Trials("quorum-lost")
+    kill, pause, quorum = _trials("kill-leader"), _trials("pause-leader"), _trials("quorum-lost")
     p = f"zkc tick={TICK_MS / 1000:g}s T={SESSION_S:g}s"
     back = "first srvr (every 50 ms) answering Mode: leader"
     return [
