@@ -549,17 +549,13 @@ fn shrink_failures(
     let mut reproducers = Vec::new();
     for todo in collected.to_shrink() {
         let (key, failure, found) = match todo {
-            ToShrink::Outgrown {
-                seed,
-                run,
-                mutant,
-                detail,
-            } => {
-                let replay = if mutant {
-                    writer.replay_hint(seed, true)
-                } else {
-                    writer.seed_replay(seed)
+            ToShrink::Outgrown { found, detail } => {
+                let seed = found.record.seed;
+                let replay = match found.mutant {
+                    Some(_) => writer.replay_hint(seed, true),
+                    None => writer.seed_replay(seed),
                 };
+                let run = found.run_name();
                 eprintln!("error: {run} outgrew its limits: {detail}\n  replay: {replay}");
                 continue;
             }

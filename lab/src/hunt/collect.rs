@@ -133,15 +133,10 @@ pub struct Collected {
 #[derive(Clone, Debug)]
 pub enum ToShrink<'a> {
     /// The run outgrew its limits: every shrinking try would run to the limit again, so the
-    /// seed and its replay are all there is to give.
+    /// run and its replay are all there is to give (a mutant does not replay from its seed).
     Outgrown {
-        /// The seed (a mutant's root seed).
-        seed: u64,
-        /// The run as messages name it (`seed 5`, `mutant m3:5`): a mutant does not replay
-        /// from its seed.
-        run: String,
-        /// Whether a guided search's mutant outgrew, not a fresh seed.
-        mutant: bool,
+        /// The run that outgrew.
+        found: &'a Found,
         /// What outgrew (the failure's detail).
         detail: &'a str,
     },
@@ -173,9 +168,7 @@ impl Collected {
                 .expect("kept under one of its own keys");
             todo.push(if key == LIMIT_KEY {
                 ToShrink::Outgrown {
-                    seed: found.record.seed,
-                    run: found.run_name(),
-                    mutant: found.mutant.is_some(),
+                    found,
                     detail: &failure.detail,
                 }
             } else {
@@ -278,10 +271,11 @@ mod tests {
         assert!(matches!(
             todo[0],
             ToShrink::Outgrown {
-                seed: 5,
-                mutant: false,
+                found: Found {
+                    record: SeedRecord { seed: 5, .. },
+                    mutant: None,
+                },
                 detail: "limit at 5",
-                ..
             }
         ));
         match &todo[1] {
