@@ -498,6 +498,15 @@ pub trait Process {
         false
     }
 
+    /// For a member of a coordination service that runs as a cluster (a process after the
+    /// election members: an etcd member, a ZooKeeper server): whether it leads its service
+    /// now (etcd's Raft leader, ZooKeeper's `LEADING` server), as its own state says. The
+    /// `ServiceLeader` and `ServiceFollower` fault targets are resolved with it. Election
+    /// members and single-process services say false (the default).
+    fn leads_service(&self) -> bool {
+        false
+    }
+
     /// The process's own state, for a person stepping through a run (`splitbrain run
     /// --stop-at`, [`Sim::inspect`](crate::Sim::inspect)): named values such as a Raft
     /// node's `role`, `voted_for`, `log_length` or a lease's deadline, in the order to show
