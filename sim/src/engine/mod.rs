@@ -326,6 +326,9 @@ pub struct Sim<'t, P: Process> {
     /// What each service process (in order after the members) would answer a client asking
     /// who leads; the liveness check reads their agreement ([`Sim::service_answered`]).
     service_answers: Vec<Option<NodeId>>,
+    /// Whether each service process led its service after its last handler
+    /// ([`Process::leads_service`]); a change is traced (`service_leads`, `service_follows`).
+    service_leads: Vec<bool>,
     message_stats: Vec<MessageStats>,
     drops: DropStats,
     writes: WriteStats,
@@ -439,6 +442,7 @@ impl<'t, P: Process> Sim<'t, P> {
             steady: steady::SteadyBooks::default(),
             liveness: LivenessMonitor::new(config.members, bound),
             service_answers: vec![None; count.saturating_sub(config.members)],
+            service_leads: vec![false; count.saturating_sub(config.members)],
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
             record_of_fault: vec![usize::MAX; config.faults.len()],

@@ -219,8 +219,9 @@ impl<'t, P: Process> Sim<'t, P> {
             self.liveness.observe(self.now, node, seen);
         } else {
             // A coordination service process (after the members): whom it would name.
-            let answer = process.known_leader();
+            let (answer, leads) = (process.known_leader(), process.leads_service());
             self.service_answered(node, answer);
+            self.service_role(node, leads);
         }
     }
 
@@ -235,6 +236,20 @@ impl<'t, P: Process> Sim<'t, P> {
         let first = named.next().copied();
         let agreed = first.filter(|leader| named.all(|other| other == leader));
         self.liveness.observe_answer(self.now, agreed);
+    }
+
+    /// Service process `node` leads its service (`leads`) after its handler or crash;
+    /// traced when that changed.
+    fn service_role(&mut self, node: NodeId, leads: bool) {
+        let slot = node.index() - self.config.members;
+        if std::mem::replace(&mut self.service_leads[slot], leads) != leads {
+            let kind = if leads {
+                EventKind::ServiceLeads
+            } else {
+                EventKind::ServiceFollows
+            };
+            self.trace_node(node, kind);
+        }
     }
 
     pub(super) fn apply(
@@ -916,6 +931,9 @@ impl<'t, P: Process> Sim<'t, P> {
         self.break_connections_of(node);
         self.observe(Observation::Crash { node });
         self.trace_node(node, EventKind::Crash);
+        if node.index() >= self.config.members {
+            self.service_role(node, false);
+        }
     }
 
     /// Brings a crashed `node` back with only its durable state.

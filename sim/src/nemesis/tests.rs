@@ -32,7 +32,9 @@ fn a_clustered_service_is_struck_at_its_leader_or_a_follower_with_the_same_draws
         }
     }
     assert!(leaders > 0 && followers > 0, "{leaders} {followers}");
-    assert!(!b.iter().any(|f| f.action.targets().contains(&&Target::Service)));
+    assert!(!b
+        .iter()
+        .any(|f| f.action.targets().contains(&&Target::Service)));
 }
 
 #[test]

@@ -158,3 +158,26 @@ fn a_member_reaching_any_serving_service_member_is_in_the_group() {
         assert_eq!(met, !in_group, "cut from {service:?}: {verdict:?}");
     }
 }
+
+/// A service member that starts or stops leading its service shows in the trace, so that a
+/// reader (and the conformance suite) sees when the service changed leaders; a crash ends
+/// its lead.
+#[test]
+fn the_trace_shows_when_a_service_member_leads_and_stops() {
+    let mut c = config(3, 2 * S);
+    c.faults = vec![fault(5 * MS, FaultAction::Crash(Target::ServiceLeader))];
+    let (_, trace) = run_traced(c, cluster([Some(0); 3]));
+    let roles: Vec<(u64, u32, String)> = parse_trace(&trace)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind.name().starts_with("service_"))
+        .map(|e| (e.t_ns, e.node.unwrap().0, e.kind.name().to_string()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            (0, 4, "service_leads".to_string()),
+            (5 * MS, 4, "service_follows".to_string())
+        ]
+    );
+}
