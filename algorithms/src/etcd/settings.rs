@@ -2,7 +2,7 @@
 //! rules, writing them back, and the knobs `sweep` varies.
 
 use super::config::{min_ttl_for, LESSOR_SWEEP_NS};
-use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant};
+use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant, EtcdVersion};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -46,6 +46,13 @@ pub struct EtcdSettings {
     /// service's start (drawn per run if left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lessor_phase: Option<DurationText>,
+    /// [`EtcdConfig::members`]: how many etcd members (odd, 1 to 7; 1 or left out: the
+    /// single service process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<usize>,
+    /// [`EtcdConfig::version`]: `"3.4"` (3.4.23, the default) or `"3.5"` (3.5.16 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A rule etcd's settings broke.
@@ -78,6 +85,21 @@ pub enum EtcdError {
         /// The phase, in nanoseconds of the service's clock.
         lessor_phase_ns: u64,
     },
+    /// An etcd cluster of an even size, of none, or of more than 7 members.
+    #[error("an etcd cluster has an odd number of members from 1 to 7, not {members}")]
+    MembersNotOdd {
+        /// The count written.
+        members: usize,
+    },
+    /// A version the model does not know.
+    #[error("unknown etcd version {version:?}: \"3.4\" or \"3.5\"")]
+    UnknownVersion {
+        /// The version written.
+        version: String,
+    },
+    /// The SetNx variant models Redis, not etcd: it has no cluster mode.
+    #[error("the SetNx variant runs against one service process only (members: 1)")]
+    SetNxInCluster,
 }
 
 impl SettingError for EtcdError {
@@ -99,6 +121,15 @@ impl SettingError for EtcdError {
                 "the lessor sweeps every 500ms; the phase says where in that interval the sweeps \
                  fall (leave it out to draw it per run, as a real server's start time would)"
             }
+            EtcdError::MembersNotOdd { .. } => {
+                "etcd clusters run 1, 3, 5 or 7 members (a majority of an even count tolerates \
+                 no more failures than the odd count below it)"
+            }
+            EtcdError::UnknownVersion { .. } => {
+                "\"3.4\" is 3.4.23 (pre-vote off, no ensureLeadership); \"3.5\" is 3.5.16 or \
+                 later (pre-vote on, ensureLeadership on renew and revoke)"
+            }
+            EtcdError::SetNxInCluster => "leave `members` out, or use the Revision recipe",
         };
         Some(hint.to_string())
     }
@@ -126,6 +157,15 @@ impl Etcd {
                 election_timeout_ns: config.election_timeout_ns,
             };
             return Some(("election_timeout", error));
+        }
+        if config.members == 0 || config.members % 2 == 0 || config.members > 7 {
+            let error = EtcdError::MembersNotOdd {
+                members: config.members,
+            };
+            return Some(("members", error));
+        }
+        if config.members > 1 && config.variant == EtcdVariant::SetNx {
+            return Some(("variant", EtcdError::SetNxInCluster));
         }
         if let Some(lessor_phase_ns) = config.lessor_phase_ns.filter(|&ns| ns >= LESSOR_SWEEP_NS) {
             let error = EtcdError::LessorPhaseNotBelowSweep { lessor_phase_ns };
@@ -178,7 +218,21 @@ impl Algorithm for Etcd {
             variant: settings.variant.unwrap_or(defaults.variant),
             client: settings.client.unwrap_or(defaults.client),
             lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
+            members: settings.members.unwrap_or(1),
+            version: defaults.version,
         };
+        let mut config = config;
+        if let Some(name) = settings.version.as_deref() {
+            match EtcdVersion::from_name(name) {
+                Some(version) => config.version = version,
+                None => {
+                    let error = EtcdError::UnknownVersion {
+                        version: name.to_string(),
+                    };
+                    return (config, vec![Problem { field: "version", error }]);
+                }
+            }
+        }
         let keepalive_field = if settings.keepalive.is_some() {
             "keepalive"
         } else {
@@ -198,6 +252,9 @@ impl Algorithm for Etcd {
             variant: Some(config.variant),
             client: Some(config.client),
             lessor_phase: config.lessor_phase_ns.map(DurationText),
+            members: (config.members > 1).then_some(config.members),
+            version: (config.version != EtcdVersion::default())
+                .then(|| config.version.name().to_string()),
         }
     }
 

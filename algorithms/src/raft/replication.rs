@@ -9,6 +9,7 @@
 //! `r.storage.Save`; thesis §10.2.1): its own fsync delays only what it sends afterwards,
 //! heartbeats included. A follower answers after its write (paper figure 2).
 
+use super::log::LogPosition;
 use super::messages::{RaftMsg, RaftTimer};
 use super::node::{DurableWrite, RaftCtx, RaftNode, Role};
 use splitbrain_sim::NodeId;
@@ -28,6 +29,12 @@ impl RaftNode {
         if self.volatile.transfer_target.is_some() {
             return;
         }
+        self.append_own_entry(ctx);
+    }
+
+    /// The leader appends one entry of its term, sends it to every peer it is replicating
+    /// to, writes it to disk, and returns its index.
+    pub(crate) fn append_own_entry(&mut self, ctx: &mut RaftCtx<'_>) -> u64 {
         self.durable.log.append(self.durable.current_term, 1);
         for index in 0..self.members {
             let peer = NodeId::from(index);
@@ -36,6 +43,77 @@ impl RaftNode {
             }
         }
         self.persist(ctx, DurableWrite::Log);
+        if self.embedded {
+            self.advance_commit();
+        }
+        self.durable.log.last_index()
+    }
+
+    /// An embedding service proposes one entry (etcd's `raftNode.Propose`): appended and
+    /// replicated at once on the leader; `None` on any other node or during a leadership
+    /// transfer (the caller forwards it or fails it). Its index commits when
+    /// [`RaftNode::commit_index`] reaches it with the same term still there.
+    pub fn propose(&mut self, ctx: &mut RaftCtx<'_>) -> Option<u64> {
+        let serving = self.volatile.role == Role::Leader && self.volatile.transfer_target.is_none();
+        serving.then(|| self.append_own_entry(ctx))
+    }
+
+    /// Paper §5.3 and §5.4.2: the leader's commit index moves to the highest index stored on
+    /// a majority (itself included) whose entry is of the current term.
+    pub(crate) fn advance_commit(&mut self) {
+        if self.volatile.role != Role::Leader {
+            return;
+        }
+        let mut matched: Vec<u64> = (0..self.members)
+            .map(|index| match index == self.id.index() {
+                true => self.durable.log.last_index(),
+                false => self.volatile.peers[index].match_index,
+            })
+            .collect();
+        matched.sort_unstable_by(|a, b| b.cmp(a));
+        let candidate = matched[self.quorum() - 1];
+        let current = self.durable.log.term_at(candidate) == Some(self.durable.current_term);
+        if candidate > self.commit_index && current {
+            self.commit_index = candidate;
+        }
+    }
+
+    /// A follower learns the leader's commit index (paper figure 2: `commitIndex =
+    /// min(leaderCommit, index of last new entry)`), from a message of `term` that matched
+    /// its log up to `matched`. Ignored unless embedded, and from a stale term.
+    pub(crate) fn learn_commit(&mut self, term: u64, commit: u64, matched: u64) {
+        if !self.embedded || term != self.durable.current_term || self.is_leader() {
+            return;
+        }
+        let known = commit.min(matched).min(self.durable.log.last_index());
+        self.commit_index = self.commit_index.max(known);
+    }
+
+    /// Embedded only: a heartbeat answer shows `peer`'s log behind the leader's while no
+    /// probe is out: probe from just past its last entry, as etcd's leader does on a
+    /// `MsgHeartbeatResp` whose sender lags (`pr.Match < r.raftLog.lastIndex()`).
+    pub(crate) fn catch_up(&mut self, ctx: &mut RaftCtx<'_>, peer: NodeId, position: LogPosition) {
+        let last = self.durable.log.last_index();
+        let progress = self.volatile.peers[peer.index()];
+        if self.volatile.role != Role::Leader || progress.probing || progress.match_index >= last {
+            return;
+        }
+        if position == self.log_position() {
+            // Same last entry, same term: the logs match (paper §5.3, Log Matching).
+            let progress = &mut self.volatile.peers[peer.index()];
+            progress.match_index = last;
+            progress.next_index = last.saturating_add(1);
+            self.advance_commit();
+            return;
+        }
+        let progress = &mut self.volatile.peers[peer.index()];
+        progress.next_index = position
+            .last_index
+            .saturating_add(1)
+            .min(progress.next_index)
+            .max(progress.match_index.saturating_add(1));
+        progress.probing = true;
+        self.send_append(ctx, peer);
     }
 
     /// Sends `peer` the entries from its next index to the end of that run of the log, if
@@ -59,6 +137,7 @@ impl RaftNode {
             self.volatile.peers[peer.index()].next_index = next.saturating_add(entries);
         }
         let term = self.durable.current_term;
+        let commit = self.commit_index;
         ctx.send(
             peer,
             RaftMsg::Append {
@@ -67,6 +146,7 @@ impl RaftNode {
                 prev_log_term,
                 entry_term,
                 entries,
+                commit,
             },
         );
     }
@@ -94,13 +174,15 @@ impl RaftNode {
         if log.put_after(msg.prev_log_index, msg.entry_term, msg.entries) {
             self.persist(ctx, DurableWrite::Log);
         }
+        let matched = msg.prev_log_index.saturating_add(msg.entries);
         let answer = RaftMsg::AppendResp {
             term: msg.term,
             success: true,
-            index: msg.prev_log_index.saturating_add(msg.entries),
+            index: matched,
             last_log_index: self.durable.log.last_index(),
         };
         ctx.send(from, answer);
+        self.learn_commit(msg.term, msg.commit, matched);
     }
 
     /// The leader reads a follower's answer: a later term deposes it; a success raises what
@@ -128,6 +210,9 @@ impl RaftNode {
             progress.match_index = progress.match_index.max(answer.index);
             progress.next_index = progress.next_index.max(answer.index.saturating_add(1));
             progress.probing = false;
+            if self.embedded {
+                self.advance_commit();
+            }
             return;
         }
         // A refusal older than what the follower has since matched, or than the probe
@@ -162,6 +247,7 @@ pub(crate) struct AppendArgs {
     pub(crate) prev_log_term: u64,
     pub(crate) entry_term: u64,
     pub(crate) entries: u64,
+    pub(crate) commit: u64,
 }
 
 /// The fields of a [`RaftMsg::AppendResp`].
