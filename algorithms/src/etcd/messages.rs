@@ -1,7 +1,7 @@
 //! etcd's messages (as the simulator counts them) and timer kinds.
 
-use serde::{Deserialize, Serialize};
 use crate::raft::RaftMsg;
+use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LocalNanos, NodeId};
 
 /// One key under the election prefix, as a range returns it: create revision and owner.

@@ -33,16 +33,33 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
         // A dead leader's lease runs out within a granted TTL of its last keep-alive and is
         // revoked at the lessor's next sweep; its waiter hears the delete at once (one
         // keep-alive interval of margin for latency and retries). On `Datagram`, the resync of
-        // waiters also runs once per TTL.
+        // waiters also runs once per TTL. A cluster may be electing its own leader at the
+        // same time: up to the longest randomized election timeout before a new leader, whose
+        // Promote then gives every lease one more election timeout.
         failure_detection_ns: config
             .granted_ttl_ns()
             .saturating_add(config::LESSOR_SWEEP_NS)
-            .saturating_add(config.keepalive_ns),
+            .saturating_add(config.keepalive_ns)
+            .saturating_add(service_failover_ns(config)),
         // One client and the service elect a leader.
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
         late_campaigns_lose: true,
     }
+}
+
+/// What a failover inside an etcd cluster adds to a lease's life at most, without further
+/// faults: the followers' longest randomized election timeout (`[1, 1.9]` election timeouts,
+/// docs/service-clusters.md section 3), one election round (a heartbeat), and `Promote`'s
+/// extension (one election timeout). Zero for the single service process.
+pub fn service_failover_ns(config: &EtcdConfig) -> u64 {
+    if config.members <= 1 {
+        return 0;
+    }
+    let raft = cluster::raft_config(config);
+    raft.election_timeout_max_ns
+        .saturating_add(raft.heartbeat_ns)
+        .saturating_add(config.election_timeout_ns)
 }
 
 /// A process of an etcd run: a candidate, or the service.
@@ -61,8 +78,8 @@ impl EtcdProcess {
     /// The processes of a run: `members` clients, then the service: one process, or
     /// `config.members` etcd members when that is more than one.
     pub fn cluster(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
-        let clients =
-            (0..members).map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)));
+        let clients = (0..members)
+            .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)));
         if config.members <= 1 {
             let service = EtcdProcess::Service(EtcdService::new(config));
             return clients.chain(std::iter::once(service)).collect();

@@ -158,7 +158,7 @@ impl Etcd {
             };
             return Some(("election_timeout", error));
         }
-        if config.members == 0 || config.members % 2 == 0 || config.members > 7 {
+        if config.members == 0 || config.members.is_multiple_of(2) || config.members > 7 {
             let error = EtcdError::MembersNotOdd {
                 members: config.members,
             };
@@ -192,11 +192,18 @@ impl Algorithm for Etcd {
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "etcd";
     const STREAM_BY_DEFAULT: bool = true;
-    const KNOBS: &'static [Knob] = &[Knob {
-        name: "lease",
-        shape: KnobShape::Duration,
-        example: "1s,2s",
-    }];
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "lease",
+            shape: KnobShape::Duration,
+            example: "1s,2s",
+        },
+        Knob {
+            name: "election_timeout",
+            shape: KnobShape::Duration,
+            example: "500ms,1s,2s",
+        },
+    ];
 
     type Settings = EtcdSettings;
     type Config = EtcdConfig;
@@ -229,7 +236,13 @@ impl Algorithm for Etcd {
                     let error = EtcdError::UnknownVersion {
                         version: name.to_string(),
                     };
-                    return (config, vec![Problem { field: "version", error }]);
+                    return (
+                        config,
+                        vec![Problem {
+                            field: "version",
+                            error,
+                        }],
+                    );
                 }
             }
         }
@@ -290,19 +303,28 @@ impl Algorithm for Etcd {
     }
 
     /// `lease` sets the TTL; the keep-alive keeps its ratio to it. The minimum TTL stays: a
-    /// `lease` below it is granted the minimum, as etcd does.
+    /// `lease` below it is granted the minimum, as etcd does. `election_timeout` sets the
+    /// server's election timeout (a cluster's Raft timings, Promote's extension) and the
+    /// minimum TTL derived from it, as etcd derives it.
     fn vary(
         config: &EtcdConfig,
         cluster: &Cluster,
         name: &str,
         value: KnobValue,
     ) -> Result<EtcdConfig, Problem<EtcdError>> {
-        let (Some(knob), KnobValue::Duration(lease_ns)) = (Self::KNOBS.first(), value) else {
+        let KnobValue::Duration(value_ns) = value else {
             return Err(unknown_knob(name, EtcdError::Common));
         };
-        if name != knob.name {
+        if name == "election_timeout" {
+            let mut settings = Self::settings(config);
+            settings.election_timeout = Some(DurationText(value_ns));
+            settings.min_ttl = None;
+            return lower_checked::<Self>(settings, cluster);
+        }
+        if name != "lease" {
             return Err(unknown_knob(name, EtcdError::Common));
         }
+        let lease_ns = value_ns;
         let mut settings = Self::settings(config);
         let keepalive_ns = crate::rules::scaled(config.keepalive_ns, config.ttl_ns, lease_ns);
         settings.keepalive = Some(DurationText(keepalive_ns));
