@@ -199,7 +199,7 @@ impl Algorithm for Etcd {
             example: "1s,2s",
         },
         Knob {
-            name: "election_timeout",
+            name: "service_election_timeout",
             shape: KnobShape::Duration,
             example: "500ms,1s,2s",
         },
@@ -303,7 +303,7 @@ impl Algorithm for Etcd {
     }
 
     /// `lease` sets the TTL; the keep-alive keeps its ratio to it. The minimum TTL stays: a
-    /// `lease` below it is granted the minimum, as etcd does. `election_timeout` sets the
+    /// `lease` below it is granted the minimum, as etcd does. `service_election_timeout` sets the
     /// server's election timeout (a cluster's Raft timings, Promote's extension) and the
     /// minimum TTL derived from it, as etcd derives it.
     fn vary(
@@ -315,7 +315,7 @@ impl Algorithm for Etcd {
         let KnobValue::Duration(value_ns) = value else {
             return Err(unknown_knob(name, EtcdError::Common));
         };
-        if name == "election_timeout" {
+        if name == "service_election_timeout" {
             let mut settings = Self::settings(config);
             settings.election_timeout = Some(DurationText(value_ns));
             settings.min_ttl = None;
