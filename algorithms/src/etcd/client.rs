@@ -402,7 +402,7 @@ impl EtcdClient {
 
     /// Acts on the service's answer: a grant leads to the transaction, a view of the prefix
     /// to leading or watching, a lost lease or lock to a new campaign.
-    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, _from: NodeId, msg: EtcdMsg) {
+    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
         self.see(msg.term());
         match msg {
             EtcdMsg::LeaseGrantResp {
@@ -488,7 +488,8 @@ impl EtcdClient {
                     ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
                 }
             }
-            EtcdMsg::Unavailable => self.unavailable(ctx),
+            // A failure from a member the client has already left changes nothing.
+            EtcdMsg::Unavailable if from == self.service => self.unavailable(ctx),
             EtcdMsg::ExtendResp { ok, term, sent_at } => {
                 if self.phase != Phase::Leading || term != self.my_rev {
                     return;

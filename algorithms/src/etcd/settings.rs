@@ -275,6 +275,11 @@ impl Algorithm for Etcd {
         info(config, members)
     }
 
+    /// One process for the single service, `members` for a cluster.
+    fn service_processes(config: &EtcdConfig) -> usize {
+        config.members.max(1)
+    }
+
     fn timings(config: &EtcdConfig) -> Vec<(&'static str, Nanos)> {
         vec![
             ("keepalive", config.keepalive_ns),

@@ -105,8 +105,8 @@ struct Forwarded {
     lease: u64,
     sent_at: LocalNanos,
     deadline: LocalNanos,
-    /// Sent to the leader and not answered yet.
-    out: bool,
+    /// Sent to this leader at this time and not answered yet.
+    out: Option<(NodeId, LocalNanos)>,
 }
 
 /// One etcd member of a cluster.
@@ -445,7 +445,7 @@ impl EtcdMember {
             lease,
             sent_at,
             deadline,
-            out: false,
+            out: None,
         };
         self.forwarded.insert(request, forwarded);
         self.send_forward(ctx, request);
@@ -468,7 +468,7 @@ impl EtcdMember {
             }
             return;
         }
-        forwarded.out = true;
+        forwarded.out = Some((leader, ctx.monotonic_now()));
         let msg = EtcdMsg::RenewForward {
             lease: forwarded.lease,
             request,
@@ -481,7 +481,7 @@ impl EtcdMember {
     fn forward_answered(&mut self, ctx: &mut MemberCtx<'_, '_>, request: u64, ttl: Option<u64>) {
         let Some(ttl_ns) = ttl else {
             if let Some(forwarded) = self.forwarded.get_mut(&request) {
-                forwarded.out = false;
+                forwarded.out = None;
             }
             return;
         };
@@ -522,10 +522,16 @@ impl EtcdMember {
                 ctx.send_unordered(f.client, EtcdMsg::Unavailable);
             }
         }
+        // Not out, out to a leader since replaced, or unanswered for a second (a dead
+        // leader's peer URL fails and the loop tries again, `waitLeader` first).
+        let leader = self.raft.leader();
         let idle: Vec<u64> = self
             .forwarded
             .iter()
-            .filter(|(_, f)| !f.out)
+            .filter(|(_, f)| match f.out {
+                None => true,
+                Some((to, at)) => Some(to) != leader || after(at, READY_PROBE_NS) <= now,
+            })
             .map(|(request, _)| *request)
             .collect();
         for request in idle {
