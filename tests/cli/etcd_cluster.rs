@@ -41,14 +41,21 @@ fn killing_the_etcd_leader_member_keeps_the_holder_and_breaks_nothing() {
 fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
     let old = shipped_scenario("etcd-cluster-fsync-stuck-3.4.ron");
     let new = shipped_scenario("etcd-cluster-fsync-stuck-3.5.ron");
+    let mut broken = 0;
     for seed in 1..=10 {
         let report = run_text(&with_seed(&old, seed));
-        let broken: Vec<_> = report.violations.iter().map(|v| v.invariant).collect();
-        assert_eq!(broken, [Invariant::FencingSafety], "3.4 seed {seed}");
-        // Two holders at once, from the new leader's expiry of the holder's lease (TTL + 1 s
-        // after its Promote) on.
-        let first = report.violations[0].at_ns;
-        assert!((8 * S..12 * S).contains(&first), "3.4 seed {seed}: {first}");
+        // Only after the stuck member's writes complete (about 25.5 s): its stale revokes
+        // commit at the new leader (etcd issue 12528), never before.
+        for violation in &report.violations {
+            assert_eq!(
+                violation.invariant,
+                Invariant::FencingSafety,
+                "3.4 seed {seed}"
+            );
+            let at = violation.at_ns;
+            assert!((25 * S..30 * S).contains(&at), "3.4 seed {seed}: {at}");
+        }
+        broken += usize::from(!report.violations.is_empty());
         let report = run_text(&with_seed(&new, seed));
         assert!(
             report.violations.is_empty(),
@@ -57,4 +64,6 @@ fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
         );
         assert_eq!(report.overlap_ns, 0, "3.5 seed {seed}");
     }
+    // Seeds 1, 3, 4, 6, 7, 8 and 10: the revoked holder's writes land after its successor's.
+    assert_eq!(broken, 7, "3.4 broke in {broken} of 10 seeds");
 }

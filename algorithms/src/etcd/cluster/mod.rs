@@ -273,10 +273,11 @@ impl EtcdMember {
                     Renewal::Ttl(ttl_ns) => Some(ttl_ns),
                     Renewal::NotPrimary => None,
                 };
-                ctx.send_unordered(from, EtcdMsg::RenewForwardResp { request, ttl_ns });
+                // It waits for the applied index first (`h.waitch()`): behind the WAL.
+                ctx.send(from, EtcdMsg::RenewForwardResp { request, ttl_ns });
             }
             EtcdMsg::RenewForwardResp { request, ttl_ns } => {
-                self.forward_answered(ctx, request, ttl_ns)
+                self.forward_answered(ctx, request, ttl_ns, false)
             }
             EtcdMsg::Ready => {
                 if self.demote_pending && !self.raft.is_leader() {
@@ -433,7 +434,10 @@ impl EtcdMember {
                     ttl_ns,
                     sent_at,
                 };
-                ctx.send_unordered(client, answer);
+                // `waitAppliedIndex` before the answer: it cannot move while the Ready loop
+                // is blocked in a save, so the answer waits behind the WAL
+                // (docs/conformance-clusters.md: a stuck member answers no keep-alive).
+                ctx.send(client, answer);
                 return;
             }
         }
@@ -464,7 +468,7 @@ impl EtcdMember {
             let lease = forwarded.lease;
             let ttl = self.kv.leases.get(&lease).map(|l| l.ttl_ns);
             if let Renewal::Ttl(ttl_ns) = self.lessor.renew(lease, ttl, ctx.monotonic_now()) {
-                self.forward_answered(ctx, request, Some(ttl_ns));
+                self.forward_answered(ctx, request, Some(ttl_ns), true);
             }
             return;
         }
@@ -476,9 +480,16 @@ impl EtcdMember {
         ctx.send_unordered(self.process_of(leader.index()), msg);
     }
 
-    /// The leader answered a forwarded renew: the client hears it; `ErrNotPrimary` is
-    /// retried at the next pass.
-    fn forward_answered(&mut self, ctx: &mut MemberCtx<'_, '_>, request: u64, ttl: Option<u64>) {
+    /// The leader answered a forwarded renew: the client hears it (`behind_wal`: this member
+    /// renewed it itself, after its applied index); `ErrNotPrimary` is retried at the next
+    /// pass.
+    fn forward_answered(
+        &mut self,
+        ctx: &mut MemberCtx<'_, '_>,
+        request: u64,
+        ttl: Option<u64>,
+        behind_wal: bool,
+    ) {
         let Some(ttl_ns) = ttl else {
             if let Some(forwarded) = self.forwarded.get_mut(&request) {
                 forwarded.out = None;
@@ -493,7 +504,11 @@ impl EtcdMember {
             ttl_ns,
             sent_at: forwarded.sent_at,
         };
-        ctx.send_unordered(forwarded.client, answer);
+        if behind_wal {
+            ctx.send(forwarded.client, answer);
+        } else {
+            ctx.send_unordered(forwarded.client, answer);
+        }
     }
 
     /// Every 100 ms while anything waits: requests past the 7 s timeout fail
