@@ -337,9 +337,10 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
 
     /// Sends `msg` to `to` without waiting for this handler's or earlier durable writes, nor
     /// for what the process queued behind them: a message another thread of the real process
-    /// sends, not behind its write-ahead log (etcd's lessor answers keep-alives on its own
-    /// goroutine while the Raft loop is stuck in `fdatasync`). It still waits out a stall
-    /// (the whole process is frozen then) and the handler's processing time is not added.
+    /// sends, not behind its write-ahead log (an etcd member's gRPC goroutines forward a
+    /// keep-alive to the leader or fail a request while its Raft loop is stuck in
+    /// `fdatasync`). It still waits out a stall (the whole process is frozen then) and the
+    /// handler's processing time is not added.
     pub fn send_unordered(&mut self, to: NodeId, msg: M) {
         self.out.push(Effect::SendUnordered { to, msg });
     }

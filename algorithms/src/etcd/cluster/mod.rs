@@ -22,13 +22,19 @@
 //!   (at most 500 a pass), offered again after 7 s if it did not commit
 //!   (`expiredLeaseRetryInterval` = `ReqTimeout()`). A revoke proposed by a deposed leader
 //!   goes to the leader it knows, and commits.
-//! - Keep-alives are not proposals (`LeaseRenew`): 3.4.23 asks its own lessor first
+//! - Keep-alives are not proposals (`LeaseRenew`): 3.4 asks its own lessor first
 //!   (`lessor.Renew`; `ErrNotPrimary` → forward), 3.5 asks its lessor only while its Raft
 //!   leads and `ensureLeadership` holds, and forwards otherwise; a follower forwards to the
-//!   leader (`leasehttp.RenewHTTP`, retried every 100 ms, 7 s budget) and answers when the
-//!   leader does; the leader's `leasehttp` handler renews without `ensureLeadership`.
-//!   Keep-alive answers and forwarded renewals do not wait for the member's disk writes
-//!   ([`Ctx::send_unordered`]: the lessor and gRPC goroutines are not behind the WAL).
+//!   leader (`leasehttp.RenewHTTP`, retried every 100 ms and when the leader changes, 7 s
+//!   budget) and answers when the leader does; the leader's `leasehttp` handler renews
+//!   without `ensureLeadership`. A renewal answered by the member's own lessor waits for its
+//!   applied index (`waitAppliedIndex`, `h.waitch()`), which cannot move while its Ready loop
+//!   is blocked: the answer is sent behind the member's disk writes, so a member stuck in
+//!   `fdatasync` answers no keep-alive, as docs/conformance-clusters.md measured on 3.4.23
+//!   and 3.5.35. Forwarding, reads and errors do not wait ([`Ctx::send_unordered`]: the gRPC
+//!   goroutines are not behind the WAL). Which of 3.4's two orders (lessor first, or
+//!   `isLeader` first as 3.5 has it) 3.4.23 uses was not re-read; with the answer behind the
+//!   WAL both give the measured behaviour.
 //! - 3.5 (≥ 3.5.16): `ensureLeadership` before a renew on the member's own stream and
 //!   before the sweep's revokes. Modeled as: the Raft leads and heard from a majority within
 //!   the minimum election timeout. etcd's `isActive` (the raft loop ticked within 300 ms)
