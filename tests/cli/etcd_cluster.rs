@@ -27,8 +27,8 @@ fn killing_the_etcd_leader_member_keeps_the_holder_and_breaks_nothing() {
         assert_eq!(report.overlap_ns, 0, "seed {seed}");
     }
     // A 2 s lease (etcd's minimum) is shorter than some of these failovers (the restarted
-    // member disrupts the cluster on rejoining: 3.4 has no pre-vote), so some seeds lose
-    // their holder: the scenario's 10 s TTL is what keeps it.
+    // member disrupts the cluster on rejoining: 3.4 has no pre-vote; docs/algorithms/etcd.md),
+    // so some seeds lose their holder: the scenario's 10 s TTL is what keeps it.
     let short = text.replace("ttl: \"10s\"", "ttl: \"2s\"");
     assert_ne!(short, text);
     let changed = (1..=20)
