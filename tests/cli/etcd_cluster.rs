@@ -67,3 +67,19 @@ fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
     // Seeds 1, 3, 4, 6, 7, 8 and 10: the revoked holder's writes land after its successor's.
     assert_eq!(broken, 7, "3.4 broke in {broken} of 10 seeds");
 }
+
+#[test]
+fn the_cluster_nemesis_breaks_nothing_on_either_version() {
+    let text = shipped_scenario("etcd-cluster-nemesis.ron");
+    for version in ["3.4", "3.5"] {
+        let text = text.replace("version: \"3.4\"", &format!("version: \"{version}\""));
+        for seed in 1..=30 {
+            let report = run_text(&with_seed(&text, seed));
+            assert!(
+                report.violations.is_empty(),
+                "{version} seed {seed}: {:?}",
+                report.violations
+            );
+        }
+    }
+}
