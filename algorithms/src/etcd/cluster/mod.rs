@@ -356,9 +356,16 @@ impl EtcdMember {
         let Some(peer) = from.index().checked_sub(self.first) else {
             return;
         };
+        let entry_term = match msg {
+            crate::raft::RaftMsg::Append { entry_term, .. } => Some(entry_term),
+            _ => None,
+        };
         let ((), out) = self.raft_call(ctx, |raft, c| raft.on_message(c, NodeId::from(peer), msg));
+        // Kept only where the log now holds the sent entry (same index, same term): a refused
+        // or stale Append leaves the entries there, and their proposals, as they were.
         for (index, proposal) in proposals {
-            if let Some(term) = self.raft.term_at(index) {
+            let held = entry_term.filter(|term| self.raft.term_at(index) == Some(*term));
+            if let Some(term) = held {
                 self.proposals.insert(index, (term, proposal));
             }
         }
