@@ -382,3 +382,53 @@ fn etcds_raft_settings_follow_the_version() {
     assert!(old.check_quorum && new.check_quorum);
     assert!(!old.pre_vote && new.pre_vote);
 }
+
+/// Delivers `msg` from process `from` to `member` by hand, at time `now_ns`.
+fn deliver(member: &mut EtcdMember, now_ns: i64, from: usize, msg: EtcdMsg) {
+    let mut rng = splitbrain_sim::SimRng::stream(1, 9);
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(member.me(), NODES, now_ns, &mut rng, &mut out);
+    member.on_message(&mut ctx, NodeId::from(from), msg);
+}
+
+fn txn_proposal(lease: u64) -> Proposal {
+    Proposal {
+        command: Command::Txn {
+            owner: NodeId(0),
+            lease,
+        },
+        origin: None,
+        request: lease,
+    }
+}
+
+#[test]
+fn a_refused_append_leaves_the_proposals_of_the_entries_there() {
+    let config = cluster_config(EtcdVersion::V3_4);
+    let mut member = EtcdMember::new(1, NODES, 3, &config);
+    let append = |term, prev_log_index, prev_log_term, entries, proposals| EtcdMsg::Raft {
+        msg: crate::raft::RaftMsg::Append {
+            term,
+            prev_log_index,
+            prev_log_term,
+            entry_term: term,
+            entries,
+            commit: 0,
+        },
+        proposals,
+    };
+    // Member 0 (process 3), leader of term 1, sends entries 1 and 2.
+    let first = vec![(1, txn_proposal(1)), (2, txn_proposal(2))];
+    deliver(&mut member, 0, 3, append(1, 0, 0, 2, first));
+    assert_eq!(member.proposals.get(&2), Some(&(1, txn_proposal(2))));
+    // A leader of term 3 whose entry 1 is of term 2: the check fails, the log stays, and
+    // so must the proposal of entry 2.
+    deliver(
+        &mut member,
+        1,
+        4,
+        append(3, 1, 2, 1, vec![(2, txn_proposal(9))]),
+    );
+    assert_eq!(member.raft.term_at(2), Some(1));
+    assert_eq!(member.proposals.get(&2), Some(&(1, txn_proposal(2))));
+}
