@@ -64,14 +64,13 @@ impl RaftNode {
         if self.volatile.role != Role::Leader {
             return;
         }
-        let mut matched: Vec<u64> = (0..self.members)
+        let matched: Vec<u64> = (0..self.members)
             .map(|index| match index == self.id.index() {
                 true => self.durable.log.last_index(),
                 false => self.volatile.peers[index].match_index,
             })
             .collect();
-        matched.sort_unstable_by(|a, b| b.cmp(a));
-        let candidate = matched[self.quorum() - 1];
+        let candidate = majority_index(matched, self.quorum());
         let current = self.durable.log.term_at(candidate) == Some(self.durable.current_term);
         if candidate > self.commit_index && current {
             self.commit_index = candidate;
@@ -257,4 +256,45 @@ pub(crate) struct AppendAnswer {
     pub(crate) success: bool,
     pub(crate) index: u64,
     pub(crate) last_log_index: u64,
+}
+
+/// The highest index that at least `quorum` of the `matched` indexes reach (one per member,
+/// the leader's own last index among them): the `quorum`-th largest.
+pub(crate) fn majority_index(mut matched: Vec<u64>, quorum: usize) -> u64 {
+    assert!(
+        (1..=matched.len()).contains(&quorum),
+        "a quorum of the members"
+    );
+    matched.sort_unstable_by(|a, b| b.cmp(a));
+    matched[quorum - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::majority_index;
+    use splitbrain_sim::SimRng;
+
+    /// The dumb oracle: the largest n, counting down, that `quorum` members have reached.
+    fn oracle(matched: &[u64], quorum: usize) -> u64 {
+        let top = matched.iter().copied().max().unwrap_or(0);
+        (0..=top)
+            .rev()
+            .find(|n| matched.iter().filter(|m| *m >= n).count() >= quorum)
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_majority_index_agrees_with_counting_members_down_from_the_top() {
+        let mut rng = SimRng::stream(2026, 79);
+        for _ in 0..20_000 {
+            let members = 1 + rng.below(7) as usize;
+            let matched: Vec<u64> = (0..members).map(|_| rng.below(6)).collect();
+            let quorum = members / 2 + 1;
+            assert_eq!(
+                majority_index(matched.clone(), quorum),
+                oracle(&matched, quorum),
+                "{matched:?}"
+            );
+        }
+    }
 }
