@@ -432,3 +432,43 @@ fn a_refused_append_leaves_the_proposals_of_the_entries_there() {
     assert_eq!(member.raft.term_at(2), Some(1));
     assert_eq!(member.proposals.get(&2), Some(&(1, txn_proposal(2))));
 }
+
+#[test]
+fn a_five_member_cluster_rides_out_two_member_crashes() {
+    // Five members tolerate two failures: the leader and one more die at 5 s; the holder's
+    // lease (10 s) outlives the failover, and the three survivors elect one leader.
+    for version in [EtcdVersion::V3_4, EtcdVersion::V3_5] {
+        let config = EtcdConfig {
+            ttl_ns: 10 * S,
+            keepalive_ns: 10 * S / 3,
+            members: 5,
+            ..cluster_config(version)
+        };
+        for seed in 1..=5 {
+            let leader = raft_leader_at(&config, seed, 5 * S);
+            let other = (leader + 1) % 5;
+            let crash = |m: usize| FaultAction::Crash(Target::Node((NODES + m) as u32));
+            let faults = vec![
+                fault(5 * S, crash(leader), None),
+                fault(5 * S, crash(other), None),
+            ];
+            let (report, processes) = run(&config, sim_config(seed, 20 * S, faults));
+            assert!(
+                report.violations.is_empty(),
+                "{version:?} seed {seed}: {:?}",
+                report.violations
+            );
+            assert_eq!(
+                report.leaders.len(),
+                1,
+                "{version:?} seed {seed}: one holder"
+            );
+            let survivors_leading = members(&processes)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, m)| *i != leader && *i != other && m.leads())
+                .count();
+            assert_eq!(survivors_leading, 1, "{version:?} seed {seed}");
+        }
+    }
+}
