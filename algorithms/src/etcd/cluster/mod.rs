@@ -214,7 +214,19 @@ impl EtcdMember {
 
     /// The member's state, for `run --stop-at`.
     pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let mut fields = self.raft.inspect();
+        // The Raft names members by their Raft ids (n0, n1, ...): shown as etcd members, so
+        // that they are not read as the election's clients.
+        let mut fields: Vec<(&'static str, String)> = self
+            .raft
+            .inspect()
+            .into_iter()
+            .map(|(name, value)| match (name, value.strip_prefix('n')) {
+                ("voted_for" | "leader" | "transfer_target", Some(id)) => {
+                    (name, format!("etcd-{id}"))
+                }
+                _ => (name, value),
+            })
+            .collect();
         fields.push(("raft_term", self.raft.current_term().to_string()));
         fields.push(("commit", self.raft.commit_index().to_string()));
         fields.push(("applied", self.applied.to_string()));

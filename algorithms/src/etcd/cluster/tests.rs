@@ -72,6 +72,12 @@ fn a_three_member_cluster_elects_one_raft_leader_and_serves_the_election() {
     }
     // The service members never claim: only clients appear as leaders.
     assert!(report.leaders.iter().all(|t| t.node.index() < NODES));
+    // `run --stop-at` names the Raft leader as an etcd member, not as a client.
+    let leader = members.iter().position(|m| m.leads()).expect("one leads");
+    for m in &members {
+        let shown = m.inspect().into_iter().find(|(name, _)| *name == "leader");
+        assert_eq!(shown, Some(("leader", format!("etcd-{leader}"))));
+    }
 }
 
 /// The member (0, 1 or 2) whose Raft leads at `at_ns` of a quiet run of `seed`.
