@@ -59,6 +59,9 @@ pub struct EtcdClient {
     endpoints: Vec<NodeId>,
     /// The index of `service` in `endpoints`.
     endpoint: usize,
+    /// The armed retry is the backoff after a member's error (it already moved on), not a
+    /// request's timeout.
+    backoff_retry: bool,
     config: EtcdConfig,
     phase: Phase,
     lease: Option<u64>,
@@ -97,6 +100,7 @@ impl EtcdClient {
             service: endpoints[endpoint],
             endpoints,
             endpoint,
+            backoff_retry: false,
             config: config.clone(),
             phase: Phase::Granting { campaign: 0 },
             lease: None,
@@ -321,22 +325,35 @@ impl EtcdClient {
                     self.arm_deadline(ctx);
                 }
             }
-            EtcdTimer::Retry => match self.phase {
-                Phase::Granting { .. } => self.ask_for_lease(ctx),
-                Phase::Creating => {
-                    if let Some(lease) = self.lease {
-                        ctx.send(self.service, EtcdMsg::Txn { lease });
-                    }
-                    ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
-                }
-                Phase::Waiting { .. } => {
-                    ctx.send(self.service, EtcdMsg::Range);
-                    ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
-                }
-                Phase::Polling => self.poll(ctx),
-                Phase::Leading => {}
-            },
+            EtcdTimer::Retry => self.timed_out(ctx),
             _ => {}
+        }
+    }
+
+    /// The retry timer: the request of the phase goes again (a waiter's retry is its resync
+    /// range). Cluster mode: a grant or transaction that got no answer in time moves to the
+    /// next member first (clientv3 picks a member afresh for each retry), unless the timer
+    /// was the backoff after a member's error, which already moved on.
+    fn timed_out(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let backoff = std::mem::take(&mut self.backoff_retry);
+        let request = matches!(self.phase, Phase::Granting { .. } | Phase::Creating);
+        if !backoff && request && self.endpoints.len() > 1 {
+            self.fail_over();
+        }
+        match self.phase {
+            Phase::Granting { .. } => self.ask_for_lease(ctx),
+            Phase::Creating => {
+                if let Some(lease) = self.lease {
+                    ctx.send(self.service, EtcdMsg::Txn { lease });
+                }
+                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+            }
+            Phase::Waiting { .. } => {
+                ctx.send(self.service, EtcdMsg::Range);
+                ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
+            }
+            Phase::Polling => self.poll(ctx),
+            Phase::Leading => {}
         }
     }
 
@@ -515,6 +532,7 @@ impl EtcdClient {
             self.observed_rev = 0;
         }
         if self.phase != Phase::Leading {
+            self.backoff_retry = true;
             ctx.set_timer(EtcdTimer::Retry, CLIENT_RETRY_BACKOFF_NS);
         }
     }

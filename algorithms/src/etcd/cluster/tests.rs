@@ -478,3 +478,25 @@ fn a_five_member_cluster_rides_out_two_member_crashes() {
         }
     }
 }
+
+#[test]
+fn on_datagram_a_client_whose_member_is_dead_moves_on_when_its_grant_times_out() {
+    // Member 0 (process 3), client 0's first member, is dead from the start. No stream
+    // breaks on Datagram: the unanswered grant's retry goes to the next member.
+    let config = cluster_config(EtcdVersion::V3_5);
+    let mut sim = sim_config(
+        4,
+        10 * S,
+        vec![fault(0, FaultAction::Crash(Target::Node(3)), None)],
+    );
+    sim.network.transport = Transport::Datagram;
+    let (report, processes) = run(&config, sim);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    for m in members(&processes).into_iter().skip(1) {
+        assert_eq!(
+            m.lease_count(),
+            NODES,
+            "client 0 got its lease from another member"
+        );
+    }
+}
