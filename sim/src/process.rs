@@ -133,6 +133,14 @@ pub enum Effect<M, T, D = ()> {
         /// The message.
         msg: M,
     },
+    /// Send a message that does not wait for the process's durable writes
+    /// ([`Ctx::send_unordered`]): it leaves at once (after a stall, like any send).
+    SendUnordered {
+        /// The receiving process.
+        to: NodeId,
+        /// The message.
+        msg: M,
+    },
     /// Close the `Stream` connection to `peer` (nothing on `Datagram`): what is in flight
     /// on it either way is lost, and `peer` hears of it.
     Disconnect {
@@ -195,6 +203,7 @@ impl<M, T, D> Effect<M, T, D> {
         matches!(
             self,
             Effect::Send { .. }
+                | Effect::SendUnordered { .. }
                 | Effect::Disconnect { .. }
                 | Effect::Write { .. }
                 | Effect::SetTimer { .. }
@@ -324,6 +333,16 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// Sends `msg` to `to` over the simulated network.
     pub fn send(&mut self, to: NodeId, msg: M) {
         self.out.push(Effect::Send { to, msg });
+    }
+
+    /// Sends `msg` to `to` without waiting for this handler's or earlier durable writes, nor
+    /// for what the process queued behind them: a message another thread of the real process
+    /// sends, not behind its write-ahead log (an etcd member's gRPC goroutines forward a
+    /// keep-alive to the leader or fail a request while its Raft loop is stuck in
+    /// `fdatasync`). It still waits out a stall (the whole process is frozen then) and the
+    /// handler's processing time is not added.
+    pub fn send_unordered(&mut self, to: NodeId, msg: M) {
+        self.out.push(Effect::SendUnordered { to, msg });
     }
 
     /// Arms (or re-arms) the timer slot `timer` to fire after a duration of monotonic time.

@@ -10,6 +10,7 @@ mod clocks;
 mod compare_sweep;
 mod determinism;
 mod disks;
+mod etcd_cluster;
 mod external;
 mod extreme_inputs;
 mod failover_metrics;

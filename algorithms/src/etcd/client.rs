@@ -23,6 +23,10 @@ use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal, NANOS_PER_MILLI};
 
 type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 
+/// clientv3's wait between unary retries (`options.go`, `defaultBackoffWaitBetween`, 25 ms;
+/// its 10 % jitter is left out).
+const CLIENT_RETRY_BACKOFF_NS: u64 = 25 * NANOS_PER_MILLI;
+
 /// Where a client is in its campaign.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -49,7 +53,15 @@ pub enum Phase {
 #[derive(Clone, Debug)]
 pub struct EtcdClient {
     me: NodeId,
+    /// The member the client talks to now (the single service, or one etcd member).
     service: NodeId,
+    /// Every etcd member's process id (one entry for the single service).
+    endpoints: Vec<NodeId>,
+    /// The index of `service` in `endpoints`.
+    endpoint: usize,
+    /// The armed retry is the backoff after a member's error (it already moved on), not a
+    /// request's timeout.
+    backoff_retry: bool,
     config: EtcdConfig,
     phase: Phase,
     lease: Option<u64>,
@@ -76,11 +88,19 @@ pub struct EtcdClient {
 }
 
 impl EtcdClient {
-    /// Member `me` of `members`; the service is process `members`.
+    /// Member `me` of `members`; the service is process `members` (or, for a cluster, the
+    /// etcd members are `members..members + config.members`, and the client starts with
+    /// member `me % config.members`, as round-robin balancers of several clients spread).
     pub fn new(me: NodeId, members: usize, config: &EtcdConfig) -> Self {
+        let size = config.members.max(1);
+        let endpoints: Vec<NodeId> = (0..size).map(|k| NodeId::from(members + k)).collect();
+        let endpoint = me.index() % size;
         Self {
             me,
-            service: NodeId::from(members),
+            service: endpoints[endpoint],
+            endpoints,
+            endpoint,
+            backoff_retry: false,
             config: config.clone(),
             phase: Phase::Granting { campaign: 0 },
             lease: None,
@@ -148,6 +168,14 @@ impl EtcdClient {
         } else {
             self.leader_seen
         }
+    }
+
+    /// Cluster mode: moves to the next member (clientv3's round-robin balancer picks the
+    /// next READY sub-connection for each new RPC or stream: docs/service-clusters.md
+    /// section 4, `picker/roundrobin_balanced.go`, `Pick`). Nothing with one endpoint.
+    fn fail_over(&mut self) {
+        self.endpoint = (self.endpoint + 1) % self.endpoints.len();
+        self.service = self.endpoints[self.endpoint];
     }
 
     fn see(&mut self, revision: u64) {
@@ -297,22 +325,35 @@ impl EtcdClient {
                     self.arm_deadline(ctx);
                 }
             }
-            EtcdTimer::Retry => match self.phase {
-                Phase::Granting { .. } => self.ask_for_lease(ctx),
-                Phase::Creating => {
-                    if let Some(lease) = self.lease {
-                        ctx.send(self.service, EtcdMsg::Txn { lease });
-                    }
-                    ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+            EtcdTimer::Retry => self.timed_out(ctx),
+            _ => {}
+        }
+    }
+
+    /// The retry timer: the request of the phase goes again (a waiter's retry is its resync
+    /// range). Cluster mode: a grant or transaction that got no answer in time moves to the
+    /// next member first (clientv3 picks a member afresh for each retry), unless the timer
+    /// was the backoff after a member's error, which already moved on.
+    fn timed_out(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        let backoff = std::mem::take(&mut self.backoff_retry);
+        let request = matches!(self.phase, Phase::Granting { .. } | Phase::Creating);
+        if !backoff && request && self.endpoints.len() > 1 {
+            self.fail_over();
+        }
+        match self.phase {
+            Phase::Granting { .. } => self.ask_for_lease(ctx),
+            Phase::Creating => {
+                if let Some(lease) = self.lease {
+                    ctx.send(self.service, EtcdMsg::Txn { lease });
                 }
-                Phase::Waiting { .. } => {
-                    ctx.send(self.service, EtcdMsg::Range);
-                    ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
-                }
-                Phase::Polling => self.poll(ctx),
-                Phase::Leading => {}
-            },
-            EtcdTimer::Expiry | EtcdTimer::LockExpiry => {}
+                ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
+            }
+            Phase::Waiting { .. } => {
+                ctx.send(self.service, EtcdMsg::Range);
+                ctx.set_timer(EtcdTimer::Retry, self.config.ttl_ns);
+            }
+            Phase::Polling => self.poll(ctx),
+            Phase::Leading => {}
         }
     }
 
@@ -378,7 +419,7 @@ impl EtcdClient {
 
     /// Acts on the service's answer: a grant leads to the transaction, a view of the prefix
     /// to leading or watching, a lost lease or lock to a new campaign.
-    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, _from: NodeId, msg: EtcdMsg) {
+    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
         self.see(msg.term());
         match msg {
             EtcdMsg::LeaseGrantResp {
@@ -464,6 +505,8 @@ impl EtcdClient {
                     ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
                 }
             }
+            // A failure from a member the client has already left changes nothing.
+            EtcdMsg::Unavailable if from == self.service => self.unavailable(ctx),
             EtcdMsg::ExtendResp { ok, term, sent_at } => {
                 if self.phase != Phase::Leading || term != self.my_rev {
                     return;
@@ -475,6 +518,22 @@ impl EtcdClient {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Cluster mode: a member failed the request (no leader, `ErrNotPrimary`, a timeout):
+    /// the client moves to the next member and retries 25 ms later (clientv3's unary retry,
+    /// `defaultBackoffWaitBetween`); a waiter re-creates its watch there. An unanswered
+    /// keep-alive goes again at the send loop's next pass (`retryConnWait`, 500 ms).
+    fn unavailable(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.fail_over();
+        if matches!(self.phase, Phase::Waiting { .. }) {
+            self.phase = Phase::Waiting { pred: 0 };
+            self.observed_rev = 0;
+        }
+        if self.phase != Phase::Leading {
+            self.backoff_retry = true;
+            ctx.set_timer(EtcdTimer::Retry, CLIENT_RETRY_BACKOFF_NS);
         }
     }
 
@@ -559,6 +618,7 @@ impl EtcdClient {
         if peer != self.service {
             return;
         }
+        self.fail_over();
         match self.phase {
             Phase::Granting { .. } => self.ask_for_lease(ctx),
             Phase::Creating => {

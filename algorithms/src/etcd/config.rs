@@ -55,6 +55,52 @@ pub struct EtcdConfig {
     /// own clock, then every [`LESSOR_SWEEP_NS`]; below it. `None`: drawn from the service's
     /// stream per run, since a real server starts at some unknown time before its clients.
     pub lessor_phase_ns: Option<u64>,
+    /// How many etcd members serve: 1 is the single modeled service process; more (odd, up
+    /// to 7) run the cluster of `cluster/`, Raft inside each member.
+    #[serde(skip_serializing_if = "is_single")]
+    pub members: usize,
+    /// The etcd release whose cluster rules apply (cluster mode only).
+    #[serde(skip_serializing_if = "is_default_version")]
+    pub version: EtcdVersion,
+}
+
+/// The etcd release a cluster follows where the rules changed (docs/service-clusters.md,
+/// sections 2 and 3).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EtcdVersion {
+    /// 3.4.23 (what `conformance/` runs): pre-vote off, no `ensureLeadership`.
+    #[default]
+    V3_4,
+    /// 3.5.16 and later: pre-vote on, `ensureLeadership` (with the `isActive` shortcut)
+    /// before a renew on the leader's own stream and before the lessor's revokes.
+    V3_5,
+}
+
+impl EtcdVersion {
+    /// The version as a scenario writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EtcdVersion::V3_4 => "3.4",
+            EtcdVersion::V3_5 => "3.5",
+        }
+    }
+
+    /// The version a scenario names `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "3.4" => Some(EtcdVersion::V3_4),
+            "3.5" => Some(EtcdVersion::V3_5),
+            _ => None,
+        }
+    }
+}
+
+fn is_single(members: &usize) -> bool {
+    *members <= 1
+}
+
+fn is_default_version(version: &EtcdVersion) -> bool {
+    *version == EtcdVersion::default()
 }
 
 /// etcd's default raft heartbeat interval (`--heartbeat-interval`, 100 ms).
@@ -70,6 +116,14 @@ pub const CLIENT_SEND_LOOP_NS: u64 = 500_000_000;
 
 /// clientv3's deadline loop (`clientv3/lease.go`, `deadlineLoop`: checks every second).
 pub const CLIENT_DEADLINE_LOOP_NS: u64 = 1_000_000_000;
+
+/// etcd's request timeout with the default election timeout (`etcdserver/config.go`,
+/// `ReqTimeout`: 5 s + 2 x election timeout): a follower's forwarded renew, a proposal
+/// waiting for its apply, and the lessor's re-offer of an unfinished revoke
+/// (`ExpiredLeasesRetryInterval: srv.Cfg.ReqTimeout()` in `NewServer`).
+pub fn request_timeout_ns(election_timeout_ns: u64) -> u64 {
+    5_000_000_000u64.saturating_add(election_timeout_ns.saturating_mul(2))
+}
 
 /// etcd's default election timeout (`--election-timeout`, 1 s).
 pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
@@ -110,6 +164,8 @@ impl Default for EtcdConfig {
             variant: EtcdVariant::Revision,
             client: EtcdClientKind::Clientv3,
             lessor_phase_ns: None,
+            members: 1,
+            version: EtcdVersion::default(),
         }
     }
 }

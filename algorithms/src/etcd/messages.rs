@@ -1,5 +1,6 @@
 //! etcd's messages (as the simulator counts them) and timer kinds.
 
+use crate::raft::RaftMsg;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LocalNanos, NodeId};
 
@@ -134,6 +135,88 @@ pub enum EtcdMsg {
         /// The lock term the sender holds.
         term: u64,
     },
+    /// Cluster mode, member to member: a Raft message of the members' Raft, with the
+    /// proposals of the entries an `Append` carries (by log index).
+    Raft {
+        /// The Raft message.
+        msg: RaftMsg,
+        /// `(index, proposal)` for each entry of an `Append` that is not a new leader's empty
+        /// entry; empty for every other message.
+        proposals: Vec<(u64, Proposal)>,
+    },
+    /// Cluster mode: a follower forwards a client's proposal to the leader it knows
+    /// (etcd-io/raft `stepFollower`, `MsgProp`: `m.To = r.lead`).
+    Propose {
+        /// What to append.
+        proposal: Proposal,
+    },
+    /// Cluster mode: a follower forwards a keep-alive to the leader (etcd `LeaseRenew`:
+    /// "renewals don't go through raft; forward to leader manually", `leasehttp.RenewHTTP`).
+    RenewForward {
+        /// The lease to renew.
+        lease: u64,
+        /// The follower's number for the request, echoed.
+        request: u64,
+    },
+    /// The leader's answer to [`EtcdMsg::RenewForward`].
+    RenewForwardResp {
+        /// The request's number, echoed.
+        request: u64,
+        /// The renewed TTL, 0 if the lease is gone; `None`: this member's lessor is not
+        /// primary (`ErrNotPrimary`, HTTP 500).
+        ttl_ns: Option<u64>,
+    },
+    /// Cluster mode, member to client: the request failed (no leader, `ErrNotPrimary`, the
+    /// 7 s request timeout): the client moves to the next member.
+    #[serde(deserialize_with = "crate::json_form::no_fields")]
+    Unavailable,
+    /// Cluster mode, a member to itself, behind its own disk writes: its Ready loop has got
+    /// this far (the lessor is demoted here, `raftReadyHandler.updateLeadership`).
+    #[serde(deserialize_with = "crate::json_form::no_fields")]
+    Ready,
+}
+
+/// What a cluster member proposes: a command of the replicated state machine, and who
+/// answers the client once it is applied.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proposal {
+    /// The command.
+    pub command: Command,
+    /// The member that took the client's request (it answers at apply); `None` for the
+    /// lessor's own revokes.
+    pub origin: Option<NodeId>,
+    /// The origin's number for the request.
+    pub request: u64,
+}
+
+/// A command of the replicated state machine (etcd's `InternalRaftRequest`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    /// `LeaseGrant` for `owner`, TTL raised to the minimum at apply.
+    Grant {
+        /// The client that asked.
+        owner: NodeId,
+        /// The TTL asked for.
+        ttl_ns: u64,
+        /// The request's `sent_at`, echoed in the answer.
+        sent_at: LocalNanos,
+        /// The request's `campaign`, echoed in the answer.
+        campaign: u64,
+    },
+    /// The election transaction on `lease` for `owner`.
+    Txn {
+        /// The client that asked.
+        owner: NodeId,
+        /// The client's lease.
+        lease: u64,
+    },
+    /// `LeaseRevoke`: by a client, or by the lessor for an expired lease.
+    Revoke {
+        /// The lease.
+        lease: u64,
+        /// Whether the lessor's sweep asked (the lease expired).
+        expired: bool,
+    },
 }
 
 splitbrain_sim::message_kinds! {
@@ -155,6 +238,12 @@ splitbrain_sim::message_kinds! {
             Extend => "Extend",
             ExtendResp => "ExtendResp",
             Del => "Del",
+            Raft => "Raft",
+            Propose => "Propose",
+            RenewForward => "RenewForward",
+            RenewForwardResp => "RenewForwardResp",
+            Unavailable => "Unavailable",
+            Ready => "Ready",
         }
 
         fn term(&self) -> u64 {
@@ -166,6 +255,7 @@ splitbrain_sim::message_kinds! {
                 | EtcdMsg::Extend { term, .. }
                 | EtcdMsg::ExtendResp { term, .. }
                 | EtcdMsg::Del { term } => term,
+                EtcdMsg::Raft { ref msg, .. } => splitbrain_sim::Message::term(msg),
                 _ => 0,
             }
         }
@@ -186,5 +276,21 @@ splitbrain_sim::timer_kinds! {
         Expiry => "expiry",
         /// The SetNx lock's expiry, on the service's wall clock.
         LockExpiry => "lockexpiry",
+        /// Cluster member: its Raft's election timer.
+        RaftElection => "raft_election",
+        /// Cluster member: its Raft's heartbeat timer.
+        RaftHeartbeat => "raft_heartbeat",
+        /// Cluster member: its Raft's check-quorum round.
+        RaftCheckQuorum => "raft_check_quorum",
+        /// Cluster member: its Raft's leadership-transfer deadline.
+        RaftTransfer => "raft_transfer",
+        /// Cluster member: its Raft's proposal workload (never armed).
+        RaftPropose => "raft_propose",
+        /// Cluster member: the lessor's 500 ms expiry sweep.
+        Sweep => "lessor_sweep",
+        /// Cluster member: requests waiting past the 7 s request timeout fail.
+        RequestTimeout => "request_timeout",
+        /// Cluster member: a Ready probe is sent again while a demotion waits for it.
+        ReadyProbe => "ready_probe",
     }
 }

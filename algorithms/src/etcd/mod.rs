@@ -7,6 +7,7 @@
 //! The service is one process, id `members`; the candidates are the members.
 
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod messages;
 pub mod service;
@@ -18,7 +19,8 @@ mod tests;
 pub use settings::{Etcd, EtcdError, EtcdSettings};
 
 pub use client::{EtcdClient, Phase};
-pub use config::{EtcdClientKind, EtcdConfig, EtcdVariant};
+pub use cluster::EtcdMember;
+pub use config::{EtcdClientKind, EtcdConfig, EtcdVariant, EtcdVersion};
 pub use messages::{EtcdMsg, EtcdTimer};
 pub use service::EtcdService;
 
@@ -31,16 +33,33 @@ pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
         // A dead leader's lease runs out within a granted TTL of its last keep-alive and is
         // revoked at the lessor's next sweep; its waiter hears the delete at once (one
         // keep-alive interval of margin for latency and retries). On `Datagram`, the resync of
-        // waiters also runs once per TTL.
+        // waiters also runs once per TTL. A cluster may be electing its own leader at the
+        // same time: up to the longest randomized election timeout before a new leader, whose
+        // Promote then gives every lease one more election timeout.
         failure_detection_ns: config
             .granted_ttl_ns()
             .saturating_add(config::LESSOR_SWEEP_NS)
-            .saturating_add(config.keepalive_ns),
+            .saturating_add(config.keepalive_ns)
+            .saturating_add(service_failover_ns(config)),
         // One client and the service elect a leader.
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
         late_campaigns_lose: true,
     }
+}
+
+/// What a failover inside an etcd cluster adds to a lease's life at most, without further
+/// faults: the followers' longest randomized election timeout (`[1, 1.9]` election timeouts,
+/// docs/service-clusters.md section 3), one election round (a heartbeat), and `Promote`'s
+/// extension (one election timeout). Zero for the single service process.
+pub fn service_failover_ns(config: &EtcdConfig) -> u64 {
+    if config.members <= 1 {
+        return 0;
+    }
+    let raft = cluster::raft_config(config);
+    raft.election_timeout_max_ns
+        .saturating_add(raft.heartbeat_ns)
+        .saturating_add(config.election_timeout_ns)
 }
 
 /// A process of an etcd run: a candidate, or the service.
@@ -51,17 +70,24 @@ pub enum EtcdProcess {
     Client(EtcdClient),
     /// The modeled etcd server (id `members`).
     Service(EtcdService),
+    /// One etcd member of a cluster (ids `members..members + config.members`).
+    Member(EtcdMember),
 }
 
 impl EtcdProcess {
-    /// The processes of a run: `members` clients, then the service.
+    /// The processes of a run: `members` clients, then the service: one process, or
+    /// `config.members` etcd members when that is more than one.
     pub fn cluster(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
-        (0..members)
-            .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)))
-            .chain(std::iter::once(EtcdProcess::Service(EtcdService::new(
-                config,
-            ))))
-            .collect()
+        let clients = (0..members)
+            .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)));
+        if config.members <= 1 {
+            let service = EtcdProcess::Service(EtcdService::new(config));
+            return clients.chain(std::iter::once(service)).collect();
+        }
+        let size = config.members;
+        let service =
+            (0..size).map(|i| EtcdProcess::Member(EtcdMember::new(i, members, size, config)));
+        clients.chain(service).collect()
     }
 }
 
@@ -76,6 +102,7 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.on_start(ctx),
             EtcdProcess::Service(s) => s.on_start(ctx),
+            EtcdProcess::Member(m) => m.on_start(ctx),
         }
     }
 
@@ -83,6 +110,7 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.on_message(ctx, from, msg),
             EtcdProcess::Service(s) => s.on_message(ctx, from, msg),
+            EtcdProcess::Member(m) => m.on_message(ctx, from, msg),
         }
     }
 
@@ -90,6 +118,7 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.on_timer(ctx, timer),
             EtcdProcess::Service(s) => s.on_timer(ctx, timer),
+            EtcdProcess::Member(m) => m.on_timer(ctx, timer),
         }
     }
 
@@ -97,6 +126,7 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.on_restart(ctx),
             EtcdProcess::Service(s) => s.on_restart(ctx),
+            EtcdProcess::Member(m) => m.on_restart(ctx),
         }
     }
 
@@ -117,13 +147,14 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.term(),
             EtcdProcess::Service(s) => s.revision(),
+            EtcdProcess::Member(m) => m.revision(),
         }
     }
 
     fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
         match self {
             EtcdProcess::Client(c) => c.write_token(local_now_ns),
-            EtcdProcess::Service(_) => None,
+            EtcdProcess::Service(_) | EtcdProcess::Member(_) => None,
         }
     }
 
@@ -131,13 +162,20 @@ impl Process for EtcdProcess {
         match self {
             EtcdProcess::Client(c) => c.known_leader(),
             EtcdProcess::Service(_) => None,
+            EtcdProcess::Member(m) => m.known_leader(),
         }
+    }
+
+    /// An etcd member leads its cluster while its Raft leads.
+    fn leads_service(&self) -> bool {
+        matches!(self, EtcdProcess::Member(m) if m.leads())
     }
 
     fn inspect(&self) -> Vec<(&'static str, String)> {
         match self {
             EtcdProcess::Client(c) => c.inspect(),
             EtcdProcess::Service(s) => s.inspect(),
+            EtcdProcess::Member(m) => m.inspect(),
         }
     }
 }

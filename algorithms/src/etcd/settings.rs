@@ -2,7 +2,7 @@
 //! rules, writing them back, and the knobs `sweep` varies.
 
 use super::config::{min_ttl_for, LESSOR_SWEEP_NS};
-use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant};
+use super::{info, EtcdClientKind, EtcdConfig, EtcdProcess, EtcdVariant, EtcdVersion};
 use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
@@ -46,6 +46,13 @@ pub struct EtcdSettings {
     /// service's start (drawn per run if left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lessor_phase: Option<DurationText>,
+    /// [`EtcdConfig::members`]: how many etcd members (odd, 1 to 7; 1 or left out: the
+    /// single service process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<usize>,
+    /// [`EtcdConfig::version`]: `"3.4"` (3.4.23, the default) or `"3.5"` (3.5.16 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A rule etcd's settings broke.
@@ -78,6 +85,21 @@ pub enum EtcdError {
         /// The phase, in nanoseconds of the service's clock.
         lessor_phase_ns: u64,
     },
+    /// An etcd cluster of an even size, of none, or of more than 7 members.
+    #[error("an etcd cluster has an odd number of members from 1 to 7, not {members}")]
+    MembersNotOdd {
+        /// The count written.
+        members: usize,
+    },
+    /// A version the model does not know.
+    #[error("unknown etcd version {version:?}: \"3.4\" or \"3.5\"")]
+    UnknownVersion {
+        /// The version written.
+        version: String,
+    },
+    /// The SetNx variant models Redis, not etcd: it has no cluster mode.
+    #[error("the SetNx variant runs against one service process only (members: 1)")]
+    SetNxInCluster,
 }
 
 impl SettingError for EtcdError {
@@ -99,6 +121,15 @@ impl SettingError for EtcdError {
                 "the lessor sweeps every 500ms; the phase says where in that interval the sweeps \
                  fall (leave it out to draw it per run, as a real server's start time would)"
             }
+            EtcdError::MembersNotOdd { .. } => {
+                "etcd clusters run 1, 3, 5 or 7 members (a majority of an even count tolerates \
+                 no more failures than the odd count below it)"
+            }
+            EtcdError::UnknownVersion { .. } => {
+                "\"3.4\" is 3.4.23 (pre-vote off, no ensureLeadership); \"3.5\" is 3.5.16 or \
+                 later (pre-vote on, ensureLeadership on renew and revoke)"
+            }
+            EtcdError::SetNxInCluster => "leave `members` out, or use the Revision recipe",
         };
         Some(hint.to_string())
     }
@@ -127,6 +158,15 @@ impl Etcd {
             };
             return Some(("election_timeout", error));
         }
+        if config.members == 0 || config.members.is_multiple_of(2) || config.members > 7 {
+            let error = EtcdError::MembersNotOdd {
+                members: config.members,
+            };
+            return Some(("members", error));
+        }
+        if config.members > 1 && config.variant == EtcdVariant::SetNx {
+            return Some(("variant", EtcdError::SetNxInCluster));
+        }
         if let Some(lessor_phase_ns) = config.lessor_phase_ns.filter(|&ns| ns >= LESSOR_SWEEP_NS) {
             let error = EtcdError::LessorPhaseNotBelowSweep { lessor_phase_ns };
             return Some(("lessor_phase", error));
@@ -152,11 +192,18 @@ impl Algorithm for Etcd {
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "etcd";
     const STREAM_BY_DEFAULT: bool = true;
-    const KNOBS: &'static [Knob] = &[Knob {
-        name: "lease",
-        shape: KnobShape::Duration,
-        example: "1s,2s",
-    }];
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "lease",
+            shape: KnobShape::Duration,
+            example: "1s,2s",
+        },
+        Knob {
+            name: "service_election_timeout",
+            shape: KnobShape::Duration,
+            example: "500ms,1s,2s",
+        },
+    ];
 
     type Settings = EtcdSettings;
     type Config = EtcdConfig;
@@ -178,7 +225,27 @@ impl Algorithm for Etcd {
             variant: settings.variant.unwrap_or(defaults.variant),
             client: settings.client.unwrap_or(defaults.client),
             lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
+            members: settings.members.unwrap_or(1),
+            version: defaults.version,
         };
+        let mut config = config;
+        if let Some(name) = settings.version.as_deref() {
+            match EtcdVersion::from_name(name) {
+                Some(version) => config.version = version,
+                None => {
+                    let error = EtcdError::UnknownVersion {
+                        version: name.to_string(),
+                    };
+                    return (
+                        config,
+                        vec![Problem {
+                            field: "version",
+                            error,
+                        }],
+                    );
+                }
+            }
+        }
         let keepalive_field = if settings.keepalive.is_some() {
             "keepalive"
         } else {
@@ -198,11 +265,19 @@ impl Algorithm for Etcd {
             variant: Some(config.variant),
             client: Some(config.client),
             lessor_phase: config.lessor_phase_ns.map(DurationText),
+            members: (config.members > 1).then_some(config.members),
+            version: (config.version != EtcdVersion::default())
+                .then(|| config.version.name().to_string()),
         }
     }
 
     fn info(config: &EtcdConfig, members: usize) -> AlgorithmInfo {
         info(config, members)
+    }
+
+    /// One process for the single service, `members` for a cluster.
+    fn service_processes(config: &EtcdConfig) -> usize {
+        config.members.max(1)
     }
 
     fn timings(config: &EtcdConfig) -> Vec<(&'static str, Nanos)> {
@@ -233,19 +308,28 @@ impl Algorithm for Etcd {
     }
 
     /// `lease` sets the TTL; the keep-alive keeps its ratio to it. The minimum TTL stays: a
-    /// `lease` below it is granted the minimum, as etcd does.
+    /// `lease` below it is granted the minimum, as etcd does. `service_election_timeout` sets the
+    /// server's election timeout (a cluster's Raft timings, Promote's extension) and the
+    /// minimum TTL derived from it, as etcd derives it.
     fn vary(
         config: &EtcdConfig,
         cluster: &Cluster,
         name: &str,
         value: KnobValue,
     ) -> Result<EtcdConfig, Problem<EtcdError>> {
-        let (Some(knob), KnobValue::Duration(lease_ns)) = (Self::KNOBS.first(), value) else {
+        let KnobValue::Duration(value_ns) = value else {
             return Err(unknown_knob(name, EtcdError::Common));
         };
-        if name != knob.name {
+        if name == "service_election_timeout" {
+            let mut settings = Self::settings(config);
+            settings.election_timeout = Some(DurationText(value_ns));
+            settings.min_ttl = None;
+            return lower_checked::<Self>(settings, cluster);
+        }
+        if name != "lease" {
             return Err(unknown_knob(name, EtcdError::Common));
         }
+        let lease_ns = value_ns;
         let mut settings = Self::settings(config);
         let keepalive_ns = crate::rules::scaled(config.keepalive_ns, config.ttl_ns, lease_ns);
         settings.keepalive = Some(DurationText(keepalive_ns));

@@ -51,6 +51,8 @@ fn config() -> EtcdConfig {
         variant: EtcdVariant::Revision,
         client: EtcdClientKind::SendTime,
         lessor_phase_ns: None,
+        members: 1,
+        version: EtcdVersion::V3_4,
     }
 }
 

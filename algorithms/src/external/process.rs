@@ -72,6 +72,10 @@ where
                 let kind = u16::try_from(self.message_offset + msg.kind()).expect("names fit");
                 ctx.send(to, Wire::Service { kind, msg });
             }
+            Effect::SendUnordered { to, msg } => {
+                let kind = u16::try_from(self.message_offset + msg.kind()).expect("names fit");
+                ctx.send_unordered(to, Wire::Service { kind, msg });
+            }
             Effect::Disconnect { peer } => ctx.disconnect(peer),
             Effect::SetTimer {
                 timer: t,

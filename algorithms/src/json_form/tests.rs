@@ -113,6 +113,42 @@ fn etcd_golden() -> Vec<(EtcdMsg, &'static str)> {
             r#"{"type":"ExtendResp","ok":true,"term":1,"sent_at":2000000000}"#,
         ),
         (EtcdMsg::Del { term: 1 }, r#"{"type":"Del","term":1}"#),
+        (
+            EtcdMsg::Raft {
+                msg: crate::raft::RaftMsg::AppendEntries { term: 2, commit: 1 },
+                proposals: vec![],
+            },
+            r#"{"type":"Raft","msg":{"AppendEntries":{"term":2,"commit":1}},"proposals":[]}"#,
+        ),
+        (
+            EtcdMsg::Propose {
+                proposal: crate::etcd::messages::Proposal {
+                    command: crate::etcd::messages::Command::Txn {
+                        owner: n(0),
+                        lease: 1,
+                    },
+                    origin: Some(n(4)),
+                    request: 2,
+                },
+            },
+            r#"{"type":"Propose","proposal":{"command":{"Txn":{"owner":0,"lease":1}},"origin":4,"request":2}}"#,
+        ),
+        (
+            EtcdMsg::RenewForward {
+                lease: 1,
+                request: 3,
+            },
+            r#"{"type":"RenewForward","lease":1,"request":3}"#,
+        ),
+        (
+            EtcdMsg::RenewForwardResp {
+                request: 3,
+                ttl_ns: None,
+            },
+            r#"{"type":"RenewForwardResp","request":3,"ttl_ns":null}"#,
+        ),
+        (EtcdMsg::Unavailable, r#"{"type":"Unavailable"}"#),
+        (EtcdMsg::Ready, r#"{"type":"Ready"}"#),
     ]
 }
 

@@ -10,7 +10,9 @@ impl RaftNode {
     pub(crate) fn broadcast_heartbeat(&self, ctx: &mut RaftCtx<'_>) {
         let term = self.durable.current_term;
         for peer in self.peers() {
-            ctx.send(peer, RaftMsg::AppendEntries { term });
+            let matched = self.volatile.peers[peer.index()].match_index;
+            let commit = self.commit_index.min(matched);
+            ctx.send(peer, RaftMsg::AppendEntries { term, commit });
         }
     }
 
@@ -36,6 +38,9 @@ impl RaftNode {
         progress.last_response_local = Some(ctx.monotonic_now());
         progress.position = Some(position);
         self.resume_probe(ctx, from);
+        if self.embedded {
+            self.catch_up(ctx, from, position);
+        }
     }
 
     /// Thesis §6.2: every minimum election timeout, a leader that did not hear from a

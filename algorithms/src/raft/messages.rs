@@ -1,6 +1,6 @@
 //! Raft's election messages and timer kinds, as the engine counts and traces them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A Raft election message. Every message carries a term (Raft paper §5.1: terms act as a
 /// logical clock; a server seeing a higher term updates its own).
@@ -9,7 +9,7 @@ use serde::Serialize;
 /// position fields let voters apply the up-to-date rule (paper §5.4.1) and let a leader pick
 /// a transfer target (thesis §3.10). Entries travel in [`RaftMsg::Append`] (etcd's `MsgApp`),
 /// sent only under a proposal workload (`propose_every`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RaftMsg {
     /// Thesis §9.6: "would you vote for me in `term`?", sent without changing the sender's
     /// term.
@@ -53,6 +53,10 @@ pub enum RaftMsg {
     AppendEntries {
         /// The leader's term.
         term: u64,
+        /// The leader's commit index, capped at what it knows matches on the receiver
+        /// (etcd's `MsgHeartbeat` carries `min(pr.Match, raftLog.committed)`). Always 0 unless
+        /// the node is embedded with commitment ([`RaftNode::embedded`](super::RaftNode::embedded)).
+        commit: u64,
     },
     /// Answer to [`RaftMsg::AppendEntries`]. `success` is false when the heartbeat came from
     /// a stale term. The follower's log position lets the leader choose a transfer target.
@@ -80,6 +84,8 @@ pub enum RaftMsg {
         entry_term: u64,
         /// How many entries.
         entries: u64,
+        /// The leader's commit index (paper figure 2, `leaderCommit`); 0 unless embedded.
+        commit: u64,
     },
     /// Answer to [`RaftMsg::Append`], after the follower's log is on disk.
     AppendResp {
@@ -120,7 +126,7 @@ splitbrain_sim::message_kinds! {
                 | RaftMsg::PreVoteResp { term, .. }
                 | RaftMsg::RequestVote { term, .. }
                 | RaftMsg::RequestVoteResp { term, .. }
-                | RaftMsg::AppendEntries { term }
+                | RaftMsg::AppendEntries { term, .. }
                 | RaftMsg::AppendEntriesResp { term, .. }
                 | RaftMsg::Append { term, .. }
                 | RaftMsg::AppendResp { term, .. }
@@ -176,7 +182,7 @@ mod tests {
                 term: 4,
                 granted: false,
             },
-            RaftMsg::AppendEntries { term: 5 },
+            RaftMsg::AppendEntries { term: 5, commit: 0 },
             RaftMsg::AppendEntriesResp {
                 term: 6,
                 success: true,
@@ -190,6 +196,7 @@ mod tests {
                 prev_log_term: 0,
                 entry_term: 8,
                 entries: 1,
+                commit: 0,
             },
             RaftMsg::AppendResp {
                 term: 9,

@@ -25,7 +25,7 @@ pub use settings::{Raft, RaftError, RaftSettings, MAX_LOG_LENGTH};
 
 pub use config::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 pub use messages::{RaftMsg, RaftTimer};
-pub use node::RaftNode;
+pub use node::{Durable, RaftNode};
 
 use splitbrain_sim::{AlgorithmInfo, SignalSupport};
 

@@ -133,6 +133,14 @@ pub struct RaftNode {
     pub(crate) config: RaftConfig,
     pub(crate) durable: Durable,
     pub(crate) volatile: Volatile,
+    /// Run inside a replicated service (an etcd member): commitment is tracked, a new
+    /// leader appends an empty entry of its term, and lagging followers are caught up from
+    /// heartbeat answers. False for every plain Raft run.
+    pub(crate) embedded: bool,
+    /// Paper figure 2, "volatile state on all servers": the highest log index known to be
+    /// committed. Only tracked when `embedded`; kept across role changes and restarts (a
+    /// committed entry stays committed).
+    pub(crate) commit_index: u64,
 }
 
 impl RaftNode {
@@ -148,7 +156,68 @@ impl RaftNode {
             config: config.clone(),
             durable: Durable::initial(id, config),
             volatile: Volatile::fresh(members),
+            embedded: false,
+            commit_index: 0,
         }
+    }
+
+    /// Member `id` of `members` run inside a replicated service (`algorithms/src/etcd/cluster`):
+    /// as [`RaftNode::new`], plus commitment (paper §5.3 and §5.4.2), the empty entry a new
+    /// leader appends (etcd-io/raft `becomeLeader`: `r.appendEntry(pb.Entry{Data: nil})`)
+    /// and [`RaftNode::propose`].
+    pub fn embedded(id: NodeId, members: usize, config: &RaftConfig) -> Self {
+        Self {
+            embedded: true,
+            ..Self::new(id, members, config)
+        }
+    }
+
+    /// Whether this node leads now.
+    pub fn is_leader(&self) -> bool {
+        self.volatile.role == Role::Leader
+    }
+
+    /// The leader this node recognises in its term (itself when it leads).
+    pub fn leader(&self) -> Option<NodeId> {
+        self.volatile.leader_id
+    }
+
+    /// The current term.
+    pub fn current_term(&self) -> u64 {
+        self.durable.current_term
+    }
+
+    /// The index of the last log entry.
+    pub fn last_index(&self) -> u64 {
+        self.durable.log.last_index()
+    }
+
+    /// The term of the entry at `index` (0 for index 0; `None` past the end).
+    pub fn term_at(&self, index: u64) -> Option<u64> {
+        self.durable.log.term_at(index)
+    }
+
+    /// The highest index known committed (embedded nodes only; 0 otherwise).
+    pub fn commit_index(&self) -> u64 {
+        self.commit_index
+    }
+
+    /// Whether this node leads and heard from a majority (itself included) within the
+    /// minimum election timeout before `local_now` by its own clock.
+    pub fn leads_with_recent_quorum(&self, local_now: LocalNanos) -> bool {
+        if self.volatile.role != Role::Leader {
+            return false;
+        }
+        let recent_ns = i128::from(self.config.election_timeout_min_ns);
+        let heard = self
+            .peers()
+            .filter(|peer| {
+                self.volatile.peers[peer.index()]
+                    .last_response_local
+                    .is_some_and(|at| i128::from(local_now) - i128::from(at) < recent_ns)
+            })
+            .count();
+        heard + 1 >= self.quorum()
     }
 
     /// Paper figure 2: writes the durable state to stable storage; what the handler sends
@@ -370,6 +439,11 @@ impl RaftNode {
         for progress in &mut self.volatile.peers {
             progress.next_index = next_index;
         }
+        if self.embedded {
+            // etcd-io/raft `becomeLeader`: "a new leader appends an empty entry" of its term,
+            // so that what earlier terms left can commit (paper §5.4.2).
+            self.append_own_entry(ctx);
+        }
         if let Some(every_ns) = self.config.propose_every_ns {
             ctx.set_timer(RaftTimer::Propose, every_ns);
         }
@@ -430,7 +504,10 @@ impl Process for RaftNode {
                 };
                 self.handle_request_vote(ctx, from, term, position, transfer);
             }
-            RaftMsg::AppendEntries { term } => self.handle_append_entries(ctx, from, term),
+            RaftMsg::AppendEntries { term, commit } => {
+                self.handle_append_entries(ctx, from, term);
+                self.learn_commit(term, commit, commit);
+            }
             RaftMsg::TimeoutNow { term } => self.handle_timeout_now(ctx, from, term),
             RaftMsg::Append {
                 term,
@@ -438,6 +515,7 @@ impl Process for RaftNode {
                 prev_log_term,
                 entry_term,
                 entries,
+                commit,
             } => {
                 let args = AppendArgs {
                     term,
@@ -445,6 +523,7 @@ impl Process for RaftNode {
                     prev_log_term,
                     entry_term,
                     entries,
+                    commit,
                 };
                 self.handle_append(ctx, from, args);
             }

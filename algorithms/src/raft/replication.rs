@@ -9,6 +9,7 @@
 //! `r.storage.Save`; thesis §10.2.1): its own fsync delays only what it sends afterwards,
 //! heartbeats included. A follower answers after its write (paper figure 2).
 
+use super::log::LogPosition;
 use super::messages::{RaftMsg, RaftTimer};
 use super::node::{DurableWrite, RaftCtx, RaftNode, Role};
 use splitbrain_sim::NodeId;
@@ -28,6 +29,12 @@ impl RaftNode {
         if self.volatile.transfer_target.is_some() {
             return;
         }
+        self.append_own_entry(ctx);
+    }
+
+    /// The leader appends one entry of its term, sends it to every peer it is replicating
+    /// to, writes it to disk, and returns its index.
+    pub(crate) fn append_own_entry(&mut self, ctx: &mut RaftCtx<'_>) -> u64 {
         self.durable.log.append(self.durable.current_term, 1);
         for index in 0..self.members {
             let peer = NodeId::from(index);
@@ -36,6 +43,76 @@ impl RaftNode {
             }
         }
         self.persist(ctx, DurableWrite::Log);
+        if self.embedded {
+            self.advance_commit();
+        }
+        self.durable.log.last_index()
+    }
+
+    /// An embedding service proposes one entry (etcd's `raftNode.Propose`): appended and
+    /// replicated at once on the leader; `None` on any other node or during a leadership
+    /// transfer (the caller forwards it or fails it). Its index commits when
+    /// [`RaftNode::commit_index`] reaches it with the same term still there.
+    pub fn propose(&mut self, ctx: &mut RaftCtx<'_>) -> Option<u64> {
+        let serving = self.volatile.role == Role::Leader && self.volatile.transfer_target.is_none();
+        serving.then(|| self.append_own_entry(ctx))
+    }
+
+    /// Paper §5.3 and §5.4.2: the leader's commit index moves to the highest index stored on
+    /// a majority (itself included) whose entry is of the current term.
+    pub(crate) fn advance_commit(&mut self) {
+        if self.volatile.role != Role::Leader {
+            return;
+        }
+        let matched: Vec<u64> = (0..self.members)
+            .map(|index| match index == self.id.index() {
+                true => self.durable.log.last_index(),
+                false => self.volatile.peers[index].match_index,
+            })
+            .collect();
+        let candidate = majority_index(matched, self.quorum());
+        let current = self.durable.log.term_at(candidate) == Some(self.durable.current_term);
+        if candidate > self.commit_index && current {
+            self.commit_index = candidate;
+        }
+    }
+
+    /// A follower learns the leader's commit index (paper figure 2: `commitIndex =
+    /// min(leaderCommit, index of last new entry)`), from a message of `term` that matched
+    /// its log up to `matched`. Ignored unless embedded, and from a stale term.
+    pub(crate) fn learn_commit(&mut self, term: u64, commit: u64, matched: u64) {
+        if !self.embedded || term != self.durable.current_term || self.is_leader() {
+            return;
+        }
+        let known = commit.min(matched).min(self.durable.log.last_index());
+        self.commit_index = self.commit_index.max(known);
+    }
+
+    /// Embedded only: a heartbeat answer shows `peer`'s log behind the leader's while no
+    /// probe is out: probe from just past its last entry, as etcd's leader does on a
+    /// `MsgHeartbeatResp` whose sender lags (`pr.Match < r.raftLog.lastIndex()`).
+    pub(crate) fn catch_up(&mut self, ctx: &mut RaftCtx<'_>, peer: NodeId, position: LogPosition) {
+        let last = self.durable.log.last_index();
+        let progress = self.volatile.peers[peer.index()];
+        if self.volatile.role != Role::Leader || progress.probing || progress.match_index >= last {
+            return;
+        }
+        if position == self.log_position() {
+            // Same last entry, same term: the logs match (paper §5.3, Log Matching).
+            let progress = &mut self.volatile.peers[peer.index()];
+            progress.match_index = last;
+            progress.next_index = last.saturating_add(1);
+            self.advance_commit();
+            return;
+        }
+        let progress = &mut self.volatile.peers[peer.index()];
+        progress.next_index = position
+            .last_index
+            .saturating_add(1)
+            .min(progress.next_index)
+            .max(progress.match_index.saturating_add(1));
+        progress.probing = true;
+        self.send_append(ctx, peer);
     }
 
     /// Sends `peer` the entries from its next index to the end of that run of the log, if
@@ -59,6 +136,7 @@ impl RaftNode {
             self.volatile.peers[peer.index()].next_index = next.saturating_add(entries);
         }
         let term = self.durable.current_term;
+        let commit = self.commit_index;
         ctx.send(
             peer,
             RaftMsg::Append {
@@ -67,6 +145,7 @@ impl RaftNode {
                 prev_log_term,
                 entry_term,
                 entries,
+                commit,
             },
         );
     }
@@ -94,13 +173,15 @@ impl RaftNode {
         if log.put_after(msg.prev_log_index, msg.entry_term, msg.entries) {
             self.persist(ctx, DurableWrite::Log);
         }
+        let matched = msg.prev_log_index.saturating_add(msg.entries);
         let answer = RaftMsg::AppendResp {
             term: msg.term,
             success: true,
-            index: msg.prev_log_index.saturating_add(msg.entries),
+            index: matched,
             last_log_index: self.durable.log.last_index(),
         };
         ctx.send(from, answer);
+        self.learn_commit(msg.term, msg.commit, matched);
     }
 
     /// The leader reads a follower's answer: a later term deposes it; a success raises what
@@ -128,6 +209,9 @@ impl RaftNode {
             progress.match_index = progress.match_index.max(answer.index);
             progress.next_index = progress.next_index.max(answer.index.saturating_add(1));
             progress.probing = false;
+            if self.embedded {
+                self.advance_commit();
+            }
             return;
         }
         // A refusal older than what the follower has since matched, or than the probe
@@ -162,6 +246,7 @@ pub(crate) struct AppendArgs {
     pub(crate) prev_log_term: u64,
     pub(crate) entry_term: u64,
     pub(crate) entries: u64,
+    pub(crate) commit: u64,
 }
 
 /// The fields of a [`RaftMsg::AppendResp`].
@@ -171,4 +256,45 @@ pub(crate) struct AppendAnswer {
     pub(crate) success: bool,
     pub(crate) index: u64,
     pub(crate) last_log_index: u64,
+}
+
+/// The highest index that at least `quorum` of the `matched` indexes reach (one per member,
+/// the leader's own last index among them): the `quorum`-th largest.
+pub(crate) fn majority_index(mut matched: Vec<u64>, quorum: usize) -> u64 {
+    assert!(
+        (1..=matched.len()).contains(&quorum),
+        "a quorum of the members"
+    );
+    matched.sort_unstable_by(|a, b| b.cmp(a));
+    matched[quorum - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::majority_index;
+    use splitbrain_sim::SimRng;
+
+    /// The dumb oracle: the largest n, counting down, that `quorum` members have reached.
+    fn oracle(matched: &[u64], quorum: usize) -> u64 {
+        let top = matched.iter().copied().max().unwrap_or(0);
+        (0..=top)
+            .rev()
+            .find(|n| matched.iter().filter(|m| *m >= n).count() >= quorum)
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_majority_index_agrees_with_counting_members_down_from_the_top() {
+        let mut rng = SimRng::stream(2026, 79);
+        for _ in 0..20_000 {
+            let members = 1 + rng.below(7) as usize;
+            let matched: Vec<u64> = (0..members).map(|_| rng.below(6)).collect();
+            let quorum = members / 2 + 1;
+            assert_eq!(
+                majority_index(matched.clone(), quorum),
+                oracle(&matched, quorum),
+                "{matched:?}"
+            );
+        }
+    }
 }

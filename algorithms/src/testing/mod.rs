@@ -181,7 +181,7 @@ impl<P: Process> Cluster<P> {
             Effect::Persist(durable) => self.persisted[i] = Some(durable),
             Effect::Fail { reason } => panic!("n{i} failed: {reason}"),
             Effect::Log { .. } => {}
-            Effect::Send { to, msg } => {
+            Effect::Send { to, msg } | Effect::SendUnordered { to, msg } => {
                 assert_ne!(to.index(), i, "n{i} sent a message to itself");
                 self.history.push((
                     self.now,

@@ -49,6 +49,8 @@ struct Scribe {
     every_ns: Option<u64>,
     early: bool,
     writes: u32,
+    /// Sends `Early` after the writes with `send_unordered` (another thread of the process).
+    aside: bool,
     count: u64,
     /// (note, true time in ms) of every note received (clocks are exact here).
     received: Vec<(String, LocalNanos)>,
@@ -99,6 +101,9 @@ impl Process for Scribe {
         }
         for _ in 0..self.writes {
             ctx.persist(self.count);
+        }
+        if self.aside {
+            ctx.send_unordered(NodeId(1), Note::Early(self.count));
         }
         ctx.send(NodeId(1), Note::Written(self.count));
         self.arm(ctx);
@@ -311,6 +316,43 @@ fn processing_time_delays_what_every_handler_sends_and_the_timers_it_arms() {
     // Start takes 2 ms: the first tick comes at 12 ms and its note leaves at 14; that tick
     // re-arms from 14 ms, so the next comes at 24 and its note leaves at 26.
     assert_eq!(received(&procs), [("written 1", 15), ("written 2", 27)]);
+}
+
+#[test]
+fn an_unordered_send_leaves_at_once_behind_a_slow_disk() {
+    // The disk falls behind as in the test above, but the `early` notes go with
+    // `send_unordered` after each write: neither that write nor the earlier ones hold them.
+    let scribe = Scribe {
+        aside: true,
+        ..Scribe::writer(10 * MS, 1)
+    };
+    let procs = run(config(32 * MS, Some(Latency::Constant(15 * MS))), scribe);
+    assert_eq!(
+        received(&procs),
+        [
+            ("early 1", 11),
+            ("early 2", 21),
+            ("written 1", 26),
+            ("early 3", 31)
+        ]
+    );
+}
+
+#[test]
+fn an_unordered_send_still_waits_out_a_stall() {
+    let mut c = config(25 * MS, None);
+    c.faults = vec![fault(
+        5 * MS,
+        FaultAction::Stall(Target::Node(0), 8 * MS),
+        None,
+    )];
+    let scribe = Scribe {
+        aside: true,
+        ..Scribe::writer(10 * MS, 1)
+    };
+    let procs = run(c, scribe);
+    // The stall strikes in the handler of 10 ms and holds everything it sends until 18 ms.
+    assert_eq!(received(&procs)[0], ("early 1", 19));
 }
 
 #[test]

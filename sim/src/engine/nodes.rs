@@ -265,7 +265,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 let free_ns = &mut self.nodes[node.index()].output_free_ns;
                 *free_ns = (*free_ns).max(done_ns);
             }
-            Effect::Send { to, msg } => self.send(node, to, Payload::Algo(msg)),
+            Effect::Send { to, msg } | Effect::SendUnordered { to, msg } => {
+                self.send(node, to, Payload::Algo(msg))
+            }
             Effect::Disconnect { peer } => {
                 if self.stream_config().is_some() {
                     self.break_connection(crate::connections::pair(node, peer), Some(node));

@@ -78,7 +78,7 @@ impl<P: Process> Sim<'_, P> {
     pub(super) fn refused(&self, effect: &NodeEffect<P>) -> bool {
         match effect {
             // The resource's id is the number of processes: the first that is none.
-            Effect::Send { to, msg } => {
+            Effect::Send { to, msg } | Effect::SendUnordered { to, msg } => {
                 *to >= self.resource_id || msg.kind() >= self.names.messages.len()
             }
             // The engine's busiest effects: a comparison each, no refusal built.
@@ -105,10 +105,11 @@ impl<P: Process> Sim<'_, P> {
             (index >= kinds).then_some(Refusal::NoSuchTimerKind { index, kinds })
         };
         match effect {
-            Effect::Send { to, msg } => no_such_node(*to).or_else(|| {
-                let (index, kinds) = (msg.kind(), self.names.messages.len());
-                (index >= kinds).then_some(Refusal::NoSuchMessageKind { index, kinds })
-            }),
+            Effect::Send { to, msg } | Effect::SendUnordered { to, msg } => no_such_node(*to)
+                .or_else(|| {
+                    let (index, kinds) = (msg.kind(), self.names.messages.len());
+                    (index >= kinds).then_some(Refusal::NoSuchMessageKind { index, kinds })
+                }),
             Effect::Disconnect { peer } => no_such_node(*peer),
             Effect::SetTimer { timer, .. }
             | Effect::SetWallTimer { timer, .. }

@@ -7,6 +7,8 @@
 //! for after a durable write leaves once the write is on disk, and so does everything the
 //! process sends after it. Handlers still run when their event comes; only what they send
 //! waits. With an instant disk and no processing time nothing waits and nothing is drawn.
+//! [`Ctx::send_unordered`](crate::Ctx::send_unordered) is the exception: its message leaves
+//! at once, as one sent by another thread of the real process (not behind its WAL).
 
 use super::{EventData, Sim, Status};
 use crate::ids::NodeId;
@@ -51,6 +53,8 @@ impl<P: Process> Sim<'_, P> {
                 effect if effect.leaves_process() && ready_ns > self.now => {
                     self.queue_outgoing(node, ready_ns, effect);
                 }
+                // Another thread of the process: neither the disk nor the queue holds it.
+                effect @ Effect::SendUnordered { .. } => self.apply(node, local, effect),
                 effect @ Effect::SetTimer { .. } => self.apply(node, timer_local, effect),
                 effect => self.apply(node, local, effect),
             }

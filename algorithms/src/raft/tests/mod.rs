@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod commitment;
 mod elections;
 mod measures;
 mod options;

@@ -1,0 +1,136 @@
+//! A member's lessor (etcd `lease/lessor.go`, docs/service-clusters.md section 1): every
+//! member applies grants and revokes, but only the *primary* (the leader's lessor, from its
+//! `Promote` to its `Demote`) counts lease expiries, renews, and sweeps. On the others every
+//! lease lives "forever".
+
+use splitbrain_sim::LocalNanos;
+use std::collections::BTreeMap;
+
+/// The lessor's own state on one member (volatile: a restarted member is not primary).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lessor {
+    /// Between `Promote` and `Demote`.
+    pub(crate) primary: bool,
+    /// Primary only: each lease's expiry on this member's monotonic clock.
+    expiries: BTreeMap<u64, LocalNanos>,
+    /// Leases the sweep has offered for revocation: not offered again before this time
+    /// (`expiredLeaseRetryInterval`, 7 s: `expireExists` re-queues the lease).
+    offered: BTreeMap<u64, LocalNanos>,
+}
+
+/// `Renew`'s answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Renewal {
+    /// Renewed for this TTL; 0 when the lease is unknown or already expired.
+    Ttl(u64),
+    /// `ErrNotPrimary`: the caller forwards to the leader or fails.
+    NotPrimary,
+}
+
+impl Lessor {
+    /// `Promote(extend)`: every lease gets its full TTL plus `extend` from `now`
+    /// (`refresh(extend)`: `time.Now().Add(extend + RemainingTTL)`; no checkpoints, the
+    /// default everywhere, so the remaining TTL is the full TTL).
+    pub(crate) fn promote(
+        &mut self,
+        now: LocalNanos,
+        extend_ns: u64,
+        leases: impl Iterator<Item = (u64, u64)>,
+    ) {
+        self.primary = true;
+        self.offered.clear();
+        self.expiries = leases
+            .map(|(lease, ttl_ns)| (lease, after(now, extend_ns.saturating_add(ttl_ns))))
+            .collect();
+    }
+
+    /// `Demote`: every lease "forever", nothing to sweep.
+    pub(crate) fn demote(&mut self) {
+        *self = Self::default();
+    }
+
+    /// `Grant` applied: the primary starts the countdown (`refresh(0)`), the others none.
+    pub(crate) fn granted(&mut self, lease: u64, ttl_ns: u64, now: LocalNanos) {
+        if self.primary {
+            self.expiries.insert(lease, after(now, ttl_ns));
+        }
+    }
+
+    /// `Revoke` applied.
+    pub(crate) fn forget(&mut self, lease: u64) {
+        self.expiries.remove(&lease);
+        self.offered.remove(&lease);
+    }
+
+    /// `Renew`: not primary → `ErrNotPrimary`; unknown → 0; expired (not yet revoked) → 0
+    /// (etcd waits for the revoke and then answers "not found": the model answers at once,
+    /// which only makes the client give up earlier); else `refresh(0)`.
+    pub(crate) fn renew(&mut self, lease: u64, ttl_ns: Option<u64>, now: LocalNanos) -> Renewal {
+        if !self.primary {
+            return Renewal::NotPrimary;
+        }
+        let (Some(ttl_ns), Some(expiry)) = (ttl_ns, self.expiries.get_mut(&lease)) else {
+            return Renewal::Ttl(0);
+        };
+        if *expiry <= now {
+            return Renewal::Ttl(0);
+        }
+        *expiry = after(now, ttl_ns);
+        Renewal::Ttl(ttl_ns)
+    }
+
+    /// One pass of the sweep (`revokeExpiredLeases`, primary only): the expired leases not
+    /// offered within the retry interval, at most `limit` (`leaseRevokeRate / 2`).
+    pub(crate) fn expired(&mut self, now: LocalNanos, retry_ns: u64, limit: usize) -> Vec<u64> {
+        if !self.primary {
+            return Vec::new();
+        }
+        let due: Vec<u64> = self
+            .expiries
+            .iter()
+            .filter(|(lease, expiry)| {
+                **expiry <= now && self.offered.get(lease).is_none_or(|at| *at <= now)
+            })
+            .map(|(lease, _)| *lease)
+            .take(limit)
+            .collect();
+        for lease in &due {
+            self.offered.insert(*lease, after(now, retry_ns));
+        }
+        due
+    }
+
+    /// A lease's expiry on this member, if primary and known (for tests and `inspect`).
+    pub(crate) fn expiry(&self, lease: u64) -> Option<LocalNanos> {
+        self.expiries.get(&lease).copied()
+    }
+}
+
+fn after(now: LocalNanos, ns: u64) -> LocalNanos {
+    now.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_primary_counts_and_promote_gives_ttl_plus_extend_from_now() {
+        let mut lessor = Lessor::default();
+        lessor.granted(1, 10, 0);
+        assert_eq!(lessor.renew(1, Some(10), 5), Renewal::NotPrimary);
+        assert!(lessor.expired(100, 7, 500).is_empty());
+        lessor.promote(50, 1000, [(1, 10)].into_iter());
+        assert_eq!(lessor.expiry(1), Some(1060));
+        assert_eq!(lessor.renew(1, Some(10), 1059), Renewal::Ttl(10));
+        assert_eq!(lessor.expiry(1), Some(1069));
+        assert_eq!(lessor.expired(1069, 7, 500), vec![1]);
+        // Offered: not again until the retry interval has passed.
+        assert!(lessor.expired(1070, 7, 500).is_empty());
+        assert_eq!(lessor.expired(1076, 7, 500), vec![1]);
+        assert_eq!(lessor.renew(1, Some(10), 1076), Renewal::Ttl(0));
+        lessor.demote();
+        assert_eq!(lessor.renew(1, Some(10), 1076), Renewal::NotPrimary);
+        assert!(lessor.expired(5000, 7, 500).is_empty());
+    }
+}
