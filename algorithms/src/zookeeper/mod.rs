@@ -8,6 +8,7 @@ pub mod client;
 pub mod config;
 pub mod messages;
 pub mod service;
+pub mod tracker;
 
 mod settings;
 #[cfg(test)]

@@ -121,6 +121,9 @@ impl Algorithm for ZooKeeper {
             session_timeout_ns: ns_or(settings.session_timeout, defaults.session_timeout_ns),
             recipe: settings.recipe.unwrap_or(defaults.recipe),
             on_disconnect: settings.on_disconnect.unwrap_or(defaults.on_disconnect),
+            servers: defaults.servers,
+            init_limit: defaults.init_limit,
+            sync_limit: defaults.sync_limit,
         };
         (config, problems)
     }
