@@ -80,6 +80,16 @@ impl SessionTracker {
         true
     }
 
+    /// How many sessions are tracked.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
     /// Whether `session` is tracked.
     pub fn contains(&self, session: u64) -> bool {
         self.sessions.contains_key(&session)
