@@ -130,6 +130,11 @@ impl ZkClient {
         self.phase
     }
 
+    /// The client's session id (0 without one).
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
     /// The highest zxid the client has seen (its term).
     pub fn term(&self) -> u64 {
         self.seen_zxid

@@ -20,7 +20,7 @@ pub use db::{Applied, DbSession, ZkDb};
 use super::config::ZkConfig;
 use super::messages::{ZkMsg, ZkPeerState, ZkTimer, ZkTxn};
 use super::tracker::SessionTracker;
-use splitbrain_sim::{Ctx, NodeId};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId};
 use std::collections::{BTreeMap, BTreeSet};
 
 type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
@@ -93,6 +93,8 @@ struct Leader {
     /// Followers sent `NEWLEADER`, each with the tick of its next ack deadline
     /// (`LearnerHandler.tickOfNextAckDeadline`).
     followers: BTreeMap<NodeId, u64>,
+    /// When each follower last answered, by the leader's clock.
+    heard_at: BTreeMap<NodeId, LocalNanos>,
     pending: BTreeMap<u64, Pending>,
     /// The next zxid counter of this epoch.
     counter: u64,
@@ -154,6 +156,8 @@ pub struct ZkServer {
     watches: Watches,
     /// A follower's clients' sessions touched since its last ping answer.
     touches: BTreeSet<u64>,
+    /// A follower has its leader's `NEWLEADER`.
+    synced: bool,
     vacancy_signalled: bool,
 }
 
@@ -187,6 +191,7 @@ impl ZkServer {
             clients: BTreeSet::new(),
             watches: Watches::default(),
             touches: BTreeSet::new(),
+            synced: false,
             vacancy_signalled: false,
         }
     }
@@ -327,8 +332,9 @@ impl ZkServer {
             ZkTimer::Finalize => self.on_finalize(ctx),
             ZkTimer::LeaderTick => self.on_leader_tick(ctx),
             ZkTimer::Limit => self.on_limit(ctx),
+            ZkTimer::Retry => self.on_follower_retry(ctx),
             ZkTimer::Expiry => self.on_expiry(ctx),
-            ZkTimer::Ping | ZkTimer::Disconnect | ZkTimer::Retry | ZkTimer::Reconnect => {}
+            ZkTimer::Ping | ZkTimer::Disconnect | ZkTimer::Reconnect => {}
         }
     }
 
@@ -369,6 +375,7 @@ impl ZkServer {
         }
         ctx.cancel_timer(ZkTimer::LeaderTick);
         ctx.cancel_timer(ZkTimer::Limit);
+        ctx.cancel_timer(ZkTimer::Retry);
         ctx.cancel_timer(ZkTimer::Expiry);
     }
 }

@@ -12,6 +12,10 @@ use splitbrain_sim::{NodeId, Signal};
 impl ZkServer {
     /// A client's request.
     pub(super) fn on_client(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+        if self.serving() && !self.quorum_heard(ctx.monotonic_now()) {
+            // Not sufficient followers synced (`Leader.lead`'s check, made here at once).
+            self.start_looking(ctx);
+        }
         if !self.serving() {
             // No service outside FOLLOWING or LEADING: the connection is closed (nothing
             // answers on `Datagram`).

@@ -12,11 +12,12 @@ use splitbrain_sim::{
 const S: u64 = 1_000_000_000;
 const MS: u64 = NANOS_PER_MILLI;
 
-/// tick 200 ms, sessions of 2 s (10 ticks), 3 servers, initLimit 10, syncLimit 5 (1 s).
+/// tick 200 ms, sessions of 4 s (20 ticks, as the conformance runs' T = 4 s), initLimit 10
+/// and syncLimit 5 (1 s).
 fn ensemble(servers: u64) -> ZkConfig {
     ZkConfig {
         tick_ns: 200 * MS,
-        session_timeout_ns: 2 * S,
+        session_timeout_ns: 4 * S,
         servers,
         ..ZkConfig::default()
     }
@@ -88,4 +89,272 @@ fn an_ensemble_elects_the_highest_id_and_serves_with_its_followers() {
         );
     }
     assert_eq!(report.leaders.len(), 1);
+}
+
+// FastLeaderElection by hand: one server, notifications delivered to it.
+
+use super::super::messages::{ZkMsg, ZkPeerState, ZkTimer};
+use splitbrain_sim::{Ctx, Effect, SimRng, StreamId};
+
+type Out = Vec<Effect<ZkMsg, ZkTimer>>;
+
+fn step(
+    s: &mut ZkServer,
+    now_ms: u64,
+    f: impl FnOnce(&mut ZkServer, &mut Ctx<'_, ZkMsg, ZkTimer>),
+) -> Out {
+    let mut rng = SimRng::stream(1, StreamId::node(3));
+    let mut out = Vec::new();
+    let mut ctx = Ctx::new(NodeId(3), 3, (now_ms * MS) as i64, &mut rng, &mut out);
+    f(s, &mut ctx);
+    out
+}
+
+fn notification(round: u64, leader: u32, zxid: u64, epoch: u64) -> ZkMsg {
+    ZkMsg::Notification {
+        round,
+        leader: NodeId(leader),
+        zxid,
+        epoch,
+        state: ZkPeerState::Looking,
+    }
+}
+
+fn timers(out: &Out) -> Vec<(ZkTimer, u64)> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::SetTimer {
+                timer,
+                after_local_ns,
+            } => Some((*timer, *after_local_ns)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sent_to(out: &Out) -> Vec<(usize, ZkMsg)> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, msg } => Some((to.index(), msg.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `FastLeaderElection.totalOrderPredicate` (epoch, then zxid, then id) and `lookForLeader`:
+/// a quorum agreeing starts `finalizeWait` (200 ms); a better vote in it moves the vote and
+/// the wait starts again; the decision follows the best vote. Without news, the
+/// notification timeout doubles from 200 ms.
+#[test]
+fn the_vote_goes_to_the_highest_epoch_then_zxid_then_id_after_finalize_wait() {
+    let mut s = ZkServer::new(NodeId(3), 3, &ensemble(5));
+    let out = step(&mut s, 0, |s, ctx| s.on_start(ctx));
+    assert_eq!(timers(&out), vec![(ZkTimer::Notify, 200 * MS)]);
+    assert_eq!(
+        sent_to(&out).len(),
+        4,
+        "a notification to each other server"
+    );
+    let out = step(&mut s, 200, |s, ctx| s.on_timer(ctx, ZkTimer::Notify));
+    assert_eq!(
+        timers(&out),
+        vec![(ZkTimer::Notify, 400 * MS)],
+        "back-off doubles"
+    );
+    // Server 7 has the highest id, server 5 a higher zxid: 5's vote wins.
+    step(&mut s, 210, |s, ctx| {
+        s.on_message(ctx, NodeId(7), notification(1, 7, 0, 0))
+    });
+    let out = step(&mut s, 220, |s, ctx| {
+        s.on_message(ctx, NodeId(5), notification(1, 5, 9, 0))
+    });
+    let resent = sent_to(&out);
+    assert!(resent
+        .iter()
+        .all(|(_, m)| matches!(m, ZkMsg::Notification { leader, .. } if *leader == NodeId(5))));
+    // 5 and 7 (each voting for itself) and 3 (for 5): no quorum of 3 of 5 yet.
+    assert!(!timers(&out).iter().any(|t| t.0 == ZkTimer::Finalize));
+    let out = step(&mut s, 230, |s, ctx| {
+        s.on_message(ctx, NodeId(4), notification(1, 5, 9, 0))
+    });
+    assert_eq!(
+        timers(&out),
+        vec![(ZkTimer::Finalize, 200 * MS)],
+        "a quorum (3, 4, 5) agrees: finalizeWait"
+    );
+    // In the wait, 6 proposes itself with a higher epoch: it wins the vote.
+    let out = step(&mut s, 300, |s, ctx| {
+        s.on_message(ctx, NodeId(6), notification(1, 6, 0, 1))
+    });
+    assert!(!timers(&out).iter().any(|t| t.0 == ZkTimer::Finalize));
+    assert_eq!(s.state(), ZkPeerState::Looking);
+    for voter in [4, 5] {
+        step(&mut s, 310, |s, ctx| {
+            s.on_message(ctx, NodeId(voter), notification(1, 6, 0, 1))
+        });
+    }
+    let out = step(&mut s, 510, |s, ctx| s.on_timer(ctx, ZkTimer::Finalize));
+    assert_eq!(s.state(), ZkPeerState::Following);
+    assert!(matches!(
+        sent_to(&out)[..],
+        [(6, ZkMsg::FollowerInfo { .. })]
+    ));
+}
+
+/// The election, the sync and the first writes of a quiet ensemble take about
+/// `finalizeWait` plus a few round trips: the first candidate leads well within a second.
+#[test]
+fn an_ensemble_serves_within_a_second_of_the_start() {
+    let (report, _) = run(1, 3, &ensemble(3), 3 * S, vec![]);
+    let first = report.leaders.first().expect("a leader");
+    assert!(
+        first.at_ns > 200 * MS && first.at_ns < S,
+        "first claim at {}",
+        first.at_ns
+    );
+}
+
+fn clients(processes: &[ZkProcess]) -> Vec<&super::super::ZkClient> {
+    processes
+        .iter()
+        .filter_map(|p| match p {
+            ZkProcess::Client(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sessions_of(processes: &[ZkProcess]) -> Vec<u64> {
+    clients(processes).iter().map(|c| c.session()).collect()
+}
+
+/// Every claim of `report` is the first holder's, with its first term: a holder that
+/// stepped down while disconnected (Curator's `SUSPENDED`) claims again on its own node.
+fn same_holder(report: &RunReport, quiet: &RunReport) {
+    let first = &quiet.leaders[0];
+    for claim in &report.leaders {
+        assert_eq!(
+            (claim.node, claim.term),
+            (first.node, first.term),
+            "{claim:?}"
+        );
+    }
+    assert_eq!(report.counters.leases_expired_while_leading, 0);
+}
+
+/// `docs/conformance-clusters.md`, "A paused leader costs syncLimit x tickTime" and "The
+/// rule behind both": the followers drop the paused leader after syncLimit × tick, elect
+/// and sync; the new leader tracks every session with its full timeout from then
+/// (`LeaderZooKeeperServer.createSessionTracker`, `SessionTrackerImpl`'s constructor). Here
+/// syncLimit × tick (5 s) alone is longer than the session timeout (4 s): clients reconnect
+/// more than a session timeout after their last touch, and their sessions and nodes
+/// survive.
+#[test]
+fn sessions_survive_a_paused_leader_server_because_the_new_leader_retracks_them() {
+    let zk = ZkConfig {
+        sync_limit: 25,
+        ..ensemble(3)
+    };
+    let (quiet, before) = run(3, 3, &zk, 3 * S, vec![]);
+    assert_eq!(leading(&before), vec![5]);
+    // Paused long enough that every client has moved on before it resumes.
+    let pause = at(3 * S, FaultAction::Pause(Target::Node(5), 10 * S), None);
+    let (report, after) = run(3, 3, &zk, 20 * S, vec![pause]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    assert_eq!(
+        sessions_of(&after),
+        sessions_of(&before),
+        "no session started over"
+    );
+    same_holder(&report, &quiet);
+    let new_leader = leading(&after);
+    assert_eq!(new_leader.len(), 1);
+    assert_ne!(
+        new_leader[0], 5,
+        "a follower took over; 5 rejoined as a follower"
+    );
+    for s in servers(&after) {
+        assert!(s.serving());
+        assert_eq!(s.db().sessions.len(), 3, "{:?}", s.inspect());
+        assert_eq!(s.db().children.len(), 3);
+    }
+}
+
+/// `docs/conformance-clusters.md`, "A leader crash costs about half a second, and sessions
+/// and ephemeral nodes survive": the followers see the socket close at once and elect.
+#[test]
+fn sessions_and_nodes_survive_a_killed_leader_server() {
+    let zk = ensemble(3);
+    let (quiet, before) = run(3, 3, &zk, 3 * S, vec![]);
+    let kill = at(3 * S, FaultAction::Crash(Target::Node(5)), Some(2 * S));
+    let (report, after) = run(3, 3, &zk, 8 * S, vec![kill]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    assert_eq!(sessions_of(&after), sessions_of(&before));
+    same_holder(&report, &quiet);
+    for s in servers(&after) {
+        assert_eq!(s.db().children.len(), 3, "{:?}", s.inspect());
+    }
+    // The clients of the killed server moved to another one.
+    for c in clients(&after) {
+        assert_ne!(c.server(), NodeId(5), "{:?}", c.inspect());
+    }
+}
+
+/// `docs/service-clusters.md`, "ephemerals go when the leader expires the session": the
+/// close is a proposal and needs a quorum. The election's leader dies with two of three
+/// servers down: nothing expires while the quorum is lost, however long; once it is back,
+/// the new leader gives the dead leader's session a full timeout, then it expires and the
+/// next candidate leads.
+#[test]
+fn a_dead_clients_session_expires_only_through_a_quorum_commit() {
+    let zk = ensemble(3);
+    let (quiet, _) = run(3, 3, &zk, 2 * S, vec![]);
+    let holder = quiet.leaders[0].node;
+    let faults = |heal: Option<u64>| {
+        vec![
+            at(2 * S, FaultAction::Crash(Target::Node(holder.0)), None),
+            at(2 * S, FaultAction::Crash(Target::Node(3)), heal),
+            at(2 * S, FaultAction::Crash(Target::Node(4)), heal),
+        ]
+    };
+    // Never healed: 20 s (five session timeouts) later, the dead holder's node is still there.
+    let (lost, processes) = run(3, 3, &zk, 22 * S, faults(None));
+    assert_eq!(lost.leaders.len(), 1, "no second leader");
+    let last = servers(&processes)[2];
+    assert!(
+        !last.serving(),
+        "no quorum, no service: {:?}",
+        last.inspect()
+    );
+    assert_eq!(last.db().leader(), Some(holder));
+    // Healed after 6 s: the session expires a full timeout (and a tick) after service is back.
+    let (healed, _) = run(3, 3, &zk, 22 * S, faults(Some(6 * S)));
+    assert!(healed.violations.is_empty(), "{:?}", healed.violations);
+    assert_eq!(healed.leaders.len(), 2);
+    let next = healed.leaders[1].at_ns;
+    assert!(
+        next > 8 * S + zk.session_timeout_ns,
+        "next leader at {next}"
+    );
+    assert!(
+        next < 8 * S + 2 * zk.session_timeout_ns,
+        "next leader at {next}"
+    );
+}
+
+/// `ClientCnxn`: a client that loses its server pauses up to a second and tries the next
+/// in its shuffled list; a session the leader still has resumes there.
+#[test]
+fn a_client_moves_to_another_server_and_keeps_its_session() {
+    let zk = ensemble(3);
+    let (_, before) = run(5, 3, &zk, 2 * S, vec![]);
+    let client = clients(&before)[0];
+    let (server, session) = (client.server(), client.session());
+    assert_ne!(session, 0);
+    let kill = at(2 * S, FaultAction::Crash(Target::Node(server.0)), None);
+    let (report, after) = run(5, 3, &zk, 6 * S, vec![kill]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let moved = clients(&after)[0];
+    assert_ne!(moved.server(), server);
+    assert_eq!(moved.session(), session);
 }

@@ -17,18 +17,31 @@
 use super::{Follower, Leader, LeaderPhase, Pending, Role, ZkCtx, ZkServer};
 use crate::zookeeper::messages::{ZkMsg, ZkTimer, ZkTxn};
 use crate::zookeeper::tracker::SessionTracker;
-use splitbrain_sim::NodeId;
+use splitbrain_sim::{LocalNanos, NodeId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The zxid counter's width: the epoch is the high 32 bits.
 const EPOCH_SHIFT: u32 = 32;
 
+/// How soon a follower asks its elected leader again: `Learner.java`,
+/// `leaderConnectDelayDuringRetryMs` ("Time to wait after connection attempt with the
+/// Leader ... before this Learner tries to connect again"), default 100 ms. Read in a
+/// stored copy of `Learner.java` for this model (release not pinned), not in
+/// docs/service-clusters.md.
+const FOLLOWER_INFO_RETRY_NS: u64 = 100_000_000;
+
 impl ZkServer {
     pub(super) fn become_follower(&mut self, ctx: &mut ZkCtx<'_, '_>, leader: NodeId) {
+        self.synced = false;
         self.role = Role::Following(Follower {
             leader,
             serving: false,
         });
+        self.send_follower_info(ctx, leader);
+        ctx.set_timer(ZkTimer::Limit, self.config.init_limit_ns());
+    }
+
+    fn send_follower_info(&mut self, ctx: &mut ZkCtx<'_, '_>, leader: NodeId) {
         ctx.send(
             leader,
             ZkMsg::FollowerInfo {
@@ -36,7 +49,18 @@ impl ZkServer {
                 zxid: self.last_zxid(),
             },
         );
-        ctx.set_timer(ZkTimer::Limit, self.config.init_limit_ns());
+        // The leader may still be finishing its own election: ask again until it answers
+        // (`Learner.connectToLeader` retries its connection within the initLimit bound).
+        ctx.set_timer(ZkTimer::Retry, FOLLOWER_INFO_RETRY_NS);
+    }
+
+    /// A follower's `FOLLOWERINFO` went unanswered: send it again.
+    pub(super) fn on_follower_retry(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if let Role::Following(f) = self.role {
+            if !self.synced {
+                self.send_follower_info(ctx, f.leader);
+            }
+        }
     }
 
     pub(super) fn become_leader(&mut self, ctx: &mut ZkCtx<'_, '_>) {
@@ -45,6 +69,7 @@ impl ZkServer {
                 infos: BTreeMap::new(),
             },
             followers: BTreeMap::new(),
+            heard_at: BTreeMap::new(),
             pending: BTreeMap::new(),
             counter: 1,
             next_session: 0,
@@ -79,6 +104,7 @@ impl ZkServer {
         // Any answer of a follower moves its ack deadline (`LearnerHandler`).
         if let Some(deadline) = l.followers.get_mut(&from) {
             *deadline = l.tick + sync_limit;
+            l.heard_at.insert(from, ctx.monotonic_now());
         }
         match msg {
             ZkMsg::FollowerInfo { accepted_epoch, .. } => {
@@ -170,6 +196,7 @@ impl ZkServer {
             return;
         };
         l.followers.insert(follower, l.tick + sync_limit);
+        l.heard_at.insert(follower, ctx.monotonic_now());
         ctx.send(follower, ZkMsg::NewLeader { epoch, snapshot });
         for (zxid, p) in &l.pending {
             let (zxid, txn) = (*zxid, p.txn.clone());
@@ -248,6 +275,22 @@ impl ZkServer {
         ctx.set_timer(ZkTimer::LeaderTick, self.config.tick_ns / 2);
     }
 
+    /// Whether a serving leader has heard a quorum (itself counted) within `syncLimit ×
+    /// tickTime` by its own clock. A leader resumed from a pause answers no client before
+    /// its next tick check would have dropped it.
+    pub(super) fn quorum_heard(&self, now: LocalNanos) -> bool {
+        let Role::Leading(l) = &self.role else {
+            return true;
+        };
+        let limit = self.config.sync_limit_ns() as i64;
+        let heard = l
+            .heard_at
+            .iter()
+            .filter(|(f, at)| l.followers.contains_key(f) && now.saturating_sub(**at) <= limit)
+            .count();
+        heard + 1 >= self.config.quorum()
+    }
+
     /// The sync did not finish within `initLimit` ticks, or a follower's leader was silent
     /// for `syncLimit` ticks: LOOKING again.
     pub(super) fn on_limit(&mut self, ctx: &mut ZkCtx<'_, '_>) {
@@ -322,6 +365,8 @@ impl ZkServer {
         ctx.set_timer(ZkTimer::Limit, limit);
         match msg {
             ZkMsg::NewLeader { epoch, snapshot } if epoch >= self.accepted_epoch => {
+                self.synced = true;
+                ctx.cancel_timer(ZkTimer::Retry);
                 self.accepted_epoch = epoch;
                 self.current_epoch = epoch;
                 self.db = snapshot;
