@@ -246,6 +246,12 @@ pub enum ZkOp {
         /// The session.
         session: u64,
     },
+    /// A client reconnected to a follower with this session: is it alive? The leader
+    /// touches it if so (`Learner.validateSession`, `REVALIDATE`); answered with a `Pong`.
+    Revalidate {
+        /// The session.
+        session: u64,
+    },
 }
 
 splitbrain_sim::message_kinds! {

@@ -22,9 +22,14 @@ impl ZkServer {
             ctx.disconnect(from);
             return;
         }
-        self.clients.insert(from);
+        let new_connection = self.clients.insert(from);
         let now = ctx.monotonic_now();
         match msg {
+            ZkMsg::Ping { session } if new_connection && !self.leads_service() => {
+                // A reconnect through a follower: the leader says whether the session is
+                // alive, and renews it (`Learner.validateSession`).
+                self.write(ctx, from, ZkOp::Revalidate { session });
+            }
             ZkMsg::Connect { timeout_ns } => {
                 let timeout_ns = ZkConfig {
                     session_timeout_ns: timeout_ns,
@@ -143,6 +148,9 @@ impl ZkServer {
                     .pending
                     .values()
                     .any(|p| matches!(p.txn, ZkTxn::Create { session: s, .. } if s == session));
+                if !gone {
+                    l.tracker.touch(ctx.monotonic_now(), session);
+                }
                 if gone {
                     let expired = true;
                     self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
@@ -159,6 +167,14 @@ impl ZkServer {
                 let seq = l.next_seq;
                 l.next_seq += 1;
                 ZkTxn::Create { session, seq }
+            }
+            ZkOp::Revalidate { session } => {
+                let alive = self.db.sessions.contains_key(&session)
+                    && !l.closing.contains(&session)
+                    && l.tracker.touch(ctx.monotonic_now(), session);
+                let expired = !alive;
+                self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
+                return;
             }
             ZkOp::CloseSession { session } => {
                 if !self.db.sessions.contains_key(&session) || !l.closing.insert(session) {

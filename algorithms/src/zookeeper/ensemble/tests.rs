@@ -358,3 +358,106 @@ fn a_client_moves_to_another_server_and_keeps_its_session() {
     assert_ne!(moved.server(), server);
     assert_eq!(moved.session(), session);
 }
+
+fn trace_hash(seed: u64, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (u64, u64) {
+    let sim = sim_config(seed, 3, 10 * S, faults);
+    let mut hasher = splitbrain_sim::TraceHasher::default();
+    Sim::new(sim, info(zk, 3), ZkProcess::cluster(3, zk))
+        .with_trace(&mut hasher)
+        .run()
+        .expect("within the default limits");
+    (hasher.hash(), hasher.lines())
+}
+
+/// The clients' server lists, the election and every pause come from the run's seed.
+#[test]
+fn the_same_seed_gives_the_same_trace() {
+    let zk = ensemble(3);
+    let faults = || vec![at(3 * S, FaultAction::Crash(Target::Node(5)), Some(2 * S))];
+    let here = trace_hash(7, &zk, faults());
+    assert!(here.1 > 1_000, "a trace of {} lines", here.1);
+    assert_eq!(trace_hash(7, &zk, faults()), here);
+    assert_ne!(
+        trace_hash(8, &zk, faults()).0,
+        here.0,
+        "another seed, another trace"
+    );
+}
+
+/// Faults drawn from `seed` on the servers (crash and restart, pause, isolation, a server
+/// and a client cut from the rest) and on the election's leader (crash, with or without a
+/// restart), over `servers` servers. No stall of the leader: a stalled holder writes late
+/// with or without an ensemble (the recipe's own gap, caught by fencing).
+fn drawn_faults(seed: u64, members: usize, servers: u64) -> Vec<FaultSpec> {
+    let mut rng = splitbrain_sim::SimRng::stream(seed, 99);
+    let count = 2 + rng.below(3);
+    (0..count)
+        .map(|_| {
+            let at_ns = S + rng.below(12 * S);
+            let server = Target::Node((members as u64 + rng.below(servers)) as u32);
+            let lasting = S + rng.below(7 * S);
+            match rng.below(8) {
+                0 => at(at_ns, FaultAction::Crash(server), Some(lasting)),
+                1 => at(at_ns, FaultAction::Pause(server, lasting), None),
+                2 => at(
+                    at_ns,
+                    FaultAction::Partition(PartitionShape::Isolate(server)),
+                    Some(lasting),
+                ),
+                3 => at(at_ns, FaultAction::Crash(Target::Leader), Some(lasting)),
+                4 => at(at_ns, FaultAction::Crash(Target::Leader), None),
+                5 | 6 => at(
+                    at_ns,
+                    minority_cut(&mut rng, members, servers),
+                    Some(lasting),
+                ),
+                _ => at(at_ns, FaultAction::Crash(server), None),
+            }
+        })
+        .collect()
+}
+
+/// One server and one client cut off from everyone else (the other servers and clients).
+fn minority_cut(rng: &mut splitbrain_sim::SimRng, members: usize, servers: u64) -> FaultAction {
+    let client = rng.below(members as u64) as u32;
+    let server = members as u32 + rng.below(servers) as u32;
+    let rest = (0..members as u32 + servers as u32)
+        .filter(|i| *i != client && *i != server)
+        .collect();
+    FaultAction::Partition(PartitionShape::Groups(vec![vec![client, server], rest]))
+}
+
+/// 200 seeds of server and leader faults, 3 and 5 servers, without fencing: no safety
+/// violation (two leaders of one term, or a deposed leader's write after its successor's)
+/// with the correct recipe. An ensemble that served without a quorum fails it: a server cut
+/// off with a client keeps that client's session while the majority expires it.
+#[test]
+fn a_sweep_of_server_faults_breaks_no_safety_property() {
+    let mut failovers = 0;
+    for seed in 0..200 {
+        let servers = if seed % 4 == 3 { 5 } else { 3 };
+        let zk = ensemble(servers);
+        let faults = drawn_faults(seed, 3, servers);
+        let mut sim = sim_config(seed, 3, 30 * S, faults.clone());
+        sim.fencing = false;
+        let report = Sim::new(sim, info(&zk, 3), ZkProcess::cluster(3, &zk))
+            .run()
+            .expect("within the default limits");
+        assert!(
+            report.violated_safety().is_empty(),
+            "seed {seed}, faults {faults:?}: {:?}",
+            report.violations
+        );
+        assert!(
+            !report
+                .violated_safety()
+                .contains(&Invariant::ElectionSafety),
+            "seed {seed}"
+        );
+        failovers += report.failovers.len();
+    }
+    assert!(
+        failovers > 50,
+        "the faults moved leadership {failovers} times"
+    );
+}
