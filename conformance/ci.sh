@@ -27,6 +27,7 @@ missing_packages() {
     command -v java >/dev/null || echo default-jre-headless
     command -v python3 >/dev/null || echo python3
     python3 -c 'import venv, ensurepip' 2>/dev/null || echo python3-venv
+    command -v strace >/dev/null || echo strace  # the etcd cluster's fsync-stuck leader
 }
 
 apt_install() {

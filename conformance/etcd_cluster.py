@@ -481,6 +481,115 @@ def _trial(fault: str) -> Trial:
     return tr
 
 
+# ---------------------------------------------------------------------------------------
+# The fsync-stuck leader (etcd issues 12528, 15247; ensureLeadership from 3.5.13 / 3.4.31)
+
+STUCK_S = 10.0  # every fdatasync of the leader waits this long, for this long
+STRACE_BIN = os.environ.get("STRACE", shutil.which("strace") or "/usr/bin/strace")
+
+
+@dataclass
+class StuckTrial:
+    """What one fsync-stuck trial saw; times are seconds after the leader got stuck, inf when
+    it never happened in the trial."""
+    new_leader: float = INF  # a follower first named another leader
+    holder_ended: float = INF  # the holder (pinned to the stuck leader) printed an error
+    waiter_acquired: float = INF  # the waiter (through the followers) printed its key
+    waiter_ended: float = INF  # the waiter printed an error after acquiring
+    holder_said: str = ""
+    waiter_said: str = ""
+
+
+def _stuck(leader: Member, base_dir: Path) -> Proc:
+    """Every fdatasync(2) of `leader` now waits STUCK_S before it runs (strace's syscall
+    delay injection, as etcd_slow_disk.py): its raft loop blocks in the WAL save of its next
+    Ready, as in etcd issue 15247. Stopping the Proc detaches strace; etcd runs on."""
+    if not os.access(STRACE_BIN, os.X_OK):
+        raise harness.Skip(f"strace not found at {STRACE_BIN} (apt-get install strace)")
+    delay_us = int(STUCK_S * 1_000_000)
+    argv = [STRACE_BIN, "-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync",
+            "-e", f"inject=fdatasync:delay_enter={delay_us}", "-p", str(leader.proc.pid)]
+    return Proc(f"strace-{leader.name}", argv, base_dir / f"strace-{leader.name}.log")
+
+
+def _stuck_trial() -> StuckTrial:
+    """The holder's `etcdctl lock --ttl 5` talks to the leader only (a client connected to
+    the member that gets stuck, as in 15247), the waiter's to the two followers; a writer
+    puts through the followers every 20 ms (their forwarded proposals make the leader save
+    and fdatasync). 1.5 s after the holder acquired, the leader's fdatasync is delayed
+    STUCK_S for STUCK_S; watched until 8 s after, then restored."""
+    c = cluster()
+    leader = c.leader()
+    followers = [m for m in c.members if m is not leader]
+    name = _unique("stuck")
+    tr = StuckTrial()
+    holder = Etcdctl(c, "lock", "--ttl", str(LOCK_TTL_S), name, endpoint=leader.endpoint,
+                     name=f"lock-holder-{name}")
+    waiter = strace = None
+    watcher = Watcher(c)
+    writer = Writer(followers, _unique("w"))
+    try:
+        t_acquired, _ = holder.wait_line(f"^{name}/", 15)
+        waiter = Etcdctl(c, "lock", "--ttl", str(LOCK_TTL_S), name,
+                         endpoint=",".join(m.endpoint for m in followers),
+                         name=f"lock-waiter-{name}")
+        _sleep_until(t_acquired + FAULT_AFTER_S)
+        t0 = time.monotonic()
+        strace = _stuck(leader, c.base_dir)
+        _sleep_until(t0 + STUCK_S)
+        strace.stop()
+        strace = None
+        _sleep_until(t0 + STUCK_S + 8.0)
+        old_id = leader.member_id
+        tr.new_leader = min(watcher.first(m.idx, t0, lambda l: l not in ("0", old_id))
+                            for m in followers) - t0
+        errors = lambda p: [t for t, line in p.lines() if re.search("(?i)error|expired", line)]
+        tr.holder_ended = min(errors(holder) + [holder.exited_at or INF]) - t0
+        acquired = [t for t, line in waiter.lines() if line.startswith(f"{name}/")]
+        tr.waiter_acquired = (acquired[0] if acquired else INF) - t0
+        after = [t for t in errors(waiter) + [waiter.exited_at or INF]
+                 if acquired and t > acquired[0]]
+        tr.waiter_ended = min(after + [INF]) - t0
+        tr.holder_said = " | ".join(line for _, line in holder.lines()[1:])[:200]
+        tr.waiter_said = " | ".join(line for _, line in waiter.lines()[1:])[:200]
+    finally:
+        if strace is not None:
+            strace.stop()
+        watcher.stop()
+        writer.stop()
+        for p in (holder, waiter):
+            if p is not None:
+                p.stop()
+        _restore(c, leader)
+    print(f"    (stuck leader {c.version}: m{leader.idx}, new leader {tr.new_leader:.2f}s, "
+          f"holder ended {tr.holder_ended:.2f}s, waiter acquired {tr.waiter_acquired:.2f}s, "
+          f"waiter ended {tr.waiter_ended:.2f}s; holder said: {tr.holder_said}; "
+          f"waiter said: {tr.waiter_said})", flush=True)
+    return tr
+
+
+def _stuck_rows(v: str) -> list[Experiment]:
+    """What the holder pinned to an fsync-stuck leader and the waiter see, per version."""
+    trials = SharedTrials(_stuck_trial)
+    prefix = f"{v} fsync-stuck leader {STUCK_S:g}s"
+    row = lambda name, unit, value, note="": Experiment(  # noqa: E731
+        f"{prefix}: {name}", "etcd-cluster", unit, trials.row(value), None, None, note=note)
+    return [
+        row("new leader seen, from stuck", "s", lambda t: t.new_leader,
+            "first status poll (every 20 ms) of a follower naming another leader"),
+        row("holder's session ended, from stuck", "s", lambda t: t.holder_ended,
+            "the holder's etcdctl (endpoint: the stuck leader only) printed an error"),
+        row("waiter acquired, from stuck", "s", lambda t: t.waiter_acquired,
+            "the waiter's etcdctl (endpoints: the two followers) printed its key"),
+        row("both held at once", "count",
+            lambda t: float(t.waiter_acquired < t.holder_ended),
+            "the waiter printed its key before the holder printed its error"),
+        row("waiter's session ended after acquiring", "count",
+            lambda t: float(t.waiter_ended < INF),
+            "a late revoke of the waiter's lease by the unstuck old leader (12528) would end it"),
+    ]
+
+
 def _strike(c: EtcdCluster, fault: str, target: Member) -> float:
     t = time.monotonic()
     if fault.startswith("kill"):
@@ -611,6 +720,7 @@ def experiments(binary: str) -> list[Experiment]:
         _real_row(f"{v} leader cut from peers 5s: probe lease TTL 5 deleted, from new leader",
                   "s", cut, lambda t: t.probe_deleted_s - t.new_leader_s),
         *_lock_rows(f"{v} leader cut from peers 5s", cut, False, False),
+        *_stuck_rows(v),
     ]
 
 

@@ -71,6 +71,15 @@ pub trait Algorithm: 'static {
     /// Facts the engine's checks need, for a cluster of `members`.
     fn info(config: &Self::Config, members: usize) -> AlgorithmInfo;
 
+    /// How many processes the modeled coordination service runs as, after the members:
+    /// 0 without a service, 1 for a single-process service (the default when
+    /// [`Algorithm::HAS_SERVICE`]), the members' count of a clustered one (an etcd cluster, a
+    /// ZooKeeper ensemble). The `ServiceMember(i)` target names one of them.
+    fn service_processes(config: &Self::Config) -> usize {
+        let _ = config;
+        usize::from(Self::HAS_SERVICE)
+    }
+
     /// Every timing, each with its field name in a scenario (a range's ends as `name[0]` and
     /// `name[1]`).
     fn timings(config: &Self::Config) -> Vec<(&'static str, Nanos)>;

@@ -115,7 +115,7 @@ pub fn expected_events_with(
     if config.write_every_ns > 0 {
         period_ns = period_ns.min(config.write_every_ns);
     }
-    let processes = config.members as u128 + u128::from(algorithm.has_service());
+    let processes = algorithm.processes(config.members) as u128;
     let acting = u128::from(config.duration_ns / period_ns) * processes;
     let acting = (acting * clock_rate_ppm(config)).div_ceil(1_000_000);
     let faults = config.faults.len() as u128 + u128::from(nemesis_faults);
@@ -192,11 +192,15 @@ pub fn retransmissions(algorithm: &AlgorithmConfig, config: &SimConfig) -> u128 
         return 0;
     };
     let members = config.members as u128;
+    let service = algorithm.service_processes() as u128;
     let connections = if algorithm.sends_to_every_member() {
         members * members.saturating_sub(1)
+    } else if service > 0 {
+        // Members to each service process and back, and between the service's members.
+        2 * members * service + service * service.saturating_sub(1)
     } else {
-        // Members to the service and back, or to a ring's neighbours and back.
-        2 * members * if algorithm.has_service() { 1 } else { 2 }
+        // Members to a ring's neighbours and back.
+        4 * members
     };
     let resends = u128::from(config.duration_ns / stream.max_rto_ns.max(1));
     // A break is heard at both ends and the connection reopened with a send: three events.

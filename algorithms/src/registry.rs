@@ -391,6 +391,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn heartbeat_ns(&self) -> Nanos;
     fn campaign_timeout_ns(&self) -> Nanos;
     fn sends_to_every_member(&self) -> bool;
+    fn service_processes(&self) -> usize;
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
     fn vary(
@@ -456,6 +457,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn election_is_quadratic(&self) -> bool {
         A::ELECTION_IS_QUADRATIC
+    }
+    fn service_processes(&self) -> usize {
+        A::service_processes(&self.0)
     }
     fn property_names(&self) -> Vec<&'static str> {
         A::properties(&self.0).names()
@@ -619,12 +623,27 @@ impl AlgorithmConfig {
         self.config.run(config, info, options)
     }
 
+    /// How many processes the modeled coordination service runs as, after the members (see
+    /// [`Algorithm::service_processes`]): 0, 1, or a clustered service's member count.
+    pub fn service_processes(&self) -> usize {
+        self.config.service_processes()
+    }
+
+    /// Every process of a run of `members`: the members and the service's processes.
+    pub fn processes(&self, members: usize) -> usize {
+        members.saturating_add(self.service_processes())
+    }
+
     /// The lifeline names of a run of `members`: `n0`, `n1`, ..., then the service's name
-    /// (`etcd`, `ZooKeeper`, `API server`) when there is one, then `resource`.
+    /// (`etcd`, `ZooKeeper`, `API server`) when there is one (`etcd-0`, `etcd-1`, ... for
+    /// each member of a clustered service), then `resource`.
     pub fn lifeline_names(&self, members: usize) -> Vec<String> {
         let mut names: Vec<String> = (0..members).map(|i| format!("n{i}")).collect();
-        if self.has_service() {
-            names.push(self.entry.service_name.to_string());
+        let service = self.entry.service_name;
+        match self.service_processes() {
+            0 => {}
+            1 => names.push(service.to_string()),
+            n => names.extend((0..n).map(|i| format!("{service}-{i}"))),
         }
         names.push("resource".to_string());
         names

@@ -379,9 +379,11 @@ pub enum ErrorKind {
     /// Reads "the failover objective must be longer than zero".
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
-    /// Reads "target `Service` names no process: {algorithm} has no coordination service".
-    #[error("target `Service` names no process: {algorithm} has no coordination service")]
+    /// Reads "target `{target}` names no process: {algorithm} has no coordination service".
+    #[error("target `{target}` names no process: {algorithm} has no coordination service")]
     NoServiceProcess {
+        /// The target as written (`Service`, `ServiceLeader`, ...).
+        target: &'static str,
         /// The algorithm's name.
         algorithm: String,
     },
@@ -489,6 +491,16 @@ pub enum ErrorKind {
         node: u64,
         /// The number of nodes.
         nodes: u64,
+    },
+    /// Reads "service member {member} does not exist: {algorithm}'s service runs as {members} process(es)".
+    #[error("service member {member} does not exist: {algorithm}'s service runs as {members} process(es)")]
+    ServiceMemberOutOfRange {
+        /// The member number as written.
+        member: u64,
+        /// How many processes the service runs as.
+        members: usize,
+        /// The algorithm's name.
+        algorithm: String,
     },
     /// Reads "the fault at {} is not before the end of the run ({})".
     #[error("the fault at {} is not before the end of the run ({})", dur(.at_ns), dur(.duration_ns))]
@@ -797,6 +809,11 @@ impl ErrorKind {
                  design an algorithm with a service ({}), drop it, or strike a node instead",
                 algorithms_with_service()
             ),
+            ErrorKind::ServiceMemberOutOfRange { members, .. } => match members {
+                1 => "the only service process is `ServiceMember(0)`, the same as `Service`"
+                    .to_string(),
+                n => format!("service members are numbered from 0 to {}", n - 1),
+            },
             ErrorKind::NodeOutOfRange { nodes, .. } => match nodes {
                 0 => "the cluster has no nodes".to_string(),
                 1 => "the only node is `Node(0)`".to_string(),

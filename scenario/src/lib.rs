@@ -60,7 +60,7 @@ pub use write::{algorithm_line, fault_lines, to_ron, transport_line};
 
 use ron::extensions::Extensions;
 use splitbrain_algorithms::AlgorithmConfig;
-use splitbrain_sim::{nemesis, FaultSpec, Invariant, SimConfig, StreamConfig, Target, Transport};
+use splitbrain_sim::{nemesis, FaultSpec, Invariant, SimConfig, StreamConfig, Transport};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -136,6 +136,7 @@ impl Scenario {
             // Derived here, the one place every run's schedule is drawn: whatever algorithm
             // the scenario runs now (compare swaps it), a service is struck only if it has one.
             config.strike_service = s.algorithm.has_service();
+            config.clustered_service = s.algorithm.service_processes() > 1;
             let schedule = nemesis::generate(&config, seed, s.sim.members, s.sim.duration_ns);
             // A latency swarm mode drew is the run's own network setting: written out with
             // it, a reproducer runs it without the nemesis.
@@ -177,7 +178,7 @@ impl Scenario {
     /// service cannot run such a scenario as written: the engine would skip what names it.
     pub fn service_use(&self) -> Option<String> {
         let strikes =
-            |f: &&splitbrain_sim::FaultSpec| f.action.targets().contains(&&Target::Service);
+            |f: &&splitbrain_sim::FaultSpec| f.action.targets().iter().any(|t| t.is_service());
         let fault = self.sim.faults.iter().find(strikes);
         if let Some(fault) = fault {
             return Some(format!("the fault at {}", format_duration_ron(fault.at_ns)));

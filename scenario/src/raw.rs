@@ -479,6 +479,9 @@ pub(crate) enum RawTarget {
     Random,
     Minority,
     Service,
+    ServiceMember(u64),
+    ServiceLeader,
+    ServiceFollower,
     AllCrashed,
     All,
 }

@@ -50,6 +50,7 @@ pub(crate) fn lower(file: ScenarioFile, default_name: &str) -> Result<Scenario, 
         problems: Vec::new(),
         nodes: DEFAULT_NODES,
         has_service: false,
+        service_processes: 0,
         service_uses: Vec::new(),
     };
     let scenario = check.scenario(file, default_name);
@@ -66,6 +67,8 @@ struct Checker {
     nodes: u64,
     /// Whether the algorithm runs a coordination service that `Service` can name.
     has_service: bool,
+    /// How many processes that service runs as (`ServiceMember(i)` names one).
+    service_processes: usize,
     /// Where the scenario names the service (`target \`Service\``, `clocks.service`, ...):
     /// the path and the words for it, checked against every design.
     service_uses: Vec<(String, &'static str)>,
@@ -100,6 +103,7 @@ impl Checker {
         }
         // The modeled service is process `nodes`: `Service` names it.
         self.has_service = algorithm.has_service();
+        self.service_processes = algorithm.service_processes();
         // Timings the algorithm's own rules refused (a lease longer than a day) are not
         // reported twice.
         if self.problems.len() == problems_before_algorithm {
@@ -325,6 +329,7 @@ impl Checker {
             swarm_ranges: SwarmRanges::default(),
             // Derived from the algorithm when the schedule is drawn (Scenario::materialize).
             strike_service: false,
+            clustered_service: false,
         };
         config.swarm_ranges = self.swarm_ranges(raw.swarm_ranges, &config, window_ns);
         self.nemesis_acts(&config, window_ns);
@@ -1120,6 +1125,26 @@ impl Checker {
         }
     }
 
+    /// Notes a target that names the coordination service; whether the algorithm has one
+    /// (reported if not).
+    fn service_target(&mut self, path: &str, target: &'static str, algorithm: &str) -> bool {
+        let what = match target {
+            "Service" => "target `Service`",
+            "ServiceMember" => "target `ServiceMember`",
+            "ServiceLeader" => "target `ServiceLeader`",
+            _ => "target `ServiceFollower`",
+        };
+        self.service_uses.push((path.to_string(), what));
+        if !self.has_service {
+            let kind = ErrorKind::NoServiceProcess {
+                target,
+                algorithm: algorithm.to_string(),
+            };
+            self.problem(path, kind);
+        }
+        self.has_service
+    }
+
     /// A fault target; `kind` is the fault's RON name (`Crash`, ...), for messages.
     fn target(&mut self, raw: &RawTarget, path: &str, kind: &str, algorithm: &str) -> Target {
         match raw {
@@ -1129,17 +1154,29 @@ impl Checker {
             RawTarget::Random => Target::Random,
             RawTarget::Minority => Target::Minority,
             RawTarget::Service => {
-                self.service_uses
-                    .push((path.to_string(), "target `Service`"));
-                if !self.has_service {
-                    self.problem(
-                        path,
-                        ErrorKind::NoServiceProcess {
-                            algorithm: algorithm.to_string(),
-                        },
-                    );
-                }
+                self.service_target(path, "Service", algorithm);
                 Target::Service
+            }
+            RawTarget::ServiceMember(i) => {
+                if self.service_target(path, "ServiceMember", algorithm)
+                    && *i >= self.service_processes as u64
+                {
+                    let kind = ErrorKind::ServiceMemberOutOfRange {
+                        member: *i,
+                        members: self.service_processes,
+                        algorithm: algorithm.to_string(),
+                    };
+                    self.problem(path, kind);
+                }
+                Target::ServiceMember(u32::try_from(*i).unwrap_or(u32::MAX))
+            }
+            RawTarget::ServiceLeader => {
+                self.service_target(path, "ServiceLeader", algorithm);
+                Target::ServiceLeader
+            }
+            RawTarget::ServiceFollower => {
+                self.service_target(path, "ServiceFollower", algorithm);
+                Target::ServiceFollower
             }
             RawTarget::AllCrashed => {
                 if kind != "Restart" {
@@ -1257,7 +1294,7 @@ pub(crate) fn work_problem(
         (true, false) => ("duration".to_string(), sim.write_every_ns),
         (false, _) => (format!("{at}.{name}"), timing_ns),
     };
-    let processes = sim.members as u64 + u64::from(algorithm.has_service());
+    let processes = algorithm.processes(sim.members) as u64;
     let retransmissions = splitbrain_algorithms::retransmissions(algorithm, sim);
     if retransmissions * 2 > expected {
         path = "network.transport".to_string();

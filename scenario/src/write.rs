@@ -399,6 +399,9 @@ fn target(target: &Target) -> String {
         Target::Random => "Random".to_string(),
         Target::Minority => "Minority".to_string(),
         Target::Service => "Service".to_string(),
+        Target::ServiceMember(index) => format!("ServiceMember({index})"),
+        Target::ServiceLeader => "ServiceLeader".to_string(),
+        Target::ServiceFollower => "ServiceFollower".to_string(),
         Target::AllCrashed => "AllCrashed".to_string(),
         Target::All => "All".to_string(),
     }

@@ -17,12 +17,38 @@ pub enum Target {
     Random,
     /// A minority of the members (`(n - 1) / 2` of them), drawn from the fault stream.
     Minority,
-    /// The modeled coordination service's processes (empty for algorithms without one).
+    /// The modeled coordination service's processes (empty for algorithms without one):
+    /// every member of a clustered service.
     Service,
+    /// One member of a clustered coordination service by index, counted from 0 (process
+    /// `members + i`; an etcd member, a ZooKeeper server); none past the last.
+    ServiceMember(u32),
+    /// The live service member that leads its service ([`crate::Process::leads_service`]),
+    /// with the highest term if several believe they do; none if no member leads. A
+    /// single-process service is its own leader (so that `compare` can strike "the service's
+    /// leader" of a single process and of a cluster alike).
+    ServiceLeader,
+    /// A live service member other than [`Target::ServiceLeader`], drawn from the fault
+    /// stream; none if there is no other (always none for a single-process service).
+    ServiceFollower,
     /// Every member that is crashed when the fault fires (for `Restart`).
     AllCrashed,
     /// Every member.
     All,
+}
+
+impl Target {
+    /// Whether it names processes of the coordination service (`Service` and the targets
+    /// that name one of its members).
+    pub fn is_service(&self) -> bool {
+        matches!(
+            self,
+            Target::Service
+                | Target::ServiceMember(_)
+                | Target::ServiceLeader
+                | Target::ServiceFollower
+        )
+    }
 }
 
 /// The shape of a network partition.

@@ -296,7 +296,7 @@ pub fn run(args: &RunArgs) -> u8 {
     let filter = TraceFilter {
         nodes: args.trace_nodes.as_deref(),
         window: args.trace_window,
-        processes: scenario.sim.members + usize::from(scenario.algorithm.has_service()),
+        processes: scenario.algorithm.processes(scenario.sim.members),
     };
     let report = match &args.trace {
         Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &filter, step, &bar) {
@@ -676,7 +676,7 @@ fn check_stepping(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
             ));
         }
     }
-    let processes = scenario.sim.members + usize::from(scenario.algorithm.has_service());
+    let processes = scenario.algorithm.processes(scenario.sim.members);
     if let Some(bad) = args
         .trace_nodes
         .iter()

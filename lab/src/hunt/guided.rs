@@ -115,6 +115,7 @@ pub fn scenario_of(scenario: &Scenario, seed: u64, nemesis_faults: &[FaultSpec])
 fn nemesis_of(scenario: &Scenario) -> Option<NemesisConfig> {
     let mut config = scenario.nemesis.clone()?;
     config.strike_service = scenario.algorithm.has_service();
+    config.clustered_service = scenario.algorithm.service_processes() > 1;
     Some(config)
 }
 
@@ -303,6 +304,10 @@ impl Mutator<'_> {
             1 => Target::Follower,
             2 => Target::Random,
             3 => Target::Node(rng.below(self.members as u64) as u32),
+            _ if self.config.clustered_service => match rng.below(2) {
+                0 => Target::ServiceLeader,
+                _ => Target::ServiceFollower,
+            },
             _ => Target::Service,
         };
         let slot = first_target(&mut f.action)?;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The event kinds in the order their codes index (`kinds` in the embedded data).
-pub(super) const KINDS: [&str; 21] = [
+pub(super) const KINDS: [&str; 23] = [
     "start",
     "deliver",
     "timer",
@@ -29,6 +29,8 @@ pub(super) const KINDS: [&str; 21] = [
     "clock_caught_up",
     "quiet",
     "liveness_deadline",
+    "service_leads",
+    "service_follows",
 ];
 
 /// The code of a kind: its index in [`KINDS`]. Exhaustive, so that a new kind does not
@@ -56,6 +58,8 @@ fn kind_code(kind: &EventKind) -> usize {
         EventKind::ClockCaughtUp => 18,
         EventKind::Quiet => 19,
         EventKind::LivenessDeadline => 20,
+        EventKind::ServiceLeads => 21,
+        EventKind::ServiceFollows => 22,
     }
 }
 
@@ -173,6 +177,8 @@ mod tests {
             EventKind::ClockCaughtUp,
             EventKind::Quiet,
             EventKind::LivenessDeadline,
+            EventKind::ServiceLeads,
+            EventKind::ServiceFollows,
         ];
         for kind in kinds {
             assert_eq!(KINDS[kind_code(&kind)], kind.name());

@@ -209,3 +209,30 @@ fn a_swarm_mean_interval_range_no_seed_can_run_is_refused() {
         (4_000_000_000, 9_000_000_000)
     );
 }
+
+#[test]
+fn service_member_targets_survive_writing_and_reading_back() {
+    let source = r#"(algorithm: Etcd(), faults: [
+        (at: "1s", do: Crash(ServiceLeader), heal_after: "5s"),
+        (at: "2s", do: Pause(ServiceFollower, "1s")),
+        (at: "3s", do: SlowDisk(ServiceMember(0), "2s"), heal_after: "1s"),
+        (at: "4s", do: Partition(Isolate(ServiceLeader)), heal_after: "1s")])"#;
+    let scenario = parsed(source);
+    let targets: Vec<Target> = scenario
+        .sim
+        .faults
+        .iter()
+        .map(|f| f.action.targets()[0].clone())
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            Target::ServiceLeader,
+            Target::ServiceFollower,
+            Target::ServiceMember(0),
+            Target::ServiceLeader
+        ]
+    );
+    let text = to_ron(&scenario);
+    assert_eq!(parse(&text, "elsewhere.ron"), Ok(scenario), "\n{text}");
+}

@@ -139,6 +139,19 @@ fn each_rule_fires_at_the_offending_value() {
             "target `Service` names no process: raft has no coordination service",
         ),
         (
+            format!("({r}, faults: [(at: \"1s\", do: Crash(@ServiceLeader))])"),
+            "target `ServiceLeader` names no process: raft has no coordination service",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Pause(@ServiceMember(0), \"1s\"))])"),
+            "target `ServiceMember` names no process: raft has no coordination service",
+        ),
+        (
+            "(algorithm: Etcd(), faults: [(at: \"1s\", do: Crash(@ServiceMember(1)))])"
+                .to_string(),
+            "service member 1 does not exist: etcd's service runs as 1 process(es)",
+        ),
+        (
             format!(
                 "({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: Leader, to: @Service)))])"
             ),

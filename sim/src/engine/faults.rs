@@ -192,6 +192,27 @@ impl<'t, P: Process> Sim<'t, P> {
         self.check_quiet();
     }
 
+    /// The live processes after the members: the coordination service's members.
+    fn live_service_members(&self) -> Vec<NodeId> {
+        (self.config.members..self.processes.len())
+            .map(NodeId::from)
+            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .collect()
+    }
+
+    /// The live service member that says it leads its service, the one with the highest
+    /// term if several do (a deposed leader that has not heard of its successor), the
+    /// lowest id among equals. A single-process service leads itself.
+    fn service_leader(&self) -> Option<NodeId> {
+        let live = self.live_service_members();
+        if self.processes.len() - self.config.members == 1 {
+            return live.first().copied();
+        }
+        live.into_iter()
+            .filter(|n| self.processes[n.index()].leads_service())
+            .max_by_key(|n| (self.processes[n.index()].term(), std::cmp::Reverse(*n)))
+    }
+
     fn live_members(&self) -> Vec<NodeId> {
         (0..self.config.members)
             .map(NodeId::from)
@@ -223,6 +244,23 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.pick(&all, (members - 1) / 2)
             }
             Target::Service => (members..self.processes.len()).map(NodeId::from).collect(),
+            Target::ServiceMember(i) => {
+                let index = members.saturating_add(*i as usize);
+                (index < self.processes.len())
+                    .then_some(NodeId::from(index))
+                    .into_iter()
+                    .collect()
+            }
+            Target::ServiceLeader => self.service_leader().into_iter().collect(),
+            Target::ServiceFollower => {
+                let leader = self.service_leader();
+                let others: Vec<NodeId> = self
+                    .live_service_members()
+                    .into_iter()
+                    .filter(|n| Some(*n) != leader)
+                    .collect();
+                self.pick(&others, 1)
+            }
             Target::AllCrashed => (0..members)
                 .map(NodeId::from)
                 .filter(|n| self.nodes[n.index()].status == Status::Crashed)
@@ -350,8 +388,8 @@ impl<'t, P: Process> Sim<'t, P> {
                     if Some(*n) == leader {
                         format!("{n} (leader)")
                     } else if n.index() >= self.config.members {
-                        // The process past the members is the coordination service.
-                        format!("{n} (service)")
+                        // The processes past the members are the coordination service.
+                        self.service_member_name(*n)
                     } else {
                         n.to_string()
                     }
@@ -408,6 +446,22 @@ impl<'t, P: Process> Sim<'t, P> {
 }
 
 impl<P: Process> Sim<'_, P> {
+    /// How a fault's description names service process `node`: `(service)` for a
+    /// single-process service; a clustered one's members by their index among the members,
+    /// and whether they lead the service.
+    fn service_member_name(&self, node: NodeId) -> String {
+        let members = self.config.members;
+        if self.processes.len() - members <= 1 {
+            return format!("{node} (service)");
+        }
+        let role = if self.processes[node.index()].leads_service() {
+            ", its leader"
+        } else {
+            ""
+        };
+        format!("{node} (service member {}{role})", node.index() - members)
+    }
+
     /// For a freeze striking a node already frozen (a pause under way, a stall not yet
     /// struck), what happens to the two: a pause keeps the later end, a stall strikes in the
     /// node's first handler after a pause (one longer freeze), a second pending stall

@@ -323,6 +323,12 @@ pub struct Sim<'t, P: Process> {
     /// Per failover opened, in order: the place of its fault in `fault_records`.
     failover_faults: Vec<usize>,
     liveness: LivenessMonitor,
+    /// What each service process (in order after the members) would answer a client asking
+    /// who leads; the liveness check reads their agreement ([`Sim::service_answered`]).
+    service_answers: Vec<Option<NodeId>>,
+    /// Whether each service process led its service after its last handler
+    /// ([`Process::leads_service`]); a change is traced (`service_leads`, `service_follows`).
+    service_leads: Vec<bool>,
     message_stats: Vec<MessageStats>,
     drops: DropStats,
     writes: WriteStats,
@@ -435,6 +441,8 @@ impl<'t, P: Process> Sim<'t, P> {
             failover_faults: Vec::new(),
             steady: steady::SteadyBooks::default(),
             liveness: LivenessMonitor::new(config.members, bound),
+            service_answers: vec![None; count.saturating_sub(config.members)],
+            service_leads: vec![false; count.saturating_sub(config.members)],
             fault_rng: SimRng::stream(config.seed, StreamId::FAULTS),
             fault_records: Vec::with_capacity(config.faults.len()),
             record_of_fault: vec![usize::MAX; config.faults.len()],
@@ -876,15 +884,9 @@ impl<'t, P: Process> Sim<'t, P> {
             return;
         }
         self.quiet = true;
-        match self.service() {
-            Some(service) if self.nodes[service.index()].status == Status::Crashed => {
-                let reason = format!(
-                    "the coordination service ({service}) is down after the last fault; \
-                     no member can be elected without it"
-                );
-                self.liveness.rule_out(self.now, reason);
-            }
-            _ => {
+        match self.service_down() {
+            Some(reason) => self.liveness.rule_out(self.now, reason),
+            None => {
                 let group = self.live_connected_group();
                 let (members, min_group) = (self.config.members, self.info.min_group_for_progress);
                 self.liveness.start(self.now, group, members, min_group);
@@ -897,10 +899,53 @@ impl<'t, P: Process> Sim<'t, P> {
         self.trace_global(EventKind::Quiet);
     }
 
-    /// The coordination service, for algorithms whose members elect through one (the
-    /// process after the members).
-    fn service(&self) -> Option<NodeId> {
-        (self.processes.len() > self.config.members).then(|| NodeId::from(self.config.members))
+    /// Whether members elect through a coordination service (the processes after them).
+    fn has_service(&self) -> bool {
+        self.processes.len() > self.config.members
+    }
+
+    /// The service's processes that can serve now: a single-process service if it is up; of
+    /// a clustered one, the largest group of live members that talk to each other both ways,
+    /// if it is a majority of them (etcd and ZooKeeper serve nothing without a quorum).
+    /// Empty without a service or when it cannot serve.
+    pub(super) fn serving_service(&self) -> Vec<NodeId> {
+        let all = self.processes.len() - self.config.members;
+        let live: Vec<NodeId> = (self.config.members..self.processes.len())
+            .map(NodeId::from)
+            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .collect();
+        let group = self.largest_connected(&live);
+        if group.len() > all / 2 {
+            group
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Why no member can be elected after the last fault, if the service is the reason.
+    fn service_down(&self) -> Option<String> {
+        if !self.has_service() || !self.serving_service().is_empty() {
+            return None;
+        }
+        let first = NodeId::from(self.config.members);
+        Some(if self.processes.len() - self.config.members == 1 {
+            format!(
+                "the coordination service ({first}) is down after the last fault; \
+                 no member can be elected without it"
+            )
+        } else {
+            format!(
+                "the coordination service (from {first}) has no quorum of live, connected \
+                 members after the last fault; no member can be elected without it"
+            )
+        })
+    }
+
+    /// Whether `member` can talk both ways with a process of the serving service.
+    pub(super) fn reaches_service(&self, member: NodeId) -> bool {
+        self.serving_service()
+            .into_iter()
+            .any(|s| self.network.connected(member, s))
     }
 
     /// The group that must agree on a leader: the live members that can all talk to each
@@ -914,11 +959,20 @@ impl<'t, P: Process> Sim<'t, P> {
         if !self.network.is_partitioned() {
             return live;
         }
-        if let Some(service) = self.service() {
+        if self.has_service() {
             return live
                 .into_iter()
-                .filter(|member| self.network.connected(*member, service))
+                .filter(|member| self.reaches_service(*member))
                 .collect();
+        }
+        self.largest_connected(&live)
+    }
+
+    /// The largest group of `live` that talk to each other both ways (the first found among
+    /// equals), in id order.
+    fn largest_connected(&self, live: &[NodeId]) -> Vec<NodeId> {
+        if !self.network.is_partitioned() {
+            return live.to_vec();
         }
         // Greedy components over mutual connectivity (O(n^2), once per run).
         let mut assigned = vec![false; live.len()];

@@ -217,10 +217,38 @@ impl<'t, P: Process> Sim<'t, P> {
                 Recognition::Names(process.known_leader())
             };
             self.liveness.observe(self.now, node, seen);
-        } else if index == self.config.members {
-            // The coordination service (the process after the members): whom it would name.
-            self.liveness
-                .observe_answer(self.now, process.known_leader());
+        } else {
+            // A coordination service process (after the members): whom it would name.
+            let (answer, leads) = (process.known_leader(), process.leads_service());
+            self.service_answered(node, answer);
+            self.service_role(node, leads);
+        }
+    }
+
+    /// Service process `node` would now answer `answer` to a client asking who leads. The
+    /// service's answer, as the liveness check reads it, is what every process that names a
+    /// leader names (none if they disagree: a client could be told either); for a
+    /// single-process service, its own answer.
+    pub(super) fn service_answered(&mut self, node: NodeId, answer: Option<NodeId>) {
+        let slot = node.index() - self.config.members;
+        self.service_answers[slot] = answer;
+        let mut named = self.service_answers.iter().flatten();
+        let first = named.next().copied();
+        let agreed = first.filter(|leader| named.all(|other| other == leader));
+        self.liveness.observe_answer(self.now, agreed);
+    }
+
+    /// Service process `node` leads its service (`leads`) after its handler or crash;
+    /// traced when that changed.
+    fn service_role(&mut self, node: NodeId, leads: bool) {
+        let slot = node.index() - self.config.members;
+        if std::mem::replace(&mut self.service_leads[slot], leads) != leads {
+            let kind = if leads {
+                EventKind::ServiceLeads
+            } else {
+                EventKind::ServiceFollows
+            };
+            self.trace_node(node, kind);
         }
     }
 
@@ -393,9 +421,8 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Raft, one for Bully and Ring, which elect on any side of a partition), itself
     /// included.
     fn could_win(&self, node: NodeId) -> bool {
-        if let Some(service) = self.service() {
-            return self.nodes[service.index()].status != Status::Crashed
-                && self.network.connected(node, service);
+        if self.has_service() {
+            return self.reaches_service(node);
         }
         if !self.network.is_partitioned() {
             return true;
@@ -895,8 +922,8 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         self.leadership.end(self.now, node);
         self.note_campaign(node, None);
-        if node.index() == self.config.members {
-            self.liveness.observe_answer(self.now, None);
+        if node.index() >= self.config.members {
+            self.service_answered(node, None);
         } else {
             self.liveness.forget(self.now, node);
         }
@@ -904,6 +931,9 @@ impl<'t, P: Process> Sim<'t, P> {
         self.break_connections_of(node);
         self.observe(Observation::Crash { node });
         self.trace_node(node, EventKind::Crash);
+        if node.index() >= self.config.members {
+            self.service_role(node, false);
+        }
     }
 
     /// Brings a crashed `node` back with only its durable state.

@@ -69,6 +69,8 @@ struct Toy {
     /// Says it learns who leads by asking ([`Process::learns_leader_on_demand`]) while it
     /// does not lead.
     asks: bool,
+    /// Says it leads its (clustered) service ([`Process::leads_service`]).
+    leads_service: bool,
 }
 
 type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
@@ -181,6 +183,10 @@ impl Process for Toy {
 
     fn learns_leader_on_demand(&self) -> bool {
         self.asks && self.leader != self.me
+    }
+
+    fn leads_service(&self) -> bool {
+        self.leads_service
     }
 }
 
@@ -1294,6 +1300,7 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
 }
 
 mod properties;
+mod service_cluster;
 mod stepping;
 
 // ---------------------------------------------------------------------------------------

@@ -155,6 +155,11 @@ pub struct NemesisConfig {
     /// six of them). Not a scenario setting: the caller derives it from the algorithm when it
     /// draws the schedule.
     pub strike_service: bool,
+    /// The coordination service runs as several processes (an etcd cluster, a ZooKeeper
+    /// ensemble): a strike on the service names its leader or one of its followers
+    /// (`ServiceLeader`, `ServiceFollower`) instead of the whole service. Derived like
+    /// `strike_service`.
+    pub clustered_service: bool,
 }
 
 impl Default for NemesisConfig {
@@ -173,6 +178,7 @@ impl Default for NemesisConfig {
             swarm: false,
             swarm_ranges: SwarmRanges::default(),
             strike_service: false,
+            clustered_service: false,
         };
         config.swarm_ranges = SwarmRanges::around(&config);
         config
@@ -238,6 +244,7 @@ pub fn generate(config: &NemesisConfig, seed: u64, members: usize, duration_ns: 
             lasts_ns: lasts,
             members,
             service: config.strike_service && kind.strikes_service(config.swarm),
+            clustered_service: config.clustered_service,
         };
         let fault = fault_of(kind, &strike, &rates, &mut rng);
         faults.push(catch_up_before(fault, end));

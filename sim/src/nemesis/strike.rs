@@ -6,13 +6,16 @@ use crate::rng::SimRng;
 use crate::time::Nanos;
 
 /// A node target: mostly the leader (the interesting case), else followers and anyone, and
-/// with `service` the coordination service.
-fn node_target(members: usize, service: bool, rng: &mut SimRng) -> Target {
-    match rng.below(if service { 12 } else { 10 }) {
+/// with `strike.service` the coordination service (of a clustered one, its leader or a
+/// follower, drawn alike).
+fn node_target(strike: &Strike, rng: &mut SimRng) -> Target {
+    match rng.below(if strike.service { 12 } else { 10 }) {
         0..=3 => Target::Leader,
         4..=6 => Target::Follower,
         7..=8 => Target::Random,
-        9 => Target::Node(rng.below(members as u64) as u32),
+        9 => Target::Node(rng.below(strike.members as u64) as u32),
+        10 if strike.clustered_service => Target::ServiceLeader,
+        _ if strike.clustered_service => Target::ServiceFollower,
         _ => Target::Service,
     }
 }
@@ -47,6 +50,8 @@ pub(super) struct Strike {
     pub(super) members: usize,
     /// Whether it may strike the coordination service.
     pub(super) service: bool,
+    /// Whether that service runs as several processes.
+    pub(super) clustered_service: bool,
 }
 
 impl Strike {
@@ -77,7 +82,7 @@ pub(super) fn fault_of(
     rates: &Rates,
     rng: &mut SimRng,
 ) -> FaultSpec {
-    let target = node_target(strike.members, strike.service, rng);
+    let target = node_target(strike, rng);
     let lasts = strike.lasts_ns;
     match kind {
         NemesisKind::Crash => strike.healing(FaultAction::Crash(target)),

@@ -4,6 +4,39 @@ use super::*;
 use crate::fault::{PartitionShape, Target};
 use crate::time::NANOS_PER_SEC as S;
 
+/// A clustered service is struck through its leader or a follower, at the very draws that
+/// strike a single-process service: the schedules differ only in those targets.
+#[test]
+fn a_clustered_service_is_struck_at_its_leader_or_a_follower_with_the_same_draws() {
+    let single = NemesisConfig {
+        mean_interval_ns: S / 10,
+        strike_service: true,
+        ..NemesisConfig::default()
+    };
+    let clustered = NemesisConfig {
+        clustered_service: true,
+        ..single.clone()
+    };
+    let a = generate(&single, 9, 3, 120 * S).faults;
+    let b = generate(&clustered, 9, 3, 120 * S).faults;
+    assert_eq!(a.len(), b.len());
+    let (mut leaders, mut followers) = (0, 0);
+    for (fa, fb) in a.iter().zip(&b) {
+        let (ta, tb) = (fa.action.targets(), fb.action.targets());
+        if ta.contains(&&Target::Service) {
+            leaders += usize::from(tb.contains(&&Target::ServiceLeader));
+            followers += usize::from(tb.contains(&&Target::ServiceFollower));
+            assert_eq!(fa.at_ns, fb.at_ns);
+        } else {
+            assert_eq!(fa, fb);
+        }
+    }
+    assert!(leaders > 0 && followers > 0, "{leaders} {followers}");
+    assert!(!b
+        .iter()
+        .any(|f| f.action.targets().contains(&&Target::Service)));
+}
+
 #[test]
 fn the_service_is_struck_only_when_there_is_one_and_only_by_single_process_kinds() {
     let without = NemesisConfig {

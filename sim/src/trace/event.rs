@@ -115,6 +115,12 @@ pub enum EventKind {
     Restart,
     /// A planned handover was asked of the process.
     Resign,
+    /// A member of a clustered coordination service now leads its service
+    /// ([`Process::leads_service`](crate::Process::leads_service) turned true after its
+    /// handler): an etcd member became Raft leader, a ZooKeeper server `LEADING`.
+    ServiceLeads,
+    /// That member no longer leads its service (stepped down, or crashed).
+    ServiceFollows,
     /// The resource accepted a write of `token` from `from`.
     WriteAccepted {
         /// The fencing token the write carried.
@@ -169,6 +175,8 @@ impl EventKind {
             EventKind::Crash => "crash",
             EventKind::Restart => "restart",
             EventKind::Resign => "resign",
+            EventKind::ServiceLeads => "service_leads",
+            EventKind::ServiceFollows => "service_follows",
             EventKind::WriteAccepted { .. } => "write_accepted",
             EventKind::WriteRejected { .. } => "write_rejected",
             EventKind::Fault { .. } => "fault",

@@ -63,6 +63,8 @@ fn push_what(line: &mut String, kind: &EventKind) {
         | EventKind::Crash
         | EventKind::Restart
         | EventKind::Resign
+        | EventKind::ServiceLeads
+        | EventKind::ServiceFollows
         | EventKind::ClockCaughtUp
         | EventKind::LivenessDeadline => line.push_str("\"\""),
     }
@@ -262,6 +264,8 @@ fn fixed_text(ev: &str) -> Option<EventKind> {
         "crash" => EventKind::Crash,
         "restart" => EventKind::Restart,
         "resign" => EventKind::Resign,
+        "service_leads" => EventKind::ServiceLeads,
+        "service_follows" => EventKind::ServiceFollows,
         "clock_caught_up" => EventKind::ClockCaughtUp,
         "quiet" => EventKind::Quiet,
         "liveness_deadline" => EventKind::LivenessDeadline,
@@ -417,6 +421,8 @@ mod tests {
             Just(EventKind::Crash),
             Just(EventKind::Restart),
             Just(EventKind::Resign),
+            Just(EventKind::ServiceLeads),
+            Just(EventKind::ServiceFollows),
             (any::<u64>(), sender.clone()).prop_map(|(token, (from, sent_ns))| {
                 EventKind::WriteAccepted {
                     token,
