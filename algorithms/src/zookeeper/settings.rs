@@ -204,6 +204,11 @@ impl Algorithm for ZooKeeper {
         info(config, members)
     }
 
+    /// One server, or the ensemble's servers.
+    fn service_processes(config: &ZkConfig) -> usize {
+        config.servers as usize
+    }
+
     fn timings(config: &ZkConfig) -> Vec<(&'static str, Nanos)> {
         let mut timings = vec![
             ("tick", config.tick_ns),
