@@ -13,6 +13,9 @@ use splitbrain_sim::duration::DurationText;
 use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
 
+/// The server counts `sweep --param servers=...` takes: the single server, or an ensemble.
+const SERVER_COUNTS: &[&str] = &["1", "3", "5", "7"];
+
 /// ZooKeeper sessions and the election recipe; see the module doc of [`super`].
 pub struct ZooKeeper;
 
@@ -121,11 +124,18 @@ impl Algorithm for ZooKeeper {
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "ZooKeeper";
     const STREAM_BY_DEFAULT: bool = true;
-    const KNOBS: &'static [Knob] = &[Knob {
-        name: "lease",
-        shape: KnobShape::Duration,
-        example: "1s,2s",
-    }];
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "lease",
+            shape: KnobShape::Duration,
+            example: "1s,2s",
+        },
+        Knob {
+            name: "servers",
+            shape: KnobShape::Choice(SERVER_COUNTS),
+            example: "1,3",
+        },
+    ];
 
     type Settings = ZkSettings;
     type Config = ZkConfig;
@@ -260,13 +270,22 @@ impl Algorithm for ZooKeeper {
     }
 
     /// `lease` sets the session timeout; one the server would negotiate to something else
-    /// is refused (2 to 20 ticks).
+    /// is refused (2 to 20 ticks). `servers` runs the single server or an ensemble.
     fn vary(
         config: &ZkConfig,
         _cluster: &Cluster,
         name: &str,
         value: KnobValue,
     ) -> Result<ZkConfig, Problem<ZkError>> {
+        if let (KnobValue::Choice(count), "servers") = (value, name) {
+            let servers = count
+                .parse()
+                .map_err(|_| unknown_knob(name, ZkError::Common))?;
+            return Ok(ZkConfig {
+                servers,
+                ..config.clone()
+            });
+        }
         let KnobValue::Duration(lease_ns) = value else {
             return Err(unknown_knob(name, ZkError::Common));
         };

@@ -461,3 +461,58 @@ fn a_sweep_of_server_faults_breaks_no_safety_property() {
         "the faults moved leadership {failovers} times"
     );
 }
+
+/// `servers`, `init_limit` and `sync_limit` are checked at their field, written back only
+/// when not the default (a single-server scenario writes what it wrote before), and
+/// `servers` is a sweep knob.
+#[test]
+fn ensemble_settings_are_checked_written_back_and_swept() {
+    use super::super::settings::ZkError;
+    use super::super::{ZkSettings, ZooKeeper};
+    use crate::algorithm::{Algorithm, Cluster, KnobValue};
+    let cluster = Cluster { nodes: 3 };
+    let lower = |servers, init_limit, sync_limit| {
+        let settings = ZkSettings {
+            servers,
+            init_limit,
+            sync_limit,
+            ..ZkSettings::default()
+        };
+        ZooKeeper::lower(settings, &cluster)
+    };
+    for bad in [0, 2, 4, 9] {
+        let (_, problems) = lower(Some(bad), None, None);
+        assert_eq!(problems.len(), 1, "{bad}");
+        assert_eq!(problems[0].field, "servers");
+        assert!(matches!(problems[0].error, ZkError::ServersNotOdd { .. }));
+    }
+    let (_, problems) = lower(Some(3), Some(0), Some(0));
+    let fields: Vec<_> = problems.iter().map(|p| p.field).collect();
+    assert_eq!(fields, vec!["init_limit", "sync_limit"]);
+    let (config, problems) = lower(Some(5), None, Some(2));
+    assert!(problems.is_empty());
+    assert_eq!(
+        (config.servers, config.init_limit, config.sync_limit),
+        (5, 10, 2)
+    );
+    assert_eq!(ZooKeeper::service_processes(&config), 5);
+    let written = ZooKeeper::settings(&config);
+    assert_eq!(
+        (written.servers, written.init_limit, written.sync_limit),
+        (Some(5), None, Some(2))
+    );
+    let (single, _) = lower(None, None, None);
+    let written = ZooKeeper::settings(&single);
+    assert_eq!(
+        (written.servers, written.init_limit, written.sync_limit),
+        (None, None, None)
+    );
+    assert_eq!(ZooKeeper::service_processes(&single), 1);
+    let three = ZooKeeper::vary(&single, &cluster, "servers", KnobValue::Choice("3"))
+        .expect("a knob value");
+    assert_eq!(three.servers, 3);
+    assert!(
+        super::super::info(&three, 3).failure_detection_ns
+            > super::super::info(&single, 3).failure_detection_ns
+    );
+}
