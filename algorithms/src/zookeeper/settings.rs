@@ -162,7 +162,7 @@ impl Algorithm for ZooKeeper {
             error: p.error.into(),
         }));
         let servers = settings.servers.unwrap_or(defaults.servers);
-        if servers % 2 == 0 || servers > MAX_SERVERS {
+        if servers.is_multiple_of(2) || servers > MAX_SERVERS {
             problems.push(Problem {
                 field: "servers",
                 error: ZkError::ServersNotOdd {

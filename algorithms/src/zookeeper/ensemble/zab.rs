@@ -93,7 +93,7 @@ impl ZkServer {
     pub(super) fn on_peer(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
         if let Role::Following(f) = self.role {
             if f.leader == from {
-                self.from_leader(ctx, f, msg);
+                self.on_leader_msg(ctx, f, msg);
             }
             return;
         }
@@ -128,10 +128,8 @@ impl ZkServer {
                 }
                 self.arm_expiry(ctx);
             }
-            ZkMsg::Request { client, op } => {
-                if l.phase == LeaderPhase::Serving {
-                    self.handle_op(ctx, from, client, op);
-                }
+            ZkMsg::Request { client, op } if l.phase == LeaderPhase::Serving => {
+                self.handle_op(ctx, from, client, op);
             }
             _ => {}
         }
@@ -356,7 +354,7 @@ impl ZkServer {
         }
     }
 
-    fn from_leader(&mut self, ctx: &mut ZkCtx<'_, '_>, f: Follower, msg: ZkMsg) {
+    fn on_leader_msg(&mut self, ctx: &mut ZkCtx<'_, '_>, f: Follower, msg: ZkMsg) {
         let limit = if f.serving {
             self.config.sync_limit_ns()
         } else {
@@ -392,10 +390,8 @@ impl ZkServer {
                 }
             }
             ZkMsg::Commit { zxid, txn, origin } => self.follower_commit(ctx, zxid, &txn, origin),
-            ZkMsg::Reply { client, answer } => {
-                if self.clients.contains(&client) {
-                    ctx.send(client, *answer);
-                }
+            ZkMsg::Reply { client, answer } if self.clients.contains(&client) => {
+                ctx.send(client, *answer);
             }
             _ => {}
         }
