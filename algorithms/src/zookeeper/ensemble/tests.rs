@@ -516,3 +516,44 @@ fn ensemble_settings_are_checked_written_back_and_swept() {
             > super::super::info(&single, 3).failure_detection_ns
     );
 }
+
+/// A follower takes its leader's snapshot once per sync: a duplicated `NewLeader` (on
+/// `Datagram` with duplication) arriving after a commit must not take its database back
+/// (the nemesis found n5's zxid going back at seed 231 before this rule).
+#[test]
+fn a_duplicated_new_leader_does_not_take_a_follower_back() {
+    use super::super::messages::ZkTxn;
+    let mut s = ZkServer::new(NodeId(3), 3, &ensemble(3));
+    step(&mut s, 0, |s, ctx| s.on_start(ctx));
+    for voter in [4, 5] {
+        step(&mut s, 10, |s, ctx| {
+            s.on_message(ctx, NodeId(voter), notification(1, 5, 0, 0))
+        });
+    }
+    step(&mut s, 210, |s, ctx| s.on_timer(ctx, ZkTimer::Finalize));
+    assert_eq!(s.state(), ZkPeerState::Following);
+    let mut snapshot = super::ZkDb::new();
+    snapshot.zxid = 1 << 32;
+    let new_leader = ZkMsg::NewLeader { epoch: 1, snapshot };
+    step(&mut s, 220, |s, ctx| {
+        s.on_message(ctx, NodeId(5), new_leader.clone())
+    });
+    let txn = ZkTxn::CreateSession {
+        session: 1,
+        owner: NodeId(0),
+        timeout_ns: 4 * S,
+    };
+    let commit = ZkMsg::Commit {
+        zxid: (1 << 32) | 1,
+        txn,
+        origin: None,
+    };
+    step(&mut s, 230, |s, ctx| s.on_message(ctx, NodeId(5), commit));
+    assert_eq!(s.zxid(), (1 << 32) | 1);
+    let out = step(&mut s, 240, |s, ctx| {
+        s.on_message(ctx, NodeId(5), new_leader)
+    });
+    assert_eq!(s.zxid(), (1 << 32) | 1, "the duplicate is ignored");
+    assert_eq!(s.db().sessions.len(), 1);
+    assert!(sent_to(&out).is_empty(), "and not acknowledged again");
+}

@@ -362,7 +362,13 @@ impl ZkServer {
         };
         ctx.set_timer(ZkTimer::Limit, limit);
         match msg {
-            ZkMsg::NewLeader { epoch, snapshot } if epoch >= self.accepted_epoch => {
+            // Once per sync: a duplicated or late `NewLeader` must not take the database
+            // back to an older snapshot of the same epoch.
+            ZkMsg::NewLeader { epoch, snapshot }
+                if !self.synced
+                    && epoch >= self.accepted_epoch
+                    && snapshot.zxid >= self.db.zxid =>
+            {
                 self.synced = true;
                 ctx.cancel_timer(ZkTimer::Retry);
                 self.accepted_epoch = epoch;
