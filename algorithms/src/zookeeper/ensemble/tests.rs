@@ -557,3 +557,69 @@ fn a_duplicated_new_leader_does_not_take_a_follower_back() {
     assert_eq!(s.db().sessions.len(), 1);
     assert!(sent_to(&out).is_empty(), "and not acknowledged again");
 }
+
+/// `ClientCnxn`: a client that lost its server sleeps a random time below 1 s
+/// (`startConnect`), tries the next server of its shuffled list with a connect timeout of
+/// T / n (`connectTimeout = sessionTimeout / hostProvider.size()`), and moves on again if that
+/// one does not answer in time. Answers from a server it left are ignored.
+#[test]
+fn a_disconnected_client_pauses_then_tries_the_next_server_with_a_connect_timeout() {
+    use super::super::ZkClient;
+    let zk = ensemble(3);
+    let mut c = ZkClient::new(NodeId(0), 3, &zk);
+    let mut rng = SimRng::stream(1, StreamId::node(0));
+    let mut call =
+        |c: &mut ZkClient, now_ms: u64, f: &dyn Fn(&mut ZkClient, &mut Ctx<'_, ZkMsg, ZkTimer>)| {
+            let mut out = Vec::new();
+            let mut ctx =
+                Ctx::new(NodeId(0), 3, (now_ms * MS) as i64, &mut rng, &mut out).on_stream(true);
+            f(c, &mut ctx);
+            out
+        };
+    let out = call(&mut c, 0, &|c, ctx| c.on_start(ctx));
+    let first = c.server();
+    assert!((3..6).contains(&first.index()));
+    assert!(
+        timers(&out).contains(&(ZkTimer::Disconnect, 4 * S / 3)),
+        "T/n: {:?}",
+        timers(&out)
+    );
+    let granted = ZkMsg::ConnectResp {
+        session: 7,
+        timeout_ns: 4 * S,
+    };
+    call(&mut c, 10, &|c, ctx| {
+        c.on_message(ctx, first, granted.clone())
+    });
+    assert_eq!(c.session(), 7);
+    // The server closes the connection: a pause below a second, then the next server.
+    let out = call(&mut c, 100, &|c, ctx| c.on_disconnect(ctx, first));
+    let pause = timers(&out)
+        .into_iter()
+        .find(|t| t.0 == ZkTimer::Reconnect)
+        .expect("a pause")
+        .1;
+    assert!(pause < S, "{pause}");
+    let out = call(&mut c, 1100, &|c, ctx| c.on_timer(ctx, ZkTimer::Reconnect));
+    let second = c.server();
+    assert_ne!(second, first);
+    assert!(timers(&out).contains(&(ZkTimer::Disconnect, 4 * S / 3)));
+    assert!(matches!(
+        &sent_to(&out)[..],
+        [(to, ZkMsg::Create { session: 7 })] if *to == second.index()
+    ));
+    // A late answer on the old connection is ignored; no answer in T/n: the next server.
+    let late = ZkMsg::Pong {
+        session: 7,
+        expired: true,
+    };
+    call(&mut c, 1200, &|c, ctx| {
+        c.on_message(ctx, first, late.clone())
+    });
+    assert_eq!(c.session(), 7, "not expired by a server it left");
+    let out = call(&mut c, 2500, &|c, ctx| c.on_timer(ctx, ZkTimer::Disconnect));
+    assert!(timers(&out).iter().any(|t| t.0 == ZkTimer::Reconnect));
+    call(&mut c, 3000, &|c, ctx| c.on_timer(ctx, ZkTimer::Reconnect));
+    let third = c.server();
+    assert!(third != second && third != first, "every server in turn");
+}
