@@ -2,7 +2,9 @@
 //! an ephemeral sequential child of the election node, lead when it has the lowest sequence
 //! number, otherwise watch the predecessor with `exists` (or, in the herd variant, watch the
 //! children). The client pings every third of the session timeout and counts itself
-//! disconnected when it has heard nothing for two thirds of it.
+//! disconnected when it has heard nothing for two thirds of it. Against an ensemble it keeps
+//! a shuffled server list and, when disconnected, pauses below a second and tries the next
+//! server with a connect timeout of T / n (`ClientCnxn`, `StaticHostProvider`).
 
 use super::config::{ZkConfig, ZkOnDisconnect, ZkRecipe};
 use super::messages::{Child, ZkMsg, ZkTimer};

@@ -2,7 +2,9 @@
 //! pings, session expiry on the server's clock grouped by tick, ephemeral sequential znodes,
 //! getChildren and exists with one-shot watches, a zxid) and its leader-election recipe, with
 //! the herd variant and two behaviours on disconnect. `docs/algorithms/zookeeper.md` says
-//! what is modeled and decided. The server is one process, id `members`.
+//! what is modeled and decided. The server is one process, id `members`; with `servers`
+//! above 1 the service is an ensemble of server processes, ids `members..members + servers`
+//! ([`ensemble`]: FastLeaderElection, the sync, ZAB's broadcast, sessions on the leader).
 
 pub mod client;
 pub mod config;

@@ -1,6 +1,6 @@
 //! A ZooKeeper server of an ensemble (`servers > 1`): FastLeaderElection between the
-//! servers ([`election`]), the new leader's sync and ZAB's broadcast ([`zab`]), sessions
-//! expired by the leader's tracker only, and the clients' requests ([`serve`]), served only
+//! servers (`election.rs`), the new leader's sync and ZAB's broadcast (`zab.rs`), sessions
+//! expired by the leader's tracker only, and the clients' requests (`serve.rs`), served only
 //! while FOLLOWING or LEADING. `docs/algorithms/zookeeper.md`, "Ensemble (servers > 1)",
 //! gives each rule's source (from `docs/service-clusters.md`, section 5); the paths are
 //! under `zookeeper-server/src/main/java/org/apache/zookeeper/` at `release-3.8.0-1`.
