@@ -126,68 +126,104 @@ impl ZkServer {
         client: NodeId,
         op: ZkOp,
     ) {
-        let Role::Leading(l) = &mut self.role else {
-            return;
-        };
-        if l.phase != LeaderPhase::Serving {
+        if !matches!(&self.role, Role::Leading(l) if l.phase == LeaderPhase::Serving) {
             return;
         }
         let txn = match op {
-            ZkOp::CreateSession { timeout_ns } => {
-                let session = l.next_session;
-                l.next_session += 1;
-                ZkTxn::CreateSession {
-                    session,
-                    owner: client,
-                    timeout_ns,
-                }
-            }
-            ZkOp::Create { session } => {
-                let gone = !self.db.sessions.contains_key(&session) || l.closing.contains(&session);
-                let asked = l
-                    .pending
-                    .values()
-                    .any(|p| matches!(p.txn, ZkTxn::Create { session: s, .. } if s == session));
-                if !gone {
-                    l.tracker.touch(ctx.monotonic_now(), session);
-                }
-                if gone {
-                    let expired = true;
-                    self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
-                    return;
-                }
-                if let Some(answer) = existing_child(&self.db, session) {
-                    self.answer(ctx, origin, client, answer);
-                    return;
-                }
-                if asked {
-                    // Answered when that proposal commits.
-                    return;
-                }
-                let seq = l.next_seq;
-                l.next_seq += 1;
-                ZkTxn::Create { session, seq }
-            }
+            ZkOp::CreateSession { timeout_ns } => self.session_txn(client, timeout_ns),
+            ZkOp::Create { session } => self.create_txn(ctx, origin, client, session),
             ZkOp::Revalidate { session } => {
-                let alive = self.db.sessions.contains_key(&session)
-                    && !l.closing.contains(&session)
-                    && l.tracker.touch(ctx.monotonic_now(), session);
-                let expired = !alive;
-                self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
-                return;
+                self.revalidate(ctx, origin, client, session);
+                None
             }
-            ZkOp::CloseSession { session } => {
-                if !self.db.sessions.contains_key(&session) || !l.closing.insert(session) {
-                    return;
-                }
-                l.tracker.remove(session);
-                ZkTxn::CloseSession {
-                    session,
-                    expired: false,
-                }
-            }
+            ZkOp::CloseSession { session } => self.close_txn(session),
         };
-        self.propose(ctx, txn, Some(origin));
+        if let Some(txn) = txn {
+            self.propose(ctx, txn, Some(origin));
+        }
+    }
+
+    /// createSession with the leader's next session id.
+    fn session_txn(&mut self, owner: NodeId, timeout_ns: u64) -> Option<ZkTxn> {
+        let Role::Leading(l) = &mut self.role else {
+            return None;
+        };
+        let session = l.next_session;
+        l.next_session += 1;
+        Some(ZkTxn::CreateSession {
+            session,
+            owner,
+            timeout_ns,
+        })
+    }
+
+    /// The create of the session's child with the next sequence number; none if the session
+    /// is gone (answered `expired`), already has its child (answered with it) or its create
+    /// is already proposed (answered when that commits).
+    fn create_txn(
+        &mut self,
+        ctx: &mut ZkCtx<'_, '_>,
+        origin: NodeId,
+        client: NodeId,
+        session: u64,
+    ) -> Option<ZkTxn> {
+        let Role::Leading(l) = &mut self.role else {
+            return None;
+        };
+        let gone = !self.db.sessions.contains_key(&session) || l.closing.contains(&session);
+        if gone {
+            let expired = true;
+            self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
+            return None;
+        }
+        l.tracker.touch(ctx.monotonic_now(), session);
+        let asked = l
+            .pending
+            .values()
+            .any(|p| matches!(p.txn, ZkTxn::Create { session: s, .. } if s == session));
+        if let Some(answer) = existing_child(&self.db, session) {
+            self.answer(ctx, origin, client, answer);
+            return None;
+        }
+        if asked {
+            return None;
+        }
+        let seq = l.next_seq;
+        l.next_seq += 1;
+        Some(ZkTxn::Create { session, seq })
+    }
+
+    /// `Learner.validateSession` at the leader: whether the session is alive, touching it.
+    fn revalidate(
+        &mut self,
+        ctx: &mut ZkCtx<'_, '_>,
+        origin: NodeId,
+        client: NodeId,
+        session: u64,
+    ) {
+        let Role::Leading(l) = &mut self.role else {
+            return;
+        };
+        let alive = self.db.sessions.contains_key(&session)
+            && !l.closing.contains(&session)
+            && l.tracker.touch(ctx.monotonic_now(), session);
+        let expired = !alive;
+        self.answer(ctx, origin, client, ZkMsg::Pong { session, expired });
+    }
+
+    /// closeSession asked by its client, once (`setSessionClosing`).
+    fn close_txn(&mut self, session: u64) -> Option<ZkTxn> {
+        let Role::Leading(l) = &mut self.role else {
+            return None;
+        };
+        if !self.db.sessions.contains_key(&session) || !l.closing.insert(session) {
+            return None;
+        }
+        l.tracker.remove(session);
+        Some(ZkTxn::CloseSession {
+            session,
+            expired: false,
+        })
     }
 
     fn answer(&mut self, ctx: &mut ZkCtx<'_, '_>, origin: NodeId, client: NodeId, msg: ZkMsg) {
@@ -209,24 +245,11 @@ impl ZkServer {
         txn: &ZkTxn,
         origin: Option<NodeId>,
     ) {
+        assert!(zxid > self.db.zxid, "commits apply in zxid order");
         self.log.retain(|(z, _)| *z > zxid);
         let applied = self.db.apply(zxid, txn);
-        let now = ctx.monotonic_now();
         let leads = self.leads_service();
-        if let Role::Leading(l) = &mut self.role {
-            match applied {
-                Applied::Session {
-                    session,
-                    timeout_ns,
-                    ..
-                } => l.tracker.track(now, session, timeout_ns),
-                Applied::Closed { session, .. } => {
-                    l.tracker.remove(session);
-                    l.closing.remove(&session);
-                }
-                Applied::Created { .. } | Applied::Nothing => {}
-            }
-        }
+        self.track(ctx.monotonic_now(), &applied);
         let answers = origin == Some(self.me);
         match applied {
             Applied::Session {
@@ -238,13 +261,11 @@ impl ZkServer {
                     if !leads {
                         self.touches.insert(session);
                     }
-                    ctx.send(
-                        owner,
-                        ZkMsg::ConnectResp {
-                            session,
-                            timeout_ns,
-                        },
-                    );
+                    let answer = ZkMsg::ConnectResp {
+                        session,
+                        timeout_ns,
+                    };
+                    ctx.send(owner, answer);
                 }
             }
             Applied::Created { seq, owner } => {
@@ -270,6 +291,25 @@ impl ZkServer {
         }
         if leads {
             self.arm_expiry(ctx);
+        }
+    }
+
+    /// The leader's tracker follows the sessions opened and closed.
+    fn track(&mut self, now: splitbrain_sim::LocalNanos, applied: &Applied) {
+        let Role::Leading(l) = &mut self.role else {
+            return;
+        };
+        match *applied {
+            Applied::Session {
+                session,
+                timeout_ns,
+                ..
+            } => l.tracker.track(now, session, timeout_ns),
+            Applied::Closed { session, .. } => {
+                l.tracker.remove(session);
+                l.closing.remove(&session);
+            }
+            Applied::Created { .. } | Applied::Nothing => {}
         }
     }
 
