@@ -1,7 +1,11 @@
 """A real 3-member etcd cluster on 127.0.0.1, and the experiments of issue 32 on it.
 
-Real side only: the model of an etcd cluster does not exist yet, so every row's verdict is
-REAL (or FAIL where `expect` checks a documented behaviour). Run it by name:
+The model side (`_model_trial`) runs conformance/scenarios/etcd-cluster.ron (`Etcd(members: 3,
+version: ...)`) twice per seed: without faults, to find the holder's claim and the etcd member
+leading then (the trace's `service_leads`), then with the real trial's fault on that member
+at the same moment after the claim. Rows the model has no counterpart for (the write outage,
+the probe lease) stay REAL (or FAIL where `expect` checks a documented behaviour). Run it by
+name:
 
     conformance/.venv/bin/python conformance/run.py --system etcd-cluster [--runs N]
                                                     [--etcd-binary target/etcd-new/bin/etcd]
@@ -49,8 +53,8 @@ from typing import Callable, Optional
 
 from etcd_client import Etcdctl
 import harness  # noqa: E402
-from harness import (Experiment, HarnessError, Proc, SharedTrials, free_port, make_temp_dir,
-                     wait_until)
+from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, Proc, SharedTrials, free_port,
+                     make_temp_dir, splitbrain_trace, wait_until)
 from proxy import Proxy
 
 N_MEMBERS = 3
@@ -620,6 +624,110 @@ def _trials(fault: str) -> SharedTrials:
 
 
 # ---------------------------------------------------------------------------------------
+# The model side: conformance/scenarios/etcd-cluster.ron, the same fault at the same moment
+# (FAULT_AFTER_S after the holder's claim) on the member that leads the service then.
+
+MODEL_MEMBERS = 2  # the election members n0, n1; the etcd members are processes 2..4
+NS = 1_000_000_000
+
+
+def _model_version(binary_version: str) -> str:
+    """The model's `version` for a real binary's ("3.4.23" -> "3.4")."""
+    return ".".join(binary_version.split(".")[:2])
+
+
+def _model_run(seed: int, version: str, faults: str) -> list[dict]:
+    return splitbrain_trace(SCENARIO_DIR / "etcd-cluster.ron", seed, version=version,
+                            faults=faults)
+
+
+def _service_leader_at(trace: list[dict], t_ns: float) -> int:
+    """The service member (process id) that led the service at `t_ns`: the last
+    `service_leads` before it not followed by its `service_follows`."""
+    leader = None
+    for e in trace:
+        if e["t"] > t_ns:
+            break
+        if e["ev"] == "service_leads":
+            leader = e["node"]
+        elif e["ev"] == "service_follows" and e["node"] == leader:
+            leader = None
+    if leader is None:
+        raise HarnessError(f"the model's etcd cluster had no leader at {t_ns} ns")
+    return leader
+
+
+def _model_faults(fault: str, t_ns: int, leader: int) -> str:
+    """The scenario's faults for `fault` at `t_ns` on service member process `leader`."""
+    at = f'at: "{t_ns}ns"'
+    m = leader - MODEL_MEMBERS
+    other = (m + 1) % N_MEMBERS
+    if fault == "kill-leader":
+        return f"({at}, do: Crash(ServiceMember({m})))"
+    if fault == "kill-follower":
+        return f"({at}, do: Crash(ServiceMember({other})))"
+    if fault == "pause-leader":
+        return f'({at}, do: Pause(ServiceMember({m}), "{PAUSE_S:g}s"))'
+    if fault == "cut-leader":
+        return ", ".join(f'({at}, do: Partition(CutLink(ServiceMember({m}), '
+                         f'ServiceMember({o}))), heal_after: "{CUT_S:g}s")'
+                         for o in range(N_MEMBERS) if o != m)
+    if fault == "stuck-leader":
+        return (f'({at}, do: SlowDisk(ServiceMember({m}), "{STUCK_S:g}s"), '
+                f'heal_after: "{STUCK_S:g}s")')
+    raise HarnessError(f"unknown fault {fault}")
+
+
+def _model_trial(fault: str, version: str, seed: int) -> Trial:
+    """One model trial: times in seconds from the model's fault, as the real `Trial` has them
+    from the real one (fault_s = 0)."""
+    import etcd  # noqa: E402 (the single-member suite's trace readers)
+    first = _model_run(seed, version, "")
+    t_claim, holder = etcd._first_claim(first, MODEL_MEMBERS)
+    if holder is None:
+        raise HarnessError("nobody acquired the lock in the model's run without faults")
+    t_fault = int(t_claim + FAULT_AFTER_S * NS)
+    leader = _service_leader_at(first, t_fault)
+    trace = _model_run(seed, version, _model_faults(fault, t_fault, leader))
+    if etcd._first_claim(trace, MODEL_MEMBERS)[0] != t_claim:
+        raise HarnessError("the model's first claim moved between its two runs")
+    resume = {"pause-leader": PAUSE_S, "cut-leader": CUT_S}.get(fault)
+    s = lambda t_ns: (t_ns - t_fault) / NS  # noqa: E731
+    tr = Trial(fault_s=0.0, resume_s=resume or 0.0)
+    leads_after = [e for e in trace if e["ev"] == "service_leads" and e["t"] > t_fault]
+    tr.new_leader_s = s(min((e["t"] for e in leads_after if e["node"] != leader),
+                            default=INF))
+    tr.old_steps_down_s = s(min((e["t"] for e in trace if e["ev"] == "service_follows"
+                                 and e["node"] == leader and e["t"] > t_fault), default=INF))
+    if resume is not None:
+        t_resume = t_fault + resume * NS
+        tr.changes_after_resume = float(sum(1 for e in leads_after if e["t"] > t_resume))
+    tr.holder_ended_s = s(etcd._first_step_down(trace, holder, t_fault))
+    tr.waiter_acquired_s = s(etcd._first_claim(trace, MODEL_MEMBERS, after_ns=t_fault,
+                                               exclude=holder)[0])
+    print(f"    (model {fault} {version} seed {seed}: leader p{leader}, new leader "
+          f"{tr.new_leader_s:.2f}s, waiter acquired {tr.waiter_acquired_s:.2f}s, holder "
+          f"ended {tr.holder_ended_s:.2f}s, changes after resume {tr.changes_after_resume:g})",
+          flush=True)
+    return tr
+
+
+class _ModelTrials:
+    """Model trial `seed` of one fault, run once and shared by the rows that read it."""
+
+    def __init__(self, fault: str, version: str) -> None:
+        self.fault, self.version = fault, version
+        self.done: dict[int, Trial] = {}
+
+    def row(self, value: Callable[[Trial], float]) -> Callable[[int], float]:
+        def model(seed: int) -> float:
+            if seed not in self.done:
+                self.done[seed] = _model_trial(self.fault, self.version, seed)
+            return value(self.done[seed])
+        return model
+
+
+# ---------------------------------------------------------------------------------------
 # Expectations (documented behaviour; a FAIL means the harness or the server changed)
 
 
@@ -633,28 +741,41 @@ def _all_within(lo: float, hi: float, what: str) -> Callable[[list], str]:
 
 
 def _real_row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
-              expect: Optional[Callable[[list], str]] = None, note: str = "") -> Experiment:
-    return Experiment(name, "etcd-cluster", unit, trials.row(value), None, None,
+              expect: Optional[Callable[[list], str]] = None, note: str = "",
+              model: Optional[_ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
+    """A row of `value` over the real trials and, with `model` and `band`, over the model's
+    (the same `value`: a model trial's times count from its fault as the real one's)."""
+    return Experiment(name, "etcd-cluster", unit, trials.row(value),
+                      model.row(value) if model else None, band if model else None,
                       note=note, expect=expect)
 
 
+# The followers' randomized election timeout spans [1, 1.9) s after the last heartbeat
+# (etcd-io/raft resetRandomizedElectionTimeout): three trials sample it, so a new leader's
+# time agrees within half that span. Counts agree exactly.
+ELECTION_BAND = Band(abs=0.5)
+COUNT_BAND = Band(abs=0.5)
+
+
 def _lock_rows(prefix: str, trials: SharedTrials, waiter_stays_out: bool,
-               holder_lives_on: bool) -> list[Experiment]:
+               holder_lives_on: bool, model: _ModelTrials) -> list[Experiment]:
     """The lock's rows of a fault: the holder's session ended, the waiter acquired, and the
     waiter acquired before the holder's session ended (both held the lock at once)."""
     return [
         _real_row(f"{prefix}: lock TTL 5, holder's session ended", "count", trials,
                   lambda t: float(t.holder_ended_s < INF),
                   _all_zero("the holder's session lives on") if holder_lives_on else None,
-                  "etcdctl lock printed an error (\"session expired\") or exited"),
+                  "etcdctl lock printed an error (\"session expired\") or exited",
+                  model, COUNT_BAND),
         _real_row(f"{prefix}: lock TTL 5, waiter acquired", "count", trials,
                   lambda t: float(t.waiter_acquired_s < INF),
                   _all_zero("the waiter stays out (the server keeps the lease)")
-                  if waiter_stays_out else None),
+                  if waiter_stays_out else None, "", model, COUNT_BAND),
         _real_row(f"{prefix}: lock TTL 5, both held at once", "count", trials,
                   lambda t: float(t.waiter_acquired_s < t.holder_ended_s),
                   _all_zero("never two holders"),
-                  "the waiter printed its key before the holder printed its error"),
+                  "the waiter printed its key before the holder printed its error",
+                  model, COUNT_BAND),
     ]
 
 
@@ -663,6 +784,10 @@ def experiments(binary: str) -> list[Experiment]:
     v = f"etcdc {etcd_version(binary)}"
     kill_l, kill_f = _trials("kill-leader"), _trials("kill-follower")
     pause, cut = _trials("pause-leader"), _trials("cut-leader")
+    version = _model_version(etcd_version(binary))
+    m_kill_l, m_kill_f = _ModelTrials("kill-leader", version), _ModelTrials("kill-follower",
+                                                                            version)
+    m_pause, m_cut = _ModelTrials("pause-leader", version), _ModelTrials("cut-leader", version)
     # After a promotion the lessor extends every lease to now + election timeout + TTL
     # (lessor.Promote, 3.4 and 3.5 without checkpoints), so the probe's key goes TTL + 1 s
     # after the new leader (minus the watcher's 20 ms polling, plus up to the 500 ms sweep).
@@ -674,7 +799,7 @@ def experiments(binary: str) -> list[Experiment]:
     return [
         _real_row(f"{v} kill -9 leader: new leader seen, from kill", "s", kill_l,
                   lambda t: t.new_leader_s - t.fault_s, _all_within(0.5, 5.0, "a new leader"),
-                  first_poll),
+                  first_poll, m_kill_l, ELECTION_BAND),
         _real_row(f"{v} kill -9 leader: no write served, longest", "s", kill_l,
                   lambda t: t.write_gap_s, None,
                   "puts through the survivors every 20 ms (0.5 s timeout): the longest time "
@@ -684,42 +809,48 @@ def experiments(binary: str) -> list[Experiment]:
                   "lessor.Promote(electionTimeout): the full TTL + 1 s again"),
         _real_row(f"{v} kill -9 leader: probe lease TTL 5 deleted, from grant", "s", kill_l,
                   lambda t: t.probe_deleted_s - t.probe_grant_s),
-        *_lock_rows(f"{v} kill -9 leader", kill_l, True, False),
+        *_lock_rows(f"{v} kill -9 leader", kill_l, True, False, m_kill_l),
         _real_row(f"{v} kill -9 follower: new leader", "count", kill_f,
                   lambda t: float(t.new_leader_s < INF),
-                  _all_zero("no new leader after a follower's crash")),
+                  _all_zero("no new leader after a follower's crash"), "", m_kill_f,
+                  COUNT_BAND),
         _real_row(f"{v} kill -9 follower: probe lease TTL 5 deleted, from grant", "s", kill_f,
                   lambda t: t.probe_deleted_s - t.probe_grant_s,
                   _all_within(PROBE_TTL_S - 0.1, PROBE_TTL_S + 0.8, "deleted at its TTL")),
-        *_lock_rows(f"{v} kill -9 follower", kill_f, True, True),
+        *_lock_rows(f"{v} kill -9 follower", kill_f, True, True, m_kill_f),
         _real_row(f"{v} SIGSTOP leader 3s: new leader seen, from stop", "s", pause,
                   lambda t: t.new_leader_s - t.fault_s,
-                  _all_within(0.5, PAUSE_S, "a new leader while it is stopped"), first_poll),
+                  _all_within(0.5, PAUSE_S, "a new leader while it is stopped"), first_poll,
+                  m_pause, ELECTION_BAND),
         _real_row(f"{v} SIGSTOP leader 3s: no write served, longest", "s", pause,
                   lambda t: t.write_gap_s, None, "as for the kill, in the 10 s from the stop"),
         _real_row(f"{v} SIGSTOP leader 3s: old leader follows, from SIGCONT", "s", pause,
                   lambda t: t.old_steps_down_s - t.resume_s, None,
-                  "first status poll of the resumed member naming another leader"),
+                  "first status poll of the resumed member naming another leader; the "
+                  "model's first step-down after its resume (the higher-term messages that "
+                  "waited for it)", m_pause, Band(abs=0.1)),
         _real_row(f"{v} SIGSTOP leader 3s: leader changes after SIGCONT", "count", pause,
-                  lambda t: t.changes_after_resume, None, changes),
+                  lambda t: t.changes_after_resume, None, changes, m_pause, COUNT_BAND),
         _real_row(f"{v} SIGSTOP leader 3s: probe lease TTL 5 deleted, from new leader", "s",
                   pause, lambda t: t.probe_deleted_s - t.new_leader_s, promoted),
-        *_lock_rows(f"{v} SIGSTOP leader 3s", pause, False, False),
+        *_lock_rows(f"{v} SIGSTOP leader 3s", pause, False, False, m_pause),
         _real_row(f"{v} leader cut from peers 5s: new leader seen, from cut", "s", cut,
                   lambda t: t.new_leader_s - t.fault_s,
-                  _all_within(0.5, CUT_S, "a new leader during the cut"), first_poll),
+                  _all_within(0.5, CUT_S, "a new leader during the cut"), first_poll, m_cut,
+                  ELECTION_BAND),
         _real_row(f"{v} leader cut from peers 5s: old leader steps down, from cut", "s", cut,
                   lambda t: t.old_steps_down_s - t.fault_s,
                   _all_within(0.5, CUT_S, "check-quorum step-down during the cut"),
-                  "raft CheckQuorum: no quorum heard from within an election timeout"),
+                  "raft CheckQuorum: no quorum heard from within an election timeout", m_cut,
+                  ELECTION_BAND),
         _real_row(f"{v} leader cut from peers 5s: no write served, longest", "s", cut,
                   lambda t: t.write_gap_s, None,
                   "as for the kill, in the 10 s from the cut (the heal at 5 s included)"),
         _real_row(f"{v} leader cut from peers 5s: leader changes after heal", "count", cut,
-                  lambda t: t.changes_after_resume, None, changes),
+                  lambda t: t.changes_after_resume, None, changes, m_cut, COUNT_BAND),
         _real_row(f"{v} leader cut from peers 5s: probe lease TTL 5 deleted, from new leader",
                   "s", cut, lambda t: t.probe_deleted_s - t.new_leader_s),
-        *_lock_rows(f"{v} leader cut from peers 5s", cut, False, False),
+        *_lock_rows(f"{v} leader cut from peers 5s", cut, False, False, m_cut),
         *_stuck_rows(v),
     ]
 

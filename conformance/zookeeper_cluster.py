@@ -1,7 +1,10 @@
 """A real 3-server ZooKeeper ensemble on 127.0.0.1, and the experiments of issue 32 on it.
 
-Real side only: the model of a ZooKeeper ensemble does not exist yet, so every row's verdict
-is REAL (or FAIL where `expect` checks a documented behaviour). Run it by name:
+The model side (`_model_trial`) runs conformance/scenarios/zk-ensemble.ron (`ZooKeeper(servers:
+3, ...)`) twice per seed (without faults, to find the holder's claim and the leading server;
+then with the fault at the same moment after the claim) and once more with `--json` for the
+holder's lease span (its session and ephemeral node). Rows without a model counterpart (the
+holder's reconnection, a restart that includes a JVM start) stay REAL. Run it by name:
 
     conformance/.venv/bin/python conformance/run.py --system zookeeper-cluster [--runs N]
 
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import harness
-from harness import Experiment, HarnessError, Proc, SharedTrials, free_port, make_temp_dir
+from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, Proc, SharedTrials, free_port,
+                     make_temp_dir, splitbrain_json, splitbrain_trace)
 from zookeeper import JAVA, JVM_FLAGS, KazooProc, _classpath, _require_kazoo
 
 N_SERVERS = 3
@@ -329,6 +333,116 @@ def _restore(ens: ZkEnsemble) -> None:
     ens.wait_settled(90)
 
 
+# ---------------------------------------------------------------------------------------
+# The model side: conformance/scenarios/zk-ensemble.ron, the same fault FAULT_AFTER_S after
+# the holder's claim, on the server that leads the ensemble then (or the two others).
+
+MODEL_MEMBERS = 2  # the candidates n0, n1; the servers are processes 2..4
+NS = 1_000_000_000
+
+
+def _model_run(seed: int, faults: str) -> list[dict]:
+    return splitbrain_trace(SCENARIO_DIR / "zk-ensemble.ron", seed, faults=faults)
+
+
+def _first_claim(trace: list[dict], after_ns: float = -1, exclude: Optional[int] = None):
+    """(time, member) of the first event after `after_ns` at a candidate other than
+    `exclude` that leads; (inf, None) if none."""
+    for e in trace:
+        node = e["node"]
+        if (e["t"] > after_ns and node is not None and node < MODEL_MEMBERS
+                and node != exclude and e["leader"]):
+            return e["t"], node
+    return INF, None
+
+
+def _leader_at(trace: list[dict], t_ns: float) -> int:
+    """The server (process id) leading the ensemble at `t_ns` (`service_leads`)."""
+    leader = None
+    for e in trace:
+        if e["t"] > t_ns:
+            break
+        if e["ev"] == "service_leads":
+            leader = e["node"]
+        elif e["ev"] == "service_follows" and e["node"] == leader:
+            leader = None
+    if leader is None:
+        raise HarnessError(f"the model's ensemble had no leader at {t_ns} ns")
+    return leader
+
+
+def _model_faults(fault: str, t_ns: int, leader: int) -> str:
+    at = f'at: "{t_ns}ns"'
+    m = leader - MODEL_MEMBERS
+    if fault == "kill-leader":
+        return f"({at}, do: Crash(ServiceMember({m})))"
+    if fault == "pause-leader":
+        return f'({at}, do: Pause(ServiceMember({m}), "{PAUSE_S:g}s"))'
+    if fault == "quorum-lost":
+        return ", ".join(f'({at}, do: Crash(ServiceMember({o})), heal_after: "{DOWN_S:g}s")'
+                         for o in range(N_SERVERS) if o != m)
+    raise HarnessError(f"unknown fault {fault}")
+
+
+def _first(trace: list[dict], ev: str, after_ns: float, nodes) -> float:
+    return min((e["t"] for e in trace if e["ev"] == ev and e["t"] > after_ns
+                and e["node"] in nodes), default=INF)
+
+
+def _model_trial(fault: str, seed: int) -> Trial:
+    """One model trial, its times in seconds from the model's fault (fault_s = 0)."""
+    first = _model_run(seed, "")
+    t_claim, holder = _first_claim(first)
+    if holder is None:
+        raise HarnessError("nobody was elected in the model's run without faults")
+    t_fault = int(t_claim + FAULT_AFTER_S * NS)
+    leader = _leader_at(first, t_fault)
+    faults = _model_faults(fault, t_fault, leader)
+    trace = _model_run(seed, faults)
+    if _first_claim(trace)[0] != t_claim:
+        raise HarnessError("the model's first claim moved between its two runs")
+    back = {"pause-leader": PAUSE_S, "quorum-lost": DOWN_S}.get(fault, 0.0)
+    t_back = t_fault + back * NS
+    s = lambda t_ns: (t_ns - t_fault) / NS  # noqa: E731
+    servers = range(MODEL_MEMBERS, MODEL_MEMBERS + N_SERVERS)
+    tr = Trial(fault_s=0.0, back_s=back, leader_sid=leader)
+    tr.serving_lost_s = s(_first(trace, "service_follows", t_fault, [leader]))
+    if fault == "quorum-lost":
+        tr.service_back_s = s(_first(trace, "service_leads", t_back, servers))
+    else:
+        tr.service_back_s = s(_first(trace, "service_leads", t_fault,
+                                     [n for n in servers if n != leader]))
+    tr.old_leader_follows_s = s(_first(trace, "service_follows", t_back if back else t_fault,
+                                       [leader]))
+    # The holder's session: its lease span (the service held its ephemeral node) open at the
+    # fault must last to the end of the run; the other candidate must not claim.
+    report = splitbrain_json(SCENARIO_DIR / "zk-ensemble.ron", seed, faults=faults)["report"]
+    spans = [sp for sp in report["lease_spans"]
+             if sp["node"] == holder and sp["from_ns"] <= t_fault < sp["to_ns"]]
+    kept = bool(spans) and spans[0]["to_ns"] >= report["end_ns"]
+    tr.session_survived = kept
+    tr.ephemeral_kept = kept and _first_claim(trace, t_fault, exclude=holder)[1] is None
+    print(f"    (model {fault} seed {seed}: leader p{leader}, service back "
+          f"{tr.service_back_s - back:.2f}s after the {'restart' if back else 'fault'}, "
+          f"serving lost {tr.serving_lost_s:.2f}s, session survived {kept})", flush=True)
+    return tr
+
+
+class _ModelTrials:
+    """Model trial `seed` of one fault, run once and shared by the rows that read it."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.done: dict[int, Trial] = {}
+
+    def row(self, value: Callable[[Trial], float]) -> Callable[[int], float]:
+        def model(seed: int) -> float:
+            if seed not in self.done:
+                self.done[seed] = _model_trial(self.fault, seed)
+            return value(self.done[seed])
+        return model
+
+
 def _trials(fault: str) -> SharedTrials:
     """The real trials of `fault`, shared by its rows."""
     return SharedTrials(lambda: _trial(fault))
@@ -339,50 +453,70 @@ def _all_one(what: str) -> Callable[[list], str]:
 
 
 def _row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
-         expect: Optional[Callable[[list], str]] = None, note: str = "") -> Experiment:
-    return Experiment(name, "zookeeper-cluster", unit, trials.row(value), None, None,
+         expect: Optional[Callable[[list], str]] = None, note: str = "",
+         model: Optional[_ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
+    """A row of `value` over the real trials and, with `model` and `band`, the model's."""
+    return Experiment(name, "zookeeper-cluster", unit, trials.row(value),
+                      model.row(value) if model else None, band if model else None,
                       note=note, expect=expect)
+
+
+COUNT_BAND = Band(abs=0.5)
+# A new leader: FastLeaderElection's 200 ms finalizeWait, then the sync before it serves; the
+# real side sees it at its next 50 ms srvr poll. Half a second either way.
+ELECTION_BAND = Band(abs=0.5)
+# The leader's own checks run once per tick (Leader.lead: a tick every other tickTime / 2
+# pass): what it does on them is known to within a tick, half of it either way.
+TICK_BAND = Band(abs=TICK_MS / 2000)
 
 
 def experiments() -> list[Experiment]:
     kill, pause, quorum = _trials("kill-leader"), _trials("pause-leader"), _trials("quorum-lost")
+    m_kill, m_pause = _ModelTrials("kill-leader"), _ModelTrials("pause-leader")
+    m_quorum = _ModelTrials("quorum-lost")
     p = f"zkc tick={TICK_MS / 1000:g}s T={SESSION_S:g}s"
     back = "first srvr (every 50 ms) answering Mode: leader"
     return [
         _row(f"{p} kill -9 leader: service back, from kill", "s", kill,
-             lambda t: t.service_back_s - t.fault_s, None, back + " (another server)"),
+             lambda t: t.service_back_s - t.fault_s, None, back + " (another server)",
+             m_kill, ELECTION_BAND),
         _row(f"{p} kill -9 leader: holder reconnected, from kill", "s", kill,
              lambda t: t.holder_connected_s - t.fault_s),
         _row(f"{p} kill -9 leader: session survived", "count", kill,
              lambda t: float(t.session_survived),
-             _all_one("the session survives a leader crash (re-tracked by the new leader)")),
+             _all_one("the session survives a leader crash (re-tracked by the new leader)"), "",
+             m_kill, COUNT_BAND),
         _row(f"{p} kill -9 leader: ephemeral node kept", "count", kill,
              lambda t: float(t.ephemeral_kept), _all_one("the ephemeral node is kept"),
-             "the new leader's `dump` lists the node"),
+             "the new leader's `dump` lists the node", m_kill, COUNT_BAND),
         _row(f"{p} SIGSTOP leader 8s: service back, from stop", "s", pause,
              lambda t: t.service_back_s - t.fault_s, None,
-             back + " (the followers give up on the leader after syncLimit x tick = 4 s)"),
+             back + " (the followers give up on the leader after syncLimit x tick = 4 s of "
+             "silence, counted from its last ping, up to tickTime / 2 before the stop)",
+             m_pause, TICK_BAND),
         _row(f"{p} SIGSTOP leader 8s: holder reconnected, from stop", "s", pause,
              lambda t: t.holder_connected_s - t.fault_s),
         _row(f"{p} SIGSTOP leader 8s: old leader follows, from SIGCONT", "s", pause,
              lambda t: t.old_leader_follows_s - t.back_s, None,
-             "first srvr of the resumed server answering Mode: follower"),
+             "first srvr of the resumed server answering Mode: follower", m_pause,
+             TICK_BAND),
         _row(f"{p} SIGSTOP leader 8s: session survived", "count", pause,
-             lambda t: float(t.session_survived)),
+             lambda t: float(t.session_survived), None, "", m_pause, COUNT_BAND),
         _row(f"{p} SIGSTOP leader 8s: ephemeral node kept", "count", pause,
-             lambda t: float(t.ephemeral_kept)),
+             lambda t: float(t.ephemeral_kept), None, "", m_pause, COUNT_BAND),
         _row(f"{p} 2 of 3 killed 8s: leader stops serving, from kill", "s", quorum,
              lambda t: t.serving_lost_s - t.fault_s, None,
-             "first srvr of the remaining leader not answering Mode: leader"),
+             "first srvr of the remaining leader not answering Mode: leader", m_quorum,
+             TICK_BAND),
         _row(f"{p} 2 of 3 killed 8s: service back, from restart", "s", quorum,
              lambda t: t.service_back_s - t.back_s, None,
              back + " after both were started again (JVM start included)"),
         _row(f"{p} 2 of 3 killed 8s: holder reconnected, from restart", "s", quorum,
              lambda t: t.holder_connected_s - t.back_s),
         _row(f"{p} 2 of 3 killed 8s: session survived", "count", quorum,
-             lambda t: float(t.session_survived)),
+             lambda t: float(t.session_survived), None, "", m_quorum, COUNT_BAND),
         _row(f"{p} 2 of 3 killed 8s: ephemeral node kept", "count", quorum,
-             lambda t: float(t.ephemeral_kept)),
+             lambda t: float(t.ephemeral_kept), None, "", m_quorum, COUNT_BAND),
     ]
 
 
