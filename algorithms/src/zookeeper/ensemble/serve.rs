@@ -12,11 +12,10 @@ use splitbrain_sim::{NodeId, Signal};
 impl ZkServer {
     /// A client's request.
     pub(super) fn on_client(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
-        if self.serving() && !self.quorum_heard(ctx.monotonic_now()) {
-            // Not sufficient followers synced (`Leader.lead`'s check, made here at once).
-            self.start_looking(ctx);
-        }
-        if !self.serving() {
+        // A leader that has not heard a quorum within syncLimit × tick (one resumed from a
+        // pause) answers nobody from its stale view; it leaves LEADING at its next tick check
+        // (`Leader.lead`), as ZooKeeper's does.
+        if !self.serving() || !self.quorum_heard(ctx.monotonic_now()) {
             // No service outside FOLLOWING or LEADING: the connection is closed (nothing
             // answers on `Datagram`).
             ctx.disconnect(from);

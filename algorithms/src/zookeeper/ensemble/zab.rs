@@ -274,8 +274,8 @@ impl ZkServer {
     }
 
     /// Whether a serving leader has heard a quorum (itself counted) within `syncLimit ×
-    /// tickTime` by its own clock. A leader resumed from a pause answers no client before
-    /// its next tick check would have dropped it.
+    /// tickTime` by its own clock (true on a follower). A leader resumed from a pause answers
+    /// no client until its next tick check drops it.
     pub(super) fn quorum_heard(&self, now: LocalNanos) -> bool {
         let Role::Leading(l) = &self.role else {
             return true;
