@@ -5,6 +5,8 @@
 
 use crate::etcd::EtcdMsg;
 use crate::k8s_lease::{Identity, K8sMsg, Record};
+use crate::zookeeper::ensemble::ZkDb;
+use crate::zookeeper::messages::{ZkOp, ZkPeerState, ZkTxn};
 use crate::zookeeper::ZkMsg;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -222,7 +224,101 @@ fn zk_golden() -> Vec<(ZkMsg, &'static str)> {
             ZkMsg::CloseSession { session: 1 },
             r#"{"type":"CloseSession","session":1}"#,
         ),
+        (
+            ZkMsg::Notification {
+                round: 2,
+                leader: n(5),
+                zxid: 7,
+                epoch: 1,
+                state: ZkPeerState::Looking,
+            },
+            r#"{"type":"Notification","round":2,"leader":5,"zxid":7,"epoch":1,"state":"Looking"}"#,
+        ),
+        (
+            ZkMsg::FollowerInfo {
+                accepted_epoch: 1,
+                zxid: 7,
+            },
+            r#"{"type":"FollowerInfo","accepted_epoch":1,"zxid":7}"#,
+        ),
+        (
+            ZkMsg::NewLeader {
+                epoch: 2,
+                snapshot: zk_db(),
+            },
+            r#"{"type":"NewLeader","epoch":2,"snapshot":{"zxid":8589934592,"next_session":2,"next_seq":1,"sessions":[[1,{"owner":0,"timeout_ns":4000000000,"node":0}]],"children":[[0,[4294967298,0,1]]]}}"#,
+        ),
+        (
+            ZkMsg::AckNewLeader { epoch: 2 },
+            r#"{"type":"AckNewLeader","epoch":2}"#,
+        ),
+        (
+            ZkMsg::UpToDate { epoch: 2 },
+            r#"{"type":"UpToDate","epoch":2}"#,
+        ),
+        (
+            ZkMsg::Proposal {
+                zxid: 9,
+                txn: ZkTxn::Create { session: 1, seq: 0 },
+            },
+            r#"{"type":"Proposal","zxid":9,"txn":{"op":"Create","session":1,"seq":0}}"#,
+        ),
+        (ZkMsg::Ack { zxid: 9 }, r#"{"type":"Ack","zxid":9}"#),
+        (
+            ZkMsg::Commit {
+                zxid: 9,
+                txn: ZkTxn::CloseSession {
+                    session: 1,
+                    expired: true,
+                },
+                origin: None,
+            },
+            r#"{"type":"Commit","zxid":9,"txn":{"op":"CloseSession","session":1,"expired":true},"origin":null}"#,
+        ),
+        (
+            ZkMsg::LeaderPing { epoch: 2 },
+            r#"{"type":"LeaderPing","epoch":2}"#,
+        ),
+        (
+            ZkMsg::FollowerPing {
+                touches: vec![1, 3],
+            },
+            r#"{"type":"FollowerPing","touches":[1,3]}"#,
+        ),
+        (
+            ZkMsg::Request {
+                client: n(0),
+                op: ZkOp::CreateSession {
+                    timeout_ns: 4_000_000_000,
+                },
+            },
+            r#"{"type":"Request","client":0,"op":{"op":"CreateSession","timeout_ns":4000000000}}"#,
+        ),
+        (
+            ZkMsg::Reply {
+                client: n(0),
+                answer: Box::new(ZkMsg::Pong {
+                    session: 1,
+                    expired: true,
+                }),
+            },
+            r#"{"type":"Reply","client":0,"answer":{"type":"Pong","session":1,"expired":true}}"#,
+        ),
     ]
+}
+
+/// An ensemble's database with one session and its child, for `NewLeader`.
+fn zk_db() -> ZkDb {
+    let mut db = ZkDb::new();
+    let txn = ZkTxn::CreateSession {
+        session: 1,
+        owner: NodeId(0),
+        timeout_ns: 4_000_000_000,
+    };
+    db.apply((1 << 32) | 1, &txn);
+    db.apply((1 << 32) | 2, &ZkTxn::Create { session: 1, seq: 0 });
+    db.zxid = 2 << 32;
+    db
 }
 
 /// One instance of every Kubernetes API server message, with its exact JSON text.

@@ -2,13 +2,18 @@
 //! an ephemeral sequential child of the election node, lead when it has the lowest sequence
 //! number, otherwise watch the predecessor with `exists` (or, in the herd variant, watch the
 //! children). The client pings every third of the session timeout and counts itself
-//! disconnected when it has heard nothing for two thirds of it.
+//! disconnected when it has heard nothing for two thirds of it. Against an ensemble it keeps
+//! a shuffled server list and, when disconnected, pauses below a second and tries the next
+//! server with a connect timeout of T / n (`ClientCnxn`, `StaticHostProvider`).
 
 use super::config::{ZkConfig, ZkOnDisconnect, ZkRecipe};
 use super::messages::{Child, ZkMsg, ZkTimer};
 use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal};
 
 type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
+
+/// `ClientCnxn.SendThread.startConnect`: a random pause below 1 s before each reconnect.
+const RECONNECT_PAUSE_NS: u64 = 1_000_000_000;
 
 /// Where a client is in the recipe.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -48,6 +53,13 @@ pub struct ZkClient {
     reconnecting: bool,
     /// Messages travel on `Stream` connections (learnt at the start; a restart keeps it).
     on_stream: bool,
+    /// Against an ensemble: the servers in the order this client tries them (shuffled at
+    /// the start, as `StaticHostProvider` does), and the one it uses now. Empty against the
+    /// single server.
+    servers: Vec<NodeId>,
+    current: usize,
+    /// Against an ensemble: in the random pause before the next server.
+    paused: bool,
 }
 
 impl ZkClient {
@@ -68,12 +80,61 @@ impl ZkClient {
             leader_seen: None,
             reconnecting: false,
             on_stream: false,
+            servers: if config.is_ensemble() {
+                (members..members + config.servers as usize)
+                    .map(NodeId::from)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            current: 0,
+            paused: false,
         }
+    }
+
+    /// The server this client talks to: the single server, or its current ensemble server.
+    pub fn server(&self) -> NodeId {
+        self.servers
+            .get(self.current)
+            .copied()
+            .unwrap_or(self.service)
+    }
+
+    fn ensemble(&self) -> bool {
+        !self.servers.is_empty()
+    }
+
+    /// `ClientCnxn`: `connectTimeout = sessionTimeout / hostProvider.size()`.
+    fn connect_timeout_ns(&self) -> u64 {
+        self.timeout_ns / self.servers.len().max(1) as u64
+    }
+
+    /// Against an ensemble: the connection to the current server is gone. After a random
+    /// pause of up to a second (`ClientCnxn.SendThread.startConnect`: `Thread.sleep(
+    /// ThreadLocalRandom.current().nextLong(1000))`) the client tries the next server.
+    fn move_on(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.paused = true;
+        self.reconnecting = true;
+        ctx.cancel_timer(ZkTimer::Disconnect);
+        let pause_ns = ctx.rng().below(RECONNECT_PAUSE_NS);
+        ctx.set_timer(ZkTimer::Reconnect, pause_ns);
+    }
+
+    /// The pause is over: connect to the next server in the list (`hostProvider.next`).
+    fn next_server(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.paused = false;
+        self.current = (self.current + 1) % self.servers.len().max(1);
+        self.reconnect(ctx);
     }
 
     /// Where the client is in the recipe.
     pub fn phase(&self) -> ZkPhase {
         self.phase
+    }
+
+    /// The client's session id (0 without one).
+    pub fn session(&self) -> u64 {
+        self.session
     }
 
     /// The highest zxid the client has seen (its term).
@@ -152,8 +213,15 @@ impl ZkClient {
         self.phase = ZkPhase::Connecting;
         self.session = 0;
         self.seq = None;
+        if self.ensemble() {
+            // The connect attempt is timed (T/n); in the pause it waits for the next server.
+            if !self.paused {
+                self.reconnect(ctx);
+            }
+            return;
+        }
         ctx.send(
-            self.service,
+            self.server(),
             ZkMsg::Connect {
                 timeout_ns: self.config.session_timeout_ns,
             },
@@ -181,31 +249,43 @@ impl ZkClient {
         self.reconnecting = true;
         match self.phase {
             ZkPhase::Connecting => ctx.send(
-                self.service,
+                self.server(),
                 ZkMsg::Connect {
                     timeout_ns: self.config.session_timeout_ns,
                 },
             ),
             ZkPhase::Creating => ctx.send(
-                self.service,
+                self.server(),
                 ZkMsg::Create {
                     session: self.session,
                 },
             ),
             ZkPhase::Waiting { .. } | ZkPhase::Leading => ctx.send(
-                self.service,
+                self.server(),
                 ZkMsg::Ping {
                     session: self.session,
                 },
             ),
         }
-        ctx.set_timer(ZkTimer::Disconnect, 2 * self.timeout_ns / 3);
+        let check_ns = if self.ensemble() {
+            self.connect_timeout_ns()
+        } else {
+            2 * self.timeout_ns / 3
+        };
+        ctx.set_timer(ZkTimer::Disconnect, check_ns);
     }
 
     /// The connection to the server broke (`Stream` only): reconnect.
     pub fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
-        if peer == self.service {
-            self.disconnected(ctx);
+        if peer != self.server() {
+            return;
+        }
+        self.disconnected(ctx);
+        if self.ensemble() {
+            if !self.paused {
+                self.move_on(ctx);
+            }
+        } else {
             self.reconnect(ctx);
         }
     }
@@ -223,6 +303,11 @@ impl ZkClient {
     /// A client connects at once.
     pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.on_stream = ctx.stream();
+        // StaticHostProvider: the server list is shuffled (`Collections.shuffle`).
+        for i in (1..self.servers.len()).rev() {
+            let j = ctx.rng().index(i + 1);
+            self.servers.swap(i, j);
+        }
         self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }
@@ -231,6 +316,7 @@ impl ZkClient {
     /// session's child goes when the server expires it.
     pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.claimed = false;
+        self.paused = false;
         self.last_heard = ctx.monotonic_now();
         self.start_over(ctx);
     }
@@ -239,7 +325,7 @@ impl ZkClient {
     pub fn on_resign(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         if self.phase == ZkPhase::Leading {
             ctx.send(
-                self.service,
+                self.server(),
                 ZkMsg::CloseSession {
                     session: self.session,
                 },
@@ -250,7 +336,7 @@ impl ZkClient {
 
     fn get_children(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         ctx.send(
-            self.service,
+            self.server(),
             ZkMsg::GetChildren {
                 session: self.session,
                 watch: self.config.recipe == ZkRecipe::Herd,
@@ -262,11 +348,14 @@ impl ZkClient {
     /// phase (for a waiter or leader, a resync of the children).
     pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
         let now = ctx.monotonic_now();
+        if self.ensemble() && self.ensemble_timer(ctx, timer) {
+            return;
+        }
         match timer {
             ZkTimer::Ping => {
                 if self.session != 0 {
                     ctx.send(
-                        self.service,
+                        self.server(),
                         ZkMsg::Ping {
                             session: self.session,
                         },
@@ -280,7 +369,7 @@ impl ZkClient {
                     if ctx.stream() {
                         // ClientCnxn: "Client session timed out, have not heard from server
                         // in ...ms": close the socket and connect again.
-                        ctx.disconnect(self.service);
+                        ctx.disconnect(self.server());
                         self.reconnect(ctx);
                     }
                 }
@@ -288,7 +377,7 @@ impl ZkClient {
             ZkTimer::Retry => match self.phase {
                 ZkPhase::Connecting => {
                     ctx.send(
-                        self.service,
+                        self.server(),
                         ZkMsg::Connect {
                             timeout_ns: self.config.session_timeout_ns,
                         },
@@ -297,7 +386,7 @@ impl ZkClient {
                 }
                 ZkPhase::Creating => {
                     ctx.send(
-                        self.service,
+                        self.server(),
                         ZkMsg::Create {
                             session: self.session,
                         },
@@ -309,13 +398,47 @@ impl ZkClient {
                     ctx.set_timer(ZkTimer::Retry, self.timeout_ns);
                 }
             },
-            ZkTimer::Expiry => {}
+            ZkTimer::Expiry
+            | ZkTimer::Reconnect
+            | ZkTimer::Notify
+            | ZkTimer::Finalize
+            | ZkTimer::LeaderTick
+            | ZkTimer::Limit => {}
         }
+    }
+
+    /// Against an ensemble: the timers that differ from the single server's. True if
+    /// `timer` is handled.
+    fn ensemble_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) -> bool {
+        let now = ctx.monotonic_now();
+        match timer {
+            ZkTimer::Reconnect => self.next_server(ctx),
+            // No pings, no retries without a connection (or while connecting).
+            ZkTimer::Ping | ZkTimer::Retry if self.reconnecting => {
+                if timer == ZkTimer::Ping {
+                    ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
+                }
+            }
+            ZkTimer::Disconnect => {
+                // The connect attempt timed out (T/n), or nothing heard for 2/3 of T.
+                if !self.paused && (self.reconnecting || !self.connected(now)) {
+                    self.disconnected(ctx);
+                    ctx.disconnect(self.server());
+                    self.move_on(ctx);
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Any answer shows the connection alive; a session leads to the create, a view of the
     /// children to leading or watching, an expired session to starting over.
-    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, _from: NodeId, msg: ZkMsg) {
+    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+        if self.ensemble() && (self.paused || from != self.server()) {
+            // An old connection's late answer.
+            return;
+        }
         let now = ctx.monotonic_now();
         self.seen_zxid = self.seen_zxid.max(msg.term());
         self.last_heard = now;
@@ -333,7 +456,7 @@ impl ZkClient {
                 self.timeout_ns = timeout_ns;
                 self.phase = ZkPhase::Creating;
                 ctx.set_timer(ZkTimer::Ping, timeout_ns / 3);
-                ctx.send(self.service, ZkMsg::Create { session });
+                ctx.send(self.server(), ZkMsg::Create { session });
                 Self::retry_after(ctx, timeout_ns / 3);
             }
             ZkMsg::Pong { session, expired } if session == self.session && session != 0 => {
@@ -407,7 +530,7 @@ impl ZkClient {
         self.phase = ZkPhase::Waiting { pred };
         if self.config.recipe == ZkRecipe::Predecessor && was != self.phase {
             ctx.send(
-                self.service,
+                self.server(),
                 ZkMsg::Exists {
                     session: self.session,
                     seq: pred,

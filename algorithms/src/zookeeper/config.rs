@@ -37,13 +37,67 @@ pub struct ZkConfig {
     pub recipe: ZkRecipe,
     /// What a leader does when it loses its connection.
     pub on_disconnect: ZkOnDisconnect,
+    /// The number of ZooKeeper servers: 1 is the single modeled server, an odd number up to
+    /// 7 an ensemble (`docs/algorithms/zookeeper.md`, "Ensemble (servers > 1)").
+    #[serde(skip_serializing_if = "is_one")]
+    pub servers: u64,
+    /// An ensemble's `initLimit`: ticks a new leader's sync with a quorum may take.
+    #[serde(skip_serializing_if = "is_default_init_limit")]
+    pub init_limit: u64,
+    /// An ensemble's `syncLimit`: ticks a follower may be silent to its leader, and the
+    /// leader to its followers, before either gives up.
+    #[serde(skip_serializing_if = "is_default_sync_limit")]
+    pub sync_limit: u64,
 }
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+fn is_default_init_limit(n: &u64) -> bool {
+    *n == ZOO_SAMPLE_INIT_LIMIT
+}
+
+fn is_default_sync_limit(n: &u64) -> bool {
+    *n == ZOO_SAMPLE_SYNC_LIMIT
+}
+
+/// `conf/zoo_sample.cfg`: `initLimit=10` (ticks).
+pub const ZOO_SAMPLE_INIT_LIMIT: u64 = 10;
+
+/// `conf/zoo_sample.cfg`: `syncLimit=5` (ticks).
+pub const ZOO_SAMPLE_SYNC_LIMIT: u64 = 5;
+
+/// The most servers an ensemble may have here.
+pub const MAX_SERVERS: u64 = 7;
 
 impl ZkConfig {
     /// The session timeout the server grants.
     pub fn negotiated_timeout_ns(&self) -> u64 {
         self.session_timeout_ns
             .clamp(2 * self.tick_ns, 20 * self.tick_ns)
+    }
+
+    /// Whether the service is an ensemble of several servers.
+    pub fn is_ensemble(&self) -> bool {
+        self.servers > 1
+    }
+
+    /// The servers a quorum needs: a majority.
+    pub fn quorum(&self) -> usize {
+        (self.servers as usize) / 2 + 1
+    }
+
+    /// `initLimit × tickTime`: the bound on a new leader's sync (`Leader.getEpochToPropose`,
+    /// `waitForEpochAck`, `waitForNewLeaderAck`).
+    pub fn init_limit_ns(&self) -> u64 {
+        self.init_limit.saturating_mul(self.tick_ns)
+    }
+
+    /// `syncLimit × tickTime`: how long a follower waits on a silent leader
+    /// (`Learner.syncWithLeader`'s socket timeout).
+    pub fn sync_limit_ns(&self) -> u64 {
+        self.sync_limit.saturating_mul(self.tick_ns)
     }
 }
 
@@ -69,6 +123,9 @@ impl Default for ZkConfig {
             session_timeout_ns,
             recipe: ZkRecipe::Predecessor,
             on_disconnect: ZkOnDisconnect::StepDown,
+            servers: 1,
+            init_limit: ZOO_SAMPLE_INIT_LIMIT,
+            sync_limit: ZOO_SAMPLE_SYNC_LIMIT,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! ZooKeeper's messages (as the simulator counts them) and timer kinds.
 
+use super::ensemble::ZkDb;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::NodeId;
 
@@ -97,6 +98,160 @@ pub enum ZkMsg {
         /// The session to close.
         session: u64,
     },
+    /// Ensemble only, server to server: a FastLeaderElection notification (the sender's
+    /// proposed or elected leader and its state).
+    Notification {
+        /// The sender's election round (`logicalclock`).
+        round: u64,
+        /// The leader the sender proposes (LOOKING) or follows (FOLLOWING, LEADING).
+        leader: NodeId,
+        /// The proposed leader's last zxid.
+        zxid: u64,
+        /// The proposed leader's epoch.
+        epoch: u64,
+        /// The sender's state.
+        state: ZkPeerState,
+    },
+    /// Ensemble: a follower's first message to its elected leader (`FOLLOWERINFO`).
+    FollowerInfo {
+        /// The epoch the follower last accepted.
+        accepted_epoch: u64,
+        /// The follower's last logged zxid.
+        zxid: u64,
+    },
+    /// Ensemble: the new leader's epoch and its whole database (`NEWLEADER` after a `SNAP`).
+    NewLeader {
+        /// The new epoch.
+        epoch: u64,
+        /// The leader's committed database.
+        snapshot: ZkDb,
+    },
+    /// Ensemble: a follower took the snapshot and the epoch (`ACK` of `NEWLEADER`).
+    AckNewLeader {
+        /// The epoch acknowledged.
+        epoch: u64,
+    },
+    /// Ensemble: the leader has a synced quorum; the follower may serve (`UPTODATE`).
+    UpToDate {
+        /// The leader's epoch.
+        epoch: u64,
+    },
+    /// Ensemble: a write the leader proposes (`PROPOSAL`); followers log it and ack.
+    Proposal {
+        /// The write's zxid (epoch in the high 32 bits).
+        zxid: u64,
+        /// The write.
+        txn: ZkTxn,
+    },
+    /// Ensemble: a follower logged (fsynced) the proposal `zxid` (`ACK`).
+    Ack {
+        /// The proposal's zxid.
+        zxid: u64,
+    },
+    /// Ensemble: a quorum logged `zxid`; apply it (`COMMIT`, carrying the write as `INFORM`
+    /// does).
+    Commit {
+        /// The write's zxid.
+        zxid: u64,
+        /// The write.
+        txn: ZkTxn,
+        /// The server whose client asked for it: it answers the client.
+        origin: Option<NodeId>,
+    },
+    /// Ensemble: the leader's ping, every half tick (`PING`).
+    LeaderPing {
+        /// The leader's epoch.
+        epoch: u64,
+    },
+    /// Ensemble: a follower's answer to a ping, with the sessions its clients touched since
+    /// the last one (`Learner.ping`, `getTouchSnapshot`).
+    FollowerPing {
+        /// The touched sessions.
+        touches: Vec<u64>,
+    },
+    /// Ensemble: a follower forwards a client's write to the leader (`REQUEST`).
+    Request {
+        /// The client that asked.
+        client: NodeId,
+        /// The write asked for.
+        op: ZkOp,
+    },
+    /// Ensemble: the leader's answer to a forwarded write that needed no proposal, for the
+    /// follower to pass on to its client.
+    Reply {
+        /// The client to pass it to.
+        client: NodeId,
+        /// The answer.
+        answer: Box<ZkMsg>,
+    },
+}
+
+/// A ZooKeeper server's state in the ensemble (`QuorumPeer.ServerState`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ZkPeerState {
+    /// Electing a leader.
+    Looking,
+    /// Following the elected leader.
+    Following,
+    /// Leading.
+    Leading,
+}
+
+/// A write as the leader proposes it, ids assigned: the transaction every server applies in
+/// zxid order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", deny_unknown_fields)]
+pub enum ZkTxn {
+    /// createSession.
+    CreateSession {
+        /// The new session's id.
+        session: u64,
+        /// The client that owns it.
+        owner: NodeId,
+        /// Its negotiated timeout.
+        timeout_ns: u64,
+    },
+    /// Create the session's ephemeral sequential child.
+    Create {
+        /// The session.
+        session: u64,
+        /// The child's sequence number.
+        seq: u64,
+    },
+    /// closeSession: asked by the client, or the leader's session tracker expired it.
+    CloseSession {
+        /// The session.
+        session: u64,
+        /// Whether the tracker expired it.
+        expired: bool,
+    },
+}
+
+/// A client's write as a follower forwards it, before the leader assigns ids.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", deny_unknown_fields)]
+pub enum ZkOp {
+    /// Open a session with this (negotiated) timeout.
+    CreateSession {
+        /// The negotiated timeout.
+        timeout_ns: u64,
+    },
+    /// Create the session's child.
+    Create {
+        /// The session.
+        session: u64,
+    },
+    /// Close the session.
+    CloseSession {
+        /// The session.
+        session: u64,
+    },
+    /// A client reconnected to a follower with this session: is it alive? The leader
+    /// touches it if so (`Learner.validateSession`, `REVALIDATE`); answered with a `Pong`.
+    Revalidate {
+        /// The session.
+        session: u64,
+    },
 }
 
 splitbrain_sim::message_kinds! {
@@ -115,6 +270,18 @@ splitbrain_sim::message_kinds! {
             NodeDeleted => "NodeDeleted",
             ChildrenChanged => "ChildrenChanged",
             CloseSession => "CloseSession",
+            Notification => "Notification",
+            FollowerInfo => "FollowerInfo",
+            NewLeader => "NewLeader",
+            AckNewLeader => "AckNewLeader",
+            UpToDate => "UpToDate",
+            Proposal => "Proposal",
+            Ack => "Ack",
+            Commit => "Commit",
+            LeaderPing => "LeaderPing",
+            FollowerPing => "FollowerPing",
+            Request => "Request",
+            Reply => "Reply",
         }
 
         fn term(&self) -> u64 {
@@ -122,7 +289,13 @@ splitbrain_sim::message_kinds! {
                 ZkMsg::CreateResp { czxid, .. } => czxid,
                 ZkMsg::Children { zxid, .. }
                 | ZkMsg::NodeDeleted { zxid, .. }
-                | ZkMsg::ChildrenChanged { zxid } => zxid,
+                | ZkMsg::ChildrenChanged { zxid }
+                | ZkMsg::Proposal { zxid, .. }
+                | ZkMsg::Commit { zxid, .. } => zxid,
+                ZkMsg::NewLeader { epoch, .. }
+                | ZkMsg::AckNewLeader { epoch }
+                | ZkMsg::UpToDate { epoch }
+                | ZkMsg::LeaderPing { epoch } => epoch,
                 _ => 0,
             }
         }
@@ -130,7 +303,9 @@ splitbrain_sim::message_kinds! {
 }
 
 splitbrain_sim::timer_kinds! {
-    /// Timer slots. Clients use the first three, the server only `Expiry`.
+    /// Timer slots. Clients use `Ping`, `Disconnect`, `Retry` (and `Reconnect` against an
+    /// ensemble), the single server only `Expiry`, an ensemble server `Expiry` (leading)
+    /// and the last four.
     #[derive(Copy, Clone, Debug, PartialEq, Eq)]
     pub enum ZkTimer {
         /// The client's ping interval.
@@ -141,5 +316,16 @@ splitbrain_sim::timer_kinds! {
         Retry => "retry",
         /// The server's next expiry bucket.
         Expiry => "expiry",
+        /// Ensemble client: the random pause before connecting to the next server.
+        Reconnect => "reconnect",
+        /// FastLeaderElection: no notification within the (doubling) notification timeout.
+        Notify => "notify",
+        /// FastLeaderElection: `finalizeWait` after a quorum agreed.
+        Finalize => "finalize",
+        /// The leader's half-tick ping and tick count.
+        LeaderTick => "leader-tick",
+        /// The sync bound (initLimit ticks), or a follower's silent-leader bound (syncLimit
+        /// ticks).
+        Limit => "limit",
     }
 }

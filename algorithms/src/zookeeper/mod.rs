@@ -2,12 +2,16 @@
 //! pings, session expiry on the server's clock grouped by tick, ephemeral sequential znodes,
 //! getChildren and exists with one-shot watches, a zxid) and its leader-election recipe, with
 //! the herd variant and two behaviours on disconnect. `docs/algorithms/zookeeper.md` says
-//! what is modeled and decided. The server is one process, id `members`.
+//! what is modeled and decided. The server is one process, id `members`; with `servers`
+//! above 1 the service is an ensemble of server processes, ids `members..members + servers`
+//! ([`ensemble`]: FastLeaderElection, the sync, ZAB's broadcast, sessions on the leader).
 
 pub mod client;
 pub mod config;
+pub mod ensemble;
 pub mod messages;
 pub mod service;
+pub mod tracker;
 
 mod settings;
 #[cfg(test)]
@@ -17,6 +21,7 @@ pub use settings::{ZkError, ZkSettings, ZooKeeper};
 
 pub use client::{ZkClient, ZkPhase};
 pub use config::{ZkConfig, ZkOnDisconnect, ZkRecipe};
+pub use ensemble::ZkServer;
 pub use messages::{ZkMsg, ZkTimer};
 pub use service::ZkService;
 
@@ -30,11 +35,25 @@ pub fn info(config: &ZkConfig, _members: usize) -> AlgorithmInfo {
         // its successor hears the delete at once; one third of the timeout of margin.
         failure_detection_ns: config.negotiated_timeout_ns()
             + config.tick_ns
-            + config.negotiated_timeout_ns() / 3,
+            + config.negotiated_timeout_ns() / 3
+            + ensemble_failover_ns(config),
         min_group_for_progress: 1,
         signals: splitbrain_sim::SignalSupport::NONE,
         late_campaigns_lose: true,
     }
+}
+
+/// An ensemble's failover on top of the single server's detection (0 for the single
+/// server): a silent leader is dropped after `syncLimit` ticks, the election takes its
+/// `finalizeWait` and a few notification rounds, the sync a tick or so (bounded by
+/// `initLimit`, which a healthy quorum does not approach), and a client waits up to a second
+/// before trying the next server, T/n per server tried. A new leader then gives every
+/// session its full timeout, which the single server's part already counts.
+pub fn ensemble_failover_ns(config: &ZkConfig) -> u64 {
+    if !config.is_ensemble() {
+        return 0;
+    }
+    config.sync_limit_ns() + 2 * config.tick_ns + 2_000_000_000 + config.negotiated_timeout_ns()
 }
 
 /// A process of a ZooKeeper run: a candidate, or the server.
@@ -44,15 +63,24 @@ pub enum ZkProcess {
     Client(ZkClient),
     /// The modeled ZooKeeper server (id `members`).
     Service(ZkService),
+    /// A server of an ensemble (ids `members..members + servers`).
+    Server(Box<ZkServer>),
 }
 
 impl ZkProcess {
-    /// The processes of a run: `members` clients, then the server.
+    /// The processes of a run: `members` clients, then the server (or, for an ensemble,
+    /// `config.servers` servers).
     pub fn cluster(members: usize, config: &ZkConfig) -> Vec<ZkProcess> {
-        (0..members)
-            .map(|i| ZkProcess::Client(ZkClient::new(NodeId::from(i), members, config)))
-            .chain(std::iter::once(ZkProcess::Service(ZkService::new(config))))
-            .collect()
+        let clients = (0..members)
+            .map(|i| ZkProcess::Client(ZkClient::new(NodeId::from(i), members, config)));
+        if !config.is_ensemble() {
+            return clients
+                .chain(std::iter::once(ZkProcess::Service(ZkService::new(config))))
+                .collect();
+        }
+        let servers = (members..members + config.servers as usize)
+            .map(|i| ZkProcess::Server(Box::new(ZkServer::new(NodeId::from(i), members, config))));
+        clients.chain(servers).collect()
     }
 }
 
@@ -64,8 +92,10 @@ impl Process for ZkProcess {
     type Durable = ();
 
     fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        if let ZkProcess::Client(c) = self {
-            c.on_start(ctx);
+        match self {
+            ZkProcess::Client(c) => c.on_start(ctx),
+            ZkProcess::Server(s) => s.on_start(ctx),
+            ZkProcess::Service(_) => {}
         }
     }
 
@@ -73,6 +103,7 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.on_message(ctx, from, msg),
             ZkProcess::Service(s) => s.on_message(ctx, from, msg),
+            ZkProcess::Server(s) => s.on_message(ctx, from, msg),
         }
     }
 
@@ -80,6 +111,7 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.on_timer(ctx, timer),
             ZkProcess::Service(s) => s.on_timer(ctx, timer),
+            ZkProcess::Server(s) => s.on_timer(ctx, timer),
         }
     }
 
@@ -87,6 +119,7 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.on_restart(ctx),
             ZkProcess::Service(s) => s.on_restart(ctx),
+            ZkProcess::Server(s) => s.on_restart(ctx),
         }
     }
 
@@ -96,10 +129,13 @@ impl Process for ZkProcess {
         }
     }
 
-    /// The server keeps sessions across connections (only their timeout ends them).
+    /// The server keeps sessions across connections (only their timeout ends them); an
+    /// ensemble server drops a client's watches, or a silent leader or follower.
     fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
-        if let ZkProcess::Client(c) = self {
-            c.on_disconnect(ctx, peer);
+        match self {
+            ZkProcess::Client(c) => c.on_disconnect(ctx, peer),
+            ZkProcess::Server(s) => s.on_disconnect(ctx, peer),
+            ZkProcess::Service(_) => {}
         }
     }
 
@@ -107,13 +143,14 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.term(),
             ZkProcess::Service(s) => s.zxid(),
+            ZkProcess::Server(s) => s.zxid(),
         }
     }
 
     fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
         match self {
             ZkProcess::Client(c) => c.write_token(local_now_ns),
-            ZkProcess::Service(_) => None,
+            ZkProcess::Service(_) | ZkProcess::Server(_) => None,
         }
     }
 
@@ -121,6 +158,7 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.known_leader(),
             ZkProcess::Service(s) => s.leader(),
+            ZkProcess::Server(s) => s.known_leader(),
         }
     }
 
@@ -128,13 +166,21 @@ impl Process for ZkProcess {
         match self {
             ZkProcess::Client(c) => c.inspect(),
             ZkProcess::Service(s) => s.inspect(),
+            ZkProcess::Server(s) => s.inspect(),
         }
     }
 
     fn learns_leader_on_demand(&self) -> bool {
         match self {
             ZkProcess::Client(c) => c.learns_leader_on_demand(),
-            ZkProcess::Service(_) => false,
+            ZkProcess::Service(_) | ZkProcess::Server(_) => false,
+        }
+    }
+
+    fn leads_service(&self) -> bool {
+        match self {
+            ZkProcess::Server(s) => s.leads_service(),
+            ZkProcess::Client(_) | ZkProcess::Service(_) => false,
         }
     }
 }

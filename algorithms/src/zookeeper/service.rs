@@ -8,6 +8,7 @@
 
 use super::config::ZkConfig;
 use super::messages::{Child, ZkMsg, ZkTimer};
+use super::tracker::SessionTracker;
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
 use std::collections::BTreeMap;
 
@@ -16,9 +17,6 @@ type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
 #[derive(Clone, Debug)]
 struct Session {
     owner: NodeId,
-    timeout_ns: u64,
-    /// The expiry bucket: a multiple of the tick (ZooKeeper's `ExpiryQueue`).
-    expires_at: LocalNanos,
     node: Option<u64>,
 }
 
@@ -35,10 +33,8 @@ pub struct ZkService {
     next_session: u64,
     next_seq: u64,
     sessions: BTreeMap<u64, Session>,
-    /// How many sessions expire at each time: the earliest, for the expiry timer, without a
-    /// scan of every session after every request (10,000 clients made each request cost
-    /// 10,000 steps).
-    expiries: BTreeMap<LocalNanos, u32>,
+    /// Each session's timeout and expiry bucket.
+    tracker: SessionTracker,
     /// Children by sequence number: (czxid, owner, session).
     children: BTreeMap<u64, (u64, NodeId, u64)>,
     /// One-shot exists watches per child, in registration order: (watcher, its session).
@@ -59,7 +55,7 @@ impl ZkService {
             next_session: 1,
             next_seq: 0,
             sessions: BTreeMap::new(),
-            expiries: BTreeMap::new(),
+            tracker: SessionTracker::new(config.tick_ns),
             children: BTreeMap::new(),
             exists_watches: BTreeMap::new(),
             child_watches: Vec::new(),
@@ -107,24 +103,8 @@ impl ZkService {
             .collect()
     }
 
-    /// ZooKeeper's `roundToNextInterval`: the first tick multiple after `time`.
-    fn bucket(&self, time: LocalNanos) -> LocalNanos {
-        let tick = self.config.tick_ns as i64;
-        // Saturating: a server clock stopped at its largest reading must not overflow.
-        time.div_euclid(tick).saturating_add(1).saturating_mul(tick)
-    }
-
     fn touch(&mut self, now: LocalNanos, session: u64) -> bool {
-        let Some(timeout) = self.sessions.get(&session).map(|s| s.timeout_ns) else {
-            return false;
-        };
-        let at = self.bucket(now.saturating_add(timeout as i64));
-        if let Some(s) = self.sessions.get_mut(&session) {
-            let before = std::mem::replace(&mut s.expires_at, at);
-            forget_expiry(&mut self.expiries, before);
-            *self.expiries.entry(at).or_default() += 1;
-        }
-        true
+        self.tracker.touch(now, session)
     }
 
     /// A restarted server keeps its sessions and gives each a full timeout from now.
@@ -167,13 +147,10 @@ impl ZkService {
                     session,
                     Session {
                         owner: from,
-                        timeout_ns,
-                        expires_at: 0,
                         node: None,
                     },
                 );
-                *self.expiries.entry(0).or_default() += 1;
-                self.touch(now, session);
+                self.tracker.track(now, session, timeout_ns);
                 // createSession is a transaction: logged and synced before the answer
                 // (SyncRequestProcessor).
                 ctx.persist(());
@@ -274,7 +251,7 @@ impl ZkService {
         let Some(s) = self.sessions.remove(&session) else {
             return;
         };
-        forget_expiry(&mut self.expiries, s.expires_at);
+        self.tracker.remove(session);
         self.zxid += 1;
         // closeSession, asked for or by the session tracker, is a transaction too.
         ctx.persist(());
@@ -313,44 +290,18 @@ impl ZkService {
 
     /// Expires every session whose bucket the server's clock has reached.
     fn expire(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        let now = ctx.monotonic_now();
-        // Most requests find nothing due: the index says so without a scan.
-        if self.expiries.keys().next().is_none_or(|&at| at > now) {
-            return;
-        }
-        let due: Vec<u64> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.expires_at <= now)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in due {
+        for id in self.tracker.due(ctx.monotonic_now()) {
             self.close(ctx, id, true);
         }
     }
 
     fn arm(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        debug_assert_eq!(
-            self.expiries.keys().next().copied(),
-            self.sessions.values().map(|s| s.expires_at).min(),
-            "the expiry index agrees with the sessions"
-        );
-        match self.expiries.keys().next().copied() {
+        match self.tracker.next_expiry() {
             Some(at) => {
                 let after = at.saturating_sub(ctx.monotonic_now()).max(0) as u64;
                 ctx.set_timer(ZkTimer::Expiry, after);
             }
             None => ctx.cancel_timer(ZkTimer::Expiry),
-        }
-    }
-}
-
-/// Takes one session expiring at `at` out of `expiries`.
-fn forget_expiry(expiries: &mut BTreeMap<LocalNanos, u32>, at: LocalNanos) {
-    if let Some(count) = expiries.get_mut(&at) {
-        *count -= 1;
-        if *count == 0 {
-            expiries.remove(&at);
         }
     }
 }

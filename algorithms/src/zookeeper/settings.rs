@@ -1,6 +1,7 @@
 //! ZooKeeper as a scenario writes it (`algorithm: ZooKeeper(tick: "2s", ...)`): the
 //! settings, their rules, writing them back, and the knobs `sweep` varies.
 
+use super::config::{MAX_SERVERS, ZOO_SAMPLE_INIT_LIMIT, ZOO_SAMPLE_SYNC_LIMIT};
 use super::{info, ZkConfig, ZkOnDisconnect, ZkProcess, ZkRecipe};
 use crate::algorithm::{
     run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem, SettingError,
@@ -11,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
 use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SimConfig};
 use thiserror::Error;
+
+/// The server counts `sweep --param servers=...` takes: the single server, or an ensemble.
+const SERVER_COUNTS: &[&str] = &["1", "3", "5", "7"];
 
 /// ZooKeeper sessions and the election recipe; see the module doc of [`super`].
 pub struct ZooKeeper;
@@ -33,6 +37,16 @@ pub struct ZkSettings {
     /// [`ZkConfig::on_disconnect`]: what a leader does when its connection is lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disconnect: Option<ZkOnDisconnect>,
+    /// [`ZkConfig::servers`]: 1 (the single server, the default) or an odd ensemble size
+    /// up to 7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u64>,
+    /// [`ZkConfig::init_limit`]: an ensemble's `initLimit`, in ticks (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_limit: Option<u64>,
+    /// [`ZkConfig::sync_limit`]: an ensemble's `syncLimit`, in ticks (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_limit: Option<u64>,
 }
 
 /// A rule ZooKeeper's settings broke.
@@ -44,6 +58,20 @@ pub enum ZkError {
     /// A tick of zero: every session timeout would be negotiated down to nothing.
     #[error("the ZooKeeper tick must be longer than zero")]
     ZeroTick,
+    /// An ensemble size that is even, zero or above the most modeled.
+    #[error(
+        "the ZooKeeper ensemble has {servers} servers; it takes an odd number from 1 to {max}"
+    )]
+    ServersNotOdd {
+        /// The number written.
+        servers: u64,
+        /// The most servers modeled.
+        max: u64,
+    },
+    /// An `initLimit` or `syncLimit` of zero ticks: no sync, or no silence, would be
+    /// allowed.
+    #[error("the ensemble's limit must be at least one tick")]
+    ZeroLimit,
     /// Only from `sweep`: a swept lease the server would not grant as asked is not one design.
     #[error(
         "the session timeout {} is outside what the ZooKeeper server grants: 2 to 20 ticks of {}",
@@ -67,6 +95,16 @@ impl SettingError for ZkError {
                  ZooKeeper's default is 2s"
                     .to_string(),
             ),
+            ZkError::ServersNotOdd { .. } => Some(
+                "a ZooKeeper ensemble has an odd number of servers (a majority is its quorum): \
+                 3 or 5 as deployed, or 1 (leave it out) for the single server"
+                    .to_string(),
+            ),
+            ZkError::ZeroLimit => Some(
+                "initLimit and syncLimit count ticks; zoo_sample.cfg has initLimit=10 and \
+                 syncLimit=5"
+                    .to_string(),
+            ),
             ZkError::SessionTimeoutNotGranted { tick_ns, .. } => Some(format!(
                 "give session timeouts from {} to {}, or change the scenario's tick",
                 dur(&(2 * tick_ns)),
@@ -86,11 +124,18 @@ impl Algorithm for ZooKeeper {
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "ZooKeeper";
     const STREAM_BY_DEFAULT: bool = true;
-    const KNOBS: &'static [Knob] = &[Knob {
-        name: "lease",
-        shape: KnobShape::Duration,
-        example: "1s,2s",
-    }];
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "lease",
+            shape: KnobShape::Duration,
+            example: "1s,2s",
+        },
+        Knob {
+            name: "servers",
+            shape: KnobShape::Choice(SERVER_COUNTS),
+            example: "1,3",
+        },
+    ];
 
     type Settings = ZkSettings;
     type Config = ZkConfig;
@@ -116,11 +161,39 @@ impl Algorithm for ZooKeeper {
             field: p.field,
             error: p.error.into(),
         }));
+        let servers = settings.servers.unwrap_or(defaults.servers);
+        if servers.is_multiple_of(2) || servers > MAX_SERVERS {
+            problems.push(Problem {
+                field: "servers",
+                error: ZkError::ServersNotOdd {
+                    servers,
+                    max: MAX_SERVERS,
+                },
+            });
+        }
+        let init_limit = settings.init_limit.unwrap_or(defaults.init_limit);
+        let sync_limit = settings.sync_limit.unwrap_or(defaults.sync_limit);
+        for (field, limit) in [("init_limit", init_limit), ("sync_limit", sync_limit)] {
+            if limit == 0 {
+                problems.push(Problem {
+                    field,
+                    error: ZkError::ZeroLimit,
+                });
+            } else if let Some(p) = at_most_a_day(limit.saturating_mul(tick_ns), field) {
+                problems.push(Problem {
+                    field: p.field,
+                    error: p.error.into(),
+                });
+            }
+        }
         let config = ZkConfig {
             tick_ns: tick_ns.max(1),
             session_timeout_ns: ns_or(settings.session_timeout, defaults.session_timeout_ns),
             recipe: settings.recipe.unwrap_or(defaults.recipe),
             on_disconnect: settings.on_disconnect.unwrap_or(defaults.on_disconnect),
+            servers: servers.clamp(1, MAX_SERVERS),
+            init_limit: init_limit.max(1),
+            sync_limit: sync_limit.max(1),
         };
         (config, problems)
     }
@@ -131,6 +204,9 @@ impl Algorithm for ZooKeeper {
             session_timeout: Some(DurationText(config.session_timeout_ns)),
             recipe: Some(config.recipe),
             on_disconnect: Some(config.on_disconnect),
+            servers: config.is_ensemble().then_some(config.servers),
+            init_limit: (config.init_limit != ZOO_SAMPLE_INIT_LIMIT).then_some(config.init_limit),
+            sync_limit: (config.sync_limit != ZOO_SAMPLE_SYNC_LIMIT).then_some(config.sync_limit),
         }
     }
 
@@ -138,11 +214,21 @@ impl Algorithm for ZooKeeper {
         info(config, members)
     }
 
+    /// One server, or the ensemble's servers.
+    fn service_processes(config: &ZkConfig) -> usize {
+        config.servers as usize
+    }
+
     fn timings(config: &ZkConfig) -> Vec<(&'static str, Nanos)> {
-        vec![
+        let mut timings = vec![
             ("tick", config.tick_ns),
             ("session_timeout", config.session_timeout_ns),
-        ]
+        ];
+        if config.is_ensemble() {
+            timings.push(("init_limit", config.init_limit_ns()));
+            timings.push(("sync_limit", config.sync_limit_ns()));
+        }
+        timings
     }
 
     fn shortest_timing(config: &ZkConfig) -> (&'static str, Nanos) {
@@ -184,13 +270,22 @@ impl Algorithm for ZooKeeper {
     }
 
     /// `lease` sets the session timeout; one the server would negotiate to something else
-    /// is refused (2 to 20 ticks).
+    /// is refused (2 to 20 ticks). `servers` runs the single server or an ensemble.
     fn vary(
         config: &ZkConfig,
         _cluster: &Cluster,
         name: &str,
         value: KnobValue,
     ) -> Result<ZkConfig, Problem<ZkError>> {
+        if let (KnobValue::Choice(count), "servers") = (value, name) {
+            let servers = count
+                .parse()
+                .map_err(|_| unknown_knob(name, ZkError::Common))?;
+            return Ok(ZkConfig {
+                servers,
+                ..config.clone()
+            });
+        }
         let KnobValue::Duration(lease_ns) = value else {
             return Err(unknown_knob(name, ZkError::Common));
         };
@@ -220,7 +315,8 @@ impl Algorithm for ZooKeeper {
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
-        // The members campaign; the server is one more process, id `members`.
+        // The members campaign; the server is one more process, id `members` (an
+        // ensemble's servers are `members..members + servers`).
         let processes = ZkProcess::cluster(sim.members, config);
         run_processes(sim, info, processes, options)
     }
