@@ -779,6 +779,21 @@ def _lock_rows(prefix: str, trials: SharedTrials, waiter_stays_out: bool,
     ]
 
 
+# Under a leader cut a holder loses its session only if its keep-alives go to the cut member
+# (directly, or through a follower that still follows it); which member a client talks to is
+# a draw on both sides (clientv3's balancer; the model's client starts at its id modulo the
+# members), so three trials of each compare two draws, not the rule (real 3.4.23: the holder
+# ended in 6 of 9 trials over three runs, 3 of 3 in a fourth).
+CUT_DRAW = ("which member the holder's client talks to is drawn differently on the two "
+            "sides (clientv3 at random, the model by client id): tracked in issue 32")
+
+
+def _drawn(rows: list[Experiment]) -> list[Experiment]:
+    for row in rows:
+        row.known_difference = CUT_DRAW
+    return rows
+
+
 def experiments(binary: str) -> list[Experiment]:
     """The rows for one etcd binary, named after its version."""
     v = f"etcdc {etcd_version(binary)}"
@@ -850,7 +865,8 @@ def experiments(binary: str) -> list[Experiment]:
                   lambda t: t.changes_after_resume, None, changes, m_cut, COUNT_BAND),
         _real_row(f"{v} leader cut from peers 5s: probe lease TTL 5 deleted, from new leader",
                   "s", cut, lambda t: t.probe_deleted_s - t.new_leader_s),
-        *_lock_rows(f"{v} leader cut from peers 5s", cut, False, False, m_cut),
+        *_drawn(_lock_rows(f"{v} leader cut from peers 5s", cut, False, False, m_cut)[:2]),
+        _lock_rows(f"{v} leader cut from peers 5s", cut, False, False, m_cut)[2],
         *_stuck_rows(v),
     ]
 

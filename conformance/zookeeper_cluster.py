@@ -27,6 +27,7 @@ ensemble (restarts killed servers, resumes a paused one) before the next trial.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 import time
@@ -504,10 +505,13 @@ def experiments() -> list[Experiment]:
              lambda t: float(t.session_survived), None, "", m_pause, COUNT_BAND),
         _row(f"{p} SIGSTOP leader 8s: ephemeral node kept", "count", pause,
              lambda t: float(t.ephemeral_kept), None, "", m_pause, COUNT_BAND),
-        _row(f"{p} 2 of 3 killed 8s: leader stops serving, from kill", "s", quorum,
-             lambda t: t.serving_lost_s - t.fault_s, None,
-             "first srvr of the remaining leader not answering Mode: leader", m_quorum,
-             TICK_BAND),
+        dataclasses.replace(
+            _row(f"{p} 2 of 3 killed 8s: leader stops serving, from kill", "s", quorum,
+                 lambda t: t.serving_lost_s - t.fault_s, None,
+                 "first srvr of the remaining leader not answering Mode: leader", m_quorum,
+                 TICK_BAND),
+            known_difference="the model's leader gives up 1.4-1.9 s after the kill, the real "
+            "one 0.28-0.85 s; both check once per tick, the cause is not found: issue 32"),
         _row(f"{p} 2 of 3 killed 8s: service back, from restart", "s", quorum,
              lambda t: t.service_back_s - t.back_s, None,
              back + " after both were started again (JVM start included)"),

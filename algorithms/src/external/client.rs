@@ -110,6 +110,28 @@ fn lower_service<A: Algorithm>(
     (wrap(config), problems)
 }
 
+/// External nodes run against one service process: a clustered service (`members` of etcd,
+/// `servers` of ZooKeeper above 1) is refused at its field rather than silently run as one.
+fn single_process_only(service: &ServiceConfig) -> Option<Problem<ExternalError>> {
+    let (field, count) = match service {
+        ServiceConfig::Etcd(c) => ("members", c.members as u64),
+        ServiceConfig::ZooKeeper(c) => ("servers", c.servers),
+        ServiceConfig::K8sLease(_) => return None,
+    };
+    (count > 1).then(|| Problem {
+        field: "service",
+        error: ExternalError::Service {
+            field,
+            message: format!(
+                "an external client runs against one service process, not a cluster of {count}"
+            ),
+            hint: Some(format!(
+                "leave `{field}` out: clusters are not wired to the step protocol yet"
+            )),
+        },
+    })
+}
+
 impl ServiceConfig {
     /// The service's own settings, written back.
     fn settings(&self) -> ServiceSettings {
@@ -194,6 +216,7 @@ impl Algorithm for ExternalClient {
             }
         };
         problems.extend(service_problems);
+        problems.extend(single_process_only(&service));
         (ExternalClientConfig { nodes, service }, problems)
     }
 

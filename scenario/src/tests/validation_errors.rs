@@ -925,3 +925,24 @@ fn what_names_the_service_is_found_for_an_algorithm_chosen_on_the_command_line()
     let plain = parsed("(algorithm: Etcd(), faults: [(at: \"3s\", do: Stall(Leader, \"2s\"))])");
     assert_eq!(plain.refuse_algorithm(&raft, "--algorithm"), Ok(()));
 }
+
+/// External nodes run against one service process: a clustered service is refused, not run
+/// as one.
+#[test]
+fn an_external_client_refuses_a_clustered_service() {
+    for (service, field) in [
+        ("Etcd(members: 3)", "members"),
+        ("ZooKeeper(servers: 3)", "servers"),
+    ] {
+        let source =
+            format!("(algorithm: ExternalClient(command: [\"true\"], service: {service}))");
+        let text = error_of(&source).to_string();
+        assert!(
+            text.contains(&format!(
+                "the service's `{field}`: an external client runs against one service process, \
+                 not a cluster of 3"
+            )),
+            "{text}"
+        );
+    }
+}
