@@ -53,8 +53,9 @@ from typing import Callable, Optional
 
 from etcd_client import Etcdctl
 import harness  # noqa: E402
-from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, Proc, SharedTrials, free_port,
-                     make_temp_dir, splitbrain_trace, wait_until)
+from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, ModelTrials, Proc,
+                     SharedTrials, free_port, make_temp_dir, service_leader_at, splitbrain_trace,
+                     wait_until)
 from proxy import Proxy
 
 N_MEMBERS = 3
@@ -641,21 +642,6 @@ def _model_run(seed: int, version: str, faults: str) -> list[dict]:
                             faults=faults)
 
 
-def _service_leader_at(trace: list[dict], t_ns: float) -> int:
-    """The service member (process id) that led the service at `t_ns`: the last
-    `service_leads` before it not followed by its `service_follows`."""
-    leader = None
-    for e in trace:
-        if e["t"] > t_ns:
-            break
-        if e["ev"] == "service_leads":
-            leader = e["node"]
-        elif e["ev"] == "service_follows" and e["node"] == leader:
-            leader = None
-    if leader is None:
-        raise HarnessError(f"the model's etcd cluster had no leader at {t_ns} ns")
-    return leader
-
 
 def _model_faults(fault: str, t_ns: int, leader: int) -> str:
     """The scenario's faults for `fault` at `t_ns` on service member process `leader`."""
@@ -687,7 +673,7 @@ def _model_trial(fault: str, version: str, seed: int) -> Trial:
     if holder is None:
         raise HarnessError("nobody acquired the lock in the model's run without faults")
     t_fault = int(t_claim + FAULT_AFTER_S * NS)
-    leader = _service_leader_at(first, t_fault)
+    leader = service_leader_at(first, t_fault)
     trace = _model_run(seed, version, _model_faults(fault, t_fault, leader))
     if etcd._first_claim(trace, MODEL_MEMBERS)[0] != t_claim:
         raise HarnessError("the model's first claim moved between its two runs")
@@ -712,20 +698,6 @@ def _model_trial(fault: str, version: str, seed: int) -> Trial:
     return tr
 
 
-class _ModelTrials:
-    """Model trial `seed` of one fault, run once and shared by the rows that read it."""
-
-    def __init__(self, fault: str, version: str) -> None:
-        self.fault, self.version = fault, version
-        self.done: dict[int, Trial] = {}
-
-    def row(self, value: Callable[[Trial], float]) -> Callable[[int], float]:
-        def model(seed: int) -> float:
-            if seed not in self.done:
-                self.done[seed] = _model_trial(self.fault, self.version, seed)
-            return value(self.done[seed])
-        return model
-
 
 # ---------------------------------------------------------------------------------------
 # Expectations (documented behaviour; a FAIL means the harness or the server changed)
@@ -742,7 +714,7 @@ def _all_within(lo: float, hi: float, what: str) -> Callable[[list], str]:
 
 def _real_row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
               expect: Optional[Callable[[list], str]] = None, note: str = "",
-              model: Optional[_ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
+              model: Optional[ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
     """A row of `value` over the real trials and, with `model` and `band`, over the model's
     (the same `value`: a model trial's times count from its fault as the real one's)."""
     return Experiment(name, "etcd-cluster", unit, trials.row(value),
@@ -758,7 +730,7 @@ COUNT_BAND = Band(abs=0.5)
 
 
 def _lock_rows(prefix: str, trials: SharedTrials, waiter_stays_out: bool,
-               holder_lives_on: bool, model: _ModelTrials) -> list[Experiment]:
+               holder_lives_on: bool, model: ModelTrials) -> list[Experiment]:
     """The lock's rows of a fault: the holder's session ended, the waiter acquired, and the
     waiter acquired before the holder's session ended (both held the lock at once)."""
     return [
@@ -800,9 +772,10 @@ def experiments(binary: str) -> list[Experiment]:
     kill_l, kill_f = _trials("kill-leader"), _trials("kill-follower")
     pause, cut = _trials("pause-leader"), _trials("cut-leader")
     version = _model_version(etcd_version(binary))
-    m_kill_l, m_kill_f = _ModelTrials("kill-leader", version), _ModelTrials("kill-follower",
-                                                                            version)
-    m_pause, m_cut = _ModelTrials("pause-leader", version), _ModelTrials("cut-leader", version)
+    def model(fault: str) -> ModelTrials:
+        return ModelTrials(lambda seed: _model_trial(fault, version, seed))
+    m_kill_l, m_kill_f = model("kill-leader"), model("kill-follower")
+    m_pause, m_cut = model("pause-leader"), model("cut-leader")
     # After a promotion the lessor extends every lease to now + election timeout + TTL
     # (lessor.Promote, 3.4 and 3.5 without checkpoints), so the probe's key goes TTL + 1 s
     # after the new leader (minus the watcher's 20 ms polling, plus up to the 500 ms sweep).

@@ -131,6 +131,39 @@ class SharedTrials:
         return real
 
 
+class ModelTrials:
+    """Model trial `seed` of one fault, run once by `run_trial(seed)` and shared by every row
+    that reads a value of it (the model-side twin of `SharedTrials`)."""
+
+    def __init__(self, run_trial: Callable[[int], object]) -> None:
+        self.run_trial = run_trial
+        self.done: dict[int, object] = {}
+
+    def row(self, value: Callable[[object], float]) -> Callable[[int], float]:
+        """A row's `model`: `value` of model trial `seed`."""
+        def model(seed: int) -> float:
+            if seed not in self.done:
+                self.done[seed] = self.run_trial(seed)
+            return value(self.done[seed])
+        return model
+
+
+def service_leader_at(trace: list[dict], t_ns: float) -> int:
+    """The process leading a clustered service at `t_ns` in a trace: the last
+    `service_leads` before it not followed by the same process's `service_follows`."""
+    leader = None
+    for e in trace:
+        if e["t"] > t_ns:
+            break
+        if e["ev"] == "service_leads":
+            leader = e["node"]
+        elif e["ev"] == "service_follows" and e["node"] == leader:
+            leader = None
+    if leader is None:
+        raise HarnessError(f"the model's service had no leader at {t_ns} ns")
+    return leader
+
+
 @dataclass
 class Experiment:
     name: str

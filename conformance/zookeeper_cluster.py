@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import harness
-from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, Proc, SharedTrials, free_port,
-                     make_temp_dir, splitbrain_json, splitbrain_trace)
+from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, ModelTrials, Proc,
+                     SharedTrials, free_port, make_temp_dir, service_leader_at, splitbrain_json,
+                     splitbrain_trace)
 from zookeeper import JAVA, JVM_FLAGS, KazooProc, _classpath, _require_kazoo
 
 N_SERVERS = 3
@@ -357,20 +358,6 @@ def _first_claim(trace: list[dict], after_ns: float = -1, exclude: Optional[int]
     return INF, None
 
 
-def _leader_at(trace: list[dict], t_ns: float) -> int:
-    """The server (process id) leading the ensemble at `t_ns` (`service_leads`)."""
-    leader = None
-    for e in trace:
-        if e["t"] > t_ns:
-            break
-        if e["ev"] == "service_leads":
-            leader = e["node"]
-        elif e["ev"] == "service_follows" and e["node"] == leader:
-            leader = None
-    if leader is None:
-        raise HarnessError(f"the model's ensemble had no leader at {t_ns} ns")
-    return leader
-
 
 def _model_faults(fault: str, t_ns: int, leader: int) -> str:
     at = f'at: "{t_ns}ns"'
@@ -397,7 +384,7 @@ def _model_trial(fault: str, seed: int) -> Trial:
     if holder is None:
         raise HarnessError("nobody was elected in the model's run without faults")
     t_fault = int(t_claim + FAULT_AFTER_S * NS)
-    leader = _leader_at(first, t_fault)
+    leader = service_leader_at(first, t_fault)
     faults = _model_faults(fault, t_fault, leader)
     trace = _model_run(seed, faults)
     if _first_claim(trace)[0] != t_claim:
@@ -429,20 +416,6 @@ def _model_trial(fault: str, seed: int) -> Trial:
     return tr
 
 
-class _ModelTrials:
-    """Model trial `seed` of one fault, run once and shared by the rows that read it."""
-
-    def __init__(self, fault: str) -> None:
-        self.fault = fault
-        self.done: dict[int, Trial] = {}
-
-    def row(self, value: Callable[[Trial], float]) -> Callable[[int], float]:
-        def model(seed: int) -> float:
-            if seed not in self.done:
-                self.done[seed] = _model_trial(self.fault, seed)
-            return value(self.done[seed])
-        return model
-
 
 def _trials(fault: str) -> SharedTrials:
     """The real trials of `fault`, shared by its rows."""
@@ -455,7 +428,7 @@ def _all_one(what: str) -> Callable[[list], str]:
 
 def _row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
          expect: Optional[Callable[[list], str]] = None, note: str = "",
-         model: Optional[_ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
+         model: Optional[ModelTrials] = None, band: Optional[Band] = None) -> Experiment:
     """A row of `value` over the real trials and, with `model` and `band`, the model's."""
     return Experiment(name, "zookeeper-cluster", unit, trials.row(value),
                       model.row(value) if model else None, band if model else None,
@@ -473,8 +446,8 @@ TICK_BAND = Band(abs=TICK_MS / 2000)
 
 def experiments() -> list[Experiment]:
     kill, pause, quorum = _trials("kill-leader"), _trials("pause-leader"), _trials("quorum-lost")
-    m_kill, m_pause = _ModelTrials("kill-leader"), _ModelTrials("pause-leader")
-    m_quorum = _ModelTrials("quorum-lost")
+    m_kill, m_pause, m_quorum = (ModelTrials(lambda seed, f=f: _model_trial(f, seed))
+                                 for f in ("kill-leader", "pause-leader", "quorum-lost"))
     p = f"zkc tick={TICK_MS / 1000:g}s T={SESSION_S:g}s"
     back = "first srvr (every 50 ms) answering Mode: leader"
     return [
