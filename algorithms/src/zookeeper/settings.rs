@@ -157,7 +157,7 @@ impl Algorithm for ZooKeeper {
                 .session_timeout
                 .and_then(|t| at_most_a_day(t.0, "session_timeout")),
         ];
-        problems.extend(too_long.into_iter().flatten().map(|p| Problem {
+        problems.extend(too_long.clone().into_iter().flatten().map(|p| Problem {
             field: p.field,
             error: p.error.into(),
         }));
@@ -173,13 +173,18 @@ impl Algorithm for ZooKeeper {
         }
         let init_limit = settings.init_limit.unwrap_or(defaults.init_limit);
         let sync_limit = settings.sync_limit.unwrap_or(defaults.sync_limit);
+        // The limits' spans matter to an ensemble only, and a tick already too long is
+        // reported at `tick`, not again at each multiple of it.
+        let spans_matter = servers > 1 && too_long[0].is_none();
         for (field, limit) in [("init_limit", init_limit), ("sync_limit", sync_limit)] {
             if limit == 0 {
                 problems.push(Problem {
                     field,
                     error: ZkError::ZeroLimit,
                 });
-            } else if let Some(p) = at_most_a_day(limit.saturating_mul(tick_ns), field) {
+            } else if let Some(p) =
+                at_most_a_day(limit.saturating_mul(tick_ns), field).filter(|_| spans_matter)
+            {
                 problems.push(Problem {
                     field: p.field,
                     error: p.error.into(),
