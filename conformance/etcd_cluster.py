@@ -761,8 +761,12 @@ CUT_DRAW = ("which member the holder's client talks to is drawn differently on t
 
 
 def _drawn(rows: list[Experiment]) -> list[Experiment]:
+    """Real-only rows: comparing two draws would pass or fail by luck (a known difference
+    that happens to agree reads FIXED and fails the suite; CI run of 66d64bf). The model's
+    own counts for these rows are in docs/conformance-clusters.md."""
     for row in rows:
-        row.known_difference = CUT_DRAW
+        row.model, row.band = None, None
+        row.note = f"{row.note}; real only: {CUT_DRAW}".lstrip("; ")
     return rows
 
 
