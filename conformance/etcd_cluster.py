@@ -658,9 +658,6 @@ def _model_faults(fault: str, t_ns: int, leader: int) -> str:
         return ", ".join(f'({at}, do: Partition(CutLink(ServiceMember({m}), '
                          f'ServiceMember({o}))), heal_after: "{CUT_S:g}s")'
                          for o in range(N_MEMBERS) if o != m)
-    if fault == "stuck-leader":
-        return (f'({at}, do: SlowDisk(ServiceMember({m}), "{STUCK_S:g}s"), '
-                f'heal_after: "{STUCK_S:g}s")')
     raise HarnessError(f"unknown fault {fault}")
 
 
