@@ -526,6 +526,15 @@ pub trait Process {
         false
     }
 
+    /// For a process of a coordination service: whether it keeps no state of its own and
+    /// serves clients by relaying to the service's other processes (a Kubernetes API server
+    /// in front of its etcd cluster). Such a gateway serves while it can talk to a serving
+    /// quorum of the others; it is never a quorum member, never `ServiceLeader` nor
+    /// `ServiceFollower`. Default: false.
+    fn is_service_gateway(&self) -> bool {
+        false
+    }
+
     /// The process's own state, for a person stepping through a run (`splitbrain run
     /// --stop-at`, [`Sim::inspect`](crate::Sim::inspect)): named values such as a Raft
     /// node's `role`, `voted_for`, `log_length` or a lease's deadline, in the order to show

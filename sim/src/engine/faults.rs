@@ -19,7 +19,8 @@ impl<'t, P: Process> Sim<'t, P> {
         let leader = self.leadership.leader();
         let leader_term = leader.and_then(|l| self.leadership.term_of(l));
         let nodes = self.fault_nodes_for(&spec.action);
-        let description = self.describe(&spec.action, &nodes, leader);
+        let far_end = self.far_end_of_link(&spec.action);
+        let description = self.describe(&spec.action, &nodes, &far_end, leader);
         self.record_of_fault[index] = self.fault_records.len();
         self.fault_records.push(FaultRecord {
             at_ns: self.now,
@@ -192,11 +193,13 @@ impl<'t, P: Process> Sim<'t, P> {
         self.check_quiet();
     }
 
-    /// The live processes after the members: the coordination service's members.
+    /// The live processes after the members: the coordination service's members (its
+    /// gateways left out: they are not members of its quorum).
     fn live_service_members(&self) -> Vec<NodeId> {
         (self.config.members..self.processes.len())
             .map(NodeId::from)
             .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .filter(|n| !self.processes[n.index()].is_service_gateway())
             .collect()
     }
 
@@ -380,7 +383,25 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
-    fn describe(&self, action: &FaultAction, nodes: &[NodeId], leader: Option<NodeId>) -> String {
+    /// For a cut link: the far end as the cut will resolve it (on a copy of the fault's
+    /// random stream, so that the cut draws the same); empty for any other fault.
+    fn far_end_of_link(&mut self, action: &FaultAction) -> Vec<NodeId> {
+        let FaultAction::Partition(PartitionShape::CutLink(_, other)) = action else {
+            return Vec::new();
+        };
+        let saved = self.fault_rng.clone();
+        let far = self.resolve(other);
+        self.fault_rng = saved;
+        far.into_iter().take(1).collect()
+    }
+
+    fn describe(
+        &self,
+        action: &FaultAction,
+        nodes: &[NodeId],
+        far_end: &[NodeId],
+        leader: Option<NodeId>,
+    ) -> String {
         let who = |ns: &[NodeId]| {
             let names: Vec<String> = ns
                 .iter()
@@ -420,6 +441,11 @@ impl<'t, P: Process> Sim<'t, P> {
                 who(nodes),
                 format_duration(*d),
                 self.frozen_note(action, nodes)
+            ),
+            FaultAction::Partition(PartitionShape::CutLink(..)) => format!(
+                "partition: cut the link between {} and {}",
+                who(nodes),
+                who(far_end)
             ),
             FaultAction::Partition(shape) => {
                 format!("partition: {}", describe_shape(shape, &who(nodes)))
@@ -519,7 +545,7 @@ fn describe_shape(shape: &PartitionShape, who: &str) -> String {
         PartitionShape::Isolate(_) => format!("isolate {who}"),
         PartitionShape::MajorityMinority(_) => format!("{who} in a minority"),
         PartitionShape::OneWay { .. } => format!("one-way: messages from {who} lost"),
-        PartitionShape::CutLink(..) => format!("cut the link at {who}"),
+        PartitionShape::CutLink(..) => format!("cut a link at {who}"),
         PartitionShape::Bridge(_) => format!("two halves bridged by {who}"),
     }
 }

@@ -906,20 +906,29 @@ impl<'t, P: Process> Sim<'t, P> {
 
     /// The service's processes that can serve now: a single-process service if it is up; of
     /// a clustered one, the largest group of live members that talk to each other both ways,
-    /// if it is a majority of them (etcd and ZooKeeper serve nothing without a quorum).
-    /// Empty without a service or when it cannot serve.
+    /// if it is a majority of them (etcd and ZooKeeper serve nothing without a quorum); where
+    /// clients talk to gateways in front of the cluster (API servers before etcd), the live
+    /// gateways that talk both ways with that group. Empty without a service or when it
+    /// cannot serve.
     pub(super) fn serving_service(&self) -> Vec<NodeId> {
-        let all = self.processes.len() - self.config.members;
-        let live: Vec<NodeId> = (self.config.members..self.processes.len())
-            .map(NodeId::from)
-            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
-            .collect();
-        let group = self.largest_connected(&live);
-        if group.len() > all / 2 {
-            group
-        } else {
-            Vec::new()
+        let service = (self.config.members..self.processes.len()).map(NodeId::from);
+        let (gateways, quorum): (Vec<NodeId>, Vec<NodeId>) =
+            service.partition(|n| self.processes[n.index()].is_service_gateway());
+        let live = |nodes: &[NodeId]| -> Vec<NodeId> {
+            let up = |n: &&NodeId| self.nodes[n.index()].status != Status::Crashed;
+            nodes.iter().filter(up).copied().collect()
+        };
+        let group = self.largest_connected(&live(&quorum));
+        if group.len() <= quorum.len() / 2 {
+            return Vec::new();
         }
+        if gateways.is_empty() {
+            return group;
+        }
+        live(&gateways)
+            .into_iter()
+            .filter(|g| group.iter().any(|q| self.network.connected(*g, *q)))
+            .collect()
     }
 
     /// Why no member can be elected after the last fault, if the service is the reason.
@@ -933,12 +942,26 @@ impl<'t, P: Process> Sim<'t, P> {
                 "the coordination service ({first}) is down after the last fault; \
                  no member can be elected without it"
             )
+        } else if self.has_gateway() {
+            format!(
+                "the coordination service (from {first}) has no quorum of live, connected \
+                 members, or no gateway reaches one, after the last fault; no member can be \
+                 elected without it"
+            )
         } else {
             format!(
                 "the coordination service (from {first}) has no quorum of live, connected \
                  members after the last fault; no member can be elected without it"
             )
         })
+    }
+
+    /// Whether the service has gateways in front of its quorum
+    /// ([`Process::is_service_gateway`]).
+    fn has_gateway(&self) -> bool {
+        self.processes[self.config.members..]
+            .iter()
+            .any(|p| p.is_service_gateway())
     }
 
     /// Whether `member` can talk both ways with a process of the serving service.

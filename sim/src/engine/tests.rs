@@ -71,6 +71,8 @@ struct Toy {
     asks: bool,
     /// Says it leads its (clustered) service ([`Process::leads_service`]).
     leads_service: bool,
+    /// Says it is a gateway in front of its service ([`Process::is_service_gateway`]).
+    gateway: bool,
 }
 
 type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
@@ -187,6 +189,10 @@ impl Process for Toy {
 
     fn leads_service(&self) -> bool {
         self.leads_service
+    }
+
+    fn is_service_gateway(&self) -> bool {
+        self.gateway
     }
 }
 

@@ -181,3 +181,48 @@ fn the_trace_shows_when_a_service_member_leads_and_stops() {
         ]
     );
 }
+
+/// A gateway in front of the quorum (an API server before etcd) serves while it reaches a
+/// serving quorum: cut off from every quorum member it cannot serve, although the quorum is
+/// whole; one link left is enough (a follower forwards). The gateway is never the service's
+/// follower: n3 is the gateway, n4, n5 (which leads) and n6 the quorum.
+#[test]
+fn a_gateway_serves_only_while_it_reaches_a_serving_quorum() {
+    let with_gateway = || {
+        let mut processes = cluster([Some(0); 3]);
+        let gateway = Toy {
+            gateway: true,
+            ..Toy::default()
+        };
+        processes.insert(3, gateway);
+        processes
+    };
+    let cut = |i| {
+        let shape = PartitionShape::CutLink(Target::ServiceMember(0), Target::ServiceMember(i));
+        fault(5 * MS, FaultAction::Partition(shape))
+    };
+    let mut c = config(3, 2 * S);
+    c.faults = vec![cut(1), cut(2), cut(3)];
+    let verdict = run(c, with_gateway()).0.liveness;
+    let LivenessVerdict::Impossible { reason, .. } = &verdict else {
+        panic!("{verdict:?}");
+    };
+    assert!(reason.contains("no gateway reaches"), "{reason}");
+    let mut c = config(3, 2 * S);
+    c.faults = vec![cut(1), cut(2)];
+    let verdict = run(c, with_gateway()).0.liveness;
+    assert!(
+        matches!(verdict, LivenessVerdict::Met { .. }),
+        "{verdict:?}"
+    );
+    for seed in 1..=20 {
+        let mut c = config(3, 2 * S);
+        c.seed = seed;
+        c.faults = vec![fault(
+            5 * MS,
+            FaultAction::Pause(Target::ServiceFollower, MS),
+        )];
+        let nodes = run(c, with_gateway()).0.faults[0].nodes.clone();
+        assert!(nodes == [NodeId(4)] || nodes == [NodeId(6)], "{nodes:?}");
+    }
+}
