@@ -80,6 +80,19 @@ pub trait Algorithm: 'static {
         usize::from(Self::HAS_SERVICE)
     }
 
+    /// The names of the service's processes, in id order, for lifelines and reports: the
+    /// default is [`Algorithm::SERVICE_NAME`] for one process, `NAME-0`, `NAME-1`, ... for
+    /// several. An algorithm whose service runs processes of different kinds names them.
+    fn service_names(config: &Self::Config) -> Vec<String> {
+        match Self::service_processes(config) {
+            0 => Vec::new(),
+            1 => vec![Self::SERVICE_NAME.to_string()],
+            n => (0..n)
+                .map(|i| format!("{}-{i}", Self::SERVICE_NAME))
+                .collect(),
+        }
+    }
+
     /// Every timing, each with its field name in a scenario (a range's ends as `name[0]` and
     /// `name[1]`).
     fn timings(config: &Self::Config) -> Vec<(&'static str, Nanos)>;

@@ -392,6 +392,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn campaign_timeout_ns(&self) -> Nanos;
     fn sends_to_every_member(&self) -> bool;
     fn service_processes(&self) -> usize;
+    fn service_names(&self) -> Vec<String>;
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
     fn vary(
@@ -460,6 +461,10 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn service_processes(&self) -> usize {
         A::service_processes(&self.0)
+    }
+
+    fn service_names(&self) -> Vec<String> {
+        A::service_names(&self.0)
     }
     fn property_names(&self) -> Vec<&'static str> {
         A::properties(&self.0).names()
@@ -634,17 +639,12 @@ impl AlgorithmConfig {
         members.saturating_add(self.service_processes())
     }
 
-    /// The lifeline names of a run of `members`: `n0`, `n1`, ..., then the service's name
-    /// (`etcd`, `ZooKeeper`, `API server`) when there is one (`etcd-0`, `etcd-1`, ... for
-    /// each member of a clustered service), then `resource`.
+    /// The lifeline names of a run of `members`: `n0`, `n1`, ..., then the service's
+    /// processes' names (`etcd`, `ZooKeeper`, `API server`; `etcd-0`, `etcd-1`, ... for each
+    /// member of a clustered service; [`Algorithm::service_names`]), then `resource`.
     pub fn lifeline_names(&self, members: usize) -> Vec<String> {
         let mut names: Vec<String> = (0..members).map(|i| format!("n{i}")).collect();
-        let service = self.entry.service_name;
-        match self.service_processes() {
-            0 => {}
-            1 => names.push(service.to_string()),
-            n => names.extend((0..n).map(|i| format!("{service}-{i}"))),
-        }
+        names.extend(self.config.service_names());
         names.push("resource".to_string());
         names
     }

@@ -8,6 +8,27 @@ use splitbrain_sim::{LocalNanos, NodeId};
 /// In JSON, an array `[create_rev, node]`.
 pub type KeyView = (u64, NodeId);
 
+/// Who a stored object's value makes its holder: a node and a tag of the client's choosing
+/// (the Kubernetes Lease's `holderIdentity`: the node and its incarnation). In JSON, an array
+/// `[node, tag]`.
+pub type Owner = (NodeId, u32);
+
+/// The one key-value object a cluster stores for a client that is not the election recipe
+/// (the Kubernetes API server's Lease object), as a read or a compare-and-put returns it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectView {
+    /// The revision of the object's last change (etcd's `mod_revision`; Kubernetes'
+    /// `resourceVersion`).
+    pub mod_rev: u64,
+    /// Who the value names as holder, if anyone.
+    pub owner: Option<Owner>,
+    /// The revision at which `owner` last changed: when the holder acquired.
+    pub owner_since: u64,
+    /// The value (the Lease's `LeaseDurationSeconds`).
+    pub value: u64,
+}
+
 /// A request to the modeled etcd or its answer. Requests are client -> service.
 ///
 /// Its JSON form, `{"type":"<kind>", <fields>}` with the kind's name as `message_kinds!`
@@ -174,6 +195,33 @@ pub enum EtcdMsg {
     /// this far (the lessor is demoted here, `raftReadyHandler.updateLeadership`).
     #[serde(deserialize_with = "crate::json_form::no_fields")]
     Ready,
+    /// Cluster mode: a linearizable read of the stored object (kube-apiserver's `Get`, a
+    /// quorum read), answered with [`EtcdMsg::ObjectResp`].
+    ObjectGet {
+        /// The client's number for the request, echoed.
+        request: u64,
+    },
+    /// Cluster mode: `Txn(If(ModRevision(key) == expected_rev), Then(Put(key, value)),
+    /// Else(Get(key)))`, kube-apiserver's `GuaranteedUpdate` (0: create if absent).
+    ObjectPut {
+        /// The client's number for the request, echoed.
+        request: u64,
+        /// The object's `mod_revision` the put is conditional on (0: absent).
+        expected_rev: u64,
+        /// Who the new value names as holder.
+        owner: Option<Owner>,
+        /// The new value.
+        value: u64,
+    },
+    /// The answer to [`EtcdMsg::ObjectGet`] or [`EtcdMsg::ObjectPut`].
+    ObjectResp {
+        /// The request's number, echoed.
+        request: u64,
+        /// Whether a put was applied (a read: always true).
+        ok: bool,
+        /// The object as stored after the request; `None` if it does not exist.
+        object: Option<ObjectView>,
+    },
 }
 
 /// What a cluster member proposes: a command of the replicated state machine, and who
@@ -217,6 +265,22 @@ pub enum Command {
         /// Whether the lessor's sweep asked (the lease expired).
         expired: bool,
     },
+    /// A read of the stored object, through the log (see [`EtcdMsg::ObjectGet`]).
+    ObjectGet {
+        /// The client's number for the request.
+        request: u64,
+    },
+    /// A compare-and-put of the stored object (see [`EtcdMsg::ObjectPut`]).
+    ObjectPut {
+        /// The client's number for the request.
+        request: u64,
+        /// The `mod_revision` the put is conditional on (0: absent).
+        expected_rev: u64,
+        /// Who the new value names as holder.
+        owner: Option<Owner>,
+        /// The new value.
+        value: u64,
+    },
 }
 
 splitbrain_sim::message_kinds! {
@@ -244,6 +308,9 @@ splitbrain_sim::message_kinds! {
             RenewForwardResp => "RenewForwardResp",
             Unavailable => "Unavailable",
             Ready => "Ready",
+            ObjectGet => "ObjectGet",
+            ObjectPut => "ObjectPut",
+            ObjectResp => "ObjectResp",
         }
 
         fn term(&self) -> u64 {
@@ -256,6 +323,10 @@ splitbrain_sim::message_kinds! {
                 | EtcdMsg::ExtendResp { term, .. }
                 | EtcdMsg::Del { term } => term,
                 EtcdMsg::Raft { ref msg, .. } => splitbrain_sim::Message::term(msg),
+                EtcdMsg::ObjectResp {
+                    object: Some(ref object),
+                    ..
+                } => object.mod_rev,
                 _ => 0,
             }
         }

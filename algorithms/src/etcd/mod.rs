@@ -16,6 +16,7 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use settings::SERVICE_ELECTION_TIMEOUT;
 pub use settings::{Etcd, EtcdError, EtcdSettings};
 
 pub use client::{EtcdClient, Phase};

@@ -182,6 +182,14 @@ impl Etcd {
     }
 }
 
+/// The knob `service_election_timeout`: an etcd cluster's election timeout (here, and for the
+/// Kubernetes Lease's etcd).
+pub(crate) const SERVICE_ELECTION_TIMEOUT: Knob = Knob {
+    name: "service_election_timeout",
+    shape: KnobShape::Duration,
+    example: "500ms,1s,2s",
+};
+
 impl Algorithm for Etcd {
     const NAME: &'static str = "etcd";
     const SCENARIO_NAME: &'static str = "Etcd";
@@ -198,11 +206,7 @@ impl Algorithm for Etcd {
             shape: KnobShape::Duration,
             example: "1s,2s",
         },
-        Knob {
-            name: "service_election_timeout",
-            shape: KnobShape::Duration,
-            example: "500ms,1s,2s",
-        },
+        SERVICE_ELECTION_TIMEOUT,
     ];
 
     type Settings = EtcdSettings;

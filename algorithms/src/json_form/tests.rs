@@ -3,6 +3,7 @@
 //! code against), its tag against the `message_kinds!` name, the round trip, and what is
 //! refused.
 
+use crate::etcd::messages::ObjectView;
 use crate::etcd::EtcdMsg;
 use crate::k8s_lease::{Identity, K8sMsg, Record};
 use crate::zookeeper::ensemble::ZkDb;
@@ -151,6 +152,32 @@ fn etcd_golden() -> Vec<(EtcdMsg, &'static str)> {
         ),
         (EtcdMsg::Unavailable, r#"{"type":"Unavailable"}"#),
         (EtcdMsg::Ready, r#"{"type":"Ready"}"#),
+        (
+            EtcdMsg::ObjectGet { request: 4 },
+            r#"{"type":"ObjectGet","request":4}"#,
+        ),
+        (
+            EtcdMsg::ObjectPut {
+                request: 5,
+                expected_rev: 0,
+                owner: Some((NodeId(1), 0)),
+                value: 15,
+            },
+            r#"{"type":"ObjectPut","request":5,"expected_rev":0,"owner":[1,0],"value":15}"#,
+        ),
+        (
+            EtcdMsg::ObjectResp {
+                request: 5,
+                ok: true,
+                object: Some(ObjectView {
+                    mod_rev: 7,
+                    owner: Some((NodeId(1), 0)),
+                    owner_since: 7,
+                    value: 15,
+                }),
+            },
+            r#"{"type":"ObjectResp","request":5,"ok":true,"object":{"mod_rev":7,"owner":[1,0],"owner_since":7,"value":15}}"#,
+        ),
     ]
 }
 
@@ -380,8 +407,16 @@ fn check_golden<M>(golden: &[(M, &str)])
 where
     M: Message + Serialize + DeserializeOwned + PartialEq,
 {
+    check_kinds(golden, M::KINDS.len());
+}
+
+/// [`check_golden`] for the first `count` kinds of `M`.
+fn check_kinds<M>(golden: &[(M, &str)], count: usize)
+where
+    M: Message + Serialize + DeserializeOwned + PartialEq,
+{
     let kinds: Vec<usize> = golden.iter().map(|(msg, _)| msg.kind()).collect();
-    let every: Vec<usize> = (0..M::KINDS.len()).collect();
+    let every: Vec<usize> = (0..count).collect();
     assert_eq!(kinds, every, "one instance of every kind, in KINDS order");
     for (msg, text) in golden {
         let written = serde_json::to_string(msg).expect("serializes");
@@ -421,9 +456,24 @@ fn zookeeper_messages_have_their_stable_json_form() {
     check_golden(&zk_golden());
 }
 
+/// The Lease lock's own kinds; then etcd's, each carried whole between API servers and etcd
+/// members (`{"type":"Etcd","msg":{..}}`) and counted under its own kind.
 #[test]
 fn k8s_messages_have_their_stable_json_form() {
-    check_golden(&k8s_golden());
+    let own = k8s_golden();
+    check_kinds(&own, own.len());
+    let etcd = etcd_golden();
+    assert_eq!(K8sMsg::KINDS.len(), own.len() + etcd.len());
+    for (msg, text) in etcd {
+        let kind = msg.kind();
+        let wrapped = K8sMsg::Etcd { msg };
+        assert_eq!(wrapped.kind(), own.len() + kind);
+        assert_eq!(K8sMsg::KINDS[wrapped.kind()], EtcdMsg::KINDS[kind]);
+        let text = format!(r#"{{"type":"Etcd","msg":{text}}}"#);
+        assert_eq!(serde_json::to_string(&wrapped).expect("serializes"), text);
+        let read: K8sMsg = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(read, wrapped);
+    }
 }
 
 #[test]

@@ -27,7 +27,7 @@ pub fn looks_free(
 #[derive(Clone, Debug)]
 pub struct K8sClient {
     pub(super) me: NodeId,
-    server: NodeId,
+    pub(super) server: NodeId,
     config: K8sConfig,
     /// The last record seen and the local time it was first seen (client-go's observedTime).
     observed: Option<(Record, LocalNanos)>,
@@ -51,11 +51,13 @@ pub struct K8sClient {
 }
 
 impl K8sClient {
-    /// Member `me` of `members`; the server is process `members`.
+    /// Member `me` of `members`; its server is process `members` (with several API servers,
+    /// `members + me % apiservers`).
     pub fn new(me: NodeId, members: usize, config: &K8sConfig) -> Self {
         Self {
             me,
-            server: NodeId::from(members),
+            // Its API server: the only one, or one of several in turn.
+            server: NodeId::from(members + me.index() % config.apiservers.max(1)),
             config: config.clone(),
             observed: None,
             leading: false,
@@ -152,7 +154,7 @@ impl K8sClient {
                     self.arm_retry(ctx);
                 }
             }
-            K8sTimer::Expiry => {}
+            K8sTimer::Expiry | K8sTimer::Etcd(_) => {}
         }
     }
 

@@ -1,5 +1,6 @@
 //! Kubernetes Lease lock settings, validated by the scenario loader.
 
+use crate::etcd::EtcdConfig;
 use serde::{Deserialize, Serialize};
 
 /// Who judges a lease's expiry: each candidate's clock, or the database's.
@@ -49,6 +50,13 @@ pub struct K8sConfig {
     pub variant: K8sVariant,
     /// client-go's timing rules, or the model's stricter ones.
     pub rules: K8sRules,
+    /// The etcd cluster that stores the Lease behind the API servers (its `members`,
+    /// `version` and `election_timeout_ns`; the rest are etcd's defaults and unused: the API
+    /// server takes no lease). `None`: one modeled API server holds the record itself.
+    pub etcd: Option<EtcdConfig>,
+    /// How many API servers front the etcd cluster (1 without one); election member `i`
+    /// talks to API server `i % apiservers`.
+    pub apiservers: usize,
 }
 
 /// client-go's defaults: component-base `config/v1alpha1/defaults.go`,
@@ -62,11 +70,22 @@ impl Default for K8sConfig {
             retry_period_ns: 2_000_000_000,
             variant: K8sVariant::Lease,
             rules: K8sRules::ClientGo,
+            etcd: None,
+            apiservers: 1,
         }
     }
 }
 
 impl K8sConfig {
+    /// How many processes the service runs as: the API server alone, or the API servers and
+    /// the etcd members behind them.
+    pub fn service_processes(&self) -> usize {
+        match &self.etcd {
+            Some(etcd) => self.apiservers + etcd.members,
+            None => 1,
+        }
+    }
+
     /// client-go's `LeaseDurationSeconds` as an elector with this config writes it into the
     /// record: `int(le.config.LeaseDuration / time.Second)`, whole seconds rounded down.
     pub fn lease_duration_s(&self) -> u32 {

@@ -1,8 +1,9 @@
 //! The Kubernetes Lease lock's messages (as the simulator counts them), the lease record
 //! they carry, and the timer kinds.
 
+use crate::etcd::{EtcdMsg, EtcdTimer};
 use serde::{Deserialize, Serialize};
-use splitbrain_sim::{LocalNanos, NodeId};
+use splitbrain_sim::{LocalNanos, Message, NodeId, TimerKind};
 
 /// A holder identity: the node and its incarnation. Like the `hostname_uuid` identities of
 /// Kubernetes controllers, a restarted process is someone new and waits like any candidate.
@@ -78,38 +79,104 @@ pub enum K8sMsg {
         /// The identity giving the lease up.
         identity: Identity,
     },
+    /// On an etcd cluster only, never from an election member: a message between the API
+    /// servers and the etcd members, or among the members (`etcd_members` > 1).
+    Etcd {
+        /// The etcd message.
+        msg: EtcdMsg,
+    },
 }
 
-splitbrain_sim::message_kinds! {
-    impl Message for K8sMsg {
-        kinds {
-            Get => "Get",
-            GetResp => "GetResp",
-            Update => "Update",
-            UpdateResp => "UpdateResp",
-            Release => "Release",
-        }
+/// The Lease lock's own message kinds, before etcd's.
+const OWN_KINDS: [&str; 5] = ["Get", "GetResp", "Update", "UpdateResp", "Release"];
 
-        fn term(&self) -> u64 {
-            match self {
-                K8sMsg::GetResp { record } | K8sMsg::UpdateResp { record, .. } => {
-                    record.resource_version
-                }
-                _ => 0,
+/// The kinds of [`K8sMsg`]: its own, then every etcd kind under its own name.
+const KINDS: [&str; OWN_KINDS.len() + EtcdMsg::KINDS.len()] =
+    concat_names(&OWN_KINDS, EtcdMsg::KINDS);
+
+/// The timer kinds of the Lease lock's own processes, before etcd's.
+const OWN_TIMERS: [&str; 3] = ["retry", "renewdeadline", "expiry"];
+
+/// The timer kinds of [`K8sTimer`]: its own, then every etcd member's.
+const TIMERS: [&str; OWN_TIMERS.len() + EtcdTimer::NAMES.len()] =
+    concat_names(&OWN_TIMERS, EtcdTimer::NAMES);
+
+/// `first` then `second`, as one array of `N` names (`N` is their lengths' sum).
+const fn concat_names<const N: usize>(
+    first: &[&'static str],
+    second: &[&'static str],
+) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < first.len() {
+        out[i] = first[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < second.len() {
+        out[first.len() + j] = second[j];
+        j += 1;
+    }
+    out
+}
+
+impl Message for K8sMsg {
+    const KINDS: &'static [&'static str] = &KINDS;
+
+    fn kind(&self) -> usize {
+        match self {
+            K8sMsg::Get => 0,
+            K8sMsg::GetResp { .. } => 1,
+            K8sMsg::Update { .. } => 2,
+            K8sMsg::UpdateResp { .. } => 3,
+            K8sMsg::Release { .. } => 4,
+            K8sMsg::Etcd { msg } => OWN_KINDS.len() + msg.kind(),
+        }
+    }
+
+    fn term(&self) -> u64 {
+        match self {
+            K8sMsg::GetResp { record } | K8sMsg::UpdateResp { record, .. } => {
+                record.resource_version
             }
+            K8sMsg::Etcd { msg } => msg.term(),
+            _ => 0,
         }
     }
 }
 
-splitbrain_sim::timer_kinds! {
-    /// Timer slots. Clients use the first two, the server only `Expiry`.
-    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-    pub enum K8sTimer {
-        /// The retry period: candidates poll and try, the leader renews.
-        Retry => "retry",
-        /// The leader's renew deadline.
-        RenewDeadline => "renewdeadline",
-        /// DbRow: the database's expiry check.
-        Expiry => "expiry",
+/// Timer slots. Clients use the first two, a database row only `Expiry`, the API server
+/// none, an etcd member its own.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum K8sTimer {
+    /// The retry period: candidates poll and try, the leader renews.
+    Retry,
+    /// The leader's renew deadline.
+    RenewDeadline,
+    /// DbRow: the database's expiry check.
+    Expiry,
+    /// An etcd member's timer.
+    Etcd(EtcdTimer),
+}
+
+impl TimerKind for K8sTimer {
+    const NAMES: &'static [&'static str] = &TIMERS;
+
+    fn index(self) -> usize {
+        match self {
+            K8sTimer::Retry => 0,
+            K8sTimer::RenewDeadline => 1,
+            K8sTimer::Expiry => 2,
+            K8sTimer::Etcd(timer) => OWN_TIMERS.len() + timer.index(),
+        }
+    }
+
+    fn from_index(index: usize) -> Self {
+        match index {
+            0 => K8sTimer::Retry,
+            1 => K8sTimer::RenewDeadline,
+            2 => K8sTimer::Expiry,
+            _ => K8sTimer::Etcd(EtcdTimer::from_index(index - OWN_TIMERS.len())),
+        }
     }
 }

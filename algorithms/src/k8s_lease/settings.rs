@@ -7,6 +7,7 @@ use crate::algorithm::{
     lower_checked, run_processes, Algorithm, Cluster, Knob, KnobShape, KnobValue, Lowered, Problem,
     SettingError,
 };
+use crate::etcd::{Etcd, EtcdConfig, EtcdError, EtcdSettings};
 use crate::rules::{at_most_a_day, dur, ns_or, scaled, unknown_knob, CommonRule};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,19 @@ pub struct K8sSettings {
     /// [`K8sConfig::rules`]: client-go's timing rules (the default) or the stricter ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<K8sRules>,
+    /// How many etcd members store the Lease behind the API servers (odd, 1 to 7; left
+    /// out: one modeled API server holds the record itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_members: Option<usize>,
+    /// [`K8sConfig::apiservers`]: how many API servers front the etcd cluster (1 to 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apiservers: Option<usize>,
+    /// The etcd cluster's version: `"3.4"` (the default) or `"3.5"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_version: Option<String>,
+    /// The etcd cluster's `--election-timeout` (etcd's default 1s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_election_timeout: Option<DurationText>,
 }
 
 /// A rule the Kubernetes Lease settings broke.
@@ -62,6 +76,25 @@ pub enum K8sError {
         /// The retry period, in nanoseconds.
         retry_period_ns: u64,
     },
+    /// A rule of the etcd cluster behind the API servers broke (its size, version or
+    /// election timeout).
+    #[error("etcd: {0}")]
+    Etcd(EtcdError),
+    /// A setting of the etcd-backed API servers without `etcd_members`.
+    #[error("`{field}` needs an etcd cluster behind the API servers (`etcd_members`)")]
+    EtcdOnly {
+        /// The setting written.
+        field: &'static str,
+    },
+    /// No API server, or more than 7.
+    #[error("a cluster runs 1 to 7 API servers, not {apiservers}")]
+    ApiServersOutOfRange {
+        /// The count written.
+        apiservers: usize,
+    },
+    /// The database-row variant on an etcd cluster.
+    #[error("the DbRow variant runs against one database process, not an etcd cluster")]
+    DbRowOnEtcd,
     /// A lease duration no longer than the renew deadline: candidates could take over while
     /// the leader still leads.
     #[error(
@@ -81,6 +114,15 @@ impl SettingError for K8sError {
     fn hint(&self) -> Option<String> {
         let hint = match self {
             K8sError::Common(rule) => return rule.hint(),
+            K8sError::Etcd(error) => return error.hint(),
+            K8sError::EtcdOnly { .. } => {
+                "write `etcd_members: 3` to run the API servers in front of an etcd cluster"
+            }
+            K8sError::ApiServersOutOfRange { .. } => "write 1 to 7 API servers",
+            K8sError::DbRowOnEtcd => {
+                "a database row is judged by the database's clock: leave `etcd_members` out, \
+                 or use `variant: Lease`"
+            }
             K8sError::ZeroRetryPeriod => {
                 "candidates poll and the leader renews every retry period; client-go's default \
                  is 2s"
@@ -109,11 +151,14 @@ impl Algorithm for K8sLease {
          rules Strict, a renew deadline from the last renewal's send";
     const HAS_SERVICE: bool = true;
     const SERVICE_NAME: &'static str = "API server";
-    const KNOBS: &'static [Knob] = &[Knob {
-        name: "lease",
-        shape: KnobShape::Duration,
-        example: "1s,2s",
-    }];
+    const KNOBS: &'static [Knob] = &[
+        Knob {
+            name: "lease",
+            shape: KnobShape::Duration,
+            example: "1s,2s",
+        },
+        crate::etcd::SERVICE_ELECTION_TIMEOUT,
+    ];
 
     type Settings = K8sSettings;
     type Config = K8sConfig;
@@ -121,7 +166,7 @@ impl Algorithm for K8sLease {
 
     /// The timings, checked as client-go checks them (`NewLeaderElector`). A timing left out
     /// derives from the next one up, so a problem is reported at the first one written.
-    fn lower(settings: K8sSettings, _cluster: &Cluster) -> Lowered<K8sConfig, K8sError> {
+    fn lower(settings: K8sSettings, cluster: &Cluster) -> Lowered<K8sConfig, K8sError> {
         let defaults = K8sConfig::default();
         let lease_duration_ns = ns_or(settings.lease_duration, defaults.lease_duration_ns);
         let renew_deadline_ns = ns_or(settings.renew_deadline, lease_duration_ns / 3 * 2);
@@ -163,13 +208,20 @@ impl Algorithm for K8sLease {
         } else {
             None
         };
+        let (etcd, etcd_problem) = etcd_behind(&settings, cluster);
         let config = K8sConfig {
             lease_duration_ns,
             renew_deadline_ns,
             retry_period_ns: retry_period_ns.max(1),
             variant: settings.variant.unwrap_or(defaults.variant),
             rules: settings.rules.unwrap_or(defaults.rules),
+            etcd,
+            apiservers: settings.apiservers.unwrap_or(1),
         };
+        let problem = problem.or(etcd_problem).or_else(|| {
+            let dbrow = config.etcd.is_some() && config.variant == K8sVariant::DbRow;
+            dbrow.then_some(("variant", K8sError::DbRowOnEtcd))
+        });
         let problems = problem.map(|(field, error)| Problem { field, error });
         (config, problems.into_iter().collect())
     }
@@ -181,7 +233,29 @@ impl Algorithm for K8sLease {
             retry_period: Some(DurationText(config.retry_period_ns)),
             variant: Some(config.variant),
             rules: Some(config.rules),
+            etcd_members: config.etcd.as_ref().map(|e| e.members),
+            apiservers: config.etcd.as_ref().map(|_| config.apiservers),
+            etcd_version: config.etcd.as_ref().map(|e| e.version.name().to_string()),
+            etcd_election_timeout: config
+                .etcd
+                .as_ref()
+                .map(|e| DurationText(e.election_timeout_ns)),
         }
+    }
+
+    /// The API server alone, or the API servers and the etcd members.
+    fn service_processes(config: &K8sConfig) -> usize {
+        config.service_processes()
+    }
+
+    /// `API server`, or `apiserver-0`, ..., then `etcd-0`, ...
+    fn service_names(config: &K8sConfig) -> Vec<String> {
+        let Some(etcd) = &config.etcd else {
+            return vec![Self::SERVICE_NAME.to_string()];
+        };
+        let apiservers = (0..config.apiservers).map(|i| format!("apiserver-{i}"));
+        let members = (0..etcd.members).map(|i| format!("etcd-{i}"));
+        apiservers.chain(members).collect()
     }
 
     fn info(config: &K8sConfig, members: usize) -> AlgorithmInfo {
@@ -240,6 +314,11 @@ impl Algorithm for K8sLease {
         let KnobValue::Duration(lease_ns) = value else {
             return Err(unknown_knob(name, K8sError::Common));
         };
+        if name == "service_election_timeout" && config.etcd.is_some() {
+            let mut settings = Self::settings(config);
+            settings.etcd_election_timeout = Some(DurationText(lease_ns));
+            return lower_checked::<Self>(settings, cluster);
+        }
         if name != "lease" {
             return Err(unknown_knob(name, K8sError::Common));
         }
@@ -263,4 +342,49 @@ impl Algorithm for K8sLease {
         let processes = K8sProcess::cluster(sim.members, config);
         run_processes(sim, info, processes, options)
     }
+}
+
+/// The etcd cluster the settings put behind the API servers, and the first rule they broke:
+/// the cluster's own (`Etcd::lower`'s, for its size, version and election timeout), or an
+/// API-server setting written without a cluster.
+fn etcd_behind(
+    settings: &K8sSettings,
+    cluster: &Cluster,
+) -> (Option<EtcdConfig>, Option<(&'static str, K8sError)>) {
+    let Some(members) = settings.etcd_members else {
+        let written = [
+            ("apiservers", settings.apiservers.is_some()),
+            ("etcd_version", settings.etcd_version.is_some()),
+            (
+                "etcd_election_timeout",
+                settings.etcd_election_timeout.is_some(),
+            ),
+        ];
+        let problem = written
+            .into_iter()
+            .find(|(_, given)| *given)
+            .map(|(field, _)| (field, K8sError::EtcdOnly { field }));
+        return (None, problem);
+    };
+    let etcd = EtcdSettings {
+        members: Some(members),
+        version: settings.etcd_version.clone(),
+        election_timeout: settings.etcd_election_timeout,
+        ..EtcdSettings::default()
+    };
+    let (config, problems) = Etcd::lower(etcd, cluster);
+    let etcd_problem = problems.into_iter().next().map(|p| {
+        let field = match p.field {
+            "members" => "etcd_members",
+            "version" => "etcd_version",
+            _ => "etcd_election_timeout",
+        };
+        (field, K8sError::Etcd(p.error))
+    });
+    let problem = etcd_problem.or_else(|| {
+        let apiservers = settings.apiservers.unwrap_or(1);
+        (apiservers == 0 || apiservers > 7)
+            .then_some(("apiservers", K8sError::ApiServersOutOfRange { apiservers }))
+    });
+    (Some(config), problem)
 }

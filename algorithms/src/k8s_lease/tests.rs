@@ -18,6 +18,8 @@ fn strict() -> K8sConfig {
         retry_period_ns: 200_000_000,
         variant: K8sVariant::Lease,
         rules: K8sRules::Strict,
+        etcd: None,
+        apiservers: 1,
     }
 }
 
@@ -150,7 +152,7 @@ fn client(variant: K8sVariant, me: usize) -> K8sClient {
     .swap_remove(me)
     {
         K8sProcess::Client(c) => c,
-        K8sProcess::Server(_) => unreachable!("ids below members are clients"),
+        _ => unreachable!("ids below members are clients"),
     }
 }
 
@@ -562,8 +564,7 @@ fn settings_are_checked_as_new_leader_elector_checks_them() {
             lease_duration: Some(DurationText(lease_ms * NANOS_PER_MILLI)),
             renew_deadline: Some(DurationText(renew_ns)),
             retry_period: Some(DurationText(retry_ns)),
-            variant: None,
-            rules: None,
+            ..K8sSettings::default()
         };
         let (_, problems) = K8sLease::lower(settings, &Cluster { nodes: 3 });
         problems.into_iter().map(|p| p.error).next()
@@ -623,7 +624,7 @@ fn defaults_are_client_gos() {
 fn go_client(me: usize) -> K8sClient {
     match K8sProcess::cluster(3, &K8sConfig::default()).swap_remove(me) {
         K8sProcess::Client(c) => c,
-        K8sProcess::Server(_) => unreachable!("ids below members are clients"),
+        _ => unreachable!("ids below members are clients"),
     }
 }
 

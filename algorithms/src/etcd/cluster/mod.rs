@@ -207,6 +207,12 @@ impl EtcdMember {
         self.lessor.expiry(lease)
     }
 
+    /// The stored object of a client that is not the election recipe (the API server's
+    /// Lease), in the applied state.
+    pub fn object(&self) -> Option<&crate::etcd::messages::ObjectView> {
+        self.kv.object.as_ref()
+    }
+
     /// The owner of the lowest key in the applied state.
     pub fn known_leader(&self) -> Option<NodeId> {
         self.kv.first_owner()
@@ -327,6 +333,23 @@ impl EtcdMember {
                     expired: false,
                 };
                 self.submit(ctx, command, None);
+            }
+            EtcdMsg::ObjectGet { request } => {
+                self.submit(ctx, Command::ObjectGet { request }, Some(from))
+            }
+            EtcdMsg::ObjectPut {
+                request,
+                expected_rev,
+                owner,
+                value,
+            } => {
+                let command = Command::ObjectPut {
+                    request,
+                    expected_rev,
+                    owner,
+                    value,
+                };
+                self.submit(ctx, command, Some(from));
             }
             EtcdMsg::KeepAlive { lease, sent_at } => self.keep_alive(ctx, from, lease, sent_at),
             EtcdMsg::Range => {
@@ -701,6 +724,46 @@ impl EtcdMember {
                         keys: self.kv.keys(),
                     };
                     ctx.send(client, answer);
+                }
+            }
+            Command::ObjectGet { request } => {
+                let object = self.kv.object.clone();
+                if let Some(client) = client {
+                    let answer = EtcdMsg::ObjectResp {
+                        request,
+                        ok: true,
+                        object,
+                    };
+                    ctx.send(client, answer);
+                }
+            }
+            Command::ObjectPut {
+                request,
+                expected_rev,
+                owner,
+                value,
+            } => {
+                let (ok, before) = self.kv.put_object(expected_rev, owner, value);
+                if mine && ok && before != owner {
+                    // The holder changed hands as the system sees it (the single API
+                    // server's rule, `k8s_lease/server.rs`).
+                    if let Some((holder, _)) = before {
+                        ctx.signal(Signal::LeaseEnded { holder });
+                    }
+                    if let Some((holder, _)) = owner {
+                        ctx.signal(Signal::LeaseHeld { holder });
+                    }
+                }
+                if let Some(client) = client {
+                    let object = self.kv.object.clone();
+                    ctx.send(
+                        client,
+                        EtcdMsg::ObjectResp {
+                            request,
+                            ok,
+                            object,
+                        },
+                    );
                 }
             }
             Command::Revoke { lease, expired } => {

@@ -4,7 +4,7 @@
 //! (`lessor.rs`). The rules are the single service's (`service.rs`): etcd's `applierV3`
 //! applies `LeaseGrant`, `LeaseRevoke` and `Txn` the same way on every member.
 
-use crate::etcd::messages::KeyView;
+use crate::etcd::messages::{KeyView, ObjectView, Owner};
 use splitbrain_sim::NodeId;
 use std::collections::BTreeMap;
 
@@ -35,6 +35,8 @@ pub(crate) struct KvState {
     keys: BTreeMap<u64, (NodeId, u64)>,
     /// Whether a key was ever created (the initial election has begun).
     prefix_used: bool,
+    /// The one object of a client that is not the election recipe (the API server's Lease).
+    pub(crate) object: Option<ObjectView>,
 }
 
 impl KvState {
@@ -91,6 +93,33 @@ impl KvState {
             owner: stored.owner,
             key,
         })
+    }
+
+    /// The object's compare-and-put: applied only if its `mod_revision` is `expected_rev`
+    /// (0: absent). Returns whether it was, and who the value named before.
+    pub(crate) fn put_object(
+        &mut self,
+        expected_rev: u64,
+        owner: Option<Owner>,
+        value: u64,
+    ) -> (bool, Option<Owner>) {
+        let current = self.object.as_ref();
+        let before = current.and_then(|o| o.owner);
+        if current.map_or(0, |o| o.mod_rev) != expected_rev {
+            return (false, before);
+        }
+        self.revision += 1;
+        let owner_since = match current {
+            Some(o) if o.owner == owner => o.owner_since,
+            _ => self.revision,
+        };
+        self.object = Some(ObjectView {
+            mod_rev: self.revision,
+            owner,
+            owner_since,
+            value,
+        });
+        (true, before)
     }
 
     /// Whether the key created at `rev` exists.
