@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from etcd_client import EtcdServer, Etcdctl, granted_ttl_s, lease_id
-from harness import SCENARIO_DIR, Band, Experiment, HarnessError, splitbrain_trace
+from harness import (SCENARIO_DIR, Band, Experiment, HarnessError, first_claim,
+                     splitbrain_trace)
 from proxy import Proxy
 
 NS_PER_S = 1_000_000_000
@@ -200,16 +201,6 @@ def _fault(trace: list[dict], pattern: str) -> tuple[int, Optional[int]]:
             return e["t"], (int(m.group(1)) if m else None)
     raise HarnessError(f"no fault matching {pattern!r} in the trace (skipped? no leader?)")
 
-
-def _first_claim(trace: list[dict], members: int, after_ns: int = -1,
-                 exclude: Optional[int] = None) -> tuple[float, Optional[int]]:
-    """First event after `after_ns` at a member other than `exclude` that leads (inf if none)."""
-    for e in trace:
-        node = e["node"]
-        if (e["t"] > after_ns and node is not None and node < members and node != exclude
-                and e["leader"]):
-            return e["t"], node
-    return math.inf, None
 
 
 def _first_step_down(trace: list[dict], node: int, after_ns: int) -> float:
@@ -409,7 +400,7 @@ def _model_paused_lease(seed: int, shift_s: float, phase_s: Optional[float]) -> 
     shift = _dur(shift_s * NS_PER_S)
     first = _trace("etcd-holder-paused.ron", seed, shift=shift, pause_at="14s",
                    lessor_phase="None")
-    t_claim, holder = _first_claim(first, 2)
+    t_claim, holder = first_claim(first, 2)
     pause_ns = t_claim + fault_offset_s(seed) * NS_PER_S
     answered_ns = _last_answer(first, holder, pause_ns)
     trace = _trace("etcd-holder-paused.ron", seed, shift=shift, pause_at=_dur(pause_ns),
@@ -481,13 +472,13 @@ def model_next_holder_after_kill(seed: int) -> float:
     """Crash of the holder at the seed's offset after its claim, the lessor's sweeps at the
     real twin's phase after it -> the other member's claim."""
     first = _trace("etcd-holder-killed.ron", seed, crash_at="14s", lessor_phase="None")
-    t_claim, _ = _first_claim(first, 2)
+    t_claim, _ = first_claim(first, 2)
     trace = _trace("etcd-holder-killed.ron", seed,
                    lessor_phase=_lessor_phase_ron(t_claim, _KILL_PHASES_S.get(seed)),
                    crash_at=_dur(t_claim + fault_offset_s(seed) * NS_PER_S))
-    _check_same_until(t_claim, _first_claim(trace, 2)[0], "first claim")
+    _check_same_until(t_claim, first_claim(trace, 2)[0], "first claim")
     t_crash, holder = _fault(trace, "^crash")
-    t_next, _ = _first_claim(trace, 2, after_ns=t_crash, exclude=holder)
+    t_next, _ = first_claim(trace, 2, after_ns=t_crash, exclude=holder)
     return _s(t_next - t_crash)
 
 
@@ -575,14 +566,14 @@ def _model_cut_pair(seed: int, pair: int) -> tuple[float, float]:
     twin's phase after it (drawn per seed when the real side did not run); from the cut: the
     other member's claim and the holder's step-down (inf if it never happens in the run)."""
     first = _trace("etcd-holder-cut.ron", seed, cut_at="14s", lessor_phase="None")
-    t_claim, _ = _first_claim(first, 2)
+    t_claim, _ = first_claim(first, 2)
     twin = _CUT_TWINS.get(seed)
     lessor_phase = _lessor_phase_ron(t_claim, twin.sweep_phases_s[pair] if twin else None)
     trace = _trace("etcd-holder-cut.ron", seed, lessor_phase=lessor_phase,
                    cut_at=_dur(t_claim + cut_offset_s(seed, pair) * NS_PER_S))
-    _check_same_until(t_claim, _first_claim(trace, 2)[0], "first claim")
+    _check_same_until(t_claim, first_claim(trace, 2)[0], "first claim")
     t_cut, holder = _fault(trace, "^partition")
-    t_waiter, _ = _first_claim(trace, 2, after_ns=t_cut, exclude=holder)
+    t_waiter, _ = first_claim(trace, 2, after_ns=t_cut, exclude=holder)
     t_end = _first_step_down(trace, holder, t_cut)
     return _s(t_waiter - t_cut), _s(t_end - t_cut)
 
@@ -646,7 +637,7 @@ def _model_restart(seed: int) -> dict:
     gap_s, downtime_s = _DOWNTIMES_S.get(seed, (_DEFAULT_GAP_S, _DEFAULT_DOWNTIME_S))
     first = _trace("etcd-server-restart.ron", seed, holder_stop_at="18s",
                    service_stop_at="18500ms", downtime="1s")
-    _, holder = _first_claim(first, 2)
+    _, holder = first_claim(first, 2)
     t_last = next(e["t"] for e in first
                   if e["node"] == holder and e["ev"] == "deliver"
                   and e["what"] == "KeepAliveResp" and e["t"] > 3 * NS_PER_S)

@@ -666,13 +666,13 @@ def _model_trial(fault: str, version: str, seed: int) -> Trial:
     from the real one (fault_s = 0)."""
     import etcd  # noqa: E402 (the single-member suite's trace readers)
     first = _model_run(seed, version, "")
-    t_claim, holder = etcd._first_claim(first, MODEL_MEMBERS)
+    t_claim, holder = harness.first_claim(first, MODEL_MEMBERS)
     if holder is None:
         raise HarnessError("nobody acquired the lock in the model's run without faults")
     t_fault = int(t_claim + FAULT_AFTER_S * NS)
     leader = service_leader_at(first, t_fault)
     trace = _model_run(seed, version, _model_faults(fault, t_fault, leader))
-    if etcd._first_claim(trace, MODEL_MEMBERS)[0] != t_claim:
+    if harness.first_claim(trace, MODEL_MEMBERS)[0] != t_claim:
         raise HarnessError("the model's first claim moved between its two runs")
     resume = {"pause-leader": PAUSE_S, "cut-leader": CUT_S}.get(fault)
     s = lambda t_ns: (t_ns - t_fault) / NS  # noqa: E731
@@ -686,7 +686,7 @@ def _model_trial(fault: str, version: str, seed: int) -> Trial:
         t_resume = t_fault + resume * NS
         tr.changes_after_resume = float(sum(1 for e in leads_after if e["t"] > t_resume))
     tr.holder_ended_s = s(etcd._first_step_down(trace, holder, t_fault))
-    tr.waiter_acquired_s = s(etcd._first_claim(trace, MODEL_MEMBERS, after_ns=t_fault,
+    tr.waiter_acquired_s = s(harness.first_claim(trace, MODEL_MEMBERS, after_ns=t_fault,
                                                exclude=holder)[0])
     print(f"    (model {fault} {version} seed {seed}: leader p{leader}, new leader "
           f"{tr.new_leader_s:.2f}s, waiter acquired {tr.waiter_acquired_s:.2f}s, holder "
@@ -698,15 +698,6 @@ def _model_trial(fault: str, version: str, seed: int) -> Trial:
 
 # ---------------------------------------------------------------------------------------
 # Expectations (documented behaviour; a FAIL means the harness or the server changed)
-
-
-def _all_zero(what: str) -> Callable[[list], str]:
-    return lambda vs: "" if all(v == 0 for v in vs) else f"{what} in no trial, got {vs}"
-
-
-def _all_within(lo: float, hi: float, what: str) -> Callable[[list], str]:
-    return lambda vs: ("" if all(lo <= v <= hi for v in vs)
-                       else f"{what} within [{lo:g}, {hi:g}] s, got {[round(v, 2) for v in vs]}")
 
 
 def _real_row(name: str, unit: str, trials: SharedTrials, value: Callable[[Trial], float],
@@ -733,16 +724,16 @@ def _lock_rows(prefix: str, trials: SharedTrials, waiter_stays_out: bool,
     return [
         _real_row(f"{prefix}: lock TTL 5, holder's session ended", "count", trials,
                   lambda t: float(t.holder_ended_s < INF),
-                  _all_zero("the holder's session lives on") if holder_lives_on else None,
+                  harness.all_zero("the holder's session lives on") if holder_lives_on else None,
                   "etcdctl lock printed an error (\"session expired\") or exited",
                   model, COUNT_BAND),
         _real_row(f"{prefix}: lock TTL 5, waiter acquired", "count", trials,
                   lambda t: float(t.waiter_acquired_s < INF),
-                  _all_zero("the waiter stays out (the server keeps the lease)")
+                  harness.all_zero("the waiter stays out (the server keeps the lease)")
                   if waiter_stays_out else None, "", model, COUNT_BAND),
         _real_row(f"{prefix}: lock TTL 5, both held at once", "count", trials,
                   lambda t: float(t.waiter_acquired_s < t.holder_ended_s),
-                  _all_zero("never two holders"),
+                  harness.all_zero("never two holders"),
                   "the waiter printed its key before the holder printed its error",
                   model, COUNT_BAND),
     ]
@@ -780,14 +771,14 @@ def experiments(binary: str) -> list[Experiment]:
     # After a promotion the lessor extends every lease to now + election timeout + TTL
     # (lessor.Promote, 3.4 and 3.5 without checkpoints), so the probe's key goes TTL + 1 s
     # after the new leader (minus the watcher's 20 ms polling, plus up to the 500 ms sweep).
-    promoted = _all_within(PROBE_TTL_S + 1 - 0.3, PROBE_TTL_S + 1 + 0.8,
+    promoted = harness.all_within(PROBE_TTL_S + 1 - 0.3, PROBE_TTL_S + 1 + 0.8,
                            "probe deleted TTL + election timeout after the new leader")
     changes = ("etcd_server_leader_changes_seen_total, max over the others, from the SIGCONT "
                "or heal to 2 s after the probe's key is gone (at least 6 s)")
     first_poll = "first status poll (every 20 ms) of a survivor naming another leader"
     return [
         _real_row(f"{v} kill -9 leader: new leader seen, from kill", "s", kill_l,
-                  lambda t: t.new_leader_s - t.fault_s, _all_within(0.5, 5.0, "a new leader"),
+                  lambda t: t.new_leader_s - t.fault_s, harness.all_within(0.5, 5.0, "a new leader"),
                   first_poll, m_kill_l, ELECTION_BAND),
         _real_row(f"{v} kill -9 leader: no write served, longest", "s", kill_l,
                   lambda t: t.write_gap_s, None,
@@ -801,15 +792,15 @@ def experiments(binary: str) -> list[Experiment]:
         *_lock_rows(f"{v} kill -9 leader", kill_l, True, False, m_kill_l),
         _real_row(f"{v} kill -9 follower: new leader", "count", kill_f,
                   lambda t: float(t.new_leader_s < INF),
-                  _all_zero("no new leader after a follower's crash"), "", m_kill_f,
+                  harness.all_zero("no new leader after a follower's crash"), "", m_kill_f,
                   COUNT_BAND),
         _real_row(f"{v} kill -9 follower: probe lease TTL 5 deleted, from grant", "s", kill_f,
                   lambda t: t.probe_deleted_s - t.probe_grant_s,
-                  _all_within(PROBE_TTL_S - 0.1, PROBE_TTL_S + 0.8, "deleted at its TTL")),
+                  harness.all_within(PROBE_TTL_S - 0.1, PROBE_TTL_S + 0.8, "deleted at its TTL")),
         *_lock_rows(f"{v} kill -9 follower", kill_f, True, True, m_kill_f),
         _real_row(f"{v} SIGSTOP leader 3s: new leader seen, from stop", "s", pause,
                   lambda t: t.new_leader_s - t.fault_s,
-                  _all_within(0.5, PAUSE_S, "a new leader while it is stopped"), first_poll,
+                  harness.all_within(0.5, PAUSE_S, "a new leader while it is stopped"), first_poll,
                   m_pause, ELECTION_BAND),
         _real_row(f"{v} SIGSTOP leader 3s: no write served, longest", "s", pause,
                   lambda t: t.write_gap_s, None, "as for the kill, in the 10 s from the stop"),
@@ -825,11 +816,11 @@ def experiments(binary: str) -> list[Experiment]:
         *_lock_rows(f"{v} SIGSTOP leader 3s", pause, False, False, m_pause),
         _real_row(f"{v} leader cut from peers 5s: new leader seen, from cut", "s", cut,
                   lambda t: t.new_leader_s - t.fault_s,
-                  _all_within(0.5, CUT_S, "a new leader during the cut"), first_poll, m_cut,
+                  harness.all_within(0.5, CUT_S, "a new leader during the cut"), first_poll, m_cut,
                   ELECTION_BAND),
         _real_row(f"{v} leader cut from peers 5s: old leader steps down, from cut", "s", cut,
                   lambda t: t.old_steps_down_s - t.fault_s,
-                  _all_within(0.5, CUT_S, "check-quorum step-down during the cut"),
+                  harness.all_within(0.5, CUT_S, "check-quorum step-down during the cut"),
                   "raft CheckQuorum: no quorum heard from within an election timeout", m_cut,
                   ELECTION_BAND),
         _real_row(f"{v} leader cut from peers 5s: no write served, longest", "s", cut,
