@@ -195,10 +195,24 @@ impl Scenario {
 
     /// Refuses to run `algorithm` (chosen with the command-line `flag`, `--algorithm` or
     /// `--algorithms`) on this scenario as `check` would refuse it in the file: when the
-    /// scenario names a service the algorithm does not have, or the run would handle absurdly
-    /// many events. A message and a hint.
+    /// scenario names a service the algorithm does not have, has more nodes than the
+    /// algorithm may run, or the run would handle absurdly many events. A message and a hint.
     pub fn refuse_algorithm(&self, algorithm: &AlgorithmConfig, flag: &str) -> Result<(), Refused> {
         self.refuse_without_service(algorithm, flag)?;
+        // As `nodes` is checked for the scenario's own algorithm: one whose members send to
+        // every other member runs at most `MAX_BROADCAST_NODES` (its tables and messages
+        // grow with the square of the cluster).
+        let nodes = self.sim.members as u64;
+        if nodes > max_members(algorithm) {
+            let kind = ErrorKind::TooManyNodesForBroadcast {
+                nodes,
+                algorithm: algorithm.name(),
+            };
+            return Err(Refused {
+                message: kind.to_string(),
+                hint: kind.hint().unwrap_or_default(),
+            });
+        }
         // On the transport the algorithm would run on here.
         let (sim, nemesis_faults) = validate::sim_for_estimate(&self.with_algorithm(algorithm));
         match validate::work_problem(algorithm, (&sim, nemesis_faults), false, "algorithm") {

@@ -1025,6 +1025,35 @@ mod limits {
         assert!(!out.exists(), "nothing was written");
     }
 
+    /// The default comparison (raft, bully, ring) of a 10,000-node scenario: raft may run
+    /// 4,000 at most, as `check` says of a Raft scenario; compare said nothing and grew
+    /// gigabytes past its memory guard before the first check (a proptest case of
+    /// `bounded_everywhere`).
+    #[test]
+    fn compare_refuses_a_default_algorithm_the_scenario_is_too_large_for() {
+        let scratch = Scratch::new("too-large-for-raft");
+        let file = scratch.write(
+            "big.ron",
+            "Scenario(duration: \"300ms\", nodes: 10000, algorithm: ZooKeeper())",
+        );
+        let out = scratch.path.join("out");
+        let output = splitbrain([
+            "compare".as_ref(),
+            file.as_os_str(),
+            "--seeds".as_ref(),
+            "1".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]);
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(
+            err.contains("10000 nodes is more than raft can run here (at most 4000)"),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing was written");
+    }
+
     #[test]
     fn hunt_refuses_a_nemesis_that_can_inject_nothing() {
         let scratch = Scratch::new("inert-nemesis");
