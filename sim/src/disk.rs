@@ -55,8 +55,11 @@ impl DiskConfig {
 /// own latency is the configuration's, [`DiskConfig::fsync_of`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Disk {
-    /// A `SlowDisk` fault in force: every fsync takes this long instead.
+    /// A `SlowDisk` fault in force: every fsync that begins before `slow_until_ns` takes
+    /// this long instead.
     pub(crate) slow_ns: Option<Nanos>,
+    /// When the `SlowDisk` fault heals (`Nanos::MAX`: never).
+    pub(crate) slow_until_ns: Nanos,
     /// The true time the last write asked for completes (writes are done one after
     /// another).
     pub(crate) busy_until_ns: Nanos,

@@ -44,7 +44,8 @@ fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
     let mut broken = 0;
     for seed in 1..=10 {
         let report = run_text(&with_seed(&old, seed));
-        // Only after the stuck member's writes complete (about 25.5 s): its stale revokes
+        // Only after the stuck member's writes complete (its stuck fsync at 15 s; the one
+        // queued behind it begins after the heal, at the disk's own speed): its stale revokes
         // commit at the new leader (etcd issue 12528), never before.
         for violation in &report.violations {
             assert_eq!(
@@ -53,7 +54,7 @@ fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
                 "3.4 seed {seed}"
             );
             let at = violation.at_ns;
-            assert!((25 * S..30 * S).contains(&at), "3.4 seed {seed}: {at}");
+            assert!((15 * S..18 * S).contains(&at), "3.4 seed {seed}: {at}");
         }
         broken += usize::from(!report.violations.is_empty());
         let report = run_text(&with_seed(&new, seed));
@@ -64,8 +65,9 @@ fn the_fsync_stuck_leader_breaks_3_4_and_not_3_5() {
         );
         assert_eq!(report.overlap_ns, 0, "3.5 seed {seed}");
     }
-    // Seeds 1, 3, 4, 6, 7, 8 and 10: the revoked holder's writes land after its successor's.
-    assert_eq!(broken, 7, "3.4 broke in {broken} of 10 seeds");
+    // Seeds 1, 3, 4, 5, 6, 7, 8 and 10: the revoked holder's writes land after its
+    // successor's.
+    assert_eq!(broken, 8, "3.4 broke in {broken} of 10 seeds");
 }
 
 #[test]

@@ -62,6 +62,11 @@ pub struct EtcdConfig {
     /// The etcd release whose cluster rules apply (cluster mode only).
     #[serde(skip_serializing_if = "is_default_version")]
     pub version: EtcdVersion,
+    /// Cluster mode: a steady write load of other clients' keys, one put every this often,
+    /// appended by the leader (its WAL writes: what a leader stuck in `fdatasync` is stuck
+    /// in). The entries change nothing the election reads. `None`: no load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_every_ns: Option<u64>,
 }
 
 /// The etcd release a cluster follows where the rules changed (docs/service-clusters.md,
@@ -166,6 +171,7 @@ impl Default for EtcdConfig {
             lessor_phase_ns: None,
             members: 1,
             version: EtcdVersion::default(),
+            write_every_ns: None,
         }
     }
 }

@@ -53,6 +53,10 @@ pub struct EtcdSettings {
     /// [`EtcdConfig::version`]: `"3.4"` (3.4.23, the default) or `"3.5"` (3.5.16 and later).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// [`EtcdConfig::write_every_ns`]: a cluster's write load of other keys, one put every
+    /// this often (left out: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_every: Option<DurationText>,
 }
 
 /// A rule etcd's settings broke.
@@ -100,6 +104,9 @@ pub enum EtcdError {
     /// The SetNx variant models Redis, not etcd: it has no cluster mode.
     #[error("the SetNx variant runs against one service process only (members: 1)")]
     SetNxInCluster,
+    /// A write load on the single service process, or one put every zero seconds.
+    #[error("a write load needs a cluster (members > 1) and an interval above zero")]
+    WriteLoadNotInCluster,
 }
 
 impl SettingError for EtcdError {
@@ -130,6 +137,10 @@ impl SettingError for EtcdError {
                  later (pre-vote on, ensureLeadership on renew and revoke)"
             }
             EtcdError::SetNxInCluster => "leave `members` out, or use the Revision recipe",
+            EtcdError::WriteLoadNotInCluster => {
+                "the load is what a cluster's leader writes to its WAL (`write_every: \"20ms\"` \
+                 with `members: 3`); the single process has no WAL"
+            }
         };
         Some(hint.to_string())
     }
@@ -166,6 +177,14 @@ impl Etcd {
         }
         if config.members > 1 && config.variant == EtcdVariant::SetNx {
             return Some(("variant", EtcdError::SetNxInCluster));
+        }
+        if let Some(every_ns) = config.write_every_ns {
+            if let Some(problem) = day(every_ns, "write_every") {
+                return Some(problem);
+            }
+            if config.members <= 1 || every_ns == 0 {
+                return Some(("write_every", EtcdError::WriteLoadNotInCluster));
+            }
         }
         if let Some(lessor_phase_ns) = config.lessor_phase_ns.filter(|&ns| ns >= LESSOR_SWEEP_NS) {
             let error = EtcdError::LessorPhaseNotBelowSweep { lessor_phase_ns };
@@ -231,6 +250,7 @@ impl Algorithm for Etcd {
             lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
             members: settings.members.unwrap_or(1),
             version: defaults.version,
+            write_every_ns: settings.write_every.map(|every| every.0),
         };
         let mut config = config;
         if let Some(name) = settings.version.as_deref() {
@@ -272,6 +292,7 @@ impl Algorithm for Etcd {
             members: (config.members > 1).then_some(config.members),
             version: (config.version != EtcdVersion::default())
                 .then(|| config.version.name().to_string()),
+            write_every: config.write_every_ns.map(DurationText),
         }
     }
 

@@ -53,6 +53,7 @@ fn config() -> EtcdConfig {
         lessor_phase_ns: None,
         members: 1,
         version: EtcdVersion::V3_4,
+        write_every_ns: None,
     }
 }
 

@@ -297,6 +297,25 @@ fn a_slow_disk_fault_slows_every_fsync_until_it_heals() {
     assert_eq!(at, [12, 29, 32, 42]);
 }
 
+/// An fsync is slow if it begins before the heal (a delay injected at the syscall's entry):
+/// the write queued behind a slow one begins after the heal and takes the disk's own time.
+#[test]
+fn a_write_queued_behind_a_slow_fsync_is_fast_if_it_begins_after_the_heal() {
+    // Slow (20 ms) from 5 to 25 ms. Tick 10 writes over [10, 30]; tick 20 asks during the
+    // fault, waits for the disk and begins at 30, after the heal: 1 ms, done at 31 (slow,
+    // it would be done at 50). Tick 30's write follows it: done at 32.
+    let mut c = config(45 * MS, Some(Latency::Constant(MS)));
+    c.disk.batch = true;
+    c.faults = vec![fault(
+        5 * MS,
+        FaultAction::SlowDisk(Target::Node(0), 20 * MS),
+        Some(20 * MS),
+    )];
+    let procs = run(c, Scribe::writer(10 * MS, 1));
+    let at: Vec<LocalNanos> = received(&procs).iter().map(|(_, at)| *at).collect();
+    assert_eq!(at, [31, 32, 33, 42]);
+}
+
 #[test]
 fn a_per_node_disk_overrides_the_default() {
     let mut c = config(15 * MS, Some(Latency::Constant(MS)));

@@ -129,8 +129,15 @@ impl<'t, P: Process> Sim<'t, P> {
             FaultAction::Loss(ppm) => self.network.set_loss_ppm(*ppm),
             FaultAction::Duplicate(ppm) => self.network.set_duplicate_ppm(*ppm),
             FaultAction::SlowDisk(_, d) => {
+                // An fsync is slow if it begins before the heal (strace's `delay_enter`
+                // delays a syscall as it enters): one queued behind the slow ones and begun
+                // after the heal runs at the disk's own speed.
+                let heal_after = self.config.faults[index].heal_after_ns;
+                let until_ns = heal_after.map_or(Nanos::MAX, |h| self.now.saturating_add(h));
                 for node in nodes {
-                    self.nodes[node.index()].disk.slow_ns = Some(*d);
+                    let disk = &mut self.nodes[node.index()].disk;
+                    disk.slow_ns = Some(*d);
+                    disk.slow_until_ns = until_ns;
                 }
             }
         }

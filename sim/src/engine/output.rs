@@ -96,12 +96,18 @@ impl<P: Process> Sim<'_, P> {
             // Group commit: the write waiting for the disk has not begun; this one joins it.
             state.disk.busy_until_ns
         } else {
-            let fsync_ns = match (state.disk.slow_ns, configured) {
+            let begin_ns = start_ns.max(state.disk.busy_until_ns);
+            // Slow only if the fsync begins while the fault lasts (it heals at
+            // `slow_until_ns`), as a delay injected at the syscall's entry is.
+            let slow = state
+                .disk
+                .slow_ns
+                .filter(|_| begin_ns < state.disk.slow_until_ns);
+            let fsync_ns = match (slow, configured) {
                 (Some(slow_ns), _) => slow_ns,
                 (None, Some(latency)) => sample(latency, &mut self.disk_rng),
                 (None, None) => 0,
             };
-            let begin_ns = start_ns.max(state.disk.busy_until_ns);
             state.disk.last_start_ns = begin_ns;
             state.disk.busy_until_ns = begin_ns.saturating_add(fsync_ns);
             state.disk.busy_until_ns

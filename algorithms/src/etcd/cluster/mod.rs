@@ -92,7 +92,8 @@ pub fn raft_config(config: &EtcdConfig) -> RaftConfig {
         log_lengths: Vec::new(),
         variant: crate::raft::RaftVariant::Correct,
         timer_reset: RaftTimerReset::OnAnyStepDown,
-        propose_every_ns: None,
+        // Other clients' puts (`write_every`): entries the members apply as nothing.
+        propose_every_ns: config.write_every_ns,
         timeout_draw: RaftTimeoutDraw::OnRoleChange,
     }
 }
