@@ -343,9 +343,7 @@ impl EtcdClient {
         match self.phase {
             Phase::Granting { .. } => self.ask_for_lease(ctx),
             Phase::Creating => {
-                if let Some(lease) = self.lease {
-                    ctx.send(self.service, EtcdMsg::Txn { lease });
-                }
+                self.resend_txn(ctx);
                 ctx.set_timer(EtcdTimer::Retry, self.config.keepalive_ns);
             }
             Phase::Waiting { .. } => {
@@ -608,6 +606,13 @@ impl EtcdClient {
         }
     }
 
+    /// Sends the election transaction on the lease again (the phase waits for its answer).
+    fn resend_txn(&self, ctx: &mut EtcdCtx<'_, '_>) {
+        if let Some(lease) = self.lease {
+            ctx.send(self.service, EtcdMsg::Txn { lease });
+        }
+    }
+
     /// The connection to the service broke (`Stream` only): what was in flight is lost, so
     /// the request the phase waits for goes again on a new connection, as clientv3's
     /// retrying interceptor re-sends a unary call, and a waiter's watch is re-created from
@@ -621,11 +626,7 @@ impl EtcdClient {
         self.fail_over();
         match self.phase {
             Phase::Granting { .. } => self.ask_for_lease(ctx),
-            Phase::Creating => {
-                if let Some(lease) = self.lease {
-                    ctx.send(self.service, EtcdMsg::Txn { lease });
-                }
-            }
+            Phase::Creating => self.resend_txn(ctx),
             Phase::Waiting { .. } => {
                 // No key has create revision 0: the next view re-sends the watches.
                 self.phase = Phase::Waiting { pred: 0 };
