@@ -13,6 +13,7 @@ pub mod external;
 mod json_form;
 pub mod k8s_lease;
 pub mod raft;
+#[cfg(feature = "raft-rs")]
 pub mod raft_rs;
 pub mod registry;
 pub mod ring;
@@ -43,6 +44,7 @@ fn built_ins(entries: &mut Vec<&'static AlgorithmEntry>) {
     insert_built_in::<etcd::Etcd>(entries);
     insert_built_in::<zookeeper::ZooKeeper>(entries);
     insert_built_in::<k8s_lease::K8sLease>(entries);
+    #[cfg(feature = "raft-rs")]
     insert_built_in::<raft_rs::RaftRs>(entries);
     insert_built_in::<external::External>(entries);
     insert_built_in::<external::ExternalClient>(entries);
@@ -66,6 +68,10 @@ built_in_from! {
     etcd::Etcd => etcd::EtcdConfig,
     zookeeper::ZooKeeper => zookeeper::ZkConfig,
     k8s_lease::K8sLease => k8s_lease::K8sConfig,
+}
+
+#[cfg(feature = "raft-rs")]
+built_in_from! {
     raft_rs::RaftRs => raft_rs::RaftRsConfig,
 }
 

@@ -155,6 +155,45 @@ pub fn scenario_names() -> &'static [&'static str] {
     *SCENARIO_NAMES.read().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A built-in algorithm that comes with a cargo feature of this crate, so that a build may
+/// lack it: what an error about its unknown name says to turn on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionalBuiltIn {
+    /// The name a scenario writes (`RaftRs`).
+    pub scenario_name: &'static str,
+    /// The feature of `splitbrain-algorithms` that builds it (`raft-rs`).
+    pub feature: &'static str,
+}
+
+/// The built-in algorithms behind a feature (the rest are always built).
+pub const OPTIONAL_BUILT_INS: &[OptionalBuiltIn] = &[OptionalBuiltIn {
+    scenario_name: "RaftRs",
+    feature: "raft-rs",
+}];
+
+/// The feature that would build the algorithm a scenario names `scenario_name`, when this
+/// build lacks it; `None` for a registered name or one no feature builds.
+///
+/// ```
+/// # use splitbrain_algorithms::registry::missing_feature;
+/// assert_eq!(missing_feature("Paxos"), None);
+/// assert_eq!(missing_feature("Raft"), None);
+/// if cfg!(feature = "raft-rs") {
+///     assert_eq!(missing_feature("RaftRs"), None);
+/// } else {
+///     assert_eq!(missing_feature("RaftRs"), Some("raft-rs"));
+/// }
+/// ```
+pub fn missing_feature(scenario_name: &str) -> Option<&'static str> {
+    if scenario_names().contains(&scenario_name) {
+        return None;
+    }
+    OPTIONAL_BUILT_INS
+        .iter()
+        .find(|optional| optional.scenario_name == scenario_name)
+        .map(|optional| optional.feature)
+}
+
 /// Registers algorithm `A`, so that scenarios may name it and every command may run it.
 /// Registering the same type again returns its entry; a name another algorithm already has is
 /// an error.

@@ -649,7 +649,7 @@ fn build(
     data.push(charting::summary_data("summary", "design", summaries));
     data.push(charting::failover_data("failovers", "design", groups));
     data.push(settings_data(designs));
-    let file = charting::shell_word(&plan.file);
+    let file = crate::shell::shell_word(&plan.file);
     data.push(seed_data(&file, scenario, designs, groups));
     Ok(sections)
 }

@@ -1115,19 +1115,6 @@ fn merged_label(first: &str, second: &str) -> String {
     }
 }
 
-/// Quotes a command-line word when a shell would need it.
-pub fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// Checks a modified scenario as if it had been written to a file: writes it as RON and
 /// parses it again. The error names `what` (the value that made it invalid).
 pub fn revalidate(scenario: &Scenario, what: &str) -> Result<Scenario, Invalidated> {

@@ -34,14 +34,19 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "charts")]
 pub mod compare;
+#[cfg(feature = "charts")]
 pub mod group;
 pub mod hunt;
 pub mod panics;
 pub mod phase;
+#[cfg(feature = "charts")]
 pub mod plot;
 pub mod run_summary;
 pub mod runner;
+pub mod shell;
+#[cfg(feature = "charts")]
 pub mod sweep;
 
 /// Fencing at the resource for the runs of `compare` and `sweep`.

@@ -15,24 +15,37 @@
 //!   the CLI and the hunt's writers.
 //!
 //! `docs/reports.md` describes each chart and the files of an output folder.
+//!
+//! Charts, report folders and run.html (`aggregate`, `chart`, `view`, `write_report`) come
+//! with the `charts` feature, on by default. Without it (`default-features = false`, as
+//! `splitbrain-lab` and `splitbrain-harness` have it) the crate is [`file`], [`table`],
+//! [`stats`] and [`doc`], and builds none of plotters and png.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "charts")]
 pub mod aggregate;
+#[cfg(feature = "charts")]
 pub mod chart;
 pub mod doc;
 pub mod file;
+#[cfg(feature = "charts")]
 mod html;
+#[cfg(feature = "charts")]
 mod markdown;
 pub mod stats;
 pub mod table;
+#[cfg(feature = "charts")]
 pub mod view;
+#[cfg(feature = "charts")]
 mod write;
 
+#[cfg(feature = "charts")]
 pub use aggregate::{
     election_messages, eligible_first_round_share, failover_series, first_round_share,
     ElectionTally, FailoverMeasure,
 };
+#[cfg(feature = "charts")]
 pub use chart::{
     failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
     sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
@@ -40,13 +53,16 @@ pub use chart::{
     Objective, ScalingSeries, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
     OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
 };
+#[cfg(feature = "charts")]
 pub use chart::{share_by_value, wilson_interval, ShareSeries};
 pub use doc::{format_seeds, Block, ReportDoc, Section};
 /// The trace's typed events, re-exported for callers that read `--trace` files.
 pub use splitbrain_sim::trace::{parse_trace, parse_trace_line, TraceEvent, TraceParseError};
 pub use stats::Distribution;
 pub use table::{Cell, DataTable, Table};
+#[cfg(feature = "charts")]
 pub use view::{
     run_view_html, write_run_view, ViewPage, ViewRecorder, ViewTrace, VIEW_FILE, VIEW_MAX_EVENTS,
 };
+#[cfg(feature = "charts")]
 pub use write::{write_report, ReportError, STAGING};

@@ -644,6 +644,11 @@ impl ErrorKind {
                 if context == "fault kind" && (lower.starts_with("gc") || lower.contains("garbage")) {
                     return Some(GC_PAUSE_HINT.to_string());
                 }
+                if context == "algorithm" {
+                    if let Some(feature) = splitbrain_algorithms::registry::missing_feature(found) {
+                        return Some(missing_feature_hint(found, feature));
+                    }
+                }
                 let candidates: Vec<&str> = if context == "invariant" {
                     // `liveness` parses, but only to be rejected; never suggest it.
                     Invariant::SAFETY.iter().map(|inv| inv.name()).collect()
@@ -1096,6 +1101,15 @@ fn stream_retransmissions(count: u128) -> String {
     )
 }
 
+/// The hint for a built-in algorithm this build was made without.
+fn missing_feature_hint(scenario_name: &str, feature: &str) -> String {
+    format!(
+        "this build has no `{scenario_name}`: it comes with the `{feature}` feature of \
+         splitbrain-algorithms (the `splitbrain` command has it; a crate of yours adds \
+         `features = [\"{feature}\"]` to its splitbrain-algorithms dependency)"
+    )
+}
+
 /// "did you mean `X`?" when one name is close, else the list of valid names.
 fn names_hint(found: &str, candidates: &[&str]) -> Option<String> {
     if let Some(best) = suggest(found, candidates) {
@@ -1526,6 +1540,20 @@ mod tests {
             names_hint("Explode", &kinds).as_deref(),
             Some("expected one of `Crash`, `Restart`, `Heal`")
         );
+    }
+
+    #[test]
+    fn an_algorithm_left_out_of_the_build_names_the_feature_that_brings_it() {
+        let hint = missing_feature_hint("RaftRs", "raft-rs");
+        assert!(hint.contains("no `RaftRs`"), "{hint}");
+        assert!(hint.contains("`raft-rs` feature"), "{hint}");
+        assert!(hint.contains(r#"features = ["raft-rs"]"#), "{hint}");
+        // This workspace builds it, so a scenario naming it parses.
+        assert_eq!(
+            splitbrain_algorithms::registry::missing_feature("RaftRs"),
+            None
+        );
+        crate::parse("(algorithm: RaftRs())", "x.ron").expect("RaftRs is built here");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::guided::MutantId;
 use super::record::Failure;
 use super::shrink::Shrunk;
-use crate::group::shell_word;
+use crate::shell::shell_word;
 use serde::Serialize;
 use splitbrain_reports::file::{self, io_message, FileError};
 use splitbrain_scenario::Scenario;

@@ -306,14 +306,14 @@ type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
 fn replay_command(plan: &SweepPlan, v: &Variant, trial: u64) -> String {
     let mut words = vec![
         "splitbrain run".to_string(),
-        charting::shell_word(&plan.file),
+        crate::shell::shell_word(&plan.file),
         format!("--trial {trial}"),
     ];
     if let Some(design) = &v.design {
         words.push(format!("--design {design}"));
     }
     if let Some(value) = &v.value {
-        words.push(format!("--param {}", charting::shell_word(value)));
+        words.push(format!("--param {}", crate::shell::shell_word(value)));
     }
     if let Some(f) = plan.heartbeat_fraction {
         words.push(format!("--heartbeat-fraction {f}"));
