@@ -166,7 +166,7 @@ fn encode_png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>, png::Encod
         let mut encoder = png::Encoder::new(&mut out, width, height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::High);
+        encoder.set_compression(png::Compression::Balanced);
         let mut writer = encoder.write_header()?;
         writer.write_image_data(rgb)?;
         writer.finish()?;
