@@ -4,11 +4,15 @@
 #
 #   conformance/ci.sh [run.py arguments, e.g. --system zookeeper --runs 3 --markdown out.md]
 #
-# Builds splitbrain (cargo) and the client-go programs of conformance/clientgo (go build).
+# Builds splitbrain (cargo; skipped when SPLITBRAIN names an executable, which the harness
+# then runs) and the client-go programs of conformance/clientgo (go build).
 #
-# Environment: CONFORMANCE_TIMEOUT (seconds, default 900) bounds run.py; PIP_FIND_LINKS or
-# PIP_INDEX_URL are honoured by pip as usual. Must run as root (or with sudo) when packages
-# are missing. Every server the suite starts binds 127.0.0.1 and is stopped by its PID.
+# Environment: CONFORMANCE_TIMEOUT (seconds, default 900) bounds run.py; CONFORMANCE_JOBS
+# (default 3) is passed as run.py's --jobs, how many systems run at once (1: one after
+# another; an explicit --jobs argument wins); SPLITBRAIN, an already built splitbrain binary;
+# PIP_FIND_LINKS or PIP_INDEX_URL are honoured by pip as usual. Must run as root (or with
+# sudo) when packages are missing. Every server the suite starts binds 127.0.0.1 and is
+# stopped by its PID.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -61,8 +65,14 @@ if ! "$VENV/bin/python" -c "import kazoo" 2>/dev/null; then
     "$VENV/bin/pip" install --quiet "kazoo==$KAZOO_VERSION"
 fi
 
-command -v cargo >/dev/null || { echo "ci.sh: cargo not found (install Rust)" >&2; exit 2; }
-cargo build --release --quiet
+if [ -n "${SPLITBRAIN:-}" ]; then
+    # An existing binary (harness.splitbrain_binary reads the same variable): no cargo.
+    [ -x "$SPLITBRAIN" ] || { echo "ci.sh: SPLITBRAIN=$SPLITBRAIN is not an executable" >&2; exit 2; }
+    echo "ci.sh: using SPLITBRAIN=$SPLITBRAIN (no cargo build)"
+else
+    command -v cargo >/dev/null || { echo "ci.sh: cargo not found (install Rust)" >&2; exit 2; }
+    cargo build --release --quiet
+fi
 
 # The Kubernetes rows drive the real client-go (k8s.io/client-go v0.37, which needs Go 1.26):
 # build the elector and the API server stand-in, modules through the Go module proxy. The
@@ -80,9 +90,11 @@ fi
     go build -o bin/ ./cmd/...
 )
 
+# Systems run concurrently, at most CONFORMANCE_JOBS at once (run.py's SERIAL_GROUPS keep
+# the ones that must not overlap apart); argparse lets a later --jobs in "$@" win.
 set +e
 timeout --signal=TERM --kill-after=30 "${CONFORMANCE_TIMEOUT:-900}" \
-    "$VENV/bin/python" "$REPO/conformance/run.py" "$@"
+    "$VENV/bin/python" "$REPO/conformance/run.py" --jobs "${CONFORMANCE_JOBS:-3}" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 124 ]; then

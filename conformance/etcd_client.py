@@ -31,6 +31,7 @@ import urllib.request
 from pathlib import Path
 from typing import Optional
 
+import harness
 from harness import HarnessError, Proc, free_port, make_temp_dir, wait_until
 
 ETCD_BIN = os.environ.get("ETCD", shutil.which("etcd") or "/usr/bin/etcd")
@@ -48,6 +49,7 @@ class EtcdServer:
             self._tmpfs_dir = Path(tempfile.mkdtemp(prefix="conformance-etcd-", dir="/dev/shm"))
             self.data_dir = self._tmpfs_dir / "data"
             atexit.register(self.close)
+            harness._TEMP_DIRS.append(self._tmpfs_dir)  # removed on SIGINT/SIGTERM too
         self.client_port = free_port()
         self.peer_port = free_port()
         self.proc: Optional[Proc] = None

@@ -15,6 +15,7 @@ import atexit
 import json
 import math
 import os
+import random
 import re
 import shutil
 import signal
@@ -410,6 +411,10 @@ def install_cleanup() -> None:
     atexit.register(at_exit)
 
     def on_signal(signum, _frame):
+        # A second signal (run.py --jobs forwards one to a child that its terminal or
+        # `timeout` also signalled) must not re-enter stop_all half way: ignore it.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print(f"\ninterrupted by signal {signum}: stopping servers", file=sys.stderr)
         stop_all()
         _remove_temp_dirs()
@@ -424,10 +429,84 @@ def install_cleanup() -> None:
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    """A TCP port on 127.0.0.1 that nothing listens on right now.
+
+    Under `run.py --jobs N`, each system running at the same time as others has its own
+    CONFORMANCE_PORT_SLOT=k/n and draws from its own slice of ports (`_slot_port`): a port
+    bound and closed here is free until its server binds it, and another process asking
+    the kernel for "any port" in between could be handed the same one.
+    """
+    slot = _port_slot()
+    if slot is not None:
+        return _slot_port(*slot)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PORT_SLOT_ENV = "CONFORMANCE_PORT_SLOT"
+_PORT_POOL_START = 10000  # slot ports: from here up to the kernel's ephemeral range
+_PORT_LOCK = threading.Lock()
+_slot_cursor: Optional[int] = None
+
+
+def _port_slot() -> Optional[tuple[int, int]]:
+    """(k, n) from CONFORMANCE_PORT_SLOT=k/n, or None when unset (a serial run)."""
+    text = os.environ.get(PORT_SLOT_ENV)
+    if not text:
+        return None
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise HarnessError(f"{PORT_SLOT_ENV}={text!r}: expected k/n")
+    if not 0 <= k < n:
+        raise HarnessError(f"{PORT_SLOT_ENV}={text!r}: expected 0 <= k < n")
+    return k, n
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for bind(port 0) and outgoing connections (inclusive)."""
+    try:
+        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+def slot_ports(k: int, n: int) -> range:
+    """Slot k of n: one n-th of the ports outside the kernel's ephemeral range (10000 up to
+    its start, or above its end if that is larger). Slices are disjoint, and no bind(0)
+    (`Proxy`) or outgoing connection of any process is handed a port in them.
+
+    Not `port % n == k` over bind(0): since Linux 4.6 bind(0) hands out odd ports only
+    (leaving the even ones to connect()), so slot 0 of 2 would never be served."""
+    lo, hi = _ephemeral_range()
+    start, end = max((_PORT_POOL_START, lo), (hi + 1, 65536), key=lambda r: r[1] - r[0])
+    width = (end - start) // n
+    if width < 256:
+        raise HarnessError(f"ports {start}..{end - 1} are too few for {n} port slots")
+    return range(start + k * width, start + (k + 1) * width)
+
+
+def _slot_port(k: int, n: int) -> int:
+    """The next port of slot k of n that binds on 127.0.0.1 now (no SO_REUSEADDR, so a port
+    with connections in TIME_WAIT is passed over). The slice is walked from a start drawn
+    per process, so one process never hands out the same port twice until it wraps."""
+    global _slot_cursor
+    ports = slot_ports(k, n)
+    with _PORT_LOCK:
+        if _slot_cursor is None:
+            _slot_cursor = random.Random(os.getpid()).randrange(len(ports))
+        for _ in range(len(ports)):
+            port = ports[_slot_cursor % len(ports)]
+            _slot_cursor += 1
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+    raise HarnessError(f"no free port in slot {k}/{n} ({ports.start}..{ports.stop - 1})")
 
 
 def wait_until(pred: Callable[[], object], timeout_s: float, poll_s: float = 0.01):
