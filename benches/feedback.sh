@@ -46,7 +46,7 @@ timed() {
     end=$(date +%s.%N)
     local wall cpu
     wall=$(echo "$end - $start" | bc)
-    cpu=$(awk '{print $1 + $2}' "$tmp/$name.cpu" 2>/dev/null || echo "?")
+    cpu=$(tail -1 "$tmp/$name.cpu" | awk '{print $1 + $2}')
     results+=("$(printf '%-10s %8.0f %8.0f %5s' "$name" "$wall" "$cpu" "$rc")")
     if [ "$rc" != 0 ]; then
         echo "feedback.sh: $name exited $rc; the end of its log ($log):" >&2

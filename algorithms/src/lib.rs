@@ -3,6 +3,10 @@
 //! [`Algorithm`] in its own module and is registered by one line in `built_ins` below:
 //! nothing else in the workspace names an algorithm. A user's own algorithm joins them at run
 //! time through [`register`] (the open [`registry`]), and then goes everywhere they go.
+//!
+//! `raft_rs` (tikv's raft-rs driven as an algorithm, `algorithm: RaftRs(...)`) comes with the
+//! `raft-rs` feature, off by default and on in the `splitbrain` command: it brings raft and
+//! protobuf, most of a clean build, which a crate hunting its own algorithm does not need.
 
 #![warn(missing_docs)]
 

@@ -13,6 +13,10 @@
 //! - [`plot`]: the pictures of one run; [`run_summary`]: what a run's summary judges (the
 //!   recovery-time objective per failover, the invariants listed).
 //!
+//! `compare`, `sweep`, `plot` and `group` draw charts and come with the `charts` feature (off
+//! by default, on in the `splitbrain` command): a crate that only hunts, like
+//! `splitbrain-harness`, builds no plotting library.
+//!
 //! Hunting 20 seeds of a shipped scenario:
 //!
 //! ```

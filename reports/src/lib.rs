@@ -18,8 +18,8 @@
 //!
 //! Charts, report folders and run.html (`aggregate`, `chart`, `view`, `write_report`) come
 //! with the `charts` feature, on by default. Without it (`default-features = false`, as
-//! `splitbrain-lab` and `splitbrain-harness` have it) the crate is [`file`], [`table`],
-//! [`stats`] and [`doc`], and builds none of plotters and png.
+//! `splitbrain-lab` and `splitbrain-harness` have it) the crate is [`file`](mod@file),
+//! [`table`], [`stats`] and [`doc`], and builds none of plotters and png.
 
 #![warn(missing_docs)]
 
