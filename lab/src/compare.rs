@@ -16,6 +16,7 @@ use crate::group::{
 };
 use crate::phase;
 use crate::runner::{run_seed, RunFailure};
+use crate::shell::shell_word;
 use crate::Fencing;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -649,7 +650,7 @@ fn build(
     data.push(charting::summary_data("summary", "design", summaries));
     data.push(charting::failover_data("failovers", "design", groups));
     data.push(settings_data(designs));
-    let file = crate::shell::shell_word(&plan.file);
+    let file = shell_word(&plan.file);
     data.push(seed_data(&file, scenario, designs, groups));
     Ok(sections)
 }

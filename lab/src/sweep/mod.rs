@@ -17,6 +17,7 @@
 //! CLI then exits 3).
 
 use crate::group::{self as charting, BuildError, GroupRuns, GroupSummary, Progress};
+use crate::shell::shell_word;
 use crate::Fencing;
 use splitbrain_reports::{
     failover_cdf, messages_per_election, messages_vs_cluster_size, share_by_value, Chart,
@@ -306,14 +307,14 @@ type Built = (Vec<Section>, Vec<Chart>, Vec<DataTable>);
 fn replay_command(plan: &SweepPlan, v: &Variant, trial: u64) -> String {
     let mut words = vec![
         "splitbrain run".to_string(),
-        crate::shell::shell_word(&plan.file),
+        shell_word(&plan.file),
         format!("--trial {trial}"),
     ];
     if let Some(design) = &v.design {
         words.push(format!("--design {design}"));
     }
     if let Some(value) = &v.value {
-        words.push(format!("--param {}", crate::shell::shell_word(value)));
+        words.push(format!("--param {}", shell_word(value)));
     }
     if let Some(f) = plan.heartbeat_fraction {
         words.push(format!("--heartbeat-fraction {f}"));
