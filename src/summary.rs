@@ -507,18 +507,36 @@ pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     }
 }
 
+/// A warning for each property declared in the scenario over an observation no node made
+/// in the run `report` describes: it held without being tested.
+pub fn unobserved_warnings(
+    algorithm: &splitbrain_algorithms::AlgorithmConfig,
+    report: &splitbrain_sim::RunReport,
+) -> Vec<String> {
+    algorithm
+        .unobserved(report)
+        .into_iter()
+        .map(|name| {
+            format!(
+                "property `{name}` was never tested: no node observed `{name}` in this run \
+                 (is an `observe` effect's name spelled differently?)"
+            )
+        })
+        .collect()
+}
+
 /// Prints the determinism check's result.
 pub fn print_determinism(d: &Determinism) {
     if d.identical {
         crate::outln!(
-            "determinism: ok (two more runs, trace hash {} over {} lines)",
+            "determinism: ok (two more runs, on new processes and on reused ones: trace hash {} over {} lines)",
             d.trace_hashes[0],
             d.trace_lines
         );
     } else if let Some(difference) = &d.first_difference {
         crate::outln!(
             "determinism: FAILED (trace hashes {} and {}): an external node is not a function of \
-             its inputs (it read the OS clock or randomness, or kept state across `init`): {difference}; exit 1",
+             its inputs (it read the OS clock or randomness, its pid or a per-process hash seed, or kept state across `init`): {difference}; exit 1",
             d.trace_hashes[0], d.trace_hashes[1]
         );
     } else {

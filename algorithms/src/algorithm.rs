@@ -152,6 +152,15 @@ pub trait Algorithm: 'static {
         splitbrain_sim::Properties::new()
     }
 
+    /// The observation names (`Ctx::observe`) that properties declared in the scenario watch,
+    /// each property named after its observation (an external node's `properties`): a run
+    /// in which one of them was never observed tested nothing, and the CLI warns. None by
+    /// default.
+    fn watched_observations(config: &Self::Config) -> Vec<&'static str> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,

@@ -434,6 +434,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn service_names(&self) -> Vec<String>;
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
+    fn watched_observations(&self) -> Vec<&'static str>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -507,6 +508,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn property_names(&self) -> Vec<&'static str> {
         A::properties(&self.0).names()
+    }
+    fn watched_observations(&self) -> Vec<&'static str> {
+        A::watched_observations(&self.0)
     }
     fn vary(
         &self,
@@ -659,6 +663,22 @@ impl AlgorithmConfig {
     /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
     pub fn property_names(&self) -> Vec<&'static str> {
         self.config.property_names()
+    }
+
+    /// The observation names its scenario-declared properties watch
+    /// ([`Algorithm::watched_observations`]).
+    pub fn watched_observations(&self) -> Vec<&'static str> {
+        self.config.watched_observations()
+    }
+
+    /// Those of [`AlgorithmConfig::watched_observations`] that `report`'s run never observed:
+    /// their properties held without being tested.
+    pub fn unobserved(&self, report: &RunReport) -> Vec<&'static str> {
+        let seen = |name: &str| report.observations.iter().any(|o| o.kind == name);
+        self.watched_observations()
+            .into_iter()
+            .filter(|name| !seen(name))
+            .collect()
     }
 
     /// Runs `config` with this algorithm and the given options.

@@ -6,7 +6,7 @@
 #![allow(clippy::disallowed_types)]
 
 use crate::panics;
-use splitbrain_algorithms::external::transcript;
+use splitbrain_algorithms::external::transcript::{self, Transcript};
 use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
@@ -150,26 +150,41 @@ pub fn hint(e: &LimitExceeded) -> String {
     )
 }
 
-/// The result of running a scenario twice and comparing (`run --check-determinism`).
+/// The result of `run --check-determinism`: the reported run compared with a run on fresh
+/// processes and with one on the same processes reused.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Determinism {
-    /// Whether the two traces and reports were identical.
+    /// Whether the three runs' reports, the two re-runs' traces and every external node's
+    /// transcript were identical.
     pub identical: bool,
-    /// The two traces' hashes, in hex.
+    /// The two re-runs' trace hashes, in hex.
     pub trace_hashes: [String; 2],
-    /// Lines in the first trace.
+    /// Lines in the first re-run's trace.
     pub trace_lines: u64,
     /// For external nodes (`docs/protocol.md`): the first step at which a node, told the
-    /// same in both runs, answered differently: the node is not a function of its inputs.
+    /// same in two of the runs, answered differently: the node is not a function of its
+    /// inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<String>,
 }
 
-/// Runs the scenario twice more, hashing the traces, and compares. External nodes run the
-/// first time on new processes and the second time on the same processes re-initialised, so
-/// that a node keeping state across `init` shows as a difference too; their transcripts
-/// name the first step that differed.
-pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, RunError> {
+/// What the reported run gave, for [`check_determinism`] to compare: its report and, for
+/// external nodes, what they were told and answered ([`transcript::Recording`]).
+pub struct ReportedRun<'a> {
+    /// The run's report.
+    pub report: &'a RunReport,
+    /// Its external nodes' transcript (empty for built-in algorithms).
+    pub transcript: Transcript,
+}
+
+/// Runs the scenario twice more and compares: the first re-run on new processes (a node
+/// whose answers depend on its process, its pid or a per-process hash seed, differs from the
+/// reported run), the second on the same processes re-initialised (a node keeping state
+/// across `init` differs from the first). The transcripts name the first step that differed.
+pub fn check_determinism(
+    scenario: &Scenario,
+    reported: ReportedRun<'_>,
+) -> Result<Determinism, RunError> {
     let hash_once = || {
         let mut hasher = splitbrain_sim::TraceHasher::default();
         let sim = scenario.sim.clone();
@@ -178,18 +193,34 @@ pub fn check_determinism(scenario: &Scenario) -> Result<Determinism, RunError> {
         Ok::<_, RunError>((hasher, json))
     };
     splitbrain_algorithms::external::end_idle_processes();
-    let (first, told_first) = transcript::recording(hash_once);
-    let (second, told_second) = transcript::recording(hash_once);
-    let ((first, first_json), (second, second_json)) = (first?, second?);
-    let identical = first.hash() == second.hash() && first_json == second_json;
+    let (fresh, told_fresh) = transcript::recording(hash_once);
+    let (reused, told_reused) = transcript::recording(hash_once);
+    let ((fresh, fresh_json), (reused, reused_json)) = (fresh?, reused?);
+    let reported_json = serde_json::to_string(reported.report).expect("results serialize");
+    let first_difference = reported
+        .transcript
+        .first_difference(&told_fresh, ("the reported run", "a run on new processes"))
+        .or_else(|| {
+            told_fresh.first_difference(
+                &told_reused,
+                (
+                    "a run on new processes",
+                    "a run on the same processes reused",
+                ),
+            )
+        });
+    let identical = fresh.hash() == reused.hash()
+        && reported_json == fresh_json
+        && fresh_json == reused_json
+        && first_difference.is_none();
     Ok(Determinism {
         identical,
-        first_difference: told_first.first_difference(&told_second),
+        first_difference,
         trace_hashes: [
-            format!("{:016x}", first.hash()),
-            format!("{:016x}", second.hash()),
+            format!("{:016x}", fresh.hash()),
+            format!("{:016x}", reused.hash()),
         ],
-        trace_lines: first.lines(),
+        trace_lines: fresh.lines(),
     })
 }
 

@@ -115,6 +115,7 @@ fn synthetic_report() -> RunReport {
             at_ns: 25 * s + 40 * NANOS_PER_MILLI,
         },
         final_leader: Some(NodeId(2)),
+        observations: Vec::new(),
     }
 }
 

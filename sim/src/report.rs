@@ -58,6 +58,11 @@ pub struct RunReport {
     pub liveness: LivenessVerdict,
     /// The leader the oracle sees when the run ends.
     pub final_leader: Option<NodeId>,
+    /// The processes' own observations (`Ctx::observe`), counted by name in the order first
+    /// made; counted only in a run with properties of its own. A property over a name never
+    /// observed held without being tested.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub observations: Vec<KindCount>,
 }
 
 impl DropStats {

@@ -9,11 +9,12 @@ use crate::summary;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+use splitbrain_algorithms::external::transcript;
 use splitbrain_algorithms::RunOptions;
 use splitbrain_algorithms::Step;
 use splitbrain_lab::group::revalidate;
 use splitbrain_lab::plot;
-use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism};
+use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism, ReportedRun};
 use splitbrain_lab::shell::shell_word;
 use splitbrain_lab::sweep::{self, ParamError};
 use splitbrain_scenario::verdict::{describe_expect, judge, judge_objective, Outcome};
@@ -121,6 +122,10 @@ struct JsonOutput<'a> {
     /// raised TTL); left out when they ran as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     adjustments: Vec<String>,
+    /// What the run could not test, though the scenario asks (a property over a name no
+    /// node observed); left out when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
     /// The transport the run's messages travelled on, as a scenario writes it (`Datagram`,
     /// `Stream`, `Stream(timeout: "2s")`).
     transport: String,
@@ -299,6 +304,8 @@ pub fn run(args: &RunArgs) -> u8 {
         window: args.trace_window,
         processes: scenario.algorithm.processes(scenario.sim.members),
     };
+    // The reported run's exchanges with external nodes, for the determinism check.
+    let recording = args.check_determinism.then(transcript::Recording::start);
     let report = match &args.trace {
         Some(path) => match run_traced_to_file(&scenario, path, plot_sink, &filter, step, &bar) {
             Ok(report) => report,
@@ -316,7 +323,11 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let determinism = match args.check_determinism.then(|| check_determinism(&scenario)) {
+    let reported = recording.map(|recording| ReportedRun {
+        report: &report,
+        transcript: recording.finish(),
+    });
+    let determinism = match reported.map(|reported| check_determinism(&scenario, reported)) {
         Some(Err(e)) => return outgrown(e),
         Some(Ok(d)) => Some(d),
         None => None,
@@ -339,6 +350,10 @@ pub fn run(args: &RunArgs) -> u8 {
             args.file.display(),
             f64::from(expect_rate_ppm) / 10_000.0
         );
+    }
+    let warnings = summary::unobserved_warnings(&scenario.algorithm, &report);
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
     }
     let replay = match args.trial {
         // `--trial` sets the seed and the faults' phase; `--seed` may not come with it.
@@ -392,6 +407,7 @@ pub fn run(args: &RunArgs) -> u8 {
                 snapshot,
             }),
             adjustments,
+            warnings,
             transport: scenario::transport_line(&scenario.sim.network.transport),
             report: &report,
         };

@@ -17,12 +17,15 @@ use std::collections::BTreeMap;
 /// One declared property, over the observation it names.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Check {
-    /// At most one node at a time holds it: a node holds it from an observation that is true
-    /// or a number other than 0 until one that is false, 0 or `null`, or its crash.
+    /// At most one node at a time holds it: a node holds it from an observation that is true,
+    /// a number other than 0 or a pair other than `[0, 0]` until one that is false, 0 or
+    /// `null`, or its crash.
     AtMostOne(String),
-    /// Each node's value never goes below one it observed before, restarts included.
+    /// Each node's value never goes below one it observed before, restarts included: numbers
+    /// by value, pairs by their first number then their second (`[term, index]`).
     NeverDecreases(String),
-    /// No value is observed by two different nodes (a lock epoch or a grant to one node).
+    /// No value is observed by two different nodes (a lock epoch or a grant to one node):
+    /// whole values compare, so `[3, 1]` and `[3, 2]` are two values; `null` is none.
     Unique(String),
 }
 
@@ -78,38 +81,75 @@ pub(crate) fn properties(checks: &[Check]) -> Properties {
                 at_most_one(name, holders, o)
             }),
             Check::NeverDecreases(_) => all
-                .always(name, move |last: &mut BTreeMap<NodeId, u64>, _, o| {
+                .always(name, move |last: &mut BTreeMap<NodeId, Value>, _, o| {
                     never_decreases(name, last, o)
                 }),
-            Check::Unique(_) => all.always(name, move |owner: &mut BTreeMap<u64, NodeId>, _, o| {
-                unique(name, owner, o)
-            }),
+            Check::Unique(_) => all
+                .always(name, move |owner: &mut BTreeMap<Value, NodeId>, _, o| {
+                    unique(name, owner, o)
+                }),
         }
     })
 }
 
-/// The observation `name` of a node, as a number (true 1, false and `null` 0; a pair: its
-/// first number).
-fn observed(name: &str, o: &Observation) -> Option<(NodeId, u64)> {
-    let Observation::User {
-        node,
-        name: n,
-        value,
-    } = o
-    else {
-        return None;
-    };
-    if *n != name {
-        return None;
+/// The observations `checks` watch (each is named after its property).
+pub(crate) fn watched(checks: &[Check]) -> Vec<&'static str> {
+    if problem(checks).is_some() {
+        return Vec::new();
     }
-    let number = match *value {
-        Value::Unit => 0,
-        Value::Bool(b) => u64::from(b),
-        Value::U64(v) | Value::Pair(v, _) => v,
-        Value::I64(v) => u64::try_from(v).unwrap_or(0),
-        Value::Node(n) => u64::from(n.0),
-    };
-    Some((*node, number))
+    checks
+        .iter()
+        .map(|check| super::names::intern_one(check.name()))
+        .collect()
+}
+
+/// The observation `name` of a node, with its whole value.
+fn observed(name: &str, o: &Observation) -> Option<(NodeId, Value)> {
+    match o {
+        Observation::User {
+            node,
+            name: n,
+            value,
+        } if *n == name => Some((*node, *value)),
+        _ => None,
+    }
+}
+
+/// Whether a value holds what `AtMostOne` counts: true, a number other than 0, a pair
+/// other than `[0, 0]`; not false, 0 or `null`.
+fn holds(value: Value) -> bool {
+    !matches!(
+        value,
+        Value::Unit | Value::Bool(false) | Value::U64(0) | Value::I64(0) | Value::Pair(0, 0)
+    )
+}
+
+/// How `NeverDecreases` orders values: numbers (false 0, true 1, `null` 0) by value, pairs
+/// by their first number then their second; a number and a pair do not compare.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    Number(i128),
+    Pair(u64, u64),
+}
+
+fn rank(value: Value) -> Rank {
+    match value {
+        Value::Unit => Rank::Number(0),
+        Value::Bool(b) => Rank::Number(i128::from(b)),
+        Value::U64(v) => Rank::Number(i128::from(v)),
+        Value::I64(v) => Rank::Number(i128::from(v)),
+        Value::Node(n) => Rank::Number(i128::from(n.0)),
+        Value::Pair(a, b) => Rank::Pair(a, b),
+    }
+}
+
+/// A value as the node wrote it: `null`, `true`, `7`, `[3, 1]`.
+fn shown(value: Value) -> String {
+    match value {
+        Value::Unit => "null".to_string(),
+        Value::Pair(a, b) => format!("[{a}, {b}]"),
+        other => other.to_string(),
+    }
 }
 
 fn at_most_one(name: &str, holders: &mut Vec<NodeId>, o: &Observation) -> Result<(), Breach> {
@@ -121,7 +161,7 @@ fn at_most_one(name: &str, holders: &mut Vec<NodeId>, o: &Observation) -> Result
         return Ok(());
     };
     holders.retain(|h| *h != node);
-    if value == 0 {
+    if !holds(value) {
         return Ok(());
     }
     holders.push(node);
@@ -135,28 +175,44 @@ fn at_most_one(name: &str, holders: &mut Vec<NodeId>, o: &Observation) -> Result
 
 fn never_decreases(
     name: &str,
-    last: &mut BTreeMap<NodeId, u64>,
+    last: &mut BTreeMap<NodeId, Value>,
     o: &Observation,
 ) -> Result<(), Breach> {
     let Some((node, value)) = observed(name, o) else {
         return Ok(());
     };
-    let before = last.insert(node, value).unwrap_or(0);
-    if value < before {
-        return Err(Breach::new(format!(
-            "{node}'s {name} went from {before} to {value}"
-        )));
+    let Some(before) = last.insert(node, value) else {
+        return Ok(());
+    };
+    match (rank(before), rank(value)) {
+        (Rank::Number(_), Rank::Pair(..)) | (Rank::Pair(..), Rank::Number(_)) => {
+            Err(Breach::new(format!(
+                "{node}'s {name} went from {} to {}: a number and a pair do not compare",
+                shown(before),
+                shown(value)
+            )))
+        }
+        (was, now) if now < was => Err(Breach::new(format!(
+            "{node}'s {name} went from {} to {}",
+            shown(before),
+            shown(value)
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
-fn unique(name: &str, owner: &mut BTreeMap<u64, NodeId>, o: &Observation) -> Result<(), Breach> {
+/// `null` is no value: two nodes may both observe it.
+fn unique(name: &str, owner: &mut BTreeMap<Value, NodeId>, o: &Observation) -> Result<(), Breach> {
     let Some((node, value)) = observed(name, o) else {
         return Ok(());
     };
+    if value == Value::Unit {
+        return Ok(());
+    }
     match owner.insert(value, node) {
         Some(first) if first != node => Err(Breach::new(format!(
-            "{name} {value} was observed by {first} and by {node}"
+            "{name} {} was observed by {first} and by {node}",
+            shown(value)
         ))
         .nodes([first, node])),
         _ => Ok(()),
@@ -200,7 +256,7 @@ mod tests {
     #[test]
     fn a_value_that_goes_back_breaks_never_decreases_per_node() {
         let mut last = BTreeMap::new();
-        let check = |l: &mut BTreeMap<NodeId, u64>, o| never_decreases("epoch", l, &o);
+        let check = |l: &mut BTreeMap<NodeId, Value>, o| never_decreases("epoch", l, &o);
         assert!(check(&mut last, user(0, "epoch", Value::U64(3))).is_ok());
         assert!(
             check(&mut last, user(1, "epoch", Value::U64(1))).is_ok(),
@@ -213,7 +269,7 @@ mod tests {
     #[test]
     fn one_value_from_two_nodes_breaks_unique() {
         let mut owner = BTreeMap::new();
-        let check = |w: &mut BTreeMap<u64, NodeId>, o| unique("grant", w, &o);
+        let check = |w: &mut BTreeMap<Value, NodeId>, o| unique("grant", w, &o);
         assert!(check(&mut owner, user(0, "grant", Value::U64(7))).is_ok());
         assert!(
             check(&mut owner, user(0, "grant", Value::U64(7))).is_ok(),
@@ -221,6 +277,43 @@ mod tests {
         );
         assert!(check(&mut owner, user(1, "grant", Value::U64(8))).is_ok());
         assert!(check(&mut owner, user(1, "grant", Value::U64(7))).is_err());
+    }
+
+    #[test]
+    fn pairs_compare_whole_under_unique_and_in_order_under_never_decreases() {
+        // Votes as [term, voter]: one term, two voters, two values.
+        let mut owner = BTreeMap::new();
+        let vote = |w: &mut BTreeMap<Value, NodeId>, o| unique("vote", w, &o);
+        assert!(vote(&mut owner, user(0, "vote", Value::Pair(1, 0))).is_ok());
+        assert!(vote(&mut owner, user(1, "vote", Value::Pair(1, 1))).is_ok());
+        let breach = vote(&mut owner, user(2, "vote", Value::Pair(1, 1))).unwrap_err();
+        assert!(breach
+            .detail
+            .contains("vote [1, 1] was observed by n1 and by n2"));
+        assert!(vote(&mut owner, user(0, "vote", Value::Unit)).is_ok());
+        assert!(
+            vote(&mut owner, user(1, "vote", Value::Unit)).is_ok(),
+            "null is none"
+        );
+        // [term, index] goes forward when either grows, in that order.
+        let mut last = BTreeMap::new();
+        let log = |l: &mut BTreeMap<NodeId, Value>, o| never_decreases("log", l, &o);
+        assert!(log(&mut last, user(0, "log", Value::Pair(1, 5))).is_ok());
+        assert!(log(&mut last, user(0, "log", Value::Pair(2, 0))).is_ok());
+        let back = log(&mut last, user(0, "log", Value::Pair(1, 9))).unwrap_err();
+        assert!(
+            back.detail.contains("went from [2, 0] to [1, 9]"),
+            "{}",
+            back.detail
+        );
+        let mixed = log(&mut last, user(0, "log", Value::U64(3))).unwrap_err();
+        assert!(mixed.detail.contains("do not compare"), "{}", mixed.detail);
+        // A pair holds unless it is [0, 0].
+        let mut holders = Vec::new();
+        let hold = |h: &mut Vec<NodeId>, o| at_most_one("lease", h, &o);
+        assert!(hold(&mut holders, user(0, "lease", Value::Pair(0, 1))).is_ok());
+        assert!(hold(&mut holders, user(1, "lease", Value::Pair(0, 0))).is_ok());
+        assert!(hold(&mut holders, user(1, "lease", Value::Pair(0, 2))).is_err());
     }
 
     #[test]

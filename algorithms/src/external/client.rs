@@ -266,6 +266,10 @@ impl Algorithm for ExternalClient {
         super::checks::properties(&config.nodes.properties)
     }
 
+    fn watched_observations(config: &ExternalClientConfig) -> Vec<&'static str> {
+        super::checks::watched(&config.nodes.properties)
+    }
+
     fn vary(
         _: &ExternalClientConfig,
         _: &Cluster,

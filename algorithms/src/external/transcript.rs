@@ -23,10 +23,36 @@ thread_local! {
 /// assert!(recorded.is_empty());
 /// ```
 pub fn recording<R>(work: impl FnOnce() -> R) -> (R, Transcript) {
-    let outer = RECORDING.with(|r| r.replace(Some(Transcript::default())));
+    let recording = Recording::start();
     let result = work();
-    let recorded = RECORDING.with(|r| r.replace(outer)).unwrap_or_default();
-    (result, recorded)
+    (result, recording.finish())
+}
+
+/// A recording under way on this thread, for work that does not fit in a closure (a run
+/// with early returns): [`Recording::finish`] gives what it recorded.
+///
+/// ```
+/// use splitbrain_algorithms::external::transcript::Recording;
+/// let recording = Recording::start();
+/// assert!(recording.finish().is_empty());
+/// ```
+#[must_use = "finish the recording to get the transcript"]
+pub struct Recording {
+    outer: Option<Transcript>,
+}
+
+impl Recording {
+    /// Starts recording the exchanges of the external nodes run on this thread.
+    pub fn start() -> Recording {
+        let outer = RECORDING.with(|r| r.replace(Some(Transcript::default())));
+        Recording { outer }
+    }
+
+    /// Stops, and gives what was recorded.
+    pub fn finish(mut self) -> Transcript {
+        let outer = self.outer.take();
+        RECORDING.with(|r| r.replace(outer)).unwrap_or_default()
+    }
 }
 
 /// Records one exchange of `node`, if recording.
@@ -50,17 +76,20 @@ impl Transcript {
     }
 
     /// The first step at which a node, told the same as in `other`, answered differently:
-    /// `n1, step 57: told `...`, it answered `A` in the first run and `B` in the second`.
-    pub fn first_difference(&self, other: &Transcript) -> Option<String> {
+    /// `n1, step 57: told `...`, it answered `A` in the first run and `B` in the second`
+    /// (`runs` names the two: `("the first run", "the second")`).
+    pub fn first_difference(&self, other: &Transcript, runs: (&str, &str)) -> Option<String> {
         for (node, (mine, theirs)) in self.nodes.iter().zip(&other.nodes).enumerate() {
             for (step, (a, b)) in mine.iter().zip(theirs).enumerate() {
                 if a.0 == b.0 && a.1 != b.1 {
                     return Some(format!(
-                        "n{node}, step {}: told `{}`, it answered `{}` in the first run and `{}` in the second",
+                        "n{node}, step {}: told `{}`, it answered `{}` in {} and `{}` in {}",
                         step + 1,
                         super::pipe::shorten(&a.0),
                         super::pipe::shorten(&a.1),
-                        super::pipe::shorten(&b.1)
+                        runs.0,
+                        super::pipe::shorten(&b.1),
+                        runs.1
                     ));
                 }
             }

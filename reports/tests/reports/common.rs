@@ -80,6 +80,7 @@ pub fn run_report() -> RunReport {
             at_ns: 11 * S,
         },
         final_leader: Some(NodeId(4)),
+        observations: Vec::new(),
     }
 }
 

@@ -372,6 +372,9 @@ pub struct Sim<'t, P: Process> {
     /// What the process in its handler reported through `Ctx::observe` (collected only when
     /// the run has properties).
     observed: Vec<UserObservation>,
+    /// How many of the processes' own observations were made, by name, in the order first
+    /// made (a property over a name never observed held without being tested).
+    observation_counts: Vec<(&'static str, u64)>,
     /// Messages held back on `Stream` connections (behind a lost or cut one): they count
     /// toward the in-flight limit with the queued events.
     held_in_streams: u64,
@@ -482,6 +485,7 @@ impl<'t, P: Process> Sim<'t, P> {
             halt: None,
             properties: Vec::new(),
             observed: Vec::new(),
+            observation_counts: Vec::new(),
             held_in_streams: 0,
             stop: None,
             names,
@@ -1144,6 +1148,14 @@ impl<'t, P: Process> Sim<'t, P> {
             violations: self.checker.violations().to_vec(),
             liveness: self.liveness.verdict(end),
             final_leader,
+            observations: self
+                .observation_counts
+                .iter()
+                .map(|&(name, count)| crate::report::KindCount {
+                    kind: name.to_string(),
+                    count,
+                })
+                .collect(),
         }
     }
 }

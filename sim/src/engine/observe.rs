@@ -41,6 +41,7 @@ impl<P: Process> Sim<'_, P> {
     fn check_handler(&mut self, node: NodeId) {
         let mut observed = std::mem::take(&mut self.observed);
         for user in observed.drain(..) {
+            self.count_observation(user.name);
             self.check_properties(&Observation::User {
                 node,
                 name: user.name,
@@ -50,6 +51,13 @@ impl<P: Process> Sim<'_, P> {
         self.observed = observed;
         let term = self.processes[node.index()].term();
         self.check_properties(&Observation::Term { node, term });
+    }
+
+    fn count_observation(&mut self, name: &'static str) {
+        match self.observation_counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => self.observation_counts.push((name, 1)),
+        }
     }
 
     #[inline(never)]
