@@ -1,4 +1,4 @@
-"""Write a splitbrain election node in Python: the step protocol (version 1), spoken for you.
+"""Write a splitbrain election node in Python: the step protocol (version 2), spoken for you.
 
 splitbrain's ``External(command: [...])`` algorithm runs each election member as an OS
 process and drives it over stdin/stdout, one JSON object per line (docs/protocol.md). This
@@ -53,7 +53,7 @@ import traceback
 __all__ = ["Context", "Node", "ProtocolError", "PROTOCOL_VERSION"]
 
 #: The protocol version this library speaks (docs/protocol.md).
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 _UNSET = object()
 
@@ -270,6 +270,10 @@ class Context:
             parts.append(',"term":%d' % self._term)
         if self._leader is not _UNSET:
             parts.append(',"leader":null' if self._leader is None else ',"leader":%d' % self._leader)
+        step = self.event.get("step") if self.event else None
+        if isinstance(step, int):
+            # Protocol version 2: the reply names its event, so a stray line cannot pass.
+            parts.append(',"step":%d' % step)
         parts.append("}")
         self._effects = []
         return "".join(parts)
@@ -402,11 +406,12 @@ class Node:
         to look at ``ctx.state`` between steps."""
         return self._ctx
 
-    def hello_ok(self):
-        """The answer to ``hello``, as a dict."""
+    def hello_ok(self, spoken=PROTOCOL_VERSION):
+        """The answer to ``hello``, as a dict: the newest version both sides speak (a
+        simulator that speaks ``spoken``)."""
         return {
             "type": "hello_ok",
-            "protocol": PROTOCOL_VERSION,
+            "protocol": min(PROTOCOL_VERSION, spoken),
             "messages": list(self.messages),
             "timers": list(self.timers),
         }
@@ -420,7 +425,7 @@ class Node:
         """Handles one event (a dict) and returns the reply line, without its newline."""
         kind = event.get("type")
         if kind == "hello":
-            return _dumps(self.hello_ok())
+            return _dumps(self.hello_ok(event.get("protocol", 1)))
         if kind == "init":
             if self._init is None:
                 raise ProtocolError("no on_init handler: register one with @node.on_init")

@@ -64,6 +64,16 @@ class Hello(unittest.TestCase):
             '"timers":["election","heartbeat"]}',
         )
 
+    def test_the_newest_version_both_speak_is_answered_and_version_2_echoes_steps(self):
+        node = Node(messages=["ping"], timers=["act"])
+        node.on_init(lambda ctx, durable: None)
+        node.on_timer("act")(lambda ctx: None)
+        self.assertIn('"protocol":2', node.step_line({"type": "hello", "protocol": 2}))
+        self.assertIn('"protocol":1', node.step_line({"type": "hello", "protocol": 1}))
+        self.assertEqual(node.step(dict(init_event(), step=1))["step"], 1)
+        self.assertEqual(node.step(dict(timer("act"), step=2))["step"], 2)
+        self.assertNotIn("step", node.step(timer("act")), "a version-1 event has no step")
+
     def test_a_name_declared_twice_is_refused(self):
         with self.assertRaises(ValueError):
             Node(messages=["vote", "vote"], timers=[])

@@ -68,7 +68,19 @@ fn every_way_of_breaking_the_protocol_is_a_located_error() {
         ("close_stdout", "it closed its stdout"),
         ("hang", "no answer within the deadline of 2s"),
         ("two_lines", "more than one line"),
-        ("bad_version", "protocol version 2"),
+        ("bad_version", "protocol version 3"),
+        (
+            "bad_to",
+            "`to` is 99, which is no node of this run (members are 0 to 2)",
+        ),
+        (
+            "huge_to",
+            "`to` must be a node id, an integer (members are 0 to 2), not `18446744073709551616`",
+        ),
+        ("bad_leader", "`leader` is 99, which is no node of this run"),
+        ("bad_peer", "`peer` is 7, which is no node of this run"),
+        ("no_step", "missing field `step`"),
+        ("no_flush", "did not flush its stdout"),
         ("bad_name", "`pi ng` cannot be a message type"),
         ("no_hello", "not a `hello_ok` line"),
     ];
@@ -138,7 +150,7 @@ fn check_determinism_names_the_node_and_step_that_is_not_a_function_of_its_input
     ));
     assert!(clock.contains("determinism: FAILED"), "{clock}");
     assert!(clock.contains("n2, step "), "{clock}");
-    assert!(clock.contains("in the first run and"), "{clock}");
+    assert!(clock.contains("in the reported run and"), "{clock}");
     // Keeps a count of its `init`s across runs: the first run is on new processes, the
     // second on the same ones.
     let leaks = stdout(&run(
@@ -363,4 +375,161 @@ fn properties_declared_in_the_scenario_check_the_nodes_observations() {
         "{}",
         stderr(&bad)
     );
+}
+
+#[test]
+fn a_hostile_name_gives_a_bounded_error_with_its_control_characters_escaped() {
+    let output = run(&scenario("hostile", "hostile_type", ""), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("was not declared in `hello_ok`"), "{err}");
+    assert!(
+        !err.contains('\u{1b}'),
+        "no raw escape reaches the terminal: {err}"
+    );
+    assert!(err.contains("\\u{1b}[2J"), "it is shown escaped: {err}");
+    assert!(err.len() < 4_000, "{} bytes: {err}", err.len());
+}
+
+/// The live processes whose command line contains `marker` (zombies have none).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+/// A scenario whose nodes run `command` (a JSON array of strings).
+fn scenario_running(name: &str, command: &str, extra: &str) -> PathBuf {
+    let text = format!(
+        r#"Scenario(name: "{name}", duration: "3s", nodes: 3,
+    algorithm: External(command: {command}, deadline: "2s"{extra}), expect: Safe)
+"#
+    );
+    let path = scratch(name).join(format!("{name}.ron"));
+    std::fs::write(&path, text).expect("write the scenario");
+    path
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_node_started_through_a_shell_or_that_forks_leaves_no_process_behind() {
+    let marker = format!("orphan-marker-{}", std::process::id());
+    // `sh -c` without `exec`: the shell is the node's process, python its child; n1 hangs.
+    let shell =
+        format!(r#"["sh", "-c", "python3 tests/fixtures/external/node.py hang {marker}-sh"]"#);
+    let hung = run(&scenario_running("orphan-sh", &shell, ""), &[]);
+    assert!(
+        stderr(&hung).contains("no answer within the deadline"),
+        "{}",
+        stderr(&hung)
+    );
+    // n1 starts a process that keeps its stdout open, then exits: said as it happened.
+    let forks =
+        format!(r#"["python3", "tests/fixtures/external/node.py", "fork_exit", "{marker}-fork"]"#);
+    let exited = run(&scenario_running("orphan-fork", &forks, ""), &[]);
+    let err = stderr(&exited);
+    assert!(err.contains("it exited without answering"), "{err}");
+    assert!(err.contains("exited with status 4"), "{err}");
+    // A hunt of such nodes on two jobs, shrinking included: nothing left either.
+    let wrapped = format!(
+        r#"["sh", "-c", "python3 tests/fixtures/external/node.py fork_exit {marker}-hunt"]"#
+    );
+    let path = scenario_running("orphan-hunt", &wrapped, "");
+    let out = path.with_file_name("out");
+    let hunt = splitbrain([
+        "hunt",
+        path.to_str().unwrap(),
+        "--seeds",
+        "4",
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_no_panic(&hunt);
+    assert_eq!(hunt.status.code(), Some(1), "{}", stderr(&hunt));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(processes_with(&marker), Vec::<String>::new(), "left behind");
+}
+
+#[test]
+fn a_node_that_logs_much_for_one_event_is_not_blocked_by_its_stderr() {
+    let path = scenario("flood", "stderr_flood", ", stderr: Trace");
+    let trace = path.with_extension("jsonl");
+    let output = run(&path, &["--trace", trace.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&trace).expect("the trace");
+    assert!(text.contains("n1 flood 4095"), "every line is in the trace");
+}
+
+#[test]
+fn a_stray_line_is_caught_at_once_and_the_same_way_on_every_run() {
+    let path = scenario("stray", "stray", "");
+    let errors: Vec<String> = (0..2).map(|_| stderr(&run(&path, &[]))).collect();
+    assert!(
+        errors[0].contains("the reply is for step "),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("the node wrote a line out of turn"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(errors[0], errors[1], "the same error on both runs");
+    // A version-1 node keeps working without echoing steps.
+    let v1 = run(&scenario("v1", "v1", ""), &[]);
+    assert_eq!(v1.status.code(), Some(0), "{}", stderr(&v1));
+}
+
+#[test]
+fn properties_compare_whole_values_accept_null_and_warn_of_a_name_never_observed() {
+    let props =
+        r#", properties: [Unique("vote"), AtMostOne("nothing"), NeverDecreases("never_seen")]"#;
+    let output = run(&scenario("votes", "votes", props), &["--json"]);
+    let err = stderr(&output);
+    // [1, 0], [1, 1], [1, 2]: three values, not one observed three times.
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let doc = json(&output);
+    assert!(
+        doc["report"]["violations"].as_array().unwrap().is_empty(),
+        "{doc}"
+    );
+    assert!(
+        err.contains("warning: property `never_seen` was never tested"),
+        "{err}"
+    );
+    assert!(!err.contains("`vote` was never tested"), "{err}");
+    assert!(
+        doc["warnings"].to_string().contains("never_seen"),
+        "{}",
+        doc["warnings"]
+    );
+}
+
+#[test]
+fn check_determinism_catches_a_node_that_depends_on_its_process() {
+    let path = scenario("det-hash", "hash_order", "");
+    let output = from_repo_root_without_hash_seed(&path);
+    let out = stdout(&output);
+    assert!(out.contains("determinism: FAILED"), "{out}");
+    assert!(out.contains("n2, step "), "{out}");
+    assert!(out.contains("in the reported run and"), "{out}");
+}
+
+/// `run --check-determinism` with Python's string hashing randomised, as it is by default.
+fn from_repo_root_without_hash_seed(path: &Path) -> std::process::Output {
+    let output = std::process::Command::new(common::bin())
+        .args(["run", path.to_str().unwrap(), "--check-determinism"])
+        .current_dir(common::repo_root())
+        .env_remove("PYTHONHASHSEED")
+        .output()
+        .expect("run splitbrain");
+    assert_no_panic(&output);
+    output
 }

@@ -13,9 +13,11 @@ mod checks;
 mod client;
 mod names;
 mod node;
+mod os;
 mod pipe;
 mod process;
 mod settings;
+mod stderr;
 #[cfg(test)]
 mod tests;
 pub mod transcript;

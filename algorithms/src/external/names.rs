@@ -8,10 +8,35 @@ use std::sync::Mutex;
 /// What a node declared: the message types it sends and the timers it arms.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Declared {
+    /// The protocol version it speaks (2 echoes each event's step in its reply).
+    pub protocol: u32,
     /// Message types (a body's `type`), in the node's order.
     pub messages: Vec<String>,
     /// Timer names.
     pub timers: Vec<String>,
+}
+
+impl Declared {
+    /// How this node's `hello_ok` differs from `first`'s (n0's), in a bounded sentence.
+    pub fn difference(&self, first: &Declared) -> String {
+        let list = |names: &[String]| super::pipe::shorten(&names.join(", "));
+        let (what, mine, theirs) = if self.protocol != first.protocol {
+            let version = |v: u32| v.to_string();
+            (
+                "protocol version",
+                version(self.protocol),
+                version(first.protocol),
+            )
+        } else if self.messages != first.messages {
+            ("message types", list(&self.messages), list(&first.messages))
+        } else {
+            ("timers", list(&self.timers), list(&first.timers))
+        };
+        format!(
+            "its `hello_ok` declared other {what} than n0's: [{mine}] against [{theirs}]; \
+             every member must declare the same"
+        )
+    }
 }
 
 /// A name is letters, digits, `_`, `-` and `.`, 1 to 64 of them: it goes into traces,
@@ -26,7 +51,8 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "`{name}` cannot be a message type or timer name: use 1 to 64 letters, digits, `_`, `-` or `.`"
+            "`{}` cannot be a message type or timer name: use 1 to 64 letters, digits, `_`, `-` or `.`",
+            super::pipe::shorten(name)
         ))
     }
 }

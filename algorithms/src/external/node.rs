@@ -1,7 +1,7 @@
 //! An election member that is an OS process: each engine event becomes one protocol line,
 //! and the node's one reply line becomes effects (`docs/protocol.md`).
 
-use super::pipe::{self, shorten, Launch, NodeProc, PROTOCOL_VERSION};
+use super::pipe::{self, shorten, Launch, NodeProc};
 use super::transcript;
 use super::wire::{NodeMsg, Wire};
 use serde::de::DeserializeOwned;
@@ -41,6 +41,8 @@ pub(crate) struct NodeSetup {
     pub launch: Launch,
     pub deadline: Duration,
     pub fresh_process: bool,
+    /// How many members the run has (ids `0..members`).
+    pub members: usize,
     /// The modeled service's id, if the run has one.
     pub service: Option<NodeId>,
     /// The run's names: the node's declared ones first, then the service's.
@@ -100,13 +102,25 @@ struct Reply<'a> {
     effects: Vec<EffectLine<'a>>,
     #[serde(default)]
     term: Option<u64>,
-    #[serde(default, deserialize_with = "present")]
-    leader: Option<Option<u32>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    leader: Option<Option<&'a RawValue>>,
+    /// The event's step, echoed (protocol version 2).
+    #[serde(default)]
+    step: Option<u64>,
 }
 
 /// `"leader": null` is `Some(None)`; a missing `leader` is `None` (unchanged).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>, D::Error> {
+fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<&'a RawValue>>, D::Error> {
     serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// Any JSON value, `null` included, as written: `Some` whenever the field is there.
+fn any_json<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// One effect as written: every field any effect has, checked per type afterwards.
@@ -115,8 +129,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>
 struct EffectLine<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default)]
-    to: Option<u32>,
+    #[serde(default, borrow)]
+    to: Option<&'a RawValue>,
     #[serde(default, borrow)]
     body: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -125,16 +139,16 @@ struct EffectLine<'a> {
     after_ns: Option<u64>,
     #[serde(default)]
     at_wall_ns: Option<i64>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "any_json")]
     state: Option<&'a RawValue>,
     #[serde(default)]
     term: Option<u64>,
     #[serde(default)]
     token: Option<u64>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "any_json")]
     value: Option<&'a RawValue>,
-    #[serde(default)]
-    peer: Option<u32>,
+    #[serde(default, borrow)]
+    peer: Option<&'a RawValue>,
 }
 
 /// The `type` (and `term`, for the trace) of a message body.
@@ -182,6 +196,11 @@ impl ExternalNode {
         }
     }
 
+    /// The protocol version agreed with the node's process.
+    fn protocol(&self) -> u32 {
+        self.proc.as_ref().map_or(1, |p| p.declared.protocol)
+    }
+
     /// The node's current term, as it last reported it.
     pub fn term(&self) -> u64 {
         self.term
@@ -222,12 +241,13 @@ impl ExternalNode {
         }
         self.leader = None;
         let seed = ctx.rng().next_u64() & ((1 << 53) - 1);
+        let protocol = self.protocol();
         let line = &mut self.line;
         line.clear();
         let _ = write!(
             line,
-            "{{\"type\":\"init\",\"protocol\":{PROTOCOL_VERSION},\"node\":{},\"members\":[",
-            self.me.0
+            "{{\"type\":\"init\",\"protocol\":{},\"node\":{},\"members\":[",
+            protocol, self.me.0
         );
         for i in 0..self.members {
             let comma = if i == 0 { "" } else { "," };
@@ -322,13 +342,14 @@ impl ExternalNode {
         if self.failed {
             return;
         }
+        self.steps += 1;
         let _ = writeln!(
             self.line,
-            ",\"mono_ns\":{},\"wall_ns\":{}}}",
+            ",\"step\":{},\"mono_ns\":{},\"wall_ns\":{}}}",
+            self.steps,
             ctx.monotonic_now(),
             ctx.wall_now()
         );
-        self.steps += 1;
         let Some(proc) = self.proc.as_mut() else {
             return self.fail(ctx, "its process is gone".to_string());
         };
@@ -340,10 +361,18 @@ impl ExternalNode {
         // The reply is parsed where it was read: no copy of it is made.
         let reply = proc.reply(range);
         transcript::record(self.me, &self.line, reply);
-        let parsed = self.setup.parse::<M>(reply).map_err(|problem| {
-            let text = String::from_utf8_lossy(reply);
-            format!("{problem}; its line: `{}`", shorten(&text))
-        });
+        let echoes_steps = proc.declared.protocol >= 2;
+        let parsed = self
+            .setup
+            .parse::<M>(reply, self.steps, echoes_steps)
+            .map_err(|problem| {
+                let text = String::from_utf8_lossy(reply);
+                format!(
+                    "{}; its line: `{}`",
+                    pipe::shorten_to(&problem, 1_500),
+                    shorten(&text)
+                )
+            });
         for line in logs {
             ctx.log(line);
         }
@@ -351,7 +380,7 @@ impl ExternalNode {
             Ok(parsed) => {
                 self.term = parsed.term.unwrap_or(self.term);
                 if let Some(leader) = parsed.leader {
-                    self.leader = leader.map(NodeId);
+                    self.leader = leader;
                 }
                 Self::act(ctx, parsed.acts);
             }
@@ -372,7 +401,7 @@ impl ExternalNode {
         ctx.fail(format!(
             "step {} of its process ({}): {reason}; the event was `{event}`{stderr}",
             self.steps,
-            self.setup.launch.command.join(" ")
+            shorten(&self.setup.launch.command.join(" "))
         ));
     }
 
@@ -399,7 +428,10 @@ impl ExternalNode {
 
 impl NodeSetup {
     /// The reply's effects, checked, with the term and leader it reports.
-    fn parse<M>(&self, reply: &[u8]) -> Result<Parsed<M>, String>
+    ///
+    /// `step` is the event's; a reply that echoes another step (one `echoes_steps` must
+    /// echo, under protocol version 2) is a line written out of turn.
+    fn parse<M>(&self, reply: &[u8], step: u64, echoes_steps: bool) -> Result<Parsed<M>, String>
     where
         M: Message + DeserializeOwned,
     {
@@ -407,17 +439,23 @@ impl NodeSetup {
             std::str::from_utf8(reply).map_err(|e| format!("the reply is not UTF-8 ({e})"))?;
         let reply: Reply = serde_json::from_str(text)
             .map_err(|e| format!("the reply is not a reply object ({e})"))?;
+        check_step(reply.step, step, echoes_steps)?;
+        let leader = match reply.leader {
+            Some(Some(raw)) => Some(Some(self.node_id(raw, "leader", false)?)),
+            Some(None) => Some(None),
+            None => None,
+        };
         let mut acts = Vec::with_capacity(reply.effects.len());
         for (i, effect) in reply.effects.iter().enumerate() {
-            let act = self
-                .effect(effect)
-                .map_err(|problem| format!("effect {i} (`{}`): {problem}", effect.kind))?;
+            let act = self.effect(effect).map_err(|problem| {
+                format!("effect {i} (`{}`): {problem}", shorten(&effect.kind))
+            })?;
             acts.push(act);
         }
         Ok(Parsed {
             acts,
             term: reply.term,
-            leader: reply.leader,
+            leader,
         })
     }
 
@@ -441,7 +479,8 @@ impl NodeSetup {
             "disconnect" => &["peer"],
             other => {
                 return Err(format!(
-                    "unknown effect type `{other}` (known: {EFFECT_TYPES})"
+                    "unknown effect type `{}` (known: {EFFECT_TYPES})",
+                    shorten(other)
                 ))
             }
         };
@@ -449,7 +488,7 @@ impl NodeSetup {
         let need = |field: &str| format!("missing field `{field}`");
         let act = match &*e.kind {
             "send" => {
-                let to = NodeId(e.to.ok_or_else(|| need("to"))?);
+                let to = self.node_id(e.to.ok_or_else(|| need("to"))?, "to", true)?;
                 self.send(to, e.body.ok_or_else(|| need("body"))?)?
             }
             "set_timer" => Act::SetTimer(
@@ -477,7 +516,9 @@ impl NodeSetup {
                     value(e.value.ok_or_else(|| need("value"))?)?,
                 )
             }
-            _ => Act::Disconnect(NodeId(e.peer.ok_or_else(|| need("peer"))?)),
+            _ => {
+                Act::Disconnect(self.node_id(e.peer.ok_or_else(|| need("peer"))?, "peer", true)?)
+            }
         };
         Ok(act)
     }
@@ -511,8 +552,8 @@ impl NodeSetup {
         let kind = own.iter().position(|k| *k == head.kind).ok_or_else(|| {
             format!(
                 "message type `{}` was not declared in `hello_ok` (declared: {})",
-                head.kind,
-                own.join(", ")
+                shorten(&head.kind),
+                shorten(&own.join(", "))
             )
         })?;
         Ok(Act::Send(
@@ -525,14 +566,37 @@ impl NodeSetup {
         ))
     }
 
+    /// The node `raw` names in `field`: a member, or (if `service_ok`) the modeled service.
+    fn node_id(&self, raw: &RawValue, field: &str, service_ok: bool) -> Result<NodeId, String> {
+        let service = self.service.filter(|_| service_ok);
+        let among = match service {
+            Some(s) => format!("members are 0 to {}, the service is {s}", self.members - 1),
+            None => format!("members are 0 to {}", self.members - 1),
+        };
+        let id: u64 = serde_json::from_str(raw.get()).map_err(|_| {
+            format!(
+                "`{field}` must be a node id, an integer ({among}), not `{}`",
+                shorten(raw.get())
+            )
+        })?;
+        let node = u32::try_from(id).map(NodeId).ok();
+        match node {
+            Some(node) if node.index() < self.members || Some(node) == service => Ok(node),
+            _ => Err(format!(
+                "`{field}` is {id}, which is no node of this run ({among})"
+            )),
+        }
+    }
+
     /// The slot of the timer `name`, one the node declared.
     fn timer(&self, name: Option<&str>) -> Result<ExternalTimer, String> {
         let name = name.ok_or("missing field `name`")?;
         let own = &self.names.timers[..self.own_timers];
         let index = own.iter().position(|t| *t == name).ok_or_else(|| {
             format!(
-                "timer `{name}` was not declared in `hello_ok` (declared: {})",
-                own.join(", ")
+                "timer `{}` was not declared in `hello_ok` (declared: {})",
+                shorten(name),
+                shorten(&own.join(", "))
             )
         })?;
         Ok(ExternalTimer(to_u16(index)))
@@ -543,7 +607,23 @@ impl NodeSetup {
 struct Parsed<M> {
     acts: Vec<Act<M>>,
     term: Option<u64>,
-    leader: Option<Option<u32>>,
+    leader: Option<Option<NodeId>>,
+}
+
+/// Refuses a reply that echoes a step other than the event's, or (under protocol version
+/// 2) none: a line written out of turn would shift every later reply onto the next event.
+fn check_step(echoed: Option<u64>, step: u64, echoes_steps: bool) -> Result<(), String> {
+    match echoed {
+        Some(echoed) if echoed != step => Err(format!(
+            "the reply is for step {echoed}, but this event is step {step}: the node wrote a \
+             line out of turn (a print to stdout? print debugging goes to stderr)"
+        )),
+        None if echoes_steps => Err(format!(
+            "missing field `step`: a node that speaks protocol version 2 echoes each event's \
+             `step` in its reply (this event is step {step})"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses a field the effect's type does not have.

@@ -1,24 +1,29 @@
-//! One node's OS process and the pipe to it: spawning it, the `hello` handshake, one
-//! exchange per event (a line out, a line back within the deadline), the tail of its stderr
-//! for error messages, and the per-thread pool that keeps processes across the runs of a
-//! hunt (a `--jobs` worker has its own).
+//! One node's OS process and the pipe to it: spawning it (in a process group of its own),
+//! the `hello` handshake, one exchange per event (a line out, a line back within the
+//! deadline), and the per-thread pool that keeps processes across the runs of a hunt (a
+//! `--jobs` worker has its own). Its stderr is drained by [`StderrReader`].
 //!
-//! No clock is read here either: a node's deadline is the `poll(2)` timeout of each wait
-//! for its output (a node silent that long is hung), and the waits for a process to exit are
-//! counted sleeps. Real time bounds the OS process; it never enters the simulation.
+//! No clock is read here either: a node's deadline is counted in `poll(2)` timeouts of the
+//! waits for its output (a node silent that long is hung), and the waits for a process to
+//! exit are counted sleeps. Real time bounds the OS process; it never enters the simulation.
 
 use super::names::{check_name, Declared};
+use super::os;
 use super::settings::Stderr;
+use super::stderr::StderrReader;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::ops::Range;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// The protocol version this simulator speaks (`hello` and `init` say it).
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version this simulator speaks (`hello` says it; a node answers with the
+/// version it speaks, 1 or 2, and `init` says the one agreed).
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The oldest protocol version a node may answer `hello` with.
+const OLDEST_PROTOCOL_VERSION: u32 = 1;
 
 /// The read buffer's size: most replies fit many times over.
 const READ_BUFFER_BYTES: usize = 16 * 1024;
@@ -29,11 +34,16 @@ const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 /// The least time a new process has to answer `hello`.
 pub const START_DEADLINE: Duration = Duration::from_secs(60);
 
+/// How long one wait for a node's output lasts before the node is looked at (has it exited,
+/// leaving a process it started holding its stdout?): a slice of its deadline.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+
 /// What introduces a node's last stderr lines in an error.
 pub(crate) const STDERR_WORDS: &str = "; its stderr ended with:";
 
-/// How many of a node's last stderr lines an error quotes.
-const STDERR_TAIL_LINES: usize = 12;
+/// What a node is told when it is silent past its deadline: the usual cause.
+const FLUSH_HINT: &str = "if the node did answer, it did not flush its stdout: a node must \
+                          flush after every line (docs/protocol.md, checklist)";
 
 /// How a node's process is started, and what identifies it in the pool.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,7 +56,7 @@ pub(crate) struct Launch {
     pub node: usize,
 }
 
-/// A running node process.
+/// A running node process, the leader of its own process group.
 pub(crate) struct NodeProc {
     child: Child,
     /// Taken only to close it, when the process is dropped.
@@ -57,8 +67,8 @@ pub(crate) struct NodeProc {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// Where its stderr goes: passed through, kept by a thread, or read after each reply.
-    stderr: StderrSink,
+    /// Its stderr's reader, unless its stderr is passed through (`Stderr::Show`).
+    stderr: Option<StderrReader>,
     /// What the node declared in `hello_ok`.
     pub declared: Declared,
     /// Set while an exchange is under way: a process dropped then is out of step.
@@ -80,22 +90,19 @@ impl NodeProc {
         } else {
             Stdio::piped()
         };
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
+            .stderr(stderr);
+        let mut child = os::own_group(&mut command)
             .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", launch.command.join(" ")))?;
-        let stderr = match (launch.stderr, child.stderr.take()) {
-            (Stderr::Keep, Some(pipe)) => {
-                let tail = Arc::new(StderrTail::default());
-                keep_tail(pipe, Arc::clone(&tail));
-                StderrSink::Tail(tail)
-            }
-            (Stderr::Trace, Some(pipe)) => StderrSink::Traced(TracedStderr::new(pipe)),
-            _ => StderrSink::Passed,
-        };
+            .map_err(|e| format!("cannot start `{}`: {e}", shorten(&launch.command.join(" "))))?;
+        let stderr = child
+            .stderr
+            .take()
+            .map(|pipe| StderrReader::start(pipe, launch.stderr == Stderr::Trace));
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             unreachable!("stdin and stdout are piped");
         };
@@ -119,10 +126,14 @@ impl NodeProc {
 
     /// Sends one event line (ending in `\n`) and returns where the node's one reply line
     /// (without its `\n`) is: [`NodeProc::reply`] gives it, until the next exchange. Waits at
-    /// most `deadline` of real time.
+    /// most `deadline` of real time for the node's output.
+    ///
+    /// A line the node wrote out of turn, already read: under protocol version 1 an error
+    /// here; under version 2 it is taken as this event's reply, whose step then tells.
     pub fn exchange(&mut self, event: &[u8], deadline: Duration) -> Result<Range<usize>, String> {
         self.in_exchange = true;
-        if self.start < self.end {
+        let echoes_steps = self.declared.protocol >= 2;
+        if self.start < self.end && !echoes_steps {
             let extra = String::from_utf8_lossy(&self.buf[self.start..self.end]).into_owned();
             return Err(format!(
                 "the node wrote more than one line for its last event; the extra: `{}`",
@@ -135,7 +146,9 @@ impl NodeProc {
         if let Err(e) = stdin.write_all(event).and_then(|()| stdin.flush()) {
             return Err(self.gone(&format!("cannot write to its stdin ({e})")));
         }
-        (self.start, self.end) = (0, 0);
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
         let line = self.read_line(deadline)?;
         self.in_exchange = false;
         Ok(line)
@@ -147,9 +160,11 @@ impl NodeProc {
     }
 
     /// Reads up to the next `\n` into the buffer, polling the pipe so that a node silent
-    /// for `deadline` cannot hang the run, and refusing a line past [`MAX_REPLY_BYTES`] (so a
-    /// node writing without end cannot either); the buffer was emptied by the exchange.
+    /// for `deadline` cannot hang the run (nor one that exited while a process it started
+    /// holds its stdout open), and refusing a line past [`MAX_REPLY_BYTES`] (so a node
+    /// writing without end cannot either).
     fn read_line(&mut self, deadline: Duration) -> Result<Range<usize>, String> {
+        let mut silent = Duration::ZERO;
         loop {
             if let Some(pos) = self.buf[self.start..self.end]
                 .iter()
@@ -159,25 +174,29 @@ impl NodeProc {
                 self.start = line.end + 1;
                 return Ok(line);
             }
-            if self.end == self.buf.len() {
-                if self.buf.len() >= MAX_REPLY_BYTES {
-                    let _ = self.child.kill();
-                    return Err(format!(
-                        "its reply is longer than {MAX_REPLY_BYTES} bytes without a line end (the process was killed)"
-                    ));
-                }
-                self.buf.resize(self.buf.len() * 2, 0); // a line longer than the buffer
-            }
-            if !wait_readable(&self.stdout, deadline) {
-                let _ = self.child.kill();
+            self.make_room()?;
+            if silent >= deadline {
+                os::kill_group(&mut self.child);
                 return Err(format!(
-                    "no answer within the deadline of {} (the process was killed){}",
+                    "no answer within the deadline of {} (the process was killed; {FLUSH_HINT}){}",
                     splitbrain_sim::time::format_duration(
                         u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX)
                     ),
                     self.tail_words()
                 ));
             }
+            let slice = WAIT_SLICE.min(deadline - silent);
+            if !os::wait_readable(&self.stdout, slice) {
+                silent += slice;
+                if os::exits_within(&mut self.child, 1, Duration::ZERO) {
+                    return Err(self.gone(
+                        "it exited without answering, while a process it started kept its \
+                         stdout open",
+                    ));
+                }
+                continue;
+            }
+            silent = Duration::ZERO;
             match self.stdout.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(self.gone("it closed its stdout")),
                 Ok(n) => self.end += n,
@@ -187,31 +206,59 @@ impl NodeProc {
         }
     }
 
+    /// Room in the buffer for more of a line: what was consumed moved out, the buffer grown
+    /// for a line longer than it, up to [`MAX_REPLY_BYTES`].
+    fn make_room(&mut self) -> Result<(), String> {
+        if self.end < self.buf.len() {
+            return Ok(());
+        }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, self.end - self.start);
+            return Ok(());
+        }
+        if self.buf.len() >= MAX_REPLY_BYTES {
+            os::kill_group(&mut self.child);
+            return Err(format!(
+                "its reply is longer than {MAX_REPLY_BYTES} bytes without a line end (the process was killed)"
+            ));
+        }
+        self.buf.resize(self.buf.len() * 2, 0);
+        Ok(())
+    }
+
     /// The words for a process that went away: how it ended, and its last stderr lines.
+    /// Whatever it started is killed with it.
     fn gone(&mut self, what: &str) -> String {
-        let status = wait_briefly(&mut self.child);
+        let exited = os::exits_within(&mut self.child, 200, Duration::from_millis(5));
+        os::kill_group(&mut self.child);
+        let status = match (exited, self.child.wait()) {
+            (true, Ok(status)) => describe_exit(status),
+            _ => "did not exit (it was killed)".to_string(),
+        };
         format!("{what}: the process {status}{}", self.tail_words())
     }
 
     /// `; its stderr ended with:\n  ...`, or nothing.
     fn tail_words(&mut self) -> String {
-        let lines = match &mut self.stderr {
-            StderrSink::Passed => Vec::new(),
-            StderrSink::Tail(tail) => tail.last_lines(),
-            StderrSink::Traced(traced) => traced.last_lines(),
-        };
+        let lines = self
+            .stderr
+            .as_ref()
+            .map(StderrReader::last_lines)
+            .unwrap_or_default();
         if lines.is_empty() {
             return String::new();
         }
+        let lines: Vec<String> = lines.iter().map(|l| shorten(l)).collect();
         format!("{STDERR_WORDS}\n    {}", lines.join("\n    "))
     }
 
     /// The stderr lines written since the last reply, when they go to the trace.
     pub fn take_log_lines(&mut self) -> Vec<String> {
-        match &mut self.stderr {
-            StderrSink::Traced(traced) => traced.take_lines(),
-            _ => Vec::new(),
-        }
+        self.stderr
+            .as_ref()
+            .map(StderrReader::take_lines)
+            .unwrap_or_default()
     }
 
     /// Whether the process can be used for another run.
@@ -221,18 +268,17 @@ impl NodeProc {
 }
 
 impl Drop for NodeProc {
-    /// Closes the node's stdin (a node ends at end of input) and gives it a moment to exit
-    /// before killing it.
+    /// Closes the node's stdin (a node ends at end of input), gives it a moment to exit, and
+    /// kills its process group: what it started goes with it.
     fn drop(&mut self) {
         drop(self.stdin.take());
-        if exit_status(&mut self.child, 100, Duration::from_millis(2)).is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        os::exits_within(&mut self.child, 100, Duration::from_millis(2));
+        os::kill_group(&mut self.child);
+        let _ = self.child.wait();
     }
 }
 
-/// `hello_ok`'s declared names, checked.
+/// `hello_ok`'s declared names and protocol version, checked.
 fn parse_hello(line: &[u8]) -> Result<Declared, String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -246,19 +292,21 @@ fn parse_hello(line: &[u8]) -> Result<Declared, String> {
     let text = String::from_utf8_lossy(line);
     let hello: HelloOk = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "its answer to `hello` is not a `hello_ok` line ({e}): `{}`",
+            "its answer to `hello` is not a `hello_ok` line ({}): `{}`",
+            shorten(&e.to_string()),
             shorten(&text)
         )
     })?;
     if hello.kind != "hello_ok" {
         return Err(format!(
             "it answered `hello` with type `{}`, not `hello_ok`",
-            hello.kind
+            shorten(&hello.kind)
         ));
     }
-    if hello.protocol != PROTOCOL_VERSION {
+    if !(OLDEST_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&hello.protocol) {
         return Err(format!(
-            "it speaks protocol version {}; this splitbrain speaks version {PROTOCOL_VERSION}",
+            "it speaks protocol version {}; this splitbrain speaks versions \
+             {OLDEST_PROTOCOL_VERSION} to {PROTOCOL_VERSION}",
             hello.protocol
         ));
     }
@@ -266,165 +314,35 @@ fn parse_hello(line: &[u8]) -> Result<Declared, String> {
         check_name(name)?;
     }
     Ok(Declared {
+        protocol: hello.protocol,
         messages: hello.messages,
         timers: hello.timers,
     })
 }
 
-/// `text`, cut to a readable length for an error message.
+/// `text`, cut to a readable length for an error message, its control characters escaped
+/// (a node's bytes must not reach the terminal raw).
 pub(crate) fn shorten(text: &str) -> String {
-    const MAX: usize = 300;
-    if text.len() <= MAX {
-        return text.to_string();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &text[..end], text.len())
+    shorten_to(text, 300)
 }
 
-/// Where a process's stderr goes.
-enum StderrSink {
-    /// Straight to splitbrain's stderr (`Stderr::Show`).
-    Passed,
-    /// Its last lines kept by a thread of its own (`Stderr::Keep`).
-    Tail(Arc<StderrTail>),
-    /// Read after each reply, for the trace (`Stderr::Trace`).
-    Traced(TracedStderr),
-}
-
-/// A stderr pipe read without blocking, right after each reply: everything the node wrote
-/// to it before it wrote the reply is there by then (the pipe's bytes are in order in
-/// time), so the lines of a step are a function of the node's inputs.
-struct TracedStderr {
-    pipe: std::process::ChildStderr,
-    /// Bytes of a line not yet ended.
-    partial: Vec<u8>,
-    /// The last lines, for errors.
-    tail: VecDeque<String>,
-}
-
-impl TracedStderr {
-    fn new(pipe: std::process::ChildStderr) -> Self {
-        set_nonblocking(&pipe);
-        Self {
-            pipe,
-            partial: Vec::new(),
-            tail: VecDeque::new(),
+/// `text` cut after about `max` bytes, its control characters escaped.
+pub(crate) fn shorten_to(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max + 32));
+    for c in text.chars() {
+        if out.len() >= max {
+            return format!("{out}... ({} bytes)", text.len());
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
         }
     }
-
-    /// The complete lines written since the last call.
-    fn take_lines(&mut self) -> Vec<String> {
-        if cfg!(not(unix)) {
-            return Vec::new(); // The pipe would block.
-        }
-        let mut chunk = [0u8; 4096];
-        loop {
-            match self.pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => self.partial.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break, // WouldBlock: nothing more for now.
-            }
-        }
-        let mut lines = Vec::new();
-        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&self.partial[..end]).into_owned();
-            self.partial.drain(..=end);
-            if self.tail.len() == STDERR_TAIL_LINES {
-                self.tail.pop_front();
-            }
-            self.tail.push_back(line.clone());
-            lines.push(line);
-        }
-        lines
-    }
-
-    /// The last lines, once what is in the pipe is read.
-    fn last_lines(&mut self) -> Vec<String> {
-        std::thread::sleep(Duration::from_millis(50));
-        self.take_lines();
-        self.tail.iter().cloned().collect()
-    }
+    out
 }
 
-#[cfg(unix)]
-fn set_nonblocking(pipe: &std::process::ChildStderr) {
-    use std::os::unix::io::AsRawFd;
-    let fd = pipe.as_raw_fd();
-    // SAFETY: fcntl on a file descriptor this process owns, flags read then extended.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
-}
-
-/// Without `fcntl`, a traced stderr would block: it is read only when the node fails.
-#[cfg(not(unix))]
-fn set_nonblocking(_pipe: &std::process::ChildStderr) {}
-
-/// The last lines a process wrote to its stderr, and whether the pipe closed.
-#[derive(Default)]
-struct StderrTail {
-    state: Mutex<(VecDeque<String>, bool)>,
-    closed: Condvar,
-}
-
-impl StderrTail {
-    /// The lines kept, once the pipe closed (the process ended) or half a second passed.
-    fn last_lines(&self) -> Vec<String> {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let (state, _) = self
-            .closed
-            .wait_timeout_while(state, Duration::from_millis(500), |(_, closed)| !*closed)
-            .unwrap_or_else(|e| e.into_inner());
-        state.0.iter().cloned().collect()
-    }
-}
-
-/// Keeps the last lines of `stderr` in `tail`, on a thread of its own until the pipe closes.
-fn keep_tail(stderr: std::process::ChildStderr, tail: Arc<StderrTail>) {
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            let mut state = tail.state.lock().unwrap_or_else(|e| e.into_inner());
-            if state.0.len() == STDERR_TAIL_LINES {
-                state.0.pop_front();
-            }
-            state.0.push_back(line);
-        }
-        tail.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
-        tail.closed.notify_all();
-    });
-}
-
-/// `exited with status 1` or `was killed by signal 9` within about a second, else `did not
-/// exit (it was killed)`.
-fn wait_briefly(child: &mut Child) -> String {
-    match exit_status(child, 200, Duration::from_millis(5)) {
-        Some(status) => describe_exit(status),
-        None => {
-            let _ = child.kill();
-            "did not exit (it was killed)".to_string()
-        }
-    }
-}
-
-/// `child`'s exit status, asked `tries` times `pause` apart (no clock is read).
-fn exit_status(child: &mut Child, tries: u32, pause: Duration) -> Option<std::process::ExitStatus> {
-    for _ in 0..tries {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) => std::thread::sleep(pause),
-            Err(_) => return None,
-        }
-    }
-    None
-}
-
+/// `exited with status 1` or `was killed by signal 9`.
 fn describe_exit(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
     {
@@ -437,35 +355,6 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
         Some(code) => format!("exited with status {code}"),
         None => "exited".to_string(),
     }
-}
-
-/// Whether `stdout` has something to read (or is closed) within `wait` (a signal that
-/// interrupts the wait starts it again: a deadline only ever grows a little).
-#[cfg(unix)]
-fn wait_readable(stdout: &ChildStdout, wait: Duration) -> bool {
-    use std::os::unix::io::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: stdout.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = libc::c_int::try_from(wait.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
-    loop {
-        // SAFETY: one valid pollfd, for the length given.
-        let ready = unsafe { libc::poll(&mut fd, 1, ms) };
-        if ready >= 0 {
-            return ready > 0;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
-        }
-    }
-}
-
-/// Without `poll`, a read simply blocks: the deadline is not enforced.
-#[cfg(not(unix))]
-fn wait_readable(_stdout: &ChildStdout, _wait: Duration) -> bool {
-    true
 }
 
 thread_local! {

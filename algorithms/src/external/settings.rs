@@ -315,6 +315,10 @@ impl Algorithm for External {
         super::checks::properties(&config.properties)
     }
 
+    fn watched_observations(config: &ExternalConfig) -> Vec<&'static str> {
+        super::checks::watched(&config.properties)
+    }
+
     fn vary(
         _: &ExternalConfig,
         _: &Cluster,
@@ -364,10 +368,7 @@ where
         }
     }
     if let Some(i) = (1..members).find(|&i| procs[i].declared != procs[0].declared) {
-        let reason = format!(
-            "it declared other names in `hello_ok` than n0 did ({:?} against {:?})",
-            procs[i].declared, procs[0].declared
-        );
+        let reason = procs[i].declared.difference(&procs[0].declared);
         give_all_back(procs, &launch);
         return Err(start_failure(i, reason));
     }
@@ -382,6 +383,7 @@ where
                 launch: launch(i),
                 deadline,
                 fresh_process: config.fresh_process,
+                members,
                 service: service_id,
                 names,
                 own_messages: declared.messages.len(),

@@ -78,7 +78,7 @@ func (c *Ctx) reset(ev *event) {
 }
 
 // finish appends the reply for this step to dst.
-func (c *Ctx) finish(dst []byte) []byte {
+func (c *Ctx) finish(dst []byte, step int64) []byte {
 	dst = append(dst, `{"effects":[`...)
 	dst = append(dst, c.buf...)
 	dst = append(dst, ']')
@@ -92,6 +92,11 @@ func (c *Ctx) finish(dst []byte) []byte {
 		dst = strconv.AppendInt(dst, int64(c.leader), 10)
 	case -1:
 		dst = append(dst, `,"leader":null`...)
+	}
+	if step >= 0 {
+		// Protocol version 2: the reply names its event, so a stray line cannot pass.
+		dst = append(dst, `,"step":`...)
+		dst = strconv.AppendInt(dst, step, 10)
 	}
 	return append(dst, '}')
 }

@@ -22,6 +22,7 @@ type event struct {
 	Body     json.RawMessage
 	Name     string
 	Peer     int
+	Step     int64 // -1: absent (protocol version 1)
 }
 
 var eventTypes = []string{"hello", "init", "message", "timer", "resign", "disconnect"}
@@ -30,7 +31,7 @@ var eventTypes = []string{"hello", "init", "message", "timer", "resign", "discon
 // flat, and this path runs once per event. Unknown fields are skipped (a later protocol
 // version may add some). Body and Durable are copied out of line, which the caller reuses.
 func parseEvent(line []byte, ev *event, timers []string) error {
-	*ev = event{Service: -1}
+	*ev = event{Service: -1, Step: -1}
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return errors.New("not a JSON object")
@@ -64,6 +65,8 @@ func parseEvent(line []byte, ev *event, timers []string) error {
 			ev.Type, err = internString(v, eventTypes)
 		case "protocol":
 			ev.Protocol, err = parseInt(v)
+		case "step":
+			ev.Step, err = parseInt(v)
 		case "mono_ns":
 			ev.MonoNs, err = parseInt(v)
 		case "wall_ns":

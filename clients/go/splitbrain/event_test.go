@@ -14,7 +14,7 @@ func TestParseEvent(t *testing.T) {
 	if err := parseEvent(line, &ev, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := event{Type: "init", Protocol: 1, MonoNs: -5, WallNs: 1<<63 - 1, Node: 2, Members: []int{0, 1, 2},
+	want := event{Type: "init", Protocol: 1, Step: -1, MonoNs: -5, WallNs: 1<<63 - 1, Node: 2, Members: []int{0, 1, 2},
 		Service: 3, Seed: 1<<53 - 1, Restart: true, Durable: json.RawMessage(`{"s":"x\"}"}`)}
 	if fmt.Sprintf("%+v", ev) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("\n got %+v\nwant %+v", ev, want)

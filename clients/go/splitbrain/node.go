@@ -1,4 +1,4 @@
-// Package splitbrain speaks the splitbrain step protocol (version 1, docs/protocol.md) for
+// Package splitbrain speaks the splitbrain step protocol (version 2, docs/protocol.md) for
 // an election node written in Go: the simulator runs the node as a process and drives it over
 // stdin/stdout, one JSON object per line; this package reads the events, calls the node's
 // handlers and writes one reply per event with the effects the handlers produced.
@@ -22,10 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Protocol is the protocol version this package speaks.
-const Protocol = 1
+const Protocol = 2
 
 // Spec declares what a node sends and arms, answered to the simulator's hello. The simulator
 // refuses a message type or timer name that is not declared; so does this package, with an
@@ -84,7 +85,8 @@ type Node struct {
 	h       Handler
 	ctx     Ctx
 	ev      event
-	hello   []byte
+	hello   []byte // in protocol version Protocol
+	hello1  []byte // in version 1, for an older simulator
 	reply   []byte
 	started bool
 }
@@ -107,12 +109,20 @@ func NewNode(spec Spec, h Handler) (*Node, error) {
 	n := &Node{spec: spec, h: h}
 	n.ctx.spec = &n.spec
 	n.ctx.Service = -1
-	n.hello = append(n.hello, `{"type":"hello_ok","protocol":1,"messages":`...)
-	n.hello = appendStrings(n.hello, spec.Messages)
-	n.hello = append(n.hello, `,"timers":`...)
-	n.hello = appendStrings(n.hello, spec.Timers)
-	n.hello = append(n.hello, '}')
+	n.hello = helloOK(Protocol, spec)
+	n.hello1 = helloOK(1, spec)
 	return n, nil
+}
+
+// helloOK is the answer to hello in protocol version v.
+func helloOK(v int, spec Spec) []byte {
+	b := []byte(`{"type":"hello_ok","protocol":`)
+	b = strconv.AppendInt(b, int64(v), 10)
+	b = append(b, `,"messages":`...)
+	b = appendStrings(b, spec.Messages)
+	b = append(b, `,"timers":`...)
+	b = appendStrings(b, spec.Timers)
+	return append(b, '}')
 }
 
 func checkNames(what string, names []string) error {
@@ -140,6 +150,9 @@ func (n *Node) Step(line []byte) ([]byte, error) {
 	}
 	ev := &n.ev
 	if ev.Type == "hello" {
+		if ev.Protocol < Protocol {
+			return n.hello1, nil // an older simulator: the newest version both speak
+		}
 		return n.hello, nil
 	}
 	ctx := &n.ctx
@@ -165,12 +178,12 @@ func (n *Node) Step(line []byte) ([]byte, error) {
 			d.Disconnect(ctx, ev.Peer)
 		}
 	default:
-		// A later protocol version may add events; a version-1 node does nothing on them.
+		// A later protocol version may add events; this node does nothing on them.
 	}
 	if ctx.err != nil {
 		return nil, fmt.Errorf("%w (handling %s)", ctx.err, truncate(line))
 	}
-	n.reply = ctx.finish(n.reply[:0])
+	n.reply = ctx.finish(n.reply[:0], ev.Step)
 	return n.reply, nil
 }
 

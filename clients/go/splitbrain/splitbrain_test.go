@@ -91,6 +91,21 @@ func TestHelloAnswersTheSpec(t *testing.T) {
 	}
 }
 
+// A simulator speaking version 2 gets version 2, and every reply echoes its event's step.
+func TestVersion2EchoesTheStep(t *testing.T) {
+	n := newNode(t, &probe{})
+	if got := step(t, n, `{"type":"hello","protocol":2}`); !strings.Contains(got, `"protocol":2`) {
+		t.Fatalf("hello: %s", got)
+	}
+	init := `{"type":"init","protocol":2,"node":0,"members":[0,1],"service":null,"seed":3,"restart":false,"durable":null,"step":1,"mono_ns":1,"wall_ns":1}`
+	if got := step(t, n, init); !strings.HasSuffix(got, `,"step":1}`) {
+		t.Fatalf("init: %s", got)
+	}
+	if got := step(t, n, `{"type":"timer","name":"tick","step":2,"mono_ns":2,"wall_ns":2}`); !strings.HasSuffix(got, `,"step":2}`) {
+		t.Fatalf("timer: %s", got)
+	}
+}
+
 func TestNewNodeRejectsABadSpec(t *testing.T) {
 	for _, s := range []splitbrain.Spec{
 		{Messages: []string{"a", "a"}},
