@@ -146,6 +146,12 @@ pub fn print_summary(
     if let Some(status) = status {
         crate::outln!("{status}");
     }
+    for name in &summary.never_tested {
+        eprintln!(
+            "warning: property `{name}` was never tested: no node observed `{name}` in any \
+             seed (is an `observe` effect's name spelled differently?)"
+        );
+    }
     if !summary.failures.is_empty() {
         crate::outln!("\nFailures");
         for group in &summary.failures {

@@ -510,6 +510,20 @@ fn properties_compare_whole_values_accept_null_and_warn_of_a_name_never_observed
         "{}",
         doc["warnings"]
     );
+    // A hunt says it once, over every seed, in its summary.
+    let path = scenario("votes-hunt", "votes", props);
+    let hunt = splitbrain(["hunt", path.to_str().unwrap(), "--seeds", "3", "--json"]);
+    assert_eq!(hunt.status.code(), Some(0), "{}", stderr(&hunt));
+    assert_eq!(
+        json(&hunt)["summary"]["never_tested"],
+        serde_json::json!(["never_seen"])
+    );
+    let text = splitbrain(["hunt", path.to_str().unwrap(), "--seeds", "3"]);
+    assert!(
+        stderr(&text).contains("warning: property `never_seen` was never tested"),
+        "{}",
+        stderr(&text)
+    );
 }
 
 #[test]

@@ -205,6 +205,7 @@ mod tests {
             events: 1,
             coverage: Coverage::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         }
     }
 

@@ -750,6 +750,7 @@ mod tests {
                 events: 1,
                 coverage: Coverage::default(),
                 nemesis: None,
+                unobserved: Vec::new(),
             },
             faults: Vec::new(),
         }

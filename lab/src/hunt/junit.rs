@@ -174,6 +174,7 @@ mod tests {
             events: 1,
             coverage: Default::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         });
         let summary = builder.finish();
         for completeness in [

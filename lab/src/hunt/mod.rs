@@ -59,7 +59,8 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
     let record = match run_one(s, None, abort) {
-        Ok(report) => SeedRecord::new(seed, &report, &judge(&s.expect, &report)),
+        Ok(report) => SeedRecord::new(seed, &report, &judge(&s.expect, &report))
+            .with_unobserved(&s.algorithm.unobserved(&report)),
         Err(RunFailure::Aborted) => return None,
         Err(RunFailure::Outgrown(outgrown)) => SeedRecord::outgrown(seed, &outgrown),
         Err(RunFailure::Panicked(message)) => SeedRecord::panicked(seed, message),
@@ -207,6 +208,7 @@ mod tests {
             events: 1,
             coverage: record::Coverage::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         }
     }
 

@@ -156,6 +156,11 @@ pub struct SeedRecord {
     /// draws them per seed). Absent without a nemesis, and from records written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nemesis: Option<Drawn>,
+    /// The observations the scenario's properties watch that no node made in this run:
+    /// those properties held without being tested (absent when there is none, and from
+    /// records written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unobserved: Vec<String>,
 }
 
 impl SeedRecord {
@@ -175,7 +180,23 @@ impl SeedRecord {
             events: report.events,
             coverage: Coverage::from_report(report),
             nemesis: None,
+            unobserved: Vec::new(),
         }
+    }
+
+    /// The record, naming the watched observations its run never made.
+    pub fn with_unobserved(mut self, names: &[&str]) -> Self {
+        self.unobserved = names.iter().map(|n| n.to_string()).collect();
+        self
+    }
+
+    /// Whether the seed ran to its end and was judged (not refused, outgrown or panicked):
+    /// only such a run can say what it observed.
+    pub fn judged(&self) -> bool {
+        matches!(
+            self.outcome.as_str(),
+            "matched" | "safety_mismatch" | "liveness_failed" | "objective_missed"
+        )
     }
 
     /// A seed whose run panicked (a bug in splitbrain): failed under the key `panic`.
@@ -192,6 +213,7 @@ impl SeedRecord {
             events: 0,
             coverage: Coverage::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         }
     }
 
@@ -210,6 +232,7 @@ impl SeedRecord {
             events: e.events,
             coverage: Coverage::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         }
     }
 
@@ -228,6 +251,7 @@ impl SeedRecord {
             events: 0,
             coverage: Coverage::default(),
             nemesis: None,
+            unobserved: Vec::new(),
         }
     }
 

@@ -102,6 +102,10 @@ pub struct HuntSummary {
     pub failures: Vec<FailureGroup>,
     /// How often each dangerous situation was reached.
     pub coverage: Vec<CoverageLine>,
+    /// The observations the scenario's properties watch that no node made in any seed run
+    /// to its end: those properties were never tested (left out when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub never_tested: Vec<String>,
     /// What the failures add up to (the CLI's exit code; not serialized here). For a guided
     /// hunt, the mutants' failures too ([`super::collect::Collector::finish`]), though
     /// `failed_seeds` and `failures` are the fresh seeds'.
@@ -174,6 +178,9 @@ pub struct SummaryBuilder {
     groups: BTreeMap<String, FailureGroup>,
     coverage_total: Coverage,
     coverage_seeds: [u64; COVERAGE_KINDS],
+    /// Seeds judged, and in how many of them each watched observation was not made.
+    judged_seeds: u64,
+    unobserved: BTreeMap<String, u64>,
 }
 
 impl SummaryBuilder {
@@ -189,6 +196,8 @@ impl SummaryBuilder {
             groups: BTreeMap::new(),
             coverage_total: Coverage::default(),
             coverage_seeds: [0; COVERAGE_KINDS],
+            judged_seeds: 0,
+            unobserved: BTreeMap::new(),
         }
     }
 
@@ -232,6 +241,12 @@ impl SummaryBuilder {
             &mut self.coverage_seeds,
             &record.coverage,
         );
+        if record.judged() {
+            self.judged_seeds += 1;
+            for name in &record.unobserved {
+                *self.unobserved.entry(name.clone()).or_default() += 1;
+            }
+        }
     }
 
     /// Seeds added so far.
@@ -268,6 +283,12 @@ impl SummaryBuilder {
             verdict: verdict(&failures),
             failures,
             coverage,
+            never_tested: self
+                .unobserved
+                .iter()
+                .filter(|(_, seeds)| **seeds == self.judged_seeds)
+                .map(|(name, _)| name.clone())
+                .collect(),
         }
     }
 }
