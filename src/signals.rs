@@ -1,7 +1,9 @@
-//! SIGINT, SIGTERM and SIGHUP during a hunt. The first one lets the hunt finish its batch,
-//! keep its records and print a partial summary, then exit with the conventional
-//! 128 + signal code (130 for Ctrl-C, 143 for SIGTERM), so a CI job killed at its timeout
-//! never reads as green. A second one ends the process at once, with the same code.
+//! SIGINT, SIGTERM and SIGHUP during a hunt. Before the hunt has anything to keep (its
+//! outputs are not open yet), the first one ends the process at once, whatever it was
+//! waiting for. From [`Interrupt::keep_results`] on, the first one lets the hunt finish its
+//! batch, keep its records and print a partial summary, then exit; a second one ends the
+//! process at once. Either way the exit code is the conventional 128 + signal (130 for
+//! Ctrl-C, 143 for SIGTERM), so a CI job killed at its timeout never reads as green.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,16 +16,21 @@ const STOP_SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 #[derive(Clone)]
 pub struct Interrupt {
     received: Arc<AtomicUsize>,
+    /// Whether the next signal ends the process at once.
+    armed: Arc<AtomicBool>,
 }
 
 impl Interrupt {
-    /// Installs the handlers (once per process; later calls share them).
+    /// Installs the handlers (once per process; later calls share them), armed: until
+    /// [`Interrupt::keep_results`], a signal ends the process at once. A process blocked
+    /// before its hunt began (an output that waits, a full stdout pipe) would otherwise take
+    /// the signal as a request to stop later, and keep waiting.
     pub fn install() -> Interrupt {
         static SHARED: OnceLock<Interrupt> = OnceLock::new();
-        SHARED
+        let interrupt = SHARED
             .get_or_init(|| {
                 let received = Arc::new(AtomicUsize::new(0));
-                let armed = Arc::new(AtomicBool::new(false));
+                let armed = Arc::new(AtomicBool::new(true));
                 for signal in STOP_SIGNALS {
                     // Registered first, so it runs first: exits only on a second signal.
                     let exit_code = 128 + u32::try_from(signal).unwrap_or(0);
@@ -39,9 +46,19 @@ impl Interrupt {
                         usize::try_from(signal).unwrap_or(0),
                     );
                 }
-                Interrupt { received }
+                Interrupt { received, armed }
             })
-            .clone()
+            .clone();
+        interrupt.armed.store(true, Ordering::SeqCst);
+        interrupt
+    }
+
+    /// From now on the first signal asks for a clean stop (the results so far are kept and
+    /// reported), and only a second one ends the process at once: called once the hunt's
+    /// outputs are open, just before its seed loop.
+    pub fn keep_results(&self) {
+        // A signal before this store ended the process; one after it finds the flag clear.
+        self.armed.store(false, Ordering::SeqCst);
     }
 
     /// The signal received, if any.

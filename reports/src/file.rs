@@ -72,6 +72,12 @@ pub enum FileError {
         /// The locked temporary file.
         partial: PathBuf,
     },
+    /// A FIFO that nobody has open for reading: writing it would wait for a reader.
+    #[error("cannot write to {}: it is a named pipe (FIFO) that nobody is reading\n  hint: start its reader first (it may wait for the writer, as `cat {} &` does), or name a regular file", .path.display(), .path.display())]
+    NoReader {
+        /// The output's path.
+        path: PathBuf,
+    },
     /// The file's name is longer than file systems take.
     #[error("cannot write to {}: file name too long ({bytes} bytes)\n  hint: a name in the path is longer than the file system allows ({MAX_NAME_BYTES} bytes): choose a shorter one", .path.display())]
     NameTooLong {
@@ -97,7 +103,7 @@ pub fn io_message(e: &std::io::Error) -> String {
 /// followed to the file it names, which is then written like any file (the link stays, and a
 /// file that must not be replaced is refused through it too). Devices, FIFOs and open file
 /// descriptors (`/dev/stdout`, a named pipe) are written through: renaming over them would
-/// replace them.
+/// replace them. A FIFO that nobody reads is refused at once rather than waited on.
 ///
 /// The temporary file is locked while it is written, so that a second writer of the same
 /// path (two hunts given one `--jsonl`, even with `--force`) is refused instead of truncating
@@ -195,15 +201,7 @@ impl OutputFile {
             });
         }
         let (target, partial, file) = match resolve(path)? {
-            Target::Through => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(path)
-                    .map_err(|e| open_error(path, e))?;
-                (path.to_path_buf(), None, file)
-            }
+            Target::Through => (path.to_path_buf(), None, open_through(path)?),
             Target::File(target) => {
                 name_fits(path, &target)?;
                 let partial = partial_path(&target);
@@ -348,6 +346,79 @@ fn open_partial(
     }
     file.set_len(0).map_err(|e| open_error(path, e))?;
     Ok(file)
+}
+
+/// Opens a device, a FIFO or an open descriptor to write in place. A FIFO is opened without
+/// waiting for a reader (`O_NONBLOCK`): one that nobody has open for reading is an error at
+/// once ([`FileError::NoReader`]), not a wait before any work is done. Its writes then block
+/// again, so that a slow reader slows the writer down instead of failing it.
+fn open_through(path: &std::path::Path) -> Result<std::fs::File, FileError> {
+    let fifo = is_fifo(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if fifo {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if fifo && is_no_reader(&e) => {
+            return Err(FileError::NoReader {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) => return Err(open_error(path, e)),
+    };
+    if fifo {
+        blocking_writes(&file).map_err(|e| open_error(path, e))?;
+    }
+    Ok(file)
+}
+
+/// Whether `path` is a FIFO (a named pipe, or a pipe reached through `/proc/self/fd`).
+#[cfg(unix)]
+fn is_fifo(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_path: &std::path::Path) -> bool {
+    false
+}
+
+/// `open(2)`'s answer for a FIFO opened to write without blocking while nobody reads it.
+#[cfg(unix)]
+fn is_no_reader(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENXIO)
+}
+
+#[cfg(not(unix))]
+fn is_no_reader(_e: &std::io::Error) -> bool {
+    false
+}
+
+/// Clears `O_NONBLOCK` on `file` (its own open file description: nobody else's changes).
+#[cfg(unix)]
+fn blocking_writes(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is open for the lifetime of `file`; F_GETFL and F_SETFL take no pointer.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn blocking_writes(_file: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Takes the exclusive lock of `file`; false when another open file holds it. A file system

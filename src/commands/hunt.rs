@@ -164,7 +164,8 @@ pub fn run(args: &HuntArgs) -> u8 {
 
 fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let started = Instant::now();
-    // First, so that a signal at any point from here is a clean, reported stop.
+    // First: until the outputs are open (`keep_results` below) a signal ends the process at
+    // once, whatever it is waiting for; from there on it is a clean, reported stop.
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
@@ -197,6 +198,16 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         check_out_folder(&args.out)?;
     }
     let shard_label = plan.shard.map(|s| s.to_string());
+    if !args.json {
+        match &shard_label {
+            Some(s) => crate::outln!(
+                "seeds {} (shard {s} of {}), {search} search",
+                plan.seeds,
+                plan.range
+            ),
+            None => crate::outln!("seeds {}, {search} search", plan.seeds),
+        }
+    }
     let mut jsonl = match &args.jsonl {
         Some(path) => {
             let mut header = JsonlHeader::new(
@@ -212,16 +223,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         }
         None => None,
     };
-    if !args.json {
-        match &shard_label {
-            Some(s) => crate::outln!(
-                "seeds {} (shard {s} of {}), {search} search",
-                plan.seeds,
-                plan.range
-            ),
-            None => crate::outln!("seeds {}, {search} search", plan.seeds),
-        }
-    }
+    // The outputs are open: from here on a signal keeps what they hold.
+    interrupt.keep_results();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(plan.threads)
         .build()
@@ -246,6 +249,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         }
     };
     let natural_end = match &guided {
+        // Asked to stop since the outputs opened: no seed starts (none of its programs).
+        _ if interrupt.signal().is_some() => Err(Stop::Signal),
         None => hunt::hunt(
             &scenario,
             plan.seeds,

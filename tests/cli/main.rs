@@ -12,6 +12,7 @@ mod determinism;
 mod disks;
 mod etcd_cluster;
 mod external;
+mod external_guards;
 mod extreme_inputs;
 mod failover_metrics;
 mod fault_ranges;

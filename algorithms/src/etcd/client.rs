@@ -16,7 +16,7 @@
 //! clock reaches the send time of the last answered keep-alive plus the TTL.
 
 use super::config::{
-    EtcdClientKind, EtcdConfig, EtcdVariant, CLIENT_DEADLINE_LOOP_NS, CLIENT_SEND_LOOP_NS,
+    after, EtcdClientKind, EtcdConfig, EtcdVariant, CLIENT_DEADLINE_LOOP_NS, CLIENT_SEND_LOOP_NS,
 };
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
 use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal, NANOS_PER_MILLI};
@@ -224,9 +224,7 @@ impl EtcdClient {
     }
 
     fn poll(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        self.lease_deadline = ctx
-            .monotonic_now()
-            .saturating_add(self.config.ttl_ns as i64);
+        self.lease_deadline = after(ctx.monotonic_now(), self.config.ttl_ns);
         ctx.send(
             self.service,
             EtcdMsg::SetNx {
@@ -377,7 +375,7 @@ impl EtcdClient {
         self.lease_deadline = LocalNanos::MIN;
         if self.uses_clientv3() {
             let now = ctx.monotonic_now();
-            self.lease_deadline = now.saturating_add(ttl_ns as i64);
+            self.lease_deadline = after(now, ttl_ns);
             self.next_keepalive = LocalNanos::MIN;
             self.send_loop_pass(ctx);
             ctx.set_timer(EtcdTimer::LeaseDeadline, CLIENT_DEADLINE_LOOP_NS);
@@ -392,8 +390,8 @@ impl EtcdClient {
     fn keepalive_answered(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
         if self.uses_clientv3() {
             let now = ctx.monotonic_now();
-            self.lease_deadline = now.saturating_add(ttl_ns as i64);
-            self.next_keepalive = now.saturating_add(self.config.keepalive_ns as i64);
+            self.lease_deadline = after(now, ttl_ns);
+            self.next_keepalive = after(now, self.config.keepalive_ns);
         } else {
             self.renewed(ctx, sent_at, ttl_ns);
         }
@@ -408,7 +406,7 @@ impl EtcdClient {
     }
 
     fn renewed(&mut self, ctx: &mut EtcdCtx<'_, '_>, sent_at: LocalNanos, ttl_ns: u64) {
-        let deadline = sent_at.saturating_add(ttl_ns as i64);
+        let deadline = after(sent_at, ttl_ns);
         if deadline > self.lease_deadline {
             self.lease_deadline = deadline;
             self.arm_deadline(ctx);

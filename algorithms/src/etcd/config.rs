@@ -1,6 +1,7 @@
 //! etcd lease and election-recipe settings, validated by the scenario loader.
 
 use serde::{Deserialize, Serialize};
+use splitbrain_sim::LocalNanos;
 
 /// Which fencing token the recipe writes with, and how it takes the lock.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +154,17 @@ impl EtcdConfig {
 /// clientv3's session TTL (`client/v3/concurrency/session.go`: `defaultSessionTTL = 60`,
 /// seconds), the TTL `concurrency.NewSession` grants its lease unless told otherwise.
 pub const CLIENTV3_SESSION_TTL_NS: u64 = 60_000_000_000;
+
+/// etcd's `lease.MaxLeaseTTL`, 9,000,000,000 seconds: the longest TTL a `LeaseGrant` may ask
+/// for (server/lease/lessor.go; `Grant` answers `ErrLeaseTTLTooLarge`, "too large lease
+/// TTL", past it). Below 2^63 ns, so every deadline it gives fits a clock reading.
+pub const MAX_LEASE_TTL_NS: u64 = 9_000_000_000 * 1_000_000_000;
+
+/// `ns` after the local time `now`, saturating: a span of 2^63 ns or more is not a negative
+/// one (`ns as i64` would wrap, and a lease would be gone as it is granted).
+pub(crate) fn after(now: LocalNanos, ns: u64) -> LocalNanos {
+    now.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
+}
 
 /// etcd's own defaults: clientv3's 60 s session TTL, the server's 1 s election timeout (and
 /// so a 2 s minimum TTL), keep-alives a third of the TTL after each answer (clientv3's

@@ -1,7 +1,8 @@
 //! etcd's messages (as the simulator counts them) and timer kinds.
 
+use super::config::MAX_LEASE_TTL_NS;
 use crate::raft::RaftMsg;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use splitbrain_sim::{LocalNanos, NodeId};
 
 /// One key under the election prefix, as a range returns it: create revision and owner.
@@ -39,7 +40,9 @@ pub enum EtcdMsg {
     /// `LeaseGrant(TTL)`; `sent_at` (the client's clock) and `campaign` (the client's
     /// campaign number) are echoed back: etcd's client matches a response to its request.
     LeaseGrant {
-        /// The TTL asked for ([`EtcdConfig::ttl_ns`](super::EtcdConfig::ttl_ns)).
+        /// The TTL asked for ([`EtcdConfig::ttl_ns`](super::EtcdConfig::ttl_ns)); read from
+        /// JSON, at most [`MAX_LEASE_TTL_NS`], as etcd takes it.
+        #[serde(deserialize_with = "lease_ttl")]
         ttl_ns: u64,
         /// The client's clock when it sent the first attempt: its lease may date from then.
         sent_at: LocalNanos,
@@ -364,4 +367,18 @@ splitbrain_sim::timer_kinds! {
         /// Cluster member: a Ready probe is sent again while a demotion waits for it.
         ReadyProbe => "ready_probe",
     }
+}
+
+/// A `LeaseGrant`'s TTL as an external node writes it: refused past etcd's longest,
+/// [`MAX_LEASE_TTL_NS`], as etcd refuses it (a request the service does not take ends the run,
+/// docs/protocol-services.md).
+fn lease_ttl<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let ttl_ns = u64::deserialize(deserializer)?;
+    if ttl_ns > MAX_LEASE_TTL_NS {
+        return Err(serde::de::Error::custom(format!(
+            "ttl_ns {ttl_ns} is longer than etcd's longest lease TTL, 9000000000s \
+             (lease.MaxLeaseTTL), which etcd refuses as \"too large lease TTL\""
+        )));
+    }
+    Ok(ttl_ns)
 }

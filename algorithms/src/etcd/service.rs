@@ -10,7 +10,7 @@
 //! acquisition) ever opens the initial election. It signals `ElectionStarted` then, with the
 //! revision as term; the next claim ends the election.
 
-use super::config::{EtcdConfig, LESSOR_SWEEP_NS};
+use super::config::{after, EtcdConfig, LESSOR_SWEEP_NS};
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
 use std::collections::BTreeMap;
@@ -154,18 +154,16 @@ impl EtcdService {
     pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
         let now = ctx.monotonic_now();
         self.start_sweeps(ctx);
-        let extend_ns = self.config.election_timeout_ns as i64;
+        let extend_ns = self.config.election_timeout_ns;
         for lease in self.leases.values_mut() {
-            lease.deadline = now
-                .saturating_add(extend_ns)
-                .saturating_add(lease.ttl_ns as i64);
+            lease.deadline = after(after(now, extend_ns), lease.ttl_ns);
         }
         self.deadlines.clear();
         for lease in self.leases.values() {
             *self.deadlines.entry(lease.deadline).or_default() += 1;
         }
         if let Some(lock) = self.lock.as_mut() {
-            lock.deadline = ctx.wall_now().saturating_add(self.config.ttl_ns as i64);
+            lock.deadline = after(ctx.wall_now(), self.config.ttl_ns);
         }
         self.arm_expiry(ctx);
     }
@@ -197,7 +195,7 @@ impl EtcdService {
                 let ttl_ns = ttl_ns.max(self.config.min_ttl_ns);
                 let lease = self.next_lease;
                 self.next_lease += 1;
-                let deadline = ctx.monotonic_now().saturating_add(ttl_ns as i64);
+                let deadline = after(ctx.monotonic_now(), ttl_ns);
                 self.leases.insert(
                     lease,
                     Lease {
@@ -228,7 +226,7 @@ impl EtcdService {
                         return self.arm_expiry(ctx);
                     }
                     Some(l) => {
-                        let renewed = now.saturating_add(l.ttl_ns as i64);
+                        let renewed = after(now, l.ttl_ns);
                         let before = std::mem::replace(&mut l.deadline, renewed);
                         forget_deadline(&mut self.deadlines, before);
                         *self.deadlines.entry(renewed).or_default() += 1;
@@ -321,7 +319,7 @@ impl EtcdService {
                     self.lock = Some(Lock {
                         owner: from,
                         term: self.lock_terms,
-                        deadline: ctx.wall_now().saturating_add(ttl_ns as i64),
+                        deadline: after(ctx.wall_now(), ttl_ns),
                     });
                 }
                 let lock = self.lock.as_ref();
@@ -336,10 +334,10 @@ impl EtcdService {
             }
             EtcdMsg::Extend { term, sent_at } => {
                 let now = ctx.wall_now();
-                let ttl = self.config.ttl_ns.max(self.config.min_ttl_ns) as i64;
+                let ttl_ns = self.config.ttl_ns.max(self.config.min_ttl_ns);
                 let ok = match self.lock.as_mut() {
                     Some(l) if l.term == term && l.owner == from => {
-                        l.deadline = now.saturating_add(ttl);
+                        l.deadline = after(now, ttl_ns);
                         true
                     }
                     _ => false,

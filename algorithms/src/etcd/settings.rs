@@ -107,6 +107,15 @@ pub enum EtcdError {
     /// A write load on the single service process, or one put every zero seconds.
     #[error("a write load needs a cluster (members > 1) and an interval above zero")]
     WriteLoadNotInCluster,
+    /// A setting only a cluster uses (`version`: its members' Raft), written for the single
+    /// service process, which would ignore it.
+    #[error(
+        "`{field}` is a setting of an etcd cluster, and the single service process ignores it"
+    )]
+    ClusterOnly {
+        /// The setting written.
+        field: &'static str,
+    },
 }
 
 impl SettingError for EtcdError {
@@ -141,12 +150,68 @@ impl SettingError for EtcdError {
                 "the load is what a cluster's leader writes to its WAL (`write_every: \"20ms\"` \
                  with `members: 3`); the single process has no WAL"
             }
+            EtcdError::ClusterOnly { field } => {
+                return Some(format!(
+                    "write `members: 3` to run an etcd cluster, or leave `{field}` out"
+                ))
+            }
         };
         Some(hint.to_string())
     }
 }
 
 impl Etcd {
+    /// Validates `settings` by etcd's own rules and fills in the defaults. A version is
+    /// taken for any member count: the etcd behind the Kubernetes API servers runs Raft even
+    /// with one member.
+    pub(crate) fn lower_rules(settings: EtcdSettings) -> Lowered<EtcdConfig, EtcdError> {
+        let defaults = EtcdConfig::default();
+        let ttl_ns = ns_or(settings.ttl, defaults.ttl_ns);
+        let election_timeout_ns = ns_or(settings.election_timeout, defaults.election_timeout_ns);
+        // etcd's minimum TTL follows its election timeout; a TTL below it is raised silently.
+        let min_ttl_ns = ns_or(settings.min_ttl, min_ttl_for(election_timeout_ns));
+        let granted_ns = ttl_ns.max(min_ttl_ns);
+        let keepalive_ns = ns_or(settings.keepalive, granted_ns / 3);
+        let config = EtcdConfig {
+            ttl_ns,
+            min_ttl_ns,
+            election_timeout_ns,
+            keepalive_ns,
+            variant: settings.variant.unwrap_or(defaults.variant),
+            client: settings.client.unwrap_or(defaults.client),
+            lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
+            members: settings.members.unwrap_or(1),
+            version: defaults.version,
+            write_every_ns: settings.write_every.map(|every| every.0),
+        };
+        let mut config = config;
+        if let Some(name) = settings.version.as_deref() {
+            match EtcdVersion::from_name(name) {
+                Some(version) => config.version = version,
+                None => {
+                    let error = EtcdError::UnknownVersion {
+                        version: name.to_string(),
+                    };
+                    return (
+                        config,
+                        vec![Problem {
+                            field: "version",
+                            error,
+                        }],
+                    );
+                }
+            }
+        }
+        let keepalive_field = if settings.keepalive.is_some() {
+            "keepalive"
+        } else {
+            "ttl"
+        };
+        let problem = Self::first_broken_rule(&config, keepalive_field);
+        let problems = problem.map(|(field, error)| Problem { field, error });
+        (config, problems.into_iter().collect())
+    }
+
     /// The first rule `config` breaks, with the field to blame (`keepalive_field`: the
     /// keep-alive as written, or the TTL it was derived from).
     fn first_broken_rule(
@@ -232,52 +297,20 @@ impl Algorithm for Etcd {
     type Config = EtcdConfig;
     type Error = EtcdError;
 
+    /// etcd's rules ([`Etcd::lower_rules`]), and a cluster's setting written for the single
+    /// service process refused rather than ignored.
     fn lower(settings: EtcdSettings, _cluster: &Cluster) -> Lowered<EtcdConfig, EtcdError> {
-        let defaults = EtcdConfig::default();
-        let ttl_ns = ns_or(settings.ttl, defaults.ttl_ns);
-        let election_timeout_ns = ns_or(settings.election_timeout, defaults.election_timeout_ns);
-        // etcd's minimum TTL follows its election timeout; a TTL below it is raised silently.
-        let min_ttl_ns = ns_or(settings.min_ttl, min_ttl_for(election_timeout_ns));
-        let granted_ns = ttl_ns.max(min_ttl_ns);
-        let keepalive_ns = ns_or(settings.keepalive, granted_ns / 3);
-        let config = EtcdConfig {
-            ttl_ns,
-            min_ttl_ns,
-            election_timeout_ns,
-            keepalive_ns,
-            variant: settings.variant.unwrap_or(defaults.variant),
-            client: settings.client.unwrap_or(defaults.client),
-            lessor_phase_ns: settings.lessor_phase.map(|phase| phase.0),
-            members: settings.members.unwrap_or(1),
-            version: defaults.version,
-            write_every_ns: settings.write_every.map(|every| every.0),
-        };
-        let mut config = config;
-        if let Some(name) = settings.version.as_deref() {
-            match EtcdVersion::from_name(name) {
-                Some(version) => config.version = version,
-                None => {
-                    let error = EtcdError::UnknownVersion {
-                        version: name.to_string(),
-                    };
-                    return (
-                        config,
-                        vec![Problem {
-                            field: "version",
-                            error,
-                        }],
-                    );
-                }
-            }
+        // The single process runs no Raft, so no version applies to it.
+        let version_alone = settings.version.is_some() && settings.members.unwrap_or(1) == 1;
+        let (config, mut problems) = Self::lower_rules(settings);
+        if version_alone && !problems.iter().any(|p| p.field == "version") {
+            let error = EtcdError::ClusterOnly { field: "version" };
+            problems.push(Problem {
+                field: "version",
+                error,
+            });
         }
-        let keepalive_field = if settings.keepalive.is_some() {
-            "keepalive"
-        } else {
-            "ttl"
-        };
-        let problem = Self::first_broken_rule(&config, keepalive_field);
-        let problems = problem.map(|(field, error)| Problem { field, error });
-        (config, problems.into_iter().collect())
+        (config, problems)
     }
 
     fn settings(config: &EtcdConfig) -> EtcdSettings {
@@ -290,7 +323,8 @@ impl Algorithm for Etcd {
             client: Some(config.client),
             lessor_phase: config.lessor_phase_ns.map(DurationText),
             members: (config.members > 1).then_some(config.members),
-            version: (config.version != EtcdVersion::default())
+            // Only a cluster takes a version (see `EtcdError::ClusterOnly`).
+            version: (config.members > 1 && config.version != EtcdVersion::default())
                 .then(|| config.version.name().to_string()),
             write_every: config.write_every_ns.map(DurationText),
         }

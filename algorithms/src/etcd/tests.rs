@@ -266,6 +266,67 @@ fn a_ttl_below_the_minimum_is_raised_to_it() {
     );
 }
 
+/// Issue 43: a TTL of 2^63 ns or more wrapped to a negative span (`as i64` before the
+/// saturating add), and the lease was gone at the next sweep. It saturates: the lease lives.
+#[test]
+fn a_ttl_past_what_a_clock_holds_saturates_instead_of_wrapping() {
+    for ttl_ns in [1 << 63, u64::MAX] {
+        let mut s = EtcdService::new(&config());
+        let grant = EtcdMsg::LeaseGrant {
+            ttl_ns,
+            sent_at: 0,
+            campaign: 1,
+        };
+        let out = msg(&mut s, 100 * MS, 0, grant);
+        let lease = match &sends(&out)[0].1 {
+            EtcdMsg::LeaseGrantResp { lease, .. } => *lease,
+            other => panic!("{other:?}"),
+        };
+        msg(&mut s, 100 * MS, 0, EtcdMsg::Txn { lease });
+        let out = service_call(&mut s, 1500 * MS, |s, ctx| {
+            s.on_timer(ctx, EtcdTimer::Expiry)
+        });
+        assert!(expired(&out).is_empty(), "{ttl_ns}: {out:?}");
+        assert_eq!((s.lease_count(), s.keys().len()), (1, 1), "{ttl_ns}");
+        // A keep-alive renews it as long, not into the past.
+        let out = msg(
+            &mut s,
+            2000 * MS,
+            0,
+            EtcdMsg::KeepAlive { lease, sent_at: 1 },
+        );
+        let renewed = EtcdMsg::KeepAliveResp {
+            lease,
+            ttl_ns,
+            sent_at: 1,
+        };
+        assert_eq!(sends(&out), vec![(0, renewed)]);
+    }
+}
+
+/// etcd refuses a TTL past `lease.MaxLeaseTTL` (9,000,000,000 s): so does the JSON form an
+/// external node writes, as a request the service does not take. The longest one is taken.
+#[test]
+fn a_lease_grant_past_etcds_longest_ttl_is_refused_in_json() {
+    let longest = config::MAX_LEASE_TTL_NS;
+    assert_eq!(longest, 9_000_000_000 * 1_000_000_000);
+    let grant = |ttl_ns: u64| {
+        let text = format!(r#"{{"type":"LeaseGrant","ttl_ns":{ttl_ns},"sent_at":0,"campaign":1}}"#);
+        serde_json::from_str::<EtcdMsg>(&text)
+    };
+    assert!(matches!(
+        grant(longest),
+        Ok(EtcdMsg::LeaseGrant { ttl_ns, .. }) if ttl_ns == longest
+    ));
+    for too_long in [longest + 1, 1 << 63, u64::MAX] {
+        let error = grant(too_long).expect_err("refused").to_string();
+        assert!(
+            error.contains("longer than etcd's longest lease TTL, 9000000000s"),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn the_create_revision_compare_makes_the_txn_idempotent_and_revisions_grow() {
     let mut s = EtcdService::new(&config());

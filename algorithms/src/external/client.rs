@@ -4,7 +4,7 @@
 //! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
 
 use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
-use super::settings::{ExternalError, ExternalSettings, Stderr};
+use super::settings::{ExternalError, ExternalSettings, Stderr, Unused};
 use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
 use crate::etcd::{Etcd, EtcdConfig, EtcdProcess, EtcdService, EtcdSettings};
 use crate::k8s_lease::{K8sConfig, K8sLease, K8sProcess, K8sServer, K8sSettings};
@@ -21,8 +21,8 @@ pub struct ExternalClient;
 /// The service the nodes are clients of, with its settings as its own algorithm takes them.
 #[derive(Debug, Deserialize, Serialize)]
 pub enum ServiceSettings {
-    /// The modeled etcd (`Etcd(...)`'s settings; `variant` and `client` concern the built-in
-    /// client only).
+    /// The modeled etcd (`Etcd(...)`'s settings but `variant` and `client`, which concern
+    /// the built-in client only: see [`take_unused`]).
     Etcd(EtcdSettings),
     /// The modeled ZooKeeper server.
     ZooKeeper(ZkSettings),
@@ -110,16 +110,85 @@ fn lower_service<A: Algorithm>(
     (wrap(config), problems)
 }
 
+/// Takes out of `service` the settings that an external client's run leaves unused, and
+/// says which they were (the setting, its path under `algorithm`, and why): the built-in
+/// client's (the nodes are the clients: etcd's `variant` and `client`, ZooKeeper's `recipe`
+/// and `on_disconnect`, the Kubernetes Lease's `rules`), and what sets up a cluster behind
+/// the Kubernetes API server (the nodes run against one process that holds the Lease).
+/// Written, each is refused rather than ignored; written back, each is left out.
+fn take_unused(service: &mut ServiceSettings) -> Vec<(&'static str, &'static str, Unused)> {
+    use Unused::{ClientOnly, ClusterOnly};
+    let mut taken = Vec::new();
+    let mut take = |written: bool, field, path, why| {
+        if written {
+            taken.push((field, path, why));
+        }
+    };
+    match service {
+        ServiceSettings::Etcd(s) => {
+            take(
+                s.variant.take().is_some(),
+                "variant",
+                "service.variant",
+                ClientOnly,
+            );
+            take(
+                s.client.take().is_some(),
+                "client",
+                "service.client",
+                ClientOnly,
+            );
+        }
+        ServiceSettings::ZooKeeper(s) => {
+            take(
+                s.recipe.take().is_some(),
+                "recipe",
+                "service.recipe",
+                ClientOnly,
+            );
+            let on_disconnect = s.on_disconnect.take().is_some();
+            take(
+                on_disconnect,
+                "on_disconnect",
+                "service.on_disconnect",
+                ClientOnly,
+            );
+        }
+        ServiceSettings::K8sLease(s) => {
+            take(
+                s.rules.take().is_some(),
+                "rules",
+                "service.rules",
+                ClientOnly,
+            );
+            let members = s.etcd_members.take().is_some();
+            take(members, "etcd_members", "service.etcd_members", ClusterOnly);
+            let apiservers = s.apiservers.take().is_some();
+            take(apiservers, "apiservers", "service.apiservers", ClusterOnly);
+            let version = s.etcd_version.take().is_some();
+            take(version, "etcd_version", "service.etcd_version", ClusterOnly);
+            let timeout = s.etcd_election_timeout.take().is_some();
+            take(
+                timeout,
+                "etcd_election_timeout",
+                "service.etcd_election_timeout",
+                ClusterOnly,
+            );
+        }
+    }
+    taken
+}
+
 /// External nodes run against one service process: a clustered service (`members` of etcd,
 /// `servers` of ZooKeeper above 1) is refused at its field rather than silently run as one.
 fn single_process_only(service: &ServiceConfig) -> Option<Problem<ExternalError>> {
-    let (field, count) = match service {
-        ServiceConfig::Etcd(c) => ("members", c.members as u64),
-        ServiceConfig::ZooKeeper(c) => ("servers", c.servers),
+    let (field, path, count) = match service {
+        ServiceConfig::Etcd(c) => ("members", "service.members", c.members as u64),
+        ServiceConfig::ZooKeeper(c) => ("servers", "service.servers", c.servers),
         ServiceConfig::K8sLease(_) => return None,
     };
     (count > 1).then(|| Problem {
-        field: "service",
+        field: path,
         error: ExternalError::Service {
             field,
             message: format!(
@@ -133,13 +202,15 @@ fn single_process_only(service: &ServiceConfig) -> Option<Problem<ExternalError>
 }
 
 impl ServiceConfig {
-    /// The service's own settings, written back.
+    /// The service's own settings, written back (without those this form leaves unused).
     fn settings(&self) -> ServiceSettings {
-        match self {
+        let mut settings = match self {
             ServiceConfig::Etcd(c) => ServiceSettings::Etcd(Etcd::settings(c)),
             ServiceConfig::ZooKeeper(c) => ServiceSettings::ZooKeeper(ZooKeeper::settings(c)),
             ServiceConfig::K8sLease(c) => ServiceSettings::K8sLease(K8sLease::settings(c)),
-        }
+        };
+        take_unused(&mut settings);
+        settings
     }
 
     /// The service's facts for the engine's checks (its lease or session bounds failure
@@ -196,7 +267,17 @@ impl Algorithm for ExternalClient {
             properties: settings.properties,
         };
         let (nodes, mut problems) = lower_common(common);
-        let (service, service_problems) = match settings.service {
+        let mut service = settings.service;
+        if let Some(service) = service.as_mut() {
+            let unused = take_unused(service)
+                .into_iter()
+                .map(|(field, path, unused)| Problem {
+                    field: path,
+                    error: ExternalError::ServiceSettingUnused { field, unused },
+                });
+            problems.extend(unused);
+        }
+        let (service, service_problems) = match service {
             None => {
                 let error = ExternalError::NoService;
                 problems.push(Problem {
@@ -299,6 +380,130 @@ impl Algorithm for ExternalClient {
                 let service = K8sProcess::Server(K8sServer::new(c));
                 run_with_service(nodes, sim, info, options, Some(service))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::SettingError;
+
+    fn lower(service: &str) -> Lowered<ExternalClientConfig, ExternalError> {
+        let text = format!("(command: [\"sh\"], service: {service})");
+        // As scenarios are read: `Etcd(ttl: "5s")` for a newtype variant.
+        let extensions = ron::extensions::Extensions::IMPLICIT_SOME
+            | ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES;
+        let options = ron::Options::default().with_default_extension(extensions);
+        let settings: ExternalClientSettings = options.from_str(&text).expect("settings parse");
+        ExternalClient::lower(settings, &Cluster { nodes: 3 })
+    }
+
+    fn unused(service: &str) -> Vec<(&'static str, ExternalError)> {
+        let (_, problems) = lower(service);
+        problems.into_iter().map(|p| (p.field, p.error)).collect()
+    }
+
+    fn refused(field: &'static str, unused: Unused) -> (&'static str, ExternalError) {
+        let path = match field {
+            "apiservers" => "service.apiservers",
+            "etcd_members" => "service.etcd_members",
+            "variant" => "service.variant",
+            "client" => "service.client",
+            "recipe" => "service.recipe",
+            "on_disconnect" => "service.on_disconnect",
+            "rules" => "service.rules",
+            other => panic!("no path for {other}"),
+        };
+        (path, ExternalError::ServiceSettingUnused { field, unused })
+    }
+
+    /// Issue 43: `K8sLease(etcd_members: 3, apiservers: 2)` passed `check` and ran one API
+    /// server. Every setting of a cluster behind the API server is refused at its field,
+    /// without the top-level form's hint to add `etcd_members`.
+    #[test]
+    fn a_cluster_behind_the_api_server_is_refused_not_run_as_one_server() {
+        assert_eq!(
+            unused("K8sLease(etcd_members: 3, apiservers: 2)"),
+            [
+                refused("etcd_members", Unused::ClusterOnly),
+                refused("apiservers", Unused::ClusterOnly),
+            ]
+        );
+        // Without `etcd_members`, `apiservers` alone is refused the same way.
+        let alone = unused("K8sLease(apiservers: 2)");
+        assert_eq!(alone, [refused("apiservers", Unused::ClusterOnly)]);
+        let hint = alone[0].1.hint().expect("a hint");
+        assert!(hint.starts_with("leave `apiservers` out"), "{hint}");
+        assert_eq!(
+            alone[0].1.to_string(),
+            "the service's `apiservers` is a setting of a clustered service, and an external \
+             client runs against one service process"
+        );
+    }
+
+    /// The built-in client's settings do nothing when the nodes are the clients.
+    #[test]
+    fn the_built_in_clients_settings_are_refused() {
+        assert_eq!(
+            unused("Etcd(ttl: \"5s\", variant: SetNx, client: Clientv3)"),
+            [
+                refused("variant", Unused::ClientOnly),
+                refused("client", Unused::ClientOnly),
+            ]
+        );
+        assert_eq!(
+            unused("ZooKeeper(recipe: Herd, on_disconnect: StepDown)"),
+            [
+                refused("recipe", Unused::ClientOnly),
+                refused("on_disconnect", Unused::ClientOnly),
+            ]
+        );
+        assert_eq!(
+            unused("K8sLease(rules: Strict)"),
+            [refused("rules", Unused::ClientOnly)]
+        );
+        // What the service itself uses stays: the TTL, its timings, the DbRow variant.
+        for used in [
+            "Etcd(ttl: \"5s\", election_timeout: \"500ms\", lessor_phase: \"100ms\")",
+            "ZooKeeper(tick: \"1s\", session_timeout: \"4s\")",
+            "K8sLease(lease_duration: \"15s\", variant: DbRow)",
+        ] {
+            assert_eq!(unused(used), [], "{used}");
+        }
+    }
+
+    /// A cluster's settings of the top-level forms are refused inside `service` too.
+    #[test]
+    fn a_clusters_settings_of_the_service_are_refused_without_a_cluster() {
+        let fields = |service| -> Vec<&'static str> {
+            let (_, problems) = lower(service);
+            problems
+                .into_iter()
+                .map(|p| match p.error {
+                    ExternalError::Service { field, .. } => field,
+                    other => panic!("{other}"),
+                })
+                .collect()
+        };
+        assert_eq!(fields("Etcd(version: \"3.5\")"), ["version"]);
+        assert_eq!(fields("ZooKeeper(init_limit: 5)"), ["init_limit"]);
+    }
+
+    /// Written back, the settings read back to the same configuration: nothing refused.
+    #[test]
+    fn the_settings_written_back_lower_to_the_same_config() {
+        for service in [
+            "Etcd(ttl: \"5s\")",
+            "ZooKeeper(tick: \"1s\")",
+            "K8sLease(variant: DbRow)",
+        ] {
+            let (config, problems) = lower(service);
+            assert_eq!(problems.len(), 0, "{service}");
+            let back = ExternalClient::settings(&config);
+            let (again, problems) = ExternalClient::lower(back, &Cluster { nodes: 3 });
+            assert_eq!(problems.len(), 0, "{service}");
+            assert_eq!(again, config, "{service}");
         }
     }
 }

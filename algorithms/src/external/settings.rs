@@ -139,6 +139,14 @@ pub enum ExternalError {
     /// `ExternalClient` without a `service`.
     #[error("an external client needs the `service` it is a client of")]
     NoService,
+    /// A setting of the service's that an external client's run would leave unused.
+    #[error("the service's `{field}` is {unused}")]
+    ServiceSettingUnused {
+        /// The service's setting.
+        field: &'static str,
+        /// Why it goes unused.
+        unused: Unused,
+    },
     /// A rule the service's own settings broke.
     #[error("the service's `{field}`: {message}")]
     Service {
@@ -149,6 +157,20 @@ pub enum ExternalError {
         /// What to do, as the service's algorithm says it.
         hint: Option<String>,
     },
+}
+
+/// Why a setting of the service goes unused under `ExternalClient`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+pub enum Unused {
+    /// It configures the service's built-in client (its recipe, variant or rules), which the
+    /// external nodes replace.
+    #[error("a setting of its built-in client, which the external nodes replace")]
+    ClientOnly,
+    /// It configures a cluster, and the nodes run against one service process.
+    #[error(
+        "a setting of a clustered service, and an external client runs against one service process"
+    )]
+    ClusterOnly,
 }
 
 impl SettingError for ExternalError {
@@ -168,6 +190,17 @@ impl SettingError for ExternalError {
             ExternalError::NoService => {
                 "write `service: Etcd()`, `service: ZooKeeper()` or `service: K8sLease()`, with \
                  the service's settings as its own algorithm takes them"
+            }
+            ExternalError::ServiceSettingUnused { field, unused } => {
+                return Some(match unused {
+                    Unused::ClientOnly => format!(
+                        "leave `{field}` out: your nodes are the clients, and make those choices \
+                         themselves (docs/protocol-services.md)"
+                    ),
+                    Unused::ClusterOnly => format!(
+                        "leave `{field}` out: clusters are not wired to the step protocol yet"
+                    ),
+                })
             }
             ExternalError::Service { hint, .. } => return hint.clone(),
         };

@@ -166,7 +166,7 @@ impl Algorithm for K8sLease {
 
     /// The timings, checked as client-go checks them (`NewLeaderElector`). A timing left out
     /// derives from the next one up, so a problem is reported at the first one written.
-    fn lower(settings: K8sSettings, cluster: &Cluster) -> Lowered<K8sConfig, K8sError> {
+    fn lower(settings: K8sSettings, _cluster: &Cluster) -> Lowered<K8sConfig, K8sError> {
         let defaults = K8sConfig::default();
         let lease_duration_ns = ns_or(settings.lease_duration, defaults.lease_duration_ns);
         let renew_deadline_ns = ns_or(settings.renew_deadline, lease_duration_ns / 3 * 2);
@@ -208,7 +208,7 @@ impl Algorithm for K8sLease {
         } else {
             None
         };
-        let (etcd, etcd_problem) = etcd_behind(&settings, cluster);
+        let (etcd, etcd_problem) = etcd_behind(&settings);
         let config = K8sConfig {
             lease_duration_ns,
             renew_deadline_ns,
@@ -345,12 +345,9 @@ impl Algorithm for K8sLease {
 }
 
 /// The etcd cluster the settings put behind the API servers, and the first rule they broke:
-/// the cluster's own (`Etcd::lower`'s, for its size, version and election timeout), or an
+/// the cluster's own (`Etcd::lower_rules`', for its size, version and election timeout), or an
 /// API-server setting written without a cluster.
-fn etcd_behind(
-    settings: &K8sSettings,
-    cluster: &Cluster,
-) -> (Option<EtcdConfig>, Option<(&'static str, K8sError)>) {
+fn etcd_behind(settings: &K8sSettings) -> (Option<EtcdConfig>, Option<(&'static str, K8sError)>) {
     let Some(members) = settings.etcd_members else {
         let written = [
             ("apiservers", settings.apiservers.is_some()),
@@ -372,7 +369,7 @@ fn etcd_behind(
         election_timeout: settings.etcd_election_timeout,
         ..EtcdSettings::default()
     };
-    let (config, problems) = Etcd::lower(etcd, cluster);
+    let (config, problems) = Etcd::lower_rules(etcd);
     let etcd_problem = problems.into_iter().next().map(|p| {
         let field = match p.field {
             "members" => "etcd_members",

@@ -72,6 +72,13 @@ pub enum ZkError {
     /// allowed.
     #[error("the ensemble's limit must be at least one tick")]
     ZeroLimit,
+    /// An ensemble's setting (`init_limit`, `sync_limit`) written for the single server,
+    /// which has no followers to sync and would ignore it.
+    #[error("`{field}` is a setting of a ZooKeeper ensemble, and the single server ignores it")]
+    EnsembleOnly {
+        /// The setting written.
+        field: &'static str,
+    },
     /// Only from `sweep`: a swept lease the server would not grant as asked is not one design.
     #[error(
         "the session timeout {} is outside what the ZooKeeper server grants: 2 to 20 ticks of {}",
@@ -105,6 +112,9 @@ impl SettingError for ZkError {
                  syncLimit=5"
                     .to_string(),
             ),
+            ZkError::EnsembleOnly { field } => Some(format!(
+                "write `servers: 3` to run an ensemble, or leave `{field}` out"
+            )),
             ZkError::SessionTimeoutNotGranted { tick_ns, .. } => Some(format!(
                 "give session timeouts from {} to {}, or change the scenario's tick",
                 dur(&(2 * tick_ns)),
@@ -176,8 +186,18 @@ impl Algorithm for ZooKeeper {
         // The limits' spans matter to an ensemble only, and a tick already too long is
         // reported at `tick`, not again at each multiple of it.
         let spans_matter = servers > 1 && too_long[0].is_none();
-        for (field, limit) in [("init_limit", init_limit), ("sync_limit", sync_limit)] {
-            if limit == 0 {
+        let limits = [
+            ("init_limit", init_limit, settings.init_limit.is_some()),
+            ("sync_limit", sync_limit, settings.sync_limit.is_some()),
+        ];
+        for (field, limit, written) in limits {
+            if written && servers == 1 {
+                // The single server has no followers: a limit written for it would be ignored.
+                problems.push(Problem {
+                    field,
+                    error: ZkError::EnsembleOnly { field },
+                });
+            } else if limit == 0 {
                 problems.push(Problem {
                     field,
                     error: ZkError::ZeroLimit,
@@ -210,8 +230,11 @@ impl Algorithm for ZooKeeper {
             recipe: Some(config.recipe),
             on_disconnect: Some(config.on_disconnect),
             servers: config.is_ensemble().then_some(config.servers),
-            init_limit: (config.init_limit != ZOO_SAMPLE_INIT_LIMIT).then_some(config.init_limit),
-            sync_limit: (config.sync_limit != ZOO_SAMPLE_SYNC_LIMIT).then_some(config.sync_limit),
+            // Only an ensemble takes the limits (see `ZkError::EnsembleOnly`).
+            init_limit: (config.is_ensemble() && config.init_limit != ZOO_SAMPLE_INIT_LIMIT)
+                .then_some(config.init_limit),
+            sync_limit: (config.is_ensemble() && config.sync_limit != ZOO_SAMPLE_SYNC_LIMIT)
+                .then_some(config.sync_limit),
         }
     }
 

@@ -946,3 +946,40 @@ fn an_external_client_refuses_a_clustered_service() {
         );
     }
 }
+
+/// Issue 43: settings a form of a service ignores are refused, each at its own line and
+/// column: a cluster behind the external clients' API server, a cluster's `version` for the
+/// single etcd process, an ensemble's limits for the single ZooKeeper server.
+#[test]
+fn settings_a_service_would_ignore_are_refused_at_their_place() {
+    let cases = [
+        (
+            "Scenario(\n    algorithm: ExternalClient(\n        command: [\"true\"],\n        service: K8sLease(etcd_members: @3, apiservers: 2),\n    ),\n)",
+            "the service's `etcd_members` is a setting of a clustered service, and an external \
+             client runs against one service process",
+        ),
+        (
+            "Scenario(\n    algorithm: Etcd(ttl: \"2s\", version: @\"3.5\"),\n)",
+            "`version` is a setting of an etcd cluster, and the single service process ignores it",
+        ),
+        (
+            "Scenario(\n    algorithm: ZooKeeper(init_limit: @20),\n)",
+            "`init_limit` is a setting of a ZooKeeper ensemble, and the single server ignores it",
+        ),
+    ];
+    for (marked, message) in cases {
+        let (source, location) = unmark(marked);
+        let error = error_of(&source);
+        assert_eq!(error.message(), message);
+        assert_eq!(error.location, Some(location), "{source}");
+        assert!(error.hint().is_some(), "{source}");
+    }
+    // Inside an external client's service, at the service (the wrapped rule names the field).
+    let source =
+        "(algorithm: ExternalClient(command: [\"true\"], service: Etcd(version: \"3.5\")))";
+    let message = error_of(source).message();
+    assert!(
+        message.starts_with("the service's `version`: `version` is a setting of an etcd cluster"),
+        "{message}"
+    );
+}

@@ -3,6 +3,7 @@
 //! `Promote` to its `Demote`) counts lease expiries, renews, and sweeps. On the others every
 //! lease lives "forever".
 
+use crate::etcd::config::after;
 use splitbrain_sim::LocalNanos;
 use std::collections::BTreeMap;
 
@@ -104,10 +105,6 @@ impl Lessor {
     pub(crate) fn expiry(&self, lease: u64) -> Option<LocalNanos> {
         self.expiries.get(&lease).copied()
     }
-}
-
-fn after(now: LocalNanos, ns: u64) -> LocalNanos {
-    now.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ mod state;
 mod tests;
 
 use super::config::{
-    request_timeout_ns, EtcdConfig, EtcdVersion, ETCD_HEARTBEAT_NS, LESSOR_SWEEP_NS,
+    after, request_timeout_ns, EtcdConfig, EtcdVersion, ETCD_HEARTBEAT_NS, LESSOR_SWEEP_NS,
 };
 use super::messages::{Command, EtcdMsg, EtcdTimer, Proposal};
 use crate::raft::{RaftConfig, RaftNode, RaftTimeoutDraw, RaftTimerReset};
@@ -797,8 +797,4 @@ impl EtcdMember {
             }
         }
     }
-}
-
-fn after(now: LocalNanos, ns: u64) -> LocalNanos {
-    now.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
 }

@@ -411,6 +411,48 @@ fn the_members_and_version_settings_are_checked_at_their_field() {
     assert_eq!((single.members, single.version), (None, None));
 }
 
+/// The single service process runs no Raft: a `version` written for it would be ignored, and
+/// is refused at its field instead (issue 43). The etcd behind Kubernetes API servers runs
+/// Raft even with one member, and takes a version then.
+#[test]
+fn a_version_for_the_single_service_process_is_refused() {
+    use crate::algorithm::{Algorithm, Cluster, SettingError};
+    use crate::etcd::{Etcd, EtcdError, EtcdSettings};
+    use crate::k8s_lease::{K8sLease, K8sSettings};
+    let cluster = Cluster { nodes: 3 };
+    for members in [None, Some(1)] {
+        let settings = EtcdSettings {
+            members,
+            version: Some("3.5".to_string()),
+            ..EtcdSettings::default()
+        };
+        let (_, problems) = Etcd::lower(settings, &cluster);
+        let found: Vec<_> = problems.into_iter().map(|p| (p.field, p.error)).collect();
+        let error = EtcdError::ClusterOnly { field: "version" };
+        assert_eq!(found, [("version", error.clone())], "{members:?}");
+        assert_eq!(
+            error.to_string(),
+            "`version` is a setting of an etcd cluster, and the single service process ignores it"
+        );
+        assert!(error.hint().unwrap().contains("`members: 3`"));
+    }
+    // Written back from a single process, no version: the file reads back.
+    let single = EtcdConfig {
+        version: EtcdVersion::V3_5,
+        ..EtcdConfig::default()
+    };
+    let (_, problems) = Etcd::lower(Etcd::settings(&single), &cluster);
+    assert!(problems.is_empty(), "{problems:?}");
+    let k8s = K8sSettings {
+        etcd_members: Some(1),
+        etcd_version: Some("3.5".to_string()),
+        ..K8sSettings::default()
+    };
+    let (config, problems) = K8sLease::lower(k8s, &cluster);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(config.etcd.map(|e| e.version), Some(EtcdVersion::V3_5));
+}
+
 #[test]
 fn etcds_raft_settings_follow_the_version() {
     let old = raft_config(&cluster_config(EtcdVersion::V3_4));

@@ -517,6 +517,66 @@ fn ensemble_settings_are_checked_written_back_and_swept() {
     );
 }
 
+/// The single server has no followers: `init_limit` or `sync_limit` written for it would be
+/// ignored, and is refused at its field instead (issue 43).
+#[test]
+fn ensemble_limits_written_for_the_single_server_are_refused() {
+    use super::super::settings::ZkError;
+    use super::super::{ZkSettings, ZooKeeper};
+    use crate::algorithm::{Algorithm, Cluster, SettingError};
+    let cluster = Cluster { nodes: 3 };
+    for servers in [None, Some(1)] {
+        let settings = ZkSettings {
+            servers,
+            init_limit: Some(20),
+            sync_limit: Some(0),
+            ..ZkSettings::default()
+        };
+        let (_, problems) = ZooKeeper::lower(settings, &cluster);
+        let found: Vec<_> = problems.into_iter().map(|p| (p.field, p.error)).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "init_limit",
+                    ZkError::EnsembleOnly {
+                        field: "init_limit"
+                    }
+                ),
+                (
+                    "sync_limit",
+                    ZkError::EnsembleOnly {
+                        field: "sync_limit"
+                    }
+                ),
+            ],
+            "{servers:?}"
+        );
+    }
+    let error = ZkError::EnsembleOnly {
+        field: "init_limit",
+    };
+    assert_eq!(
+        error.to_string(),
+        "`init_limit` is a setting of a ZooKeeper ensemble, and the single server ignores it"
+    );
+    assert!(error.hint().unwrap().contains("`servers: 3`"));
+    // A sweep's single-server variant of an ensemble writes back no limit of its own.
+    let ensemble = ZkSettings {
+        servers: Some(3),
+        init_limit: Some(20),
+        ..ZkSettings::default()
+    };
+    let (config, problems) = ZooKeeper::lower(ensemble, &cluster);
+    assert!(problems.is_empty());
+    let single = super::super::ZkConfig {
+        servers: 1,
+        ..config
+    };
+    let (_, problems) = ZooKeeper::lower(ZooKeeper::settings(&single), &cluster);
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
 /// A follower takes its leader's snapshot once per sync: a duplicated `NewLeader` (on
 /// `Datagram` with duplication) arriving after a commit must not take its database back
 /// (the nemesis found n5's zxid going back at seed 231 before this rule).

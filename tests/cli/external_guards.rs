@@ -1,0 +1,245 @@
+//! Issue 43, points 9 to 11, end to end through the binary: settings a service's form would
+//! ignore are refused where they are written; a hunt's `--jsonl` on a FIFO and a signal
+//! before its seed loop never leave it hanging; a scenario that starts programs says which,
+//! before starting them, and `check` finds a program that cannot be started.
+
+use crate::common;
+
+use common::{assert_no_panic, scratch, splitbrain, stderr};
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+/// `text` written as `name.ron` in a scratch folder of `name`.
+#[track_caller]
+fn scenario_file(name: &str, text: &str) -> PathBuf {
+    let path = scratch(name).join(format!("{name}.ron"));
+    std::fs::write(&path, text).expect("write the scenario");
+    path
+}
+
+/// Point 9: each setting that its form would ignore fails `check` with exit 2, at its line
+/// and column, with a hint; before, each passed and ran as if it were not written.
+#[test]
+fn check_refuses_settings_a_service_would_ignore_at_their_place() {
+    let cases = [
+        (
+            "k8s-cluster",
+            "Scenario(\n    nodes: 3,\n    algorithm: ExternalClient(\n        command: [\"python3\", \"tests/fixtures/external/etcd_client.py\"],\n        service: K8sLease(etcd_members: 3, apiservers: 2),\n    ),\n)\n",
+            ":5:41: the service's `etcd_members` is a setting of a clustered service",
+        ),
+        (
+            "zk-init-limit",
+            "Scenario(\n    nodes: 3,\n    algorithm: ZooKeeper(init_limit: 20),\n)\n",
+            ":3:38: `init_limit` is a setting of a ZooKeeper ensemble",
+        ),
+        (
+            "etcd-version",
+            "Scenario(\n    nodes: 3,\n    algorithm: Etcd(version: \"3.5\"),\n)\n",
+            ":3:30: `version` is a setting of an etcd cluster",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = scenario_file(name, text);
+        let output = splitbrain(["check", path.to_str().expect("a UTF-8 path")]);
+        assert_no_panic(&output);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}.ron{expected}")),
+            "{name}: {err}"
+        );
+        assert!(err.contains("hint: "), "{name}: {err}");
+    }
+}
+
+/// Waits for `child` about `seconds` at most (a guard so that a hang fails the test instead
+/// of hanging it; no timing is asserted); a child still running then is killed, and `None`.
+fn wait_at_most(child: &mut Child, seconds: u64) -> Option<ExitStatus> {
+    for _ in 0..seconds * 50 {
+        if let Some(status) = child.try_wait().expect("wait for the hunt") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// What `child` wrote on its piped stderr.
+fn stderr_of(child: &mut Child) -> String {
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut text);
+    }
+    text
+}
+
+/// A new FIFO `name` in a scratch folder.
+#[track_caller]
+fn fifo(name: &str) -> PathBuf {
+    let path = scratch(name).join("records.jsonl");
+    let c_path = CString::new(path.as_os_str().as_bytes()).expect("no NUL in the path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    path
+}
+
+/// Sets or clears `O_NONBLOCK` on `fd`.
+fn set_nonblocking(fd: &OwnedFd, on: bool) {
+    // SAFETY: `fd` is open; F_GETFL and F_SETFL take no pointer.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        let flags = if on {
+            flags | libc::O_NONBLOCK
+        } else {
+            flags & !libc::O_NONBLOCK
+        };
+        assert_eq!(libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags), 0);
+    }
+}
+
+/// A pipe whose buffer is full: a write to `.1` blocks until `.0` is read.
+fn full_pipe() -> (File, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 just opened both, and nothing else owns them.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    set_nonblocking(&write, true);
+    let mut writer = File::from(write);
+    let chunk = [b'x'; 4096];
+    loop {
+        match writer.write(&chunk) {
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("filling the pipe: {e}"),
+        }
+    }
+    let write = OwnedFd::from(writer);
+    set_nonblocking(&write, false);
+    (File::from(read), write)
+}
+
+/// Point 10: `--jsonl` on a FIFO that nobody reads waited in `open` before the first seed,
+/// for ever. It is refused at once, exit 2, with what to do.
+#[test]
+fn a_jsonl_fifo_nobody_reads_is_refused_at_once() {
+    let path = fifo("fifo-no-reader");
+    let mut child = Command::new(common::bin())
+        .args([
+            "hunt",
+            "scenarios/raft-nemesis.ron",
+            "--seeds",
+            "3",
+            "--no-shrink",
+        ])
+        .arg("--jsonl")
+        .arg(&path)
+        .current_dir(common::repo_root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the hunt");
+    let status = wait_at_most(&mut child, 20);
+    let err = stderr_of(&mut child);
+    let status = status.unwrap_or_else(|| panic!("the hunt waited for a reader: {err}"));
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("named pipe (FIFO) that nobody is reading"),
+        "{err}"
+    );
+    assert!(err.contains("hint: start its reader first"), "{err}");
+}
+
+/// A FIFO with a reader is still written through, header to end line, and its writes block
+/// again (not `O_NONBLOCK`): what a slow reader has not read yet is not lost.
+#[test]
+fn a_jsonl_fifo_with_a_reader_gets_every_record() {
+    let path = fifo("fifo-reader");
+    // Open for reading first, without waiting for the writer, as `cat FIFO &` would be.
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .expect("open the FIFO to read");
+    let reading = std::thread::spawn(move || {
+        let fd = OwnedFd::from(reader);
+        set_nonblocking(&fd, false);
+        let mut text = String::new();
+        let mut reader = File::from(fd);
+        // Reads to the writer's close: until then a read waits.
+        let mut chunk = [0u8; 4096];
+        loop {
+            match reader.read(&mut chunk) {
+                Ok(0) if text.contains("{\"end\"") => break,
+                Ok(0) => std::thread::sleep(Duration::from_millis(10)),
+                Ok(n) => text.push_str(std::str::from_utf8(&chunk[..n]).expect("UTF-8")),
+                Err(e) => panic!("reading the FIFO: {e}"),
+            }
+        }
+        text
+    });
+    let output = splitbrain([
+        "hunt",
+        "scenarios/raft-nemesis.ron",
+        "--seeds",
+        "3",
+        "--no-shrink",
+        "--jsonl",
+        path.to_str().expect("a UTF-8 path"),
+    ]);
+    assert_no_panic(&output);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&output)
+    );
+    let text = reading.join().expect("the reader ends");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "header, 3 records, end: {text}");
+    assert!(lines[0].starts_with("{\"hunt\""), "{text}");
+    assert!(lines[4].starts_with("{\"end\""), "{text}");
+}
+
+/// Point 10: a signal before the seed loop was only noted, for the loop to read, and a hunt
+/// blocked before it (here writing its first line to a full stdout pipe; before, opening a
+/// FIFO) kept waiting. The first signal before the loop now ends the process at once, with
+/// 128 + its number.
+#[test]
+fn a_signal_before_the_seed_loop_ends_the_hunt_at_once() {
+    let (read_end, write_end) = full_pipe();
+    let mut child = Command::new(common::bin())
+        .args([
+            "hunt",
+            "scenarios/raft-nemesis.ron",
+            "--seeds",
+            "1000",
+            "--no-shrink",
+        ])
+        .current_dir(common::repo_root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the hunt");
+    // Let it reach the write of its first line ("seeds 1..=1000, ..."), where it blocks. A
+    // signal that comes earlier must end it just the same.
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).expect("a pid");
+    // SAFETY: sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = wait_at_most(&mut child, 10);
+    drop(read_end);
+    let err = stderr_of(&mut child);
+    let status = status.unwrap_or_else(|| panic!("SIGTERM did not end the hunt: {err}"));
+    assert_eq!(status.code(), Some(143), "{status:?}: {err}");
+}
