@@ -243,3 +243,37 @@ fn a_signal_before_the_seed_loop_ends_the_hunt_at_once() {
     let status = status.unwrap_or_else(|| panic!("SIGTERM did not end the hunt: {err}"));
     assert_eq!(status.code(), Some(143), "{status:?}: {err}");
 }
+
+/// Point 11 (and 8): a `command` whose program is a file without an execute bit passed
+/// `check`, and failed only once a run started it. `check` refuses it at `command`, without
+/// running it.
+#[test]
+fn check_refuses_a_program_that_is_not_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("not-executable");
+    let node = dir.join("node.py");
+    let mark = dir.join("started");
+    std::fs::write(&node, format!("#!/bin/sh\ntouch {}\n", mark.display())).expect("write");
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let text = format!(
+        "Scenario(\n    nodes: 3,\n    algorithm: External(command: [{:?}]),\n)\n",
+        node.display().to_string()
+    );
+    let path = scenario_file("not-executable-scenario", &text);
+    let output = splitbrain(["check", path.to_str().expect("UTF-8")]);
+    assert_no_panic(&output);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            ":3:34: the program `{}` is not executable",
+            node.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: make it executable (`chmod +x`)"),
+        "{err}"
+    );
+    assert!(!mark.exists(), "check ran the program");
+}
