@@ -434,6 +434,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn service_names(&self) -> Vec<String>;
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
+    fn programs(&self) -> Vec<Vec<String>>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -507,6 +508,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn property_names(&self) -> Vec<&'static str> {
         A::properties(&self.0).names()
+    }
+    fn programs(&self) -> Vec<Vec<String>> {
+        A::programs(&self.0)
     }
     fn vary(
         &self,
@@ -659,6 +663,12 @@ impl AlgorithmConfig {
     /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
     pub fn property_names(&self) -> Vec<&'static str> {
         self.config.property_names()
+    }
+
+    /// The programs a run with this algorithm starts, as command lines
+    /// ([`Algorithm::programs`]): empty unless its nodes are external processes.
+    pub fn programs(&self) -> Vec<Vec<String>> {
+        self.config.programs()
     }
 
     /// Runs `config` with this algorithm and the given options.

@@ -124,6 +124,9 @@ struct JsonOutput<'a> {
     /// The transport the run's messages travelled on, as a scenario writes it (`Datagram`,
     /// `Stream`, `Stream(timeout: "2s")`).
     transport: String,
+    /// The programs the run started, each a command line (the external nodes' `command`;
+    /// empty for the built-in algorithms).
+    programs: Vec<Vec<String>>,
     report: &'a RunReport,
 }
 
@@ -265,6 +268,8 @@ pub fn run(args: &RunArgs) -> u8 {
         eprintln!("error: {}: {message}", args.file.display());
         return exit::BAD_INPUT;
     }
+    let programs = scenario.algorithm.programs();
+    crate::print::announce_programs(&args.file, &programs);
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
@@ -393,6 +398,7 @@ pub fn run(args: &RunArgs) -> u8 {
             }),
             adjustments,
             transport: scenario::transport_line(&scenario.sim.network.transport),
+            programs,
             report: &report,
         };
         crate::outln!(

@@ -383,6 +383,11 @@ impl Algorithm for External {
         super::checks::properties(&config.properties)
     }
 
+    /// The `command`, once per member and thread.
+    fn programs(config: &ExternalConfig) -> Vec<Vec<String>> {
+        vec![config.command.clone()]
+    }
+
     fn vary(
         _: &ExternalConfig,
         _: &Cluster,
