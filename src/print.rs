@@ -18,6 +18,19 @@ pub fn print_table(t: &Table) {
     }
 }
 
+/// Says on stderr, before a command starts them, which programs the scenario in `file`
+/// starts (its external nodes' commands): a scenario that starts programs is code, and
+/// running one should never be a surprise.
+pub fn announce_programs(file: &std::path::Path, programs: &[Vec<String>]) {
+    for program in programs {
+        eprintln!(
+            "note: {} starts a program for each node: {}",
+            file.display(),
+            splitbrain_lab::shell::command_line(program)
+        );
+    }
+}
+
 /// Prints `error: ERROR` (its hint, if any, on its own line) and gives exit code 2.
 pub fn bad_input(error: &dyn std::fmt::Display) -> u8 {
     eprintln!("error: {error}");

@@ -161,6 +161,15 @@ pub trait Algorithm: 'static {
         Vec::new()
     }
 
+    /// The programs a run of `config` starts, each as its command line (program and
+    /// arguments, as written): the external nodes' `command`. Empty for an algorithm whose
+    /// processes run inside splitbrain, the default. The commands say so before they start
+    /// one, and a reproducer names them: a scenario that starts programs is code.
+    fn programs(config: &Self::Config) -> Vec<Vec<String>> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,

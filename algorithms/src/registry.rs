@@ -435,6 +435,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
     fn watched_observations(&self) -> Vec<&'static str>;
+    fn programs(&self) -> Vec<Vec<String>>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -511,6 +512,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn watched_observations(&self) -> Vec<&'static str> {
         A::watched_observations(&self.0)
+    }
+    fn programs(&self) -> Vec<Vec<String>> {
+        A::programs(&self.0)
     }
     fn vary(
         &self,
@@ -679,6 +683,12 @@ impl AlgorithmConfig {
             .into_iter()
             .filter(|name| !seen(name))
             .collect()
+    }
+
+    /// The programs a run with this algorithm starts, as command lines
+    /// ([`Algorithm::programs`]): empty unless its nodes are external processes.
+    pub fn programs(&self) -> Vec<Vec<String>> {
+        self.config.programs()
     }
 
     /// Runs `config` with this algorithm and the given options.

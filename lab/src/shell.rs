@@ -14,9 +14,40 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// A program's command line (program and arguments) as a user would type it, each word
+/// quoted when a shell would need it, and any control character escaped (`\u{1b}`): the line
+/// is printed, and must not drive the terminal it is printed to.
+pub fn command_line(words: &[String]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| shell_word(w)).collect();
+    quoted
+        .join(" ")
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use super::{command_line, shell_word};
+
+    #[test]
+    fn a_command_line_is_quoted_and_its_control_characters_escaped() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            command_line(&words(&["python3", "my node.py", "--x"])),
+            "python3 'my node.py' --x"
+        );
+        assert_eq!(
+            command_line(&words(&["sh", "-c", "\u{1b}[2Jrm"])),
+            "sh -c '\\u{1b}[2Jrm'"
+        );
+    }
 
     #[test]
     fn plain_words_stay_and_others_are_quoted_so_that_a_shell_reads_them_back() {

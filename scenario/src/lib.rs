@@ -173,6 +173,13 @@ impl Scenario {
             .collect()
     }
 
+    /// The programs the scenario starts (the external nodes' commands), its algorithm's and
+    /// then its designs', each once ([`programs_of`]).
+    pub fn programs(&self) -> Vec<Vec<String>> {
+        let designs = self.designs.iter().map(|d| &d.algorithm);
+        programs_of(std::iter::once(&self.algorithm).chain(designs))
+    }
+
     /// What in the scenario names the coordination service, in words (`the fault at 30s`,
     /// `` `clocks.service` ``), if anything does. An algorithm without a
     /// service cannot run such a scenario as written: the engine would skip what names it.
@@ -365,6 +372,21 @@ pub struct Design {
     /// `transport`, else the scenario's `network.transport` if the file sets it, else the
     /// algorithm's default ([`default_transport`]).
     pub transport: Transport,
+}
+
+/// The programs runs of `algorithms` start, as command lines, each once, in the order first
+/// met ([`AlgorithmConfig::programs`]). A scenario that starts programs is code: the
+/// commands print these before running one, and reproducers name them.
+pub fn programs_of<'a>(
+    algorithms: impl IntoIterator<Item = &'a AlgorithmConfig>,
+) -> Vec<Vec<String>> {
+    let mut programs: Vec<Vec<String>> = Vec::new();
+    for program in algorithms.into_iter().flat_map(AlgorithmConfig::programs) {
+        if !programs.contains(&program) {
+            programs.push(program);
+        }
+    }
+    programs
 }
 
 /// A recovery-time objective: how fast a failover must complete, and how long a new leader

@@ -28,6 +28,11 @@ pub fn check(args: &CheckArgs) -> u8 {
                 for note in s.adjustments() {
                     crate::outln!("  note: {note}");
                 }
+                // Said, never started: `check` runs nothing.
+                for program in s.programs() {
+                    let line = splitbrain_lab::shell::command_line(&program);
+                    crate::outln!("  note: starts a program for each node: {line}");
+                }
             }
             Err(e) => {
                 eprintln!("{e}");

@@ -64,6 +64,9 @@ struct JsonSummary<'a> {
     designs: Vec<DesignJson<'a>>,
     /// Each design's results, in the same order.
     algorithms: &'a [GroupSummary],
+    /// The programs the designs' runs started, each a command line, each once (the
+    /// external nodes' `command`; empty for the built-in algorithms).
+    programs: &'a [Vec<String>],
     exit_code: u8,
 }
 
@@ -125,6 +128,8 @@ pub fn run(args: &CompareArgs) -> u8 {
         return bad_input(&e);
     }
     let command = command_line(args);
+    let programs = splitbrain_scenario::programs_of(designs.iter().map(|d| &d.algorithm));
+    crate::print::announce_programs(&args.file, &programs);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
     let bar = RunsBar::new(args.seeds.saturating_mul(designs.len() as u64), args.json);
     let result = match compare::compare(&plan, &scenario, &designs, &bar) {
@@ -160,6 +165,7 @@ pub fn run(args: &CompareArgs) -> u8 {
             seeds: args.seeds,
             designs: designs.iter().map(design_json).collect(),
             algorithms: summaries,
+            programs: &programs,
             exit_code: code,
         };
         crate::outln!(

@@ -138,6 +138,9 @@ struct JsonOutput<'a> {
     guided: Option<&'a GuidedSummary>,
     /// The transport its messages travelled on, as a scenario writes it.
     transport: String,
+    /// The programs its runs started, each a command line (the external nodes' `command`;
+    /// empty for the built-in algorithms).
+    programs: &'a [Vec<String>],
     summary: SummaryJson<'a>,
     reproducers: &'a [Reproducer],
     /// Outputs that could not be written (the exit code is then 2).
@@ -198,6 +201,8 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         check_out_folder(&args.out)?;
     }
     let shard_label = plan.shard.map(|s| s.to_string());
+    let programs = scenario.algorithm.programs();
+    crate::print::announce_programs(&args.file, &programs);
     if !args.json {
         match &shard_label {
             Some(s) => crate::outln!(
@@ -349,6 +354,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             search,
             guided: guided_summary,
             transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
+            programs: &programs,
             summary: SummaryJson::new(summary),
             reproducers: &reproducers,
             errors: &errors,

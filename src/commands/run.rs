@@ -129,6 +129,9 @@ struct JsonOutput<'a> {
     /// The transport the run's messages travelled on, as a scenario writes it (`Datagram`,
     /// `Stream`, `Stream(timeout: "2s")`).
     transport: String,
+    /// The programs the run started, each a command line (the external nodes' `command`;
+    /// empty for the built-in algorithms).
+    programs: Vec<Vec<String>>,
     report: &'a RunReport,
 }
 
@@ -270,6 +273,8 @@ pub fn run(args: &RunArgs) -> u8 {
         eprintln!("error: {}: {message}", args.file.display());
         return exit::BAD_INPUT;
     }
+    let programs = scenario.algorithm.programs();
+    crate::print::announce_programs(&args.file, &programs);
     if !args.json {
         crate::outln!("seed {}", scenario.sim.seed);
     }
@@ -409,6 +414,7 @@ pub fn run(args: &RunArgs) -> u8 {
             adjustments,
             warnings,
             transport: scenario::transport_line(&scenario.sim.network.transport),
+            programs,
             report: &report,
         };
         crate::outln!(

@@ -66,6 +66,9 @@ struct JsonSummary<'a> {
     /// Each group's settings as they ran.
     settings: Vec<SettingsJson<'a>>,
     values: &'a [GroupSummary],
+    /// The programs the trials started, each a command line, each once (the external
+    /// nodes' `command`; empty for the built-in algorithms).
+    programs: &'a [Vec<String>],
     exit_code: u8,
 }
 
@@ -126,6 +129,8 @@ pub fn run(args: &SweepArgs) -> u8 {
         Ok(v) => v,
         Err(e) => return bad_input(&e),
     };
+    let programs = splitbrain_scenario::programs_of(variants.iter().map(|v| &v.scenario.algorithm));
+    crate::print::announce_programs(&args.file, &programs);
     let trials: Vec<u64> = (1..=args.trials).collect();
     let runs = args.trials.saturating_mul(variants.len() as u64);
     let bar = RunsBar::new(runs, args.json);
@@ -162,6 +167,7 @@ pub fn run(args: &SweepArgs) -> u8 {
             trials: args.trials,
             settings: variants.iter().map(settings_json).collect(),
             values: summaries,
+            programs: &programs,
             exit_code: code,
         };
         crate::outln!(

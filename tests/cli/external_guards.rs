@@ -243,3 +243,219 @@ fn a_signal_before_the_seed_loop_ends_the_hunt_at_once() {
     let status = status.unwrap_or_else(|| panic!("SIGTERM did not end the hunt: {err}"));
     assert_eq!(status.code(), Some(143), "{status:?}: {err}");
 }
+
+/// A scenario whose nodes run `sh -c SCRIPT`, the script then `exec`ing the fixture node in
+/// `mode`; written as `name.ron`. Returns the file and the command as written.
+#[track_caller]
+fn shell_node_scenario(
+    name: &str,
+    script: &str,
+    mode: &str,
+    extra: &str,
+) -> (PathBuf, Vec<String>) {
+    let script = format!("{script}; exec python3 tests/fixtures/external/node.py {mode}");
+    let text = format!(
+        "Scenario(\n    name: \"{name}\",\n    duration: \"1s\",\n    nodes: 3,\n    algorithm: External(command: [\"sh\", \"-c\", {script:?}]{extra}),\n    expect: Safe,\n)\n"
+    );
+    let path = scenario_file(name, &text);
+    let command = vec!["sh".to_string(), "-c".to_string(), script];
+    (path, command)
+}
+
+/// The note a command prints before it starts `command`.
+fn announced(path: &std::path::Path, command: &[String]) -> String {
+    let line: Vec<String> = command
+        .iter()
+        .map(|w| {
+            if w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+            {
+                w.clone()
+            } else {
+                format!("'{w}'")
+            }
+        })
+        .collect();
+    format!(
+        "note: {} starts a program for each node: {}",
+        path.display(),
+        line.join(" ")
+    )
+}
+
+/// Point 11: `run`, `hunt`, `compare` and `sweep` say on stderr which program they start
+/// before they start it (the node's own first words, passed through by `stderr: Show`, come
+/// after the note), and list it under `programs` in their JSON.
+#[test]
+fn the_programs_a_scenario_starts_are_announced_first_and_listed_in_json() {
+    let (path, command) =
+        shell_node_scenario("announced", "echo node-started >&2", "ok", ", stderr: Show");
+    let file = path.to_str().expect("a UTF-8 path");
+    let note = announced(&path, &command);
+    let out = scratch("announced-out");
+    let compare_out = out.join("compare");
+    let sweep_out = out.join("sweep");
+    let runs = [
+        vec!["run", file],
+        vec!["run", file, "--json"],
+        vec!["hunt", file, "--seeds", "2", "--no-shrink", "--json"],
+        vec![
+            "compare",
+            file,
+            "--algorithms",
+            "external",
+            "--seeds",
+            "1",
+            "--sizes",
+            "3",
+            "--json",
+            "--out",
+            compare_out.to_str().expect("UTF-8"),
+        ],
+        vec![
+            "sweep",
+            file,
+            "--trials",
+            "1",
+            "--json",
+            "--out",
+            sweep_out.to_str().expect("UTF-8"),
+        ],
+    ];
+    for args in runs {
+        let output = splitbrain(&args);
+        assert_no_panic(&output);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {err}");
+        let noted = err.find(&note).unwrap_or_else(|| panic!("{args:?}: {err}"));
+        let started = err.find("node-started").expect("the node started");
+        assert!(noted < started, "{args:?}: said after the start: {err}");
+        assert_eq!(err.matches(&note).count(), 1, "{args:?}: said once: {err}");
+        if args.contains(&"--json") {
+            let programs = &common::json(&output)["programs"];
+            assert_eq!(programs, &serde_json::json!([command]), "{args:?}");
+        }
+    }
+    // A built-in algorithm starts nothing, and says nothing.
+    let output = splitbrain(["run", "scenarios/raft-nemesis.ron", "--json"]);
+    assert!(!stderr(&output).contains("starts a program"));
+    assert_eq!(common::json(&output)["programs"], serde_json::json!([]));
+}
+
+/// Point 11: `check`, `list` and `merge` never start a program (the node here marks a file
+/// when it starts); `check` says which one the scenario would start.
+#[test]
+fn check_list_and_merge_never_start_a_program() {
+    let dir = scratch("never-started");
+    let mark = dir.join("started");
+    let (path, command) = shell_node_scenario(
+        "never-started",
+        &format!("touch {}", mark.display()),
+        "ok",
+        "",
+    );
+    let folder = path.parent().expect("a folder").to_str().expect("UTF-8");
+    let file = path.to_str().expect("a UTF-8 path");
+    // A hunt starts it, and writes the records `merge` reads.
+    let records = dir.join("records.jsonl");
+    let records = records.to_str().expect("UTF-8");
+    let hunt = splitbrain([
+        "hunt",
+        file,
+        "--seeds",
+        "2",
+        "--no-shrink",
+        "--jsonl",
+        records,
+    ]);
+    assert_eq!(hunt.status.code(), Some(0), "{}", stderr(&hunt));
+    assert!(mark.exists(), "the hunt started the node");
+    std::fs::remove_file(&mark).expect("remove the mark");
+    let check = splitbrain(["check", file]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let said = common::stdout(&check);
+    let line = announced(&path, &command);
+    let line = line.split(": ").last().expect("the command");
+    assert!(
+        said.contains(&format!("note: starts a program for each node: {line}")),
+        "{said}"
+    );
+    for args in [vec!["list", "--dir", folder], vec!["merge", records]] {
+        let output = splitbrain(&args);
+        assert_no_panic(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(!mark.exists(), "check, list or merge started the node");
+}
+
+/// Point 11 (and 8): a `command` whose program is a file without an execute bit passed
+/// `check`, and failed only once a run started it. `check` refuses it at `command`, without
+/// running it.
+#[test]
+fn check_refuses_a_program_that_is_not_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("not-executable");
+    let node = dir.join("node.py");
+    let mark = dir.join("started");
+    std::fs::write(&node, format!("#!/bin/sh\ntouch {}\n", mark.display())).expect("write");
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let text = format!(
+        "Scenario(\n    nodes: 3,\n    algorithm: External(command: [{:?}]),\n)\n",
+        node.display().to_string()
+    );
+    let path = scenario_file("not-executable-scenario", &text);
+    let output = splitbrain(["check", path.to_str().expect("UTF-8")]);
+    assert_no_panic(&output);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            ":3:34: the program `{}` is not executable",
+            node.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: make it executable (`chmod +x`)"),
+        "{err}"
+    );
+    assert!(!mark.exists(), "check ran the program");
+}
+
+/// Point 11: a reproducer is code when its scenario starts a program: its header names the
+/// command, and says to run it only from a source one trusts.
+#[test]
+fn a_reproducer_names_the_programs_it_starts_in_its_header() {
+    let text = "Scenario(\n    name: \"two-holders\",\n    duration: \"1s\",\n    nodes: 3,\n    algorithm: External(command: [\"python3\", \"tests/fixtures/external/node.py\", \"double_holder\"], properties: [AtMostOne(\"lock_held\")]),\n    expect: Safe,\n)\n";
+    let path = scenario_file("two-holders", text);
+    let out = scratch("two-holders-out");
+    let output = splitbrain([
+        "hunt",
+        path.to_str().expect("UTF-8"),
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert_no_panic(&output);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let files = common::file_names(&out);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let reproducer = std::fs::read_to_string(out.join(&files[0])).expect("the reproducer");
+    let header: Vec<&str> = reproducer
+        .lines()
+        .take_while(|l| l.starts_with("//"))
+        .collect();
+    assert!(
+        header.contains(
+            &"// It starts this program for each node: python3 tests/fixtures/external/node.py \
+              double_holder. Run it only if you trust where it came from."
+        ),
+        "{reproducer}"
+    );
+}

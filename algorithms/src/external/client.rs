@@ -351,6 +351,11 @@ impl Algorithm for ExternalClient {
         super::checks::watched(&config.nodes.properties)
     }
 
+    /// The nodes' `command` (the modeled service runs inside splitbrain).
+    fn programs(config: &ExternalClientConfig) -> Vec<Vec<String>> {
+        vec![config.nodes.command.clone()]
+    }
+
     fn vary(
         _: &ExternalClientConfig,
         _: &Cluster,

@@ -127,6 +127,12 @@ pub enum ExternalError {
         /// `is not a file` or `is not on the PATH`.
         problem: &'static str,
     },
+    /// The program is a file, but no execute permission lets it be started.
+    #[error("the program `{program}` is not executable")]
+    ProgramNotExecutable {
+        /// The program as written.
+        program: String,
+    },
     /// A declared property that cannot be checked.
     #[error("{0}")]
     Property(String),
@@ -183,6 +189,10 @@ impl SettingError for ExternalError {
             ExternalError::ProgramNotFound { .. } => {
                 "a path is taken from the directory splitbrain runs in; a bare name is looked up on the PATH"
             }
+            ExternalError::ProgramNotExecutable { .. } => {
+                "make it executable (`chmod +x`), or run it through its interpreter: \
+                 `command: [\"python3\", \"my_node.py\"]`"
+            }
             ExternalError::Zero { .. } => "write a duration such as \"100ms\"",
             ExternalError::Property(_) => {
                 "name each property after the observation it checks: `AtMostOne(\"lock_held\")`"
@@ -208,23 +218,51 @@ impl SettingError for ExternalError {
     }
 }
 
-/// Whether `program` can be started: a path names a file, a bare name is on the PATH.
-fn find_program(program: &str) -> Result<(), &'static str> {
+/// Whether `program` can be started, found as `execvp` finds it but without starting it: a
+/// path names an executable file; a bare name is an executable file in a folder of the PATH.
+fn find_program(program: &str) -> Result<(), ExternalError> {
+    let not_found = |problem| ExternalError::ProgramNotFound {
+        program: program.to_string(),
+        problem,
+    };
+    let not_executable = || ExternalError::ProgramNotExecutable {
+        program: program.to_string(),
+    };
     if program.contains('/') {
-        return if Path::new(program).is_file() {
-            Ok(())
-        } else {
-            Err("is not a file")
+        let path = Path::new(program);
+        return match (path.is_file(), is_executable(path)) {
+            (false, _) => Err(not_found("is not a file")),
+            (true, false) => Err(not_executable()),
+            (true, true) => Ok(()),
         };
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
-        .unwrap_or(false);
-    if on_path {
+    let candidates: Vec<_> = std::env::var_os("PATH")
+        .map(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .collect()
+        })
+        .unwrap_or_default();
+    let files: Vec<_> = candidates.iter().filter(|path| path.is_file()).collect();
+    if files.iter().any(|path| is_executable(path)) {
         Ok(())
+    } else if files.is_empty() {
+        Err(not_found("is not on the PATH"))
     } else {
-        Err("is not on the PATH")
+        Err(not_executable())
     }
+}
+
+/// Whether `path` may be executed by someone: an execute bit is set (root too needs one).
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_path: &Path) -> bool {
+    true
 }
 
 /// Lowers the settings shared by `External` and `ExternalClient`.
@@ -252,13 +290,10 @@ pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig
             error: ExternalError::NoCommand,
         }),
         Some(program) => {
-            if let Err(problem) = find_program(program) {
+            if let Err(error) = find_program(program) {
                 problems.push(Problem {
                     field: "command",
-                    error: ExternalError::ProgramNotFound {
-                        program: program.clone(),
-                        problem,
-                    },
+                    error,
                 });
             }
         }
@@ -350,6 +385,11 @@ impl Algorithm for External {
 
     fn watched_observations(config: &ExternalConfig) -> Vec<&'static str> {
         super::checks::watched(&config.properties)
+    }
+
+    /// The `command`, once per member and thread.
+    fn programs(config: &ExternalConfig) -> Vec<Vec<String>> {
+        vec![config.command.clone()]
     }
 
     fn vary(
@@ -449,4 +489,52 @@ fn start_failure(node: usize, reason: String) -> RunError {
         effect: format!("starting its process: {reason}"),
         refusal: Refusal::ProcessFailed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 43: a `command` whose program cannot be executed passed `check`, and failed only
+    /// when a run started it. It is found without starting it, as `execvp` finds it.
+    #[test]
+    fn a_program_that_cannot_be_executed_is_refused_without_running_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("splitbrain-find-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let node = dir.join("node.sh");
+        // It would leave a mark if it ran.
+        let mark = dir.join("ran");
+        std::fs::write(&node, format!("#!/bin/sh\ntouch {}\n", mark.display())).expect("write");
+        std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let path = node.to_str().expect("UTF-8").to_string();
+        let error = find_program(&path).expect_err("not executable");
+        assert_eq!(
+            error,
+            ExternalError::ProgramNotExecutable {
+                program: path.clone()
+            }
+        );
+        assert!(error.hint().expect("a hint").contains("chmod +x"));
+        std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(find_program(&path), Ok(()));
+        assert!(!mark.exists(), "finding a program never runs it");
+        let missing = dir.join("missing").to_str().expect("UTF-8").to_string();
+        assert!(matches!(
+            find_program(&missing),
+            Err(ExternalError::ProgramNotFound {
+                problem: "is not a file",
+                ..
+            })
+        ));
+        assert_eq!(find_program("sh"), Ok(()));
+        assert!(matches!(
+            find_program("no-such-program-43"),
+            Err(ExternalError::ProgramNotFound {
+                problem: "is not on the PATH",
+                ..
+            })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

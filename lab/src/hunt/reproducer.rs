@@ -126,7 +126,8 @@ impl Writer<'_> {
     }
 
     /// The comment lines a reproducer starts with: which hunt and run it came from, how much
-    /// shrinking took off, and what it breaks.
+    /// shrinking took off, what it breaks, and the programs it starts, if any (a reproducer
+    /// attached to a bug report is then code, and its reader should know before running it).
     pub fn header(
         &self,
         seed: u64,
@@ -139,7 +140,7 @@ impl Writer<'_> {
             Some(id) => (" --search guided", format!("mutant {id}")),
             None => ("", format!("seed {seed}")),
         };
-        format!(
+        let mut header = format!(
             "// Shrunk by `splitbrain hunt {}{search}` from {run}: {} faults on {} nodes -> {} faults on {} nodes.\n// It breaks {key}: {}\n",
             self.hunted.display(),
             start.sim.faults.len(),
@@ -147,7 +148,14 @@ impl Writer<'_> {
             shrunk.candidate.sim.faults.len(),
             shrunk.candidate.sim.members,
             shrunk.outcome.detail.replace('\n', " ")
-        )
+        );
+        for program in shrunk.candidate.algorithm.programs() {
+            header += &format!(
+                "// It starts this program for each node: {}. Run it only if you trust where it came from.\n",
+                crate::shell::command_line(&program)
+            );
+        }
+        header
     }
 
     /// The command that replays seed `seed` of the hunt with the same limits.
