@@ -42,8 +42,8 @@ impl FencingMode {
     }
 }
 
-/// `--max-events`, `--max-in-flight`, `--max-memory`, `--max-time`: the runtime guard of every run a
-/// command makes (docs/scenario-format.md, "Bounded runs").
+/// `--max-events`, `--max-in-flight`, `--max-memory`, `--max-node-in-flight`, `--max-time`: the
+/// runtime guard of every run a command makes (docs/scenario-format.md, "The runtime guard").
 #[derive(Args, Debug, Clone, Copy)]
 #[command(next_help_heading = "Run limits")]
 pub struct LimitArgs {
@@ -63,9 +63,15 @@ pub struct LimitArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub max_in_flight: u64,
-    /// End a run while the process's resident memory is above this (e.g. 8GiB, 512MiB).
-    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_bytes)]
+    /// End a run that holds more than this at once (e.g. 8GiB, 512MiB): its messages in
+    /// flight with their bodies, durable state and kept trace, counted as they grow, so the
+    /// verdict is the same for any --jobs and on replay. Per run: N jobs may hold N times this.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
     pub max_memory: u64,
+    /// End a run once the messages one node has in flight (sent, not yet handled by their
+    /// receivers nor lost) hold more than this: names the node, the message type and its size.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_bytes)]
+    pub max_node_in_flight: u64,
     /// End a run that has taken longer than this, by the wall clock (e.g. 30m, 2h): a large
     /// cluster can make each event slow.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_wall_ms)]
@@ -89,6 +95,7 @@ impl LimitArgs {
             max_events: self.max_events,
             max_in_flight: self.max_in_flight,
             max_memory_bytes: self.max_memory,
+            max_node_in_flight_bytes: self.max_node_in_flight,
             max_wall_ms: self.max_time,
         }
     }
@@ -108,6 +115,12 @@ impl LimitArgs {
         }
         if self.max_memory != defaults.max_memory_bytes {
             words.extend(["--max-memory".to_string(), format!("{}B", self.max_memory)]);
+        }
+        if self.max_node_in_flight != defaults.max_node_in_flight_bytes {
+            words.extend([
+                "--max-node-in-flight".to_string(),
+                format!("{}B", self.max_node_in_flight),
+            ]);
         }
         if self.max_time != defaults.max_wall_ms {
             words.extend(["--max-time".to_string(), format!("{}ms", self.max_time)]);

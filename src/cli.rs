@@ -10,7 +10,8 @@ Exit codes:
   0  the outcome matched the scenario's `expect`
   1  a safety outcome differed from `expect` (or --check-determinism found a difference)
   2  bad input or usage, or an output that could not be written; a run that outgrew its
-     runtime guard (--max-events, --max-in-flight, --max-memory, --max-time); merge: seeds
+     runtime guard (--max-events, --max-in-flight, --max-memory, --max-node-in-flight,
+     --max-time); merge: seeds
      missing or recorded twice with different outcomes
   3  liveness failed, or a failover missed the recovery-time objective (safety matched `expect`)
   129, 130, 143  hunt: interrupted by SIGHUP, SIGINT (Ctrl-C) or SIGTERM (128 + the signal's

@@ -82,6 +82,11 @@ impl TraceSink for PlotRecorder {
     fn milestone(&mut self, now_ns: Nanos, milestone: Milestone<'_>) {
         self.windows.milestone(now_ns, milestone);
     }
+
+    /// The page's events (the windows keep a bounded number of events).
+    fn held_bytes(&self) -> u64 {
+        self.view.held_bytes()
+    }
 }
 
 /// The page that steps through one run (`report` of `scenario`, its events as `trace` kept),

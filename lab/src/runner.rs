@@ -125,7 +125,9 @@ impl WallWatch {
 pub fn hint(e: &LimitExceeded) -> String {
     let raised = match e.limit {
         // In whole MiB or ms: what the flags take back.
-        Limit::Memory => format!("{}MiB", e.allowed.saturating_mul(2).div_ceil(1 << 20)),
+        Limit::Memory | Limit::NodeInFlight => {
+            format!("{}MiB", e.allowed.saturating_mul(2).div_ceil(1 << 20))
+        }
         Limit::WallTime => format!("{}ms", e.allowed.saturating_mul(2)),
         _ => e.allowed.saturating_mul(2).to_string(),
     };
@@ -136,7 +138,14 @@ pub fn hint(e: &LimitExceeded) -> String {
              network delivers (a `Stream` timeout or retransmission timeout far below the \
              latency reconnects and resends without end)"
         }
-        Limit::Memory => "a shorter `duration` or fewer nodes",
+        Limit::Memory => {
+            "a shorter `duration` or fewer nodes, or nodes that send no faster than their peers \
+             take (messages to a paused node wait for it)"
+        }
+        Limit::NodeInFlight => {
+            "a node that sends less, or no faster than its peers take: messages to a paused \
+             node wait for it, and a slow disk holds back what its node sends"
+        }
         Limit::WallTime => {
             "fewer nodes (some models' events cost more as the cluster grows) or a shorter \
              `duration`; `splitbrain run` shows its progress after two seconds"

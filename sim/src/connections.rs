@@ -104,6 +104,17 @@ impl<P> Connection<P> {
         self.directions.iter().flat_map(|d| d.waiting.iter())
     }
 
+    /// Every message still waiting, both directions, with its sender (`pair` is this
+    /// connection's pair).
+    #[cfg(test)]
+    pub fn waiting_from(&self, pair: Pair) -> impl Iterator<Item = (NodeId, &Waiting<P>)> {
+        let (low, high) = pair;
+        let [up, down] = &self.directions;
+        let up = up.waiting.iter().map(move |w| (low, w));
+        let down = down.waiting.iter().map(move |w| (high, w));
+        up.chain(down)
+    }
+
     /// Every message still waiting, both directions, emptied, with its sender and receiver
     /// (`pair` is this connection's pair).
     pub fn drain_waiting(&mut self, pair: Pair) -> Vec<(NodeId, NodeId, Waiting<P>)> {

@@ -31,7 +31,7 @@ pub use limits::{Limit, LimitExceeded, RunLimits};
 pub use network_config::{
     Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
 };
-pub use process::{Ctx, Effect, Message, Names, Process, Signal, TimerKind};
+pub use process::{Ctx, DurableState, Effect, Message, Names, Process, Signal, TimerKind};
 pub use property::{
     always, Breach, Observation, Properties, Property, PropertyFactory, UserObservation, Value,
     WriteOutcome,

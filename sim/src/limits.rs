@@ -27,9 +27,16 @@ pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 /// timers aside): at about 70 bytes each, under a gigabyte.
 pub const DEFAULT_MAX_IN_FLIGHT: u64 = 10_000_000;
 
-/// The resident memory of the whole process by default, in bytes (4 GiB): a hunt's jobs
-/// share it.
-pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
+/// The bytes one run may hold by default (1 GiB): its messages in flight with their
+/// bodies, its durable state and the trace it keeps in memory, counted as they grow
+/// ([`RunLimits::max_memory_bytes`]). Each run of a hunt has its own, so `--jobs N` may hold
+/// N times this.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 1 << 30;
+
+/// The bytes of messages one process may have in flight by default (256 MiB): sixteen of
+/// the largest message an external node can write (a reply line is at most 16 MiB), far
+/// above what any built-in model sends ([`RunLimits::max_node_in_flight_bytes`]).
+pub const DEFAULT_MAX_NODE_IN_FLIGHT_BYTES: u64 = 256 << 20;
 
 /// The wall-clock time one run may take by default, in milliseconds (10 minutes). The engine
 /// reads no clock: the caller enforces it through `Sim::with_stop`.
@@ -40,10 +47,6 @@ pub const DEFAULT_MAX_WALL_MS: u64 = 600_000;
 /// within a millisecond or so of an ordinary run.
 pub const STOP_CHECK_EVERY_EVENTS: u64 = 1 << 12;
 
-/// How many events pass between two readings of the process's memory: a reading is a
-/// system call, so it is taken about a hundred times a second at most.
-pub const MEMORY_CHECK_EVERY_EVENTS: u64 = 1 << 16;
-
 /// What one run may use before the guard ends it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunLimits {
@@ -51,9 +54,20 @@ pub struct RunLimits {
     pub max_events: u64,
     /// Events and messages queued at once, timers aside.
     pub max_in_flight: u64,
-    /// Resident memory of the process, in bytes (read from the operating system where it
-    /// tells: Linux's `/proc/self/status`; elsewhere not checked).
+    /// Bytes the run holds at once: every message from the end of the handler that sent it
+    /// until its receiver's handler takes it or it is lost (its engine slot plus
+    /// [`Message::size_bytes`](crate::Message::size_bytes)), every durable write from the
+    /// handler that asked for it until a later one replaces it on the disk
+    /// ([`DurableState::size_bytes`](crate::DurableState::size_bytes)), and what the trace
+    /// sink keeps in memory ([`TraceSink::held_bytes`](crate::TraceSink::held_bytes)).
+    /// Counted as the run goes and checked each time the count grows, so the same run
+    /// outgrows it at the same event on every machine, whatever runs beside it.
     pub max_memory_bytes: u64,
+    /// Bytes of the messages one process has in flight at once (counted as for
+    /// `max_memory_bytes`, charged to the sender): a node that sends faster than its peers
+    /// take (to a paused peer, over a slow disk) ends the run naming itself, the message type
+    /// and its size, before the run's memory does.
+    pub max_node_in_flight_bytes: u64,
     /// Wall-clock time of one run, in milliseconds: a model whose events cost more as the
     /// cluster grows (a Raft follower of a 4,000-node cluster clears its 4,000-entry
     /// vote and peer tables whenever it becomes a follower again) can take
@@ -68,6 +82,7 @@ impl Default for RunLimits {
             max_events: DEFAULT_MAX_EVENTS,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+            max_node_in_flight_bytes: DEFAULT_MAX_NODE_IN_FLIGHT_BYTES,
             max_wall_ms: DEFAULT_MAX_WALL_MS,
         }
     }
@@ -92,6 +107,7 @@ impl RunLimits {
             max_events: u64::MAX,
             max_in_flight: u64::MAX,
             max_memory_bytes: u64::MAX,
+            max_node_in_flight_bytes: u64::MAX,
             max_wall_ms: u64::MAX,
         }
     }
@@ -107,6 +123,8 @@ pub enum Limit {
     InFlight,
     /// [`RunLimits::max_memory_bytes`].
     Memory,
+    /// [`RunLimits::max_node_in_flight_bytes`].
+    NodeInFlight,
     /// [`RunLimits::max_wall_ms`].
     WallTime,
     /// Not a limit: the caller asked the run to stop (a hunt's signal; see
@@ -121,6 +139,7 @@ impl Limit {
             Limit::Events => "--max-events",
             Limit::InFlight => "--max-in-flight",
             Limit::Memory => "--max-memory",
+            Limit::NodeInFlight => "--max-node-in-flight",
             Limit::WallTime => "--max-time",
             Limit::Interrupted => "",
         }
@@ -131,7 +150,8 @@ impl Limit {
         match self {
             Limit::Events => "events handled",
             Limit::InFlight => "events and messages queued at once",
-            Limit::Memory => "resident memory of the process",
+            Limit::Memory => "held by the run",
+            Limit::NodeInFlight => "of messages in flight from one process",
             Limit::WallTime => "wall-clock time",
             Limit::Interrupted => "the caller's patience",
         }
@@ -154,6 +174,9 @@ pub struct LimitExceeded {
     pub duration_ns: Nanos,
     /// Events handled by then.
     pub events: u64,
+    /// The process whose messages passed the limit ([`Limit::NodeInFlight`]), or that sent
+    /// or wrote what passed [`Limit::Memory`]; none for the other limits.
+    pub node: Option<crate::NodeId>,
     /// Where the growth was: the message type sent most and its count, and for queued
     /// messages the link holding most of them.
     pub where_: String,
@@ -170,12 +193,16 @@ impl LimitExceeded {
             );
         }
         let amount = |n: u64| match self.limit {
-            Limit::Memory => format_bytes(n),
+            Limit::Memory | Limit::NodeInFlight => format_bytes(n),
             Limit::WallTime => format_duration(n.saturating_mul(1_000_000)),
             _ => group_thousands(n),
         };
         let reached = match self.limit {
             Limit::Events => String::new(),
+            // Exact: a count just past a whole unit would read as the limit itself.
+            Limit::Memory | Limit::NodeInFlight => {
+                format!(" (reached {} bytes)", group_thousands(self.reached))
+            }
             _ => format!(" (reached {})", amount(self.reached)),
         };
         format!(
@@ -222,22 +249,6 @@ pub fn format_bytes(bytes: u64) -> String {
     "0 B".to_string()
 }
 
-/// The resident memory of this process in bytes, where the operating system tells
-/// (Linux: `VmRSS` of `/proc/self/status`, in kB whatever the page size); `None` elsewhere.
-pub fn resident_bytes() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb.saturating_mul(1024))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,12 +267,5 @@ mod tests {
         assert_eq!(format_bytes(3 << 29), "1.5 GiB");
         assert_eq!(format_bytes(512 << 20), "512 MiB");
         assert_eq!(format_bytes(0), "0 B");
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn this_process_has_some_resident_memory() {
-        let bytes = resident_bytes().expect("linux tells");
-        assert!(bytes > 0);
     }
 }

@@ -18,6 +18,84 @@ pub trait Message: Clone + Debug {
     fn term(&self) -> u64 {
         0
     }
+    /// The bytes this message holds: its own size plus whatever it owns on the heap (a body,
+    /// a vector of entries). The engine charges it to the run, and to its sender, from the
+    /// end of the handler that sent it until the receiver's handler takes it or it is lost
+    /// (the runtime guard's `--max-memory` and `--max-node-in-flight`, docs/engine.md,
+    /// "Memory charged per run"). It must be a function of the message alone, so that a
+    /// run's verdict is too. The default, `size_of::<Self>()`, is right for a message that
+    /// owns nothing on the heap; one that carries a body of its own adds the body's length.
+    ///
+    /// ```
+    /// use splitbrain_sim::Message;
+    ///
+    /// #[derive(Clone, Debug)]
+    /// struct Blob(Vec<u8>);
+    /// impl Message for Blob {
+    ///     const KINDS: &'static [&'static str] = &["blob"];
+    ///     fn kind(&self) -> usize {
+    ///         0
+    ///     }
+    ///     fn size_bytes(&self) -> usize {
+    ///         std::mem::size_of::<Self>() + self.0.len()
+    ///     }
+    /// }
+    /// assert_eq!(Blob(vec![0; 1000]).size_bytes(), 1000 + std::mem::size_of::<Blob>());
+    /// ```
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+/// A process's durable state ([`Process::Durable`]): what it writes to its disk with
+/// [`Ctx::persist`] and gets back at a restart.
+///
+/// The engine charges each write to the run from the moment it is asked for until a later
+/// write replaces it on the disk (docs/engine.md, "Memory charged per run"): implement it
+/// with the default for state that owns nothing on the heap (`impl DurableState for MyState
+/// {}`), and override [`DurableState::size_bytes`] for state that does (a log of entries).
+pub trait DurableState: Clone + Debug {
+    /// The bytes this state holds: its own size plus whatever it owns on the heap; a
+    /// function of the state alone. The default is `size_of::<Self>()`.
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl DurableState for () {}
+impl DurableState for bool {}
+impl DurableState for u32 {}
+impl DurableState for u64 {}
+impl DurableState for i64 {}
+
+impl DurableState for String {
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.len()
+    }
+}
+
+impl DurableState for std::sync::Arc<str> {
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.len()
+    }
+}
+
+impl DurableState for Vec<u8> {
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.len()
+    }
+}
+
+impl<T: DurableState> DurableState for Option<T> {
+    fn size_bytes(&self) -> usize {
+        match self {
+            // The inline part is counted once, as part of `Self`.
+            Some(inner) => {
+                std::mem::size_of::<Self>() - std::mem::size_of::<T>() + inner.size_bytes()
+            }
+            None => std::mem::size_of::<Self>(),
+        }
+    }
 }
 
 /// A timer kind of an algorithm. Each (node, kind) has one slot: setting it again re-keys it.
@@ -460,7 +538,7 @@ pub trait Process {
     type Timer: TimerKind;
     /// What the process writes to its disk with [`Ctx::persist`] and gets back at a restart.
     /// `()` for a model that keeps its durable state in memory, as if written at once.
-    type Durable: Clone + Debug;
+    type Durable: DurableState;
 
     /// Called once at true time zero, in id order.
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>);

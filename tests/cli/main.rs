@@ -23,6 +23,7 @@ mod hunt;
 mod hunt_trust;
 mod leases;
 mod liveness_clock_jumps;
+mod memory_limits;
 mod objective;
 mod plot;
 mod published_results;

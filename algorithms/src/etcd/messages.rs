@@ -333,6 +333,20 @@ splitbrain_sim::message_kinds! {
                 _ => 0,
             }
         }
+
+        /// A view of the election prefix holds its keys, a Raft append its proposals.
+        fn size_bytes(&self) -> usize {
+            let owned = match self {
+                EtcdMsg::TxnResp { keys, .. } | EtcdMsg::RangeResp { keys, .. } => {
+                    keys.len() * std::mem::size_of::<KeyView>()
+                }
+                EtcdMsg::Raft { proposals, .. } => {
+                    proposals.len() * std::mem::size_of::<(u64, Proposal)>()
+                }
+                _ => 0,
+            };
+            std::mem::size_of::<Self>() + owned
+        }
     }
 }
 

@@ -48,6 +48,17 @@ impl<M: Message> Message for Wire<M> {
             Wire::Service { msg, .. } => msg.term(),
         }
     }
+
+    /// A node's message holds its body, as the node wrote it: what `--max-memory` and
+    /// `--max-node-in-flight` charge (a copy the network duplicates shares the body, and is
+    /// charged again all the same, as a real copy would be).
+    fn size_bytes(&self) -> usize {
+        let inline = std::mem::size_of::<Self>();
+        match self {
+            Wire::Node(msg) => inline + msg.body.len(),
+            Wire::Service { msg, .. } => inline - std::mem::size_of::<M>() + msg.size_bytes(),
+        }
+    }
 }
 
 /// The service of a run that has none: no message of it exists.

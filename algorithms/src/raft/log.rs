@@ -12,6 +12,12 @@ pub(crate) struct RaftLog {
 }
 
 impl RaftLog {
+    /// The bytes its runs take on the heap (what a durable write of it is charged beyond
+    /// its inline size).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.runs.len() * std::mem::size_of::<(u64, u64)>()
+    }
+
     /// A log of `count` entries, all of term `term` (empty when `count` is 0).
     pub(crate) fn uniform(count: u64, term: u64) -> Self {
         let runs = if count == 0 {

@@ -34,6 +34,12 @@ pub struct Durable {
     pub(crate) log: RaftLog,
 }
 
+impl splitbrain_sim::DurableState for Durable {
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.log.heap_bytes()
+    }
+}
+
 impl Durable {
     /// What member `id` has on disk before it ever writes: term 0, no vote, and the initial
     /// log `config.log_lengths[id]` entries of term 0 long (empty when the list does not

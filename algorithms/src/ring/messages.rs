@@ -109,6 +109,15 @@ splitbrain_sim::message_kinds! {
                 RingMsg::Ack { .. } => 0,
             }
         }
+
+        /// A token holds the ids it collected: a 1,000-node ring's is 4 kB.
+        fn size_bytes(&self) -> usize {
+            let ids = match self {
+                RingMsg::Token { ids, .. } => ids.len() * std::mem::size_of::<NodeId>(),
+                _ => 0,
+            };
+            std::mem::size_of::<Self>() + ids
+        }
     }
 }
 

@@ -299,6 +299,18 @@ splitbrain_sim::message_kinds! {
                 _ => 0,
             }
         }
+
+        /// A list of children, a ping's touched sessions, a relayed answer: what the message
+        /// owns on the heap.
+        fn size_bytes(&self) -> usize {
+            let owned = match self {
+                ZkMsg::Children { children, .. } => children.len() * std::mem::size_of::<Child>(),
+                ZkMsg::FollowerPing { touches } => touches.len() * std::mem::size_of::<u64>(),
+                ZkMsg::Reply { answer, .. } => answer.size_bytes(),
+                _ => 0,
+            };
+            std::mem::size_of::<Self>() + owned
+        }
     }
 }
 

@@ -38,7 +38,8 @@ impl Failure {
 pub const PANIC_KEY: &str = "panic";
 
 /// The failure key of a seed whose run outgrew its runtime guard (`--max-events`,
-/// `--max-in-flight`, `--max-memory`, `--max-time`): never shrunk (each try would run to the limit again).
+/// `--max-in-flight`, `--max-memory`, `--max-node-in-flight`, `--max-time`): never shrunk
+/// (each try would run to the limit again).
 pub const LIMIT_KEY: &str = "limit";
 
 /// The failure key of a seed whose process asked for an effect the engine refuses (a
@@ -226,7 +227,7 @@ impl SeedRecord {
             failures: vec![Failure {
                 key: LIMIT_KEY.to_string(),
                 at_ns: Some(e.at_ns),
-                nodes: Vec::new(),
+                nodes: e.node.iter().map(|n| n.0).collect(),
                 detail: format!("{e}\n  hint: {}", crate::runner::hint(e)),
             }],
             events: e.events,

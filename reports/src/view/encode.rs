@@ -88,6 +88,8 @@ pub(super) fn what_text(kind: &EventKind) -> String {
 pub(super) struct Strings {
     index: BTreeMap<String, usize>,
     list: Vec<String>,
+    /// The bytes of the interned texts, each kept twice (in the list and as a key).
+    text_bytes: usize,
 }
 
 impl Default for Strings {
@@ -95,6 +97,7 @@ impl Default for Strings {
         let mut strings = Self {
             index: BTreeMap::new(),
             list: Vec::new(),
+            text_bytes: 0,
         };
         strings.intern(String::new());
         strings
@@ -102,12 +105,18 @@ impl Default for Strings {
 }
 
 impl Strings {
+    /// The bytes the interned texts take (each is kept twice).
+    pub(super) fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+
     /// The index of `text`, added if new.
     pub(super) fn intern(&mut self, text: String) -> usize {
         if let Some(&i) = self.index.get(&text) {
             return i;
         }
         let i = self.list.len();
+        self.text_bytes += 2 * text.len();
         self.list.push(text.clone());
         self.index.insert(text, i);
         i

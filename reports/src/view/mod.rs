@@ -125,6 +125,12 @@ impl TraceSink for ViewRecorder {
         }
         trace.total += 1;
     }
+
+    /// The encoded events and the interned texts (a node's log lines among them): what
+    /// `run --plot` charges to the run's `--max-memory`.
+    fn held_bytes(&self) -> u64 {
+        (self.trace.encoded.len() + self.trace.strings.text_bytes()) as u64
+    }
 }
 
 /// The page of one run: `page`'s words and `trace`'s events, as one HTML document.

@@ -6,6 +6,7 @@
 
 mod faults;
 mod inspect;
+mod memory;
 mod nodes;
 mod observe;
 mod output;
@@ -19,7 +20,7 @@ use crate::failover::FailoverTracker;
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
 use crate::leadership::Leadership;
-use crate::limits::{Limit, LimitExceeded, MEMORY_CHECK_EVERY_EVENTS, STOP_CHECK_EVERY_EVENTS};
+use crate::limits::{Limit, LimitExceeded, STOP_CHECK_EVERY_EVENTS};
 use crate::liveness::LivenessMonitor;
 use crate::network::Network;
 use crate::process::{Effect, Message, Names, Process};
@@ -241,6 +242,13 @@ enum Halt {
     InFlight(u64),
     /// A process asked for an effect the engine refuses.
     Refused(Box<RefusedEffect>),
+    /// What the run holds passed `limit` ([`Limit::Memory`] or [`Limit::NodeInFlight`]),
+    /// reaching `reached` bytes, by `growth`.
+    Bytes {
+        limit: Limit,
+        reached: u64,
+        growth: memory::Growth,
+    },
 }
 
 /// A slab of events with a free list; handles are stable while the event is queued.
@@ -378,6 +386,8 @@ pub struct Sim<'t, P: Process> {
     /// Messages held back on `Stream` connections (behind a lost or cut one): they count
     /// toward the in-flight limit with the queued events.
     held_in_streams: u64,
+    /// The bytes the run holds, counted as they grow, and their limits.
+    books: memory::Books,
     /// Asked every [`STOP_CHECK_EVERY_EVENTS`] events whether to stop now.
     stop: Option<&'t (dyn Fn() -> Option<crate::limits::Stop> + Sync)>,
     /// The names of the processes' message types and timer kinds.
@@ -487,6 +497,7 @@ impl<'t, P: Process> Sim<'t, P> {
             observed: Vec::new(),
             observation_counts: Vec::new(),
             held_in_streams: 0,
+            books: memory::Books::new(count, &config.limits),
             stop: None,
             names,
             started: false,
@@ -652,7 +663,6 @@ impl<'t, P: Process> Sim<'t, P> {
         };
         let event_limit = self.max_events.unwrap_or(u64::MAX);
         let guard_events = self.config.limits.max_events;
-        let check_memory = self.config.limits.max_memory_bytes != u64::MAX;
         // One comparison per event for both event limits; which one it was is sorted out once.
         let stop_at = event_limit.min(guard_events);
         loop {
@@ -699,14 +709,9 @@ impl<'t, P: Process> Sim<'t, P> {
             self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
-                if self.events.is_multiple_of(MEMORY_CHECK_EVERY_EVENTS) {
-                    if check_memory {
-                        self.check_memory()?;
-                    }
-                    if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
-                        if let Some(progress) = self.progress.as_mut() {
-                            progress(self.now);
-                        }
+                if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
+                    if let Some(progress) = self.progress.as_mut() {
+                        progress(self.now);
                     }
                 }
             }
@@ -720,6 +725,11 @@ impl<'t, P: Process> Sim<'t, P> {
         match self.halt.take().expect("the run is halted") {
             Halt::InFlight(queued) => self.exceeded(Limit::InFlight, queued).into(),
             Halt::Refused(refused) => RunError::Refused(*refused),
+            Halt::Bytes {
+                limit,
+                reached,
+                growth,
+            } => self.exceeded_bytes(limit, reached, growth).into(),
         }
     }
 
@@ -736,16 +746,6 @@ impl<'t, P: Process> Sim<'t, P> {
         }
     }
 
-    /// Ends the run if the process's resident memory passed its limit.
-    fn check_memory(&self) -> Result<(), LimitExceeded> {
-        match crate::limits::resident_bytes() {
-            Some(bytes) if bytes > self.config.limits.max_memory_bytes => {
-                Err(self.exceeded(Limit::Memory, bytes))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// What the guard reports when `limit` was passed with `reached`: where the run was, the
     /// message type sent most, and the link holding most queued messages.
     fn exceeded(&self, limit: Limit, reached: u64) -> LimitExceeded {
@@ -753,6 +753,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Limit::Events => self.config.limits.max_events,
             Limit::InFlight => self.config.limits.max_in_flight,
             Limit::Memory => self.config.limits.max_memory_bytes,
+            Limit::NodeInFlight => self.config.limits.max_node_in_flight_bytes,
             Limit::WallTime => self.config.limits.max_wall_ms,
             Limit::Interrupted => 0,
         };
@@ -763,12 +764,14 @@ impl<'t, P: Process> Sim<'t, P> {
             at_ns: self.now,
             duration_ns: self.config.duration_ns,
             events: self.events,
+            node: None,
             where_: self.where_growth(limit),
         }
     }
 
     /// The message type sent most, and the link with the most messages queued, in words
-    /// (not when memory ran out: counting per link takes memory too).
+    /// (not for the byte limits: [`Sim::exceeded_bytes`] names the process with most bytes in
+    /// flight instead, and counting per link of a large cluster takes memory too).
     fn where_growth(&self, limit: Limit) -> String {
         let mut words = Vec::new();
         if let Some(most) = self.message_stats.iter().max_by_key(|m| m.sent) {
@@ -782,7 +785,8 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         let mut per_link: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
         let queued = self.slab.items.iter().flatten();
-        for item in queued.filter(|_| limit != Limit::Memory) {
+        let bytes = matches!(limit, Limit::Memory | Limit::NodeInFlight);
+        for item in queued.filter(|_| !bytes) {
             if let EventData::Deliver { from, to, .. } = item {
                 *per_link.entry((*from, *to)).or_default() += 1;
             }
@@ -812,6 +816,12 @@ impl<'t, P: Process> Sim<'t, P> {
             self.queue.push(fault.at_ns, self.slab_handle(handle));
         }
         for index in 0..self.processes.len() {
+            // A start that outgrew a limit or was refused ends the run before the next one:
+            // a thousand members that each send a thousand messages at once need not all
+            // have started to be stopped.
+            if self.halt.is_some() {
+                return;
+            }
             let node = NodeId::from(index);
             self.invoke(node, nodes::Input::Start);
             self.arm_workload(node);
@@ -841,11 +851,11 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     /// The events and messages queued (`queued`) passed the guard's limit: the run ends
-    /// before its next event, unless a refused effect ends it already (a refusal is the run's
-    /// first problem, and stays the reason it ends).
+    /// before its next event, unless a refused effect or a byte limit ends it already (the
+    /// run's first problem stays the reason it ends).
     #[cold]
     fn overflowed(&mut self, queued: u64) {
-        if !matches!(self.halt, Some(Halt::Refused(_))) {
+        if matches!(self.halt, None | Some(Halt::InFlight(_))) {
             self.halt = Some(Halt::InFlight(queued));
         }
     }

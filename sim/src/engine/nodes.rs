@@ -191,6 +191,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 if self.refused(&effect) {
                     self.refuse(handling(), effect);
                 } else if effect.is_deferrable() {
+                    self.charge_effect(node, &effect);
                     self.nodes[index].deferred.push(effect);
                 } else {
                     self.apply(node, local, effect);
@@ -493,10 +494,12 @@ impl<'t, P: Process> Sim<'t, P> {
             Transit::LostToPartition => {
                 self.message_stats[kind].dropped += 1;
                 self.drops.partition += 1;
+                self.release_message(from, Self::payload_bytes(&payload));
             }
             Transit::LostToLoss => {
                 self.message_stats[kind].dropped += 1;
                 self.drops.loss += 1;
+                self.release_message(from, Self::payload_bytes(&payload));
             }
             Transit::Deliver {
                 latency_ns,
@@ -505,6 +508,8 @@ impl<'t, P: Process> Sim<'t, P> {
                 let sent_ns = self.now;
                 if let Some(dup_ns) = duplicate_after_ns {
                     self.message_stats[kind].duplicated += 1;
+                    // A copy is a message of its own until it is taken or lost.
+                    self.charge_message(from, to, kind, Self::payload_bytes(&payload));
                     let copy = EventData::Deliver {
                         from,
                         to,
@@ -544,7 +549,11 @@ impl<'t, P: Process> Sim<'t, P> {
             },
             None => payload,
         };
+        // The receiver takes it now, or it is lost now, unless it is held for a paused
+        // receiver (below): then it stays charged to its sender until the resume.
+        let bytes = Self::payload_bytes(&payload);
         if to == self.resource_id {
+            self.release_message(from, bytes);
             if let Payload::Write { token, term } = payload {
                 self.message_stats[kind].delivered += 1;
                 self.on_write(from, token, term, sent_ns);
@@ -561,6 +570,7 @@ impl<'t, P: Process> Sim<'t, P> {
             _ => None,
         };
         if let Some(reason) = dropped_by {
+            self.release_message(from, bytes);
             self.message_stats[kind].dropped += 1;
             match reason {
                 "crashed" => self.drops.crashed_receiver += 1,
@@ -592,6 +602,7 @@ impl<'t, P: Process> Sim<'t, P> {
             );
             return;
         }
+        self.release_message(from, bytes);
         self.message_stats[kind].delivered += 1;
         self.invoke(to, Input::Message { from, sent_ns, msg });
     }
@@ -883,6 +894,7 @@ impl<'t, P: Process> Sim<'t, P> {
             };
             match held {
                 Held::Message { from, sent_ns, msg } => {
+                    self.release_message(from, Self::message_bytes(&msg));
                     self.message_stats[msg.kind()].delivered += 1;
                     self.invoke(node, Input::Message { from, sent_ns, msg });
                 }
@@ -909,14 +921,17 @@ impl<'t, P: Process> Sim<'t, P> {
         let state = &mut self.nodes[node.index()];
         state.status = Status::Crashed;
         // Messages held for it while it was paused are lost with it.
-        for held in state.held.drain(..) {
-            if let Held::Message { msg, .. } = held {
+        for held in std::mem::take(&mut state.held) {
+            if let Held::Message { from, msg, .. } = held {
                 self.message_stats[msg.kind()].dropped += 1;
                 self.drops.crashed_receiver += 1;
+                self.release_message(from, Self::message_bytes(&msg));
             }
         }
-        let state = &mut self.nodes[node.index()];
-        state.deferred.clear();
+        // And so is what a stalled handler of it asked to send.
+        for effect in std::mem::take(&mut self.nodes[node.index()].deferred) {
+            self.release_effect(node, &effect);
+        }
         self.crash_output(node);
         let state = &mut self.nodes[node.index()];
         if state.stall_next.take().is_some() {

@@ -13,7 +13,7 @@
 use super::{EventData, Sim, Status};
 use crate::ids::NodeId;
 use crate::network::sample;
-use crate::process::{Effect, Process};
+use crate::process::{DurableState, Effect, Process};
 use crate::time::{LocalNanos, Nanos};
 use crate::trace::EventKind;
 
@@ -46,6 +46,7 @@ impl<P: Process> Sim<'_, P> {
                 self.refuse(handling(), effect);
                 continue;
             }
+            self.charge_effect(node, &effect);
             match effect {
                 Effect::Persist(durable) => {
                     ready_ns = ready_ns.max(self.write_durable(node, start_ns, durable));
@@ -88,6 +89,7 @@ impl<P: Process> Sim<'_, P> {
         start_ns: Nanos,
         durable: P::Durable,
     ) -> Nanos {
+        self.charge_durable(node, &durable);
         let term = self.processes[node.index()].term();
         let batch = self.config.disk.batch;
         let configured = self.config.disk.fsync_of(node.index(), self.config.members);
@@ -113,7 +115,8 @@ impl<P: Process> Sim<'_, P> {
             state.disk.busy_until_ns
         };
         state.writing.push_back((done_ns, durable, term));
-        Self::commit_completed(state, self.now);
+        let replaced = Self::commit_completed(state, self.now);
+        self.release_durable(replaced);
         if done_ns > self.now {
             self.trace_node(node, EventKind::Persist { done_ns });
         }
@@ -161,30 +164,41 @@ impl<P: Process> Sim<'_, P> {
     pub(super) fn crash_output(&mut self, node: NodeId) {
         let now = self.now;
         let state = &mut self.nodes[node.index()];
-        Self::commit_completed(state, now);
+        let replaced = Self::commit_completed(state, now);
         if !state.writing.is_empty() {
             self.checker.forget_terms_above(node, state.persisted_term);
         }
         let state = &mut self.nodes[node.index()];
-        state.writing.clear();
-        state.outgoing.clear();
+        let lost: u64 = (state.writing.drain(..))
+            .map(|(_, durable, _)| durable.size_bytes() as u64)
+            .sum();
+        self.release_durable(replaced + lost);
+        for (_, effect) in std::mem::take(&mut self.nodes[node.index()].outgoing) {
+            self.release_effect(node, &effect);
+        }
+        let state = &mut self.nodes[node.index()];
         state.output_generation = state.output_generation.wrapping_add(1);
         state.output_free_ns = now;
         state.disk.busy_until_ns = now;
         state.disk.last_start_ns = now;
     }
 
-    /// Moves the writes on disk by `now` from `writing` to `persisted`.
-    fn commit_completed(state: &mut NodeState<P>, now: Nanos) {
+    /// Moves the writes on disk by `now` from `writing` to `persisted`; returns the bytes
+    /// of the durable state they replaced, no longer held.
+    fn commit_completed(state: &mut NodeState<P>, now: Nanos) -> u64 {
+        let mut replaced = 0;
         while state
             .writing
             .front()
             .is_some_and(|(done_ns, ..)| *done_ns <= now)
         {
             let (_, durable, term) = state.writing.pop_front().expect("checked");
-            state.persisted = Some(durable);
+            if let Some(old) = state.persisted.replace(durable) {
+                replaced += old.size_bytes() as u64;
+            }
             state.persisted_term = term;
         }
+        replaced
     }
 
     /// Before a restart: the process gets back what its disk kept.

@@ -141,6 +141,7 @@ impl<P: Process> Sim<'_, P> {
             let kind = Self::kind_of(self.names, &payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;
+            self.release_message(from, Self::payload_bytes(&payload));
             return None;
         };
         let direction = connection.direction(from, to);
@@ -182,11 +183,12 @@ impl<P: Process> Sim<'_, P> {
             return;
         };
         self.drops.connections_broken += 1;
-        for (_, _, message) in connection.drain_waiting(pair) {
+        for (from, _, message) in connection.drain_waiting(pair) {
             self.held_in_streams = self.held_in_streams.saturating_sub(1);
             let kind = Self::kind_of(self.names, &message.payload);
             self.message_stats[kind].dropped += 1;
             self.drops.broken_connection += 1;
+            self.release_message(from, Self::payload_bytes(&message.payload));
         }
         for (node, peer) in [(pair.0, pair.1), (pair.1, pair.0)] {
             if Some(node) != closer && self.nodes[node.index()].status != Status::Crashed {

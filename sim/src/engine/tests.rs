@@ -1234,19 +1234,6 @@ fn a_run_that_queues_more_than_its_in_flight_limit_ends_with_the_link_that_holds
     assert_eq!(e.limit, crate::limits::Limit::Events);
 }
 
-#[cfg(target_os = "linux")]
-#[test]
-fn a_run_above_its_memory_limit_ends_at_the_next_reading() {
-    let limits = crate::limits::RunLimits {
-        max_memory_bytes: 1,
-        ..crate::limits::RunLimits::default()
-    };
-    let e = guarded(limits, MS).expect_err("any process has more than a byte");
-    assert_eq!(e.limit, crate::limits::Limit::Memory);
-    assert_eq!(e.events, crate::limits::MEMORY_CHECK_EVERY_EVENTS);
-    assert!(e.to_string().contains("resident memory"), "{e}");
-}
-
 #[test]
 fn the_default_limits_leave_an_ordinary_run_alone() {
     // 1,000 s of 1 ms pings among 3 nodes: about 9 million events, a few hundred in flight.
@@ -1305,6 +1292,7 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
     );
 }
 
+mod memory;
 mod properties;
 mod service_cluster;
 mod stepping;

@@ -78,7 +78,9 @@ impl<'t, P: Process> Sim<'t, P> {
             broken: Broken::from(std::mem::take(&mut self.flagged)),
         };
         trace.record(&event);
+        let kept = trace.held_bytes();
         self.trace_lines += 1;
+        self.trace_holds(kept);
     }
 
     /// Tells the sink that a failover opened now.

@@ -60,4 +60,8 @@ impl TraceSink for Filtered<'_> {
     fn finish(&mut self) -> std::io::Result<()> {
         self.inner.finish()
     }
+
+    fn held_bytes(&self) -> u64 {
+        self.inner.held_bytes()
+    }
 }

@@ -28,6 +28,15 @@ pub trait TraceSink {
     fn finish(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+
+    /// The bytes this sink keeps in memory for the run (a page's events, a window of the
+    /// trace), counted by the sink itself: the engine asks after each event it records and
+    /// charges the answer to the run's `--max-memory` (docs/engine.md, "Memory charged per
+    /// run"). It must depend only on what was recorded. The default, 0, is right for a
+    /// sink that streams (a file, a hash) or keeps a bounded summary.
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// A step of the failover and election measurements ([`crate::report`]), in the order of
@@ -159,6 +168,10 @@ impl TraceSink for Tee<'_> {
 
     fn finish(&mut self) -> std::io::Result<()> {
         self.0.finish().and(self.1.finish())
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.0.held_bytes().saturating_add(self.1.held_bytes())
     }
 }
 
