@@ -297,7 +297,7 @@ impl Algorithm for Etcd {
     type Config = EtcdConfig;
     type Error = EtcdError;
 
-    /// etcd's rules ([`Etcd::lower_rules`]), and a cluster's setting written for the single
+    /// etcd's rules (`Etcd::lower_rules`), and a cluster's setting written for the single
     /// service process refused rather than ignored.
     fn lower(settings: EtcdSettings, _cluster: &Cluster) -> Lowered<EtcdConfig, EtcdError> {
         // The single process runs no Raft, so no version applies to it.

@@ -22,7 +22,7 @@ pub struct ExternalClient;
 #[derive(Debug, Deserialize, Serialize)]
 pub enum ServiceSettings {
     /// The modeled etcd (`Etcd(...)`'s settings but `variant` and `client`, which concern
-    /// the built-in client only: see [`take_unused`]).
+    /// the built-in client only: see `take_unused`).
     Etcd(EtcdSettings),
     /// The modeled ZooKeeper server.
     ZooKeeper(ZkSettings),
