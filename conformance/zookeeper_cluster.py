@@ -436,6 +436,13 @@ TICK_BAND = Band(abs=TICK_MS / 2000)
 # side's 50 ms srvr poll.
 CHECK_WINDOW = (0.0, TICK_MS / 1000 + 0.1)
 NEXT_CHECK_BAND = Band(abs=0.0, window=CHECK_WINDOW)
+# The resumed leader's first quorum check after SIGCONT (`Leader.lead`, once per tick): it
+# finds no quorum and follows. Where SIGCONT falls in its tick is aligned by neither side, so
+# each reads anywhere within a tick: in one CI run (2026-12-06) the real trials read 2.02-2.07
+# s and the model 1.00 s three times, outside the former half-tick band around the real
+# values. A tick, plus the real side's 50 ms srvr poll and its 20-70 ms, plus margin.
+RESUME_WINDOW = (0.0, TICK_MS / 1000 + 0.25)
+RESUME_BAND = Band(abs=0.0, window=RESUME_WINDOW)
 
 
 def experiments() -> list[Experiment]:
@@ -465,9 +472,11 @@ def experiments() -> list[Experiment]:
         _row(f"{p} SIGSTOP leader 8s: holder reconnected, from stop", "s", pause,
              lambda t: t.holder_connected_s - t.fault_s),
         _row(f"{p} SIGSTOP leader 8s: old leader follows, from SIGCONT", "s", pause,
-             lambda t: t.old_leader_follows_s - t.back_s, None,
-             "first srvr of the resumed server answering Mode: follower", m_pause,
-             TICK_BAND),
+             lambda t: t.old_leader_follows_s - t.back_s,
+             harness.all_within(*RESUME_WINDOW, "the resumed leader gives up at its next tick"),
+             "first srvr of the resumed server answering Mode: follower; at its next quorum "
+             "check, once per tick at a phase the SIGCONT does not align with", m_pause,
+             RESUME_BAND),
         _row(f"{p} SIGSTOP leader 8s: session survived", "count", pause,
              lambda t: float(t.session_survived), None, "", m_pause, COUNT_BAND),
         _row(f"{p} SIGSTOP leader 8s: ephemeral node kept", "count", pause,
