@@ -103,6 +103,14 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// `text` written as `name.ron` in a fresh scratch folder of `name` (see [`scratch`]).
+#[track_caller]
+pub fn scenario_file(name: &str, text: &str) -> PathBuf {
+    let path = scratch(name).join(format!("{name}.ron"));
+    std::fs::write(&path, text).expect("write the scenario");
+    path
+}
+
 /// Every file of a folder, by name.
 pub fn read_folder(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)

@@ -23,9 +23,7 @@ fn scenario(name: &str, mode: &str, extra: &str) -> PathBuf {
 )
 "#
     );
-    let path = scratch(name).join(format!("{name}.ron"));
-    std::fs::write(&path, text).expect("write the scenario");
-    path
+    common::scenario_file(name, &text)
 }
 
 fn run(path: &Path, more: &[&str]) -> std::process::Output {
@@ -410,9 +408,7 @@ fn scenario_running(name: &str, command: &str, extra: &str) -> PathBuf {
     algorithm: External(command: {command}, deadline: "2s"{extra}), expect: Safe)
 "#
     );
-    let path = scratch(name).join(format!("{name}.ron"));
-    std::fs::write(&path, text).expect("write the scenario");
-    path
+    common::scenario_file(name, &text)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{assert_no_panic, scratch, splitbrain, stderr};
+use common::{assert_no_panic, scenario_file, scratch, splitbrain, stderr};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -15,14 +15,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
-
-/// `text` written as `name.ron` in a scratch folder of `name`.
-#[track_caller]
-fn scenario_file(name: &str, text: &str) -> PathBuf {
-    let path = scratch(name).join(format!("{name}.ron"));
-    std::fs::write(&path, text).expect("write the scenario");
-    path
-}
 
 /// Point 9: each setting that its form would ignore fails `check` with exit 2, at its line
 /// and column, with a hint; before, each passed and ran as if it were not written.

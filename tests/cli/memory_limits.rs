@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{assert_no_panic, scratch, splitbrain, splitbrain_limited, stderr};
+use common::{assert_no_panic, splitbrain, splitbrain_limited, stderr};
 use std::path::{Path, PathBuf};
 
 /// A scenario where node 0 of two sends node 1, paused for the whole run, a `big` message
@@ -23,9 +23,7 @@ fn flood(name: &str, duration: &str, args: &str) -> PathBuf {
 )
 "#
     );
-    let path = scratch(name).join(format!("{name}.ron"));
-    std::fs::write(&path, text).expect("write the scenario");
-    path
+    common::scenario_file(name, &text)
 }
 
 /// The seeds' records of a hunt's JSON Lines (the header and the end line left out), by seed.

@@ -119,61 +119,30 @@ fn lower_service<A: Algorithm>(
 fn take_unused(service: &mut ServiceSettings) -> Vec<(&'static str, &'static str, Unused)> {
     use Unused::{ClientOnly, ClusterOnly};
     let mut taken = Vec::new();
-    let mut take = |written: bool, field, path, why| {
-        if written {
-            taken.push((field, path, why));
-        }
-    };
+    // `take!(s.field, why)`: takes `field` out of `s` and records it, if it was written.
+    macro_rules! take {
+        ($s:ident . $field:ident, $why:expr) => {
+            if $s.$field.take().is_some() {
+                let field = stringify!($field);
+                taken.push((field, concat!("service.", stringify!($field)), $why));
+            }
+        };
+    }
     match service {
         ServiceSettings::Etcd(s) => {
-            take(
-                s.variant.take().is_some(),
-                "variant",
-                "service.variant",
-                ClientOnly,
-            );
-            take(
-                s.client.take().is_some(),
-                "client",
-                "service.client",
-                ClientOnly,
-            );
+            take!(s.variant, ClientOnly);
+            take!(s.client, ClientOnly);
         }
         ServiceSettings::ZooKeeper(s) => {
-            take(
-                s.recipe.take().is_some(),
-                "recipe",
-                "service.recipe",
-                ClientOnly,
-            );
-            let on_disconnect = s.on_disconnect.take().is_some();
-            take(
-                on_disconnect,
-                "on_disconnect",
-                "service.on_disconnect",
-                ClientOnly,
-            );
+            take!(s.recipe, ClientOnly);
+            take!(s.on_disconnect, ClientOnly);
         }
         ServiceSettings::K8sLease(s) => {
-            take(
-                s.rules.take().is_some(),
-                "rules",
-                "service.rules",
-                ClientOnly,
-            );
-            let members = s.etcd_members.take().is_some();
-            take(members, "etcd_members", "service.etcd_members", ClusterOnly);
-            let apiservers = s.apiservers.take().is_some();
-            take(apiservers, "apiservers", "service.apiservers", ClusterOnly);
-            let version = s.etcd_version.take().is_some();
-            take(version, "etcd_version", "service.etcd_version", ClusterOnly);
-            let timeout = s.etcd_election_timeout.take().is_some();
-            take(
-                timeout,
-                "etcd_election_timeout",
-                "service.etcd_election_timeout",
-                ClusterOnly,
-            );
+            take!(s.rules, ClientOnly);
+            take!(s.etcd_members, ClusterOnly);
+            take!(s.apiservers, ClusterOnly);
+            take!(s.etcd_version, ClusterOnly);
+            take!(s.etcd_election_timeout, ClusterOnly);
         }
     }
     taken

@@ -17,6 +17,12 @@ pub(crate) struct Declared {
 }
 
 impl Declared {
+    /// Whether the node echoes each event's `step` in its reply (protocol version 2 and
+    /// later): a line out of turn is then refused at once, whatever the timing.
+    pub fn echoes_steps(&self) -> bool {
+        self.protocol >= 2
+    }
+
     /// How this node's `hello_ok` differs from `first`'s (n0's), in a bounded sentence.
     pub fn difference(&self, first: &Declared) -> String {
         let list = |names: &[String]| super::pipe::shorten(&names.join(", "));

@@ -361,7 +361,7 @@ impl ExternalNode {
         // The reply is parsed where it was read: no copy of it is made.
         let reply = proc.reply(range);
         transcript::record(self.me, &self.line, reply);
-        let echoes_steps = proc.declared.protocol >= 2;
+        let echoes_steps = proc.declared.echoes_steps();
         let parsed = self
             .setup
             .parse::<M>(reply, self.steps, echoes_steps)

@@ -132,7 +132,7 @@ impl NodeProc {
     /// here; under version 2 it is taken as this event's reply, whose step then tells.
     pub fn exchange(&mut self, event: &[u8], deadline: Duration) -> Result<Range<usize>, String> {
         self.in_exchange = true;
-        let echoes_steps = self.declared.protocol >= 2;
+        let echoes_steps = self.declared.echoes_steps();
         if self.start < self.end && !echoes_steps {
             let extra = String::from_utf8_lossy(&self.buf[self.start..self.end]).into_owned();
             return Err(format!(

@@ -1,12 +1,13 @@
 //! Disks and processing time (docs/engine.md, "Disks and processing"), tested with a scribe
 //! that writes a counter to its disk and then tells its peer.
 
+use super::tests::Tick;
 use crate::config::{AlgorithmInfo, SimConfig};
 use crate::disk::NodeDisk;
 use crate::fault::{FaultAction, FaultSpec, Target};
 use crate::ids::NodeId;
 use crate::network_config::Latency;
-use crate::process::{Ctx, Message, Process, TimerKind};
+use crate::process::{Ctx, Message, Process};
 use crate::time::{LocalNanos, NANOS_PER_MILLI as MS};
 use crate::trace::JsonLinesWriter;
 use crate::Sim;
@@ -26,19 +27,6 @@ impl Message for Note {
             Note::Early(_) => 0,
             Note::Written(_) => 1,
         }
-    }
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Tick;
-
-impl TimerKind for Tick {
-    const NAMES: &'static [&'static str] = &["tick"];
-    fn index(self) -> usize {
-        0
-    }
-    fn from_index(_: usize) -> Self {
-        Tick
     }
 }
 

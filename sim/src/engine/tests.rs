@@ -1292,6 +1292,20 @@ fn a_run_of_exactly_its_event_limit_stays_within_it() {
     );
 }
 
+/// The one timer of a test process that needs no other.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Tick;
+
+impl TimerKind for Tick {
+    const NAMES: &'static [&'static str] = &["tick"];
+    fn index(self) -> usize {
+        0
+    }
+    fn from_index(_: usize) -> Self {
+        Tick
+    }
+}
+
 mod memory;
 mod properties;
 mod service_cluster;

@@ -2,13 +2,13 @@
 //! are counted as they grow and checked against `--max-memory` and `--max-node-in-flight`
 //! each time, so a run outgrows them at the same event whatever else the process holds.
 
-use super::{config, fault, info, isolate_node_0, limit_of, stream_config};
+use super::{config, fault, info, isolate_node_0, limit_of, stream_config, Tick};
 use crate::engine::StopAt;
 use crate::fault::{FaultAction, Target};
 use crate::ids::NodeId;
 use crate::limits::{Limit, LimitExceeded, RunLimits};
 use crate::network_config::Latency;
-use crate::process::{Ctx, Message, Process, TimerKind};
+use crate::process::{Ctx, Message, Process};
 use crate::time::{LocalNanos, NANOS_PER_MILLI as MS, NANOS_PER_SEC as S};
 use crate::trace::{TraceEvent, TraceSink};
 use crate::{Sim, SimConfig};
@@ -24,19 +24,6 @@ impl Message for Blob {
     }
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.0.len()
-    }
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Tick;
-
-impl TimerKind for Tick {
-    const NAMES: &'static [&'static str] = &["tick"];
-    fn index(self) -> usize {
-        0
-    }
-    fn from_index(_: usize) -> Self {
-        Tick
     }
 }
 
