@@ -225,6 +225,12 @@ class Context:
         _require_int("campaign: term", term, 0)
         self._effects.append('{"type":"campaign","term":%d}' % term)
 
+    def pre_campaign(self, term):
+        """Declares that this node started a pre-vote for ``term`` (Raft's PreVote: a probe
+        that does not raise its term): counted as a pre-vote, not as an election."""
+        _require_int("pre_campaign: term", term, 0)
+        self._effects.append('{"type":"pre_campaign","term":%d}' % term)
+
     def round_failed(self, term):
         """Declares that this node's election for ``term`` ended without a winner (a split
         vote, a timeout while a candidate): counted as a failed round."""

@@ -202,6 +202,12 @@ class Effects(unittest.TestCase):
             self.reply(lambda ctx: ctx.campaign(6)), '{"effects":[{"type":"campaign","term":6}]}'
         )
 
+    def test_pre_campaign(self):
+        self.assertEqual(
+            self.reply(lambda ctx: ctx.pre_campaign(7)),
+            '{"effects":[{"type":"pre_campaign","term":7}]}',
+        )
+
     def test_round_failed(self):
         self.assertEqual(
             self.reply(lambda ctx: ctx.round_failed(6)), '{"effects":[{"type":"round_failed","term":6}]}'

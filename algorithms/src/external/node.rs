@@ -171,6 +171,7 @@ enum Act<M> {
     StepDown,
     Write(u64),
     Campaign(u64),
+    PreCampaign(u64),
     RoundFailed(u64),
     Observe(&'static str, splitbrain_sim::property::Value),
     Disconnect(NodeId),
@@ -178,7 +179,8 @@ enum Act<M> {
 
 /// The effect types, as `docs/protocol.md` lists them.
 const EFFECT_TYPES: &str = "send, set_timer, set_wall_timer, cancel_timer, persist, lead, \
-                            step_down, write, campaign, round_failed, observe, disconnect";
+                            step_down, write, campaign, pre_campaign, round_failed, observe, \
+                            disconnect";
 
 impl ExternalNode {
     pub(crate) fn new(me: NodeId, members: usize, setup: NodeSetup, proc: NodeProc) -> Self {
@@ -418,6 +420,7 @@ impl ExternalNode {
                 Act::StepDown => ctx.stepped_down(),
                 Act::Write(token) => ctx.write(token),
                 Act::Campaign(term) => ctx.signal(Signal::ElectionStarted { term }),
+                Act::PreCampaign(term) => ctx.signal(Signal::PreVoteStarted { term }),
                 Act::RoundFailed(term) => ctx.signal(Signal::ElectionRoundFailed { term }),
                 Act::Observe(name, value) => ctx.observe(name, value),
                 Act::Disconnect(peer) => ctx.disconnect(peer),
@@ -474,6 +477,7 @@ impl NodeSetup {
             "step_down" => &[],
             "write" => &["token"],
             "campaign" => &["term"],
+            "pre_campaign" => &["term"],
             "round_failed" => &["term"],
             "observe" => &["name", "value"],
             "disconnect" => &["peer"],
@@ -508,6 +512,7 @@ impl NodeSetup {
             "step_down" => Act::StepDown,
             "write" => Act::Write(e.token.ok_or_else(|| need("token"))?),
             "campaign" => Act::Campaign(e.term.ok_or_else(|| need("term"))?),
+            "pre_campaign" => Act::PreCampaign(e.term.ok_or_else(|| need("term"))?),
             "round_failed" => Act::RoundFailed(e.term.ok_or_else(|| need("term"))?),
             "observe" => {
                 let name = e.name.as_deref().ok_or_else(|| need("name"))?;

@@ -301,6 +301,18 @@ func (c *Ctx) Campaign(term uint64) {
 	c.buf = append(c.buf, '}')
 }
 
+// PreCampaign says that this node started a pre-vote for term (Raft's PreVote: a probe
+// that does not raise its term; counted as a pre-vote, not as an election).
+func (c *Ctx) PreCampaign(term uint64) {
+	if c.err != nil {
+		return
+	}
+	c.effect("pre_campaign")
+	c.buf = append(c.buf, `,"term":`...)
+	c.buf = strconv.AppendUint(c.buf, term, 10)
+	c.buf = append(c.buf, '}')
+}
+
 // RoundFailed declares that this node's election for term ended without a winner (a split
 // vote, a timeout while a candidate): counted as a failed round.
 func (c *Ctx) RoundFailed(term uint64) {

@@ -216,6 +216,7 @@ func TestEffectsJSON(t *testing.T) {
 		{"step_down", func(c *splitbrain.Ctx) { c.StepDown() }, `{"type":"step_down"}`},
 		{"write", func(c *splitbrain.Ctx) { c.Write(9) }, `{"type":"write","token":9}`},
 		{"campaign", func(c *splitbrain.Ctx) { c.Campaign(2) }, `{"type":"campaign","term":2}`},
+		{"pre_campaign", func(c *splitbrain.Ctx) { c.PreCampaign(3) }, `{"type":"pre_campaign","term":3}`},
 		{"round_failed", func(c *splitbrain.Ctx) { c.RoundFailed(2) }, `{"type":"round_failed","term":2}`},
 		{"observe bool", func(c *splitbrain.Ctx) { c.Observe("ok", true) },
 			`{"type":"observe","name":"ok","value":true}`},
