@@ -491,13 +491,7 @@ pub fn print_verdict(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
         }
         Outcome::ObjectiveMissed { budget_ns, missed } => {
             for m in missed {
-                let took = m.recovery_ns.map_or("never".to_string(), format_duration);
-                crate::outln!(
-                    "verdict: the failover at {} ({}) recovered in {took}, over the {} objective",
-                    format_duration(m.at_ns),
-                    m.cause,
-                    format_duration(*budget_ns)
-                );
+                crate::outln!("verdict: {}", m.describe(*budget_ns));
             }
             crate::outln!("  safety as expected ({expect}), but the RECOVERY-TIME OBJECTIVE WAS MISSED; exit 3");
         }

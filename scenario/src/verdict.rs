@@ -1,7 +1,8 @@
 //! Judging a run against its scenario's `expect` (the CLI turns the outcome into an exit code).
 
-use crate::{Expect, Objective};
+use crate::{Expect, Objective, Scenario};
 use serde::Serialize;
+use splitbrain_sim::time::format_duration;
 use splitbrain_sim::{FailoverOutcome, Invariant, RunReport};
 
 /// How a run's outcome compares with what the scenario expected.
@@ -37,6 +38,32 @@ pub struct MissedFailover {
     pub cause: String,
     /// `None` when it never recovered before the run ended.
     pub recovery_ns: Option<u64>,
+}
+
+impl MissedFailover {
+    /// In words, against the objective's `budget_ns`: "the failover at 1.2s (crash of
+    /// leader n3) recovered in 209.6ms, over the 50ms objective".
+    pub fn describe(&self, budget_ns: u64) -> String {
+        let took = self
+            .recovery_ns
+            .map_or("never".to_string(), format_duration);
+        format!(
+            "the failover at {} ({}) recovered in {took}, over the {} objective",
+            format_duration(self.at_ns),
+            self.cause,
+            format_duration(budget_ns)
+        )
+    }
+}
+
+/// Judges a run of `scenario` as `run` and `hunt` both do: its `expect`, then its
+/// recovery-time `objective`.
+pub fn judge_run(scenario: &Scenario, report: &RunReport) -> Outcome {
+    judge_objective(
+        judge(&scenario.expect, report),
+        scenario.objective.as_ref(),
+        report,
+    )
 }
 
 /// Compares `report` with `expect`.

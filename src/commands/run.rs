@@ -17,7 +17,7 @@ use splitbrain_lab::plot;
 use splitbrain_lab::runner::{check_determinism, run_watched_with, Determinism, ReportedRun};
 use splitbrain_lab::shell::shell_word;
 use splitbrain_lab::sweep::{self, ParamError};
-use splitbrain_scenario::verdict::{describe_expect, judge, judge_objective, Outcome};
+use splitbrain_scenario::verdict::{describe_expect, judge_run, Outcome};
 use splitbrain_scenario::{self as scenario, Scenario};
 use splitbrain_sim::engine::{Reached, Snapshot, StopAt};
 use splitbrain_sim::{JsonLinesWriter, Nanos, RunError, RunReport, Tee, TraceSink};
@@ -337,11 +337,7 @@ pub fn run(args: &RunArgs) -> u8 {
         Some(Ok(d)) => Some(d),
         None => None,
     };
-    let outcome = judge_objective(
-        judge(&scenario.expect, &report),
-        scenario.objective.as_ref(),
-        &report,
-    );
+    let outcome = judge_run(&scenario, &report);
     let deterministic = determinism.as_ref().is_none_or(|d| d.identical);
     let code = if deterministic {
         exit::of_outcome(&outcome)

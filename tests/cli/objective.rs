@@ -76,3 +76,17 @@ fn the_startup_delay_is_inside_the_measured_recovery() {
         "recovery grew by {grew} ns"
     );
 }
+
+#[test]
+fn a_hunt_judges_the_objective_as_run_does() {
+    let file = with_objective("(failover_p99: \"50ms\")", "hunted");
+    let file = file.to_str().unwrap();
+    let o = splitbrain(["hunt", file, "--seeds", "3", "--no-shrink", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v = json(&o);
+    assert_eq!(v["summary"]["failed_seeds"], 3, "{v}");
+    assert_eq!(v["summary"]["failures"][0]["key"], "objective", "{v}");
+    let loose = with_objective("(failover_p99: \"5s\")", "hunted-loose");
+    let o = splitbrain(["hunt", loose.to_str().unwrap(), "--seeds", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

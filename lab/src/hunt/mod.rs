@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use record::SeedRecord;
 use seeds::SeedSpan;
 use serde::{Deserialize, Serialize};
-use splitbrain_scenario::verdict::judge;
+use splitbrain_scenario::verdict::judge_run;
 use splitbrain_scenario::Scenario;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -59,7 +59,7 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
     let record = match run_one(s, None, abort) {
-        Ok(report) => SeedRecord::new(seed, &report, &judge(&s.expect, &report))
+        Ok(report) => SeedRecord::new(seed, &report, &judge_run(s, &report))
             .with_unobserved(&s.algorithm.unobserved(&report)),
         Err(RunFailure::Aborted) => return None,
         Err(RunFailure::Outgrown(outgrown)) => SeedRecord::outgrown(seed, &outgrown),

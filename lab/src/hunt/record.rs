@@ -303,10 +303,7 @@ fn failures_of(report: &RunReport, outcome: &Outcome) -> Vec<Failure> {
                 key: "objective".to_string(),
                 at_ns: Some(m.at_ns),
                 nodes: Vec::new(),
-                detail: format!(
-                    "{} recovered in {:?} ns, over the {budget_ns} ns objective",
-                    m.cause, m.recovery_ns
-                ),
+                detail: m.describe(*budget_ns),
             })
             .collect(),
     }
