@@ -18,6 +18,7 @@ use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
+use splitbrain_lab::hunt::summary::HuntSummary;
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
@@ -143,6 +144,9 @@ struct JsonOutput<'a> {
     programs: &'a [Vec<String>],
     summary: SummaryJson<'a>,
     reproducers: &'a [Reproducer],
+    /// How to replay each failure left unshrunk (`--no-shrink`): its first seed, run alone.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    replays: &'a [Replay],
     /// Outputs that could not be written (the exit code is then 2).
     errors: &'a [String],
 }
@@ -307,6 +311,11 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else {
         shrink_failures(args, &scenario, &collected, &interrupt, &mut errors)
     };
+    let replays = if args.no_shrink && guided_summary.is_none() {
+        unshrunk_replays(args, &scenario, summary)
+    } else {
+        Vec::new()
+    };
     // Asked now: a signal while shrinking stops the hunt too, and says so.
     let signal = interrupt.signal();
     let status = Status {
@@ -357,6 +366,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             programs: &programs,
             summary: SummaryJson::new(summary),
             reproducers: &reproducers,
+            replays: &replays,
             errors: &errors,
         };
         crate::outln!(
@@ -381,6 +391,10 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             print_guided(g);
         }
         print_reproducers(&reproducers);
+        for r in &replays {
+            crate::outln!("\n{} first failed on seed {}", r.key, r.seed);
+            crate::outln!("  replay: {}", r.command);
+        }
     }
     for e in &errors {
         eprintln!("{e}");
@@ -538,6 +552,35 @@ fn progress_bar(args: &HuntArgs, total: u128, budget: Option<Duration>) -> Progr
             );
     bar.set_style(style);
     bar
+}
+
+/// A failure left unshrunk, and the command that replays its first seed.
+#[derive(Serialize)]
+struct Replay {
+    key: String,
+    seed: u64,
+    command: String,
+}
+
+/// How to replay the first seed of each failure, for a hunt that did not shrink them.
+fn unshrunk_replays(args: &HuntArgs, scenario: &Scenario, summary: &HuntSummary) -> Vec<Replay> {
+    let limit_flags = args.limits.flag_words();
+    let writer = reproducer::Writer {
+        out: &args.out,
+        hunted: &args.file,
+        original: scenario,
+        limits: args.limits.limits(),
+        limit_flags: &limit_flags,
+    };
+    summary
+        .failures
+        .iter()
+        .map(|group| Replay {
+            key: group.key.clone(),
+            seed: group.first_seed,
+            command: writer.seed_replay(group.first_seed),
+        })
+        .collect()
 }
 
 /// Shrinks the first failure of each key into a reproducer file; stops early on a signal.

@@ -86,6 +86,11 @@ fn a_hunt_judges_the_objective_as_run_does() {
     let v = json(&o);
     assert_eq!(v["summary"]["failed_seeds"], 3, "{v}");
     assert_eq!(v["summary"]["failures"][0]["key"], "objective", "{v}");
+    let replay = v["replays"][0]["command"].as_str().unwrap_or_default();
+    assert!(
+        replay.starts_with("splitbrain run ") && replay.ends_with(" --seed 1"),
+        "--no-shrink names the command that replays the first failing seed: {v}"
+    );
     let loose = with_objective("(failover_p99: \"5s\")", "hunted-loose");
     let o = splitbrain(["hunt", loose.to_str().unwrap(), "--seeds", "3"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
