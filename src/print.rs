@@ -159,6 +159,12 @@ pub fn print_summary(
     if let Some(status) = status {
         crate::outln!("{status}");
     }
+    if summary.reference_failed_seeds > 0 {
+        crate::outln!(
+            "{} more seeds failed, but the reference failed them the same way: not counted",
+            summary.reference_failed_seeds
+        );
+    }
     for name in &summary.never_tested {
         eprintln!(
             "warning: property `{name}` was never tested: no node observed `{name}` in any \

@@ -170,6 +170,15 @@ pub trait Algorithm: 'static {
         Vec::new()
     }
 
+    /// The configuration of a version known to be right, if `config` names one (an
+    /// external node's `reference`: the fixed release of the library under test). A hunt
+    /// counts a failure, and its shrinker keeps a step, only if the reference passes the
+    /// same schedule. None by default.
+    fn reference(config: &Self::Config) -> Option<Self::Config> {
+        let _ = config;
+        None
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,

@@ -436,6 +436,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn property_names(&self) -> Vec<&'static str>;
     fn watched_observations(&self) -> Vec<&'static str>;
     fn programs(&self) -> Vec<Vec<String>>;
+    fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -515,6 +516,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn programs(&self) -> Vec<Vec<String>> {
         A::programs(&self.0)
+    }
+    fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig> {
+        A::reference(&self.0).map(|c| AlgorithmConfig::with_entry::<A>(entry, c))
     }
     fn vary(
         &self,
@@ -689,6 +693,12 @@ impl AlgorithmConfig {
     /// ([`Algorithm::programs`]): empty unless its nodes are external processes.
     pub fn programs(&self) -> Vec<Vec<String>> {
         self.config.programs()
+    }
+
+    /// The configuration of the version known to be right ([`Algorithm::reference`]), if
+    /// this one names one.
+    pub fn reference(&self) -> Option<AlgorithmConfig> {
+        self.config.reference(self.entry)
     }
 
     /// Runs `config` with this algorithm and the given options.

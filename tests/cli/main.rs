@@ -21,6 +21,7 @@ mod golden_classic;
 mod guided;
 mod hunt;
 mod hunt_trust;
+mod known_bugs;
 mod leases;
 mod liveness_clock_jumps;
 mod memory_limits;

@@ -3,7 +3,9 @@
 //! the service's requests in their JSON form (`docs/protocol-services.md`) to the service's
 //! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
 
-use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
+use super::settings::{
+    info_of, lower_common, run_with_service, settings_of, ExternalConfig, Quorum,
+};
 use super::settings::{ExternalError, ExternalSettings, Stderr, Unused};
 use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
 use crate::etcd::{Etcd, EtcdConfig, EtcdProcess, EtcdService, EtcdSettings};
@@ -234,6 +236,9 @@ impl Algorithm for ExternalClient {
             fresh_process: settings.fresh_process,
             stderr: settings.stderr,
             properties: settings.properties,
+            // A client elects through the service: the service's own facts judge liveness.
+            quorum: Some(Quorum::Any),
+            reference: None,
         };
         let (nodes, mut problems) = lower_common(common);
         let mut service = settings.service;
@@ -287,7 +292,7 @@ impl Algorithm for ExternalClient {
     /// The service's facts, with the nodes' own failure detection if it is longer.
     fn info(config: &ExternalClientConfig, members: usize) -> AlgorithmInfo {
         let service = config.service.info(members);
-        let nodes = info_of(Self::NAME, &config.nodes);
+        let nodes = info_of(Self::NAME, &config.nodes, members);
         AlgorithmInfo {
             name: nodes.name,
             failure_detection_ns: nodes.failure_detection_ns.max(service.failure_detection_ns),

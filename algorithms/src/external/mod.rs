@@ -31,7 +31,7 @@ pub use node::{DurableText, ExternalNode, ExternalTimer};
 pub use pipe::{end_idle_processes, PROTOCOL_VERSION};
 pub use process::{ExternalProcess, ServiceHost};
 pub use settings::{
-    External, ExternalConfig, ExternalError, ExternalSettings, Stderr, Unused, DEFAULT_DEADLINE_NS,
-    DEFAULT_HEARTBEAT_NS,
+    External, ExternalConfig, ExternalError, ExternalSettings, Quorum, Stderr, Unused,
+    DEFAULT_DEADLINE_NS, DEFAULT_HEARTBEAT_NS,
 };
 pub use wire::{NoService, NodeMsg, Wire};

@@ -65,6 +65,38 @@ pub struct ExternalSettings {
     /// [`ExternalConfig::properties`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<Vec<Check>>,
+    /// [`ExternalConfig::quorum`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<Quorum>,
+    /// [`ExternalConfig::reference`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Vec<String>>,
+}
+
+/// How many live members that talk to each other the nodes need to elect a leader. The
+/// liveness check judges a run only when at least that many are live and connected (fewer
+/// cannot elect, so their silence is no failure), and a shrink that leaves fewer keeps no
+/// failure.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Quorum {
+    /// A majority of the members (Raft, ZAB, Paxos): the default.
+    #[default]
+    Majority,
+    /// Any one member can elect itself (Bully, a lock through a service).
+    Any,
+    /// At least this many members, from 1 to the number of members.
+    AtLeast(u32),
+}
+
+impl Quorum {
+    /// The smallest group of `members` members that can elect.
+    pub fn of(self, members: usize) -> usize {
+        match self {
+            Quorum::Majority => members / 2 + 1,
+            Quorum::Any => 1,
+            Quorum::AtLeast(n) => (n as usize).clamp(1, members.max(1)),
+        }
+    }
 }
 
 /// The validated settings.
@@ -89,6 +121,12 @@ pub struct ExternalConfig {
     /// Safety properties of the user's own over the nodes' observations, checked at every
     /// event ([`Check`]).
     pub properties: Vec<Check>,
+    /// How many members it takes to elect (default: a majority).
+    pub quorum: Quorum,
+    /// The command of a version known to be right (the fixed release of a library whose
+    /// bug the hunt looks for): a `hunt` counts a failure, and its shrinker keeps a step,
+    /// only if this command passes the same schedule.
+    pub reference: Option<Vec<String>>,
 }
 
 /// The heartbeat when none is written.
@@ -106,6 +144,8 @@ impl Default for ExternalConfig {
             fresh_process: false,
             stderr: Stderr::Keep,
             properties: Vec::new(),
+            quorum: Quorum::Majority,
+            reference: None,
         }
     }
 }
@@ -119,6 +159,17 @@ pub enum ExternalError {
     /// No command.
     #[error("an external algorithm needs a `command` to run for each member")]
     NoCommand,
+    /// `reference: []`.
+    #[error("`reference` names no program")]
+    EmptyReference,
+    /// `quorum: AtLeast(n)` with n of 0 or more than the members.
+    #[error("a quorum of {quorum} is not between 1 and the {members} members")]
+    QuorumOutOfRange {
+        /// The quorum as written.
+        quorum: u32,
+        /// The scenario's members.
+        members: u64,
+    },
     /// The program cannot be found.
     #[error("the program `{program}` {problem}")]
     ProgramNotFound {
@@ -183,6 +234,14 @@ impl SettingError for ExternalError {
     fn hint(&self) -> Option<String> {
         let hint = match self {
             ExternalError::Common(rule) => return rule.hint(),
+            ExternalError::EmptyReference => {
+                "write the command of the version known to be right, as `command` is written: \
+                 `reference: [\"sh\", \"clients/go/etcdraft/node.sh\", \"v3.3.17\"]`"
+            }
+            ExternalError::QuorumOutOfRange { .. } => {
+                "write `quorum: Majority` (the default), `quorum: Any` or `quorum: AtLeast(n)` \
+                 with n from 1 to `nodes`"
+            }
             ExternalError::NoCommand => {
                 "write the program and its arguments: `External(command: [\"python3\", \"my_node.py\"])`"
             }
@@ -276,6 +335,8 @@ pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig
         fresh_process: settings.fresh_process.unwrap_or(false),
         stderr: settings.stderr.unwrap_or_default(),
         properties: settings.properties.unwrap_or_default(),
+        quorum: settings.quorum.unwrap_or_default(),
+        reference: settings.reference,
     };
     let mut problems = Vec::new();
     if let Some(problem) = super::checks::problem(&config.properties) {
@@ -293,6 +354,21 @@ pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig
             if let Err(error) = find_program(program) {
                 problems.push(Problem {
                     field: "command",
+                    error,
+                });
+            }
+        }
+    }
+    match config.reference.as_ref().map(|r| r.first()) {
+        None => {}
+        Some(None) => problems.push(Problem {
+            field: "reference",
+            error: ExternalError::EmptyReference,
+        }),
+        Some(Some(program)) => {
+            if let Err(error) = find_program(program) {
+                problems.push(Problem {
+                    field: "reference",
                     error,
                 });
             }
@@ -330,15 +406,17 @@ pub(crate) fn settings_of(config: &ExternalConfig) -> ExternalSettings {
         fresh_process: Some(config.fresh_process),
         stderr: Some(config.stderr),
         properties: (!config.properties.is_empty()).then(|| config.properties.clone()),
+        quorum: Some(config.quorum),
+        reference: config.reference.clone(),
     }
 }
 
 /// What the engine's checks need: nothing is known of the nodes' rules but their timings.
-pub(crate) fn info_of(name: &str, config: &ExternalConfig) -> AlgorithmInfo {
+pub(crate) fn info_of(name: &str, config: &ExternalConfig, members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
         name: name.to_string(),
         failure_detection_ns: config.failure_detection_ns,
-        min_group_for_progress: 1,
+        min_group_for_progress: config.quorum.of(members),
         signals: SignalSupport::NONE,
         late_campaigns_lose: false,
     }
@@ -356,16 +434,31 @@ impl Algorithm for External {
     type Config = ExternalConfig;
     type Error = ExternalError;
 
-    fn lower(settings: ExternalSettings, _: &Cluster) -> Lowered<ExternalConfig, ExternalError> {
-        lower_common(settings)
+    fn lower(
+        settings: ExternalSettings,
+        cluster: &Cluster,
+    ) -> Lowered<ExternalConfig, ExternalError> {
+        let (config, mut problems) = lower_common(settings);
+        if let Quorum::AtLeast(quorum) = config.quorum {
+            if quorum == 0 || u64::from(quorum) > cluster.nodes {
+                problems.push(Problem {
+                    field: "quorum",
+                    error: ExternalError::QuorumOutOfRange {
+                        quorum,
+                        members: cluster.nodes,
+                    },
+                });
+            }
+        }
+        (config, problems)
     }
 
     fn settings(config: &ExternalConfig) -> ExternalSettings {
         settings_of(config)
     }
 
-    fn info(config: &ExternalConfig, _members: usize) -> AlgorithmInfo {
-        info_of(Self::NAME, config)
+    fn info(config: &ExternalConfig, members: usize) -> AlgorithmInfo {
+        info_of(Self::NAME, config, members)
     }
 
     fn timings(config: &ExternalConfig) -> Vec<(&'static str, Nanos)> {
@@ -379,6 +472,16 @@ impl Algorithm for External {
         config.heartbeat_ns
     }
 
+    /// The same nodes' settings with `reference` as their command.
+    fn reference(config: &ExternalConfig) -> Option<ExternalConfig> {
+        let command = config.reference.clone()?;
+        Some(ExternalConfig {
+            command,
+            reference: None,
+            ..config.clone()
+        })
+    }
+
     fn properties(config: &ExternalConfig) -> splitbrain_sim::Properties {
         super::checks::properties(&config.properties)
     }
@@ -389,7 +492,9 @@ impl Algorithm for External {
 
     /// The `command`, once per member and thread.
     fn programs(config: &ExternalConfig) -> Vec<Vec<String>> {
-        vec![config.command.clone()]
+        let mut programs = vec![config.command.clone()];
+        programs.extend(config.reference.clone());
+        programs
     }
 
     fn vary(

@@ -206,6 +206,7 @@ mod tests {
             coverage: Coverage::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 

@@ -751,6 +751,7 @@ mod tests {
                 coverage: Coverage::default(),
                 nemesis: None,
                 unobserved: Vec::new(),
+                reference_failed: Vec::new(),
             },
             faults: Vec::new(),
         }

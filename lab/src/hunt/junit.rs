@@ -175,6 +175,7 @@ mod tests {
             coverage: Default::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         });
         let summary = builder.finish();
         for completeness in [

@@ -55,8 +55,23 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
     judged_unless(s, &|| false).expect("a run nothing aborts ends with a record")
 }
 
-/// [`run_judged`], or `None` once `abort` ends the run.
+/// [`run_judged`], or `None` once `abort` ends the run. A failure of a scenario whose
+/// algorithm names a reference (the version known to be right) counts only if the
+/// reference, run on the same schedule, does not fail the same way
+/// ([`SeedRecord::excused_by`]).
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
+    let record = judged_alone(s, abort)?;
+    let reference = s.algorithm.reference().filter(|_| record.failed());
+    let Some(reference) = reference else {
+        return Some(record);
+    };
+    let mut on_reference = s.clone();
+    on_reference.algorithm = reference;
+    Some(record.excused_by(&judged_alone(&on_reference, abort)?))
+}
+
+/// One run of `s`, judged, with no reference.
+fn judged_alone(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let seed = s.sim.seed;
     let record = match run_one(s, None, abort) {
         Ok(report) => SeedRecord::new(seed, &report, &judge_run(s, &report))
@@ -209,6 +224,7 @@ mod tests {
             coverage: record::Coverage::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 

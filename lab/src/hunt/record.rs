@@ -162,6 +162,12 @@ pub struct SeedRecord {
     /// records written before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unobserved: Vec<String>,
+    /// The failure keys the scenario's reference (the version known to be right) failed
+    /// too on the same schedule: taken out of `failures`, so not counted, as the schedule
+    /// does not show the bug (`outcome` still says how the run itself went). Absent when
+    /// none, without a reference, and from records written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_failed: Vec<String>,
 }
 
 impl SeedRecord {
@@ -182,12 +188,24 @@ impl SeedRecord {
             coverage: Coverage::from_report(report),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 
     /// The record, naming the watched observations its run never made.
     pub fn with_unobserved(mut self, names: &[&str]) -> Self {
         self.unobserved = names.iter().map(|n| n.to_string()).collect();
+        self
+    }
+
+    /// The record without the failures that `reference`, the same schedule run on the
+    /// version known to be right, has too (same key): those go to `reference_failed`.
+    pub fn excused_by(mut self, reference: &SeedRecord) -> Self {
+        let also = |f: &Failure| reference.failures.iter().any(|r| r.key == f.key);
+        let (excused, kept): (Vec<Failure>, Vec<Failure>) =
+            self.failures.into_iter().partition(also);
+        self.failures = kept;
+        self.reference_failed = excused.into_iter().map(|f| f.key).collect();
         self
     }
 
@@ -215,6 +233,7 @@ impl SeedRecord {
             coverage: Coverage::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 
@@ -234,6 +253,7 @@ impl SeedRecord {
             coverage: Coverage::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 
@@ -253,6 +273,7 @@ impl SeedRecord {
             coverage: Coverage::default(),
             nemesis: None,
             unobserved: Vec::new(),
+            reference_failed: Vec::new(),
         }
     }
 

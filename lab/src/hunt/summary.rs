@@ -106,6 +106,11 @@ pub struct HuntSummary {
     /// to its end: those properties were never tested (left out when there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub never_tested: Vec<String>,
+    /// Seeds that failed, but whose every failure the scenario's reference (the version known
+    /// to be right) had too on the same schedule: not counted in `failed_seeds` (left out
+    /// when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reference_failed_seeds: u64,
     /// What the failures add up to (the CLI's exit code; not serialized here). For a guided
     /// hunt, the mutants' failures too ([`super::collect::Collector::finish`]), though
     /// `failed_seeds` and `failures` are the fresh seeds'.
@@ -181,6 +186,7 @@ pub struct SummaryBuilder {
     /// Seeds judged, and in how many of them each watched observation was not made.
     judged_seeds: u64,
     unobserved: BTreeMap<String, u64>,
+    reference_failed_seeds: u64,
 }
 
 impl SummaryBuilder {
@@ -198,6 +204,7 @@ impl SummaryBuilder {
             coverage_seeds: [0; COVERAGE_KINDS],
             judged_seeds: 0,
             unobserved: BTreeMap::new(),
+            reference_failed_seeds: 0,
         }
     }
 
@@ -213,6 +220,8 @@ impl SummaryBuilder {
         // Saturating: a record file is input (merge reads it), so no sum may overflow.
         self.events = self.events.saturating_add(record.events);
         self.failed_seeds += u64::from(record.failed());
+        self.reference_failed_seeds +=
+            u64::from(!record.failed() && !record.reference_failed.is_empty());
         for failure in &record.failures {
             let group = self
                 .groups
@@ -289,6 +298,7 @@ impl SummaryBuilder {
                 .filter(|(_, seeds)| **seeds == self.judged_seeds)
                 .map(|(name, _)| name.clone())
                 .collect(),
+            reference_failed_seeds: self.reference_failed_seeds,
         }
     }
 }
@@ -322,4 +332,8 @@ fn add_coverage(total: &mut Coverage, seeds: &mut [u64; COVERAGE_KINDS], one: &C
 /// [`HuntVerdict::of_keys`] of the failure groups.
 fn verdict(failures: &[FailureGroup]) -> HuntVerdict {
     HuntVerdict::of_keys(failures.iter().map(|g| g.key.as_str()))
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

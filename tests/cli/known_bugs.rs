@@ -1,0 +1,116 @@
+//! What hunting a real library's known bug needs (issue 44): a reference (the fixed version)
+//! that a failure must pass for it to count, and a quorum below which a group's silence is no
+//! liveness failure.
+
+use crate::common;
+
+use common::{json, scenario_file, splitbrain, stdout};
+
+/// The Python Raft that forgets its vote, hunted over `seeds`, with `extra` settings.
+fn forgets_vote(name: &str, extra: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"Scenario(
+    name: "{name}",
+    duration: "20s",
+    nodes: 3,
+    algorithm: External(command: ["python3", "clients/python/examples/raft_forgets_vote.py"], heartbeat: "50ms"{extra}),
+    resource: (fencing: true),
+    nemesis: (kinds: [Crash, CutLink, Isolate, Pause], mean_interval: "300ms", fault_duration: ("10ms", "2s"), start: "500ms", quiet: "5s"),
+)"#
+    );
+    scenario_file(name, &text)
+}
+
+#[test]
+fn a_failure_counts_only_when_the_reference_passes_the_same_schedule() {
+    // Seed 25 breaks election safety (scenarios/external/python-forgets-vote.ron).
+    let hunt = |file: &std::path::Path| {
+        splitbrain([
+            "hunt",
+            file.to_str().unwrap(),
+            "--seed-range",
+            "25..=25",
+            "--no-shrink",
+            "--json",
+        ])
+    };
+    let fixed = forgets_vote(
+        "reference-fixed",
+        r#", reference: ["python3", "clients/python/examples/raft.py"]"#,
+    );
+    let o = hunt(&fixed);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v = json(&o);
+    assert_eq!(v["summary"]["failed_seeds"], 1, "{v}");
+    assert!(v["summary"].get("reference_failed_seeds").is_none(), "{v}");
+    let programs = v["programs"].as_array().unwrap();
+    assert_eq!(
+        programs.len(),
+        2,
+        "the reference is a program the hunt starts: {v}"
+    );
+
+    let same = forgets_vote(
+        "reference-same",
+        r#", reference: ["python3", "clients/python/examples/raft_forgets_vote.py"]"#,
+    );
+    let o = hunt(&same);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v = json(&o);
+    assert_eq!(v["summary"]["failed_seeds"], 0, "{v}");
+    assert_eq!(v["summary"]["reference_failed_seeds"], 1, "{v}");
+}
+
+#[test]
+fn an_empty_or_missing_reference_is_refused_at_its_line() {
+    let file = forgets_vote("reference-empty", ", reference: []");
+    let o = splitbrain(["check", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`reference` names no program"), "{err}");
+    assert!(err.contains("reference-empty.ron:5:"), "{err}");
+    let file = forgets_vote("reference-missing", r#", reference: ["./no-such-node"]"#);
+    let o = splitbrain(["check", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no-such-node"), "{err}");
+}
+
+/// The correct Python Raft with two of three members crashed for good at 1 s.
+fn two_crashed_for_good(name: &str, quorum: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"Scenario(
+    name: "{name}",
+    duration: "10s",
+    nodes: 3,
+    algorithm: External(command: ["python3", "clients/python/examples/raft.py"], heartbeat: "50ms"{quorum}),
+    faults: [(at: "1s", do: Crash(Node(0))), (at: "1s", do: Crash(Node(1)))],
+)"#
+    );
+    scenario_file(name, &text)
+}
+
+#[test]
+fn one_member_left_of_three_is_no_liveness_failure_under_a_majority_quorum() {
+    let run = |file: &std::path::Path| splitbrain(["run", file.to_str().unwrap(), "--json"]);
+    let o = run(&two_crashed_for_good("quorum-default", ""));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v = json(&o);
+    let liveness = v["report"]["liveness"].to_string();
+    assert!(liveness.contains("needs 2"), "{liveness}");
+    let o = run(&two_crashed_for_good("quorum-any", ", quorum: Any"));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "one member alone cannot elect: {}",
+        stdout(&o)
+    );
+    let file = two_crashed_for_good("quorum-too-big", ", quorum: AtLeast(4)");
+    let o = splitbrain(["check", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("a quorum of 4 is not between 1 and the 3 members"),
+        "{err}"
+    );
+}
