@@ -12,6 +12,7 @@ use splitbrain_sim::duration::{
     parse_duration, parse_signed_duration, DurationError, DurationText, SignedDurationText,
     DURATION_EXPECTED, SIGNED_DURATION_EXPECTED,
 };
+use splitbrain_sim::nemesis::NemesisTargets;
 use splitbrain_sim::TimerClock;
 
 /// A whole scenario file. Read in two steps: first with each algorithm's settings as their
@@ -154,6 +155,8 @@ pub(crate) struct RawNemesis {
     #[serde(default)]
     pub kinds: Option<Vec<RawNemesisKind>>,
     #[serde(default)]
+    pub targets: Option<NemesisTargets>,
+    #[serde(default)]
     pub mean_interval: Option<DurationText>,
     #[serde(default)]
     pub fault_duration: Option<(DurationText, DurationText)>,
@@ -215,6 +218,7 @@ pub(crate) enum RawNemesisKind {
     Resign,
     Suspend,
     SlowDisk,
+    CrashForGood,
 }
 
 /// A recovery-time objective.

@@ -316,6 +316,7 @@ impl Checker {
         let mut config = NemesisConfig {
             kinds,
             kinds_listed,
+            targets: raw.targets.unwrap_or_default(),
             mean_interval_ns,
             fault_duration_ns,
             start_ns,
@@ -1367,6 +1368,7 @@ fn nemesis_kind_name(kind: NemesisKind) -> &'static str {
         NemesisKind::Resign => "Resign",
         NemesisKind::Suspend => "Suspend",
         NemesisKind::SlowDisk => "SlowDisk",
+        NemesisKind::CrashForGood => "CrashForGood",
     }
 }
 
@@ -1387,5 +1389,6 @@ fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
         RawNemesisKind::Resign => NemesisKind::Resign,
         RawNemesisKind::Suspend => NemesisKind::Suspend,
         RawNemesisKind::SlowDisk => NemesisKind::SlowDisk,
+        RawNemesisKind::CrashForGood => NemesisKind::CrashForGood,
     }
 }

@@ -423,6 +423,9 @@ fn nemesis(n: &splitbrain_sim::nemesis::NemesisConfig) -> String {
         let kinds: Vec<String> = n.kinds.iter().map(|k| format!("{k:?}")).collect();
         parts.push(format!("kinds: [{}]", kinds.join(", ")));
     }
+    if n.targets != splitbrain_sim::nemesis::NemesisTargets::Any {
+        parts.push(format!("targets: {:?}", n.targets));
+    }
     parts.push(format!(
         "mean_interval: {}, fault_duration: ({}, {}), start: {}, quiet: {}, max_clock_jump: {}, max_drift_ppm: {}, max_loss: {}, max_fsync: {}, swarm: {}",
         duration(n.mean_interval_ns),

@@ -82,6 +82,20 @@ fn a_nemesis_and_an_objective_survive_the_round_trip() {
 }
 
 #[test]
+fn crashes_for_good_and_targets_survive_the_round_trip() {
+    let source = r#"Scenario(
+        algorithm: Raft(),
+        nemesis: (kinds: [CrashForGood, Isolate], targets: Leader, quiet: "5s"),
+    )"#;
+    let scenario = parsed(source);
+    let nemesis = scenario.nemesis.as_ref().expect("a nemesis");
+    assert_eq!(nemesis.targets, splitbrain_sim::nemesis::NemesisTargets::Leader);
+    let text = to_ron(&scenario);
+    assert!(text.contains("targets: Leader"), "{text}");
+    assert_eq!(parse(&text, ORIGIN), Ok(scenario));
+}
+
+#[test]
 fn swarm_ranges_and_slow_disks_survive_the_round_trip() {
     let source = r#"Scenario(
         duration: "60s",

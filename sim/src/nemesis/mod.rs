@@ -1,7 +1,8 @@
 //! The nemesis: random fault schedules drawn from a seed. A schedule is materialised into
 //! ordinary [`FaultSpec`]s before the run, so a failing schedule can be shrunk and written out
 //! as an explicit scenario. Every fault heals before the run's quiet tail, so liveness is
-//! checked too.
+//! checked too, but a crash for good ([`NemesisKind::CrashForGood`]), which stays: liveness
+//! is then judged among the members left.
 //!
 //! Swarm mode (Groce et al., "Swarm Testing", ISSTA 2012): each seed first draws which fault
 //! kinds are enabled and how often each occurs, and its own rates and magnitudes (how often
@@ -63,6 +64,12 @@ pub enum NemesisKind {
     /// [`FaultAction::SlowDisk`] of a process for the fault's duration: every fsync takes up
     /// to [`NemesisConfig::max_fsync_ns`]. Not in [`NemesisKind::DEFAULT`], as `Suspend`.
     SlowDisk,
+    /// [`FaultAction::Crash`] of a member that never restarts (a dead machine): the fault a
+    /// liveness bug after a leader's death needs. At most a minority of the members,
+    /// `(n - 1) / 2`, per schedule (later draws of the kind are dropped), so that a majority
+    /// is left to elect. Asked for by name only: not in [`NemesisKind::DEFAULT`] nor in
+    /// [`NemesisKind::ALL`], so that swarm hunts written before keep their schedules.
+    CrashForGood,
 }
 
 impl NemesisKind {
@@ -84,8 +91,8 @@ impl NemesisKind {
         NemesisKind::Resign,
     ];
 
-    /// Every kind, in a stable order: what swarm mode draws from when the scenario names no
-    /// kinds.
+    /// Every kind but [`NemesisKind::CrashForGood`], in a stable order: what swarm mode draws
+    /// from when the scenario names no kinds.
     pub const ALL: [NemesisKind; 15] = [
         NemesisKind::Crash,
         NemesisKind::Pause,
@@ -120,12 +127,28 @@ impl NemesisKind {
     }
 }
 
+/// Which members the nemesis's single-node faults strike.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename = "nemesis targets")]
+pub enum NemesisTargets {
+    /// Mostly the leader, else followers and anyone (the default mix).
+    #[default]
+    Any,
+    /// Always the leader when the fault fires (a liveness bug after the leader's death).
+    Leader,
+    /// Always a follower (a bug in how a follower rejoins or is elected).
+    Followers,
+}
+
 /// How the nemesis behaves.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NemesisConfig {
     /// The kinds that may occur (in swarm mode: the kinds each seed chooses among, when
     /// `kinds_listed`; else swarm mode chooses among [`NemesisKind::ALL`]).
     pub kinds: Vec<NemesisKind>,
+    /// Which members its single-node faults strike. The draws are the same whatever this
+    /// is: only the target of each fault changes.
+    pub targets: NemesisTargets,
     /// Whether the scenario listed `kinds`; `false`: they are [`NemesisKind::DEFAULT`].
     pub kinds_listed: bool,
     /// The mean time between two faults (exponentially distributed gaps).
@@ -167,6 +190,7 @@ impl Default for NemesisConfig {
         let mut config = Self {
             kinds: NemesisKind::DEFAULT.to_vec(),
             kinds_listed: false,
+            targets: NemesisTargets::Any,
             mean_interval_ns: 5_000_000_000,
             fault_duration_ns: (100_000_000, 5_000_000_000),
             start_ns: 1_000_000_000,
@@ -231,6 +255,7 @@ pub fn generate(config: &NemesisConfig, seed: u64, members: usize, duration_ns: 
     }
     let end = duration_ns.saturating_sub(config.quiet_ns);
     let mut at = config.start_ns;
+    let mut for_good_left = members.saturating_sub(1) / 2;
     let shortest_ns = config.fault_duration_ns.0.min(rates.longest_fault_ns);
     loop {
         at = at.saturating_add(rng.exponential(rates.mean_interval_ns).max(1));
@@ -243,10 +268,17 @@ pub fn generate(config: &NemesisConfig, seed: u64, members: usize, duration_ns: 
             at_ns: at,
             lasts_ns: lasts,
             members,
+            targets: config.targets,
             service: config.strike_service && kind.strikes_service(config.swarm),
             clustered_service: config.clustered_service,
         };
         let fault = fault_of(kind, &strike, &rates, &mut rng);
+        if kind == NemesisKind::CrashForGood {
+            if for_good_left == 0 {
+                continue;
+            }
+            for_good_left -= 1;
+        }
         faults.push(catch_up_before(fault, end));
     }
     Schedule {

@@ -1,14 +1,25 @@
 //! Where one fault strikes, and the fault each kind makes.
 
-use super::{NemesisKind, Rates};
+use super::{NemesisKind, NemesisTargets, Rates};
 use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
 use crate::rng::SimRng;
 use crate::time::Nanos;
 
 /// A node target: mostly the leader (the interesting case), else followers and anyone, and
 /// with `strike.service` the coordination service (of a clustered one, its leader or a
-/// follower, drawn alike).
+/// follower, drawn alike). A member target becomes the leader or a follower when the
+/// nemesis's `targets` says so; the draws stay the same.
 fn node_target(strike: &Strike, rng: &mut SimRng) -> Target {
+    let drawn = drawn_target(strike, rng);
+    match strike.targets {
+        _ if drawn.is_service() => drawn,
+        NemesisTargets::Any => drawn,
+        NemesisTargets::Leader => Target::Leader,
+        NemesisTargets::Followers => Target::Follower,
+    }
+}
+
+fn drawn_target(strike: &Strike, rng: &mut SimRng) -> Target {
     match rng.below(if strike.service { 12 } else { 10 }) {
         0..=3 => Target::Leader,
         4..=6 => Target::Follower,
@@ -48,6 +59,8 @@ pub(super) struct Strike {
     pub(super) at_ns: Nanos,
     pub(super) lasts_ns: Nanos,
     pub(super) members: usize,
+    /// Which members single-node faults strike.
+    pub(super) targets: NemesisTargets,
     /// Whether it may strike the coordination service.
     pub(super) service: bool,
     /// Whether that service runs as several processes.
@@ -86,6 +99,7 @@ pub(super) fn fault_of(
     let lasts = strike.lasts_ns;
     match kind {
         NemesisKind::Crash => strike.healing(FaultAction::Crash(target)),
+        NemesisKind::CrashForGood => strike.once(FaultAction::Crash(target)),
         NemesisKind::Pause => strike.once(FaultAction::Pause(target, lasts)),
         NemesisKind::Suspend => strike.once(FaultAction::Suspend(target, lasts)),
         NemesisKind::Stall => strike.once(FaultAction::Stall(target, lasts)),

@@ -490,3 +490,71 @@ fn without_swarm_mode_the_service_is_struck_only_by_the_kinds_it_was_before() {
         }
     }
 }
+
+/// `targets: Leader` (or `Followers`) changes only whom each single-node fault strikes: the
+/// times, kinds and sizes are the same draws.
+#[test]
+fn targets_change_only_whom_a_fault_strikes() {
+    // A bridge strikes no node (its middle node talks to both sides), a resignation always
+    // the leader: left out.
+    let kinds = NemesisKind::DEFAULT
+        .into_iter()
+        .filter(|k| ![NemesisKind::Bridge, NemesisKind::Resign].contains(k))
+        .collect();
+    let any = NemesisConfig {
+        kinds,
+        kinds_listed: true,
+        mean_interval_ns: S / 10,
+        ..NemesisConfig::default()
+    };
+    let strikes_only = |targets: NemesisTargets, only: Target| {
+        let config = NemesisConfig {
+            targets,
+            ..any.clone()
+        };
+        let a = generate(&any, 4, 5, 60 * S).faults;
+        let b = generate(&config, 4, 5, 60 * S).faults;
+        assert_eq!(a.len(), b.len());
+        for (fa, fb) in a.iter().zip(&b) {
+            assert_eq!((fa.at_ns, fa.heal_after_ns), (fb.at_ns, fb.heal_after_ns));
+            let member_targets = fb.action.targets();
+            for t in member_targets {
+                let allowed = [only.clone(), Target::All, Target::Follower];
+                assert!(allowed.contains(t), "{:?} strikes {t:?}", fb.action);
+            }
+        }
+        let hits = b
+            .iter()
+            .filter(|f| f.action.targets().contains(&&only))
+            .count();
+        assert!(hits > 10, "{hits}");
+    };
+    strikes_only(NemesisTargets::Leader, Target::Leader);
+    strikes_only(NemesisTargets::Followers, Target::Follower);
+}
+
+/// A crash for good never heals, and takes at most a minority: a majority is left to elect.
+#[test]
+fn crashes_for_good_never_heal_and_leave_a_majority() {
+    for members in [3, 5] {
+        let config = NemesisConfig {
+            kinds: vec![NemesisKind::CrashForGood, NemesisKind::Pause],
+            kinds_listed: true,
+            mean_interval_ns: S / 10,
+            ..NemesisConfig::default()
+        };
+        for seed in 1..=20 {
+            let faults = generate(&config, seed, members, 60 * S).faults;
+            let for_good: Vec<&FaultSpec> = faults
+                .iter()
+                .filter(|f| matches!(f.action, FaultAction::Crash(_)))
+                .collect();
+            assert_eq!(for_good.len(), (members - 1) / 2, "seed {seed}");
+            assert!(for_good.iter().all(|f| f.heal_after_ns.is_none()));
+            assert!(
+                faults.len() > for_good.len(),
+                "the other kind still strikes"
+            );
+        }
+    }
+}
