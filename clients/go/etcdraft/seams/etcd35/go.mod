@@ -1,7 +1,6 @@
-// The seam for go.etcd.io/etcd/raft/v3 (etcd 3.5 (
-module go.etcd.io/etcd/raft/v3)).
-// Each pin's go.mod requires the exact library version and replaces splitbrain.dev/etcdraft/raftlib with this directory; the
-// version below is only the lowest one it serves.
+// The seam for go.etcd.io/etcd/raft/v3 (etcd 3.5). Each pin's go.mod requires the exact library
+// version and replaces splitbrain.dev/etcdraft/raftlib with this directory; the version
+// below is only the lowest one it serves.
 module splitbrain.dev/etcdraft/raftlib
 
 go 1.22
