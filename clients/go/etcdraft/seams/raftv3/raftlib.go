@@ -22,6 +22,7 @@ type (
 	MemoryStorage = raft.MemoryStorage
 	StateType     = raft.StateType
 	Message       = pb.Message
+	MessageType   = pb.MessageType
 	Entry         = pb.Entry
 	HardState     = pb.HardState
 	Snapshot      = pb.Snapshot
