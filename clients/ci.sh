@@ -14,6 +14,8 @@ echo "== Python client: unit tests"
 python3 -m unittest discover -s clients/python -p 'test_*.py'
 echo "== Go client: vet and unit tests"
 (cd clients/go && go vet ./... && go test -count=1 ./...)
+echo "== etcd raft adapter: every pin built, vetted and its unit tests run (clients/go/etcdraft)"
+for pin in clients/go/etcdraft/pins/*/; do (cd "$pin" && go build -o /dev/null . && go vet . splitbrain.dev/etcdraft splitbrain.dev/etcdraft/raftlib && go test -count=1 splitbrain.dev/etcdraft) || exit 1; done
 
 summary() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summary"], sort_keys=True))'; }
 

@@ -1,0 +1,89 @@
+// Package raftlib is the seam between the shared adapter (splitbrain.dev/etcdraft) and
+// github.com/coreos/etcd/raft, the raft of etcd 3.2 and 3.3: the library's types under
+// the names the adapter uses, and the few calls whose shape changed between versions.
+package raftlib
+
+import (
+	"math/rand"
+	"sync"
+	_ "unsafe" // go:linkname
+
+	"github.com/coreos/etcd/raft"
+	pb "github.com/coreos/etcd/raft/raftpb"
+)
+
+// Module is the library's module path; its version is read from the build info.
+const Module = "github.com/coreos/etcd"
+
+type (
+	RawNode       = raft.RawNode
+	Config        = raft.Config
+	Peer          = raft.Peer
+	Logger        = raft.Logger
+	MemoryStorage = raft.MemoryStorage
+	StateType     = raft.StateType
+	Message       = pb.Message
+	MessageType   = pb.MessageType
+	Entry         = pb.Entry
+	HardState     = pb.HardState
+	Snapshot      = pb.Snapshot
+)
+
+const (
+	StateFollower     = raft.StateFollower
+	StateCandidate    = raft.StateCandidate
+	StateLeader       = raft.StateLeader
+	StatePreCandidate = raft.StatePreCandidate
+	MsgHeartbeat      = pb.MsgHeartbeat
+	MsgPreVote        = pb.MsgPreVote
+)
+
+var (
+	MessageTypeName  = pb.MessageType_name
+	NewMemoryStorage = raft.NewMemoryStorage
+	IsEmptyHardState = raft.IsEmptyHardState
+	IsEmptySnap      = raft.IsEmptySnap
+	SetLogger        = raft.SetLogger
+)
+
+// Start makes the RawNode: with peers, a fresh member bootstraps them (3.x's
+// NewRawNode(config, peers)); without, it restarts from its storage.
+func Start(cfg *Config, peers []Peer) (*RawNode, error) {
+	return raft.NewRawNode(cfg, peers)
+}
+
+// ApplyConfChange applies a committed configuration change entry (3.x has only
+// ConfChange); other entries are ignored.
+func ApplyConfChange(rn *RawNode, e Entry) {
+	if e.Type != pb.EntryConfChange {
+		return
+	}
+	var cc pb.ConfChange
+	if err := cc.Unmarshal(e.Data); err != nil {
+		panic(err)
+	}
+	rn.ApplyConfChange(cc)
+}
+
+// globalRand is the library's unexported package-level source of randomized election
+// timeouts (raft.go: `var globalRand = &lockedRand{rand: rand.New(rand.NewSource(
+// time.Now().UnixNano()))}`), seeded from the clock when the process starts. The
+// go:linkname pulls that very variable into this package (Go 1.23's linkname lockdown
+// covers the standard library only); lockedRand mirrors the library's struct layout,
+// {mu sync.Mutex; rand *rand.Rand}, identical in 3.2.0-3.3.x and in 3.4/3.5.
+//
+//go:linkname globalRand github.com/coreos/etcd/raft.globalRand
+var globalRand *lockedRand
+
+type lockedRand struct {
+	mu   sync.Mutex
+	rand *rand.Rand
+}
+
+// Reseed makes the library's randomized election timeouts a function of seed: a new
+// math/rand source under the library's own lock.
+func Reseed(seed int64) {
+	globalRand.mu.Lock()
+	globalRand.rand = rand.New(rand.NewSource(seed))
+	globalRand.mu.Unlock()
+}
