@@ -16,7 +16,6 @@ case $name in
 raft-rs-*)
 	manifest=$dir/raft-rs-0.3/pins/${name#raft-rs-}/Cargo.toml
 	[ -f "$manifest" ] || { echo "node.sh: no pin $manifest" >&2; exit 2; }
-	set -- "$@"
 	build="cargo build --locked --quiet --manifest-path $manifest --target-dir $target"
 	bin=$target/debug/raft-rs-$(echo "${name#raft-rs-}" | tr . _) # a binary name has no dots
 	;;
