@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The step protocol's clients and worked examples, as CI runs them (docs/protocol.md): the
-# Python and Go libraries' unit tests, then every correct example hunted clean (the same
-# summary with --jobs 1 and --jobs 2), and every broken one found, shrunk, and its
-# reproducer replayed to the same violation. Usage: clients/ci.sh [SPLITBRAIN_BINARY]
+# Python, Go and Rust libraries' unit tests (with the adapters of etcd's raft and raft-rs at
+# every pin, built where their launchers find them), then every correct example hunted
+# clean (the same summary with --jobs 1 and --jobs 2), and every broken one found, shrunk,
+# and its reproducer replayed to the same violation. The known bugs of real libraries are
+# scripts/known-bugs.sh's. Usage: clients/ci.sh [SPLITBRAIN_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-target/release/splitbrain}
@@ -16,6 +18,13 @@ echo "== Go client: vet and unit tests"
 (cd clients/go && go vet ./... && go test -count=1 ./...)
 echo "== etcd raft adapter: every pin built, vetted and its unit tests run (clients/go/etcdraft)"
 for pin in clients/go/etcdraft/pins/*/; do (cd "$pin" && go build -o /dev/null . && go vet . splitbrain.dev/etcdraft splitbrain.dev/etcdraft/raftlib && go test -count=1 splitbrain.dev/etcdraft) || exit 1; done
+echo "== Rust client: fmt, clippy, unit tests; the raft-rs 0.3.0 and 0.3.1 adapters"
+(cd clients/rust && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings && cargo test --quiet)
+for pin in 0.3.0 0.3.1; do # cold, the first pin ~15-28 s on 2 cores, the second ~3 s more
+    manifest=clients/rust/raft-rs-0.3/pins/$pin/Cargo.toml
+    cargo build --locked --quiet --manifest-path "$manifest" --target-dir clients/rust/target
+    cargo test --locked --quiet --manifest-path "$manifest" --target-dir clients/rust/target
+done
 
 summary() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summary"], sort_keys=True))'; }
 
@@ -54,4 +63,5 @@ hunt_clean scenarios/external/go-raft.ron
 hunt_finds scenarios/external/go-broken.ron 2000
 hunt_clean scenarios/external/go-etcd-election.ron
 hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
+hunt_clean scenarios/external/rust-raft.ron
 echo "== clients: ok"
