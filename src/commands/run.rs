@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// --algorithms NAME` ran.
     #[arg(long, value_name = "NAME", conflicts_with = "design")]
     pub algorithm: Option<String>,
+    /// Run the external nodes' `reference` (the version known to be right) instead of their
+    /// `command`: the same schedule on the fixed version (docs/known-bugs.md).
+    #[arg(long, conflicts_with_all = ["design", "algorithm"])]
+    pub on_reference: bool,
     /// Override the scenario's `resource.fencing`.
     #[arg(long, value_name = "MODE", value_enum)]
     pub fencing: Option<OnOff>,
@@ -244,6 +248,16 @@ pub fn run(args: &RunArgs) -> u8 {
             }
             scenario = scenario.with_algorithm(&alg);
         }
+    }
+    if args.on_reference {
+        let Some(reference) = scenario.algorithm.reference() else {
+            eprintln!(
+                "error: {}: --on-reference: the algorithm names no `reference`\n  hint: add `reference: [...]`, the fixed version's command, to `External(...)` (docs/scenario-format.md)",
+                args.file.display()
+            );
+            return exit::BAD_INPUT;
+        };
+        scenario.algorithm = reference;
     }
     if let Some(text) = &args.param {
         scenario = match with_param(&scenario, text, args.heartbeat_fraction) {

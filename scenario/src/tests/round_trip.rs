@@ -89,7 +89,10 @@ fn crashes_for_good_and_targets_survive_the_round_trip() {
     )"#;
     let scenario = parsed(source);
     let nemesis = scenario.nemesis.as_ref().expect("a nemesis");
-    assert_eq!(nemesis.targets, splitbrain_sim::nemesis::NemesisTargets::Leader);
+    assert_eq!(
+        nemesis.targets,
+        splitbrain_sim::nemesis::NemesisTargets::Leader
+    );
     let text = to_ron(&scenario);
     assert!(text.contains("targets: Leader"), "{text}");
     assert_eq!(parse(&text, ORIGIN), Ok(scenario));
