@@ -114,6 +114,7 @@ fn synthetic_report() -> RunReport {
             leader: NodeId(2),
             at_ns: 25 * s + 40 * NANOS_PER_MILLI,
         },
+        stall: None,
         final_leader: Some(NodeId(2)),
         observations: Vec::new(),
     }

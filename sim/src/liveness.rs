@@ -24,19 +24,103 @@ pub enum Recognition {
     OnDemand,
 }
 
+/// A group watched for agreement on one leader.
+#[derive(Debug, PartialEq, Eq)]
+struct Watch {
+    in_group: Vec<bool>,
+    group_size: usize,
+    votes: BTreeMap<NodeId, usize>,
+    /// Members of the group that would ask ([`Recognition::OnDemand`]).
+    on_demand: usize,
+}
+
+impl Watch {
+    /// Watches `group`, each member recognising what `recognised` says now.
+    fn new(group: &[NodeId], recognised: &[Recognition]) -> Self {
+        let mut watch = Self {
+            in_group: vec![false; recognised.len()],
+            group_size: group.len(),
+            votes: BTreeMap::new(),
+            on_demand: 0,
+        };
+        for node in group {
+            watch.in_group[node.index()] = true;
+            watch.count(recognised[node.index()], 1);
+        }
+        watch
+    }
+
+    /// Adds (`+1`) or takes away (`-1`) one member's recognition.
+    fn count(&mut self, seen: Recognition, by: isize) {
+        let slot = match seen {
+            Recognition::Names(Some(leader)) => self.votes.entry(leader).or_insert(0),
+            Recognition::Names(None) => return,
+            Recognition::OnDemand => &mut self.on_demand,
+        };
+        *slot = slot
+            .checked_add_signed(by)
+            .expect("a counted recognition is taken away once");
+    }
+
+    /// `node` recognised `before` and now `seen`.
+    fn update(&mut self, node: NodeId, before: Recognition, seen: Recognition) {
+        if self.in_group[node.index()] {
+            self.count(before, -1);
+            self.count(seen, 1);
+        }
+    }
+
+    /// The leader the whole group agrees on, if any. Agreement: a member of the group names
+    /// itself, every other member that names a leader names it, and the rest would ask the
+    /// service, which names it too. Without askers: every member names it.
+    fn agreed(&self, recognised: &[Recognition], answer: Option<NodeId>) -> Option<NodeId> {
+        let (leader, _) = self.votes.iter().find(|(leader, count)| {
+            **count + self.on_demand == self.group_size
+                && self.in_group.get(leader.index()) == Some(&true)
+                && recognised[leader.index()] == Recognition::Names(Some(**leader))
+                && (self.on_demand == 0 || answer == Some(**leader))
+        })?;
+        Some(*leader)
+    }
+
+    /// The members watched, in id order.
+    fn group(&self) -> Vec<NodeId> {
+        self.in_group
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| **g)
+            .map(|(i, _)| NodeId::from(i))
+            .collect()
+    }
+}
+
 #[derive(Debug)]
 enum Phase {
     /// Faults are still active.
     Waiting,
     /// Watching the group for agreement.
-    Watching {
-        in_group: Vec<bool>,
-        group_size: usize,
-        votes: BTreeMap<NodeId, usize>,
-        /// Members of the group that would ask ([`Recognition::OnDemand`]).
-        on_demand: usize,
-    },
+    Watching(Watch),
     Done(LivenessVerdict),
+}
+
+/// A quorum live and connected while faults are still active: it must agree on a leader
+/// within the bound too (see [`LivenessMonitor::watch_during_faults`]).
+#[derive(Debug)]
+struct Window {
+    from_ns: Nanos,
+    generation: u64,
+    watch: Watch,
+}
+
+/// A window that ran out without a leader: liveness failed while faults were active.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Stall {
+    /// When the group was last formed (a fault or heal made it).
+    pub from_ns: Nanos,
+    /// When the bound ran out.
+    pub to_ns: Nanos,
+    /// The members that had to agree.
+    pub group: Vec<NodeId>,
 }
 
 /// Watches for a recognised leader after the last fault.
@@ -50,6 +134,12 @@ pub struct LivenessMonitor {
     /// while it is down, or while nobody holds the seat), updated after each of its handlers.
     answer: Option<NodeId>,
     phase: Phase,
+    /// The quorum watched while faults are active, if one is.
+    window: Option<Window>,
+    /// Windows opened so far: a deadline names the window it is for.
+    windows: u64,
+    /// The first window that ran out without a leader.
+    stall: Option<Stall>,
 }
 
 impl LivenessMonitor {
@@ -60,6 +150,9 @@ impl LivenessMonitor {
             recognised: vec![Recognition::Names(None); members],
             answer: None,
             phase: Phase::Waiting,
+            window: None,
+            windows: 0,
+            stall: None,
         }
     }
 
@@ -81,23 +174,8 @@ impl LivenessMonitor {
             self.rule_out(now, reason);
             return;
         }
-        let mut in_group = vec![false; self.recognised.len()];
-        let mut votes = BTreeMap::new();
-        let mut on_demand = 0;
-        for node in &group {
-            in_group[node.index()] = true;
-            match self.recognised[node.index()] {
-                Recognition::Names(Some(leader)) => *votes.entry(leader).or_insert(0) += 1,
-                Recognition::Names(None) => {}
-                Recognition::OnDemand => on_demand += 1,
-            }
-        }
-        self.phase = Phase::Watching {
-            in_group,
-            group_size: group.len(),
-            votes,
-            on_demand,
-        };
+        self.window = None;
+        self.phase = Phase::Watching(Watch::new(&group, &self.recognised));
         self.check(now);
     }
 
@@ -126,33 +204,13 @@ impl LivenessMonitor {
             return;
         }
         let before = std::mem::replace(slot, seen);
-        if let Phase::Watching {
-            in_group,
-            votes,
-            on_demand,
-            ..
-        } = &mut self.phase
-        {
-            if !in_group[node.index()] {
-                return;
-            }
-            match before {
-                Recognition::Names(Some(old)) => {
-                    let count = votes
-                        .get_mut(&old)
-                        .expect("a recognised leader was counted");
-                    *count -= 1;
-                }
-                Recognition::Names(None) => {}
-                Recognition::OnDemand => *on_demand -= 1,
-            }
-            match seen {
-                Recognition::Names(Some(new)) => *votes.entry(new).or_insert(0) += 1,
-                Recognition::Names(None) => {}
-                Recognition::OnDemand => *on_demand += 1,
-            }
-            self.check(now);
+        if let Phase::Watching(watch) = &mut self.phase {
+            watch.update(node, before, seen);
         }
+        if let Some(window) = &mut self.window {
+            window.watch.update(node, before, seen);
+        }
+        self.check(now);
     }
 
     /// `node` crashed: it recognises nobody.
@@ -170,45 +228,109 @@ impl LivenessMonitor {
     }
 
     fn check(&mut self, now: Nanos) {
-        let Phase::Watching {
-            in_group,
-            group_size,
-            votes,
-            on_demand,
-        } = &self.phase
-        else {
+        if let Some(window) = &self.window {
+            if window.watch.agreed(&self.recognised, self.answer).is_some() {
+                self.window = None;
+            }
+        }
+        let Phase::Watching(watch) = &self.phase else {
             return;
         };
-        // Agreement: a member of the group names itself, every other member that names a
-        // leader names it, and the rest would ask the service, which names it too. Without
-        // askers: every member names it.
-        let agreed = votes.iter().find(|(leader, count)| {
-            **count + *on_demand == *group_size
-                && in_group.get(leader.index()) == Some(&true)
-                && self.recognised[leader.index()] == Recognition::Names(Some(**leader))
-                && (*on_demand == 0 || self.answer == Some(**leader))
-        });
-        if let Some((leader, _)) = agreed {
+        if let Some(leader) = watch.agreed(&self.recognised, self.answer) {
             let verdict = LivenessVerdict::Met {
                 quiet_from_ns: self.quiet_from_ns,
-                leader: *leader,
+                leader,
                 at_ns: now,
             };
             self.phase = Phase::Done(verdict);
         }
     }
 
-    /// The bound ran out. Returns the failure detail if liveness was missed.
-    pub fn on_deadline(&mut self) -> Option<(Vec<NodeId>, String)> {
-        let Phase::Watching { in_group, .. } = &self.phase else {
+    /// While faults are still active: `group`, when it is a quorum live and connected with
+    /// nothing else in the way of an election, must agree on a leader within the bound, as
+    /// after the last fault. A new group opens a window, to close at the deadline returned
+    /// with its number ([`LivenessMonitor::on_window_deadline`]); the same group keeps its
+    /// window; `None` (no such group now) closes it. A group that agrees already opens none.
+    pub fn watch_during_faults(
+        &mut self,
+        now: Nanos,
+        group: Option<Vec<NodeId>>,
+    ) -> Option<(u64, Nanos)> {
+        if self.started() || self.stall.is_some() {
+            return None;
+        }
+        let Some(group) = group else {
+            self.window = None;
             return None;
         };
-        let group: Vec<NodeId> = in_group
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| **g)
-            .map(|(i, _)| NodeId::from(i))
-            .collect();
+        let watch = Watch::new(&group, &self.recognised);
+        if self
+            .window
+            .as_ref()
+            .is_some_and(|w| w.watch.in_group == watch.in_group)
+        {
+            return None;
+        }
+        if watch.agreed(&self.recognised, self.answer).is_some() {
+            self.window = None;
+            return None;
+        }
+        self.windows += 1;
+        self.window = Some(Window {
+            from_ns: now,
+            generation: self.windows,
+            watch,
+        });
+        Some((self.windows, now.saturating_add(self.bound_ns)))
+    }
+
+    /// Window `generation`'s bound ran out: if it is still open (no leader, the same group),
+    /// liveness failed while faults were active. Returns the group and the detail.
+    pub fn on_window_deadline(
+        &mut self,
+        now: Nanos,
+        generation: u64,
+    ) -> Option<(Vec<NodeId>, String)> {
+        if self
+            .window
+            .as_ref()
+            .is_none_or(|w| w.generation != generation)
+        {
+            return None;
+        }
+        let window = self.window.take()?;
+        let group = window.watch.group();
+        let detail = format!(
+            "no leader recognised by all {} live connected members (a quorum) from {} to {}, \
+             while other faults were active",
+            group.len(),
+            format_duration(window.from_ns),
+            format_duration(now)
+        );
+        self.stall = Some(Stall {
+            from_ns: window.from_ns,
+            to_ns: now,
+            group: group.clone(),
+        });
+        Some((group, detail))
+    }
+
+    /// Whether a window is open.
+    pub fn window_open(&self) -> bool {
+        self.window.is_some()
+    }
+
+    /// The first window that ran out without a leader, if one did.
+    pub fn stall(&self) -> Option<&Stall> {
+        self.stall.as_ref()
+    }
+
+    /// The bound ran out. Returns the failure detail if liveness was missed.
+    pub fn on_deadline(&mut self) -> Option<(Vec<NodeId>, String)> {
+        let Phase::Watching(watch) = &self.phase else {
+            return None;
+        };
+        let group = watch.group();
         let detail = format!(
             "no leader recognised by all {} live connected members within {} of the last fault",
             group.len(),
@@ -385,5 +507,51 @@ mod tests {
             m.on_deadline().is_some(),
             "n0 would ask who leads: it does not lead, whatever the others and the service say"
         );
+    }
+
+    #[test]
+    fn a_quorum_without_a_leader_during_faults_is_a_stall_at_its_deadline() {
+        let mut m = LivenessMonitor::new(3, 100);
+        let (generation, due) = m
+            .watch_during_faults(10, Some(ids(&[1, 2])))
+            .expect("a window opens");
+        assert_eq!(due, 110);
+        assert_eq!(
+            m.watch_during_faults(20, Some(ids(&[1, 2]))),
+            None,
+            "the same group keeps its window"
+        );
+        m.observe(30, NodeId(1), names(1));
+        let (group, detail) = m.on_window_deadline(due, generation).expect("a stall");
+        assert_eq!(group, ids(&[1, 2]));
+        assert!(detail.contains("from 10ns to 110ns"), "{detail}");
+        assert_eq!(m.stall().map(|s| (s.from_ns, s.to_ns)), Some((10, 110)));
+    }
+
+    #[test]
+    fn agreement_or_another_group_closes_the_window() {
+        let mut m = LivenessMonitor::new(3, 100);
+        let (first, _) = m.watch_during_faults(10, Some(ids(&[1, 2]))).unwrap();
+        m.observe(30, NodeId(1), names(1));
+        m.observe(31, NodeId(2), names(1));
+        assert!(!m.window_open(), "agreed");
+        assert_eq!(m.on_window_deadline(110, first), None);
+        let (second, _) = m.watch_during_faults(40, Some(ids(&[0, 1, 2]))).unwrap();
+        assert_ne!(first, second, "n0 must learn the leader too");
+        assert_eq!(m.watch_during_faults(50, None), None);
+        assert_eq!(m.on_window_deadline(140, second), None, "no quorum: closed");
+        assert_eq!(m.stall(), None);
+    }
+
+    #[test]
+    fn a_group_that_agrees_already_opens_no_window_and_the_quiet_watch_takes_over() {
+        let mut m = LivenessMonitor::new(3, 100);
+        m.observe(1, NodeId(0), names(0));
+        m.observe(1, NodeId(1), names(0));
+        assert_eq!(m.watch_during_faults(10, Some(ids(&[0, 1]))), None);
+        let (generation, _) = m.watch_during_faults(20, Some(ids(&[0, 1, 2]))).unwrap();
+        m.start(30, ids(&[0, 1, 2]), 3, 2);
+        assert_eq!(m.on_window_deadline(120, generation), None);
+        assert_eq!(m.watch_during_faults(40, Some(ids(&[1, 2]))), None);
     }
 }

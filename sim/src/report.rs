@@ -56,6 +56,10 @@ pub struct RunReport {
     pub violations: Vec<Violation>,
     /// Whether a leader appeared in time after the last fault.
     pub liveness: LivenessVerdict,
+    /// The first time a quorum, live and connected while other faults were still active,
+    /// recognised no leader within the bound (liveness failed before the last fault).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<crate::liveness::Stall>,
     /// The leader the oracle sees when the run ends.
     pub final_leader: Option<NodeId>,
     /// The processes' own observations (`Ctx::observe`), counted by name in the order first
@@ -87,7 +91,7 @@ impl RunReport {
 
     /// Whether liveness failed (a leader did not appear in time).
     pub fn liveness_failed(&self) -> bool {
-        matches!(self.liveness, LivenessVerdict::Missed { .. })
+        matches!(self.liveness, LivenessVerdict::Missed { .. }) || self.stall.is_some()
     }
 
     /// Total messages sent, `write`s to the resource excluded.

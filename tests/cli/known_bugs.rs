@@ -163,3 +163,46 @@ fn every_file_of_the_corpus_checks_and_each_buggy_one_names_a_reference() {
         }
     }
 }
+
+/// `command` on 3 nodes: n0 crashes for good at 1 s and is cut off until 14.5 s, so the
+/// faults end too late for the run's quiet tail to be judged (5 s are needed).
+fn never_quiet(name: &str, command: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"Scenario(
+    name: "{name}",
+    duration: "15s",
+    nodes: 3,
+    algorithm: External(command: {command}, heartbeat: "100ms", failure_detection: "500ms"),
+    faults: [(at: "1s", do: Crash(Node(0))), (at: "1500ms", do: Partition(Isolate(Node(0))), heal_after: "13s")],
+)"#
+    );
+    scenario_file(name, &text)
+}
+
+#[test]
+fn a_quorum_that_elects_nobody_while_faults_are_active_fails_liveness() {
+    // The fixture's n0 leads for ever and nobody else ever does.
+    let stuck = never_quiet(
+        "stall-during-faults",
+        r#"["python3", "tests/fixtures/external/node.py", "ok"]"#,
+    );
+    let o = splitbrain(["run", stuck.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    let v = json(&o);
+    let stall = &v["report"]["stall"];
+    assert_eq!(stall["from_ns"], 1_000_000_000u64, "{v}");
+    assert_eq!(
+        stall["to_ns"], 6_000_000_000u64,
+        "the bound is ten failure detections"
+    );
+    assert_eq!(stall["group"], serde_json::json!([1, 2]));
+    assert_eq!(v["report"]["liveness"]["verdict"], "inconclusive", "{v}");
+    // A Raft elects among the two: no stall.
+    let raft = never_quiet(
+        "no-stall-during-faults",
+        r#"["python3", "clients/python/examples/raft.py"]"#,
+    );
+    let o = splitbrain(["run", raft.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(json(&o)["report"].get("stall").is_none());
+}

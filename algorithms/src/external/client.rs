@@ -3,9 +3,7 @@
 //! the service's requests in their JSON form (`docs/protocol-services.md`) to the service's
 //! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
 
-use super::settings::{
-    info_of, lower_common, run_with_service, settings_of, ExternalConfig, Quorum,
-};
+use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
 use super::settings::{ExternalError, ExternalSettings, Stderr, Unused};
 use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
 use crate::etcd::{Etcd, EtcdConfig, EtcdProcess, EtcdService, EtcdSettings};
@@ -236,8 +234,8 @@ impl Algorithm for ExternalClient {
             fresh_process: settings.fresh_process,
             stderr: settings.stderr,
             properties: settings.properties,
-            // A client elects through the service: the service's own facts judge liveness.
-            quorum: Some(Quorum::Any),
+            // Unused: a client elects through the service, whose facts judge liveness.
+            quorum: None,
             reference: None,
         };
         let (nodes, mut problems) = lower_common(common);

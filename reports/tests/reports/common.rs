@@ -79,6 +79,7 @@ pub fn run_report() -> RunReport {
             leader: NodeId(4),
             at_ns: 11 * S,
         },
+        stall: None,
         final_leader: Some(NodeId(4)),
         observations: Vec::new(),
     }

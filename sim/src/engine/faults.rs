@@ -32,6 +32,9 @@ impl<'t, P: Process> Sim<'t, P> {
             safety_violations: 0,
         });
         self.do_fault(index, &spec.action, &nodes);
+        if let Some(until) = self.disturbance_ends_ns(&spec.action, spec.heal_after_ns) {
+            self.disturbed_until_ns = self.disturbed_until_ns.max(until);
+        }
         if let (Some(l), Some(term)) = (leader, leader_term) {
             if self.strikes_leader(&spec.action, &nodes, l) {
                 let closed_before = self.failovers.done.len();
@@ -376,6 +379,27 @@ impl<'t, P: Process> Sim<'t, P> {
                         .min(self.config.members)
             }
             _ => false,
+        }
+    }
+
+    /// Until when `action` may slow an election down, if it may: every fault but crashes,
+    /// restarts, partitions, heals and handovers (which change who can elect, not how fast);
+    /// for the rest of the run when it does not heal. Liveness windows wait for it
+    /// ([`Engine::watch_during_faults`](super::Engine)).
+    fn disturbance_ends_ns(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
+        let after = |d: u64| Some(self.now.saturating_add(d));
+        match action {
+            FaultAction::Crash(_)
+            | FaultAction::Restart(_)
+            | FaultAction::Partition(_)
+            | FaultAction::Heal
+            | FaultAction::Resign(_) => None,
+            FaultAction::Pause(_, d) | FaultAction::Suspend(_, d) | FaultAction::Stall(_, d) => {
+                after(*d)
+            }
+            // A clock stepped back lags as long as the step.
+            FaultAction::ClockJump(_, delta) => after(delta.unsigned_abs()),
+            _ => heal_after_ns.map_or(Some(u64::MAX), after),
         }
     }
 

@@ -43,6 +43,9 @@ pub use inspect::{
 };
 pub use nodes::Status;
 
+/// No liveness window open (`Engine::window_due`).
+const NO_WINDOW: (u64, Nanos) = (0, Nanos::MAX);
+
 /// How many events pass between two calls of a run's progress observer: often enough for a
 /// progress bar (about ten times a second), rarely enough to cost nothing.
 pub const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
@@ -367,6 +370,13 @@ pub struct Sim<'t, P: Process> {
     /// Heals, resumes and stalls still to come: the run is quiet when this reaches zero.
     pending_heals: usize,
     quiet: bool,
+    /// Until when a fault that slows elections down (anything but crashes, restarts,
+    /// partitions and handovers) may still be acting: no liveness window opens before.
+    disturbed_until_ns: Nanos,
+    /// The open liveness window's number and deadline ([`LivenessMonitor::watch_during_faults`]);
+    /// `(0, Nanos::MAX)` when none is open. Checked before each event, so that it costs no
+    /// event of its own.
+    window_due: (u64, Nanos),
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
@@ -489,6 +499,8 @@ impl<'t, P: Process> Sim<'t, P> {
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
+            disturbed_until_ns: 0,
+            window_due: NO_WINDOW,
             trace: None,
             progress: None,
             flagged: Vec::new(),
@@ -642,6 +654,9 @@ impl<'t, P: Process> Sim<'t, P> {
         if self.max_events.is_none() {
             self.now = self.config.duration_ns;
         }
+        if self.now >= self.window_due.1 {
+            self.close_window();
+        }
         Ok(self.finish())
     }
 
@@ -691,6 +706,9 @@ impl<'t, P: Process> Sim<'t, P> {
             };
             if entry.time > self.config.duration_ns {
                 break;
+            }
+            if entry.time > self.window_due.1 {
+                self.close_window();
             }
             // There is one more event to handle: a run of exactly the limit stays within it.
             if self.events >= stop_at {
@@ -883,9 +901,18 @@ impl<'t, P: Process> Sim<'t, P> {
                 since_ns,
             } => self.on_stream_cut_timeout(a, b, epoch, since_ns),
             EventData::Disconnected { node, peer } => self.on_disconnected(node, peer),
-            EventData::Fault(index) => self.apply_fault(index),
-            EventData::HealFault(index) => self.heal_fault(index),
-            EventData::Resume { node, generation } => self.on_resume(node, generation),
+            EventData::Fault(index) => {
+                self.apply_fault(index);
+                self.watch_during_faults();
+            }
+            EventData::HealFault(index) => {
+                self.heal_fault(index);
+                self.watch_during_faults();
+            }
+            EventData::Resume { node, generation } => {
+                self.on_resume(node, generation);
+                self.watch_during_faults();
+            }
             EventData::LivenessDeadline => self.on_liveness_deadline(),
             EventData::ClockCaughtUp { node } => self.on_clock_caught_up(node),
             EventData::Release { node, generation } => self.on_release(node, generation),
@@ -1039,6 +1066,51 @@ impl<'t, P: Process> Sim<'t, P> {
         best
     }
 
+    /// While faults are active, a quorum that is live and connected must elect too
+    /// (docs/engine.md, "Liveness"): opens, keeps or closes the window on the group now.
+    fn watch_during_faults(&mut self) {
+        if self.quiet {
+            return;
+        }
+        let group = self.quorum_during_faults();
+        let watched = self.liveness.watch_during_faults(self.now, group.clone());
+        match (watched, group) {
+            (Some(due), _) => self.window_due = due,
+            // The same group keeps its window; no group, or one that agrees, closes it.
+            (None, Some(_)) if self.liveness.window_open() => {}
+            (None, _) => self.window_due = NO_WINDOW,
+        }
+    }
+
+    /// The group a liveness window watches now: the live members, all talking to each other
+    /// both ways, when they are a quorum of an algorithm that needs more than one member,
+    /// with no coordination service (its own faults decide) and no fault acting but
+    /// crashes, partitions and handovers. `None` otherwise.
+    fn quorum_during_faults(&self) -> Option<Vec<NodeId>> {
+        let quorum = self.info.min_group_for_progress;
+        if quorum < 2 || self.has_service() || self.now < self.disturbed_until_ns {
+            return None;
+        }
+        let group = self.live_connected_group();
+        let both_ways = |a: NodeId, b: NodeId| {
+            a == b || (self.network.connected(a, b) && self.network.connected(b, a))
+        };
+        let clique = group
+            .iter()
+            .all(|a| group.iter().all(|b| both_ways(*a, *b)));
+        (group.len() >= quorum && clique).then_some(group)
+    }
+
+    /// The open window's bound ran out before the event about to run: liveness failed while
+    /// faults were active, at the deadline.
+    fn close_window(&mut self) {
+        let (generation, due_ns) = std::mem::replace(&mut self.window_due, NO_WINDOW);
+        if let Some((group, detail)) = self.liveness.on_window_deadline(due_ns, generation) {
+            self.checker.record_liveness(due_ns, group, detail);
+            self.flag(Some(Invariant::Liveness));
+        }
+    }
+
     fn on_liveness_deadline(&mut self) {
         if let Some((group, detail)) = self.liveness.on_deadline() {
             self.checker.record_liveness(self.now, group, detail);
@@ -1157,6 +1229,7 @@ impl<'t, P: Process> Sim<'t, P> {
             faults: self.fault_records.clone(),
             violations: self.checker.violations().to_vec(),
             liveness: self.liveness.verdict(end),
+            stall: self.liveness.stall().cloned(),
             final_leader,
             observations: self
                 .observation_counts
