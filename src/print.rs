@@ -159,11 +159,14 @@ pub fn print_summary(
     if let Some(status) = status {
         crate::outln!("{status}");
     }
-    if summary.reference_failed_seeds > 0 {
-        crate::outln!(
-            "{} more seeds failed, but the reference failed them the same way: not counted",
-            summary.reference_failed_seeds
-        );
+    match summary.reference_failed_seeds {
+        0 => {}
+        1 => crate::outln!(
+            "1 more seed failed, but the reference failed it the same way: not counted"
+        ),
+        n => crate::outln!(
+            "{n} more seeds failed, but the reference failed them the same way: not counted"
+        ),
     }
     for name in &summary.never_tested {
         eprintln!(

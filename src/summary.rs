@@ -432,12 +432,7 @@ fn print_invariants(report: &RunReport, properties: &[&'static str]) {
         table.push(vec![inv.name().to_string(), verdict]);
     }
     if let Some(stall) = &report.stall {
-        let during = format!(
-            "STALLED during faults: no leader recognised by all {} live connected members (a quorum) from {} to {}",
-            stall.group.len(),
-            format_duration(stall.from_ns),
-            format_duration(stall.to_ns)
-        );
+        let during = format!("STALLED: {}", stall.describe());
         table.push(vec![Invariant::Liveness.name().to_string(), during]);
     }
     table.push(vec![

@@ -695,6 +695,17 @@ impl AlgorithmConfig {
         self.config.programs()
     }
 
+    /// The programs a hunt of this algorithm may start: a run's
+    /// ([`AlgorithmConfig::programs`]), and its reference's, which a hunt runs on every
+    /// failing schedule.
+    pub fn programs_with_reference(&self) -> Vec<Vec<String>> {
+        let mut programs = self.programs();
+        if let Some(reference) = self.reference() {
+            programs.extend(reference.programs());
+        }
+        programs
+    }
+
     /// The configuration of the version known to be right ([`Algorithm::reference`]), if
     /// this one names one.
     pub fn reference(&self) -> Option<AlgorithmConfig> {

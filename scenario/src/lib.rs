@@ -374,14 +374,17 @@ pub struct Design {
     pub transport: Transport,
 }
 
-/// The programs runs of `algorithms` start, as command lines, each once, in the order first
-/// met ([`AlgorithmConfig::programs`]). A scenario that starts programs is code: the
+/// The programs runs and hunts of `algorithms` may start, as command lines, each once, in
+/// the order first met ([`AlgorithmConfig::programs_with_reference`]: a reference too). A scenario that starts programs is code: the
 /// commands print these before running one, and reproducers name them.
 pub fn programs_of<'a>(
     algorithms: impl IntoIterator<Item = &'a AlgorithmConfig>,
 ) -> Vec<Vec<String>> {
     let mut programs: Vec<Vec<String>> = Vec::new();
-    for program in algorithms.into_iter().flat_map(AlgorithmConfig::programs) {
+    for program in algorithms
+        .into_iter()
+        .flat_map(AlgorithmConfig::programs_with_reference)
+    {
         if !programs.contains(&program) {
             programs.push(program);
         }

@@ -123,6 +123,20 @@ pub struct Stall {
     pub group: Vec<NodeId>,
 }
 
+impl Stall {
+    /// In words: "no leader recognised by all 2 live connected members (a quorum) from 1s
+    /// to 6s, while other faults were active".
+    pub fn describe(&self) -> String {
+        format!(
+            "no leader recognised by all {} live connected members (a quorum) from {} to {}, \
+             while other faults were active",
+            self.group.len(),
+            format_duration(self.from_ns),
+            format_duration(self.to_ns)
+        )
+    }
+}
+
 /// Watches for a recognised leader after the last fault.
 #[derive(Debug)]
 pub struct LivenessMonitor {
@@ -299,20 +313,14 @@ impl LivenessMonitor {
             return None;
         }
         let window = self.window.take()?;
-        let group = window.watch.group();
-        let detail = format!(
-            "no leader recognised by all {} live connected members (a quorum) from {} to {}, \
-             while other faults were active",
-            group.len(),
-            format_duration(window.from_ns),
-            format_duration(now)
-        );
-        self.stall = Some(Stall {
+        let stall = Stall {
             from_ns: window.from_ns,
             to_ns: now,
-            group: group.clone(),
-        });
-        Some((group, detail))
+            group: window.watch.group(),
+        };
+        let found = (stall.group.clone(), stall.describe());
+        self.stall = Some(stall);
+        Some(found)
     }
 
     /// Whether a window is open.

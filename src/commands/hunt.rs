@@ -205,7 +205,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         check_out_folder(&args.out)?;
     }
     let shard_label = plan.shard.map(|s| s.to_string());
-    let programs = scenario.algorithm.programs();
+    let programs = scenario.algorithm.programs_with_reference();
     crate::print::announce_programs(&args.file, &programs);
     if !args.json {
         match &shard_label {

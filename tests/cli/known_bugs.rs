@@ -54,11 +54,30 @@ fn a_failure_counts_only_when_the_reference_passes_the_same_schedule() {
         "reference-same",
         r#", reference: ["python3", "clients/python/examples/raft_forgets_vote.py"]"#,
     );
-    let o = hunt(&same);
+    let jsonl = same.with_extension("jsonl");
+    let o = splitbrain([
+        "hunt",
+        same.to_str().unwrap(),
+        "--seed-range",
+        "25..=25",
+        "--no-shrink",
+        "--json",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let v = json(&o);
     assert_eq!(v["summary"]["failed_seeds"], 0, "{v}");
     assert_eq!(v["summary"]["reference_failed_seeds"], 1, "{v}");
+    // The record keeps how its run went, and `merge` takes it.
+    let o = splitbrain(["merge", jsonl.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(json(&o)["summary"]["reference_failed_seeds"], 1);
 }
 
 #[test]

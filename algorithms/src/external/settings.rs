@@ -492,9 +492,7 @@ impl Algorithm for External {
 
     /// The `command`, once per member and thread.
     fn programs(config: &ExternalConfig) -> Vec<Vec<String>> {
-        let mut programs = vec![config.command.clone()];
-        programs.extend(config.reference.clone());
-        programs
+        vec![config.command.clone()]
     }
 
     fn vary(

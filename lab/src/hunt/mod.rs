@@ -61,7 +61,10 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// ([`SeedRecord::excused_by`]).
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let record = judged_alone(s, abort)?;
-    let reference = s.algorithm.reference().filter(|_| record.failed());
+    let reference = s
+        .algorithm
+        .reference()
+        .filter(|_| record.failed() && record.judged());
     let Some(reference) = reference else {
         return Some(record);
     };

@@ -199,14 +199,24 @@ impl SeedRecord {
     }
 
     /// The record without the failures that `reference`, the same schedule run on the
-    /// version known to be right, has too (same key): those go to `reference_failed`.
+    /// version known to be right, has too (same key): those go to `reference_failed`. Only a
+    /// judged run's failures can be excused, and only by a judged run: a panic, an outgrown
+    /// limit or a refused effect is splitbrain's or the node's, whatever the reference does.
     pub fn excused_by(mut self, reference: &SeedRecord) -> Self {
+        if !self.judged() || !reference.judged() {
+            return self;
+        }
         let also = |f: &Failure| reference.failures.iter().any(|r| r.key == f.key);
         let (excused, kept): (Vec<Failure>, Vec<Failure>) =
             self.failures.into_iter().partition(also);
         self.failures = kept;
         self.reference_failed = excused.into_iter().map(|f| f.key).collect();
         self
+    }
+
+    /// Whether the run failed, but every failure was the reference's too: not counted.
+    pub fn excused(&self) -> bool {
+        !self.failed() && !self.reference_failed.is_empty()
     }
 
     /// Whether the seed ran to its end and was judged (not refused, outgrown or panicked):

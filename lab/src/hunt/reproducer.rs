@@ -149,7 +149,7 @@ impl Writer<'_> {
             shrunk.candidate.sim.members,
             shrunk.outcome.detail.replace('\n', " ")
         );
-        for program in shrunk.candidate.algorithm.programs() {
+        for program in shrunk.candidate.algorithm.programs_with_reference() {
             header += &format!(
                 "// It starts this program for each node: {}. Run it only if you trust where it came from.\n",
                 crate::shell::command_line(&program)

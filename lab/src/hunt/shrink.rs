@@ -253,9 +253,11 @@ fn reduce_members(s: &mut ScenarioSteps<'_>) -> bool {
     progress
 }
 
-/// Ends the run just after a safety violation (liveness needs its whole bound).
+/// Ends the run just after a safety violation (liveness needs its whole bound, and a missed
+/// objective the failover's whole recovery: a failover cut short never recovers).
 fn shorten_run(s: &mut ScenarioSteps<'_>) -> bool {
-    let Some(at) = s.outcome.at_ns.filter(|_| s.outcome.key != "liveness") else {
+    let needs_the_rest = ["liveness", "objective"].contains(&s.outcome.key.as_str());
+    let Some(at) = s.outcome.at_ns.filter(|_| !needs_the_rest) else {
         return false;
     };
     // Round up to a whole 100 ms past the violation, for a readable file.

@@ -31,9 +31,19 @@ impl<'t, P: Process> Sim<'t, P> {
             skipped: skipped(&spec.action, &nodes),
             safety_violations: 0,
         });
+        // A crash heals by restarting only the nodes it took down: a node already down (a
+        // crash for good among them) stays down.
+        let heals: Vec<NodeId> = match spec.action {
+            FaultAction::Crash(_) => nodes
+                .iter()
+                .copied()
+                .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+                .collect(),
+            _ => nodes.clone(),
+        };
         self.do_fault(index, &spec.action, &nodes);
         if let Some(until) = self.disturbance_ends_ns(&spec.action, spec.heal_after_ns) {
-            self.disturbed_until_ns = self.disturbed_until_ns.max(until);
+            self.disturbed_until(until);
         }
         if let (Some(l), Some(term)) = (leader, leader_term) {
             if self.strikes_leader(&spec.action, &nodes, l) {
@@ -52,7 +62,7 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.tell_failover_opened();
             }
         }
-        self.fault_nodes[index] = nodes;
+        self.fault_nodes[index] = heals;
         if let Some(after_ns) = spec.heal_after_ns.filter(|_| spec.action.can_heal()) {
             self.pending_heals += 1;
             self.push_event(
@@ -385,7 +395,7 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Until when `action` may slow an election down, if it may: every fault but crashes,
     /// restarts, partitions, heals and handovers (which change who can elect, not how fast);
     /// for the rest of the run when it does not heal. Liveness windows wait for it
-    /// ([`Engine::watch_during_faults`](super::Engine)).
+    /// (`windows.rs`).
     fn disturbance_ends_ns(&self, action: &FaultAction, heal_after_ns: Option<u64>) -> Option<u64> {
         let after = |d: u64| Some(self.now.saturating_add(d));
         match action {

@@ -12,6 +12,7 @@ mod observe;
 mod output;
 mod streams;
 mod trace_events;
+mod windows;
 
 use crate::checker::Checker;
 use crate::clock::{NodeClocks, TimerClock};
@@ -42,9 +43,6 @@ pub use inspect::{
     Snapshot, StateField, StopAt, Whereabouts,
 };
 pub use nodes::Status;
-
-/// No liveness window open (`Engine::window_due`).
-const NO_WINDOW: (u64, Nanos) = (0, Nanos::MAX);
 
 /// How many events pass between two calls of a run's progress observer: often enough for a
 /// progress bar (about ten times a second), rarely enough to cost nothing.
@@ -370,13 +368,8 @@ pub struct Sim<'t, P: Process> {
     /// Heals, resumes and stalls still to come: the run is quiet when this reaches zero.
     pending_heals: usize,
     quiet: bool,
-    /// Until when a fault that slows elections down (anything but crashes, restarts,
-    /// partitions and handovers) may still be acting: no liveness window opens before.
-    disturbed_until_ns: Nanos,
-    /// The open liveness window's number and deadline ([`LivenessMonitor::watch_during_faults`]);
-    /// `(0, Nanos::MAX)` when none is open. Checked before each event, so that it costs no
-    /// event of its own.
-    window_due: (u64, Nanos),
+    /// The liveness windows while faults are active (`windows.rs`).
+    windows: windows::Windows,
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
@@ -499,8 +492,7 @@ impl<'t, P: Process> Sim<'t, P> {
             faults_fired: 0,
             pending_heals: 0,
             quiet: false,
-            disturbed_until_ns: 0,
-            window_due: NO_WINDOW,
+            windows: windows::Windows::default(),
             trace: None,
             progress: None,
             flagged: Vec::new(),
@@ -654,9 +646,6 @@ impl<'t, P: Process> Sim<'t, P> {
         if self.max_events.is_none() {
             self.now = self.config.duration_ns;
         }
-        if self.now >= self.window_due.1 {
-            self.close_window();
-        }
         Ok(self.finish())
     }
 
@@ -707,8 +696,8 @@ impl<'t, P: Process> Sim<'t, P> {
             if entry.time > self.config.duration_ns {
                 break;
             }
-            if entry.time > self.window_due.1 {
-                self.close_window();
+            if entry.time >= self.windows.next_check_ns {
+                self.before_event_at(entry.time);
             }
             // There is one more event to handle: a run of exactly the limit stays within it.
             if self.events >= stop_at {
@@ -1038,7 +1027,8 @@ impl<'t, P: Process> Sim<'t, P> {
         if !self.network.is_partitioned() {
             return live.to_vec();
         }
-        // Greedy components over mutual connectivity (O(n^2), once per run).
+        // Greedy components over mutual connectivity (O(n^2): after the last fault, and after
+        // each fault of a run with liveness windows).
         let mut assigned = vec![false; live.len()];
         let mut best: Vec<NodeId> = Vec::new();
         for start in 0..live.len() {
@@ -1064,51 +1054,6 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         best.sort();
         best
-    }
-
-    /// While faults are active, a quorum that is live and connected must elect too
-    /// (docs/engine.md, "Liveness"): opens, keeps or closes the window on the group now.
-    fn watch_during_faults(&mut self) {
-        if self.quiet {
-            return;
-        }
-        let group = self.quorum_during_faults();
-        let watched = self.liveness.watch_during_faults(self.now, group.clone());
-        match (watched, group) {
-            (Some(due), _) => self.window_due = due,
-            // The same group keeps its window; no group, or one that agrees, closes it.
-            (None, Some(_)) if self.liveness.window_open() => {}
-            (None, _) => self.window_due = NO_WINDOW,
-        }
-    }
-
-    /// The group a liveness window watches now: the live members, all talking to each other
-    /// both ways, when they are a quorum of an algorithm that needs more than one member,
-    /// with no coordination service (its own faults decide) and no fault acting but
-    /// crashes, partitions and handovers. `None` otherwise.
-    fn quorum_during_faults(&self) -> Option<Vec<NodeId>> {
-        let quorum = self.info.min_group_for_progress;
-        if quorum < 2 || self.has_service() || self.now < self.disturbed_until_ns {
-            return None;
-        }
-        let group = self.live_connected_group();
-        let both_ways = |a: NodeId, b: NodeId| {
-            a == b || (self.network.connected(a, b) && self.network.connected(b, a))
-        };
-        let clique = group
-            .iter()
-            .all(|a| group.iter().all(|b| both_ways(*a, *b)));
-        (group.len() >= quorum && clique).then_some(group)
-    }
-
-    /// The open window's bound ran out before the event about to run: liveness failed while
-    /// faults were active, at the deadline.
-    fn close_window(&mut self) {
-        let (generation, due_ns) = std::mem::replace(&mut self.window_due, NO_WINDOW);
-        if let Some((group, detail)) = self.liveness.on_window_deadline(due_ns, generation) {
-            self.checker.record_liveness(due_ns, group, detail);
-            self.flag(Some(Invariant::Liveness));
-        }
     }
 
     fn on_liveness_deadline(&mut self) {
@@ -1185,6 +1130,7 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn finish(&mut self) -> RunReport {
+        self.close_window_due_by(self.now);
         let end = self.now;
         let closed_before = self.failovers.done.len();
         self.failovers
