@@ -35,6 +35,7 @@ BUGGY = [
     ("etcd-8346-v3.2.32", "liveness", 1),
     ("raft-rs-84-0.3.0", "liveness", 1),
     ("etcd-8243-v3.2.32", "liveness", None),
+    ("etcd-12133-v3.4", "election_safety", None),
 ]
 # Files that must hunt clean: the fixed pins under the buggy files' nemeses, and the current
 # library.
@@ -43,6 +44,7 @@ CLEAN = [
     "etcd-8346-v3.3.17",
     "raft-rs-84-0.3.1",
     "etcd-raft-current",
+    "etcd-12133-v3.5.0",
 ]
 # Scripted schedules that must pass on the fixed pin.
 CLEAN_SCRIPTED = ["etcd-8243-v3.3.17"]
@@ -77,13 +79,15 @@ def check_hunted(binary, name, key, max_faults, out):
     if r["faults_after"] > max_faults or r["nodes_after"] < 3:
         return fail(f"{name}: the reproducer kept {r['faults_after']} faults on {r['nodes_after']} nodes "
                     f"(at most {max_faults} on 3 wanted)")
-    return check_reproducer(binary, name, r["file"])
+    return check_reproducer(binary, name, key, r["file"])
 
 
-def check_reproducer(binary, name, file):
+def check_reproducer(binary, name, key, file):
+    # A liveness failure exits 3, a safety violation 1 (README.md, exit codes).
+    want = 3 if key == "liveness" else 1
     buggy, _ = splitbrain(binary, "run", file)
-    if buggy.returncode not in (1, 3):
-        return fail(f"{name}: {file} exited {buggy.returncode} on the buggy pin, not 1 or 3", buggy)
+    if buggy.returncode != want:
+        return fail(f"{name}: {file} exited {buggy.returncode} on the buggy pin, not {want} ({key})", buggy)
     fixed, _ = splitbrain(binary, "run", file, "--on-reference")
     if fixed.returncode != 0:
         return fail(f"{name}: {file} exited {fixed.returncode} on the reference, not 0", fixed)
@@ -106,7 +110,7 @@ def check(args):
     with tempfile.TemporaryDirectory() as out:
         for name, key, max_faults in BUGGY:
             if max_faults is None:
-                ok &= check_reproducer(args.binary, name, str(CORPUS / f"{name}.ron"))
+                ok &= check_reproducer(args.binary, name, key, str(CORPUS / f"{name}.ron"))
             else:
                 ok &= check_hunted(args.binary, name, key, max_faults, Path(out) / name)
     for name in CLEAN:

@@ -44,6 +44,9 @@ pub trait Algorithm: 'static {
     const SENDS_TO_EVERY_MEMBER: bool = false;
     /// Whether a leader hands over when asked (`Resign`); without it the fault does nothing.
     const RESIGNS: bool = true;
+    /// Whether its nodes are told of membership changes (`ConfChange`); without it the fault
+    /// does nothing. Only external nodes are (the step protocol's `conf_change` event).
+    const CHANGES_MEMBERSHIP: bool = false;
     /// Whether one election can cost a message from every member to every other member and
     /// an answer (Bully: every member that suspects the coordinator challenges every higher
     /// id, and each answers): `n (n - 1)` events per election, counted by the events estimate

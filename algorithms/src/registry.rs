@@ -69,6 +69,8 @@ pub struct AlgorithmEntry {
     pub knobs: &'static [Knob],
     /// [`Algorithm::RESIGNS`]: whether `Resign` makes its leader hand over.
     pub resigns: bool,
+    /// [`Algorithm::CHANGES_MEMBERSHIP`]: whether `ConfChange` reaches its nodes.
+    pub changes_membership: bool,
     /// Whether it is one of splitbrain's own algorithms (as opposed to a user's).
     pub built_in: bool,
     type_id: TypeId,
@@ -244,6 +246,7 @@ fn insert<A: Algorithm>(
         stream_by_default: A::STREAM_BY_DEFAULT,
         knobs: A::KNOBS,
         resigns: A::RESIGNS,
+        changes_membership: A::CHANGES_MEMBERSHIP,
         built_in,
         type_id: TypeId::of::<A>(),
         ops: &Ops::<A>(std::marker::PhantomData),

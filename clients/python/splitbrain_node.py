@@ -301,10 +301,12 @@ class Node:
         @node.on_message()            # def f(ctx, src, body): any message without its own handler
         @node.on_timer("election")    # def f(ctx): the timer fired
         @node.on_resign               # def f(ctx): the scenario asks the leader to hand over
+        @node.on_conf_change          # def f(ctx, op, member): propose a membership change
         @node.on_disconnect           # def f(ctx, peer): the Stream connection to peer broke
 
     ``on_init`` is required. A message or timer that arrives with no handler for it is an
-    error (``LookupError``); ``resign`` and ``disconnect`` without a handler do nothing.
+    error (``LookupError``); ``resign``, ``conf_change`` and ``disconnect`` without a handler
+    do nothing.
     """
 
     def __init__(self, messages, timers, state=None):
@@ -322,6 +324,7 @@ class Node:
         self._any_message = None
         self._timer_handlers = {}
         self._resign = None
+        self._conf_change = None
         self._disconnect = None
         self._ctx = None
 
@@ -388,6 +391,13 @@ class Node:
     def on_resign(self, handler):
         """Decorator: ``handler(ctx)`` runs when the scenario asks the leader to hand over."""
         self._resign = handler
+        return handler
+
+    def on_conf_change(self, handler):
+        """Decorator: ``handler(ctx, op, member)`` runs when the scenario asks this node (its
+        leader, as a rule) to propose a membership change: ``op`` is ``"add"``,
+        ``"remove"``, ``"add_learner"`` or ``"promote"``, ``member`` a member's id."""
+        self._conf_change = handler
         return handler
 
     def on_disconnect(self, handler):
@@ -459,6 +469,9 @@ class Node:
         elif kind == "resign":
             if self._resign is not None:
                 self._resign(ctx)
+        elif kind == "conf_change":
+            if self._conf_change is not None:
+                self._conf_change(ctx, event["op"], event["node"])
         elif kind == "disconnect":
             if self._disconnect is not None:
                 self._disconnect(ctx, event["peer"])

@@ -376,6 +376,18 @@ class Dispatch(unittest.TestCase):
             {"effects": [], "term": 2},
         )
 
+    def test_a_conf_change_does_nothing_without_a_handler(self):
+        event = {"type": "conf_change", "op": "remove", "node": 2, "mono_ns": 0, "wall_ns": 0}
+        self.assertEqual(self.node.step(event), {"effects": []})
+
+    def test_a_conf_change_reaches_its_handler_with_the_operation_and_member(self):
+        self.node.on_conf_change(lambda ctx, op, member: self.calls.append(("conf", op, member)))
+        for op in ["add", "remove", "add_learner", "promote"]:
+            event = {"type": "conf_change", "op": op, "node": 1, "mono_ns": 0, "wall_ns": 0}
+            self.assertEqual(self.node.step(event), {"effects": []})
+        self.assertEqual(self.calls[1:], [("conf", op, 1) for op in
+                                          ["add", "remove", "add_learner", "promote"]])
+
     def test_an_event_type_of_a_later_protocol_version_gets_an_empty_reply(self):
         self.assertEqual(self.node.step({"type": "future", "mono_ns": 0, "wall_ns": 0}),
                          {"effects": []})

@@ -376,6 +376,12 @@ pub enum ErrorKind {
         /// The algorithm's name.
         algorithm: &'static str,
     },
+    /// Reads "nemesis kind `ConfChange` would inject nothing: {algorithm} has a fixed membership".
+    #[error("nemesis kind `ConfChange` would inject nothing: {algorithm} has a fixed membership")]
+    NemesisConfChangeWithoutMembership {
+        /// The algorithm's name.
+        algorithm: &'static str,
+    },
     /// Reads "the failover objective must be longer than zero".
     #[error("the failover objective must be longer than zero")]
     ZeroFailoverObjective,
@@ -491,6 +497,14 @@ pub enum ErrorKind {
         node: u64,
         /// The number of nodes.
         nodes: u64,
+    },
+    /// Reads "member {member} does not exist in a cluster of {members}".
+    #[error("member {member} does not exist in a cluster of {members}")]
+    MemberOutOfRange {
+        /// The member as written.
+        member: u64,
+        /// The number of members.
+        members: u64,
     },
     /// Reads "service member {member} does not exist: {algorithm}'s service runs as {members} process(es)".
     #[error("service member {member} does not exist: {algorithm}'s service runs as {members} process(es)")]
@@ -782,6 +796,18 @@ impl ErrorKind {
                 "list only kinds that strike the process or its clock (`kinds: [Crash, Pause, \
                  Stall, ClockJump, ClockDrift]`), or run more nodes: partitions, loss and \
                  duplication act on messages"
+                    .to_string()
+            }
+            ErrorKind::MemberOutOfRange { members, .. } => format!(
+                "a membership change names a member the scenario runs, numbered from 0 to {}: \
+                 a member can be removed and added back, or added as a learner and promoted, \
+                 but no process is started for a member past the last",
+                members.saturating_sub(1)
+            ),
+            ErrorKind::NemesisConfChangeWithoutMembership { .. } => {
+                "leave `ConfChange` out of `kinds`: only `External` nodes are told of \
+                 membership changes (the `conf_change` event); the built-in algorithms ignore \
+                 the fault"
                     .to_string()
             }
             ErrorKind::NemesisResignWithoutHandover { .. } => {

@@ -219,6 +219,7 @@ pub(crate) enum RawNemesisKind {
     Suspend,
     SlowDisk,
     CrashForGood,
+    ConfChange,
 }
 
 /// A recovery-time objective.
@@ -391,9 +392,20 @@ pub(crate) enum RawAction {
     ClockJump(RawTarget, SignedDurationRange),
     ClockDrift(RawTarget, i64),
     Resign(RawTarget),
+    ConfChange(RawTarget, RawMemberChange),
     Loss(f64),
     Duplicate(f64),
     SlowDisk(RawTarget, DurationRange),
+}
+
+/// A membership change as written: `Remove(2)`, the member by index.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename = "membership change")]
+pub(crate) enum RawMemberChange {
+    Add(u64),
+    Remove(u64),
+    AddLearner(u64),
+    Promote(u64),
 }
 
 /// The prefix of the serde custom message that carries a bad duration range's text to the

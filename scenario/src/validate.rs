@@ -11,8 +11,8 @@ use super::error::{
 };
 use super::raw::{
     DurationRange, RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant,
-    RawLatency, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape, RawSwarmRanges,
-    RawTarget, RawTransport, ScenarioFile,
+    RawLatency, RawMemberChange, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape,
+    RawSwarmRanges, RawTarget, RawTransport, ScenarioFile,
 };
 use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
@@ -20,8 +20,8 @@ use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind, SwarmRanges};
 use splitbrain_sim::{
     ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, FixedClock, Invariant, Latency,
-    LinkConfig, LinkOverride, NetworkConfig, NodeClock, NodeDisk, PartitionShape, SimConfig,
-    StreamConfig, Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
+    LinkConfig, LinkOverride, MemberChange, NetworkConfig, NodeClock, NodeDisk, PartitionShape,
+    SimConfig, StreamConfig, Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
 
@@ -473,6 +473,14 @@ impl Checker {
         let algorithms = || std::iter::once(algorithm).chain(designs.iter().map(|d| &d.algorithm));
         if config.kinds.contains(&NemesisKind::Resign) && !algorithms().any(|a| a.entry().resigns) {
             let kind = ErrorKind::NemesisResignWithoutHandover {
+                algorithm: algorithm.name(),
+            };
+            self.problem("nemesis.kinds", kind);
+        }
+        if config.kinds.contains(&NemesisKind::ConfChange)
+            && !algorithms().any(|a| a.entry().changes_membership)
+        {
+            let kind = ErrorKind::NemesisConfChangeWithoutMembership {
                 algorithm: algorithm.name(),
             };
             self.problem("nemesis.kinds", kind);
@@ -946,6 +954,26 @@ impl Checker {
         u32::try_from(index).unwrap_or(u32::MAX)
     }
 
+    /// A membership change, its member checked against the scenario's members (a change can
+    /// name only a member whose process runs).
+    fn member_change(&mut self, raw: RawMemberChange, path: &str) -> MemberChange {
+        let (op, member) = match raw {
+            RawMemberChange::Add(m) => ("add", m),
+            RawMemberChange::Remove(m) => ("remove", m),
+            RawMemberChange::AddLearner(m) => ("add_learner", m),
+            RawMemberChange::Promote(m) => ("promote", m),
+        };
+        if member >= self.nodes {
+            let kind = ErrorKind::MemberOutOfRange {
+                member,
+                members: self.nodes,
+            };
+            self.problem(path, kind);
+        }
+        let member = u32::try_from(member).unwrap_or(u32::MAX);
+        MemberChange::from_op(op, member).expect("every written operation has a protocol name")
+    }
+
     /// One explicit fault, its ranged quantities at their lower bounds, and how far above
     /// them each may be drawn.
     fn fault(
@@ -1068,6 +1096,10 @@ impl Checker {
                 FaultAction::ClockDrift(t, ppm)
             }
             RawAction::Resign(t) => FaultAction::Resign(self.target(&t, &arg(0), kind, algorithm)),
+            RawAction::ConfChange(t, change) => {
+                let t = self.target(&t, &arg(0), kind, algorithm);
+                FaultAction::ConfChange(t, self.member_change(change, &format!("{path}[1][0]")))
+            }
             RawAction::Loss(p) => FaultAction::Loss(self.probability(p, "loss", &arg(0))),
             RawAction::Duplicate(p) => {
                 FaultAction::Duplicate(self.probability(p, "duplicate", &arg(0)))
@@ -1325,6 +1357,7 @@ fn raw_variant_name(raw: &RawAction) -> &'static str {
         RawAction::ClockJump(..) => "ClockJump",
         RawAction::ClockDrift(..) => "ClockDrift",
         RawAction::Resign(_) => "Resign",
+        RawAction::ConfChange(..) => "ConfChange",
         RawAction::Loss(_) => "Loss",
         RawAction::Duplicate(_) => "Duplicate",
         RawAction::SlowDisk(..) => "SlowDisk",
@@ -1344,6 +1377,7 @@ pub(crate) fn variant_name(action: &FaultAction) -> &'static str {
         FaultAction::ClockJump(..) => "ClockJump",
         FaultAction::ClockDrift(..) => "ClockDrift",
         FaultAction::Resign(_) => "Resign",
+        FaultAction::ConfChange(..) => "ConfChange",
         FaultAction::Loss(_) => "Loss",
         FaultAction::Duplicate(_) => "Duplicate",
         FaultAction::SlowDisk(..) => "SlowDisk",
@@ -1369,6 +1403,7 @@ fn nemesis_kind_name(kind: NemesisKind) -> &'static str {
         NemesisKind::Suspend => "Suspend",
         NemesisKind::SlowDisk => "SlowDisk",
         NemesisKind::CrashForGood => "CrashForGood",
+        NemesisKind::ConfChange => "ConfChange",
     }
 }
 
@@ -1390,5 +1425,6 @@ fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
         RawNemesisKind::Suspend => NemesisKind::Suspend,
         RawNemesisKind::SlowDisk => NemesisKind::SlowDisk,
         RawNemesisKind::CrashForGood => NemesisKind::CrashForGood,
+        RawNemesisKind::ConfChange => NemesisKind::ConfChange,
     }
 }

@@ -7,7 +7,7 @@ use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
     ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, Latency, LinkConfig,
-    NetworkConfig, PartitionShape, Target, TimerClock, Transport,
+    MemberChange, NetworkConfig, PartitionShape, Target, TimerClock, Transport,
 };
 
 /// The canonical RON text of a scenario.
@@ -363,6 +363,9 @@ fn action(action: &FaultAction, spread_ns: u64) -> String {
         }
         FaultAction::ClockDrift(t, ppm) => format!("ClockDrift({}, {ppm})", target(t)),
         FaultAction::Resign(t) => format!("Resign({})", target(t)),
+        FaultAction::ConfChange(t, change) => {
+            format!("ConfChange({}, {})", target(t), member_change(change))
+        }
         FaultAction::SlowDisk(t, d) => format!("SlowDisk({}, {})", target(t), length(*d)),
         FaultAction::Loss(ppm) => format!("Loss({})", probability(*ppm)),
         FaultAction::Duplicate(ppm) => format!("Duplicate({})", probability(*ppm)),
@@ -388,6 +391,15 @@ fn partition(shape: &PartitionShape) -> String {
         }
         PartitionShape::CutLink(a, b) => format!("CutLink({}, {})", target(a), target(b)),
         PartitionShape::Bridge(t) => format!("Bridge({})", target(t)),
+    }
+}
+
+fn member_change(change: &MemberChange) -> String {
+    match change {
+        MemberChange::Add(m) => format!("Add({m})"),
+        MemberChange::Remove(m) => format!("Remove({m})"),
+        MemberChange::AddLearner(m) => format!("AddLearner({m})"),
+        MemberChange::Promote(m) => format!("Promote({m})"),
     }
 }
 

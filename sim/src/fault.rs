@@ -51,6 +51,64 @@ impl Target {
     }
 }
 
+/// A membership change a member is asked to propose (the `ConfChange` fault): which member
+/// changes, and how. Members are the scenario's (`0..n`); a change names one of them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum MemberChange {
+    /// Add the member as a voter.
+    Add(u32),
+    /// Remove the member from the configuration.
+    Remove(u32),
+    /// Add the member as a learner (a non-voting member that receives the log).
+    AddLearner(u32),
+    /// Make a learner a voter.
+    Promote(u32),
+}
+
+impl MemberChange {
+    /// Every operation's protocol name, in declaration order.
+    pub const OPS: [&'static str; 4] = ["add", "remove", "add_learner", "promote"];
+
+    /// The operation's name on the step protocol's `conf_change` event (`add`, `remove`,
+    /// `add_learner`, `promote`).
+    pub fn op(&self) -> &'static str {
+        match self {
+            MemberChange::Add(_) => Self::OPS[0],
+            MemberChange::Remove(_) => Self::OPS[1],
+            MemberChange::AddLearner(_) => Self::OPS[2],
+            MemberChange::Promote(_) => Self::OPS[3],
+        }
+    }
+
+    /// The member the change is about.
+    pub fn member(&self) -> u32 {
+        match self {
+            MemberChange::Add(m)
+            | MemberChange::Remove(m)
+            | MemberChange::AddLearner(m)
+            | MemberChange::Promote(m) => *m,
+        }
+    }
+
+    /// The change of operation `op` (a name of [`MemberChange::OPS`]) about `member`.
+    pub fn from_op(op: &str, member: u32) -> Option<MemberChange> {
+        Some(match op {
+            "add" => MemberChange::Add(member),
+            "remove" => MemberChange::Remove(member),
+            "add_learner" => MemberChange::AddLearner(member),
+            "promote" => MemberChange::Promote(member),
+            _ => return None,
+        })
+    }
+}
+
+/// `remove 2`: the operation's protocol name and the member (the trace's `what` column).
+impl std::fmt::Display for MemberChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.op(), self.member())
+    }
+}
+
 /// The shape of a network partition.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum PartitionShape {
@@ -100,6 +158,10 @@ pub enum FaultAction {
     ClockDrift(Target, i64),
     /// Planned handover: the leader hands leadership on (transfer, revoke, release).
     Resign(Target),
+    /// A membership change: the target (the leader, as a rule) is asked to propose it. Only
+    /// external nodes act on it (the `conf_change` event of the step protocol); the
+    /// scenario's members stay the processes that run, and liveness is judged against them.
+    ConfChange(Target, MemberChange),
     /// Set the loss probability of every link, in parts per million.
     Loss(u32),
     /// Set the duplication probability of every link, in parts per million.
@@ -185,7 +247,8 @@ impl FaultAction {
             | FaultAction::ClockJump(t, _)
             | FaultAction::ClockDrift(t, _)
             | FaultAction::SlowDisk(t, _)
-            | FaultAction::Resign(t) => vec![t],
+            | FaultAction::Resign(t)
+            | FaultAction::ConfChange(t, _) => vec![t],
             FaultAction::Partition(shape) => match shape {
                 PartitionShape::Groups(_) => Vec::new(),
                 PartitionShape::Isolate(t)
@@ -211,6 +274,7 @@ impl FaultAction {
             FaultAction::ClockJump(..) => "clock_jump",
             FaultAction::ClockDrift(..) => "clock_drift",
             FaultAction::Resign(_) => "resign",
+            FaultAction::ConfChange(..) => "conf_change",
             FaultAction::Loss(_) => "loss",
             FaultAction::Duplicate(_) => "duplicate",
             FaultAction::SlowDisk(..) => "slow_disk",

@@ -24,7 +24,7 @@ pub mod time;
 pub use clock::TimerClock;
 pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
 pub use disk::{DiskConfig, NodeDisk};
-pub use fault::{FaultAction, FaultSpec, FaultSpread, PartitionShape, Target};
+pub use fault::{FaultAction, FaultSpec, FaultSpread, MemberChange, PartitionShape, Target};
 pub use ids::NodeId;
 pub use invariant::Invariant;
 pub use limits::{Limit, LimitExceeded, RunLimits};

@@ -567,6 +567,15 @@ pub trait Process {
     fn restore(&mut self, _durable: Option<Self::Durable>) {}
     /// A planned handover was asked of this process. The default does nothing.
     fn on_resign(&mut self, _ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>) {}
+    /// A membership change was asked of this process (the `ConfChange` fault): propose it,
+    /// if it leads. The default does nothing: the built-in algorithms have a fixed
+    /// membership.
+    fn on_conf_change(
+        &mut self,
+        _ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        _change: crate::fault::MemberChange,
+    ) {
+    }
     /// The `Stream` connection to `peer` broke: the peers were cut apart longer than its
     /// timeout, `peer` crashed, or `peer` closed it. What was in flight on it is lost. Not
     /// called on `Datagram`.

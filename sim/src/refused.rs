@@ -168,6 +168,11 @@ pub enum HandlerEvent {
     Restart,
     /// `on_resign`.
     Resign,
+    /// `on_conf_change`.
+    ConfChange {
+        /// The change asked for.
+        change: crate::fault::MemberChange,
+    },
     /// The workload's write tick (`write_token`).
     Workload,
     /// `on_disconnect`.
@@ -186,6 +191,7 @@ impl HandlerEvent {
             HandlerEvent::Timer { .. } => "timer",
             HandlerEvent::Restart => "restart",
             HandlerEvent::Resign => "resign",
+            HandlerEvent::ConfChange { .. } => "conf_change",
             HandlerEvent::Workload => "workload",
             HandlerEvent::Disconnect { .. } => "disconnect",
         }
@@ -201,6 +207,7 @@ impl fmt::Display for HandlerEvent {
             }
             HandlerEvent::Timer { timer } => write!(f, "timer {timer}"),
             HandlerEvent::Disconnect { peer } => write!(f, "disconnect from {peer}"),
+            HandlerEvent::ConfChange { change } => write!(f, "conf_change {change}"),
             other => f.write_str(other.kind()),
         }
     }

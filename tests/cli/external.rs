@@ -281,6 +281,69 @@ fn a_node_is_a_client_of_the_modeled_etcd_in_its_json_form() {
     assert!(err.contains("protocol-services.md"), "{err}");
 }
 
+/// A scenario running the fixture node in `mode` with `stderr: Trace`, whose leader (node 0)
+/// is asked for two membership changes.
+fn conf_change_scenario(name: &str, mode: &str) -> PathBuf {
+    let text = format!(
+        r#"Scenario(
+    name: "{name}",
+    duration: "2s",
+    nodes: 3,
+    algorithm: External(command: ["python3", "tests/fixtures/external/node.py", "{mode}"], deadline: "2s", stderr: Trace),
+    faults: [
+        (at: "500ms", do: ConfChange(Leader, Remove(2))),
+        (at: "700ms", do: ConfChange(Node(1), AddLearner(2))),
+    ],
+    expect: Safe,
+)
+"#
+    );
+    common::scenario_file(name, &text)
+}
+
+#[test]
+fn a_conf_change_reaches_the_node_it_targets_with_its_operation_and_member() {
+    let path = conf_change_scenario("conf-change", "logs");
+    let trace = path.with_extension("jsonl");
+    let output = run(
+        &path,
+        &["--trace", trace.to_str().unwrap(), "--check-determinism"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for (node, what, logged) in [
+        (0, "remove 2", "n0 type=conf_change op=remove node=2"),
+        (
+            1,
+            "add_learner 2",
+            "n1 type=conf_change op=add_learner node=2",
+        ),
+    ] {
+        let at = lines
+            .iter()
+            .position(|l| l.contains(&format!("\"ev\":\"conf_change\",\"what\":\"{what}\"")))
+            .unwrap_or_else(|| panic!("no conf_change {what} in the trace:\n{text}"));
+        assert!(
+            lines[at].contains(&format!("\"node\":{node}")),
+            "{}",
+            lines[at]
+        );
+        // The node's own log of the event it read, just before the event in the trace.
+        assert!(
+            lines[at - 1].contains(&format!("\"what\":\"{logged}\"")),
+            "{}",
+            lines[at - 1]
+        );
+    }
+}
+
+#[test]
+fn a_version_1_node_answers_a_conf_change_with_nothing() {
+    let output = run(&conf_change_scenario("conf-change-v1", "v1"), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
 #[test]
 fn a_nodes_stderr_goes_into_the_trace_at_its_step_when_asked() {
     let path = scenario("logs", "logs", ", stderr: Trace");

@@ -217,6 +217,7 @@ impl Algorithm for ExternalClient {
          or Kubernetes API server (docs/protocol-services.md), with every fault on the service too";
     const HAS_SERVICE: bool = true;
     const STREAM_BY_DEFAULT: bool = true;
+    const CHANGES_MEMBERSHIP: bool = true;
 
     type Settings = ExternalClientSettings;
     type Config = ExternalClientConfig;

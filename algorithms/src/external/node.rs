@@ -7,7 +7,7 @@ use super::wire::{NodeMsg, Wire};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use splitbrain_sim::{Ctx, Message, Names, NodeId, Signal, TimerKind};
+use splitbrain_sim::{Ctx, MemberChange, Message, Names, NodeId, Signal, TimerKind};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -317,6 +317,22 @@ impl ExternalNode {
     {
         self.line.clear();
         self.line.push_str("{\"type\":\"resign\"");
+        self.exchange(ctx);
+    }
+
+    /// The scenario asked the node to propose a membership change (docs/protocol.md,
+    /// `conf_change`).
+    pub(crate) fn on_conf_change<M>(&mut self, ctx: &mut NodeCtx<'_, M>, change: MemberChange)
+    where
+        M: Message + Serialize + DeserializeOwned,
+    {
+        self.line.clear();
+        let _ = write!(
+            self.line,
+            "{{\"type\":\"conf_change\",\"op\":\"{}\",\"node\":{}",
+            change.op(),
+            change.member()
+        );
         self.exchange(ctx);
     }
 

@@ -5,7 +5,7 @@ use super::node::{DurableText, ExternalNode, ExternalTimer};
 use super::wire::Wire;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{Ctx, Effect, LocalNanos, Message, NodeId, Process, TimerKind};
+use splitbrain_sim::{Ctx, Effect, LocalNanos, MemberChange, Message, NodeId, Process, TimerKind};
 use std::sync::Arc;
 
 /// A process of an external run: a node, or the modeled service `S`.
@@ -160,6 +160,12 @@ where
     fn on_resign(&mut self, ctx: &mut XCtx<'_, S::Msg>) {
         if let ExternalProcess::Node(node) = self {
             node.on_resign(ctx);
+        }
+    }
+
+    fn on_conf_change(&mut self, ctx: &mut XCtx<'_, S::Msg>, change: MemberChange) {
+        if let ExternalProcess::Node(node) = self {
+            node.on_conf_change(ctx, change);
         }
     }
 

@@ -429,6 +429,7 @@ impl Algorithm for External {
         "your own election nodes, in any language, as OS processes over the step protocol \
          (docs/protocol.md): hunted, shrunk and replayed like the built-in ones";
     const SENDS_TO_EVERY_MEMBER: bool = true;
+    const CHANGES_MEMBERSHIP: bool = true;
 
     type Settings = ExternalSettings;
     type Config = ExternalConfig;

@@ -55,6 +55,13 @@ type Node struct {
 	// campaigning is the term this node runs for as a candidate (campaign effect sent),
 	// 0 if it does not.
 	campaigning uint64
+
+	// With --apply-lag-ticks: the ticks seen since init, the tick at which the committed
+	// entries handed out are applied (0: none wait), and the durable state last persisted
+	// (a Ready not yet Advanced hands its HardState and entries out again).
+	ticks     int
+	applyAt   int
+	persisted string
 }
 
 // NewNode returns a node with these options, for splitbrain.NewNode in tests.
@@ -101,7 +108,11 @@ func (n *Node) Init(ctx *splitbrain.Ctx, durableState json.RawMessage) {
 	n.rn = rn
 	n.state = raftlib.StateFollower
 	ctx.SetTimer("tick", n.opts.Tick)
+	// What the node had applied before a crash (its log, replayed) it finds applied at
+	// once, as etcd restores its configuration from its snapshot and backend: no lag.
+	n.applyAt = -1
 	n.ready(ctx, false)
+	n.applyAt = 0
 }
 
 // Message steps a peer's message into the RawNode.
@@ -121,6 +132,7 @@ func (n *Node) Message(ctx *splitbrain.Ctx, from int, body splitbrain.Body) {
 
 // Timer is the tick: RawNode.Tick every --tick.
 func (n *Node) Timer(ctx *splitbrain.Ctx, name string) {
+	n.ticks++
 	n.rn.Tick()
 	ctx.SetTimer("tick", n.opts.Tick)
 	n.ready(ctx, true)
@@ -133,6 +145,31 @@ func (n *Node) Resign(ctx *splitbrain.Ctx) {
 		n.rn.TransferLeader(to)
 	}
 	n.ready(ctx, false)
+}
+
+// ConfChange proposes a membership change (etcd's MemberAdd, MemberRemove,
+// MemberPromote, which end in ProposeConfChange): a ConfChange on 3.2/3.3, a ConfChangeV2
+// of one change since 3.4 (raftlib.ProposeConfChange). A follower forwards it to the
+// leader it knows; a proposal the library drops (no leader, a transfer under way) is lost,
+// as etcd's would time out.
+func (n *Node) ConfChange(ctx *splitbrain.Ctx, op string, member int) {
+	if err := raftlib.ProposeConfChange(n.rn, op, uint64(member)+1); err != nil {
+		fmt.Fprintf(os.Stderr, "n%d: conf_change %s %d not proposed: %v\n", ctx.Me, op, member, err)
+	}
+	n.ready(ctx, false)
+}
+
+// apply applies a committed entry: a configuration change goes to ApplyConfChange. One the
+// library refuses (removing the last voter, say: it panics before changing anything) is
+// applied as no change, as etcd's server applies a change that fails its own validation
+// (ValidateConfigurationChange) with NodeID None.
+func (n *Node) apply(e raftlib.Entry) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "n%d: conf change at index %d not applied: %v\n", n.id-1, e.Index, r)
+		}
+	}()
+	raftlib.ApplyConfChange(n.rn, e)
 }
 
 // transferTarget is the follower with the highest Match, the lowest id among equals; 0 if
@@ -187,7 +224,16 @@ func (n *Node) ready(ctx *splitbrain.Ctx, tick bool) {
 			if err != nil {
 				panic(err)
 			}
-			ctx.Persist(d)
+			// A Ready held back (--apply-lag-ticks) hands the same state out again: one
+			// write of it is enough.
+			if n.opts.ApplyLagTicks == 0 {
+				ctx.Persist(d)
+			} else if key, err := json.Marshal(d); err != nil {
+				panic(err)
+			} else if string(key) != n.persisted {
+				ctx.Persist(d)
+				n.persisted = string(key)
+			}
 		}
 		outs := make([]outgoing, 0, len(rd.Messages))
 		for _, m := range rd.Messages {
@@ -207,12 +253,34 @@ func (n *Node) ready(ctx *splitbrain.Ctx, tick bool) {
 			}
 			ctx.Send(int(o.msg.To)-1, o.body())
 		}
+		if n.holdBack(rd) {
+			break // until the tick at which they are applied; the next Ready repeats them
+		}
 		for _, e := range rd.CommittedEntries {
-			raftlib.ApplyConfChange(n.rn, e)
+			n.apply(e)
 		}
 		n.rn.Advance(rd)
 	}
 	n.report(ctx, tick && heartbeat, preVoteTerm)
+}
+
+// holdBack says whether rd's committed entries wait (--apply-lag-ticks): the first Ready
+// that hands some out starts the wait; at its end every entry committed by then is applied
+// at once, as etcd's apply goroutine takes what accumulated while it was busy. Until then
+// raft's applied index stays below its commit index: the window in which etcd #12133's
+// campaigns count votes with a configuration that a committed change has superseded.
+func (n *Node) holdBack(rd raftlib.Ready) bool {
+	if n.opts.ApplyLagTicks == 0 || n.applyAt < 0 || len(rd.CommittedEntries) == 0 {
+		return false
+	}
+	if n.applyAt == 0 {
+		n.applyAt = n.ticks + n.opts.ApplyLagTicks
+	}
+	if n.ticks < n.applyAt {
+		return true
+	}
+	n.applyAt = 0
+	return false
 }
 
 // report turns the role the RawNode ended the event in into effects, and sets the reply's

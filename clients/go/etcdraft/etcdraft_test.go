@@ -38,6 +38,20 @@ func TestParseFlagsAll(t *testing.T) {
 	}
 }
 
+func TestParseFlagsApplyLagOnlyWhereThePinCanHoldEntriesBack(t *testing.T) {
+	o, err := ParseFlags([]string{"--apply-lag-ticks", "0"})
+	if err != nil || o.ApplyLagTicks != 0 {
+		t.Fatalf("--apply-lag-ticks 0: %+v, %v", o, err)
+	}
+	o, err = ParseFlags([]string{"--apply-lag-ticks=4"})
+	if raftlib.SupportsApplyLag != (err == nil) {
+		t.Fatalf("--apply-lag-ticks=4 on %s: %+v, %v", raftlib.Module, o, err)
+	}
+	if err == nil && o.ApplyLagTicks != 4 {
+		t.Fatalf("--apply-lag-ticks=4: %+v", o)
+	}
+}
+
 func TestParseFlagsErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -53,6 +67,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"--tick", "-1s"}, "not a positive duration"},
 		{[]string{"--pre-vote=true"}, "takes no value"},
 		{[]string{"--election-tick", "2", "--heartbeat-tick", "2"}, "must be greater than"},
+		{[]string{"--apply-lag-ticks", "-1"}, "not a non-negative integer"},
 	} {
 		_, err := ParseFlags(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -208,6 +223,20 @@ func TestPersistRestoreRoundTrip(t *testing.T) {
 // from its last persist 500 ms later. It returns every reply, in order.
 func cluster(t *testing.T, opts Options, seed uint64, until, crashAt time.Duration, crash int) []string {
 	t.Helper()
+	return clusterWith(t, opts, seed, until, crashAt, crash, nil)
+}
+
+// event is one more event for a node of clusterWith, at a time.
+type event struct {
+	at   time.Duration
+	node int
+	line string
+}
+
+// clusterWith is cluster with events of the caller's at their times (after that
+// millisecond's deliveries and ticks).
+func clusterWith(t *testing.T, opts Options, seed uint64, until, crashAt time.Duration, crash int, events []event) []string {
+	t.Helper()
 	type msg struct {
 		at       time.Duration
 		from, to int
@@ -285,8 +314,53 @@ func cluster(t *testing.T, opts Options, seed uint64, until, crashAt time.Durati
 				handle(i, now, `{"type":"timer","name":"tick"}`)
 			}
 		}
+		for _, e := range events {
+			if e.at == now && e.node != down {
+				handle(e.node, now, e.line)
+			}
+		}
 	}
 	return transcript
+}
+
+// lastSend is the time of the last reply of node from that sends to member to; -1 if none.
+func lastSend(tr []string, from, to int) time.Duration {
+	last := time.Duration(-1)
+	for _, line := range tr {
+		var ms int64
+		var i int
+		fmt.Sscanf(line, "%d n%d", &ms, &i)
+		if i == from && strings.Contains(line, fmt.Sprintf(`"type":"send","to":%d,`, to)) {
+			last = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return last
+}
+
+// TestConfChangeRemovesAMemberAfterTheApplyLag asks the leader to remove a follower: the
+// leader stops replicating to it once the change is applied, at once by default and ten
+// ticks later with --apply-lag-ticks 10 (where the pin can hold entries back).
+func TestConfChangeRemovesAMemberAfterTheApplyLag(t *testing.T) {
+	opts := Options{ElectionTick: 3, HeartbeatTick: 1, Tick: 100 * time.Millisecond, PreVote: true}
+	leader := leaderAt(cluster(t, opts, 7, 1500*time.Millisecond, -1, -1), time.Second)
+	if leader < 0 {
+		t.Fatal("no leader at 1 s")
+	}
+	removed := (leader + 1) % 3
+	asked := 1500 * time.Millisecond
+	remove := []event{{asked, leader, fmt.Sprintf(`{"type":"conf_change","op":"remove","node":%d}`, removed)}}
+	tr := clusterWith(t, opts, 7, 4*time.Second, -1, -1, remove)
+	if last := lastSend(tr, leader, removed); last < asked-100*time.Millisecond || last > asked+100*time.Millisecond {
+		t.Fatalf("the leader's last send to n%d at %v, want about %v:\n%s", removed, last, asked, strings.Join(tr, "\n"))
+	}
+	if !raftlib.SupportsApplyLag {
+		return
+	}
+	opts.ApplyLagTicks = 10
+	tr = clusterWith(t, opts, 7, 4*time.Second, -1, -1, remove)
+	if last := lastSend(tr, leader, removed); last < asked+900*time.Millisecond || last > asked+1100*time.Millisecond {
+		t.Fatalf("with a lag of 10 ticks, the leader's last send to n%d at %v, want about %v:\n%s", removed, last, asked+time.Second, strings.Join(tr, "\n"))
+	}
 }
 
 // TestClusterElectsAndIsAFunctionOfTheSeed drives three in-process nodes: a leader is

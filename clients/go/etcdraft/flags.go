@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"splitbrain.dev/etcdraft/raftlib"
 )
 
 // Options are the node's settings, from its command line.
@@ -24,6 +26,13 @@ type Options struct {
 	CheckQuorum bool
 	// Verbose sends the library's Info and Debug lines to stderr too.
 	Verbose bool
+	// ApplyLagTicks holds committed entries back this many ticks before they are applied
+	// (configuration changes) and the RawNode is told so (Advance): etcd's apply runs
+	// behind its raft loop (server/etcdserver/raft.go hands each Ready's CommittedEntries
+	// to the apply goroutine through applyc, and raft's applied index moves only when
+	// the application says so). 0, the default: applied in the step that commits them.
+	// Only where raftlib.SupportsApplyLag (3.4, 3.5).
+	ApplyLagTicks int
 }
 
 // DefaultOptions are etcd's own defaults, except CheckQuorum and PreVote, which are
@@ -34,12 +43,14 @@ func DefaultOptions() Options {
 
 // Usage is printed after a flag error.
 const Usage = `usage: etcdraft-node [--election-tick N] [--heartbeat-tick N] [--tick DURATION]
-                     [--pre-vote] [--check-quorum] [--verbose]
+                     [--pre-vote] [--check-quorum] [--apply-lag-ticks N] [--verbose]
   --election-tick N    raft.Config.ElectionTick (default 10: etcd's 1000 ms / 100 ms)
   --heartbeat-tick N   raft.Config.HeartbeatTick (default 1, as etcd)
   --tick DURATION      time between two Tick() calls (default 100ms: etcd's heartbeat-interval)
   --pre-vote           raft.Config.PreVote
   --check-quorum       raft.Config.CheckQuorum
+  --apply-lag-ticks N  apply committed entries N ticks after they are handed out (default 0;
+                       3.4 and 3.5 only): etcd's apply loop running behind raft
   --verbose            the library's Info and Debug log lines to stderr as well
 `
 
@@ -107,6 +118,17 @@ func ParseFlags(args []string) (Options, error) {
 		case "--verbose":
 			err = noValue()
 			o.Verbose = true
+		case "--apply-lag-ticks":
+			var v string
+			if v, err = needValue(); err == nil {
+				o.ApplyLagTicks, err = strconv.Atoi(v)
+				if err != nil || o.ApplyLagTicks < 0 {
+					err = fmt.Errorf("flag --apply-lag-ticks: %q is not a non-negative integer", v)
+				}
+			}
+			if err == nil && o.ApplyLagTicks > 0 && !raftlib.SupportsApplyLag {
+				err = fmt.Errorf("flag --apply-lag-ticks: %s cannot hold committed entries back (see raftlib.SupportsApplyLag)", raftlib.Module)
+			}
 		default:
 			err = fmt.Errorf("unknown flag %q", args[i])
 		}

@@ -22,10 +22,14 @@ type event struct {
 	Body     json.RawMessage
 	Name     string
 	Peer     int
-	Step     int64 // -1: absent (protocol version 1)
+	Op       string // conf_change's operation
+	Step     int64  // -1: absent (protocol version 1)
 }
 
-var eventTypes = []string{"hello", "init", "message", "timer", "resign", "disconnect"}
+var eventTypes = []string{"hello", "init", "message", "timer", "resign", "conf_change", "disconnect"}
+
+// confOps are conf_change's operations.
+var confOps = []string{"add", "remove", "add_learner", "promote"}
 
 // parseEvent decodes an event line by hand: the simulator's events are small and
 // flat, and this path runs once per event. Unknown fields are skipped (a later protocol
@@ -101,6 +105,8 @@ func parseEvent(line []byte, ev *event, timers []string) error {
 			ev.Body, err = copyJSON(v)
 		case "name":
 			ev.Name, err = internString(v, timers)
+		case "op":
+			ev.Op, err = internString(v, confOps)
 		}
 		if err != nil {
 			return fmt.Errorf("field %q: %w", key, err)

@@ -3,7 +3,8 @@
 // stdin/stdout, one JSON object per line; this package reads the events, calls the node's
 // handlers and writes one reply per event with the effects the handlers produced.
 //
-// A node is a [Handler] (plus, optionally, a [Resigner] and a [Disconnecter]) and a [Spec]
+// A node is a [Handler] (plus, optionally, a [Resigner], a [ConfChanger] and a
+// [Disconnecter]) and a [Spec]
 // naming the message types it sends and the timers it arms:
 //
 //	func main() {
@@ -55,6 +56,15 @@ type Handler interface {
 type Resigner interface {
 	// Resign asks the leader to hand over.
 	Resign(ctx *Ctx)
+}
+
+// ConfChanger is implemented by a node that proposes membership changes when the scenario
+// asks it to (a ConfChange fault, aimed at the leader as a rule). A node without it answers
+// conf_change with no effects.
+type ConfChanger interface {
+	// ConfChange asks the node to propose a membership change: op is "add", "remove",
+	// "add_learner" or "promote", member a member's id.
+	ConfChange(ctx *Ctx, op string, member int)
 }
 
 // Disconnecter is implemented by a node that wants to hear, on the Stream transport, that
@@ -172,6 +182,10 @@ func (n *Node) Step(line []byte) ([]byte, error) {
 	case "resign":
 		if r, ok := n.h.(Resigner); ok {
 			r.Resign(ctx)
+		}
+	case "conf_change":
+		if c, ok := n.h.(ConfChanger); ok {
+			c.ConfChange(ctx, ev.Op, ev.Node)
 		}
 	case "disconnect":
 		if d, ok := n.h.(Disconnecter); ok {

@@ -44,6 +44,11 @@ type resigner struct {
 	probe
 	resigned     int
 	disconnected []int
+	confChanges  []string
+}
+
+func (r *resigner) ConfChange(ctx *splitbrain.Ctx, op string, member int) {
+	r.confChanges = append(r.confChanges, fmt.Sprintf("%s %d", op, member))
 }
 
 func (r *resigner) Resign(ctx *splitbrain.Ctx) {
@@ -348,6 +353,7 @@ func TestOptionalHandlers(t *testing.T) {
 	for _, ev := range []string{
 		`{"type":"resign","mono_ns":1,"wall_ns":2}`,
 		`{"type":"disconnect","peer":2,"mono_ns":1,"wall_ns":2}`,
+		`{"type":"conf_change","op":"remove","node":2,"mono_ns":1,"wall_ns":2}`,
 		`{"type":"from_the_future","mono_ns":1,"wall_ns":2}`,
 	} {
 		if got := step(t, plain, ev); got != `{"effects":[]}` {
@@ -363,6 +369,15 @@ func TestOptionalHandlers(t *testing.T) {
 	if got := step(t, n, `{"type":"disconnect","peer":2,"mono_ns":1,"wall_ns":2}`); got != `{"effects":[{"type":"disconnect","peer":2}]}` ||
 		fmt.Sprint(r.disconnected) != "[2]" {
 		t.Errorf("disconnect: %s (%v)", got, r.disconnected)
+	}
+	for _, op := range []string{"add", "remove", "add_learner", "promote"} {
+		ev := `{"type":"conf_change","op":"` + op + `","node":1,"mono_ns":1,"wall_ns":2}`
+		if got := step(t, n, ev); got != `{"effects":[]}` {
+			t.Errorf("conf_change %s: %s", op, got)
+		}
+	}
+	if got := fmt.Sprint(r.confChanges); got != "[add 1 remove 1 add_learner 1 promote 1]" {
+		t.Errorf("conf changes: %s", got)
 	}
 }
 

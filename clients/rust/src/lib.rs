@@ -200,9 +200,41 @@ pub trait Handler {
     fn resign(&mut self, _ctx: &mut Ctx) -> Result {
         Ok(())
     }
+    /// The scenario asks this node (the leader, as a rule) to propose a membership change
+    /// (the `ConfChange` fault): `op` on `member`, a member's id. Default: nothing.
+    fn conf_change(&mut self, _ctx: &mut Ctx, _op: ConfOp, _member: u64) -> Result {
+        Ok(())
+    }
     /// On the `Stream` transport, the connection to `peer` broke. Default: nothing.
     fn disconnect(&mut self, _ctx: &mut Ctx, _peer: u64) -> Result {
         Ok(())
+    }
+}
+
+/// A membership change's operation (`conf_change`'s `op`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfOp {
+    /// `add`: add the member as a voter.
+    Add,
+    /// `remove`: remove the member.
+    Remove,
+    /// `add_learner`: add the member as a learner (a non-voting member).
+    AddLearner,
+    /// `promote`: make a learner a voter.
+    Promote,
+}
+
+impl ConfOp {
+    /// The operation named `op` on the wire; `None` for a name a later protocol version may
+    /// add.
+    pub fn from_name(op: &str) -> Option<ConfOp> {
+        Some(match op {
+            "add" => ConfOp::Add,
+            "remove" => ConfOp::Remove,
+            "add_learner" => ConfOp::AddLearner,
+            "promote" => ConfOp::Promote,
+            _ => return None,
+        })
     }
 }
 
@@ -765,6 +797,15 @@ impl<H: Handler> Node<H> {
                 self.handler.timer(ctx, name)
             }
             "resign" => self.handler.resign(ctx),
+            "conf_change" => {
+                let member = uint("node").ok_or_else(|| bad("conf_change without its node"))?;
+                let op = ev.get("op").and_then(Value::as_str);
+                match op.and_then(ConfOp::from_name) {
+                    Some(op) => self.handler.conf_change(ctx, op, member),
+                    None if op.is_some() => Ok(()), // a later version's operation
+                    None => Err(bad("conf_change without its op")),
+                }
+            }
             "disconnect" => {
                 let peer = uint("peer").ok_or_else(|| bad("disconnect without its peer"))?;
                 self.handler.disconnect(ctx, peer)

@@ -33,6 +33,40 @@ impl Handler for Node1 {
     }
 }
 
+/// A node that keeps the default handlers of the optional events.
+struct Plain;
+
+impl Handler for Plain {
+    fn init(&mut self, _ctx: &mut Ctx, _durable: Option<&Value>) -> Result {
+        Ok(())
+    }
+    fn message(&mut self, _ctx: &mut Ctx, _from: u64, _body: &Body) -> Result {
+        Ok(())
+    }
+    fn timer(&mut self, _ctx: &mut Ctx, _name: &str) -> Result {
+        Ok(())
+    }
+}
+
+/// Records the membership changes it is asked for.
+struct Changer(Vec<(ConfOp, u64)>);
+
+impl Handler for Changer {
+    fn init(&mut self, _ctx: &mut Ctx, _durable: Option<&Value>) -> Result {
+        Ok(())
+    }
+    fn message(&mut self, _ctx: &mut Ctx, _from: u64, _body: &Body) -> Result {
+        Ok(())
+    }
+    fn timer(&mut self, _ctx: &mut Ctx, _name: &str) -> Result {
+        Ok(())
+    }
+    fn conf_change(&mut self, _ctx: &mut Ctx, op: ConfOp, member: u64) -> Result {
+        self.0.push((op, member));
+        Ok(())
+    }
+}
+
 fn spec() -> Spec {
     Spec::new(&["ping", "pong"], &["tick", "lease"])
 }
@@ -185,6 +219,38 @@ fn unknown_events_and_default_handlers_answer_empty() {
     ] {
         assert_eq!(n.step(ev).unwrap(), r#"{"effects":[],"step":2}"#);
     }
+    let mut plain = Node::new(spec(), Plain).unwrap();
+    plain.step(INIT).unwrap();
+    let ev = r#"{"type":"conf_change","op":"remove","node":2,"step":2,"mono_ns":1,"wall_ns":1}"#;
+    assert_eq!(plain.step(ev).unwrap(), r#"{"effects":[],"step":2}"#);
+}
+
+#[test]
+fn a_conf_change_reaches_its_handler_with_the_operation_and_member() {
+    let mut n = Node::new(spec(), Changer(Vec::new())).unwrap();
+    n.step(INIT).unwrap();
+    for (step, op) in ["add", "remove", "add_learner", "promote", "split"]
+        .iter()
+        .enumerate()
+    {
+        let ev = format!(
+            r#"{{"type":"conf_change","op":"{op}","node":1,"step":{},"mono_ns":1,"wall_ns":1}}"#,
+            step + 2
+        );
+        assert_eq!(
+            n.step(&ev).unwrap(),
+            format!(r#"{{"effects":[],"step":{}}}"#, step + 2)
+        );
+    }
+    let want = [
+        ConfOp::Add,
+        ConfOp::Remove,
+        ConfOp::AddLearner,
+        ConfOp::Promote,
+    ];
+    assert_eq!(n.handler().0, want.map(|op| (op, 1)));
+    let bad = r#"{"type":"conf_change","node":1,"step":7,"mono_ns":1,"wall_ns":1}"#;
+    assert!(n.step(bad).is_err());
 }
 
 /// Each misuse is an error that names the call, its position and the event.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The event kinds in the order their codes index (`kinds` in the embedded data).
-pub(super) const KINDS: [&str; 23] = [
+pub(super) const KINDS: [&str; 24] = [
     "start",
     "deliver",
     "timer",
@@ -31,6 +31,7 @@ pub(super) const KINDS: [&str; 23] = [
     "liveness_deadline",
     "service_leads",
     "service_follows",
+    "conf_change",
 ];
 
 /// The code of a kind: its index in [`KINDS`]. Exhaustive, so that a new kind does not
@@ -60,6 +61,7 @@ fn kind_code(kind: &EventKind) -> usize {
         EventKind::LivenessDeadline => 20,
         EventKind::ServiceLeads => 21,
         EventKind::ServiceFollows => 22,
+        EventKind::ConfChange { .. } => 23,
     }
 }
 
@@ -79,6 +81,7 @@ pub(super) fn what_text(kind: &EventKind) -> String {
         EventKind::Disconnect { peer } => peer.0.to_string(),
         EventKind::Persist { done_ns } => done_ns.to_string(),
         EventKind::Freeze { until_ns } => until_ns.to_string(),
+        EventKind::ConfChange { change } => change.to_string(),
         _ => String::new(),
     }
 }

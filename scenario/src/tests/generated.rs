@@ -2,7 +2,7 @@
 
 use super::*;
 use proptest::prelude::*;
-use splitbrain_sim::{DiskConfig, NodeDisk, TimerClock};
+use splitbrain_sim::{DiskConfig, MemberChange, NodeDisk, TimerClock};
 
 /// The longest duration, and largest clock step either way, that a scenario may hold.
 const LIMIT_NS: u64 = crate::error::MAX_DURATION_NS;
@@ -43,6 +43,10 @@ fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
             .prop_map(|(t, d)| FaultAction::ClockJump(t, d)),
         (target(nodes), -999_999..=MAX_DRIFT_PPM).prop_map(|(t, p)| FaultAction::ClockDrift(t, p)),
         target(nodes).prop_map(FaultAction::Resign),
+        (target(nodes), 0..4usize, 0..nodes).prop_map(|(t, op, m)| {
+            let change = MemberChange::from_op(MemberChange::OPS[op], m).unwrap();
+            FaultAction::ConfChange(t, change)
+        }),
         (0..=1_000_000u32).prop_map(FaultAction::Loss),
         (0..=1_000_000u32).prop_map(FaultAction::Duplicate),
         (target(nodes), 0..=LIMIT_NS).prop_map(|(t, d)| FaultAction::SlowDisk(t, d)),

@@ -94,6 +94,7 @@ mod generated;
 mod library;
 mod loading;
 mod lowering;
+mod membership;
 mod round_trip;
 mod syntax_errors;
 mod transports;

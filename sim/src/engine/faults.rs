@@ -139,6 +139,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 }
             }
             FaultAction::Resign(_) => nodes.iter().for_each(|n| self.resign(*n)),
+            FaultAction::ConfChange(_, change) => {
+                nodes.iter().for_each(|n| self.conf_change(*n, *change))
+            }
             FaultAction::Loss(ppm) => self.network.set_loss_ppm(*ppm),
             FaultAction::Duplicate(ppm) => self.network.set_duplicate_ppm(*ppm),
             FaultAction::SlowDisk(_, d) => {
@@ -499,6 +502,9 @@ impl<'t, P: Process> Sim<'t, P> {
             ),
             FaultAction::ClockDrift(_, ppm) => format!("clock of {} drifts {ppm} ppm", who(nodes)),
             FaultAction::Resign(_) => format!("{} resigns", who(nodes)),
+            FaultAction::ConfChange(_, change) => {
+                format!("{} is asked to propose: {change}", who(nodes))
+            }
             FaultAction::Loss(ppm) => format!("loss {}%", f64::from(*ppm) / 10_000.0),
             FaultAction::Duplicate(ppm) => format!("duplication {}%", f64::from(*ppm) / 10_000.0),
             FaultAction::SlowDisk(_, d) => {
@@ -654,7 +660,10 @@ fn ended_by_itself_or_later(
             .filter(|(r, _)| !r.skipped)
     };
     match action {
-        FaultAction::Restart(_) | FaultAction::Heal | FaultAction::Resign(_) => Some(record.at_ns),
+        FaultAction::Restart(_)
+        | FaultAction::Heal
+        | FaultAction::Resign(_)
+        | FaultAction::ConfChange(..) => Some(record.at_ns),
         FaultAction::ClockJump(..) => Some(
             record
                 .at_ns

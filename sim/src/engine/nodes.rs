@@ -1,6 +1,7 @@
 //! Running processes: handler calls, effects, timers, delivery, pauses, stalls, crashes.
 
 use super::{EventData, Held, Payload, Sim, Via};
+use crate::fault::MemberChange;
 use crate::ids::NodeId;
 use crate::invariant::Invariant;
 use crate::liveness::Recognition;
@@ -37,6 +38,7 @@ pub(super) enum Input<M, T> {
     Timer(T),
     Restart,
     Resign,
+    ConfChange(MemberChange),
     /// The workload asks the process whether it leads and writes if so.
     Workload,
     /// The `Stream` connection to `peer` broke.
@@ -59,6 +61,7 @@ pub(super) enum Call {
     Timer(usize),
     Restart,
     Resign,
+    ConfChange(MemberChange),
     Workload,
     Disconnected(NodeId),
 }
@@ -92,6 +95,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Input::Timer(timer) => process.on_timer(&mut ctx, timer),
             Input::Restart => process.on_restart(&mut ctx),
             Input::Resign => process.on_resign(&mut ctx),
+            Input::ConfChange(change) => process.on_conf_change(&mut ctx, change),
             Input::Disconnected { peer } => process.on_disconnect(&mut ctx, peer),
             Input::Workload => {
                 if let Some(token) = process.write_token(local).filter(|_| !starting_up) {
@@ -126,6 +130,7 @@ impl<'t, P: Process> Sim<'t, P> {
             },
             Call::Restart => HandlerEvent::Restart,
             Call::Resign => HandlerEvent::Resign,
+            Call::ConfChange(change) => HandlerEvent::ConfChange { change },
             Call::Workload => HandlerEvent::Workload,
             Call::Disconnected(peer) => HandlerEvent::Disconnect { peer },
         };
@@ -153,6 +158,7 @@ impl<'t, P: Process> Sim<'t, P> {
             Input::Timer(timer) => Call::Timer(timer.index()),
             Input::Restart => Call::Restart,
             Input::Resign => Call::Resign,
+            Input::ConfChange(change) => Call::ConfChange(*change),
             Input::Workload => Call::Workload,
             Input::Disconnected { peer } => Call::Disconnected(*peer),
         }
@@ -176,6 +182,7 @@ impl<'t, P: Process> Sim<'t, P> {
             },
             Call::Restart => EventKind::Restart,
             Call::Resign => EventKind::Resign,
+            Call::ConfChange(change) => EventKind::ConfChange { change },
             Call::Workload => EventKind::Workload,
             Call::Disconnected(peer) => EventKind::Disconnect { peer },
         }
@@ -969,6 +976,13 @@ impl<'t, P: Process> Sim<'t, P> {
     pub(super) fn resign(&mut self, node: NodeId) {
         if self.nodes[node.index()].status == Status::Up {
             self.invoke(node, Input::Resign);
+        }
+    }
+
+    /// Asks `node` to propose a membership change.
+    pub(super) fn conf_change(&mut self, node: NodeId, change: MemberChange) {
+        if self.nodes[node.index()].status == Status::Up {
+            self.invoke(node, Input::ConfChange(change));
         }
     }
 }

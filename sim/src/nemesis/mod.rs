@@ -70,6 +70,11 @@ pub enum NemesisKind {
     /// is left to elect. Asked for by name only: not in [`NemesisKind::DEFAULT`] nor in
     /// [`NemesisKind::ALL`], so that swarm hunts written before keep their schedules.
     CrashForGood,
+    /// [`FaultAction::ConfChange`] asked of the leader: a membership change of a member
+    /// drawn uniformly, its operation drawn among remove (one half), add (one quarter),
+    /// add as a learner and promote (one eighth each). Only external nodes act on it. Asked
+    /// for by name only, as `CrashForGood`.
+    ConfChange,
 }
 
 impl NemesisKind {

@@ -1,7 +1,7 @@
 //! Where one fault strikes, and the fault each kind makes.
 
 use super::{NemesisKind, NemesisTargets, Rates};
-use crate::fault::{FaultAction, FaultSpec, PartitionShape, Target};
+use crate::fault::{FaultAction, FaultSpec, MemberChange, PartitionShape, Target};
 use crate::rng::SimRng;
 use crate::time::Nanos;
 
@@ -139,5 +139,15 @@ pub(super) fn fault_of(
             strike.healing(FaultAction::SlowDisk(target, fsync_ns))
         }
         NemesisKind::Resign => strike.once(FaultAction::Resign(Target::Leader)),
+        NemesisKind::ConfChange => {
+            let member = rng.below(strike.members.max(1) as u64) as u32;
+            let change = match rng.below(8) {
+                0..=3 => MemberChange::Remove(member),
+                4..=5 => MemberChange::Add(member),
+                6 => MemberChange::AddLearner(member),
+                _ => MemberChange::Promote(member),
+            };
+            strike.once(FaultAction::ConfChange(Target::Leader, change))
+        }
     }
 }

@@ -353,6 +353,8 @@ fn variant(action: &FaultAction) -> &'static str {
         FaultAction::ClockJump(..) => "ClockJump",
         FaultAction::ClockDrift(..) => "ClockDrift",
         FaultAction::Resign(_) => "Resign",
+        // Named only (not in `ALL`): drawn in the test after the next.
+        FaultAction::ConfChange(..) => "ConfChange",
         FaultAction::Loss(_) => "Loss",
         FaultAction::Duplicate(_) => "Duplicate",
         FaultAction::SlowDisk(..) => "SlowDisk",
@@ -463,6 +465,35 @@ fn swarm_mode_reaches_every_fault_on_members_and_on_the_service() {
     for action in &every {
         assert!(reached.contains(variant(action)), "{action:?}: {reached:?}");
     }
+}
+
+#[test]
+fn conf_change_is_drawn_only_by_name_and_asks_the_leader_about_a_member() {
+    assert!(!NemesisKind::DEFAULT.contains(&NemesisKind::ConfChange));
+    assert!(!NemesisKind::ALL.contains(&NemesisKind::ConfChange));
+    let config = NemesisConfig {
+        kinds: vec![NemesisKind::ConfChange],
+        kinds_listed: true,
+        mean_interval_ns: S / 2,
+        ..NemesisConfig::default()
+    };
+    let mut ops = std::collections::BTreeMap::new();
+    for seed in 0..100 {
+        for fault in generate(&config, seed, 3, 60 * S).faults {
+            let FaultAction::ConfChange(target, change) = &fault.action else {
+                panic!("not a membership change: {fault:?}");
+            };
+            assert_eq!(*target, Target::Leader);
+            assert!(change.member() < 3, "{change:?}");
+            assert_eq!(fault.heal_after_ns, None);
+            *ops.entry(change.op()).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(ops.len(), 4, "{ops:?}");
+    assert!(
+        ops["remove"] > ops["add"] && ops["add"] > ops["promote"],
+        "{ops:?}"
+    );
 }
 
 #[test]

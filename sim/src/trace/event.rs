@@ -115,6 +115,12 @@ pub enum EventKind {
     Restart,
     /// A planned handover was asked of the process.
     Resign,
+    /// A membership change was asked of the process; the `what` column is the change
+    /// (`remove 2`).
+    ConfChange {
+        /// The change asked for.
+        change: crate::fault::MemberChange,
+    },
     /// A member of a clustered coordination service now leads its service
     /// ([`Process::leads_service`](crate::Process::leads_service) turned true after its
     /// handler): an etcd member became Raft leader, a ZooKeeper server `LEADING`.
@@ -175,6 +181,7 @@ impl EventKind {
             EventKind::Crash => "crash",
             EventKind::Restart => "restart",
             EventKind::Resign => "resign",
+            EventKind::ConfChange { .. } => "conf_change",
             EventKind::ServiceLeads => "service_leads",
             EventKind::ServiceFollows => "service_follows",
             EventKind::WriteAccepted { .. } => "write_accepted",

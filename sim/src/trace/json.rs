@@ -47,6 +47,7 @@ fn push_what(line: &mut String, kind: &EventKind) {
             push_json_string(line, description)
         }
         EventKind::Log { text } => push_json_string(line, text),
+        EventKind::ConfChange { change } => push_json_string(line, &change.to_string()),
         EventKind::Quiet => push_json_string(line, QUIET_WHAT),
         EventKind::Disconnect { peer } => {
             let _ = write!(line, "\"{}\"", peer.0);
@@ -236,6 +237,15 @@ fn without_sender(ev: &str, what: &str) -> Result<EventKind, String> {
             .parse::<u64>()
             .map(|done_ns| EventKind::Persist { done_ns })
             .map_err(|_| format!("a persist's completion is a time in ns, not {what:?}")),
+        "conf_change" => what
+            .split_once(' ')
+            .and_then(|(op, member)| {
+                crate::fault::MemberChange::from_op(op, member.parse::<u32>().ok()?)
+            })
+            .map(|change| EventKind::ConfChange { change })
+            .ok_or(format!(
+                "a conf_change is an operation and a member, not {what:?}"
+            )),
         "freeze" => what
             .parse::<u64>()
             .map(|until_ns| EventKind::Freeze { until_ns })
@@ -421,6 +431,13 @@ mod tests {
             Just(EventKind::Crash),
             Just(EventKind::Restart),
             Just(EventKind::Resign),
+            (0..4usize, any::<u32>()).prop_map(|(op, member)| EventKind::ConfChange {
+                change: crate::fault::MemberChange::from_op(
+                    crate::fault::MemberChange::OPS[op],
+                    member
+                )
+                .unwrap()
+            }),
             Just(EventKind::ServiceLeads),
             Just(EventKind::ServiceFollows),
             (any::<u64>(), sender.clone()).prop_map(|(token, (from, sent_ns))| {

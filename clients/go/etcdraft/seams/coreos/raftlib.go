@@ -4,6 +4,7 @@
 package raftlib
 
 import (
+	"fmt"
 	"math/rand"
 	"sync"
 	_ "unsafe" // go:linkname
@@ -17,6 +18,7 @@ const Module = "github.com/coreos/etcd"
 
 type (
 	RawNode       = raft.RawNode
+	Ready         = raft.Ready
 	Config        = raft.Config
 	Peer          = raft.Peer
 	Logger        = raft.Logger
@@ -87,3 +89,31 @@ func Reseed(seed int64) {
 	globalRand.rand = rand.New(rand.NewSource(seed))
 	globalRand.mu.Unlock()
 }
+
+// ProposeConfChange proposes op ("add", "remove", "add_learner", "promote") on raft id as a
+// ConfChange, 3.x's only form: add and promote are ConfChangeAddNode (which promotes a
+// learner, 3.3), add_learner ConfChangeAddLearnerNode (3.3; 3.2 has no learners: refused).
+func ProposeConfChange(rn *RawNode, op string, id uint64) error {
+	var t pb.ConfChangeType
+	switch op {
+	case "add", "promote":
+		t = pb.ConfChangeAddNode
+	case "remove":
+		t = pb.ConfChangeRemoveNode
+	case "add_learner":
+		// By number: 3.2's raftpb has no name for it.
+		const addLearner = pb.ConfChangeType(3)
+		if _, ok := pb.ConfChangeType_name[int32(addLearner)]; !ok {
+			return fmt.Errorf("add_learner: %s has no learners", Module)
+		}
+		t = addLearner
+	default:
+		return fmt.Errorf("unknown membership change %q", op)
+	}
+	return rn.ProposeConfChange(pb.ConfChange{Type: t, NodeID: id})
+}
+
+// SupportsApplyLag says whether committed entries can wait for their apply while the node
+// keeps stepping, ticking and sending. Not in 3.2/3.3: Advance marks everything committed
+// as applied (RawNode.commitReady: appliedTo(prevHardSt.Commit)), handed out or not.
+const SupportsApplyLag = false

@@ -4,6 +4,7 @@
 package raftlib
 
 import (
+	"fmt"
 	"math/rand"
 	"sync"
 	_ "unsafe" // go:linkname
@@ -17,6 +18,7 @@ const Module = "go.etcd.io/etcd/raft/v3"
 
 type (
 	RawNode       = raft.RawNode
+	Ready         = raft.Ready
 	Config        = raft.Config
 	Peer          = raft.Peer
 	Logger        = raft.Logger
@@ -101,3 +103,26 @@ func Reseed(seed int64) {
 	globalRand.rand = rand.New(rand.NewSource(seed))
 	globalRand.mu.Unlock()
 }
+
+// ProposeConfChange proposes op ("add", "remove", "add_learner", "promote") on raft id as a
+// ConfChangeV2 of one change with the automatic transition: a simple change, no joint
+// configuration (etcd's server proposes the same through ConfChange, which the library
+// turns into this). add and promote are ConfChangeAddNode, which promotes a learner.
+func ProposeConfChange(rn *RawNode, op string, id uint64) error {
+	var t pb.ConfChangeType
+	switch op {
+	case "add", "promote":
+		t = pb.ConfChangeAddNode
+	case "remove":
+		t = pb.ConfChangeRemoveNode
+	case "add_learner":
+		t = pb.ConfChangeAddLearnerNode
+	default:
+		return fmt.Errorf("unknown membership change %q", op)
+	}
+	return rn.ProposeConfChange(pb.ConfChangeV2{Changes: []pb.ConfChangeSingle{{Type: t, NodeID: id}}})
+}
+
+// SupportsApplyLag says whether committed entries can wait for their apply while the node
+// keeps stepping, ticking and sending. Since 3.4 the RawNode hands a Ready's committed entries out again until Advance, so the adapter can hold them (--apply-lag-ticks) while it keeps sending each Ready's messages.
+const SupportsApplyLag = true

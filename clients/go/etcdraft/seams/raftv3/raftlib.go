@@ -5,6 +5,7 @@ package raftlib
 
 import (
 	crand "crypto/rand"
+	"fmt"
 	"math/rand"
 
 	raft "go.etcd.io/raft/v3"
@@ -16,6 +17,7 @@ const Module = "go.etcd.io/raft/v3"
 
 type (
 	RawNode       = raft.RawNode
+	Ready         = raft.Ready
 	Config        = raft.Config
 	Peer          = raft.Peer
 	Logger        = raft.Logger
@@ -86,3 +88,26 @@ func ApplyConfChange(rn *RawNode, e Entry) {
 func Reseed(seed int64) {
 	crand.Reader = rand.New(rand.NewSource(seed))
 }
+
+// ProposeConfChange proposes op ("add", "remove", "add_learner", "promote") on raft id as a
+// ConfChangeV2 of one change with the automatic transition: a simple change, no joint
+// configuration (etcd's server proposes the same through ConfChange, which the library
+// turns into this). add and promote are ConfChangeAddNode, which promotes a learner.
+func ProposeConfChange(rn *RawNode, op string, id uint64) error {
+	var t pb.ConfChangeType
+	switch op {
+	case "add", "promote":
+		t = pb.ConfChangeAddNode
+	case "remove":
+		t = pb.ConfChangeRemoveNode
+	case "add_learner":
+		t = pb.ConfChangeAddLearnerNode
+	default:
+		return fmt.Errorf("unknown membership change %q", op)
+	}
+	return rn.ProposeConfChange(pb.ConfChangeV2{Changes: []pb.ConfChangeSingle{{Type: t, NodeID: id}}})
+}
+
+// SupportsApplyLag says whether committed entries can wait for their apply while the node
+// keeps stepping, ticking and sending. 3.6 panics on a second Ready without Advance ("two accepted Ready structs without call to Advance") and treats handed-out entries as applying: holding the apply back would hold every message back too.
+const SupportsApplyLag = false
