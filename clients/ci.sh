@@ -63,5 +63,6 @@ hunt_clean scenarios/external/go-raft.ron
 hunt_finds scenarios/external/go-broken.ron 2000
 hunt_clean scenarios/external/go-etcd-election.ron
 hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
-hunt_clean scenarios/external/rust-raft.ron
+# The Rust client is hunted through the raft-rs adapters (scripts/known_bugs.py: 2,000 seeds of
+# raft-rs 0.3.1 clean); scenarios/external/rust-raft.ron is not hunted here, to save CI time.
 echo "== clients: ok"
