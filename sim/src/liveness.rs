@@ -328,6 +328,12 @@ impl LivenessMonitor {
         self.window.is_some()
     }
 
+    /// The open window's number and deadline, if one is open.
+    pub fn window_due(&self) -> Option<(u64, Nanos)> {
+        let w = self.window.as_ref()?;
+        Some((w.generation, w.from_ns.saturating_add(self.bound_ns)))
+    }
+
     /// The first window that ran out without a leader, if one did.
     pub fn stall(&self) -> Option<&Stall> {
         self.stall.as_ref()

@@ -562,16 +562,25 @@ struct Replay {
     command: String,
 }
 
-/// How to replay the first seed of each failure, for a hunt that did not shrink them.
-fn unshrunk_replays(args: &HuntArgs, scenario: &Scenario, summary: &HuntSummary) -> Vec<Replay> {
-    let limit_flags = args.limits.flag_words();
-    let writer = reproducer::Writer {
+/// Where `args`' hunt of `scenario` writes its reproducers, and how it names their replays.
+fn reproducer_writer<'a>(
+    args: &'a HuntArgs,
+    scenario: &'a Scenario,
+    limit_flags: &'a [String],
+) -> reproducer::Writer<'a> {
+    reproducer::Writer {
         out: &args.out,
         hunted: &args.file,
         original: scenario,
         limits: args.limits.limits(),
-        limit_flags: &limit_flags,
-    };
+        limit_flags,
+    }
+}
+
+/// How to replay the first seed of each failure, for a hunt that did not shrink them.
+fn unshrunk_replays(args: &HuntArgs, scenario: &Scenario, summary: &HuntSummary) -> Vec<Replay> {
+    let limit_flags = args.limits.flag_words();
+    let writer = reproducer_writer(args, scenario, &limit_flags);
     summary
         .failures
         .iter()
@@ -593,13 +602,7 @@ fn shrink_failures(
     errors: &mut Vec<String>,
 ) -> Vec<Reproducer> {
     let limit_flags = args.limits.flag_words();
-    let writer = reproducer::Writer {
-        out: &args.out,
-        hunted: &args.file,
-        original: scenario,
-        limits: args.limits.limits(),
-        limit_flags: &limit_flags,
-    };
+    let writer = reproducer_writer(args, scenario, &limit_flags);
     let mut reproducers = Vec::new();
     for todo in collected.to_shrink() {
         let (key, failure, found) = match todo {

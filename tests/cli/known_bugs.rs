@@ -6,19 +6,24 @@ use crate::common;
 
 use common::{json, scenario_file, splitbrain, stdout};
 
-/// The Python Raft that forgets its vote, hunted over `seeds`, with `extra` settings.
-fn forgets_vote(name: &str, extra: &str) -> std::path::PathBuf {
+/// A scenario of 3 nodes named `name`, `duration` long, with `algorithm` and `rest` (its
+/// faults, nemesis, resource), written to a scratch folder of its own.
+fn three_nodes(name: &str, duration: &str, algorithm: &str, rest: &str) -> std::path::PathBuf {
     let text = format!(
-        r#"Scenario(
-    name: "{name}",
-    duration: "20s",
-    nodes: 3,
-    algorithm: External(command: ["python3", "clients/python/examples/raft_forgets_vote.py"], heartbeat: "50ms"{extra}),
-    resource: (fencing: true),
-    nemesis: (kinds: [Crash, CutLink, Isolate, Pause], mean_interval: "300ms", fault_duration: ("10ms", "2s"), start: "500ms", quiet: "5s"),
-)"#
+        "Scenario(\n    name: \"{name}\",\n    duration: \"{duration}\",\n    nodes: 3,\n    \
+         algorithm: {algorithm},\n{rest}\n)"
     );
     scenario_file(name, &text)
+}
+
+/// The Python Raft that forgets its vote, under a nemesis, with `extra` settings.
+fn forgets_vote(name: &str, extra: &str) -> std::path::PathBuf {
+    let algorithm = format!(
+        r#"External(command: ["python3", "clients/python/examples/raft_forgets_vote.py"], heartbeat: "50ms"{extra})"#
+    );
+    let rest = r#"    resource: (fencing: true),
+    nemesis: (kinds: [Crash, CutLink, Isolate, Pause], mean_interval: "300ms", fault_duration: ("10ms", "2s"), start: "500ms", quiet: "5s"),"#;
+    three_nodes(name, "20s", &algorithm, rest)
 }
 
 #[test]
@@ -97,16 +102,11 @@ fn an_empty_or_missing_reference_is_refused_at_its_line() {
 
 /// The correct Python Raft with two of three members crashed for good at 1 s.
 fn two_crashed_for_good(name: &str, quorum: &str) -> std::path::PathBuf {
-    let text = format!(
-        r#"Scenario(
-    name: "{name}",
-    duration: "10s",
-    nodes: 3,
-    algorithm: External(command: ["python3", "clients/python/examples/raft.py"], heartbeat: "50ms"{quorum}),
-    faults: [(at: "1s", do: Crash(Node(0))), (at: "1s", do: Crash(Node(1)))],
-)"#
+    let algorithm = format!(
+        r#"External(command: ["python3", "clients/python/examples/raft.py"], heartbeat: "50ms"{quorum})"#
     );
-    scenario_file(name, &text)
+    let rest = r#"    faults: [(at: "1s", do: Crash(Node(0))), (at: "1s", do: Crash(Node(1)))],"#;
+    three_nodes(name, "10s", &algorithm, rest)
 }
 
 #[test]
@@ -192,16 +192,10 @@ fn every_file_of_the_corpus_checks_and_each_buggy_one_names_a_reference() {
 /// `command` on 3 nodes: n0 crashes for good at 1 s and is cut off until 14.5 s, so the
 /// faults end too late for the run's quiet tail to be judged (5 s are needed).
 fn never_quiet(name: &str, command: &str) -> std::path::PathBuf {
-    let text = format!(
-        r#"Scenario(
-    name: "{name}",
-    duration: "15s",
-    nodes: 3,
-    algorithm: External(command: {command}, heartbeat: "100ms", failure_detection: "500ms"),
-    faults: [(at: "1s", do: Crash(Node(0))), (at: "1500ms", do: Partition(Isolate(Node(0))), heal_after: "13s")],
-)"#
-    );
-    scenario_file(name, &text)
+    let algorithm =
+        format!(r#"External(command: {command}, heartbeat: "100ms", failure_detection: "500ms")"#);
+    let rest = r#"    faults: [(at: "1s", do: Crash(Node(0))), (at: "1500ms", do: Partition(Isolate(Node(0))), heal_after: "13s")],"#;
+    three_nodes(name, "15s", &algorithm, rest)
 }
 
 #[test]

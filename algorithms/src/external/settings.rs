@@ -324,6 +324,20 @@ fn is_executable(_path: &Path) -> bool {
     true
 }
 
+/// What is wrong with the command line written at `field`, if anything: no program at all
+/// (`empty`), or a program that cannot be started.
+fn command_problem(
+    field: &'static str,
+    command: &[String],
+    empty: ExternalError,
+) -> Option<Problem<ExternalError>> {
+    let error = match command.first() {
+        None => empty,
+        Some(program) => find_program(program).err()?,
+    };
+    Some(Problem { field, error })
+}
+
 /// Lowers the settings shared by `External` and `ExternalClient`.
 pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig, ExternalError> {
     let heartbeat_ns = ns_or(settings.heartbeat, DEFAULT_HEARTBEAT_NS);
@@ -345,34 +359,17 @@ pub(crate) fn lower_common(settings: ExternalSettings) -> Lowered<ExternalConfig
             error: ExternalError::Property(problem),
         });
     }
-    match config.command.first() {
-        None => problems.push(Problem {
-            field: "command",
-            error: ExternalError::NoCommand,
-        }),
-        Some(program) => {
-            if let Err(error) = find_program(program) {
-                problems.push(Problem {
-                    field: "command",
-                    error,
-                });
-            }
-        }
-    }
-    match config.reference.as_ref().map(|r| r.first()) {
-        None => {}
-        Some(None) => problems.push(Problem {
-            field: "reference",
-            error: ExternalError::EmptyReference,
-        }),
-        Some(Some(program)) => {
-            if let Err(error) = find_program(program) {
-                problems.push(Problem {
-                    field: "reference",
-                    error,
-                });
-            }
-        }
+    problems.extend(command_problem(
+        "command",
+        &config.command,
+        ExternalError::NoCommand,
+    ));
+    if let Some(reference) = &config.reference {
+        problems.extend(command_problem(
+            "reference",
+            reference,
+            ExternalError::EmptyReference,
+        ));
     }
     let timings = [
         ("heartbeat", config.heartbeat_ns),

@@ -70,13 +70,8 @@ impl<P: Process> Sim<'_, P> {
             return;
         }
         let group = self.quorum_during_faults();
-        let keeps = group.is_some();
-        match self.liveness.watch_during_faults(self.now, group) {
-            Some(due) => self.windows.due = Some(due),
-            // The same group keeps its window; no group, or one that agrees, closes it.
-            None if keeps && self.liveness.window_open() => {}
-            None => self.windows.due = None,
-        }
+        self.liveness.watch_during_faults(self.now, group);
+        self.windows.due = self.liveness.window_due();
         self.windows.update_next_check();
     }
 
