@@ -10,6 +10,7 @@
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use splitbrain_sim::engine::{Reached, StopAt};
 use splitbrain_sim::{AlgorithmInfo, Nanos, NodeId, Process, RunError, RunReport, Sim, SimConfig};
 use std::fmt::Debug;
 
@@ -329,6 +330,14 @@ pub fn run_named_processes<P: Process>(
         sim = sim.with_properties(properties);
     }
     let Some(step) = options.step else {
+        if let Some(checkpoints) = options.checkpoints {
+            for &at_ns in checkpoints.at_ns {
+                if sim.run_until(StopAt::Time(at_ns))? == Reached::End {
+                    break;
+                }
+                checkpoints.digests.push(sim.digest());
+            }
+        }
         return sim.run();
     };
     let reached = sim.run_until(step.at)?;

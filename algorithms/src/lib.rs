@@ -239,6 +239,19 @@ pub struct RunOptions<'a> {
     /// Stops the run at a point instead of its end and keeps a snapshot of it there
     /// (`splitbrain run --stop-at`); the report is then the run so far.
     pub step: Option<Step<'a>>,
+    /// Digests of the run's state at given true times ([`splitbrain_sim::Sim::digest`]),
+    /// for a systematic search; the run goes on to its end (ignored with `step`).
+    pub checkpoints: Option<Checkpoints<'a>>,
+}
+
+/// When to take a state digest, and where to put them ([`RunOptions::checkpoints`]).
+pub struct Checkpoints<'a> {
+    /// True times, in increasing order: the digest is of the state after every event due
+    /// at or before each.
+    pub at_ns: &'a [splitbrain_sim::Nanos],
+    /// Receives one digest per time the run reached, in order (fewer if the run ended or
+    /// stopped first).
+    pub digests: &'a mut Vec<u64>,
 }
 
 /// Where to stop a run, and where to put what it looked like there ([`RunOptions::step`]).
@@ -277,6 +290,10 @@ impl<'a> RunOptions<'a> {
             step: self.step.map(|step| Step {
                 at: step.at,
                 snapshot: step.snapshot,
+            }),
+            checkpoints: self.checkpoints.map(|c| Checkpoints {
+                at_ns: c.at_ns,
+                digests: c.digests,
             }),
         }
     }

@@ -7,7 +7,7 @@
 
 use crate::panics;
 use splitbrain_algorithms::external::transcript::{self, Transcript};
-use splitbrain_algorithms::{AlgorithmConfig, RunOptions};
+use splitbrain_algorithms::{AlgorithmConfig, Checkpoints, RunOptions};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
 use splitbrain_sim::{RefusedEffect, RunError, RunReport, SimConfig, TraceSink};
@@ -42,14 +42,36 @@ pub fn run_seed(
     trace: Option<&mut dyn TraceSink>,
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Result<RunReport, RunFailure> {
+    let options = RunOptions {
+        trace,
+        ..RunOptions::default()
+    };
+    run_scenario(scenario, options, abort)
+}
+
+/// [`run_seed`] with state digests taken at `checkpoints.at_ns`, for a systematic search.
+pub fn run_seed_checkpointed(
+    scenario: &Scenario,
+    checkpoints: Checkpoints<'_>,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, RunFailure> {
+    let options = RunOptions {
+        checkpoints: Some(checkpoints),
+        ..RunOptions::default()
+    };
+    run_scenario(scenario, options, abort)
+}
+
+/// Runs `scenario` with `options` and the scenario's own properties: see [`run_seed`].
+fn run_scenario(
+    scenario: &Scenario,
+    options: RunOptions,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, RunFailure> {
     let sim = scenario.sim.clone();
     let options = RunOptions {
         properties: (!scenario.properties.is_empty()).then_some(&scenario.properties),
-        ..RunOptions {
-            trace,
-            ..RunOptions::default()
-        }
-        .shorten()
+        ..options.shorten()
     };
     let run = || run_watched_with(&scenario.algorithm, sim, options, abort);
     match panics::catch(run) {

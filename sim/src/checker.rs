@@ -45,6 +45,18 @@ impl Checker {
         }
     }
 
+    /// Feeds what the checker remembers, and what later verdicts depend on, to a state
+    /// digest: who claimed each term, each process's highest term, the highest token.
+    pub(crate) fn digest(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.claims.hash(h);
+        self.last_term.hash(h);
+        self.highest_accepted_token.hash(h);
+        self.highest_token_term.hash(h);
+        self.token_writer.hash(h);
+        self.violations.len().hash(h);
+    }
+
     /// A process claims leadership of `term`. Returns the invariant it broke, if any.
     pub fn on_claim(&mut self, now: Nanos, node: NodeId, term: u64) -> Option<Invariant> {
         match self.claims.get(&term) {

@@ -95,6 +95,20 @@ impl Network {
         }
     }
 
+    /// Feeds what decides the fate of messages from now on to a state digest: the links as
+    /// faults changed them, the cuts in force and the position of the random stream.
+    pub(crate) fn digest(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        format!("{:?} {:?}", self.current, self.overrides).hash(h);
+        let cuts: Vec<String> = self
+            .cuts
+            .iter()
+            .map(|(_, cut)| format!("{cut:?}"))
+            .collect();
+        cuts.hash(h);
+        self.rng.position().hash(h);
+    }
+
     /// Decides the fate of one message from `from` to `to`.
     pub fn transmit(&mut self, from: NodeId, to: NodeId) -> Transit {
         if self.is_cut(from, to) {

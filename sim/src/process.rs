@@ -631,4 +631,14 @@ pub trait Process {
     fn inspect(&self) -> Vec<(&'static str, String)> {
         Vec::new()
     }
+
+    /// A digest of the process's whole state, for a systematic search to tell states it
+    /// has explored ([`Sim::digest`](crate::Sim::digest)): equal digests must mean the
+    /// process goes on alike from here. Leave out or make relative what only names the time
+    /// (a deadline read on its clock): `local_now_ns` is what its timer clock reads now.
+    /// `None` (the default): the engine digests [`Process::inspect`], which is sound only
+    /// if that shows the whole state.
+    fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        None
+    }
 }

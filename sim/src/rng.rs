@@ -78,6 +78,12 @@ impl SimRng {
         Self { inner }
     }
 
+    /// How far the stream has been drawn, in 32-bit words: equal positions of one stream
+    /// give equal draws from there on (a state digest compares them).
+    pub fn position(&self) -> u128 {
+        self.inner.get_word_pos()
+    }
+
     /// A uniformly random `u64`.
     pub fn next_u64(&mut self) -> u64 {
         self.inner.next_u64()

@@ -607,6 +607,20 @@ impl Process for RaftNode {
         self.volatile.leader_id
     }
 
+    fn digest(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        // Local times enter as ages, so that one state reached at two times is one state.
+        let age = |at: Option<LocalNanos>| at.map(|t| local_now_ns - t);
+        let mut volatile = self.volatile.clone();
+        volatile.leader_contact_local = age(volatile.leader_contact_local);
+        for peer in &mut volatile.peers {
+            peer.last_response_local = age(peer.last_response_local);
+        }
+        let mut h = DefaultHasher::new();
+        format!("{:?} {volatile:?} {}", self.durable, self.commit_index).hash(&mut h);
+        Some(h.finish())
+    }
+
     fn inspect(&self) -> Vec<(&'static str, String)> {
         let v = &self.volatile;
         let shown = |node: Option<NodeId>| node.map_or("none".to_string(), |n| n.to_string());

@@ -303,6 +303,51 @@ impl Process for RaftRsNode {
         node_id(self.raw.raft.leader_id)
     }
 
+    /// What raft-rs keeps that decides its next steps: its hard and soft state, its tick
+    /// counters (ticks are relative already), the votes and each peer's progress, the log's
+    /// positions and the terms of its entries, and the messages not yet taken.
+    fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let raft = &self.raw.raft;
+        let mut h = DefaultHasher::new();
+        (raft.term, raft.vote, raft.leader_id, raft.lead_transferee).hash(&mut h);
+        format!("{:?}", raft.state).hash(&mut h);
+        (raft.election_elapsed, raft.heartbeat_elapsed()).hash(&mut h);
+        (raft.randomized_election_timeout(), self.drawn_timeout_ticks).hash(&mut h);
+        let log = &raft.raft_log;
+        (
+            log.committed,
+            log.applied,
+            log.last_index(),
+            log.last_term(),
+        )
+            .hash(&mut h);
+        let terms: Vec<u64> = (log.first_index()..=log.last_index())
+            .map(|i| log.term(i).unwrap_or(0))
+            .collect();
+        terms.hash(&mut h);
+        let mut votes: Vec<(u64, bool)> =
+            raft.prs().votes().iter().map(|(k, v)| (*k, *v)).collect();
+        votes.sort_unstable();
+        votes.hash(&mut h);
+        let mut progress: Vec<String> = raft
+            .prs()
+            .iter()
+            .map(|(id, p)| format!("{id} {p:?}"))
+            .collect();
+        progress.sort_unstable();
+        progress.hash(&mut h);
+        let msgs: Vec<String> = raft.msgs.iter().map(|m| format!("{m:?}")).collect();
+        msgs.hash(&mut h);
+        (
+            self.declared_term,
+            raft.pending_conf_index,
+            raft.pending_request_snapshot,
+        )
+            .hash(&mut h);
+        Some(h.finish())
+    }
+
     fn inspect(&self) -> Vec<(&'static str, String)> {
         let raft = &self.raw.raft;
         let shown = |id: u64| node_id(id).map_or("none".to_string(), |n| n.to_string());

@@ -16,15 +16,18 @@ pub mod search;
 pub mod seeds;
 pub mod shrink;
 pub mod summary;
+pub mod systematic;
 
 use crate::panics;
-use crate::runner::{run_seed as run_one, RunFailure};
+use crate::runner::{run_seed as run_one, run_seed_checkpointed, RunFailure};
 use rayon::prelude::*;
 use record::SeedRecord;
 use seeds::SeedSpan;
 use serde::{Deserialize, Serialize};
+use splitbrain_algorithms::Checkpoints;
 use splitbrain_scenario::verdict::judge_run;
 use splitbrain_scenario::Scenario;
+use splitbrain_sim::{Nanos, RunReport};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -60,7 +63,37 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// reference, run on the same schedule, does not fail the same way
 /// ([`SeedRecord::excused_by`]).
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
-    let record = judged_alone(s, abort)?;
+    judged_with(s, abort, &mut |s, abort| run_one(s, None, abort))
+}
+
+/// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` (the
+/// reference, if it runs, takes none): a systematic search's run.
+pub fn run_judged_checkpointed(
+    s: &Scenario,
+    at_ns: &[Nanos],
+    digests: &mut Vec<u64>,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Option<SeedRecord> {
+    let mut first = Some(digests);
+    judged_with(s, abort, &mut |s, abort| match first.take() {
+        Some(digests) => run_seed_checkpointed(s, Checkpoints { at_ns, digests }, abort),
+        None => run_one(s, None, abort),
+    })
+}
+
+/// How [`judged_with`] runs a scenario: the run, then the reference's.
+type RunOne<'a> =
+    dyn FnMut(&Scenario, &(dyn Fn() -> bool + Sync)) -> Result<RunReport, RunFailure> + 'a;
+
+/// Judges `s` run by `run`: a failure of a scenario whose algorithm names a reference
+/// counts only if the reference, run by `run` on the same schedule, does not fail the same
+/// way ([`SeedRecord::excused_by`]).
+fn judged_with(
+    s: &Scenario,
+    abort: &(dyn Fn() -> bool + Sync),
+    run: &mut RunOne<'_>,
+) -> Option<SeedRecord> {
+    let record = judged_alone(s, abort, run)?;
     let reference = s
         .algorithm
         .reference()
@@ -70,13 +103,17 @@ pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> 
     };
     let mut on_reference = s.clone();
     on_reference.algorithm = reference;
-    Some(record.excused_by(&judged_alone(&on_reference, abort)?))
+    Some(record.excused_by(&judged_alone(&on_reference, abort, run)?))
 }
 
-/// One run of `s`, judged, with no reference.
-fn judged_alone(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
+/// One run of `s` by `run`, judged, with no reference.
+fn judged_alone(
+    s: &Scenario,
+    abort: &(dyn Fn() -> bool + Sync),
+    run: &mut RunOne<'_>,
+) -> Option<SeedRecord> {
     let seed = s.sim.seed;
-    let record = match run_one(s, None, abort) {
+    let record = match run(s, abort) {
         Ok(report) => SeedRecord::new(seed, &report, &judge_run(s, &report))
             .with_unobserved(&s.algorithm.unobserved(&report)),
         Err(RunFailure::Aborted) => return None,

@@ -4,6 +4,7 @@
 //! slot per timer kind plus one for the workload; messages and engine events live in a slab.
 //! After every handler the checker sees the process's claims, term and writes.
 
+mod digest;
 mod faults;
 mod inspect;
 mod memory;

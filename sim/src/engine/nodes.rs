@@ -205,6 +205,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 }
             }
             self.pause(node, stall_ns);
+            // A stall strikes when its node next handles something, maybe long after the
+            // fault fired (behind a pause): it slows elections down until it ends.
+            self.disturbed_until(self.now.saturating_add(stall_ns));
             // The stall's own pending heal is replaced by the pause's resume.
             self.pending_heals -= 1;
             self.record_mut(fault).healed_at_ns = Some(self.now.saturating_add(stall_ns));

@@ -27,6 +27,8 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod systematic;
+
 #[derive(Args, Debug)]
 pub struct HuntArgs {
     /// The scenario file (RON); its `nemesis` draws a fault schedule per seed.
@@ -92,6 +94,20 @@ pub struct HuntArgs {
     /// some seed reached a rare situation [default: 32].
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub mutants_per_batch: Option<u64>,
+    /// With --search systematic: the most faults in one run [default: 2].
+    #[arg(long, value_name = "K", help_heading = "Search")]
+    pub faults: Option<usize>,
+    /// With --search systematic: the spacing of the instants a fault may start at, from the
+    /// nemesis's `start` [default: the algorithm's heartbeat].
+    #[arg(long, value_name = "DURATION", help_heading = "Search")]
+    pub grid: Option<String>,
+    /// With --search systematic: how many grid instants faults may start at [default: 20].
+    #[arg(long, value_name = "N", help_heading = "Search")]
+    pub depth: Option<usize>,
+    /// With --search systematic: the lengths a fault that lasts may last, comma-separated
+    /// [default: the nemesis's shortest and longest `fault_duration`].
+    #[arg(long, value_name = "L1,L2", help_heading = "Search")]
+    pub fault_lengths: Option<String>,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -107,6 +123,10 @@ pub enum SearchMode {
     /// Fresh seeds as the scenario says, and mutants of the schedules of seeds that reached
     /// rare situations (docs/hunting.md, "Guided search").
     Guided,
+    /// Every fault schedule of the scenario's seed up to a bound (--faults, --grid, --depth,
+    /// --fault-lengths), fewest faults first; states already explored are not explored again
+    /// (docs/hunting.md, "Systematic search").
+    Systematic,
 }
 
 impl From<SearchMode> for Search {
@@ -115,6 +135,8 @@ impl From<SearchMode> for Search {
             SearchMode::Plain => Search::Plain,
             SearchMode::Swarm => Search::Swarm,
             SearchMode::Guided => Search::Guided,
+            // Not a way of drawing seeds: `hunt_command` hands it to `systematic` first.
+            SearchMode::Systematic => Search::Plain,
         }
     }
 }
@@ -176,6 +198,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     let interrupt = Interrupt::install();
     let mut scenario = scenario::load(&args.file).map_err(|e| e.to_string())?;
     scenario.sim.limits = args.limits.limits();
+    if args.search == Some(SearchMode::Systematic) {
+        return systematic::hunt(args, &scenario, &interrupt, started);
+    }
     let search = Search::apply(args.search.map(Search::from), &mut scenario)
         .map_err(|e| format!("error: {e}"))?
         .name();
