@@ -329,6 +329,9 @@ pub fn run_named_processes<P: Process>(
     if let Some(properties) = options.properties {
         sim = sim.with_properties(properties);
     }
+    if let Some(chooser) = options.chooser {
+        sim = sim.with_chooser(chooser);
+    }
     let Some(step) = options.step else {
         if let Some(checkpoints) = options.checkpoints {
             for &at_ns in checkpoints.at_ns {

@@ -242,6 +242,9 @@ pub struct RunOptions<'a> {
     /// Digests of the run's state at given true times ([`splitbrain_sim::Sim::digest`]),
     /// for a systematic search; the run goes on to its end (ignored with `step`).
     pub checkpoints: Option<Checkpoints<'a>>,
+    /// Picks the way the run goes at its choice points ([`splitbrain_sim::choice`]), for a
+    /// systematic search; none: each takes its default.
+    pub chooser: Option<&'a mut dyn splitbrain_sim::Chooser>,
 }
 
 /// When to take a state digest, and where to put them ([`RunOptions::checkpoints`]).
@@ -295,6 +298,10 @@ impl<'a> RunOptions<'a> {
                 at_ns: c.at_ns,
                 digests: c.digests,
             }),
+            chooser: match self.chooser {
+                Some(chooser) => Some(chooser),
+                None => None,
+            },
         }
     }
 }

@@ -49,14 +49,17 @@ pub fn run_seed(
     run_scenario(scenario, options, abort)
 }
 
-/// [`run_seed`] with state digests taken at `checkpoints.at_ns`, for a systematic search.
+/// [`run_seed`] with state digests taken at `checkpoints.at_ns` and the choice points
+/// decided by `chooser`, for a systematic search.
 pub fn run_seed_checkpointed(
     scenario: &Scenario,
     checkpoints: Checkpoints<'_>,
+    chooser: &mut dyn splitbrain_sim::Chooser,
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Result<RunReport, RunFailure> {
     let options = RunOptions {
         checkpoints: Some(checkpoints),
+        chooser: Some(chooser),
         ..RunOptions::default()
     };
     run_scenario(scenario, options, abort)

@@ -548,6 +548,12 @@ pub enum ErrorKind {
         /// What it is instead.
         kind: String,
     },
+    /// Reads "`choices.timeouts` is {given}: give 2 to 16 values, or 0 for any value".
+    #[error("`choices.timeouts` is {given}: give 2 to 16 values, or 0 for any value")]
+    TimeoutChoicesOutOfRange {
+        /// What the file gave.
+        given: u32,
+    },
     /// Reads "`heal_after` must be longer than zero".
     #[error("`heal_after` must be longer than zero")]
     ZeroHealAfter,
@@ -977,6 +983,12 @@ impl ErrorKind {
             }
             ErrorKind::RepeatedClockOverride { .. } => {
                 "give each node one clock override: merge the two".to_string()
+            }
+            ErrorKind::TimeoutChoicesOutOfRange { .. } => {
+                "each randomized timeout (an election timeout) then takes one of that many \
+                 evenly spaced values between its bounds, like `choices: (timeouts: 3)`; a \
+                 systematic search tries each"
+                    .to_string()
             }
             ErrorKind::ZeroHealAfter => {
                 "give how long the fault lasts, like `heal_after: \"10s\"`, or leave it out \

@@ -57,6 +57,8 @@ pub(crate) struct ScenarioFile<A = AlgorithmSettings> {
     pub expect: Option<RawExpect>,
     #[serde(default)]
     pub expect_rate: Option<f64>,
+    #[serde(default)]
+    pub choices: Option<RawChoices>,
 }
 
 /// A named design for `compare`: an algorithm with its own settings, and optionally the
@@ -112,6 +114,7 @@ impl ScenarioFile<&RawValue> {
             objective: self.objective,
             expect: self.expect,
             expect_rate: self.expect_rate,
+            choices: self.choices,
         })
     }
 }
@@ -346,6 +349,15 @@ pub(crate) struct RawDisk {
 pub(crate) struct RawNodeDisk {
     pub node: u64,
     pub fsync: RawLatency,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Choices", deny_unknown_fields)]
+pub(crate) struct RawChoices {
+    #[serde(default)]
+    pub timeouts: Option<u32>,
+    #[serde(default)]
+    pub take: Vec<splitbrain_sim::choice::Chosen>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,6 +25,10 @@ use splitbrain_sim::{
 };
 use std::collections::BTreeSet;
 
+/// The most values `choices.timeouts` may name: each randomized timeout becomes a choice
+/// among them, and a systematic search tries each.
+pub const MAX_TIMEOUT_CHOICES: u32 = 16;
+
 pub(crate) const DEFAULT_SEED: u64 = 0;
 pub(crate) const DEFAULT_DURATION_NS: u64 = 60 * NANOS_PER_SEC;
 pub(crate) const DEFAULT_NODES: u64 = 5;
@@ -139,6 +143,17 @@ impl Checker {
             .resource
             .and_then(|r| r.fencing)
             .unwrap_or(DEFAULT_FENCING);
+        let (timeout_choices, chosen) = file
+            .choices
+            .map_or((0, Vec::new()), |c| (c.timeouts.unwrap_or(0), c.take));
+        if timeout_choices == 1 || timeout_choices > MAX_TIMEOUT_CHOICES {
+            self.problem(
+                "choices.timeouts",
+                ErrorKind::TimeoutChoicesOutOfRange {
+                    given: timeout_choices,
+                },
+            );
+        }
         let liveness_bound_ns = file.liveness.and_then(|l| l.bound).map(|d| d.0);
         if liveness_bound_ns == Some(0) {
             self.problem("liveness.bound", ErrorKind::ZeroLivenessBound);
@@ -191,6 +206,8 @@ impl Checker {
                 faults,
                 liveness_bound_ns,
                 limits: splitbrain_sim::RunLimits::default(),
+                timeout_choices,
+                chosen,
             },
             algorithm,
             designs,

@@ -61,6 +61,21 @@ pub fn to_ron(scenario: &Scenario) -> String {
     if let Some(bound) = sim.liveness_bound_ns {
         field("liveness", format!("(bound: {})", duration(bound)));
     }
+    if sim.timeout_choices > 0 || !sim.chosen.is_empty() {
+        let mut parts = Vec::new();
+        if sim.timeout_choices > 0 {
+            parts.push(format!("timeouts: {}", sim.timeout_choices));
+        }
+        if !sim.chosen.is_empty() {
+            let taken: Vec<String> = sim
+                .chosen
+                .iter()
+                .map(|c| format!("(index: {}, option: {})", c.index, c.option))
+                .collect();
+            parts.push(format!("take: [{}]", taken.join(", ")));
+        }
+        field("choices", format!("({})", parts.join(", ")));
+    }
     let spreads =
         (scenario.fault_spreads.iter().copied()).chain(std::iter::repeat(FaultSpread::FIXED));
     let faults = sim.faults.iter().zip(spreads);

@@ -115,6 +115,15 @@ pub struct SimConfig {
     /// with [`crate::limits::LimitExceeded`]. Not part of a scenario's results.
     #[serde(skip)]
     pub limits: crate::limits::RunLimits,
+    /// Randomized timeouts ([`Ctx::draw_timeout`](crate::Ctx::draw_timeout)) take one of
+    /// this many evenly spaced values between their bounds instead of any value: a choice
+    /// point a systematic search enumerates ([`crate::choice`]). 0: any value (the default).
+    #[serde(default)]
+    pub timeout_choices: u32,
+    /// Choice points that take another way than their default (a systematic search's
+    /// counterexample, replayed); empty: every point takes its default.
+    #[serde(default)]
+    pub chosen: Vec<crate::choice::Chosen>,
 }
 
 impl SimConfig {
@@ -134,6 +143,8 @@ impl SimConfig {
             faults: Vec::new(),
             liveness_bound_ns: None,
             limits: crate::limits::RunLimits::default(),
+            timeout_choices: 0,
+            chosen: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod choice;
 pub mod clock;
 pub mod config;
 pub mod disk;
@@ -21,6 +22,7 @@ pub mod rng;
 pub mod storm;
 pub mod time;
 
+pub use choice::{ChoiceKind, ChoicePoint, Chooser};
 pub use clock::TimerClock;
 pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
 pub use disk::{DiskConfig, NodeDisk};

@@ -2,6 +2,7 @@
 //! a start, a message, a timer, a restart or a resignation in; effects out through [`Ctx`].
 //! It never owns time, randomness or the network.
 
+use crate::choice::{ChoiceKind, ChoicePoint, Chooser};
 use crate::ids::NodeId;
 use crate::property::{UserObservation, Value};
 use crate::rng::SimRng;
@@ -312,6 +313,10 @@ pub struct Ctx<'a, M, T, D = ()> {
     stream: bool,
     /// Where [`Ctx::observe`] puts observations; none: they are dropped.
     observed: Option<&'a mut Vec<UserObservation>>,
+    /// Randomized timeouts as a choice among this many values (0: any value).
+    timeout_choices: u32,
+    /// Who picks among them, at what true time; none: the random stream does.
+    chooser: Option<(&'a mut dyn Chooser, Nanos)>,
 }
 
 impl<'a, M, T, D> Ctx<'a, M, T, D> {
@@ -334,7 +339,22 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
             out,
             stream: false,
             observed: None,
+            timeout_choices: 0,
+            chooser: None,
         }
+    }
+
+    /// The same handle, drawing randomized timeouts ([`Ctx::draw_timeout`]) among
+    /// `values` evenly spaced values (0: any value), picked by `chooser` if given (at true
+    /// time `now_ns`), else by the random stream. The engine sets this from the scenario.
+    pub fn with_timeout_choices(
+        mut self,
+        values: u32,
+        chooser: Option<(&'a mut dyn Chooser, Nanos)>,
+    ) -> Self {
+        self.timeout_choices = values;
+        self.chooser = chooser;
+        self
     }
 
     /// The same handle, collecting the process's [`Ctx::observe`] calls in `observed` (the
@@ -383,9 +403,10 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
 
     /// The ids of every member other than this process, in id order.
     pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        let me = self.me;
         (0..self.members)
             .map(NodeId::from)
-            .filter(move |id| *id != self.me)
+            .filter(move |id| *id != me)
     }
 
     /// This process's monotonic clock reading (not true time): the clock its timers run on,
@@ -401,6 +422,39 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
     /// Clock steps move it; a suspend does not stop it.
     pub fn wall_now(&self) -> LocalNanos {
         self.wall_now_ns
+    }
+
+    /// A randomized timeout between `low_ns` and `high_ns` (inclusive): uniform from the
+    /// process's random stream, the same draw as `rng().between(low_ns, high_ns)`; or, when
+    /// the scenario makes timeouts a choice (`choices: (timeouts: N)`), one of N evenly
+    /// spaced values, which a systematic search enumerates. Draw election timeouts with it.
+    ///
+    /// ```
+    /// use splitbrain_sim::{Ctx, NodeId, SimRng};
+    ///
+    /// let mut rng = SimRng::stream(1, 0);
+    /// let mut out: Vec<splitbrain_sim::Effect<(), ()>> = Vec::new();
+    /// let mut ctx = Ctx::new(NodeId(0), 3, 0, &mut rng, &mut out).with_timeout_choices(3, None);
+    /// let drawn = ctx.draw_timeout(150, 300);
+    /// assert!([150, 225, 300].contains(&drawn));
+    /// ```
+    pub fn draw_timeout(&mut self, low_ns: Nanos, high_ns: Nanos) -> Nanos {
+        let values = self.timeout_choices;
+        if values < 2 || high_ns <= low_ns {
+            return self.rng.between(low_ns, high_ns);
+        }
+        let drawn = self.rng.below(u64::from(values)) as u32;
+        let index = match self.chooser.as_mut() {
+            Some((chooser, at_ns)) => chooser.choose(&ChoicePoint {
+                kind: ChoiceKind::Timeout,
+                at_ns: *at_ns,
+                node: self.me,
+                options: values,
+                default: drawn,
+            }),
+            None => drawn,
+        };
+        crate::choice::timeout_value(low_ns, high_ns, values, index)
     }
 
     /// This process's own random stream.

@@ -207,6 +207,19 @@ impl EventQueue {
         entry
     }
 
+    /// Puts back an entry just taken ([`EventQueue::take_min`]), with its place in the order:
+    /// the engine takes the events due at one instant to choose which goes first, and puts
+    /// the others back as they were.
+    pub(crate) fn requeue(&mut self, entry: Entry) {
+        if self.is_slot(entry.handle) {
+            self.rekey_or_insert(entry);
+        } else if let Some(many) = self.many.as_mut() {
+            many.push(entry);
+        } else {
+            self.few.push(Earliest(entry));
+        }
+    }
+
     /// Arms timer slot `slot` at `time`, re-keying it in place if already armed.
     pub fn set_slot(&mut self, slot: u32, time: Nanos) {
         let entry = Entry {

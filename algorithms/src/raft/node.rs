@@ -305,7 +305,7 @@ impl RaftNode {
             RaftTimeoutDraw::OnRoleChange => self.volatile.election_timeout_ns,
         };
         let timeout_ns = kept.unwrap_or_else(|| {
-            ctx.rng().between(
+            ctx.draw_timeout(
                 self.config.election_timeout_min_ns,
                 self.config.election_timeout_max_ns,
             )

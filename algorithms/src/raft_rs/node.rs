@@ -103,7 +103,7 @@ impl RaftRsNode {
     /// this draws from the same range, so only the source of randomness differs.
     fn draw_election_timeout(&mut self, ctx: &mut RaftRsCtx<'_>) {
         let (min_ticks, max_ticks) = self.timeout_range_ticks;
-        let ticks = ctx.rng().between(min_ticks as u64, max_ticks as u64 - 1);
+        let ticks = ctx.draw_timeout(min_ticks as u64, max_ticks as u64 - 1);
         let ticks = usize::try_from(ticks).expect("drawn from a usize range");
         self.raw.raft.set_randomized_election_timeout(ticks);
         self.drawn_timeout_ticks = ticks;

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use splitbrain_algorithms::Checkpoints;
 use splitbrain_scenario::verdict::judge_run;
 use splitbrain_scenario::Scenario;
-use splitbrain_sim::{Nanos, RunReport};
+use splitbrain_sim::{Chooser, Nanos, RunReport};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -66,17 +66,21 @@ pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> 
     judged_with(s, abort, &mut |s, abort| run_one(s, None, abort))
 }
 
-/// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` (the
-/// reference, if it runs, takes none): a systematic search's run.
+/// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` and its
+/// choice points decided by `chooser` (the reference, if it runs, takes none of either):
+/// a systematic search's run.
 pub fn run_judged_checkpointed(
     s: &Scenario,
     at_ns: &[Nanos],
     digests: &mut Vec<u64>,
+    chooser: &mut dyn Chooser,
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Option<SeedRecord> {
-    let mut first = Some(digests);
+    let mut first = Some((digests, chooser));
     judged_with(s, abort, &mut |s, abort| match first.take() {
-        Some(digests) => run_seed_checkpointed(s, Checkpoints { at_ns, digests }, abort),
+        Some((digests, chooser)) => {
+            run_seed_checkpointed(s, Checkpoints { at_ns, digests }, chooser, abort)
+        }
         None => run_one(s, None, abort),
     })
 }

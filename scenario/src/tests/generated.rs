@@ -233,6 +233,15 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                             faults,
                             liveness_bound_ns: liveness,
                             limits: splitbrain_sim::RunLimits::default(),
+                            timeout_choices: if seed % 7 == 0 { 3 } else { 0 },
+                            chosen: if seed % 11 == 0 {
+                                vec![splitbrain_sim::choice::Chosen {
+                                    index: 4,
+                                    option: 1,
+                                }]
+                            } else {
+                                Vec::new()
+                            },
                         },
                         algorithm: match which {
                             0 => AlgorithmConfig::from(RaftConfig {

@@ -10,6 +10,7 @@ mod inspect;
 mod memory;
 mod nodes;
 mod observe;
+mod order;
 mod output;
 mod streams;
 mod trace_events;
@@ -374,6 +375,12 @@ pub struct Sim<'t, P: Process> {
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
+    /// Picks at the run's choice points ([`crate::choice`]); none: `prescribed` does.
+    chooser: Option<&'t mut dyn crate::Chooser>,
+    /// The ways the scenario prescribes (`config.chosen`), when no chooser is given.
+    prescribed: crate::choice::Prescribed,
+    /// Whether the run has choice points to ask about: a chooser, or prescribed ways.
+    choosing: bool,
     /// Violations found since the last trace event (kept only when tracing).
     flagged: Vec<Invariant>,
     /// Set when the run must end before its next event: the events queued passed the
@@ -496,6 +503,9 @@ impl<'t, P: Process> Sim<'t, P> {
             windows: windows::Windows::default(),
             trace: None,
             progress: None,
+            chooser: None,
+            prescribed: crate::choice::Prescribed::new(config.chosen.clone()),
+            choosing: !config.chosen.is_empty(),
             flagged: Vec::new(),
             halt: None,
             properties: Vec::new(),
@@ -570,6 +580,15 @@ impl<'t, P: Process> Sim<'t, P> {
     /// Hands every event (typed) and measurement milestone to `sink`.
     pub fn with_trace(mut self, sink: &'t mut dyn TraceSink) -> Self {
         self.trace = Some(sink);
+        self
+    }
+
+    /// Lets `chooser` pick the way the run goes at each choice point ([`crate::choice`]):
+    /// each randomized timeout when the scenario makes timeouts a choice, and the order of
+    /// events due at one instant for one process. Without it each takes its default.
+    pub fn with_chooser(mut self, chooser: &'t mut dyn crate::Chooser) -> Self {
+        self.chooser = Some(chooser);
+        self.choosing = true;
         self
     }
 
@@ -693,6 +712,11 @@ impl<'t, P: Process> Sim<'t, P> {
             // after the loop.
             let Some(entry) = self.queue.take_min() else {
                 break;
+            };
+            let entry = if self.choosing {
+                self.choose_order(entry)
+            } else {
+                entry
             };
             if entry.time > self.config.duration_ns {
                 break;

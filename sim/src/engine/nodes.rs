@@ -77,10 +77,16 @@ impl<'t, P: Process> Sim<'t, P> {
         let (local, wall) = state.clocks.readings(self.now);
         let members = self.config.members;
         let observed = (!self.properties.is_empty()).then_some(&mut self.observed);
+        let chooser: &mut dyn crate::Chooser = match self.chooser.as_mut() {
+            Some(chooser) => &mut **chooser,
+            None => &mut self.prescribed,
+        };
+        let chooser = Some((chooser, self.now));
         let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox)
             .with_wall_now(wall)
             .on_stream(stream)
-            .observing(observed);
+            .observing(observed)
+            .with_timeout_choices(self.config.timeout_choices, chooser);
         let process = &mut self.processes[index];
         // Forgotten on return: it drops, and leaves what was handled behind for the catcher
         // (`take_handler_panic`), only when a panic unwinds out of the handler.

@@ -94,9 +94,11 @@ pub struct HuntArgs {
     /// some seed reached a rare situation [default: 32].
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub mutants_per_batch: Option<u64>,
-    /// With --search systematic: the most faults in one run [default: 2].
+    /// With --search systematic: the most steps in one schedule: faults, and other ways
+    /// at the run's choice points (timeouts the scenario makes a choice, the order of
+    /// events due at one instant) [default: 2].
     #[arg(long, value_name = "K", help_heading = "Search")]
-    pub faults: Option<usize>,
+    pub steps: Option<usize>,
     /// With --search systematic: the spacing of the instants a fault may start at, from the
     /// nemesis's `start` [default: the algorithm's heartbeat].
     #[arg(long, value_name = "DURATION", help_heading = "Search")]
@@ -201,6 +203,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     if args.search == Some(SearchMode::Systematic) {
         return systematic::hunt(args, &scenario, &interrupt, started);
     }
+    systematic::refuse_bound_flags(args)?;
     let search = Search::apply(args.search.map(Search::from), &mut scenario)
         .map_err(|e| format!("error: {e}"))?
         .name();

@@ -9,10 +9,11 @@ use serde::Serialize;
 use splitbrain_lab::hunt::reproducer::{Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
-use splitbrain_lab::hunt::systematic::{Bound, Coverage, Explored, Search, Space};
+use splitbrain_lab::hunt::systematic::{Bound, Coverage, Explored, Search, Space, Step};
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
 use splitbrain_scenario::{format_duration_ron, parse_duration, Scenario};
+use splitbrain_sim::ChoiceKind;
 use splitbrain_sim::Nanos;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
@@ -20,16 +21,16 @@ use std::time::{Duration, Instant};
 
 /// Grid points when `--depth` is not given.
 pub const DEFAULT_DEPTH: usize = 20;
-/// Faults per run when `--faults` is not given.
-pub const DEFAULT_FAULTS: usize = 2;
+/// Steps per schedule when `--steps` is not given.
+pub const DEFAULT_STEPS: usize = 2;
 
 /// The first failing schedule.
 #[derive(Serialize)]
 struct Counterexample {
     /// Its place in the search (1 = the fault-free run).
     schedule: u64,
-    /// Its faults, as a scenario writes them.
-    faults: Vec<String>,
+    /// Its steps: faults as a scenario writes them, then the other choices.
+    steps: Vec<String>,
     /// How it failed: the failure keys, with details.
     failures: Vec<splitbrain_lab::hunt::record::Failure>,
 }
@@ -72,7 +73,15 @@ pub fn hunt(
     let budget = args.time_budget.as_deref().map(budget_of).transpose()?;
     crate::print::announce_programs(&args.file, &scenario.algorithm.programs_with_reference());
     if !args.json {
-        crate::outln!("{}", announce(&bound, &space, scenario.sim.seed));
+        crate::outln!(
+            "{}",
+            announce(
+                &bound,
+                &space,
+                scenario.sim.seed,
+                scenario.sim.timeout_choices
+            )
+        );
     }
     interrupt.keep_results();
     let threads = args
@@ -85,7 +94,7 @@ pub fn hunt(
     let progress = progress_bar(args);
     let search = Search {
         space: &space,
-        faults: bound.faults,
+        steps: bound.steps,
         keep_going: args.keep_going,
     };
     let out_of_time = || budget.is_some_and(|b| started.elapsed() >= b);
@@ -112,6 +121,9 @@ pub fn hunt(
         .as_ref()
         .map(|(number, f)| counterexample_of(&space, f, *number));
     let first = first.map(|(_, f)| f);
+    if !args.json {
+        print_result(&bound, &coverage, ended, took, counterexample.as_ref());
+    }
     let mut errors = Vec::new();
     let reproducers = match &first {
         Some(found) if !args.no_shrink && interrupt.signal().is_none() => {
@@ -153,19 +165,28 @@ pub fn hunt(
         let text = serde_json::to_string_pretty(&json).map_err(|e| format!("error: {e}"))?;
         crate::outln!("{text}");
     } else {
-        print_result(
-            &bound,
-            &coverage,
-            ended,
-            took,
-            counterexample.as_ref(),
-            &reproducers,
-        );
+        print_reproducers(&reproducers);
     }
     for e in &errors {
         eprintln!("{e}");
     }
     Ok(code)
+}
+
+/// The bound's flags mean something only to a systematic search.
+pub fn refuse_bound_flags(args: &HuntArgs) -> Result<(), String> {
+    let given = [
+        ("--steps", args.steps.is_some()),
+        ("--grid", args.grid.is_some()),
+        ("--depth", args.depth.is_some()),
+        ("--fault-lengths", args.fault_lengths.is_some()),
+    ];
+    match given.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(format!(
+            "error: {flag} bounds a systematic search\n  hint: add --search systematic, or leave {flag} out"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A systematic search runs the scenario's own seed: the seed flags mean nothing to it.
@@ -186,7 +207,7 @@ fn refuse_seed_flags(args: &HuntArgs) -> Result<(), String> {
     }
 }
 
-/// The bound the flags give, with the defaults: 2 faults, 20 points a heartbeat apart, the
+/// The bound the flags give, with the defaults: 2 steps, 20 points a heartbeat apart, the
 /// nemesis's shortest and longest fault.
 fn bound_of(args: &HuntArgs, scenario: &Scenario) -> Result<Bound, String> {
     let duration = |flag: &str, text: &str| {
@@ -213,7 +234,7 @@ fn bound_of(args: &HuntArgs, scenario: &Scenario) -> Result<Bound, String> {
         }
     };
     Ok(Bound {
-        faults: args.faults.unwrap_or(DEFAULT_FAULTS),
+        steps: args.steps.unwrap_or(DEFAULT_STEPS),
         grid_ns,
         points: args.depth.unwrap_or(DEFAULT_DEPTH),
         lengths_ns,
@@ -233,7 +254,7 @@ fn budget_of(text: &str) -> Result<Duration, String> {
 }
 
 /// The search's first line: what it explores.
-fn announce(bound: &Bound, space: &Space, seed: u64) -> String {
+fn announce(bound: &Bound, space: &Space, seed: u64, timeouts: u32) -> String {
     let times = space.times_ns();
     let lengths: Vec<String> = bound
         .lengths_ns
@@ -241,13 +262,14 @@ fn announce(bound: &Bound, space: &Space, seed: u64) -> String {
         .map(|l| format_duration_ron(*l))
         .collect();
     format!(
-        "systematic search of seed {seed}: up to {} faults at {} points {} apart from {} ({} choices each; lengths {}), runs of {}",
-        bound.faults,
+        "systematic search of seed {seed}: up to {} steps, faults at {} points {} apart from {} ({} choices each; lengths {}){}, runs of {}",
+        bound.steps,
         times.len(),
         format_duration_ron(bound.grid_ns),
         format_duration_ron(times[0]),
         space.choices().len(),
         lengths.join(", "),
+        if timeouts > 1 { format!(", timeouts among {timeouts} values") } else { String::new() },
         format_duration_ron(space.duration_ns()),
     )
 }
@@ -263,13 +285,37 @@ fn progress_bar(args: &HuntArgs) -> ProgressBar {
     bar
 }
 
-/// The first failing run, numbered by its place in the search (1: the fault-free run).
+/// The first failing run, numbered by its place in the search (1: the step-free run).
 fn counterexample_of(space: &Space, found: &Explored, number: u64) -> Counterexample {
     let lines = splitbrain_scenario::fault_lines(&space.scenario(&found.schedule));
-    let ours = lines.len() - found.schedule.len();
+    let faults = found
+        .schedule
+        .iter()
+        .filter(|s| matches!(s, Step::Fault { .. }))
+        .count();
+    let choices = found.schedule.iter().filter_map(|step| match step {
+        Step::Choose {
+            index,
+            option,
+            at_ns,
+            kind,
+        } => Some(format!(
+            "choice point {index} ({}, at {}) takes way {option}",
+            match kind {
+                ChoiceKind::Timeout => "a timeout",
+                ChoiceKind::Order => "the order of events at one instant",
+            },
+            format_duration_ron(*at_ns)
+        )),
+        Step::Fault { .. } => None,
+    });
     Counterexample {
         schedule: number,
-        faults: lines[ours..].to_vec(),
+        steps: lines[lines.len() - faults..]
+            .iter()
+            .cloned()
+            .chain(choices)
+            .collect(),
         failures: found.record.failures.clone(),
     }
 }
@@ -280,12 +326,11 @@ fn print_result(
     ended: Ended,
     took: Duration,
     counterexample: Option<&Counterexample>,
-    reproducers: &[Reproducer],
 ) {
     let seconds = took.as_secs_f64();
     let complete = match coverage.complete_to {
-        Some(k) => format!("complete up to {k} faults"),
-        None => "not complete for any number of faults".to_string(),
+        Some(k) => format!("complete up to {k} steps"),
+        None => "not complete for any number of steps".to_string(),
     };
     crate::outln!(
         "explored {} schedules ({} distinct states, {} grid points pruned as seen) in {seconds:.1} s ({:.0} states/s), {complete}{}",
@@ -294,7 +339,7 @@ fn print_result(
         coverage.pruned_points,
         coverage.distinct_states as f64 / seconds.max(1e-9),
         match ended {
-            Ended::TimeBudget => format!(" (time budget spent before {} faults)", bound.faults),
+            Ended::TimeBudget => format!(" (time budget spent before {} steps)", bound.steps),
             Ended::Interrupted => " (interrupted)".to_string(),
             _ => String::new(),
         }
@@ -305,16 +350,20 @@ fn print_result(
     };
     let keys: Vec<&str> = c.failures.iter().map(|f| f.key.as_str()).collect();
     crate::outln!(
-        "counterexample with {} faults breaks {}:",
-        c.faults.len(),
+        "counterexample with {} steps breaks {}:",
+        c.steps.len(),
         keys.join(", ")
     );
-    for fault in &c.faults {
-        crate::outln!("  {fault}");
+    for step in &c.steps {
+        crate::outln!("  {step}");
     }
     for f in &c.failures {
         crate::outln!("  {}: {}", f.key, f.detail.replace('\n', " "));
     }
+}
+
+/// Where each reproducer went, and how to replay it.
+fn print_reproducers(reproducers: &[Reproducer]) {
     for r in reproducers {
         crate::outln!(
             "reproducer: {} ({} faults -> {}, {} shrink runs{})\n  replay: {}",

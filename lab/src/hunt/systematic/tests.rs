@@ -1,0 +1,340 @@
+//! Each kind of step is enumerated (a bug reachable only through it is found, and not found
+//! without it); the search is the same whatever the number of jobs; a correct algorithm is
+//! explored complete to its bound.
+
+use super::*;
+use crate::hunt::Ended;
+use serde::{Deserialize, Serialize};
+use splitbrain_algorithms::simple::SimpleAlgorithm;
+use splitbrain_scenario::Scenario;
+use splitbrain_sim::{Ctx, Message, NodeId, Process, TimerKind};
+
+/// What the toy algorithm gets wrong, as a scenario names it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+enum Flaw {
+    /// Each member claims term 1 when its timeout (drawn with `draw_timeout`) fires unless
+    /// it heard a claim first: two timeouts within a message's latency claim twice.
+    #[default]
+    SameTimeout,
+    /// Members 1 and 2 ask member 0 at once; 0 grants the first, and grants member 1 as
+    /// well after member 2: only the order member 2 first breaks safety.
+    AskOrder,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct ToySettings {
+    flaw: Flaw,
+}
+
+#[derive(Clone, Debug)]
+enum ToyMsg {
+    Claim,
+    Ask,
+    Grant,
+}
+
+impl Message for ToyMsg {
+    const KINDS: &'static [&'static str] = &["Claim", "Ask", "Grant"];
+    fn kind(&self) -> usize {
+        match self {
+            ToyMsg::Claim => 0,
+            ToyMsg::Ask => 1,
+            ToyMsg::Grant => 2,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Claim;
+
+impl TimerKind for Claim {
+    const NAMES: &'static [&'static str] = &["claim"];
+    fn index(self) -> usize {
+        0
+    }
+    fn from_index(_: usize) -> Self {
+        Claim
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Toy {
+    flaw: Flaw,
+    leader: Option<NodeId>,
+    granted: Vec<NodeId>,
+}
+
+type ToyCtx<'a> = Ctx<'a, ToyMsg, Claim>;
+
+impl Toy {
+    fn claim(&mut self, ctx: &mut ToyCtx<'_>) {
+        self.leader = Some(ctx.me());
+        ctx.became_leader(1, 1);
+        let peers: Vec<NodeId> = ctx.peers().collect();
+        for peer in peers {
+            ctx.send(peer, ToyMsg::Claim);
+        }
+    }
+}
+
+impl Process for Toy {
+    type Msg = ToyMsg;
+    type Timer = Claim;
+    type Durable = ();
+
+    fn on_start(&mut self, ctx: &mut ToyCtx<'_>) {
+        match self.flaw {
+            Flaw::SameTimeout => {
+                let after_ns = ctx.draw_timeout(100_000_000, 400_000_000);
+                ctx.set_timer(Claim, after_ns);
+            }
+            Flaw::AskOrder if ctx.me() != NodeId(0) => ctx.send(NodeId(0), ToyMsg::Ask),
+            Flaw::AskOrder => {}
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut ToyCtx<'_>, from: NodeId, msg: ToyMsg) {
+        match msg {
+            ToyMsg::Claim if self.leader.is_none() => {
+                self.leader = Some(from);
+                ctx.cancel_timer(Claim);
+            }
+            ToyMsg::Claim => {}
+            ToyMsg::Ask => {
+                let second_after_two = self.granted == [NodeId(2)] && from == NodeId(1);
+                if self.granted.is_empty() || second_after_two {
+                    self.granted.push(from);
+                    ctx.send(from, ToyMsg::Grant);
+                }
+            }
+            ToyMsg::Grant => self.claim(ctx),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ToyCtx<'_>, _: Claim) {
+        if self.leader.is_none() {
+            self.claim(ctx);
+        }
+    }
+
+    fn on_restart(&mut self, _: &mut ToyCtx<'_>) {}
+
+    fn term(&self) -> u64 {
+        u64::from(self.leader.is_some())
+    }
+
+    fn write_token(&self, _: i64) -> Option<u64> {
+        None
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        self.leader
+    }
+}
+
+struct ToyAlgorithm;
+
+impl SimpleAlgorithm for ToyAlgorithm {
+    const NAME: &'static str = "systematic-toy";
+    const SCENARIO_NAME: &'static str = "SystematicToy";
+    type Settings = ToySettings;
+    type Process = Toy;
+
+    fn process(settings: &ToySettings, _: NodeId, _: usize) -> Toy {
+        Toy {
+            flaw: settings.flaw,
+            leader: None,
+            granted: Vec::new(),
+        }
+    }
+
+    fn heartbeat_ns(_: &ToySettings) -> Nanos {
+        50_000_000
+    }
+}
+
+/// A scenario of the toy with `flaw` on `nodes` members, whose nemesis has only clock jumps
+/// (which the toy never reads): no fault can break it.
+fn toy(flaw: &str, nodes: u32, choices: &str) -> Scenario {
+    splitbrain_algorithms::register::<ToyAlgorithm>().expect("the toy registers");
+    let text = format!(
+        r#"Scenario(duration: "3s", nodes: {nodes}, algorithm: SystematicToy(flaw: {flaw}),
+           network: (latency: Constant("10ms")), {choices}
+           nemesis: (kinds: [ClockJump], mean_interval: "300ms", start: "50ms", quiet: "1s", fault_duration: ("100ms", "100ms")))"#
+    );
+    splitbrain_scenario::parse(&text, "toy.ron").expect("a valid scenario")
+}
+
+fn bound(steps: usize) -> Bound {
+    Bound {
+        steps,
+        grid_ns: 100_000_000,
+        points: 3,
+        lengths_ns: vec![100_000_000],
+    }
+}
+
+fn search(scenario: &Scenario, steps: usize, jobs: usize) -> (Coverage, Ended, Option<Explored>) {
+    let space = Space::new(scenario, scenario.sim.seed, &bound(steps)).expect("a space");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .expect("a pool");
+    let search = Search {
+        space: &space,
+        steps,
+        keep_going: false,
+    };
+    let mut first = None;
+    let (coverage, ended) = search.run(&pool, &|| None, &|| false, |runs| {
+        if first.is_none() {
+            first = runs.iter().find(|r| r.record.failed()).cloned();
+        }
+        ControlFlow::Continue(())
+    });
+    (coverage, ended, first)
+}
+
+/// The first seed whose own draws do not make two members claim at once.
+fn seed_without_a_clash(scenario: &mut Scenario) {
+    for seed in 1..100 {
+        scenario.sim.seed = seed;
+        let space = Space::new(scenario, seed, &bound(0)).expect("a space");
+        if !crate::hunt::run_judged(&space.scenario(&[])).failed() {
+            return;
+        }
+    }
+    panic!("every seed clashes");
+}
+
+#[test]
+fn a_bug_reachable_only_through_a_timeout_choice_is_found() {
+    let mut with = toy("SameTimeout", 2, r#"choices: (timeouts: 4),"#);
+    seed_without_a_clash(&mut with);
+    let (_, ended, first) = search(&with, 1, 2);
+    assert_eq!(ended, Ended::FirstFailure);
+    let found = first.expect("a counterexample");
+    assert!(
+        matches!(
+            found.schedule[..],
+            [Step::Choose {
+                kind: ChoiceKind::Timeout,
+                ..
+            }]
+        ),
+        "{:?}",
+        found.schedule
+    );
+    assert_eq!(found.record.failures[0].key, "election_safety");
+    // The written scenario replays it, choices and all.
+    let space = Space::new(&with, with.sim.seed, &bound(1)).expect("a space");
+    let text = splitbrain_scenario::to_ron(&space.scenario(&found.schedule));
+    assert!(text.contains("take: [(index: "), "{text}");
+    let written = splitbrain_scenario::parse(&text, "written.ron").expect("it reads back");
+    let replayed = crate::hunt::run_judged(&written);
+    assert!(replayed.failed());
+    // Timeouts drawn from a continuum are no choice: the same bound finds nothing.
+    let mut without = toy("SameTimeout", 2, "");
+    without.sim.seed = with.sim.seed;
+    let (coverage, ended, _) = search(&without, 1, 2);
+    assert_eq!((ended, coverage.complete_to), (Ended::Complete, Some(1)));
+    assert_eq!(coverage.choice_points.timeout, 0);
+}
+
+#[test]
+fn a_bug_reachable_only_through_the_order_of_simultaneous_events_is_found() {
+    let scenario = toy("AskOrder", 3, "");
+    let space = Space::new(&scenario, scenario.sim.seed, &bound(0)).expect("a space");
+    assert!(!crate::hunt::run_judged(&space.scenario(&[])).failed());
+    let (coverage, ended, first) = search(&scenario, 1, 2);
+    assert_eq!(ended, Ended::FirstFailure);
+    assert!(coverage.choice_points.order >= 1);
+    let found = first.expect("a counterexample");
+    assert!(
+        matches!(
+            found.schedule[..],
+            [Step::Choose {
+                kind: ChoiceKind::Order,
+                ..
+            }]
+        ),
+        "{:?}",
+        found.schedule
+    );
+}
+
+#[test]
+fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
+    let text = r#"Scenario(seed: 1, duration: "5s", nodes: 3,
+        algorithm: Raft(election_timeout: ("150ms", "300ms"), heartbeat: "50ms", variant: ForgetsVoteOnRestart),
+        nemesis: (kinds: [Crash, CutLink], mean_interval: "300ms", fault_duration: ("10ms", "2s"), start: "500ms", quiet: "1s"))"#;
+    let scenario = splitbrain_scenario::parse(text, "forgets.ron").expect("a valid scenario");
+    let grid = Bound {
+        steps: 3,
+        grid_ns: 50_000_000,
+        points: 6,
+        lengths_ns: vec![10_000_000, 2_000_000_000],
+    };
+    let space = Space::new(&scenario, 1, &grid).expect("a space");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let run = |steps| {
+        let search = Search {
+            space: &space,
+            steps,
+            keep_going: false,
+        };
+        let mut first = None;
+        let (coverage, ended) = search.run(&pool, &|| None, &|| false, |runs| {
+            first = first
+                .clone()
+                .or(runs.iter().find(|r| r.record.failed()).cloned());
+            ControlFlow::Continue(())
+        });
+        (coverage, ended, first)
+    };
+    let (two, ended, _) = run(2);
+    assert_eq!((ended, two.complete_to), (Ended::Complete, Some(2)));
+    assert!(
+        two.pruned_points > 0,
+        "states reached again are not explored again"
+    );
+    let (_, ended, first) = run(3);
+    assert_eq!(ended, Ended::FirstFailure);
+    let found = first.expect("a counterexample");
+    assert_eq!(found.schedule.len(), 3);
+    assert!(found
+        .record
+        .failures
+        .iter()
+        .any(|f| f.key == "election_safety"));
+}
+
+#[test]
+fn the_count_and_the_first_counterexample_do_not_depend_on_the_jobs() {
+    let mut scenario = toy("SameTimeout", 3, r#"choices: (timeouts: 3),"#);
+    scenario.sim.seed = 7;
+    let one = search(&scenario, 2, 1);
+    let two = search(&scenario, 2, 2);
+    assert_eq!(one.0.schedules, two.0.schedules);
+    assert_eq!(one.0.distinct_states, two.0.distinct_states);
+    assert_eq!(one.1, two.1);
+    let schedule =
+        |r: &(Coverage, Ended, Option<Explored>)| r.2.as_ref().map(|e| e.schedule.clone());
+    assert_eq!(schedule(&one), schedule(&two));
+}
+
+#[test]
+fn a_stall_behind_a_pause_keeps_liveness_windows_shut_until_it_ends() {
+    // Found by the search: the stall strikes at the pause's end and freezes n2 five more
+    // seconds; no window may judge the group while it does.
+    let text = r#"Scenario(seed: 1, duration: "20s", nodes: 3,
+        algorithm: Raft(election_timeout: ("150ms", "300ms"), heartbeat: "50ms", pre_vote: true, check_quorum: true),
+        faults: [(at: "1s", do: Pause(Node(2), "5s")), (at: "1.05s", do: Stall(Node(2), "5s"))])"#;
+    let scenario = splitbrain_scenario::parse(text, "stall.ron").expect("a valid scenario");
+    let record = crate::hunt::run_judged(&scenario);
+    assert!(!record.failed(), "{:?}", record.failures);
+}
