@@ -1015,11 +1015,13 @@ impl Checker {
             at_ns: at.low,
             action,
             heal_after_ns: heal_after.map(|h| h.low),
+            after: None,
         };
         let spread = FaultSpread {
             at_ns: at.high - at.low,
             heal_after_ns: heal_after.map_or(0, |h| h.high - h.low),
             length_ns: length_spread_ns,
+            delay_ns: 0,
         };
         (spec, spread)
     }

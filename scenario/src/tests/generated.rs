@@ -63,6 +63,7 @@ fn fault(nodes: u32, duration_ns: u64) -> impl Strategy<Value = FaultSpec> {
             at_ns,
             heal_after_ns: if action.can_heal() { heal } else { None },
             action,
+            after: None,
         })
 }
 

@@ -12,6 +12,7 @@ mod observe;
 mod output;
 mod streams;
 mod trace_events;
+mod triggers;
 mod windows;
 
 use crate::checker::Checker;
@@ -370,6 +371,11 @@ pub struct Sim<'t, P: Process> {
     quiet: bool,
     /// The liveness windows while faults are active (`windows.rs`).
     windows: windows::Windows,
+    /// The faults that wait for an event (`triggers.rs`).
+    triggers: triggers::Triggers,
+    /// Whether handlers collect their user observations (`Ctx::observe`): for the run's
+    /// properties, or for a trigger that waits for one.
+    collect_observed: bool,
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
@@ -442,6 +448,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let bound = config
             .liveness_bound_ns
             .unwrap_or(info.failure_detection_ns.saturating_mul(10));
+        let triggers = triggers::Triggers::new(&config.faults, names);
         Self {
             network: Network::new(
                 config.network.clone(),
@@ -493,6 +500,8 @@ impl<'t, P: Process> Sim<'t, P> {
             pending_heals: 0,
             quiet: false,
             windows: windows::Windows::default(),
+            collect_observed: triggers.observes,
+            triggers,
             trace: None,
             progress: None,
             flagged: Vec::new(),
@@ -617,6 +626,7 @@ impl<'t, P: Process> Sim<'t, P> {
     /// ```
     pub fn with_properties(mut self, properties: &Properties) -> Self {
         self.properties = Installed::all(properties);
+        self.collect_observed = self.observing() || self.triggers.observes;
         self
     }
 
@@ -713,6 +723,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
+            if self.triggers.pending {
+                self.settle_triggers();
+            }
             self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
@@ -819,6 +832,10 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn start(&mut self) {
         for (index, fault) in self.config.faults.iter().enumerate() {
+            // A triggered fault is scheduled when its trigger happens.
+            if fault.after.is_some() {
+                continue;
+            }
             let handle = self.slab.insert(EventData::Fault(index));
             self.queue.push(fault.at_ns, self.slab_handle(handle));
         }
@@ -832,6 +849,10 @@ impl<'t, P: Process> Sim<'t, P> {
             let node = NodeId::from(index);
             self.invoke(node, nodes::Input::Start);
             self.arm_workload(node);
+        }
+        // Faults triggered by a start fire once every process has started.
+        if self.triggers.pending {
+            self.settle_triggers();
         }
         self.check_quiet();
     }
@@ -1130,6 +1151,9 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn finish(&mut self) -> RunReport {
+        if !self.triggers.watches_none() {
+            self.record_unfired_triggers();
+        }
         self.close_window_due_by(self.now);
         let end = self.now;
         let closed_before = self.failovers.done.len();
