@@ -462,7 +462,7 @@ pub fn describe_liveness(verdict: &LivenessVerdict) -> String {
             format_duration(end_ns - quiet_from_ns),
             format_duration(*bound_ns)
         ),
-        LivenessVerdict::FaultsActive { .. } => "not checked: faults were still active when the run ended (a fault not healed, or a clock stepped back that had not caught up)".to_string(),
+        LivenessVerdict::FaultsActive { .. } => "not checked: faults were still active when the run ended (a fault not healed, a triggered fault that never fired, or a clock stepped back that had not caught up)".to_string(),
     }
 }
 

@@ -183,6 +183,16 @@ pub trait Algorithm: 'static {
         None
     }
 
+    /// The names of its processes' message types, as traces and counts show them
+    /// ([`splitbrain_sim::Message::KINDS`]): what a scenario's triggered faults
+    /// (`after: (event: Sent("..."))`) are checked against. `None`, the default, when they are
+    /// known only at run time (an external node declares them when it starts): any name is
+    /// then accepted, and one no process declares never matches.
+    fn message_names(config: &Self::Config) -> Option<&'static [&'static str]> {
+        let _ = config;
+        None
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,

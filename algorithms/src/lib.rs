@@ -387,6 +387,19 @@ mod tests {
     }
 
     #[test]
+    fn built_in_algorithms_name_their_message_types_and_external_nodes_declare_theirs() {
+        for entry in algorithms() {
+            let names = entry.default_config().message_names();
+            match entry.name {
+                "external" | "external-client" => assert_eq!(names, None, "{}", entry.name),
+                _ => assert!(names.is_some_and(|n| !n.is_empty()), "{}", entry.name),
+            }
+        }
+        let raft = AlgorithmEntry::named("raft").unwrap().default_config();
+        assert!(raft.message_names().unwrap().contains(&"RequestVoteResp"));
+    }
+
+    #[test]
     fn the_engine_knows_each_algorithm_by_its_registry_name() {
         for entry in algorithms() {
             assert_eq!(entry.default_config().info(5).name, entry.name);

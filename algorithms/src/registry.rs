@@ -437,6 +437,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn service_names(&self) -> Vec<String>;
     fn election_is_quadratic(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
+    fn message_names(&self) -> Option<&'static [&'static str]>;
     fn watched_observations(&self) -> Vec<&'static str>;
     fn programs(&self) -> Vec<Vec<String>>;
     fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig>;
@@ -513,6 +514,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn property_names(&self) -> Vec<&'static str> {
         A::properties(&self.0).names()
+    }
+    fn message_names(&self) -> Option<&'static [&'static str]> {
+        A::message_names(&self.0)
     }
     fn watched_observations(&self) -> Vec<&'static str> {
         A::watched_observations(&self.0)
@@ -674,6 +678,12 @@ impl AlgorithmConfig {
     /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
     pub fn property_names(&self) -> Vec<&'static str> {
         self.config.property_names()
+    }
+
+    /// The names of its message types ([`Algorithm::message_names`]); `None` when its nodes
+    /// declare them only when they start.
+    pub fn message_names(&self) -> Option<&'static [&'static str]> {
+        self.config.message_names()
     }
 
     /// The observation names its scenario-declared properties watch

@@ -87,6 +87,12 @@ pub enum HarnessError {
     /// The worker threads could not be started.
     #[error("cannot start the hunt's threads: {0}")]
     Threads(String),
+    /// [`Scripted::after`] was called before any fault: it makes the fault added last wait
+    /// for an event.
+    #[error(
+        "a trigger (`Scripted::after`) given before any fault: give it after the fault it triggers"
+    )]
+    AfterWithoutFault,
 }
 
 /// A hunt of one scenario, configured by its builder methods and started by [`Hunt::run`].

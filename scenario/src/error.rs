@@ -89,6 +89,14 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// Who sends a message: the algorithm, or a design that runs it.
+fn sender(algorithm: &str, design: &Option<String>) -> String {
+    match design {
+        None => algorithm.to_string(),
+        Some(design) => format!("design `{}` ({algorithm})", echo(design)),
+    }
+}
+
 fn dur(ns: &u64) -> String {
     format_duration_ron(*ns)
 }
@@ -557,6 +565,26 @@ pub enum ErrorKind {
     /// Reads "`heal_after` must be longer than zero".
     #[error("`heal_after` must be longer than zero")]
     ZeroHealAfter,
+    /// Reads "{who} sends no message of type `{found}`" (`raft sends no message of type
+    /// ...`, or `design \`d\` (bully) sends ...`).
+    #[error("{} sends no message of type `{}`", sender(.algorithm, .design), echo(.found))]
+    UnknownMessageType {
+        /// The type as written.
+        found: String,
+        /// The algorithm that would have to send it.
+        algorithm: String,
+        /// The design that runs it, when it is a design's (`compare` runs every design under
+        /// the scenario's faults).
+        design: Option<String>,
+        /// The algorithm's message types.
+        expected: Vec<String>,
+    },
+    /// Reads "`nth` is {nth}: occurrences are counted from 1 to 4294967295".
+    #[error("`nth` is {nth}: occurrences are counted from 1 to 4294967295")]
+    TriggerNthOutOfRange {
+        /// The number as written.
+        nth: u64,
+    },
     /// Reads "a `{kind}` must last longer than zero".
     #[error("a `{kind}` must last longer than zero")]
     ZeroPause {
@@ -988,6 +1016,17 @@ impl ErrorKind {
                 "each randomized timeout (an election timeout) then takes one of that many \
                  evenly spaced values between its bounds, like `choices: (timeouts: 3)`; a \
                  systematic search tries each"
+                    .to_string()
+            }
+            ErrorKind::UnknownMessageType {
+                found, expected, ..
+            } => {
+                let candidates: Vec<&str> = expected.iter().map(String::as_str).collect();
+                names_hint(found, &candidates).unwrap_or_else(|| NO_NAMES_HINT.to_string())
+            }
+            ErrorKind::TriggerNthOutOfRange { .. } => {
+                "`nth: 1` (the default) fires the fault after the first occurrence, `nth: 2` \
+                 after the second"
                     .to_string()
             }
             ErrorKind::ZeroHealAfter => {
@@ -1502,6 +1541,7 @@ fn struct_context(name: Option<&str>) -> String {
         Some("Resource") => "resource settings".to_string(),
         Some("Liveness") => "liveness settings".to_string(),
         Some("Fault") => "a fault".to_string(),
+        Some("Trigger") => "a fault's trigger (`after`)".to_string(),
         Some(other) => format!("`{other}`"),
         None => "this value".to_string(),
     }

@@ -206,6 +206,7 @@ impl Scenario {
     /// algorithm may run, or the run would handle absurdly many events. A message and a hint.
     pub fn refuse_algorithm(&self, algorithm: &AlgorithmConfig, flag: &str) -> Result<(), Refused> {
         self.refuse_without_service(algorithm, flag)?;
+        self.refuse_unknown_messages(algorithm)?;
         // As `nodes` is checked for the scenario's own algorithm: one whose members send to
         // every other member runs at most `MAX_BROADCAST_NODES` (its tables and messages
         // grow with the square of the cluster).
@@ -229,6 +230,40 @@ impl Scenario {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Refuses `algorithm` when a fault's trigger waits for a message type it never sends
+    /// (the fault would never fire), as validation refuses it for the scenario's own.
+    fn refuse_unknown_messages(&self, algorithm: &AlgorithmConfig) -> Result<(), Refused> {
+        let Some(names) = algorithm.message_names() else {
+            return Ok(());
+        };
+        for fault in &self.sim.faults {
+            let Some(splitbrain_sim::Trigger {
+                event: splitbrain_sim::TriggerEvent::Sent(found),
+                ..
+            }) = &fault.after
+            else {
+                continue;
+            };
+            if !names.contains(&found.as_str()) {
+                let kind = ErrorKind::UnknownMessageType {
+                    found: found.clone(),
+                    algorithm: algorithm.name().to_string(),
+                    design: None,
+                    expected: names.iter().map(|n| n.to_string()).collect(),
+                };
+                return Err(Refused {
+                    message: format!(
+                        "the fault at {} waits for a `{found}` message, which {} never sends",
+                        format_duration_ron(fault.at_ns),
+                        algorithm.name()
+                    ),
+                    hint: kind.hint().unwrap_or_default(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn refuse_without_service(
@@ -289,7 +324,8 @@ impl Scenario {
     }
 
     /// The same scenario with `members` nodes: the algorithm adapted
-    /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one dropped,
+    /// ([`AlgorithmConfig::for_members`]), faults that target a node past the last one (or
+    /// whose trigger watches one) dropped,
     /// partition groups trimmed to the nodes that remain, and per-node clock and link settings
     /// past the last node dropped. `None` if the algorithm cannot run with that many.
     pub fn resized(&self, members: usize) -> Option<Scenario> {
@@ -302,8 +338,10 @@ impl Scenario {
         s.sim.members = members;
         let beyond =
             |t: &splitbrain_sim::Target| matches!(t, splitbrain_sim::Target::Node(i) if *i >= n);
+        // A trigger watching a node that is gone would never fire: its fault goes too.
+        let watches_beyond = |f: &splitbrain_sim::FaultSpec| matches!(&f.after, Some(t) if matches!(t.by, splitbrain_sim::Actor::Node(i) if i >= n));
         let kept: Vec<bool> = (s.sim.faults.iter())
-            .map(|f| !f.action.targets().into_iter().any(beyond))
+            .map(|f| !f.action.targets().into_iter().any(beyond) && !watches_beyond(f))
             .collect();
         let mut keep = kept.iter().copied();
         s.sim.faults.retain(|_| keep.next().unwrap_or(true));

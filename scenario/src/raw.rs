@@ -389,6 +389,59 @@ pub(crate) struct RawFault {
     pub action: RawAction,
     #[serde(default)]
     pub heal_after: Option<DurationRange>,
+    #[serde(default)]
+    pub after: Option<RawTrigger>,
+}
+
+/// What a triggered fault waits for: `(event: Sent("RequestVoteResp"), by: Node(1), nth: 2,
+/// delay: "20ms")`; every field but `event` has a default.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Trigger", deny_unknown_fields)]
+pub(crate) struct RawTrigger {
+    pub event: RawTriggerEvent,
+    #[serde(default)]
+    pub by: Option<RawActor>,
+    #[serde(default)]
+    pub nth: Option<u64>,
+    #[serde(default)]
+    pub delay: Option<DurationRange>,
+}
+
+/// The event a trigger waits for.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "trigger event", deny_unknown_fields)]
+pub(crate) enum RawTriggerEvent {
+    Sent(String),
+    Signal(RawSignal),
+    BecameLeader,
+    SteppedDown,
+    Observed(String),
+}
+
+/// A signal's kind, as the engine's `Signal` variants are named.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename = "signal")]
+pub(crate) enum RawSignal {
+    ElectionStarted,
+    PreVoteStarted,
+    CampaignEligible,
+    LeaderHeard,
+    ElectionRoundFailed,
+    LeaderSuspected,
+    DisruptionPrevented,
+    LeaseExpired,
+    LeaseHeld,
+    LeaseEnded,
+}
+
+/// Whom a trigger watches.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename = "trigger actor")]
+pub(crate) enum RawActor {
+    Any,
+    Node(u64),
+    Leader,
+    Follower,
 }
 
 #[derive(Debug, Deserialize)]

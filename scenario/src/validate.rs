@@ -10,18 +10,20 @@ use super::error::{
     MIN_DRIFT_PPM,
 };
 use super::raw::{
-    DurationRange, RawAction, RawClocks, RawDesign, RawDisk, RawExpect, RawFault, RawInvariant,
-    RawLatency, RawMemberChange, RawNemesis, RawNemesisKind, RawNetwork, RawObjective, RawShape,
-    RawSwarmRanges, RawTarget, RawTransport, ScenarioFile,
+    DurationRange, RawAction, RawActor, RawClocks, RawDesign, RawDisk, RawExpect, RawFault,
+    RawInvariant, RawLatency, RawMemberChange, RawNemesis, RawNemesisKind, RawNetwork,
+    RawObjective, RawShape, RawSignal, RawSwarmRanges, RawTarget, RawTransport, RawTrigger,
+    RawTriggerEvent, ScenarioFile,
 };
 use super::{Design, Expect, Objective, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::{AlgorithmConfig, AlgorithmError, AlgorithmSettings, Cluster};
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind, SwarmRanges};
 use splitbrain_sim::{
-    ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, FixedClock, Invariant, Latency,
-    LinkConfig, LinkOverride, MemberChange, NetworkConfig, NodeClock, NodeDisk, PartitionShape,
-    SimConfig, StreamConfig, Target, Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
+    Actor, ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, FixedClock, Invariant,
+    Latency, LinkConfig, LinkOverride, MemberChange, NetworkConfig, NodeClock, NodeDisk,
+    PartitionShape, SignalKind, SimConfig, StreamConfig, Target, Transport, Trigger, TriggerEvent,
+    NANOS_PER_MILLI, NANOS_PER_SEC,
 };
 use std::collections::BTreeSet;
 
@@ -167,6 +169,7 @@ impl Checker {
             .enumerate()
             .map(|(index, fault)| self.fault(fault, index, duration_ns, algorithm_name))
             .unzip();
+        self.trigger_messages(&faults, &algorithm, &designs);
         // Empty when every fault is fixed: most scenarios, and every materialised one.
         let fault_spreads = if spreads.iter().all(FaultSpread::is_fixed) {
             Vec::new()
@@ -1028,17 +1031,91 @@ impl Checker {
             }
             self.bounded(heal_after.high, &format!("{path}.heal_after"));
         }
+        let after = raw.after.map(|t| self.trigger(t, &format!("{path}.after")));
         let spec = FaultSpec {
             at_ns: at.low,
             action,
             heal_after_ns: heal_after.map(|h| h.low),
+            after: after.as_ref().map(|(trigger, _)| trigger.clone()),
         };
         let spread = FaultSpread {
             at_ns: at.high - at.low,
             heal_after_ns: heal_after.map_or(0, |h| h.high - h.low),
             length_ns: length_spread_ns,
+            delay_ns: after.map_or(0, |(_, spread_ns)| spread_ns),
         };
         (spec, spread)
+    }
+
+    /// A fault's trigger (at `path`), its delay at the lower bound of its range, and the
+    /// range's spread.
+    fn trigger(&mut self, raw: RawTrigger, path: &str) -> (Trigger, u64) {
+        let by = match raw.by.unwrap_or(RawActor::Any) {
+            RawActor::Any => Actor::Any,
+            RawActor::Node(i) => Actor::Node(self.node_index(i, &format!("{path}.by[0]"))),
+            RawActor::Leader => Actor::Leader,
+            RawActor::Follower => Actor::Follower,
+        };
+        let nth = raw.nth.unwrap_or(1);
+        if nth == 0 || nth > u64::from(u32::MAX) {
+            self.problem(
+                format!("{path}.nth"),
+                ErrorKind::TriggerNthOutOfRange { nth },
+            );
+        }
+        let delay = (raw.delay).map_or(DurationRange { low: 0, high: 0 }, |d| {
+            self.range(d, &format!("{path}.delay"))
+        });
+        self.bounded(delay.high, &format!("{path}.delay"));
+        let event = match raw.event {
+            RawTriggerEvent::Sent(kind) => TriggerEvent::Sent(kind),
+            RawTriggerEvent::Signal(signal) => TriggerEvent::Signal(signal_kind(signal)),
+            RawTriggerEvent::BecameLeader => TriggerEvent::BecameLeader,
+            RawTriggerEvent::SteppedDown => TriggerEvent::SteppedDown,
+            RawTriggerEvent::Observed(name) => TriggerEvent::Observed(name),
+        };
+        let trigger = Trigger {
+            event,
+            by,
+            nth: u32::try_from(nth).unwrap_or(u32::MAX).max(1),
+            delay_ns: delay.low,
+        };
+        (trigger, delay.high - delay.low)
+    }
+
+    /// Refuses a trigger on a message type the scenario's algorithm, or one of its designs,
+    /// never sends (it would never fire); algorithms whose nodes declare their types only
+    /// when they start (external nodes) accept any.
+    fn trigger_messages(
+        &mut self,
+        faults: &[FaultSpec],
+        algorithm: &AlgorithmConfig,
+        designs: &[Design],
+    ) {
+        let runs = std::iter::once((algorithm, None))
+            .chain(designs.iter().map(|d| (&d.algorithm, Some(d.name.clone()))));
+        let runs: Vec<(&AlgorithmConfig, Option<String>)> = runs.collect();
+        for (index, fault) in faults.iter().enumerate() {
+            let Some(Trigger {
+                event: TriggerEvent::Sent(kind),
+                ..
+            }) = &fault.after
+            else {
+                continue;
+            };
+            let unknown = runs.iter().find_map(|(algorithm, design)| {
+                let names = algorithm.message_names()?;
+                (!names.contains(&kind.as_str())).then(|| ErrorKind::UnknownMessageType {
+                    found: kind.clone(),
+                    algorithm: algorithm.name().to_string(),
+                    design: design.clone(),
+                    expected: names.iter().map(|n| n.to_string()).collect(),
+                })
+            });
+            if let Some(kind) = unknown {
+                self.problem(format!("faults[{index}].after.event[0]"), kind);
+            }
+        }
     }
 
     /// A range as written, reported at `path` when its ends are the wrong way round (then
@@ -1443,5 +1520,21 @@ fn nemesis_kind(raw: RawNemesisKind) -> NemesisKind {
         RawNemesisKind::SlowDisk => NemesisKind::SlowDisk,
         RawNemesisKind::CrashForGood => NemesisKind::CrashForGood,
         RawNemesisKind::ConfChange => NemesisKind::ConfChange,
+    }
+}
+
+/// A signal's kind as the engine names it.
+fn signal_kind(raw: RawSignal) -> SignalKind {
+    match raw {
+        RawSignal::ElectionStarted => SignalKind::ElectionStarted,
+        RawSignal::PreVoteStarted => SignalKind::PreVoteStarted,
+        RawSignal::CampaignEligible => SignalKind::CampaignEligible,
+        RawSignal::LeaderHeard => SignalKind::LeaderHeard,
+        RawSignal::ElectionRoundFailed => SignalKind::ElectionRoundFailed,
+        RawSignal::LeaderSuspected => SignalKind::LeaderSuspected,
+        RawSignal::DisruptionPrevented => SignalKind::DisruptionPrevented,
+        RawSignal::LeaseExpired => SignalKind::LeaseExpired,
+        RawSignal::LeaseHeld => SignalKind::LeaseHeld,
+        RawSignal::LeaseEnded => SignalKind::LeaseEnded,
     }
 }

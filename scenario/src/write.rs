@@ -6,8 +6,9 @@ use super::{Expect, Scenario, EVERY_SEED_PPM};
 use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::duration::{format_duration_ron, format_signed_duration_ron};
 use splitbrain_sim::{
-    ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, Latency, LinkConfig,
-    MemberChange, NetworkConfig, PartitionShape, Target, TimerClock, Transport,
+    Actor, ClockConfig, DiskConfig, FaultAction, FaultSpec, FaultSpread, Latency, LinkConfig,
+    MemberChange, NetworkConfig, PartitionShape, Target, TimerClock, Transport, Trigger,
+    TriggerEvent,
 };
 
 /// The canonical RON text of a scenario.
@@ -342,10 +343,36 @@ fn fault(spec: &FaultSpec, spread: FaultSpread) -> String {
         Some(ns) => format!(", heal_after: {}", duration_range(ns, spread.heal_after_ns)),
         None => String::new(),
     };
+    let after = match &spec.after {
+        Some(t) => format!(", after: {}", trigger(t, spread.delay_ns)),
+        None => String::new(),
+    };
     format!(
-        "(at: {}, do: {}{heal})",
+        "(at: {}{after}, do: {}{heal})",
         duration_range(spec.at_ns, spread.at_ns),
         action(&spec.action, spread.length_ns)
+    )
+}
+
+/// A fault's trigger, every field written out; its delay the range `delay..delay + spread_ns`.
+fn trigger(trigger: &Trigger, spread_ns: u64) -> String {
+    let event = match &trigger.event {
+        TriggerEvent::Sent(kind) => format!("Sent({})", string(kind)),
+        TriggerEvent::Signal(kind) => format!("Signal({kind:?})"),
+        TriggerEvent::BecameLeader => "BecameLeader".to_string(),
+        TriggerEvent::SteppedDown => "SteppedDown".to_string(),
+        TriggerEvent::Observed(name) => format!("Observed({})", string(name)),
+    };
+    let by = match trigger.by {
+        Actor::Any => "Any".to_string(),
+        Actor::Node(i) => format!("Node({i})"),
+        Actor::Leader => "Leader".to_string(),
+        Actor::Follower => "Follower".to_string(),
+    };
+    format!(
+        "(event: {event}, by: {by}, nth: {}, delay: {})",
+        trigger.nth,
+        duration_range(trigger.delay_ns, spread_ns)
     )
 }
 

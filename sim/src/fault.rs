@@ -285,16 +285,114 @@ impl FaultAction {
 /// One scheduled fault.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FaultSpec {
-    /// True time the fault fires.
+    /// True time the fault fires; with a trigger (`after`), the time from which the trigger
+    /// counts: the fault fires no earlier.
     pub at_ns: Nanos,
     /// What it does, and to whom.
     pub action: FaultAction,
     /// Undo the fault this long after it struck (restart, heal, restore).
     pub heal_after_ns: Option<Nanos>,
+    /// Fire after something the run does instead of at `at_ns`: once, when the trigger has
+    /// happened (docs/engine.md, "Faults triggered by events"). `None`: at `at_ns`. Left out
+    /// of the serialized form when `None`, so that what was written before triggers is
+    /// unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Trigger>,
+}
+
+/// What a triggered fault waits for: the `nth` time, counted from the fault's `at`, that a
+/// process matching `by` does `event` in one handler call; the fault fires `delay_ns` after
+/// that handler (0: right after it, before any other event).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Trigger {
+    /// What must happen.
+    pub event: TriggerEvent,
+    /// Who must do it.
+    pub by: Actor,
+    /// Which occurrence fires the fault: 1 for the first. A handler call counts once however
+    /// many times it does the event (a heartbeat round to four followers is one).
+    pub nth: u32,
+    /// How long after that handler the fault fires.
+    pub delay_ns: Nanos,
+}
+
+/// Something a process does in a handler call, that a [`Trigger`] waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum TriggerEvent {
+    /// It asked to send a message of this type (its name in the trace, [`crate::Names`]),
+    /// whether the message leaves at once or waits for a disk, a processing time or a stall.
+    Sent(String),
+    /// It gave a signal of this kind ([`crate::Ctx::signal`]).
+    Signal(crate::process::SignalKind),
+    /// It claimed leadership ([`crate::Ctx::became_leader`]).
+    BecameLeader,
+    /// It stepped down ([`crate::Ctx::stepped_down`]).
+    SteppedDown,
+    /// It made a user observation of this name ([`crate::Ctx::observe`]).
+    Observed(String),
+}
+
+/// Which process a [`Trigger`] watches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Actor {
+    /// Any process, the coordination service's included.
+    Any,
+    /// One member by index.
+    Node(u32),
+    /// The member the oracle sees as leader right after the handler ([`Target::Leader`]); where
+    /// one step runs several handlers (a fault's restarts, the start), once they all ran.
+    Leader,
+    /// A member that is not the leader then.
+    Follower,
+}
+
+impl Trigger {
+    /// The trigger as people read it: `n1 sends RequestVoteResp`, with the occurrence
+    /// (`for the 2nd time`) when it is not the first.
+    pub fn describe(&self) -> String {
+        let who = match self.by {
+            Actor::Any => "any process".to_string(),
+            Actor::Node(i) => format!("n{i}"),
+            Actor::Leader => "the leader".to_string(),
+            Actor::Follower => "a follower".to_string(),
+        };
+        let nth = match self.nth {
+            1 => String::new(),
+            n => format!(" for the {} time", ordinal(n)),
+        };
+        format!("{who} {}{nth}", self.event.describe(true))
+    }
+}
+
+impl TriggerEvent {
+    /// `sends RequestVoteResp` (present) or `sent RequestVoteResp` (past).
+    pub fn describe(&self, present: bool) -> String {
+        let verb = |now: &str, then: &str| if present { now } else { then }.to_string();
+        match self {
+            TriggerEvent::Sent(kind) => format!("{} {kind}", verb("sends", "sent")),
+            TriggerEvent::Signal(kind) => format!("{} {kind:?}", verb("signals", "signalled")),
+            TriggerEvent::BecameLeader => verb("becomes leader", "became leader"),
+            TriggerEvent::SteppedDown => verb("steps down", "stepped down"),
+            TriggerEvent::Observed(name) => format!("{} `{name}`", verb("observes", "observed")),
+        }
+    }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ..., `11th`, `21st`.
+pub(crate) fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 impl FaultSpec {
-    /// The true time by which the fault has healed; `None` if it never heals by itself.
+    /// The true time by which the fault has healed; `None` if it never heals by itself. For a
+    /// triggered fault (`after`), counted from `at_ns`: the earliest it can have healed.
     pub fn healed_by_ns(&self) -> Option<Nanos> {
         match (
             &self.action,
@@ -330,6 +428,8 @@ pub struct FaultSpread {
     pub heal_after_ns: Nanos,
     /// Of the fault's length ([`FaultAction::lengthened`]).
     pub length_ns: Nanos,
+    /// Of its trigger's delay ([`Trigger::delay_ns`]).
+    pub delay_ns: Nanos,
 }
 
 impl FaultSpread {
@@ -338,6 +438,7 @@ impl FaultSpread {
         at_ns: 0,
         heal_after_ns: 0,
         length_ns: 0,
+        delay_ns: 0,
     };
 
     /// Whether every quantity is as written.
@@ -347,17 +448,24 @@ impl FaultSpread {
 
     /// `fault` (its quantities at their lower bounds) as seed `seed` runs it, being explicit
     /// fault `index`: each quantity a uniform draw in its range, in nanoseconds, both ends
-    /// included. Three draws from the fault's own stream, `at`, `heal_after`, length, always
-    /// in that order (a fixed quantity draws too), so that one range never moves another.
+    /// included. Four draws from the fault's own stream, `at`, `heal_after`, length, a
+    /// trigger's delay, always in that order (a fixed quantity draws too), so that one range
+    /// never moves another (the delay came last: the first three are what they were before).
     pub fn draw(&self, fault: &FaultSpec, seed: u64, index: usize) -> FaultSpec {
         let mut rng = crate::rng::SimRng::stream(seed, crate::rng::StreamId::fault_draws(index));
         let at_extra = rng.between(0, self.at_ns);
         let heal_extra = rng.between(0, self.heal_after_ns);
         let length_extra = rng.between(0, self.length_ns);
+        let delay_extra = rng.between(0, self.delay_ns);
+        let after = fault.after.clone().map(|trigger| Trigger {
+            delay_ns: trigger.delay_ns.saturating_add(delay_extra),
+            ..trigger
+        });
         FaultSpec {
             at_ns: fault.at_ns.saturating_add(at_extra),
             action: fault.action.lengthened(length_extra),
             heal_after_ns: fault.heal_after_ns.map(|h| h.saturating_add(heal_extra)),
+            after,
         }
     }
 }
@@ -373,6 +481,7 @@ mod tests {
             at_ns: 20 * S,
             action: FaultAction::Crash(Target::Leader),
             heal_after_ns: Some(3 * S),
+            after: None,
         }
     }
 
@@ -382,6 +491,7 @@ mod tests {
             at_ns: 20 * S,
             heal_after_ns: 5 * S,
             length_ns: 0,
+            delay_ns: 0,
         };
         let fault = pause();
         assert_eq!(spread.draw(&fault, 7, 0), spread.draw(&fault, 7, 0));

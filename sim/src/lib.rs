@@ -26,14 +26,19 @@ pub use choice::{ChoiceKind, ChoicePoint, Chooser};
 pub use clock::TimerClock;
 pub use config::{AlgorithmInfo, ClockConfig, FixedClock, NodeClock, SignalSupport, SimConfig};
 pub use disk::{DiskConfig, NodeDisk};
-pub use fault::{FaultAction, FaultSpec, FaultSpread, MemberChange, PartitionShape, Target};
+pub use fault::{
+    Actor, FaultAction, FaultSpec, FaultSpread, MemberChange, PartitionShape, Target, Trigger,
+    TriggerEvent,
+};
 pub use ids::NodeId;
 pub use invariant::Invariant;
 pub use limits::{Limit, LimitExceeded, RunLimits};
 pub use network_config::{
     Latency, LinkConfig, LinkOverride, NetworkConfig, StreamConfig, Transport,
 };
-pub use process::{Ctx, DurableState, Effect, Message, Names, Process, Signal, TimerKind};
+pub use process::{
+    Ctx, DurableState, Effect, Message, Names, Process, Signal, SignalKind, TimerKind,
+};
 pub use property::{
     always, Breach, Observation, Properties, Property, PropertyFactory, UserObservation, Value,
     WriteOutcome,

@@ -7,6 +7,7 @@ use crate::ids::NodeId;
 use crate::property::{UserObservation, Value};
 use crate::rng::SimRng;
 use crate::time::{LocalNanos, Nanos};
+use serde::Serialize;
 use std::fmt::Debug;
 
 /// A protocol message. Its type is counted, traced and charted by name.
@@ -198,6 +199,50 @@ pub enum Signal {
         /// The member whose lease ended.
         holder: NodeId,
     },
+}
+
+impl Signal {
+    /// Which kind of signal it is, without its fields (what a fault's trigger names).
+    pub fn kind(&self) -> SignalKind {
+        match self {
+            Signal::ElectionStarted { .. } => SignalKind::ElectionStarted,
+            Signal::PreVoteStarted { .. } => SignalKind::PreVoteStarted,
+            Signal::CampaignEligible { .. } => SignalKind::CampaignEligible,
+            Signal::LeaderHeard { .. } => SignalKind::LeaderHeard,
+            Signal::ElectionRoundFailed { .. } => SignalKind::ElectionRoundFailed,
+            Signal::LeaderSuspected => SignalKind::LeaderSuspected,
+            Signal::DisruptionPrevented => SignalKind::DisruptionPrevented,
+            Signal::LeaseExpired { .. } => SignalKind::LeaseExpired,
+            Signal::LeaseHeld { .. } => SignalKind::LeaseHeld,
+            Signal::LeaseEnded { .. } => SignalKind::LeaseEnded,
+        }
+    }
+}
+
+/// The kinds of [`Signal`], without their fields: what a fault's trigger
+/// ([`crate::fault::TriggerEvent::Signal`]) waits for. Named as the variants of [`Signal`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum SignalKind {
+    /// [`Signal::ElectionStarted`].
+    ElectionStarted,
+    /// [`Signal::PreVoteStarted`].
+    PreVoteStarted,
+    /// [`Signal::CampaignEligible`].
+    CampaignEligible,
+    /// [`Signal::LeaderHeard`].
+    LeaderHeard,
+    /// [`Signal::ElectionRoundFailed`].
+    ElectionRoundFailed,
+    /// [`Signal::LeaderSuspected`].
+    LeaderSuspected,
+    /// [`Signal::DisruptionPrevented`].
+    DisruptionPrevented,
+    /// [`Signal::LeaseExpired`].
+    LeaseExpired,
+    /// [`Signal::LeaseHeld`].
+    LeaseHeld,
+    /// [`Signal::LeaseEnded`].
+    LeaseEnded,
 }
 
 /// An effect a handler asks for. Observations take effect at once; sends and timers are

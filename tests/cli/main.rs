@@ -34,4 +34,5 @@ mod review;
 mod stepping;
 mod swarm;
 mod time_to_bug;
+mod triggers;
 mod zookeeper;

@@ -147,6 +147,7 @@ impl Fault {
             at_ns: ms(self.at_ms),
             action,
             heal_after_ns: self.heal_after_ms.map(ms),
+            after: None,
         }
     }
 }

@@ -201,6 +201,10 @@ impl Algorithm for Bully {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<BullyNode>().messages)
+    }
+
     fn run(
         config: &BullyConfig,
         sim: SimConfig,

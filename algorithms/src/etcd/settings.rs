@@ -396,6 +396,10 @@ impl Algorithm for Etcd {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<EtcdProcess>().messages)
+    }
+
     fn run(
         config: &EtcdConfig,
         sim: SimConfig,

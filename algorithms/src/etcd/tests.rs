@@ -864,6 +864,7 @@ fn isolate_leader(at_s: u64, for_s: u64) -> FaultSpec {
             splitbrain_sim::Target::Leader,
         )),
         heal_after_ns: Some(for_s * S),
+        after: None,
     }
 }
 

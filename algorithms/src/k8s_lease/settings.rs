@@ -332,6 +332,10 @@ impl Algorithm for K8sLease {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<K8sProcess>().messages)
+    }
+
     fn run(
         config: &K8sConfig,
         sim: SimConfig,

@@ -52,6 +52,7 @@ fn one_leader_is_elected_and_a_crash_fails_over_after_the_lease_duration() {
             // Back at once, but as a new identity (a controller's `hostname_uuid`): it
             // waits out the lease like the other candidates.
             heal_after_ns: Some(200 * NANOS_PER_MILLI),
+            after: None,
         }],
     );
     assert!(
@@ -80,6 +81,7 @@ fn a_stalled_leader_is_fenced_and_caught_without_fencing() {
             at_ns: 5 * S + k * 10 * NANOS_PER_MILLI,
             action: FaultAction::Stall(Target::Leader, 3 * S),
             heal_after_ns: None,
+            after: None,
         }]
     };
     for variant in [K8sVariant::Lease, K8sVariant::DbRow] {
@@ -108,6 +110,7 @@ fn a_partitioned_leader_steps_down_at_its_renew_deadline_before_anyone_takes_ove
             at_ns: 5 * S,
             action: FaultAction::Partition(PartitionShape::Isolate(Target::Leader)),
             heal_after_ns: Some(3 * S),
+            after: None,
         }],
     );
     assert!(
@@ -413,6 +416,7 @@ fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
             at_ns: 5 * S,
             action: FaultAction::Resign(Target::Leader),
             heal_after_ns: None,
+            after: None,
         }];
         let report = Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
             .run()
@@ -922,11 +926,13 @@ fn cut_off_and_suspended(seed: u64, rules: K8sRules, suspend_ns: u64) -> RunRepo
             at_ns: 20 * S,
             action: FaultAction::Partition(PartitionShape::Isolate(Target::Leader)),
             heal_after_ns: Some(40 * S),
+            after: None,
         },
         FaultSpec {
             at_ns: 21 * S,
             action: FaultAction::Suspend(Target::Leader, suspend_ns),
             heal_after_ns: None,
+            after: None,
         },
     ];
     Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))

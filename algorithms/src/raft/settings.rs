@@ -321,6 +321,10 @@ impl Algorithm for Raft {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<RaftNode>().messages)
+    }
+
     fn run(
         config: &RaftConfig,
         sim: SimConfig,

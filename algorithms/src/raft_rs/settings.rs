@@ -223,6 +223,10 @@ impl Algorithm for RaftRs {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<RaftRsNode>().messages)
+    }
+
     fn run(
         config: &RaftRsConfig,
         sim: SimConfig,

@@ -171,6 +171,10 @@ impl Algorithm for Ring {
         lower_checked::<Self>(settings, cluster)
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<RingNode>().messages)
+    }
+
     fn run(
         config: &RingConfig,
         sim: SimConfig,

@@ -78,6 +78,7 @@ pub(crate) fn crash_leader(at_s: u64, down_s: u64) -> FaultSpec {
         at_ns: at_s * NANOS_PER_SEC,
         action: FaultAction::Crash(Target::Leader),
         heal_after_ns: Some(down_s * NANOS_PER_SEC),
+        after: None,
     }
 }
 
@@ -87,6 +88,7 @@ pub(crate) fn resign_leader(at_s: u64) -> FaultSpec {
         at_ns: at_s * NANOS_PER_SEC,
         action: FaultAction::Resign(Target::Leader),
         heal_after_ns: None,
+        after: None,
     }
 }
 

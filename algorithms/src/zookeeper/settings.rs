@@ -337,6 +337,10 @@ impl Algorithm for ZooKeeper {
         })
     }
 
+    fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {
+        Some(splitbrain_sim::Names::of::<ZkProcess>().messages)
+    }
+
     fn run(
         config: &ZkConfig,
         sim: SimConfig,

@@ -198,6 +198,7 @@ fn stall_leader() -> Vec<FaultSpec> {
         at_ns: 5 * S,
         action: FaultAction::Stall(Target::Leader, 3 * S),
         heal_after_ns: None,
+        after: None,
     }]
 }
 
@@ -233,6 +234,7 @@ fn the_herd_wakes_every_waiter_and_the_recipe_one() {
         at_ns: at * S,
         action: FaultAction::Crash(Target::Leader),
         heal_after_ns: Some(S),
+        after: None,
     };
     let faults = vec![crash(4), crash(8)];
     let recipe = run(20, &config(), true, faults.clone());
@@ -261,6 +263,7 @@ fn a_partitioned_leader_steps_down_on_disconnect_or_keeps_leading_until_expired(
         at_ns: 5 * S,
         action: FaultAction::Partition(PartitionShape::Isolate(Target::Leader)),
         heal_after_ns: Some(3 * S),
+        after: None,
     }];
     let step_down = run(3, &config(), false, isolate.clone());
     assert!(

@@ -2,7 +2,9 @@
 
 use super::*;
 use proptest::prelude::*;
-use splitbrain_sim::{DiskConfig, MemberChange, NodeDisk, TimerClock};
+use splitbrain_sim::{
+    Actor, DiskConfig, MemberChange, NodeDisk, SignalKind, TimerClock, Trigger, TriggerEvent,
+};
 
 /// The longest duration, and largest clock step either way, that a scenario may hold.
 const LIMIT_NS: u64 = crate::error::MAX_DURATION_NS;
@@ -53,16 +55,47 @@ fn action(nodes: u32) -> impl Strategy<Value = FaultAction> {
     ]
 }
 
+/// A trigger on anything but a message type (which must be one of the algorithm's: tested
+/// in `triggers.rs`); observation names are any text.
+fn trigger(nodes: u32) -> impl Strategy<Value = Trigger> {
+    let kinds = [
+        SignalKind::ElectionStarted,
+        SignalKind::PreVoteStarted,
+        SignalKind::LeaderHeard,
+        SignalKind::LeaseEnded,
+    ];
+    let event = prop_oneof![
+        proptest::sample::select(kinds.to_vec()).prop_map(TriggerEvent::Signal),
+        Just(TriggerEvent::BecameLeader),
+        Just(TriggerEvent::SteppedDown),
+        ".{0,12}".prop_map(TriggerEvent::Observed),
+    ];
+    let by = prop_oneof![
+        Just(Actor::Any),
+        Just(Actor::Leader),
+        Just(Actor::Follower),
+        (0..nodes).prop_map(Actor::Node),
+    ];
+    (event, by, 1..=u32::MAX, 0..=LIMIT_NS).prop_map(|(event, by, nth, delay_ns)| Trigger {
+        event,
+        by,
+        nth,
+        delay_ns,
+    })
+}
+
 fn fault(nodes: u32, duration_ns: u64) -> impl Strategy<Value = FaultSpec> {
     (
         0..duration_ns,
         action(nodes),
         proptest::option::of(1..=LIMIT_NS),
+        proptest::option::of(trigger(nodes)),
     )
-        .prop_map(|(at_ns, action, heal)| FaultSpec {
+        .prop_map(|(at_ns, action, heal, after)| FaultSpec {
             at_ns,
             heal_after_ns: if action.can_heal() { heal } else { None },
             action,
+            after,
         })
 }
 

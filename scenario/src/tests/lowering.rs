@@ -66,7 +66,17 @@ fn the_full_example_lowers_to_engine_terms() {
             &FaultAction::Loss(300_000),
             &FaultAction::Duplicate(100_000),
             &FaultAction::Resign(Target::Leader),
+            &FaultAction::Pause(Target::Leader, S),
         ]
+    );
+    assert_eq!(
+        scenario.sim.faults[16].after,
+        Some(splitbrain_sim::Trigger {
+            event: splitbrain_sim::TriggerEvent::Sent("AppendEntries".into()),
+            by: splitbrain_sim::Actor::Leader,
+            nth: 3,
+            delay_ns: 10 * MS,
+        })
     );
     assert_eq!(scenario.sim.faults[0].heal_after_ns, Some(2 * S));
     assert_eq!(scenario.sim.faults[13].heal_after_ns, Some(2 * S));

@@ -43,6 +43,8 @@ const FULL_EXAMPLE: &str = r#"Scenario(
         (at: "45s", do: Loss(0.3), heal_after: "2s"),
         (at: "46s", do: Duplicate(0.1)),
         (at: "50s", do: Resign(Leader)),
+        (at: "55s", after: (event: Sent("AppendEntries"), by: Leader, nth: 3, delay: "10ms"),
+         do: Pause(Leader, "1s")),
     ],
     expect: Safe,
 )
@@ -98,4 +100,5 @@ mod membership;
 mod round_trip;
 mod syntax_errors;
 mod transports;
+mod triggers;
 mod validation_errors;

@@ -39,6 +39,7 @@ fn probabilities_keep_their_parts_per_million() {
             at_ns: S,
             action: FaultAction::Duplicate(ppm),
             heal_after_ns: None,
+            after: None,
         });
         assert_eq!(parse(&to_ron(&scenario), ORIGIN), Ok(scenario));
     }

@@ -142,6 +142,7 @@ fn fault(at_ns: u64, action: FaultAction, heal_after_ns: Option<u64>) -> FaultSp
         at_ns,
         action,
         heal_after_ns,
+        after: None,
     }
 }
 

@@ -14,13 +14,19 @@ use crate::trace::EventKind;
 impl<'t, P: Process> Sim<'t, P> {
     pub(super) fn apply_fault(&mut self, index: usize) {
         let spec = self.config.faults[index].clone();
-        let stream = crate::rng::StreamId::fault(spec.at_ns, &format!("{:?}", spec.action));
+        // Keyed by the fault as written, never by when its trigger made it fire.
+        let key = match &spec.after {
+            None => format!("{:?}", spec.action),
+            Some(trigger) => format!("{:?} after {trigger:?}", spec.action),
+        };
+        let stream = crate::rng::StreamId::fault(spec.at_ns, &key);
         self.fault_rng = crate::rng::SimRng::stream(self.config.seed, stream);
         let leader = self.leadership.leader();
         let leader_term = leader.and_then(|l| self.leadership.term_of(l));
         let nodes = self.fault_nodes_for(&spec.action);
         let far_end = self.far_end_of_link(&spec.action);
-        let description = self.describe(&spec.action, &nodes, &far_end, leader);
+        let description =
+            self.describe(&spec.action, &nodes, &far_end, leader) + &self.fired_trigger_note(index);
         self.record_of_fault[index] = self.fault_records.len();
         self.fault_records.push(FaultRecord {
             at_ns: self.now,

@@ -14,6 +14,7 @@ mod order;
 mod output;
 mod streams;
 mod trace_events;
+mod triggers;
 mod windows;
 
 use crate::checker::Checker;
@@ -372,6 +373,11 @@ pub struct Sim<'t, P: Process> {
     quiet: bool,
     /// The liveness windows while faults are active (`windows.rs`).
     windows: windows::Windows,
+    /// The faults that wait for an event (`triggers.rs`).
+    triggers: triggers::Triggers,
+    /// Whether handlers collect their user observations (`Ctx::observe`): for the run's
+    /// properties, or for a trigger that waits for one.
+    collect_observed: bool,
     trace: Option<&'t mut dyn TraceSink>,
     /// Told the true time every [`PROGRESS_EVERY_EVENTS`] events (a progress bar).
     progress: Option<&'t mut dyn FnMut(Nanos)>,
@@ -450,6 +456,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let bound = config
             .liveness_bound_ns
             .unwrap_or(info.failure_detection_ns.saturating_mul(10));
+        let triggers = triggers::Triggers::new(&config.faults, names);
         Self {
             network: Network::new(
                 config.network.clone(),
@@ -501,6 +508,8 @@ impl<'t, P: Process> Sim<'t, P> {
             pending_heals: 0,
             quiet: false,
             windows: windows::Windows::default(),
+            collect_observed: triggers.observes,
+            triggers,
             trace: None,
             progress: None,
             chooser: None,
@@ -637,6 +646,7 @@ impl<'t, P: Process> Sim<'t, P> {
     /// ```
     pub fn with_properties(mut self, properties: &Properties) -> Self {
         self.properties = Installed::all(properties);
+        self.collect_observed = self.observing() || self.triggers.observes;
         self
     }
 
@@ -738,6 +748,9 @@ impl<'t, P: Process> Sim<'t, P> {
                 self.slab.prefetch(next.handle - self.queue_slots() as u32);
             }
             self.dispatch(entry.handle);
+            if self.triggers.pending {
+                self.settle_triggers();
+            }
             self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
@@ -844,6 +857,10 @@ impl<'t, P: Process> Sim<'t, P> {
 
     fn start(&mut self) {
         for (index, fault) in self.config.faults.iter().enumerate() {
+            // A triggered fault is scheduled when its trigger happens.
+            if fault.after.is_some() {
+                continue;
+            }
             let handle = self.slab.insert(EventData::Fault(index));
             self.queue.push(fault.at_ns, self.slab_handle(handle));
         }
@@ -857,6 +874,10 @@ impl<'t, P: Process> Sim<'t, P> {
             let node = NodeId::from(index);
             self.invoke(node, nodes::Input::Start);
             self.arm_workload(node);
+        }
+        // Faults triggered by a start fire once every process has started.
+        if self.triggers.pending {
+            self.settle_triggers();
         }
         self.check_quiet();
     }
@@ -1155,6 +1176,9 @@ impl<'t, P: Process> Sim<'t, P> {
     }
 
     fn finish(&mut self) -> RunReport {
+        if !self.triggers.watches_none() {
+            self.record_unfired_triggers();
+        }
         self.close_window_due_by(self.now);
         let end = self.now;
         let closed_before = self.failovers.done.len();

@@ -76,7 +76,7 @@ impl<'t, P: Process> Sim<'t, P> {
         let state = &mut self.nodes[index];
         let (local, wall) = state.clocks.readings(self.now);
         let members = self.config.members;
-        let observed = (!self.properties.is_empty()).then_some(&mut self.observed);
+        let observed = self.collect_observed.then_some(&mut self.observed);
         let chooser: &mut dyn crate::Chooser = match self.chooser.as_mut() {
             Some(chooser) => &mut **chooser,
             None => &mut self.prescribed,
@@ -199,6 +199,9 @@ impl<'t, P: Process> Sim<'t, P> {
     fn after_handler(&mut self, node: NodeId, local: LocalNanos, handling: &impl Fn() -> Handling) {
         let index = node.index();
         let mut effects = std::mem::take(&mut self.outbox);
+        if self.triggers_wait() {
+            self.match_triggers(node, &effects);
+        }
         if let Some((stall_ns, fault)) = self.nodes[index].stall_next.take() {
             for effect in effects.drain(..) {
                 if self.refused(&effect) {
@@ -920,6 +923,10 @@ impl<'t, P: Process> Sim<'t, P> {
                     }
                 }
                 Held::Disconnected { peer } => self.invoke(node, Input::Disconnected { peer }),
+            }
+            // A fault triggered by held work fires before the next held event.
+            if self.triggers.pending {
+                self.settle_triggers();
             }
         }
         self.check_quiet();

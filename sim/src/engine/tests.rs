@@ -217,6 +217,7 @@ fn fault(at_ns: u64, action: FaultAction) -> FaultSpec {
         at_ns,
         action,
         heal_after_ns: None,
+        after: None,
     }
 }
 
@@ -330,6 +331,7 @@ fn a_crashed_process_loses_messages_and_restarts_with_on_restart() {
         at_ns: 15 * MS,
         action: FaultAction::Crash(Target::Node(1)),
         heal_after_ns: Some(30 * MS),
+        after: None,
     }];
     let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
     let got: Vec<u64> = procs[1].received.iter().map(|r| r.1).collect();
@@ -346,6 +348,7 @@ fn an_isolated_node_neither_sends_nor_receives_until_healed() {
         at_ns: 15 * MS,
         action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(0))),
         heal_after_ns: Some(30 * MS),
+        after: None,
     }];
     let (report, procs) = run(
         c,
@@ -922,11 +925,13 @@ fn faults_listed_out_of_time_order_fire_and_heal_in_time_order() {
         at_ns: 900 * MS,
         action: FaultAction::Crash(Target::Node(1)),
         heal_after_ns: Some(100 * MS),
+        after: None,
     };
     let early = FaultSpec {
         at_ns: 100 * MS,
         action: FaultAction::Crash(Target::Node(2)),
         heal_after_ns: Some(300 * MS),
+        after: None,
     };
     let stall = fault(50 * MS, FaultAction::Stall(Target::Node(0), 10 * MS));
     c.faults = vec![late, early, stall];
@@ -1044,6 +1049,7 @@ fn isolate_node_0(at_ns: u64, for_ns: u64) -> FaultSpec {
         at_ns,
         action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(0))),
         heal_after_ns: Some(for_ns),
+        after: None,
     }
 }
 
@@ -1101,6 +1107,7 @@ fn a_crashed_peer_breaks_its_streams_and_later_sends_wait_for_its_restart() {
         at_ns: 15 * MS,
         action: FaultAction::Crash(Target::Node(1)),
         heal_after_ns: Some(30 * MS),
+        after: None,
     }];
     let (report, procs) = run(c, vec![Toy::pinger(10 * MS), Toy::default()]);
     assert_eq!(procs[0].disconnects, vec![(NodeId(1), 15 * MS as i64)]);
@@ -1310,6 +1317,7 @@ mod memory;
 mod properties;
 mod service_cluster;
 mod stepping;
+mod triggers;
 
 // ---------------------------------------------------------------------------------------
 // Message accounting: every copy handed to the network is delivered, dropped or in flight
@@ -1406,6 +1414,7 @@ fn a_futile_campaigner_that_stays_silent_after_the_heal_does_not_block_the_stead
         at_ns: 100 * MS,
         action: FaultAction::Partition(PartitionShape::Isolate(Target::Node(2))),
         heal_after_ns: Some(200 * MS),
+        after: None,
     }];
     let campaigner = Toy {
         campaign_after_ns: Some(200 * MS),

@@ -73,6 +73,7 @@ impl Strike {
             at_ns: self.at_ns,
             action,
             heal_after_ns: Some(self.lasts_ns),
+            after: None,
         }
     }
 
@@ -81,6 +82,7 @@ impl Strike {
             at_ns: self.at_ns,
             action,
             heal_after_ns: None,
+            after: None,
         }
     }
 

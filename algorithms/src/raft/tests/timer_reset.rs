@@ -289,6 +289,7 @@ fn median_election_ms(rule: RaftTimerReset, log_lengths: &[u64], trials: u64) ->
                 at_ns: 5 * SEC + (seed * 7 * MS) % config.heartbeat_ns,
                 action: FaultAction::Crash(Target::Leader),
                 heal_after_ns: None,
+                after: None,
             }];
             let report = run_members(sim, info(&config, 5), RunOptions::default(), |id, n| {
                 RaftNode::new(id, n, &config)

@@ -18,6 +18,7 @@ fn trace_of(seed: u64) -> (u64, u64) {
         at_ns: 15 * SEC,
         action: FaultAction::Partition(PartitionShape::Isolate(Target::Follower)),
         heal_after_ns: Some(3 * SEC),
+        after: None,
     });
     let mut hasher = TraceHasher::default();
     run_traced(sim, &settings(true, true), Some(&mut hasher));

@@ -76,6 +76,7 @@ fn fault(at_ns: u64, action: FaultAction) -> FaultSpec {
         at_ns,
         action,
         heal_after_ns: None,
+        after: None,
     }
 }
 

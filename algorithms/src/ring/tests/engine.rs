@@ -93,6 +93,7 @@ fn per_election_records_hold_election_traffic_and_no_heartbeats() {
         at_ns: at_ms * MS,
         action: FaultAction::Crash(Target::Leader),
         heal_after_ns: None,
+        after: None,
     };
     let cases = [
         (
@@ -202,6 +203,7 @@ fn timeouts_longer_than_a_local_clock_can_hold_never_fire() {
         at_ns: 100 * MS,
         action: FaultAction::Crash(Target::Node(2)),
         heal_after_ns: None,
+        after: None,
     });
     let report = run(&ring, sim, None).expect("within the default limits");
     assert!(report.events < 10_000, "{} events", report.events);

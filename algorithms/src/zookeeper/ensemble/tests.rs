@@ -70,6 +70,7 @@ fn at(at_ns: u64, action: FaultAction, heal_after_ns: Option<u64>) -> FaultSpec 
         at_ns,
         action,
         heal_after_ns,
+        after: None,
     }
 }
 

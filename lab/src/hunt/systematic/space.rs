@@ -107,6 +107,7 @@ impl Space {
                         at_ns: self.times_ns[*point as usize],
                         action: choice.action.clone(),
                         heal_after_ns: choice.heal_after_ns,
+                        after: None,
                     });
                 }
                 Step::Choose { index, option, .. } => s.sim.chosen.push(Chosen {
