@@ -10,6 +10,7 @@ pub mod guided;
 pub mod jsonl;
 pub mod junit;
 pub mod merge;
+pub mod observed;
 pub mod record;
 pub mod reproducer;
 pub mod search;
@@ -61,6 +62,27 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// ([`SeedRecord::excused_by`]).
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
     let record = judged_alone(s, abort)?;
+    excused_unless(s, record, abort)
+}
+
+/// [`judged_unless`], the run watched for what its user observations reached (guided
+/// search's features: [`observed`]); the reference's run is not watched.
+pub(crate) fn judged_observing(
+    s: &Scenario,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Option<(SeedRecord, Vec<observed::ObservedFeature>)> {
+    let watch = observed::Watch::default();
+    let record = judged_alone(&watch.watching(s.clone()), abort)?;
+    Some((excused_unless(s, record, abort)?, watch.features()))
+}
+
+/// `record` of a run of `s`, its failures that the scenario's reference has too on the same
+/// schedule excused ([`SeedRecord::excused_by`]); `None` once `abort` ends the reference's run.
+fn excused_unless(
+    s: &Scenario,
+    record: SeedRecord,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Option<SeedRecord> {
     let reference = s
         .algorithm
         .reference()
