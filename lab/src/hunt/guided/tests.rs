@@ -242,10 +242,11 @@ mod observation_guided {
         splitbrain_scenario::parse(text, "storm.ron").expect("a valid scenario")
     }
 
-    /// Every run of a guided hunt of `seeds` seeds with `mutants` per batch, kept going.
-    fn guided_runs(s: &Scenario, seeds: u64, mutants: u64) -> Vec<GuidedRun> {
+    /// Every run of a guided hunt of `seeds` seeds with `mutants` per batch, kept going, on
+    /// `jobs` threads.
+    fn guided_runs(s: &Scenario, seeds: u64, mutants: u64, jobs: usize) -> Vec<GuidedRun> {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
+            .num_threads(jobs)
             .build()
             .expect("threads start");
         let mut runs = Vec::new();
@@ -266,7 +267,12 @@ mod observation_guided {
     #[test]
     fn a_bug_reached_only_by_breeding_on_an_observation_is_found_by_a_mutant() {
         let s = storm_scenario();
-        let runs = guided_runs(&s, 160, 32);
+        let runs = guided_runs(&s, 160, 32, 2);
+        assert_eq!(
+            runs,
+            guided_runs(&s, 160, 32, 1),
+            "the same whatever the jobs"
+        );
         let storm = |r: &&GuidedRun| r.record.failures.iter().any(|f| f.key == "restart_storm");
         let first = runs
             .iter()
