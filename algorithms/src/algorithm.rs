@@ -53,6 +53,12 @@ pub trait Algorithm: 'static {
     /// id, and each answers): `n (n - 1)` events per election, counted by the events estimate
     /// once per start, fault and heal.
     const ELECTION_IS_QUADRATIC: bool = false;
+    /// Whether its processes may report observations of their own (`Ctx::observe`, an
+    /// external node's `observe` effect). Guided search watches every run of an algorithm
+    /// that may, to breed on what they reach (docs/hunting.md, "Guided search"), which costs
+    /// a run about 10% more; it skips that for one that says it never does (the built-in
+    /// algorithms). True by default.
+    const OBSERVES: bool = true;
     /// The settings `sweep --param` may vary.
     const KNOBS: &'static [Knob] = &[];
 

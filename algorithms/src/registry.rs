@@ -436,6 +436,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn service_processes(&self) -> usize;
     fn service_names(&self) -> Vec<String>;
     fn election_is_quadratic(&self) -> bool;
+    fn observes(&self) -> bool;
     fn property_names(&self) -> Vec<&'static str>;
     fn message_names(&self) -> Option<&'static [&'static str]>;
     fn watched_observations(&self) -> Vec<&'static str>;
@@ -504,6 +505,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn election_is_quadratic(&self) -> bool {
         A::ELECTION_IS_QUADRATIC
+    }
+    fn observes(&self) -> bool {
+        A::OBSERVES
     }
     fn service_processes(&self) -> usize {
         A::service_processes(&self.0)
@@ -673,6 +677,12 @@ impl AlgorithmConfig {
     /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
     pub fn election_is_quadratic(&self) -> bool {
         self.config.election_is_quadratic()
+    }
+
+    /// Whether its processes may report observations of their own (see
+    /// [`Algorithm::OBSERVES`]).
+    pub fn observes(&self) -> bool {
+        self.config.observes()
     }
 
     /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).

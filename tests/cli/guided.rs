@@ -260,3 +260,47 @@ fn mutant_hunt() -> &'static std::process::Output {
         ])
     })
 }
+
+#[test]
+fn an_external_nodes_observations_are_features_of_guided_search() {
+    // tests/fixtures/external/node.py observes `ticks` at every timer and `lock_held` at n0.
+    let path = common::scenario_file(
+        "guided-observe",
+        r#"Scenario(
+    name: "guided-observe",
+    duration: "3s",
+    nodes: 3,
+    algorithm: External(command: ["python3", "tests/fixtures/external/node.py", "ok"], deadline: "2s"),
+    nemesis: (kinds: [Crash], mean_interval: "500ms", fault_duration: ("100ms", "300ms"),
+              start: "500ms", quiet: "1s", swarm: false),
+    expect: Safe,
+)"#,
+    );
+    let file = path.to_str().unwrap();
+    let doc = hunt_json(file, "3", &["--search", "guided"]);
+    let g = &doc["guided"];
+    assert!(g["observation_features"].as_u64().unwrap() > 2, "{g}");
+    assert!(g["kept_for_observations"].as_u64().unwrap() >= 1, "{g}");
+    let features: Vec<&str> = g["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["feature"].as_str().unwrap())
+        .collect();
+    assert!(features.contains(&"ticks=1"), "{features:?}");
+    assert!(features.contains(&"lock_held=true"), "{features:?}");
+    let text = splitbrain([
+        "hunt",
+        file,
+        "--seeds",
+        "3",
+        "--no-shrink",
+        "--search",
+        "guided",
+    ]);
+    assert!(
+        stdout(&text).contains("observations (`observe`): "),
+        "{}",
+        stdout(&text)
+    );
+}

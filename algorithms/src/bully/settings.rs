@@ -80,6 +80,8 @@ impl SettingError for BullyError {
 impl Algorithm for Bully {
     const NAME: &'static str = "bully";
     const SCENARIO_NAME: &'static str = "Bully";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const SUMMARY: &'static str =
         "Bully (Garcia-Molina 1982): heartbeat failure detection, ELECTION to higher ids, OK, \
          COORDINATOR, the highest live id wins and a recovering higher id takes over; epochs, no quorum";

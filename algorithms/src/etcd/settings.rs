@@ -277,6 +277,8 @@ pub(crate) const SERVICE_ELECTION_TIMEOUT: Knob = Knob {
 impl Algorithm for Etcd {
     const NAME: &'static str = "etcd";
     const SCENARIO_NAME: &'static str = "Etcd";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const SUMMARY: &'static str =
         "etcd leases (TTL, keep-alives, expiry on the service clock) and the concurrency.Election \
          recipe (lowest create revision leads, watch the predecessor, revision as fencing token); \

@@ -143,6 +143,8 @@ impl SettingError for K8sError {
 impl Algorithm for K8sLease {
     const NAME: &'static str = "k8s-lease";
     const SCENARIO_NAME: &'static str = "K8sLease";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const ALIASES: &'static [&'static str] = &["k8slease", "kubernetes"];
     const SUMMARY: &'static str =
         "Kubernetes Lease lock (client-go leaderelection): lease duration, renew deadline, retry \

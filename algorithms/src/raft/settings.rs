@@ -147,6 +147,8 @@ impl SettingError for RaftError {
 impl Algorithm for Raft {
     const NAME: &'static str = "raft";
     const SCENARIO_NAME: &'static str = "Raft";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const SUMMARY: &'static str =
         "Raft leader election (paper 5.2, 5.4.1): randomized timeouts, up-to-date-log votes, \
          pre_vote, check_quorum, leadership transfer; variants ForgetsVoteOnRestart and \

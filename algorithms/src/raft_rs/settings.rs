@@ -123,6 +123,8 @@ impl Written {
 impl Algorithm for RaftRs {
     const NAME: &'static str = "raft-rs";
     const SCENARIO_NAME: &'static str = "RaftRs";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const ALIASES: &'static [&'static str] = &["raftrs"];
     const SUMMARY: &'static str =
         "tikv's raft-rs 0.7, the production library, driven unchanged (tick timer, step, \

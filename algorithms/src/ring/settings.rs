@@ -69,6 +69,8 @@ impl SettingError for RingError {
 impl Algorithm for Ring {
     const NAME: &'static str = "ring";
     const SCENARIO_NAME: &'static str = "Ring";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const SUMMARY: &'static str =
         "Ring election: Chang-Roberts (1979) or the all-ids token ring; ring order and initiators \
          configurable, acknowledged hops that skip a dead successor; epochs, no quorum";

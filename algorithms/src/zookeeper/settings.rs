@@ -127,6 +127,8 @@ impl SettingError for ZkError {
 impl Algorithm for ZooKeeper {
     const NAME: &'static str = "zookeeper";
     const SCENARIO_NAME: &'static str = "ZooKeeper";
+    // Its processes report nothing of their own: guided search need not watch its runs.
+    const OBSERVES: bool = false;
     const SUMMARY: &'static str =
         "ZooKeeper sessions (negotiated timeout, pings, expiry by tick on the server clock) and the \
          election recipe (ephemeral sequential znodes, lowest leads, exists-watch on the \

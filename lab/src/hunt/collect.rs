@@ -243,12 +243,16 @@ mod tests {
             id: RunId::Seed(1),
             record: record(1, &[]),
             faults: Vec::new(),
+            observed: Vec::new(),
+            kept: None,
         };
         let id = MutantId { index: 0, seed: 1 };
         let mutant = GuidedRun {
             id: RunId::Mutant(id),
             record: record(1, &["election_safety"]),
             faults: Vec::new(),
+            observed: Vec::new(),
+            kept: None,
         };
         c.guided_run(&g, &fresh);
         c.guided_run(&g, &mutant);

@@ -10,6 +10,7 @@ pub mod guided;
 pub mod jsonl;
 pub mod junit;
 pub mod merge;
+pub mod observed;
 pub mod record;
 pub mod reproducer;
 pub mod search;
@@ -63,7 +64,26 @@ pub fn run_judged(s: &Scenario) -> SeedRecord {
 /// reference, run on the same schedule, does not fail the same way
 /// ([`SeedRecord::excused_by`]).
 pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Option<SeedRecord> {
-    judged_with(s, abort, &mut |s, abort| run_one(s, None, abort))
+    judged_with(s, abort, &mut plain_run)
+}
+
+/// One run of `s`, as a hunt makes it.
+fn plain_run(
+    s: &Scenario,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Result<RunReport, RunFailure> {
+    run_one(s, None, abort)
+}
+
+/// [`judged_unless`], the run watched for what its user observations reached (guided
+/// search's features: [`observed`]); the reference's run is not watched.
+pub(crate) fn judged_observing(
+    s: &Scenario,
+    abort: &(dyn Fn() -> bool + Sync),
+) -> Option<(SeedRecord, Vec<observed::ObservedFeature>)> {
+    let watch = observed::Watch::default();
+    let record = judged_alone(&watch.watching(s.clone()), abort, &mut plain_run)?;
+    Some((excused_unless(s, record, abort, &mut plain_run)?, watch.features()))
 }
 
 /// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` and its
@@ -89,15 +109,25 @@ pub fn run_judged_checkpointed(
 type RunOne<'a> =
     dyn FnMut(&Scenario, &(dyn Fn() -> bool + Sync)) -> Result<RunReport, RunFailure> + 'a;
 
-/// Judges `s` run by `run`: a failure of a scenario whose algorithm names a reference
-/// counts only if the reference, run by `run` on the same schedule, does not fail the same
-/// way ([`SeedRecord::excused_by`]).
+/// Judges `s` run by `run`, its failures excused as [`excused_unless`] says.
 fn judged_with(
     s: &Scenario,
     abort: &(dyn Fn() -> bool + Sync),
     run: &mut RunOne<'_>,
 ) -> Option<SeedRecord> {
     let record = judged_alone(s, abort, run)?;
+    excused_unless(s, record, abort, run)
+}
+
+/// `record` of a run of `s`, its failures that the scenario's reference has too on the same
+/// schedule (run by `run`) excused ([`SeedRecord::excused_by`]); `None` once `abort` ends the
+/// reference's run.
+fn excused_unless(
+    s: &Scenario,
+    record: SeedRecord,
+    abort: &(dyn Fn() -> bool + Sync),
+    run: &mut RunOne<'_>,
+) -> Option<SeedRecord> {
     let reference = s
         .algorithm
         .reference()

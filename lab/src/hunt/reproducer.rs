@@ -101,10 +101,11 @@ impl Writer<'_> {
             // The hunted scenario itself carries that name: keep it, write beside it.
             path = self.out.join(format!("{stem}-shrunk.ron"));
         }
+        let notes = super::shrink::fault_notes(&s);
         let text = format!(
             "{}{}",
             self.header(seed, mutant, start, shrunk, key),
-            splitbrain_scenario::to_ron(&s)
+            with_fault_notes(&splitbrain_scenario::to_ron(&s), &notes)
         );
         file::write_file(&path, &text)?;
         let mut replay = vec!["splitbrain".to_string(), "run".to_string()];
@@ -184,6 +185,46 @@ impl Writer<'_> {
             )
         }
     }
+}
+
+/// `ron` (a scenario as [`splitbrain_scenario::to_ron`] writes it, one fault per line) with
+/// `notes[i]` as a comment at the end of fault `i`'s line: the event each fault follows
+/// ([`super::shrink::fault_notes`]). Unchanged unless it has exactly one line per note.
+///
+/// ```
+/// use splitbrain_lab::hunt::reproducer::with_fault_notes;
+/// let ron = "Scenario(\n    faults: [\n        (at: \"1s\", do: Crash(Leader)),\n    ],\n)\n";
+/// let noted = with_fault_notes(ron, &[Some("1us after n2 handled Ping from n0".into())]);
+/// assert!(noted.contains("Crash(Leader)), // 1us after n2 handled Ping from n0\n"));
+/// ```
+pub fn with_fault_notes(ron: &str, notes: &[Option<String>]) -> String {
+    let Some(start) = ron
+        .find("\n    faults: [\n")
+        .map(|i| i + "\n    faults: [\n".len())
+    else {
+        return ron.to_string();
+    };
+    let lines: Vec<&str> = ron[start..]
+        .split_inclusive('\n')
+        .take(notes.len())
+        .collect();
+    let one_per_fault = lines.len() == notes.len()
+        && lines
+            .iter()
+            .all(|l| l.starts_with("        (") && l.ends_with("),\n"));
+    if !one_per_fault || notes.is_empty() {
+        return ron.to_string();
+    }
+    let mut out = ron[..start].to_string();
+    for (line, note) in lines.iter().zip(notes) {
+        match note {
+            // A note is one line: nothing in it may end the comment early.
+            Some(note) => out += &format!("{} // {}\n", line.trim_end(), note.replace('\n', " ")),
+            None => out += line,
+        }
+    }
+    let rest = start + lines.iter().map(|l| l.len()).sum::<usize>();
+    out + &ron[rest..]
 }
 
 /// Loads the written file and runs it with `limits`: does it fail with `key` again?

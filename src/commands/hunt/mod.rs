@@ -492,6 +492,36 @@ fn print_guided(g: &GuidedSummary) {
             f.detail
         );
     }
+    print_observations(g);
+}
+
+/// The features of the nodes' own observations that guided the search, if any was reached.
+fn print_observations(g: &GuidedSummary) {
+    if g.observation_features == 0 {
+        return;
+    }
+    crate::outln!(
+        "  observations (`observe`): {} features reached; {} of the {} runs kept were kept for one",
+        g.observation_features,
+        g.kept_for_observations,
+        g.kept
+    );
+    const SHOWN: usize = 8;
+    for o in g.observations.iter().take(SHOWN) {
+        let kept = o
+            .kept
+            .as_deref()
+            .map_or(String::new(), |k| format!(", kept {k}"));
+        crate::outln!(
+            "    {}: {} runs, first {}{kept}",
+            o.feature,
+            o.runs,
+            o.first
+        );
+    }
+    if g.observation_features > SHOWN as u64 {
+        crate::outln!("    ... (--json lists {})", g.observations.len());
+    }
 }
 
 /// How the seed phase ended, for the summary and the JUnit report.
