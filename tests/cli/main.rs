@@ -33,6 +33,7 @@ mod recipes;
 mod review;
 mod stepping;
 mod swarm;
+mod systematic;
 mod time_to_bug;
 mod triggers;
 mod zookeeper;

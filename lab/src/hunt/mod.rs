@@ -68,10 +68,7 @@ pub(crate) fn judged_unless(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> 
 }
 
 /// One run of `s`, as a hunt makes it.
-fn plain_run(
-    s: &Scenario,
-    abort: &(dyn Fn() -> bool + Sync),
-) -> Result<RunReport, RunFailure> {
+fn plain_run(s: &Scenario, abort: &(dyn Fn() -> bool + Sync)) -> Result<RunReport, RunFailure> {
     run_one(s, None, abort)
 }
 
@@ -83,7 +80,10 @@ pub(crate) fn judged_observing(
 ) -> Option<(SeedRecord, Vec<observed::ObservedFeature>)> {
     let watch = observed::Watch::default();
     let record = judged_alone(&watch.watching(s.clone()), abort, &mut plain_run)?;
-    Some((excused_unless(s, record, abort, &mut plain_run)?, watch.features()))
+    Some((
+        excused_unless(s, record, abort, &mut plain_run)?,
+        watch.features(),
+    ))
 }
 
 /// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` and its

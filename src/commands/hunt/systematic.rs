@@ -9,7 +9,9 @@ use serde::Serialize;
 use splitbrain_lab::hunt::reproducer::{Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
-use splitbrain_lab::hunt::systematic::{Bound, Coverage, Explored, Search, Space, Step};
+use splitbrain_lab::hunt::systematic::{
+    Bound, Coverage, Explored, Search, Space, Step, SystematicError,
+};
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
 use splitbrain_scenario::{format_duration_ron, parse_duration, Scenario};
@@ -64,6 +66,9 @@ pub fn hunt(
     started: Instant,
 ) -> Result<u8, String> {
     refuse_seed_flags(args)?;
+    if scenario.nemesis.is_none() {
+        return Err(format!("error: {}", SystematicError::NoNemesis));
+    }
     let bound = bound_of(args, scenario)?;
     let space =
         Space::new(scenario, scenario.sim.seed, &bound).map_err(|e| format!("error: {e}"))?;

@@ -16,7 +16,7 @@
 //! it are not run again. Times enter digests relative to now, so a state seen again one
 //! heartbeat later counts as seen.
 //!
-//! Order ([`frontier`]): extensions of runs that reached a situation no run had (a coverage
+//! Order (`frontier.rs`): extensions of runs that reached a situation no run had (a coverage
 //! counter's new order of magnitude) first, newest first; then the rest fewest steps first.
 //! The order is fixed, so the count and the first counterexample are the same whatever the
 //! number of jobs.
