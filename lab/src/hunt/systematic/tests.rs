@@ -177,12 +177,18 @@ fn bound(steps: usize) -> Bound {
 
 fn search(scenario: &Scenario, steps: usize, jobs: usize) -> (Coverage, Ended, Option<Explored>) {
     let space = Space::new(scenario, scenario.sim.seed, &bound(steps)).expect("a space");
+    search_in(&space, steps, jobs)
+}
+
+/// Searches `space` to `steps` on `jobs` threads: what it covered, how it ended and its
+/// first failing run.
+fn search_in(space: &Space, steps: usize, jobs: usize) -> (Coverage, Ended, Option<Explored>) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .expect("a pool");
     let search = Search {
-        space: &space,
+        space,
         steps,
         keep_going: false,
     };
@@ -277,25 +283,7 @@ fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
         lengths_ns: vec![10_000_000, 2_000_000_000],
     };
     let space = Space::new(&scenario, 1, &grid).expect("a space");
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let run = |steps| {
-        let search = Search {
-            space: &space,
-            steps,
-            keep_going: false,
-        };
-        let mut first = None;
-        let (coverage, ended) = search.run(&pool, &|| None, &|| false, |runs| {
-            first = first
-                .clone()
-                .or(runs.iter().find(|r| r.record.failed()).cloned());
-            ControlFlow::Continue(())
-        });
-        (coverage, ended, first)
-    };
+    let run = |steps| search_in(&space, steps, 2);
     let (two, ended, _) = run(2);
     assert_eq!((ended, two.complete_to), (Ended::Complete, Some(2)));
     assert!(
