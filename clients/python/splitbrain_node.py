@@ -136,13 +136,17 @@ class Context:
         self._effects = []
         self._term = _UNSET
         self._leader = _UNSET
+        self._digest = _UNSET
         self.state = node._state_factory() if node._state_factory is not None else None
 
     # -- reporting -------------------------------------------------------------------------
 
-    def report(self, term=_UNSET, leader=_UNSET):
+    def report(self, term=_UNSET, leader=_UNSET, digest=_UNSET):
         """Reports this node's current ``term`` (an int, checked for ``term_monotonic``)
-        and/or the ``leader`` it recognises (an id, itself included, or ``None`` for none).
+        and/or the ``leader`` it recognises (an id, itself included, or ``None`` for none),
+        and/or a ``digest`` of its whole state (any JSON value: equal digests must mean the
+        node goes on alike; a systematic search skips states it has explored, see
+        docs/protocol.md). The digest is serialised now.
 
         Only what is given is sent, in this step's reply; what is not reported stays as the
         simulator last heard it. Reporting twice in one step keeps the last value.
@@ -154,6 +158,8 @@ class Context:
             if leader is not None:
                 _require_int("leader", leader, 0)
             self._leader = leader
+        if digest is not _UNSET:
+            self._digest = json.dumps(digest, separators=(",", ":"), sort_keys=True)
 
     # -- effects ---------------------------------------------------------------------------
 
@@ -269,6 +275,7 @@ class Context:
         self._effects = []
         self._term = _UNSET
         self._leader = _UNSET
+        self._digest = _UNSET
 
     def _reply_line(self):
         parts = ['{"effects":[', ",".join(self._effects), "]"]
@@ -276,6 +283,8 @@ class Context:
             parts.append(',"term":%d' % self._term)
         if self._leader is not _UNSET:
             parts.append(',"leader":null' if self._leader is None else ',"leader":%d' % self._leader)
+        if self._digest is not _UNSET:
+            parts.append(',"digest":%s' % self._digest)
         step = self.event.get("step") if self.event else None
         if isinstance(step, int):
             # Protocol version 2: the reply names its event, so a stray line cannot pass.

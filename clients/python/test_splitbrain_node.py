@@ -308,6 +308,12 @@ class Reporting(unittest.TestCase):
             '{"effects":[],"term":3,"leader":1}',
         )
 
+    def test_a_digest_is_sent_as_json_when_reported(self):
+        self.assertEqual(
+            self.reply(lambda ctx: ctx.report(term=2, digest={"role": "follower", "vote": 1})),
+            '{"effects":[],"term":2,"digest":{"role":"follower","vote":1}}',
+        )
+
     def test_no_leader_is_sent_as_null(self):
         self.assertEqual(
             self.reply(lambda ctx: ctx.report(leader=None)), '{"effects":[],"leader":null}'

@@ -63,3 +63,51 @@ fn bound_flags_need_a_systematic_search_and_seed_flags_do_not_go_with_one() {
         stderr(&output)
     );
 }
+
+#[test]
+fn an_external_node_that_reports_a_digest_is_pruned_like_a_built_in() {
+    // tests/fixtures/external/node.py in `digest` mode says its state is the same at every
+    // tick, so the state a tick later is one explored already; without a digest a node's
+    // state is its step count, new at every instant (only schedules that meet at one instant
+    // with as many steps are pruned).
+    let scenario = |mode: &str| {
+        crate::common::scenario_file(
+            &format!("systematic-external-{mode}"),
+            &format!(
+                r#"Scenario(
+    name: "systematic-external-{mode}",
+    duration: "2s",
+    nodes: 3,
+    algorithm: External(command: ["python3", "tests/fixtures/external/node.py", "{mode}"], deadline: "2s"),
+    network: (latency: Constant("5ms")),
+    nemesis: (kinds: [Pause], mean_interval: "300ms", fault_duration: ("10ms", "10ms"), start: "100ms", quiet: "1s"),
+    expect: Safe,
+)"#
+            ),
+        )
+    };
+    let coverage = |mode: &str| {
+        let path = scenario(mode);
+        let output = splitbrain([
+            "hunt",
+            path.to_str().unwrap(),
+            "--search",
+            "systematic",
+            "--steps",
+            "1",
+            "--depth",
+            "4",
+            "--grid",
+            "100ms",
+            "--json",
+            "--no-shrink",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let v = json(&output);
+        let count = |field: &str| v["coverage"][field].as_u64().unwrap();
+        (count("schedules"), count("distinct_states"))
+    };
+    let (with, without) = (coverage("digest"), coverage("ok"));
+    assert!(with.0 < without.0, "schedules {with:?} {without:?}");
+    assert!(with.1 < without.1, "distinct states {with:?} {without:?}");
+}

@@ -64,6 +64,9 @@ pub struct ExternalNode {
     /// The term and leader the node last reported.
     term: u64,
     leader: Option<NodeId>,
+    /// The digest of its whole state it last reported (the reply's optional `digest`), as
+    /// written; `None` until it reports one, and again after each `init`.
+    digest: Option<String>,
     /// What the disk gave back at the last restart.
     restored: Option<DurableText>,
     /// Set once the node failed: it handles nothing more (the run is ending).
@@ -107,6 +110,9 @@ struct Reply<'a> {
     /// The event's step, echoed (protocol version 2).
     #[serde(default)]
     step: Option<u64>,
+    /// A digest of the node's whole state after the step, any JSON value (optional).
+    #[serde(default, borrow, deserialize_with = "any_json")]
+    digest: Option<&'a RawValue>,
 }
 
 /// `"leader": null` is `Some(None)`; a missing `leader` is `None` (unchanged).
@@ -192,6 +198,7 @@ impl ExternalNode {
             steps: 0,
             term: 0,
             leader: None,
+            digest: None,
             restored: None,
             failed: false,
             line: String::with_capacity(256),
@@ -218,6 +225,17 @@ impl ExternalNode {
         ]
     }
 
+    /// A digest of the node's state for a systematic search: the `digest` it last reported,
+    /// with its term and leader; `None` if it reports none (the engine then digests
+    /// [`ExternalNode::inspect`], whose step count makes every state new: nothing is pruned).
+    pub fn digest(&self) -> Option<u64> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let reported = self.digest.as_ref()?;
+        let mut h = DefaultHasher::new();
+        (reported, self.term, self.leader).hash(&mut h);
+        Some(h.finish())
+    }
+
     /// The leader the node last reported.
     pub fn known_leader(&self) -> Option<NodeId> {
         self.leader
@@ -242,6 +260,7 @@ impl ExternalNode {
             self.term = 0;
         }
         self.leader = None;
+        self.digest = None;
         let seed = ctx.rng().next_u64() & ((1 << 53) - 1);
         let protocol = self.protocol();
         let line = &mut self.line;
@@ -400,6 +419,9 @@ impl ExternalNode {
                 if let Some(leader) = parsed.leader {
                     self.leader = leader;
                 }
+                if parsed.digest.is_some() {
+                    self.digest = parsed.digest;
+                }
                 Self::act(ctx, parsed.acts);
             }
             Err(problem) => self.fail(ctx, problem),
@@ -475,6 +497,7 @@ impl NodeSetup {
             acts,
             term: reply.term,
             leader,
+            digest: reply.digest.map(|raw| raw.get().to_string()),
         })
     }
 
@@ -629,6 +652,7 @@ struct Parsed<M> {
     acts: Vec<Act<M>>,
     term: Option<u64>,
     leader: Option<Option<NodeId>>,
+    digest: Option<String>,
 }
 
 /// Refuses a reply that echoes a step other than the event's, or (under protocol version

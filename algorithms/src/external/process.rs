@@ -202,6 +202,13 @@ where
             ExternalProcess::Service(host) => host.inner.inspect(),
         }
     }
+
+    fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        match self {
+            ExternalProcess::Node(node) => node.digest(),
+            ExternalProcess::Service(_) => None,
+        }
+    }
 }
 
 /// The service of a run without one: it never runs.
