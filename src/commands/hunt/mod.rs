@@ -125,9 +125,10 @@ pub enum SearchMode {
     /// Fresh seeds as the scenario says, and mutants of the schedules of seeds that reached
     /// rare situations (docs/hunting.md, "Guided search").
     Guided,
-    /// Every fault schedule of the scenario's seed up to a bound (--faults, --grid, --depth,
-    /// --fault-lengths), fewest faults first; states already explored are not explored again
-    /// (docs/hunting.md, "Systematic search").
+    /// Every schedule of the scenario's seed up to a bound (--steps, --grid, --depth,
+    /// --fault-lengths): runs that reached new situations extended first, then fewest steps
+    /// first; states already explored are not explored again (docs/hunting.md, "Systematic
+    /// search").
     Systematic,
 }
 
