@@ -109,32 +109,8 @@ impl HuntPlan {
                 .ok_or(PlanError::EmptyShard { shard: s, range })?,
             None => range,
         };
-        let time_budget = match time_budget {
-            Some(text) => match splitbrain_scenario::parse_duration(text) {
-                Ok(0) => {
-                    return Err(PlanError::NoTime {
-                        text: text.to_string(),
-                    })
-                }
-                Ok(ns) => Some(Duration::from_nanos(ns)),
-                Err(error) => {
-                    return Err(PlanError::TimeBudget {
-                        text: text.to_string(),
-                        error,
-                    })
-                }
-            },
-            None => None,
-        };
-        let threads = match jobs {
-            Some(0) | None => cores,
-            Some(n) => n,
-        };
-        if jobs == Some(0) || threads > MAX_JOBS {
-            return Err(PlanError::Jobs {
-                jobs: jobs.unwrap_or(threads),
-            });
-        }
+        let time_budget = time_budget.map(parse_time_budget).transpose()?;
+        let threads = worker_threads(jobs, cores)?;
         Ok(HuntPlan {
             range,
             shard,
@@ -144,6 +120,34 @@ impl HuntPlan {
             threads: threads.min(super::BATCH_SEEDS as usize),
         })
     }
+}
+
+/// `--time-budget`: a duration longer than zero.
+pub fn parse_time_budget(text: &str) -> Result<Duration, PlanError> {
+    match splitbrain_scenario::parse_duration(text) {
+        Ok(0) => Err(PlanError::NoTime {
+            text: text.to_string(),
+        }),
+        Ok(ns) => Ok(Duration::from_nanos(ns)),
+        Err(error) => Err(PlanError::TimeBudget {
+            text: text.to_string(),
+            error,
+        }),
+    }
+}
+
+/// `--jobs`: worker threads, 1 to [`MAX_JOBS`]; every core (`cores`) when not given.
+pub fn worker_threads(jobs: Option<usize>, cores: usize) -> Result<usize, PlanError> {
+    let threads = match jobs {
+        Some(0) | None => cores,
+        Some(n) => n,
+    };
+    if jobs == Some(0) || threads > MAX_JOBS {
+        return Err(PlanError::Jobs {
+            jobs: jobs.unwrap_or(threads),
+        });
+    }
+    Ok(threads)
 }
 
 /// A non-empty inclusive range of seeds, written `first..=last`.

@@ -77,11 +77,13 @@ impl<'t, P: Process> Sim<'t, P> {
         let (local, wall) = state.clocks.readings(self.now);
         let members = self.config.members;
         let observed = self.collect_observed.then_some(&mut self.observed);
-        let chooser: &mut dyn crate::Chooser = match self.chooser.as_mut() {
-            Some(chooser) => &mut **chooser,
-            None => &mut self.prescribed,
+        // Timeouts are a choice only when the scenario makes them one.
+        let chooser: Option<&mut dyn crate::Chooser> = match self.chooser.as_mut() {
+            _ if self.config.timeout_choices < 2 => None,
+            Some(chooser) => Some(&mut **chooser),
+            None => Some(&mut self.prescribed),
         };
-        let chooser = Some((chooser, self.now));
+        let chooser = chooser.map(|c| (c, self.now));
         let mut ctx = Ctx::new(node, members, local, &mut state.rng, &mut self.outbox)
             .with_wall_now(wall)
             .on_stream(stream)

@@ -132,14 +132,15 @@ pub enum SearchMode {
     Systematic,
 }
 
-impl From<SearchMode> for Search {
-    fn from(mode: SearchMode) -> Self {
-        match mode {
-            SearchMode::Plain => Search::Plain,
-            SearchMode::Swarm => Search::Swarm,
-            SearchMode::Guided => Search::Guided,
-            // Not a way of drawing seeds: `hunt_command` hands it to `systematic` first.
-            SearchMode::Systematic => Search::Plain,
+impl SearchMode {
+    /// How seeds draw their faults in this mode; `None` for a systematic search, which draws
+    /// no seeds (`hunt_command` hands it to [`systematic`] before).
+    fn seeded(self) -> Option<Search> {
+        match self {
+            SearchMode::Plain => Some(Search::Plain),
+            SearchMode::Swarm => Some(Search::Swarm),
+            SearchMode::Guided => Some(Search::Guided),
+            SearchMode::Systematic => None,
         }
     }
 }
@@ -205,7 +206,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         return systematic::hunt(args, &scenario, &interrupt, started);
     }
     systematic::refuse_bound_flags(args)?;
-    let search = Search::apply(args.search.map(Search::from), &mut scenario)
+    let search = Search::apply(args.search.and_then(SearchMode::seeded), &mut scenario)
         .map_err(|e| format!("error: {e}"))?
         .name();
     let guided = guided_search(args, &scenario)?;

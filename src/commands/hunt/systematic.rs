@@ -7,10 +7,11 @@ use crate::signals::Interrupt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use splitbrain_lab::hunt::reproducer::{Reproducer, SHRINK_BUDGET_RUNS};
+use splitbrain_lab::hunt::seeds::{parse_time_budget, worker_threads};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
 use splitbrain_lab::hunt::systematic::{
-    Bound, Coverage, Explored, Search, Space, Step, SystematicError,
+    Bound, Coverage, Explored, Search, Space, Step, SystematicError, BATCH_SCHEDULES,
 };
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
@@ -75,7 +76,11 @@ pub fn hunt(
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }
-    let budget = args.time_budget.as_deref().map(budget_of).transpose()?;
+    let budget = (args.time_budget.as_deref().map(parse_time_budget))
+        .transpose()
+        .map_err(|e| format!("error: {e}"))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = worker_threads(args.jobs, cores).map_err(|e| format!("error: {e}"))?;
     crate::print::announce_programs(&args.file, &scenario.algorithm.programs_with_reference());
     if !args.json {
         crate::outln!(
@@ -89,11 +94,9 @@ pub fn hunt(
         );
     }
     interrupt.keep_results();
-    let threads = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.clamp(1, 64))
+        // A batch runs at most BATCH_SCHEDULES schedules at once.
+        .num_threads(threads.min(BATCH_SCHEDULES))
         .build()
         .map_err(|e| format!("error: cannot start {threads} worker threads: {e}"))?;
     let progress = progress_bar(args);
@@ -186,12 +189,9 @@ pub fn refuse_bound_flags(args: &HuntArgs) -> Result<(), String> {
         ("--depth", args.depth.is_some()),
         ("--fault-lengths", args.fault_lengths.is_some()),
     ];
-    match given.iter().find(|(_, on)| *on) {
-        Some((flag, _)) => Err(format!(
-            "error: {flag} bounds a systematic search\n  hint: add --search systematic, or leave {flag} out"
-        )),
-        None => Ok(()),
-    }
+    refuse_given(&given, |flag| {
+        format!("{flag} bounds a systematic search\n  hint: add --search systematic, or leave {flag} out")
+    })
 }
 
 /// A systematic search runs the scenario's own seed: the seed flags mean nothing to it.
@@ -204,10 +204,15 @@ fn refuse_seed_flags(args: &HuntArgs) -> Result<(), String> {
         ("--junit", args.junit.is_some()),
         ("--mutants-per-batch", args.mutants_per_batch.is_some()),
     ];
+    refuse_given(&given, |flag| {
+        format!("{flag} does not go with --search systematic, which explores the fault schedules of the scenario's own seed\n  hint: change the scenario's `seed` to search another, or leave {flag} out")
+    })
+}
+
+/// The error `why` gives for the first flag of `given` that was given.
+fn refuse_given(given: &[(&str, bool)], why: impl Fn(&str) -> String) -> Result<(), String> {
     match given.iter().find(|(_, on)| *on) {
-        Some((flag, _)) => Err(format!(
-            "error: {flag} does not go with --search systematic, which explores the fault schedules of the scenario's own seed\n  hint: change the scenario's `seed` to search another, or leave {flag} out"
-        )),
+        Some((flag, _)) => Err(format!("error: {}", why(flag))),
         None => Ok(()),
     }
 }
@@ -244,18 +249,6 @@ fn bound_of(args: &HuntArgs, scenario: &Scenario) -> Result<Bound, String> {
         points: args.depth.unwrap_or(DEFAULT_DEPTH),
         lengths_ns,
     })
-}
-
-fn budget_of(text: &str) -> Result<Duration, String> {
-    match parse_duration(text) {
-        Ok(0) => Err(format!(
-            "error: --time-budget {text}: no time to search\n  hint: a duration such as 60s"
-        )),
-        Ok(ns) => Ok(Duration::from_nanos(ns)),
-        Err(e) => Err(format!(
-            "error: --time-budget {text}: {e}\n  hint: a duration such as 60s"
-        )),
-    }
 }
 
 /// The search's first line: what it explores.
