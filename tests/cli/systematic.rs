@@ -111,3 +111,59 @@ fn an_external_node_that_reports_a_digest_is_pruned_like_a_built_in() {
     assert!(with.0 < without.0, "schedules {with:?} {without:?}");
     assert!(with.1 < without.1, "distinct states {with:?} {without:?}");
 }
+
+#[test]
+fn shards_of_a_search_merge_into_the_whole_search_and_a_missing_shard_is_refused() {
+    let dir = scratch("systematic-shards");
+    let file = |name: &str| dir.join(name).to_str().expect("a UTF-8 path").to_string();
+    let hunt = |extra: &[&str]| {
+        let mut args = vec![
+            "hunt",
+            "scenarios/raft-broken-nemesis.ron",
+            "--search",
+            "systematic",
+            "--steps",
+            "1",
+            "--depth",
+            "3",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let output = splitbrain(args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        json(&output)
+    };
+    let whole = hunt(&[]);
+    let (zero, one) = (file("shard-0.jsonl"), file("shard-1.jsonl"));
+    let first = hunt(&["--shard", "0/2", "--jsonl", &zero]);
+    assert_eq!(first["shard"], "0/2");
+    hunt(&["--shard", "1/2", "--jsonl", &one]);
+    let report = file("hunt.xml");
+    let merged = splitbrain(["merge", &zero, &one, "--json", "--junit", &report]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let xml = std::fs::read_to_string(&report).expect("the JUnit report");
+    assert!(
+        xml.contains("failures=\"0\"") && xml.contains("name=\"election_safety\""),
+        "{xml}"
+    );
+    let merged = json(&merged);
+    assert_eq!(merged["complete"], true);
+    assert_eq!(merged["coverage"]["complete_to"], 1);
+    // The shards split the one-step schedules: together they ran the whole search's.
+    assert_eq!(
+        merged["coverage"]["schedules"],
+        whole["coverage"]["schedules"]
+    );
+    let partial = splitbrain(["merge", &zero]);
+    assert_eq!(partial.status.code(), Some(2));
+    assert!(
+        stderr(&partial).contains("shard 1/2: no file"),
+        "{}",
+        stderr(&partial)
+    );
+    let allowed = splitbrain(["merge", &zero, "--allow-partial", "--json"]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
+    let allowed = json(&allowed);
+    assert_eq!(allowed["complete"], false);
+    assert_eq!(allowed["coverage"]["complete_to"], serde_json::Value::Null);
+}

@@ -13,6 +13,7 @@
 
 use super::record::SeedRecord;
 use super::seeds::SeedSpan;
+use super::systematic::shards::SearchRecord;
 use super::Ended;
 use serde::{Deserialize, Serialize};
 use splitbrain_reports::file::{self, io_message, FileError, OutputFile};
@@ -119,6 +120,8 @@ pub enum Line {
     Record(SeedRecord),
     /// The last line: how the hunt ended.
     End(JsonlEnd),
+    /// A systematic search's one line: what it explored and found.
+    Search(Box<SearchRecord>),
 }
 
 #[derive(Deserialize)]
@@ -128,6 +131,8 @@ enum Tagged {
     Header(JsonlHeader),
     #[serde(rename = "end")]
     End(JsonlEnd),
+    #[serde(rename = "systematic")]
+    Search(Box<SearchRecord>),
 }
 
 /// Parses one line; the error is the JSON parser's message.
@@ -140,6 +145,7 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
     match serde_json::from_str::<Tagged>(text) {
         Ok(Tagged::Header(h)) => Ok(Line::Header(h)),
         Ok(Tagged::End(e)) => Ok(Line::End(e)),
+        Ok(Tagged::Search(r)) => Ok(Line::Search(r)),
         Err(_) => serde_json::from_str(text)
             .map(Line::Record)
             .map_err(|e| e.to_string()),
@@ -199,6 +205,11 @@ impl JsonlWriter {
     /// Appends one seed's record.
     pub fn record(&mut self, record: &SeedRecord) -> Result<(), JsonlError> {
         self.line(record)
+    }
+
+    /// Writes a systematic search's line (its one record).
+    pub fn search(&mut self, record: &SearchRecord) -> Result<(), JsonlError> {
+        self.line(&serde_json::json!({ "systematic": record }))
     }
 
     /// Pushes what is buffered to the (partial) file.

@@ -21,18 +21,70 @@ pub enum Completeness {
 /// Renders the summary as JUnit XML (one suite; one case per invariant and unmet expectation,
 /// and one for completeness).
 pub fn render(summary: &HuntSummary, replay_hint: &str, completeness: &Completeness) -> String {
+    let failed = summary.failures.iter().map(|group| {
+        let seeds: Vec<String> = group.seeds.iter().map(u64::to_string).collect();
+        let message = format!(
+            "{} of {} seeds failed; first seed {}",
+            group.count, summary.seeds_run, group.first_seed
+        );
+        let body = format!(
+            "{}\nseeds: {}\n{}",
+            group.detail,
+            seeds.join(" "),
+            replay_hint.replace("{seed}", &group.first_seed.to_string())
+        );
+        (group.key.clone(), message, body)
+    });
+    let properties = [("seeds_run", summary.seeds_run.to_string())];
+    render_cases(
+        &summary.scenario,
+        &properties,
+        failed.collect(),
+        completeness,
+    )
+}
+
+/// Renders a systematic search's verdict as JUnit XML, like [`render`]: one case per
+/// invariant, failed by the counterexample's `failures` (`(key, detail)`), whose `steps`
+/// and `replay` command go in each failure's body.
+pub fn render_search(
+    scenario: &str,
+    failures: &[(String, String)],
+    steps: &[String],
+    replay: &str,
+    completeness: &Completeness,
+) -> String {
+    let message = format!(
+        "the systematic search's counterexample ({} steps) breaks it",
+        steps.len()
+    );
+    let failed = failures.iter().map(|(key, detail)| {
+        let body = format!("{detail}\nsteps:\n  {}\n{replay}", steps.join("\n  "));
+        (key.clone(), message.clone(), body)
+    });
+    render_cases(scenario, &[], failed.collect(), completeness)
+}
+
+/// The suite: a case per invariant (and per other failed key), failed where `failed` (key,
+/// message, body) says, and the completeness case.
+fn render_cases(
+    scenario: &str,
+    properties: &[(&str, String)],
+    failed: Vec<(String, String, String)>,
+    completeness: &Completeness,
+) -> String {
     let mut keys: Vec<String> = Invariant::ALL
         .iter()
         .map(|i| i.name().to_string())
         .collect();
-    for group in &summary.failures {
-        if !keys.contains(&group.key) {
-            keys.push(group.key.clone());
+    for (key, _, _) in &failed {
+        if !keys.contains(key) {
+            keys.push(key.clone());
         }
     }
-    let failures =
-        summary.failures.len() + usize::from(matches!(completeness, Completeness::Cut(_)));
+    let failures = failed.len() + usize::from(matches!(completeness, Completeness::Cut(_)));
     let tests = keys.len() + 1;
+    let classname = escape(scenario);
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
@@ -40,53 +92,41 @@ pub fn render(summary: &HuntSummary, replay_hint: &str, completeness: &Completen
     );
     let _ = writeln!(
         xml,
-        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">",
-        escape(&summary.scenario)
+        "  <testsuite name=\"{classname}\" tests=\"{tests}\" failures=\"{failures}\">"
     );
-    let _ = writeln!(
-        xml,
-        "    <properties><property name=\"seeds_run\" value=\"{}\"/><property name=\"complete\" value=\"{}\"/></properties>",
-        summary.seeds_run,
+    let mut shown: Vec<String> = properties
+        .iter()
+        .map(|(name, value)| format!("<property name=\"{name}\" value=\"{}\"/>", escape(value)))
+        .collect();
+    shown.push(format!(
+        "<property name=\"complete\" value=\"{}\"/>",
         *completeness == Completeness::Complete
-    );
+    ));
+    let _ = writeln!(xml, "    <properties>{}</properties>", shown.concat());
     for key in keys {
         let name = escape(&key);
-        match summary.failures.iter().find(|g| g.key == key) {
+        match failed.iter().find(|(k, _, _)| *k == key) {
             None => {
                 let _ = writeln!(
                     xml,
-                    "    <testcase classname=\"{}\" name=\"{name}\"/>",
-                    escape(&summary.scenario)
+                    "    <testcase classname=\"{classname}\" name=\"{name}\"/>"
                 );
             }
-            Some(group) => {
-                let seeds: Vec<String> = group.seeds.iter().map(u64::to_string).collect();
-                let message = format!(
-                    "{} of {} seeds failed; first seed {}",
-                    group.count, summary.seeds_run, group.first_seed
-                );
-                let body = format!(
-                    "{}\nseeds: {}\n{}",
-                    group.detail,
-                    seeds.join(" "),
-                    replay_hint.replace("{seed}", &group.first_seed.to_string())
-                );
+            Some((_, message, body)) => {
                 let _ = writeln!(
                     xml,
-                    "    <testcase classname=\"{}\" name=\"{name}\">",
-                    escape(&summary.scenario)
+                    "    <testcase classname=\"{classname}\" name=\"{name}\">"
                 );
                 let _ = writeln!(
                     xml,
                     "      <failure message=\"{}\">{}</failure>",
-                    escape(&message),
-                    escape(&body)
+                    escape(message),
+                    escape(body)
                 );
                 let _ = writeln!(xml, "    </testcase>");
             }
         }
     }
-    let classname = escape(&summary.scenario);
     match completeness {
         Completeness::Complete => {
             let _ = writeln!(

@@ -278,6 +278,12 @@ impl Stream {
                         .push(format!("{at}: a second header: one file holds one hunt"));
                     return read;
                 }
+                Ok(Line::Search(_)) => {
+                    self.conflicts.push(format!(
+                        "{at}: a systematic search's record in a seed hunt's file"
+                    ));
+                    return read;
+                }
                 // Damaged, or cut off if nothing follows: known once the next line is read.
                 Err(why) => torn = Some((at, why)),
             }

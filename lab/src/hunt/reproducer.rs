@@ -7,21 +7,21 @@ use super::guided::MutantId;
 use super::record::Failure;
 use super::shrink::Shrunk;
 use crate::shell::shell_word;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use splitbrain_reports::file::{self, io_message, FileError};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::RunLimits;
 use std::path::{Path, PathBuf};
 
 /// A written, replay-checked reproducer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Reproducer {
     /// The failure key it breaks.
     pub key: String,
     /// The seed it was shrunk from (a mutant's root seed).
     pub seed: u64,
     /// The guided search's mutant (`m<index>:<seed>`) it was shrunk from, if not a seed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutant: Option<String>,
     /// The file written.
     pub file: String,

@@ -27,7 +27,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-mod systematic;
+pub mod systematic;
 
 #[derive(Args, Debug)]
 pub struct HuntArgs {
@@ -40,7 +40,8 @@ pub struct HuntArgs {
     /// Run the seeds A..B (B excluded) or A..=B.
     #[arg(long, value_name = "A..B", help_heading = "Seeds")]
     pub seed_range: Option<String>,
-    /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4.
+    /// Run only slice I of N (I from 0) of the seed range, e.g. 0/4 (of a systematic search:
+    /// every N-th one-step schedule from the I-th, and what extends it).
     #[arg(long, value_name = "I/N", help_heading = "Seeds")]
     pub shard: Option<String>,
     /// Start no new seed after this long (e.g. 10m; seeds under way finish, and at least one
@@ -67,7 +68,8 @@ pub struct HuntArgs {
     )]
     pub out: PathBuf,
     /// Write one JSON line per seed to this file (a header first, a line saying how the hunt
-    /// ended last), for `merge`. Written as FILE.partial (locked while the hunt runs) and
+    /// ended last; a systematic search writes one line of what it covered and found), for
+    /// `merge`. Written as FILE.partial (locked while the hunt runs) and
     /// renamed when whole; an existing FILE is refused unless --force. A symbolic link is
     /// followed to the file it names.
     #[arg(long, value_name = "FILE", help_heading = "Output")]

@@ -6,17 +6,19 @@ use crate::exit;
 use crate::signals::Interrupt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use splitbrain_lab::hunt::jsonl::{JsonlEnd, JsonlHeader, JsonlWriter};
 use splitbrain_lab::hunt::reproducer::{Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::seeds::{parse_time_budget, worker_threads};
+use splitbrain_lab::hunt::seeds::{SeedSpan, Shard};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
+use splitbrain_lab::hunt::systematic::shards::{SearchRecord, SEARCH};
 use splitbrain_lab::hunt::systematic::{
-    Bound, Coverage, Explored, Search, Space, Step, SystematicError, BATCH_SCHEDULES,
+    Bound, Counterexample, Coverage, Explored, Search, Space, SystematicError, BATCH_SCHEDULES,
 };
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
 use splitbrain_scenario::{format_duration_ron, parse_duration, Scenario};
-use splitbrain_sim::ChoiceKind;
 use splitbrain_sim::Nanos;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
@@ -27,22 +29,13 @@ pub const DEFAULT_DEPTH: usize = 20;
 /// Steps per schedule when `--steps` is not given.
 pub const DEFAULT_STEPS: usize = 2;
 
-/// The first failing schedule.
-#[derive(Serialize)]
-struct Counterexample {
-    /// Its place in the search (1 = the fault-free run).
-    schedule: u64,
-    /// Its steps: faults as a scenario writes them, then the other choices.
-    steps: Vec<String>,
-    /// How it failed: the failure keys, with details.
-    failures: Vec<splitbrain_lab::hunt::record::Failure>,
-}
-
 #[derive(Serialize)]
 struct JsonOutput<'a> {
     exit_code: u8,
     search: &'static str,
     seed: u64,
+    /// `I/N` when this is one shard of the search.
+    shard: Option<String>,
     ended: &'static str,
     bound: &'a Bound,
     /// The instants faults may start at, as a scenario writes them.
@@ -71,11 +64,15 @@ pub fn hunt(
         return Err(format!("error: {}", SystematicError::NoNemesis));
     }
     let bound = bound_of(args, scenario)?;
+    let shard = (args.shard.as_deref().map(Shard::parse))
+        .transpose()
+        .map_err(|e| format!("error: {e}"))?;
     let space =
         Space::new(scenario, scenario.sim.seed, &bound).map_err(|e| format!("error: {e}"))?;
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }
+    let mut jsonl = open_jsonl(args, scenario, shard)?;
     let budget = (args.time_budget.as_deref().map(parse_time_budget))
         .transpose()
         .map_err(|e| format!("error: {e}"))?;
@@ -92,6 +89,14 @@ pub fn hunt(
                 scenario.sim.timeout_choices
             )
         );
+        if let Some(shard) = shard {
+            crate::outln!(
+                "shard {shard}: one-step schedules {}, {}, {}... and what extends them (merge the shards' --jsonl files)",
+                shard.index + 1,
+                shard.index + 1 + shard.count,
+                shard.index + 1 + 2 * shard.count
+            );
+        }
     }
     interrupt.keep_results();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -104,6 +109,7 @@ pub fn hunt(
         space: &space,
         steps: bound.steps,
         keep_going: args.keep_going,
+        shard,
     };
     let out_of_time = || budget.is_some_and(|b| started.elapsed() >= b);
     let stopping = || match () {
@@ -125,9 +131,7 @@ pub fn hunt(
     });
     progress.finish_and_clear();
     let took = started.elapsed();
-    let counterexample = first
-        .as_ref()
-        .map(|(number, f)| counterexample_of(&space, f, *number));
+    let counterexample = (first.as_ref()).map(|(number, f)| Counterexample::of(&space, f, *number));
     let first = first.map(|(_, f)| f);
     if !args.json {
         print_result(&bound, &coverage, ended, took, counterexample.as_ref());
@@ -144,6 +148,16 @@ pub fn hunt(
             .iter()
             .flat_map(|f| f.record.failures.iter().map(|x| x.key.as_str())),
     );
+    if let Some(out) = jsonl.take() {
+        let record = SearchRecord {
+            bound: bound.clone(),
+            ended,
+            coverage: coverage.clone(),
+            counterexample: counterexample.clone(),
+            reproducers: reproducers.clone(),
+        };
+        finish_jsonl(out, &record, scenario.sim.seed, interrupt, &mut errors);
+    }
     let mut code = crate::print::hunt_exit_code(verdict);
     if !errors.is_empty() {
         code = exit::BAD_INPUT;
@@ -152,8 +166,9 @@ pub fn hunt(
     if args.json {
         let json = JsonOutput {
             exit_code: code,
-            search: "systematic",
+            search: SEARCH,
             seed: scenario.sim.seed,
+            shard: shard.map(|s| s.to_string()),
             ended: ended.name(),
             bound: &bound,
             grid: space
@@ -181,6 +196,52 @@ pub fn hunt(
     Ok(code)
 }
 
+/// The `--jsonl` file, opened (refused if it exists, unless `--force`), its header written.
+fn open_jsonl(
+    args: &HuntArgs,
+    scenario: &Scenario,
+    shard: Option<Shard>,
+) -> Result<Option<JsonlWriter>, String> {
+    let Some(path) = &args.jsonl else {
+        return Ok(None);
+    };
+    crate::output::distinct_outputs(
+        &[("scenario file", args.file.as_path())],
+        &[("--jsonl", path.as_path())],
+    )?;
+    crate::output::check_can_create("--jsonl", path)?;
+    let seed = SeedSpan {
+        first: scenario.sim.seed,
+        last: scenario.sim.seed,
+    };
+    let label = shard.map(|s| s.to_string());
+    let mut header = JsonlHeader::new(scenario, &args.file, seed, label, seed);
+    header.search = Some(SEARCH.to_string());
+    let writer = JsonlWriter::create(path, args.force, &header);
+    Ok(Some(writer.map_err(|e| format!("error: {e}"))?))
+}
+
+/// Writes the search's record and end line, and moves the file into place.
+fn finish_jsonl(
+    mut out: JsonlWriter,
+    record: &SearchRecord,
+    seed: u64,
+    interrupt: &Interrupt,
+    errors: &mut Vec<String>,
+) {
+    let failed = u64::from(record.counterexample.is_some());
+    let end = JsonlEnd {
+        ended: record.ended,
+        signal: interrupt.signal().map(Interrupt::name),
+        seeds_run: 1,
+        failed_seeds: failed,
+        last_seed: Some(seed),
+    };
+    if let Err(e) = out.search(record).and_then(|()| out.finish(&end)) {
+        errors.push(format!("error: {e}"));
+    }
+}
+
 /// The bound's flags mean something only to a systematic search.
 pub fn refuse_bound_flags(args: &HuntArgs) -> Result<(), String> {
     let given = [
@@ -199,8 +260,6 @@ fn refuse_seed_flags(args: &HuntArgs) -> Result<(), String> {
     let given = [
         ("--seeds", args.seeds.is_some()),
         ("--seed-range", args.seed_range.is_some()),
-        ("--shard", args.shard.is_some()),
-        ("--jsonl", args.jsonl.is_some()),
         ("--junit", args.junit.is_some()),
         ("--mutants-per-batch", args.mutants_per_batch.is_some()),
     ];
@@ -283,41 +342,6 @@ fn progress_bar(args: &HuntArgs) -> ProgressBar {
     bar
 }
 
-/// The first failing run, numbered by its place in the search (1: the step-free run).
-fn counterexample_of(space: &Space, found: &Explored, number: u64) -> Counterexample {
-    let lines = splitbrain_scenario::fault_lines(&space.scenario(&found.schedule));
-    let faults = found
-        .schedule
-        .iter()
-        .filter(|s| matches!(s, Step::Fault { .. }))
-        .count();
-    let choices = found.schedule.iter().filter_map(|step| match step {
-        Step::Choose {
-            index,
-            option,
-            at_ns,
-            kind,
-        } => Some(format!(
-            "choice point {index} ({}, at {}) takes way {option}",
-            match kind {
-                ChoiceKind::Timeout => "a timeout",
-                ChoiceKind::Order => "the order of events at one instant",
-            },
-            format_duration_ron(*at_ns)
-        )),
-        Step::Fault { .. } => None,
-    });
-    Counterexample {
-        schedule: number,
-        steps: lines[lines.len() - faults..]
-            .iter()
-            .cloned()
-            .chain(choices)
-            .collect(),
-        failures: found.record.failures.clone(),
-    }
-}
-
 fn print_result(
     bound: &Bound,
     coverage: &Coverage,
@@ -342,13 +366,19 @@ fn print_result(
             _ => String::new(),
         }
     );
-    let Some(c) = counterexample else {
+    print_counterexample(counterexample, None);
+}
+
+/// "no violation", or the counterexample's steps and failures (and the shard it came from).
+pub fn print_counterexample(found: Option<&Counterexample>, shard: Option<&str>) {
+    let Some(c) = found else {
         crate::outln!("no violation");
         return;
     };
-    let keys: Vec<&str> = c.failures.iter().map(|f| f.key.as_str()).collect();
+    let keys: Vec<&str> = c.keys().collect();
     crate::outln!(
-        "counterexample with {} steps breaks {}:",
+        "counterexample{} with {} steps breaks {}:",
+        shard.map_or(String::new(), |s| format!(" (shard {s})")),
         c.steps.len(),
         keys.join(", ")
     );
@@ -361,7 +391,7 @@ fn print_result(
 }
 
 /// Where each reproducer went, and how to replay it.
-fn print_reproducers(reproducers: &[Reproducer]) {
+pub fn print_reproducers(reproducers: &[Reproducer]) {
     for r in reproducers {
         crate::outln!(
             "reproducer: {} ({} faults -> {}, {} shrink runs{})\n  replay: {}",

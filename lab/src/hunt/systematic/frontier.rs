@@ -4,6 +4,7 @@
 use super::replay::Met;
 use super::Step;
 use crate::hunt::record::SeedRecord;
+use crate::hunt::seeds::Shard;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// Schedules run per batch: fixed, so that where a search stops does not depend on the
@@ -36,6 +37,8 @@ struct Waiting {
     /// The next extension: branch `branch`, its `way`-th.
     branch: usize,
     way: u32,
+    /// Extensions made so far (a shard's share of the step-free run's is every N-th).
+    made: u64,
 }
 
 impl Waiting {
@@ -79,11 +82,15 @@ pub struct Frontier {
     situations: BTreeSet<(usize, u32)>,
     /// The step-free run, before it ran.
     start: Option<Vec<Step>>,
+    /// The slice of the search this frontier runs: every N-th one-step schedule (and all
+    /// that extend it) from the I-th, in the unsharded order; `None`: all.
+    shard: Option<Shard>,
 }
 
 impl Frontier {
-    /// A frontier holding the step-free run, for schedules of up to `most_steps` steps.
-    pub fn new(most_steps: usize, choices: usize) -> Self {
+    /// A frontier holding the step-free run, for schedules of up to `most_steps` steps, of
+    /// `shard` of the search (or all of it).
+    pub fn new(most_steps: usize, choices: usize, shard: Option<Shard>) -> Self {
         let mut waiting_by_steps = vec![0; most_steps + 2];
         waiting_by_steps[0] = 1;
         Self {
@@ -94,6 +101,16 @@ impl Frontier {
             seen: Seen::new(),
             situations: BTreeSet::new(),
             start: Some(Vec::new()),
+            shard,
+        }
+    }
+
+    /// Whether the `made`-th extension of `schedule` is this frontier's to run: every
+    /// extension is, but a shard runs its share of the step-free run's only.
+    fn ours(&self, schedule: &[Step], made: u64) -> bool {
+        match self.shard {
+            Some(shard) if schedule.is_empty() => made % shard.count == shard.index,
+            _ => true,
         }
     }
 
@@ -106,7 +123,13 @@ impl Frontier {
 
     /// Adds the extensions of `schedule` at `branches`.
     pub fn push(&mut self, schedule: Vec<Step>, branches: Vec<Branch>, novelty: u32) {
-        let count: u64 = branches.iter().map(|b| u64::from(self.ways(b))).sum();
+        let all: u64 = branches.iter().map(|b| u64::from(self.ways(b))).sum();
+        let count = match self.shard {
+            Some(shard) if schedule.is_empty() => {
+                (all + shard.count - 1 - shard.index) / shard.count
+            }
+            _ => all,
+        };
         if count == 0 {
             return;
         }
@@ -119,6 +142,7 @@ impl Frontier {
             branches,
             branch: 0,
             way: 0,
+            made: 0,
         });
     }
 
@@ -135,9 +159,12 @@ impl Frontier {
                 break;
             };
             while batch.len() < BATCH_SCHEDULES && top.branch < top.branches.len() {
-                let mut child = top.schedule.clone();
-                child.push(step_of(&top.branches[top.branch], top.way));
-                batch.push(child);
+                if self.ours(&top.schedule, top.made) {
+                    let mut child = top.schedule.clone();
+                    child.push(step_of(&top.branches[top.branch], top.way));
+                    batch.push(child);
+                }
+                top.made += 1;
                 top.way += 1;
                 if top.way == self.ways(&top.branches[top.branch]) {
                     top.branch += 1;

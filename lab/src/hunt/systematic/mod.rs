@@ -21,26 +21,31 @@
 //! The order is fixed, so the count and the first counterexample are the same whatever the
 //! number of jobs.
 
+mod counterexample;
 mod frontier;
 pub mod replay;
+pub mod shards;
 mod space;
 #[cfg(test)]
 mod tests;
 
+pub use counterexample::Counterexample;
 pub use frontier::BATCH_SCHEDULES;
 pub use space::{Choice, Space, SystematicError};
 
 use super::record::SeedRecord;
+use super::seeds::Shard;
 use super::Ended;
 use frontier::{Branch, Frontier};
 use rayon::prelude::*;
 use replay::Replay;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use splitbrain_scenario::format_duration_ron;
 use splitbrain_sim::{ChoiceKind, Nanos};
 use std::ops::ControlFlow;
 
 /// How far a systematic search goes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bound {
     /// The most steps (faults and other choices) in one schedule (k).
     pub steps: usize,
@@ -50,6 +55,25 @@ pub struct Bound {
     pub points: usize,
     /// The lengths each fault that lasts may last.
     pub lengths_ns: Vec<Nanos>,
+}
+
+impl std::fmt::Display for Bound {
+    /// The bound as the hunt's flags give it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lengths: Vec<String> = self
+            .lengths_ns
+            .iter()
+            .map(|l| format_duration_ron(*l))
+            .collect();
+        write!(
+            f,
+            "--steps {} --grid {} --depth {} --fault-lengths {}",
+            self.steps,
+            format_duration_ron(self.grid_ns),
+            self.points,
+            lengths.join(",")
+        )
+    }
 }
 
 /// One step of a schedule.
@@ -92,7 +116,7 @@ pub struct Explored {
 }
 
 /// What a systematic search covered.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Coverage {
     /// Schedules run (the step-free run included).
     pub schedules: u64,
@@ -116,7 +140,7 @@ pub struct Coverage {
 }
 
 /// Choice points branched at, by kind.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ChoicePoints {
     /// Randomized timeouts.
     pub timeout: u64,
@@ -132,6 +156,10 @@ pub struct Search<'a> {
     pub steps: usize,
     /// Go on after the first failing schedule.
     pub keep_going: bool,
+    /// Run only this slice of the search (every N-th one-step schedule from the I-th, and
+    /// everything that extends it), or all of it. The shards of one search together run
+    /// every schedule it would; each also runs the step-free run.
+    pub shard: Option<Shard>,
 }
 
 impl Search<'_> {
@@ -150,7 +178,7 @@ impl Search<'_> {
             schedules_by_steps: vec![0; self.steps + 1],
             ..Coverage::default()
         };
-        let mut frontier = Frontier::new(self.steps, self.space.choices().len());
+        let mut frontier = Frontier::new(self.steps, self.space.choices().len(), self.shard);
         loop {
             let batch = frontier.pop_batch();
             if batch.is_empty() {

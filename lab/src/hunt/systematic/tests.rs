@@ -3,11 +3,13 @@
 //! explored complete to its bound.
 
 use super::*;
+use crate::hunt::seeds::Shard;
 use crate::hunt::Ended;
 use serde::{Deserialize, Serialize};
 use splitbrain_algorithms::simple::SimpleAlgorithm;
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::{Ctx, Message, NodeId, Process, TimerKind};
+use std::collections::BTreeSet;
 
 /// What the toy algorithm gets wrong, as a scenario names it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +185,16 @@ fn search(scenario: &Scenario, steps: usize, jobs: usize) -> (Coverage, Ended, O
 /// Searches `space` to `steps` on `jobs` threads: what it covered, how it ended and its
 /// first failing run.
 fn search_in(space: &Space, steps: usize, jobs: usize) -> (Coverage, Ended, Option<Explored>) {
+    search_shard(space, steps, jobs, None)
+}
+
+/// Searches `shard` of `space` (all of it if `None`).
+fn search_shard(
+    space: &Space,
+    steps: usize,
+    jobs: usize,
+    shard: Option<Shard>,
+) -> (Coverage, Ended, Option<Explored>) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -191,6 +203,7 @@ fn search_in(space: &Space, steps: usize, jobs: usize) -> (Coverage, Ended, Opti
         space,
         steps,
         keep_going: false,
+        shard,
     };
     let mut first = None;
     let (coverage, ended) = search.run(&pool, &|| None, &|| false, |runs| {
@@ -270,8 +283,9 @@ fn a_bug_reachable_only_through_the_order_of_simultaneous_events_is_found() {
     );
 }
 
-#[test]
-fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
+/// Raft that forgets its vote on 3 nodes, crashes and cut links on a grid of 6 points: a
+/// double vote needs three faults.
+fn forgets_vote_space() -> Space {
     let text = r#"Scenario(seed: 1, duration: "5s", nodes: 3,
         algorithm: Raft(election_timeout: ("150ms", "300ms"), heartbeat: "50ms", variant: ForgetsVoteOnRestart),
         nemesis: (kinds: [Crash, CutLink], mean_interval: "300ms", fault_duration: ("10ms", "2s"), start: "500ms", quiet: "1s"))"#;
@@ -282,7 +296,12 @@ fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
         points: 6,
         lengths_ns: vec![10_000_000, 2_000_000_000],
     };
-    let space = Space::new(&scenario, 1, &grid).expect("a space");
+    Space::new(&scenario, 1, &grid).expect("a space")
+}
+
+#[test]
+fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
+    let space = forgets_vote_space();
     let run = |steps| search_in(&space, steps, 2);
     let (two, ended, _) = run(2);
     assert_eq!((ended, two.complete_to), (Ended::Complete, Some(2)));
@@ -299,6 +318,50 @@ fn a_bug_needing_three_faults_is_found_with_three_steps_and_not_with_two() {
         .failures
         .iter()
         .any(|f| f.key == "election_safety"));
+}
+
+#[test]
+fn shards_split_the_one_step_schedules_and_together_find_what_the_whole_search_finds() {
+    let space = forgets_vote_space();
+    let one_step = |shard: Option<Shard>| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool");
+        let search = Search {
+            space: &space,
+            steps: 1,
+            keep_going: false,
+            shard,
+        };
+        let mut seen = BTreeSet::new();
+        let (coverage, ended) = search.run(&pool, &|| None, &|| false, |runs| {
+            seen.extend(
+                runs.iter()
+                    .filter(|r| r.schedule.len() == 1)
+                    .map(|r| format!("{:?}", r.schedule[0])),
+            );
+            ControlFlow::Continue(())
+        });
+        assert_eq!((ended, coverage.complete_to), (Ended::Complete, Some(1)));
+        seen
+    };
+    let whole = one_step(None);
+    let shards: Vec<_> = (0..3)
+        .map(|index| one_step(Some(Shard { index, count: 3 })))
+        .collect();
+    for (i, a) in shards.iter().enumerate() {
+        assert!(!a.is_empty());
+        for b in &shards[i + 1..] {
+            assert!(a.is_disjoint(b), "a schedule runs in two shards");
+        }
+    }
+    let together: BTreeSet<String> = shards.into_iter().flatten().collect();
+    assert_eq!(together, whole);
+    // Three faults: some shard finds the double vote.
+    let found =
+        (0..3).filter_map(|index| search_shard(&space, 3, 2, Some(Shard { index, count: 3 })).2);
+    assert!(found.into_iter().any(|f| f.schedule.len() == 3));
 }
 
 #[test]
