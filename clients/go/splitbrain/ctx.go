@@ -30,7 +30,8 @@ type Ctx struct {
 	// WallNs is the node's wall clock (time of day) at this event, in nanoseconds: clock
 	// steps and drift move it.
 	WallNs int64
-	// Rand is the node's only source of randomness, seeded from Seed at every init.
+	// Rand is the node's only source of randomness, seeded from Seed at every init. Its
+	// state is part of the node's state: a reported digest includes it (SetDigest).
 	Rand *rand.Rand
 
 	spec  *Spec
@@ -42,7 +43,13 @@ type Ctx struct {
 	termSet   bool
 	leader    int
 	leaderSet int8 // 0: absent, 1: leader, -1: null
-	err       error
+	// digest for the reply: set in this step or not.
+	digest    string
+	digestSet bool
+	// The generator behind Rand as init made it, whose state goes into the digest.
+	rand *rand.Rand
+	pcg  *rand.PCG
+	err  error
 }
 
 // Peers returns the members other than Me, ascending. Do not modify the slice.
@@ -58,6 +65,7 @@ func (c *Ctx) begin(mono, wall int64) {
 	c.n = 0
 	c.termSet = false
 	c.leaderSet = 0
+	c.digest, c.digestSet = "", false
 	c.err = nil
 }
 
@@ -68,7 +76,8 @@ func (c *Ctx) reset(ev *event) {
 	c.Service = ev.Service
 	c.Seed = ev.Seed
 	c.Restart = ev.Restart
-	c.Rand = newRand(ev.Seed)
+	c.rand, c.pcg = newRand(ev.Seed)
+	c.Rand = c.rand
 	c.peers = make([]int, 0, len(ev.Members))
 	for _, m := range ev.Members {
 		if m != ev.Node {
@@ -92,6 +101,9 @@ func (c *Ctx) finish(dst []byte, step int64) []byte {
 		dst = strconv.AppendInt(dst, int64(c.leader), 10)
 	case -1:
 		dst = append(dst, `,"leader":null`...)
+	}
+	if c.digestSet {
+		dst = c.appendDigest(dst)
 	}
 	if step >= 0 {
 		// Protocol version 2: the reply names its event, so a stray line cannot pass.
@@ -404,4 +416,50 @@ func (c *Ctx) SetLeader(id int) {
 // ("leader": null).
 func (c *Ctx) ClearLeader() {
 	c.leaderSet = -1
+}
+
+// SetDigest reports, in this step's reply, a digest of the node's whole state after the
+// step, for a systematic search (`splitbrain hunt --search systematic`, docs/hunting.md):
+// a state already explored is not explored again. Two states with equal digests (and equal
+// term and leader) must go on alike: cover everything that decides what the node does next
+// (role, votes, vote counts, anything a later event reads), and leave out, or write as an
+// age, what only names the time (a deadline: the simulator digests the armed timers
+// itself). Without SetDigest the reply leaves the digest as the node last reported it, so
+// a node that reports one must report it in every step that changes its state: call it at
+// the end of every handler. A restart clears it on the simulator's side.
+//
+// The reply's "digest" is the JSON object {"state":digest,"rand":"<hex>"}: the state of Rand
+// is part of the node's state, and the package adds it as the step ends. Replacing Rand with
+// another generator makes SetDigest an error. Write numbers exactly (strconv, fmt's %d); a
+// struct marshalled with encoding/json is a good digest too (its map keys are sorted).
+func (c *Ctx) SetDigest(digest string) {
+	if c.err != nil {
+		return
+	}
+	if c.pcg == nil {
+		c.fail("SetDigest", "no init yet: the node has no state to digest")
+		return
+	}
+	if c.Rand != c.rand {
+		c.fail("SetDigest", "ctx.Rand was replaced: the state of the node's generator cannot be digested")
+		return
+	}
+	c.digest, c.digestSet = digest, true
+}
+
+// appendDigest appends the reply's digest field: the reported state and Rand's state.
+func (c *Ctx) appendDigest(dst []byte) []byte {
+	dst = append(dst, `,"digest":{"state":`...)
+	dst = appendString(dst, c.digest)
+	dst = append(dst, `,"rand":"`...)
+	state, err := c.pcg.MarshalBinary()
+	if err != nil {
+		// PCG.MarshalBinary cannot fail (Go 1.22-1.26): a later Go that makes it fail
+		// breaks the package, not a run.
+		panic("splitbrain: the state of Rand: " + err.Error())
+	}
+	for _, b := range state[len(state)-16:] {
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0xf])
+	}
+	return append(dst, `"}`...)
 }

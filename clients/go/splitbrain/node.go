@@ -217,7 +217,8 @@ func truncate(line []byte) string {
 	return string(line)
 }
 
-// newRand is the generator every init seeds afresh.
-func newRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+// newRand is the generator every init seeds afresh, and its source.
+func newRand(seed uint64) (*rand.Rand, *rand.PCG) {
+	pcg := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
+	return rand.New(pcg), pcg
 }

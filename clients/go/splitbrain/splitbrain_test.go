@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -286,6 +287,62 @@ func TestTermAndLeader(t *testing.T) {
 	}
 }
 
+// digestOf returns the reply's digest (its raw JSON), or "" if the reply has none.
+func digestOf(t *testing.T, reply string) string {
+	t.Helper()
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(reply), &r); err != nil {
+		t.Fatalf("the reply %s is not JSON: %v", reply, err)
+	}
+	return string(r["digest"])
+}
+
+func TestDigestIsSentOnlyInTheStepThatSetsItWithTheStateOfRand(t *testing.T) {
+	var do func(c *splitbrain.Ctx)
+	n := newNode(t, &probe{
+		onInit:  func(c *splitbrain.Ctx, _ json.RawMessage) { c.SetDigest("init") },
+		onTimer: func(c *splitbrain.Ctx, _ string) { do(c) },
+	})
+	const tick = `{"type":"timer","name":"tick","mono_ns":1,"wall_ns":2}`
+	atInit := step(t, n, initLine)
+	// PCG(7, 7^0x9e3779b97f4a7c15) as init seeds it, before any draw.
+	const seeded = `"rand":"00000000000000079e3779b97f4a7c12"`
+	if want := `{"effects":[],"digest":{"state":"init",` + seeded + `}}`; atInit != want {
+		t.Fatalf("init:\n got %s\nwant %s", atInit, want)
+	}
+	for _, tc := range []struct {
+		do   func(c *splitbrain.Ctx)
+		want string
+	}{
+		// Reset every step: a step without SetDigest sends none (the simulator keeps the last).
+		{func(c *splitbrain.Ctx) {}, `{"effects":[]}`},
+		// Escaped, so any string makes valid JSON; after term and leader, before step.
+		{func(c *splitbrain.Ctx) { c.SetTerm(2); c.SetDigest("a\"b\\c\n\x00é") },
+			`{"effects":[],"term":2,"digest":{"state":"a\"b\\c\n\u0000é",` + seeded + `}}`},
+		// The last call of a step wins, and effects are untouched by it.
+		{func(c *splitbrain.Ctx) { c.SetDigest("x"); c.Write(1); c.SetDigest("18446744073709551615") },
+			`{"effects":[{"type":"write","token":1}],"digest":{"state":"18446744073709551615",` + seeded + `}}`},
+	} {
+		do = tc.do
+		if got := step(t, n, tick); got != tc.want {
+			t.Errorf("\n got %s\nwant %s", got, tc.want)
+		}
+	}
+
+	// A draw after SetDigest in the same step is in the digest: the state is taken as the
+	// step ends, and the same state with another position of Rand is another digest.
+	do = func(c *splitbrain.Ctx) { c.SetDigest("init"); c.Rand.Uint64() }
+	drawn := digestOf(t, step(t, n, tick))
+	if drawn == digestOf(t, atInit) || !strings.Contains(drawn, `"state":"init"`) {
+		t.Fatalf("a draw from Rand left the digest as it was: %s", drawn)
+	}
+	// A restart reseeds Rand: the same state is the same digest again.
+	again := step(t, n, `{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":null,"seed":7,"restart":true,"durable":null,"mono_ns":50,"wall_ns":60}`)
+	if digestOf(t, again) != digestOf(t, atInit) {
+		t.Fatalf("a restart from the same seed digests otherwise: %s, then %s", atInit, again)
+	}
+}
+
 func TestMisusedEffectsAreErrors(t *testing.T) {
 	for _, tc := range []struct {
 		do   func(c *splitbrain.Ctx)
@@ -304,6 +361,7 @@ func TestMisusedEffectsAreErrors(t *testing.T) {
 		{func(c *splitbrain.Ctx) { c.Observe("x", 1.5) }, `must be a bool, an integer or nil`},
 		{func(c *splitbrain.Ctx) { c.Observe("x", uint64(1)<<63) }, `does not fit`},
 		{func(c *splitbrain.Ctx) { c.Persist(make(chan int)) }, `cannot marshal`},
+		{func(c *splitbrain.Ctx) { c.Rand = rand.New(rand.NewPCG(1, 2)); c.SetDigest("x") }, `ctx.Rand was replaced`},
 	} {
 		n := newNode(t, &probe{onTimer: func(c *splitbrain.Ctx, _ string) { c.Write(1); tc.do(c); c.Write(2) }})
 		step(t, n, initLine)

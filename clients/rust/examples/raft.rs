@@ -50,8 +50,36 @@ struct Raft {
     votes: BTreeSet<u64>,
 }
 
+/// Every handler ends by reporting the node's whole state (`digest`), whatever way it left.
 impl Handler for Raft {
     fn init(&mut self, ctx: &mut Ctx, durable: Option<&Value>) -> Result {
+        self.start(ctx, durable)?;
+        self.digest(ctx)
+    }
+
+    fn message(&mut self, ctx: &mut Ctx, from: u64, body: &Body) -> Result {
+        self.receive(ctx, from, body)?;
+        self.digest(ctx)
+    }
+
+    fn timer(&mut self, ctx: &mut Ctx, name: &str) -> Result {
+        match (name, self.role) {
+            ("election", Role::Follower | Role::Candidate) => self.campaign(ctx)?,
+            ("heartbeat", Role::Leader) => self.beat(ctx)?,
+            _ => {}
+        }
+        self.digest(ctx)
+    }
+
+    fn resign(&mut self, ctx: &mut Ctx) -> Result {
+        self.hand_over(ctx)?;
+        self.digest(ctx)
+    }
+}
+
+impl Raft {
+    /// Starts or restarts the node from its durable state.
+    fn start(&mut self, ctx: &mut Ctx, durable: Option<&Value>) -> Result {
         *self = Raft::default(); // init resets everything
         if let Some(d) = durable {
             self.term = d["term"]
@@ -64,7 +92,7 @@ impl Handler for Raft {
         self.reset_election_timer(ctx)
     }
 
-    fn message(&mut self, ctx: &mut Ctx, from: u64, body: &Body) -> Result {
+    fn receive(&mut self, ctx: &mut Ctx, from: u64, body: &Body) -> Result {
         let term = body.value["term"]
             .as_u64()
             .ok_or_else(|| Error::new(format!("raft: no term in {}", body.value)))?;
@@ -115,17 +143,9 @@ impl Handler for Raft {
         }
     }
 
-    fn timer(&mut self, ctx: &mut Ctx, name: &str) -> Result {
-        match (name, self.role) {
-            ("election", Role::Follower | Role::Candidate) => self.campaign(ctx),
-            ("heartbeat", Role::Leader) => self.beat(ctx),
-            _ => Ok(()),
-        }
-    }
-
     /// Hands leadership over: the leader steps down and waits longer than the others before
     /// it campaigns again.
-    fn resign(&mut self, ctx: &mut Ctx) -> Result {
+    fn hand_over(&mut self, ctx: &mut Ctx) -> Result {
         if self.role != Role::Leader {
             return Ok(());
         }
@@ -140,9 +160,25 @@ impl Handler for Raft {
                 .duration(Duration::ZERO, ELECTION_MAX - ELECTION_MIN);
         ctx.set_timer("election", wait)
     }
-}
 
-impl Raft {
+    /// Reports the node's whole state for a systematic search (`ctx.set_digest` adds the
+    /// state of `ctx.rng`): no time is kept (the simulator digests the armed timers), and the
+    /// votes count only while a candidate (a vote is read in no other role; a campaign
+    /// starts them afresh).
+    fn digest(&self, ctx: &mut Ctx) -> Result {
+        let votes = match self.role {
+            Role::Candidate => Some(&self.votes),
+            Role::Follower | Role::Leader => None,
+        };
+        ctx.set_digest(&(
+            self.term,
+            self.voted_for,
+            self.role as u8,
+            self.leader,
+            votes,
+        ))
+    }
+
     fn campaign(&mut self, ctx: &mut Ctx) -> Result {
         if self.role == Role::Candidate {
             ctx.round_failed(self.term); // the last round ended without a winner
@@ -375,6 +411,27 @@ mod tests {
         let r = c.timer(2, "election");
         assert_eq!(effects(&r, "round_failed")[0]["term"], 1);
         assert_eq!(effects(&r, "campaign")[0]["term"], 2);
+    }
+
+    #[test]
+    fn every_reply_digests_the_state_after_the_step() {
+        let mut c = Cluster::new(3);
+        let r = c.timer(0, "election");
+        assert_eq!(r["digest"]["state"], json!([1, 0, 1, null, [0]]));
+        let replies = c.deliver(0, &r);
+        // Early returns too: a vote to a leader, a stale heartbeat answered.
+        let stale = c.event(
+            2,
+            r#""type":"message","from":1,"body":{"type":"heartbeat","term":0}"#,
+        );
+        for reply in replies.iter().chain([&stale]) {
+            assert!(reply["digest"]["state"].is_array(), "{reply}");
+        }
+        let beat = c.timer(0, "heartbeat");
+        assert_eq!(beat["digest"]["state"], json!([1, 0, 2, 0, null]));
+        // Node 2 heard the leader's heartbeat, then granted its late request: a follower
+        // with its vote and its leader, no votes.
+        assert_eq!(stale["digest"]["state"], json!([1, 0, 0, 0, null]));
     }
 
     #[test]

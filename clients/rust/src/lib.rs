@@ -361,13 +361,15 @@ pub struct Ctx {
     pub mono_ns: i64,
     /// The node's wall clock (time of day) at this event, ns: steps and drift move it.
     pub wall_ns: i64,
-    /// The node's only randomness, seeded with `seed` at every `init`.
+    /// The node's only randomness, seeded with `seed` at every `init`. Its state is part of
+    /// the node's state: a reported digest includes it ([`Ctx::set_digest`]).
     pub rng: Rng,
 
     spec: Spec,
     effects: String,
     term: Option<u64>,
     leader: Option<Option<u64>>,
+    digest: Option<String>,
     err: Option<Error>,
 }
 
@@ -386,6 +388,7 @@ impl Ctx {
             effects: String::new(),
             term: None,
             leader: None,
+            digest: None,
             err: None,
         }
     }
@@ -645,12 +648,70 @@ impl Ctx {
         self.leader = Some(None);
     }
 
+    /// Reports in this step's reply a digest of the node's whole state after the step, for
+    /// a systematic search (`splitbrain hunt --search systematic`, docs/hunting.md): a state
+    /// already explored is not explored again. `digest` is serialized now, with serde_json
+    /// (integers stay exact); [`Ctx::rng`]'s state is added as the step ends, as the reply's
+    /// `"digest":{"state":<digest>,"rand":"<hex>"}`.
+    ///
+    /// Two states with equal digests (and equal term and leader) must go on alike: cover
+    /// everything that decides what the node does next (role, vote, votes counted, anything
+    /// a later event reads), and leave out, or write as an age, what only names the time (a
+    /// deadline: the simulator digests the armed timers itself). Serialize maps in a fixed
+    /// order (a `BTreeMap`, not a `HashMap`). Without `set_digest` the reply leaves the digest
+    /// as the node last reported it, so a node that reports one must report it in every step
+    /// that changes its state: call it at the end of every handler. A restart clears it on
+    /// the simulator's side. An error if `digest` cannot be serialized.
+    ///
+    /// ```
+    /// use splitbrain_node::{Body, Ctx, Handler, Node, Result, Spec};
+    /// use serde_json::Value;
+    /// use std::collections::BTreeSet;
+    ///
+    /// /// Counts the peers it heard from; that set is its whole state.
+    /// #[derive(Default)]
+    /// struct Heard(BTreeSet<u64>);
+    ///
+    /// impl Handler for Heard {
+    ///     fn init(&mut self, ctx: &mut Ctx, _durable: Option<&Value>) -> Result {
+    ///         *self = Heard::default();
+    ///         ctx.set_digest(&self.0)
+    ///     }
+    ///     fn message(&mut self, ctx: &mut Ctx, from: u64, _body: &Body) -> Result {
+    ///         self.0.insert(from);
+    ///         ctx.set_digest(&self.0)
+    ///     }
+    ///     fn timer(&mut self, ctx: &mut Ctx, _name: &str) -> Result {
+    ///         ctx.set_digest(&self.0)
+    ///     }
+    /// }
+    ///
+    /// let mut node = Node::new(Spec::new(&["ping"], &[]), Heard::default()).unwrap();
+    /// node.step(r#"{"type":"init","protocol":2,"node":0,"members":[0,1,2],"service":null,"seed":7,"restart":false,"durable":null,"step":1,"mono_ns":0,"wall_ns":0}"#).unwrap();
+    /// let reply = node.step(r#"{"type":"message","from":2,"body":{"type":"ping"},"step":2,"mono_ns":5,"wall_ns":5}"#).unwrap();
+    /// assert_eq!(reply, r#"{"effects":[],"digest":{"state":[2],"rand":"0000000000000007"},"step":2}"#);
+    /// ```
+    #[track_caller]
+    pub fn set_digest(&mut self, digest: &impl Serialize) -> Result {
+        match serde_json::to_string(digest) {
+            Ok(s) => {
+                self.digest = Some(s);
+                Ok(())
+            }
+            Err(e) => self.fail(Error::call(
+                "set_digest",
+                format!("cannot serialize the digest: {e}"),
+            )),
+        }
+    }
+
     fn begin(&mut self, mono_ns: i64, wall_ns: i64) {
         self.mono_ns = mono_ns;
         self.wall_ns = wall_ns;
         self.effects.clear();
         self.term = None;
         self.leader = None;
+        self.digest = None;
         self.err = None;
     }
 
@@ -666,6 +727,13 @@ impl Ctx {
             Some(Some(l)) => out.push_str(&format!(",\"leader\":{l}")),
             Some(None) => out.push_str(",\"leader\":null"),
             None => {}
+        }
+        if let Some(d) = &self.digest {
+            // The generator's state is the node's too: taken as the step ends.
+            let rand = self.rng.state;
+            out.push_str(&format!(
+                ",\"digest\":{{\"state\":{d},\"rand\":\"{rand:016x}\"}}"
+            ));
         }
         if let Some(s) = step {
             out.push_str(&format!(",\"step\":{s}"));

@@ -253,10 +253,46 @@ fn a_conf_change_reaches_its_handler_with_the_operation_and_member() {
     assert!(n.step(bad).is_err());
 }
 
+#[test]
+fn a_digest_is_sent_only_in_the_step_that_sets_it_with_the_generators_state() {
+    let mut n = node(|c| c.set_digest(&json!({"vote": 1, "term": u64::MAX, "s": "a\"b"})));
+    assert_eq!(
+        tick(&mut n).unwrap(),
+        concat!(
+            r#"{"effects":[],"digest":{"state":{"s":"a\"b","term":18446744073709551615,"vote":1},"#,
+            r#""rand":"0000000000000007"},"step":2}"#
+        )
+    );
+    // Reset every step: a step without set_digest sends none (the simulator keeps the last).
+    let mut n = node(|c| {
+        c.set_digest(&"stale")?;
+        c.set_digest(&"last")?; // the last call of a step wins
+        c.rng.next_u64(); // after the call, still in this step's digest
+        Ok(())
+    });
+    let first = tick(&mut n).unwrap();
+    let rand = format!("{:016x}", 7u64.wrapping_add(0x9e37_79b9_7f4a_7c15));
+    assert_eq!(
+        first,
+        format!(r#"{{"effects":[],"digest":{{"state":"last","rand":"{rand}"}},"step":2}}"#)
+    );
+    let second = tick(&mut n).unwrap();
+    assert_ne!(
+        first, second,
+        "the same state after another draw is another digest"
+    );
+    n.step(INIT).unwrap();
+    assert_eq!(
+        tick(&mut n).unwrap(),
+        first,
+        "init reseeds: the same state digests alike"
+    );
+}
+
 /// Each misuse is an error that names the call, its position and the event.
 #[test]
 fn misused_effects_name_the_call() {
-    let cases: [(Script, &str); 9] = [
+    let cases: [(Script, &str); 10] = [
         (|c| c.send(0, &json!({"type": "pnig"})), "send at tests.rs:"),
         (
             |c| c.send(0, &json!({"type": "pnig"})),
@@ -278,6 +314,10 @@ fn misused_effects_name_the_call() {
         ),
         (|c| c.set_leader(7), "set_leader at tests.rs:"),
         (|c| c.observe("a b", 1i64), "observe at tests.rs:"),
+        (
+            |c| c.set_digest(&std::collections::BTreeMap::from([((1, 2), 3)])),
+            "set_digest at tests.rs:",
+        ),
     ];
     for (script, want) in cases {
         let mut n = node(script);

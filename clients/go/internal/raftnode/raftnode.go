@@ -15,6 +15,8 @@ package raftnode
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"time"
 
 	"splitbrain.dev/node/splitbrain"
@@ -75,6 +77,7 @@ type Node struct {
 
 // Init starts or restarts the node from its durable state.
 func (n *Node) Init(ctx *splitbrain.Ctx, d json.RawMessage) {
+	defer n.digest(ctx)
 	*n = Node{Broken: n.Broken, votedFor: -1, leader: -1}
 	if d != nil {
 		var st durable
@@ -93,6 +96,7 @@ func (n *Node) Init(ctx *splitbrain.Ctx, d json.RawMessage) {
 
 // Message handles a message from a peer.
 func (n *Node) Message(ctx *splitbrain.Ctx, from int, body splitbrain.Body) {
+	defer n.digest(ctx)
 	var m msg
 	if err := body.Decode(&m); err != nil {
 		panic("raftnode: unreadable message " + string(body.Raw) + ": " + err.Error())
@@ -152,6 +156,7 @@ func (n *Node) Message(ctx *splitbrain.Ctx, from int, body splitbrain.Body) {
 
 // Timer handles the election and heartbeat timers.
 func (n *Node) Timer(ctx *splitbrain.Ctx, name string) {
+	defer n.digest(ctx)
 	switch name {
 	case "election":
 		if n.role != leader {
@@ -167,6 +172,7 @@ func (n *Node) Timer(ctx *splitbrain.Ctx, name string) {
 // Resign hands leadership over: the leader steps down and waits longer than the others
 // before it campaigns again.
 func (n *Node) Resign(ctx *splitbrain.Ctx) {
+	defer n.digest(ctx)
 	if n.role != leader {
 		return
 	}
@@ -176,6 +182,26 @@ func (n *Node) Resign(ctx *splitbrain.Ctx) {
 	ctx.ClearLeader()
 	ctx.CancelTimer("heartbeat")
 	ctx.SetTimer("election", 2*ElectionMin+time.Duration(ctx.Rand.Int64N(int64(ElectionMax-ElectionMin)+1)))
+}
+
+// digest reports the node's whole state for a systematic search (ctx.SetDigest, which adds
+// the state of ctx.Rand), at the end of every handler. Its timers are the simulator's to
+// digest. The votes count only while a candidate (a vote is read in no other role, and a
+// campaign starts them afresh). Broken reports none: its lease reads the time of the last
+// heartbeats, and an age written at the step would be stale at the search's checkpoints
+// (a leader paused with its heartbeat held would digest alike whatever its lease's age).
+func (n *Node) digest(ctx *splitbrain.Ctx) {
+	if n.Broken {
+		return
+	}
+	var votes []int
+	if n.role == candidate {
+		for id := range n.votes {
+			votes = append(votes, id)
+		}
+		sort.Ints(votes)
+	}
+	ctx.SetDigest(fmt.Sprintf("term=%d voted_for=%d role=%d leader=%d votes=%v", n.term, n.votedFor, n.role, n.leader, votes))
 }
 
 func (n *Node) campaign(ctx *splitbrain.Ctx) {

@@ -23,6 +23,10 @@ type reply struct {
 	} `json:"effects"`
 	Term   *uint64         `json:"term"`
 	Leader json.RawMessage `json:"leader"`
+	Digest *struct {
+		State string `json:"state"`
+		Rand  string `json:"rand"`
+	} `json:"digest"`
 }
 
 // cluster drives n nodes by hand through Node.Step: no pipes, no simulator.
@@ -171,6 +175,37 @@ func TestBrokenLeaderClaimsTheCandidatesTerm(t *testing.T) {
 		}
 		if claims != broken {
 			t.Fatalf("broken=%v: the old leader's reply %s claims term 2: %v", broken, types(old), claims)
+		}
+	}
+}
+
+// Every reply of the correct node carries the digest of its state after the step, early
+// returns included (a step without one would leave the simulator the stale one); the broken
+// node, whose lease reads the time, reports none.
+func TestEveryReplyDigestsTheStateAndBrokenSendsNone(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		c := newCluster(t, 3, broken)
+		var replies []reply
+		campaign := c.step(0, `{"type":"timer","name":"election"`)
+		replies = append(replies, campaign)
+		replies = append(replies, c.deliver(0, campaign)...)
+		// A stale heartbeat: node 1 answers and returns early.
+		replies = append(replies, c.step(1, `{"type":"message","from":2,"body":{"type":"heartbeat","term":0}`))
+		for _, r := range replies {
+			if (r.Digest != nil) == broken {
+				t.Fatalf("broken=%v: a reply (%s) has the digest %+v", broken, types(r), r.Digest)
+			}
+		}
+		if broken {
+			continue
+		}
+		if got := campaign.Digest.State; got != "term=1 voted_for=0 role=1 leader=-1 votes=[0]" {
+			t.Fatalf("the candidate's digest: %s", got)
+		}
+		// The candidate has won by now (node 1's vote came back): votes no longer count.
+		won := c.step(0, `{"type":"timer","name":"heartbeat"`)
+		if got := won.Digest.State; got != "term=1 voted_for=0 role=2 leader=0 votes=[]" {
+			t.Fatalf("the leader's digest: %s", got)
 		}
 	}
 }
