@@ -44,6 +44,7 @@ with a new ``ctx.state`` from the ``state`` factory and a new ``ctx.rng``, so st
 there cannot leak from one run into the next. State kept in globals or closures can: don't.
 """
 
+import hashlib
 import json
 import os
 import random
@@ -146,7 +147,9 @@ class Context:
         and/or the ``leader`` it recognises (an id, itself included, or ``None`` for none),
         and/or a ``digest`` of its whole state (any JSON value: equal digests must mean the
         node goes on alike; a systematic search skips states it has explored, see
-        docs/protocol.md). The digest is serialised now.
+        docs/protocol.md). The digest is serialised now, and sent as
+        ``{"state": digest, "rand": ...}``: the position of ``ctx.rng`` as the step ends is
+        added, since it decides what the node draws next (as the Go and Rust clients do).
 
         Only what is given is sent, in this step's reply; what is not reported stays as the
         simulator last heard it. Reporting twice in one step keeps the last value.
@@ -277,6 +280,10 @@ class Context:
         self._leader = _UNSET
         self._digest = _UNSET
 
+    def _rng_digest(self):
+        """A digest of ``rng``'s position: what it will draw next."""
+        return hashlib.sha256(repr(self.rng.getstate()).encode()).hexdigest()[:16]
+
     def _reply_line(self):
         parts = ['{"effects":[', ",".join(self._effects), "]"]
         if self._term is not _UNSET:
@@ -284,7 +291,7 @@ class Context:
         if self._leader is not _UNSET:
             parts.append(',"leader":null' if self._leader is None else ',"leader":%d' % self._leader)
         if self._digest is not _UNSET:
-            parts.append(',"digest":%s' % self._digest)
+            parts.append(',"digest":{"state":%s,"rand":"%s"}' % (self._digest, self._rng_digest()))
         step = self.event.get("step") if self.event else None
         if isinstance(step, int):
             # Protocol version 2: the reply names its event, so a stray line cannot pass.

@@ -308,11 +308,22 @@ class Reporting(unittest.TestCase):
             '{"effects":[],"term":3,"leader":1}',
         )
 
-    def test_a_digest_is_sent_as_json_when_reported(self):
-        self.assertEqual(
-            self.reply(lambda ctx: ctx.report(term=2, digest={"role": "follower", "vote": 1})),
-            '{"effects":[],"term":2,"digest":{"role":"follower","vote":1}}',
-        )
+    def test_a_digest_is_sent_as_json_with_the_generators_position(self):
+        line = self.reply(lambda ctx: ctx.report(term=2, digest={"role": "follower", "vote": 1}))
+        reply = json.loads(line)
+        self.assertEqual(reply["term"], 2)
+        self.assertEqual(reply["digest"]["state"], {"role": "follower", "vote": 1})
+        self.assertRegex(reply["digest"]["rand"], "^[0-9a-f]{16}$")
+
+    def test_a_draw_changes_the_digest_and_the_same_draws_give_the_same_one(self):
+        def act(draws):
+            def step(ctx):
+                for _ in range(draws):
+                    ctx.rng.random()
+                ctx.report(digest="same state")
+            return json.loads(self.reply(step))["digest"]
+        self.assertNotEqual(act(0), act(1))
+        self.assertEqual(act(1), act(1))
 
     def test_no_leader_is_sent_as_null(self):
         self.assertEqual(
