@@ -45,6 +45,26 @@
 //! assert!(found.replay.contains(&format!("SPLITBRAIN_SEED={}", found.seed)));
 //! ```
 
+//! A systematic search instead of seeds ([`Hunt::systematic`]): every fault schedule of the
+//! scenario's own seed up to a number of steps, on a time grid, each state explored once;
+//! the result says how far it is complete:
+//!
+//! ```
+//! use splitbrain_harness::{Bound, Hunt};
+//!
+//! let result = Hunt::text(
+//!     "Scenario(algorithm: Raft(), nodes: 3, duration: \"5s\",
+//!               nemesis: (kinds: [Crash], mean_interval: \"1s\", start: \"1s\", quiet: \"2s\"))",
+//! )
+//! .unwrap()
+//! .systematic_within(Bound { steps: 1, grid_ns: 50_000_000, points: 3, lengths_ns: vec![100_000_000] })
+//! .run();
+//! result.assert_safe();
+//! let coverage = result.coverage.expect("a systematic search's coverage");
+//! assert_eq!(coverage.complete_to, Some(1));
+//! assert_eq!(coverage.schedules, 1 + 3 * 3); // the fault-free run; each node at each point
+//! ```
+
 #![warn(missing_docs)]
 
 #[cfg(test)]
@@ -59,6 +79,8 @@ use splitbrain_lab::hunt::record::{Failure, SeedRecord, LIMIT_KEY};
 use splitbrain_lab::hunt::reproducer;
 use splitbrain_lab::hunt::seeds::SeedSpan;
 use splitbrain_lab::hunt::shrink::shrink_scenario;
+pub use splitbrain_lab::hunt::systematic::{Bound, Coverage};
+use splitbrain_lab::hunt::systematic::{Search, Space, SystematicError};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario, ScenarioError};
 use std::fmt;
@@ -87,6 +109,9 @@ pub enum HarnessError {
     /// The worker threads could not be started.
     #[error("cannot start the hunt's threads: {0}")]
     Threads(String),
+    /// A systematic search cannot run on this scenario (no nemesis, no room, an empty bound).
+    #[error(transparent)]
+    Systematic(#[from] SystematicError),
     /// [`Scripted::after`] was called before any fault: it makes the fault added last wait
     /// for an event.
     #[error(
@@ -106,6 +131,8 @@ pub struct Hunt {
     out_dir: Option<PathBuf>,
     /// A replay: these seeds, whatever the environment says.
     exact: bool,
+    /// A systematic search to this bound instead of seeds.
+    systematic: Option<Bound>,
 }
 
 impl Hunt {
@@ -132,6 +159,7 @@ impl Hunt {
             shrink: true,
             out_dir: None,
             exact: false,
+            systematic: None,
         }
     }
 
@@ -208,6 +236,23 @@ impl Hunt {
         self
     }
 
+    /// Explores every fault schedule of the scenario's own seed up to `steps` steps instead
+    /// of running seeds (`hunt --search systematic`, docs/hunting.md): faults from its
+    /// nemesis at the grid [`Bound::defaults`] gives, other ways at its choice points. Stops
+    /// at the first failing schedule, shrunk and written like a seed's; the result's
+    /// `coverage` says what it explored. `SPLITBRAIN_SEEDS` and `SPLITBRAIN_SEED` do not
+    /// apply (to search another seed, change the scenario's `seed`).
+    pub fn systematic(self, steps: usize) -> Self {
+        let bound = Bound::defaults(&self.scenario, steps);
+        self.systematic_within(bound)
+    }
+
+    /// [`Hunt::systematic`] to an explicit bound (grid, depth, fault lengths).
+    pub fn systematic_within(mut self, bound: Bound) -> Self {
+        self.systematic = Some(bound);
+        self
+    }
+
     /// Runs on `n` threads (default: every core).
     pub fn jobs(mut self, n: usize) -> Self {
         self.jobs = Some(n.max(1));
@@ -240,7 +285,6 @@ impl Hunt {
     /// Runs the seeds in order, in parallel batches, until the first failure or the last
     /// seed; then shrinks the failure and writes its reproducer.
     pub fn try_run(self) -> Result<HuntResult, HarnessError> {
-        let span = self.span()?;
         let jobs = self.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -248,6 +292,10 @@ impl Hunt {
             .num_threads(jobs)
             .build()
             .map_err(|e| HarnessError::Threads(e.to_string()))?;
+        if let Some(bound) = &self.systematic {
+            return self.search(bound, &pool);
+        }
+        let span = self.span()?;
         let mut seeds_run = 0;
         let mut first_failed: Option<SeedRecord> = None;
         let never = || false;
@@ -266,12 +314,47 @@ impl Hunt {
                 ControlFlow::<()>::Continue(())
             },
         );
-        let failure = first_failed.map(|record| self.found(&record));
+        let failure = first_failed.map(|record| {
+            let start = self.scenario.materialize(record.seed);
+            self.found(record.seed, &record.failures[0], start, false)
+        });
         Ok(HuntResult {
             scenario: self.scenario.name.clone(),
             first_seed: span.first,
             seeds_run,
             failure,
+            coverage: None,
+        })
+    }
+
+    /// The systematic search of the scenario's seed to `bound`, to its first failure.
+    fn search(&self, bound: &Bound, pool: &rayon::ThreadPool) -> Result<HuntResult, HarnessError> {
+        let seed = self.scenario.sim.seed;
+        let space = Space::new(&self.scenario, seed, bound)?;
+        let search = Search {
+            space: &space,
+            steps: bound.steps,
+            keep_going: false,
+            shard: None,
+        };
+        let mut first = None;
+        let never = || false;
+        let (coverage, _) = search.run(pool, &|| None, &never, |runs| {
+            if first.is_none() {
+                first = runs.iter().find(|r| r.record.failed()).cloned();
+            }
+            ControlFlow::Continue(())
+        });
+        let failure = first.map(|run| {
+            let start = space.scenario(&run.schedule);
+            self.found(seed, &run.record.failures[0], start, true)
+        });
+        Ok(HuntResult {
+            scenario: self.scenario.name.clone(),
+            first_seed: seed,
+            seeds_run: 1,
+            failure,
+            coverage: Some(coverage),
         })
     }
 
@@ -306,10 +389,10 @@ impl Hunt {
         })
     }
 
-    /// What a failing seed gives the test: shrunk, written, and how to replay it.
-    fn found(&self, record: &SeedRecord) -> Found {
-        let failure = record.failures[0].clone();
-        let start = self.scenario.materialize(record.seed);
+    /// What a failing run of `seed` (`start`, explicit) gives the test: shrunk, written, and
+    /// how to replay it (`searched`: the run of a systematic search, replayed by the test).
+    fn found(&self, seed: u64, failure: &Failure, start: Scenario, searched: bool) -> Found {
+        let failure = failure.clone();
         let (scenario, failure, shrink_runs) = if self.shrink && failure.key != LIMIT_KEY {
             let never = || false;
             let caught =
@@ -322,13 +405,13 @@ impl Hunt {
         } else {
             (start, failure, 0)
         };
-        let reproducer = self.write_reproducer(record.seed, &failure.key, scenario);
+        let reproducer = self.write_reproducer(seed, &failure.key, scenario);
         Found {
-            seed: record.seed,
+            seed,
             invariant: failure.key.clone(),
             failure,
             replay: replay_command(
-                record.seed,
+                (!searched).then_some(seed),
                 reproducer.as_ref().ok(),
                 self.scenario.algorithm.entry().built_in,
             ),
@@ -400,13 +483,15 @@ fn env_number(
 }
 
 /// The command that replays `seed` of the test that is running (cargo names a test's thread
-/// after the test), and, when there is a reproducer, how to run it with the CLI.
-fn replay_command(seed: u64, reproducer: Option<&PathBuf>, built_in: bool) -> String {
+/// after the test; `None`: the test as it is, a systematic search), and, when there is a
+/// reproducer, how to run it with the CLI.
+fn replay_command(seed: Option<u64>, reproducer: Option<&PathBuf>, built_in: bool) -> String {
     let thread = std::thread::current();
     let test = thread.name().filter(|name| *name != "main");
+    let env = seed.map_or(String::new(), |seed| format!("SPLITBRAIN_SEED={seed} "));
     let mut line = match test {
-        Some(test) => format!("SPLITBRAIN_SEED={seed} cargo test -- --exact {test}"),
-        None => format!("SPLITBRAIN_SEED={seed} (this program)"),
+        Some(test) => format!("{env}cargo test -- --exact {test}"),
+        None => format!("{env}(this program)"),
     };
     if let Some(path) = reproducer {
         // The stock command knows only the built-in algorithms; a user's needs their own
@@ -430,8 +515,11 @@ pub struct HuntResult {
     pub first_seed: u64,
     /// How many seeds ran (the hunt stops after the batch of its first failure).
     pub seeds_run: u64,
-    /// The first failing seed, shrunk, if any seed failed.
+    /// The first failing seed (of a systematic search: its first failing schedule),
+    /// shrunk, if any failed.
     pub failure: Option<Found>,
+    /// What a systematic search ([`Hunt::systematic`]) explored; `None` for a seed hunt.
+    pub coverage: Option<Coverage>,
 }
 
 impl HuntResult {

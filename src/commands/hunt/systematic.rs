@@ -15,6 +15,7 @@ use splitbrain_lab::hunt::summary::HuntVerdict;
 use splitbrain_lab::hunt::systematic::shards::{SearchRecord, SEARCH};
 use splitbrain_lab::hunt::systematic::{
     Bound, Counterexample, Coverage, Explored, Search, Space, SystematicError, BATCH_SCHEDULES,
+    DEFAULT_STEPS,
 };
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
@@ -23,11 +24,6 @@ use splitbrain_sim::Nanos;
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
-
-/// Grid points when `--depth` is not given.
-pub const DEFAULT_DEPTH: usize = 20;
-/// Steps per schedule when `--steps` is not given.
-pub const DEFAULT_STEPS: usize = 2;
 
 #[derive(Serialize)]
 struct JsonOutput<'a> {
@@ -276,38 +272,24 @@ fn refuse_given(given: &[(&str, bool)], why: impl Fn(&str) -> String) -> Result<
     }
 }
 
-/// The bound the flags give, with the defaults: 2 steps, 20 points a heartbeat apart, the
-/// nemesis's shortest and longest fault.
+/// The bound the flags give, with the defaults ([`Bound::defaults`]) for the rest.
 fn bound_of(args: &HuntArgs, scenario: &Scenario) -> Result<Bound, String> {
     let duration = |flag: &str, text: &str| {
         parse_duration(text)
             .map_err(|e| format!("error: {flag} {text}: {e}\n  hint: a duration such as 50ms"))
     };
-    let grid_ns = match &args.grid {
-        Some(text) => duration("--grid", text)?,
-        None => scenario.algorithm.heartbeat_ns(),
-    };
-    let lengths_ns = match &args.fault_lengths {
-        Some(list) => list
+    let mut bound = Bound::defaults(scenario, args.steps.unwrap_or(DEFAULT_STEPS));
+    if let Some(text) = &args.grid {
+        bound.grid_ns = duration("--grid", text)?;
+    }
+    if let Some(list) = &args.fault_lengths {
+        bound.lengths_ns = list
             .split(',')
             .map(|t| duration("--fault-lengths", t.trim()))
-            .collect::<Result<Vec<Nanos>, String>>()?,
-        None => {
-            let (shortest, longest) = scenario
-                .nemesis
-                .as_ref()
-                .map_or((0, 0), |n| n.fault_duration_ns);
-            let mut both = vec![shortest, longest];
-            both.dedup();
-            both
-        }
-    };
-    Ok(Bound {
-        steps: args.steps.unwrap_or(DEFAULT_STEPS),
-        grid_ns,
-        points: args.depth.unwrap_or(DEFAULT_DEPTH),
-        lengths_ns,
-    })
+            .collect::<Result<Vec<Nanos>, String>>()?;
+    }
+    bound.points = args.depth.unwrap_or(bound.points);
+    Ok(bound)
 }
 
 /// The search's first line: what it explores.

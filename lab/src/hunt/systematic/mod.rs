@@ -40,7 +40,7 @@ use frontier::{Branch, Frontier};
 use rayon::prelude::*;
 use replay::Replay;
 use serde::{Deserialize, Serialize};
-use splitbrain_scenario::format_duration_ron;
+use splitbrain_scenario::{format_duration_ron, Scenario};
 use splitbrain_sim::{ChoiceKind, Nanos};
 use std::ops::ControlFlow;
 
@@ -55,6 +55,45 @@ pub struct Bound {
     pub points: usize,
     /// The lengths each fault that lasts may last.
     pub lengths_ns: Vec<Nanos>,
+}
+
+/// Grid points when a bound does not say (`--depth`).
+pub const DEFAULT_DEPTH: usize = 20;
+/// Steps per schedule when a bound does not say (`--steps`).
+pub const DEFAULT_STEPS: usize = 2;
+
+impl Bound {
+    /// The bound of `steps` steps for `scenario` with the defaults: [`DEFAULT_DEPTH`] points
+    /// a heartbeat of its algorithm apart, each fault lasting the nemesis's shortest or its
+    /// longest `fault_duration`.
+    ///
+    /// ```
+    /// use splitbrain_lab::hunt::systematic::Bound;
+    ///
+    /// let scenario = splitbrain_scenario::parse(
+    ///     r#"Scenario(algorithm: Raft(heartbeat: "50ms"), nodes: 3,
+    ///                 nemesis: (kinds: [Crash], fault_duration: ("100ms", "2s")))"#,
+    ///     "doc.ron",
+    /// )
+    /// .unwrap();
+    /// let bound = Bound::defaults(&scenario, 2);
+    /// assert_eq!((bound.grid_ns, bound.points), (50_000_000, 20));
+    /// assert_eq!(bound.lengths_ns, [100_000_000, 2_000_000_000]);
+    /// ```
+    pub fn defaults(scenario: &Scenario, steps: usize) -> Bound {
+        let (shortest_ns, longest_ns) = scenario
+            .nemesis
+            .as_ref()
+            .map_or((0, 0), |n| n.fault_duration_ns);
+        let mut lengths_ns = vec![shortest_ns, longest_ns];
+        lengths_ns.dedup();
+        Bound {
+            steps,
+            grid_ns: scenario.algorithm.heartbeat_ns(),
+            points: DEFAULT_DEPTH,
+            lengths_ns,
+        }
+    }
 }
 
 impl std::fmt::Display for Bound {
