@@ -11,7 +11,7 @@ use splitbrain_lab::hunt::seeds::{parse_time_budget, worker_threads};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
 use splitbrain_lab::hunt::systematic::{
-    Bound, Coverage, Explored, Search, Space, Step, SystematicError, BATCH_SCHEDULES,
+    symmetry, Bound, Coverage, Explored, Search, Space, Step, SystematicError, BATCH_SCHEDULES,
 };
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
@@ -71,8 +71,11 @@ pub fn hunt(
         return Err(format!("error: {}", SystematicError::NoNemesis));
     }
     let bound = bound_of(args, scenario)?;
-    let space =
+    let mut space =
         Space::new(scenario, scenario.sim.seed, &bound).map_err(|e| format!("error: {e}"))?;
+    if args.symmetry == Some(crate::args::OnOff::Off) {
+        space = space.without_symmetry();
+    }
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }
@@ -188,6 +191,7 @@ pub fn refuse_bound_flags(args: &HuntArgs) -> Result<(), String> {
         ("--grid", args.grid.is_some()),
         ("--depth", args.depth.is_some()),
         ("--fault-lengths", args.fault_lengths.is_some()),
+        ("--symmetry", args.symmetry.is_some()),
     ];
     refuse_given(&given, |flag| {
         format!("{flag} bounds a systematic search\n  hint: add --search systematic, or leave {flag} out")
@@ -269,7 +273,7 @@ fn announce(bound: &Bound, space: &Space, seed: u64, timeouts: u32) -> String {
         lengths.join(", "),
         if timeouts > 1 { format!(", timeouts among {timeouts} values") } else { String::new() },
         format_duration_ron(space.duration_ns()),
-    )
+    ) + &symmetry::announce(space.symmetric())
 }
 
 fn progress_bar(args: &HuntArgs) -> ProgressBar {
@@ -331,10 +335,11 @@ fn print_result(
         None => "not complete for any number of steps".to_string(),
     };
     crate::outln!(
-        "explored {} schedules ({} distinct states, {} grid points pruned as seen) in {seconds:.1} s ({:.0} states/s), {complete}{}",
+        "explored {} schedules ({} distinct states, {} grid points pruned as seen{}) in {seconds:.1} s ({:.0} states/s), {complete}{}",
         coverage.schedules,
         coverage.distinct_states,
         coverage.pruned_points,
+        symmetry::pruned(coverage.symmetric_prunes),
         coverage.distinct_states as f64 / seconds.max(1e-9),
         match ended {
             Ended::TimeBudget => format!(" (time budget spent before {} steps)", bound.steps),
