@@ -199,6 +199,16 @@ pub trait Algorithm: 'static {
         None
     }
 
+    /// Which members a systematic search may take for one another, as far as the settings
+    /// go (docs/hunting.md, "Symmetry"): a key per member of `members`, equal for members
+    /// the settings treat alike (Raft: the same initial log), when the processes rename
+    /// the node ids in their state ([`Process::digest_renamed`], and the message's and
+    /// durable state's `renamed`). `None`, the default: no member may be.
+    fn member_keys(config: &Self::Config, members: usize) -> Option<Vec<u64>> {
+        let _ = (config, members);
+        None
+    }
+
     /// Runs the algorithm's processes in `sim`.
     fn run(
         config: &Self::Config,
@@ -354,7 +364,13 @@ pub fn run_named_processes<P: Process>(
                 if sim.run_until(StopAt::Time(at_ns))? == Reached::End {
                     break;
                 }
-                checkpoints.digests.push(sim.digest());
+                if checkpoints.symmetric.is_empty() {
+                    checkpoints.digests.push(sim.digest());
+                } else {
+                    let (digest, renaming) = sim.digest_symmetric_renamed(checkpoints.symmetric);
+                    checkpoints.digests.push(digest);
+                    checkpoints.renamings.push(renaming);
+                }
             }
         }
         return sim.run();

@@ -253,8 +253,16 @@ pub struct Checkpoints<'a> {
     /// at or before each.
     pub at_ns: &'a [splitbrain_sim::Nanos],
     /// Receives one digest per time the run reached, in order (fewer if the run ended or
-    /// stopped first).
+    /// stopped first): [`splitbrain_sim::Sim::digest`], or with `symmetric` its
+    /// [`splitbrain_sim::Sim::digest_symmetric`].
     pub digests: &'a mut Vec<u64>,
+    /// The members whose renamings count as one state (docs/hunting.md, "Symmetry"); empty:
+    /// states are compared exactly.
+    pub symmetric: &'a [splitbrain_sim::NodeId],
+    /// With `symmetric`: receives at each time the fingerprint of the renaming that gave
+    /// the digest ([`splitbrain_sim::Sim::digest_symmetric_renamed`]), to tell a state
+    /// seen again from a renaming of one; untouched without.
+    pub renamings: &'a mut Vec<u64>,
 }
 
 /// Where to stop a run, and where to put what it looked like there ([`RunOptions::step`]).
@@ -297,6 +305,8 @@ impl<'a> RunOptions<'a> {
             checkpoints: self.checkpoints.map(|c| Checkpoints {
                 at_ns: c.at_ns,
                 digests: c.digests,
+                symmetric: c.symmetric,
+                renamings: c.renamings,
             }),
             chooser: match self.chooser {
                 Some(chooser) => Some(chooser),

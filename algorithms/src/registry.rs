@@ -442,6 +442,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
     fn watched_observations(&self) -> Vec<&'static str>;
     fn programs(&self) -> Vec<Vec<String>>;
     fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig>;
+    fn member_keys(&self, members: usize) -> Option<Vec<u64>>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -530,6 +531,9 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     }
     fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig> {
         A::reference(&self.0).map(|c| AlgorithmConfig::with_entry::<A>(entry, c))
+    }
+    fn member_keys(&self, members: usize) -> Option<Vec<u64>> {
+        A::member_keys(&self.0, members)
     }
     fn vary(
         &self,
@@ -739,6 +743,22 @@ impl AlgorithmConfig {
     pub fn run_with(&self, config: SimConfig, options: RunOptions) -> Result<RunReport, RunError> {
         let info = self.info(config.members);
         self.config.run(config, info, options)
+    }
+
+    /// Which of `members` a systematic search may take for one another as far as the
+    /// settings go: a key per member, equal for members set alike; `None` when the
+    /// algorithm's processes cannot be renamed ([`Algorithm::member_keys`]).
+    ///
+    /// ```
+    /// use splitbrain_algorithms::{raft::{Raft, RaftConfig}, ring::Ring, AlgorithmConfig};
+    /// let logs = RaftConfig { log_lengths: vec![5, 0, 5], ..RaftConfig::default() };
+    /// let raft = AlgorithmConfig::new::<Raft>(logs).unwrap();
+    /// assert_eq!(raft.member_keys(3), Some(vec![5, 0, 5]));
+    /// let ring = AlgorithmConfig::new::<Ring>(Default::default()).unwrap();
+    /// assert_eq!(ring.member_keys(3), None);
+    /// ```
+    pub fn member_keys(&self, members: usize) -> Option<Vec<u64>> {
+        self.config.member_keys(members)
     }
 
     /// How many processes the modeled coordination service runs as, after the members (see

@@ -46,14 +46,18 @@ impl Checker {
     }
 
     /// Feeds what the checker remembers, and what later verdicts depend on, to a state
-    /// digest: who claimed each term, each process's highest term, the highest token.
-    pub(crate) fn digest(&self, h: &mut impl std::hash::Hasher) {
+    /// digest: who claimed each term, each process's highest term, the highest token; every
+    /// node renamed by `names` ([`NodeId::renamed`]; empty: as they are).
+    pub(crate) fn digest(&self, names: &[NodeId], h: &mut impl std::hash::Hasher) {
         use std::hash::Hash;
-        self.claims.hash(h);
-        self.last_term.hash(h);
+        let renamed = |map: &BTreeMap<u64, NodeId>| -> Vec<(u64, NodeId)> {
+            map.iter().map(|(k, n)| (*k, n.renamed(names))).collect()
+        };
+        renamed(&self.claims).hash(h);
+        crate::ids::renamed_vec(&self.last_term, names).hash(h);
         self.highest_accepted_token.hash(h);
         self.highest_token_term.hash(h);
-        self.token_writer.hash(h);
+        renamed(&self.token_writer).hash(h);
         self.violations.len().hash(h);
     }
 

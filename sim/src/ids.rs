@@ -14,6 +14,45 @@ impl NodeId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// What this id is called under the renaming `names` (node `i` is called `names[i]`):
+    /// an id past the end of `names` (the resource, a process the renaming leaves alone)
+    /// keeps its own. What a [`Process::digest_renamed`](crate::Process::digest_renamed)
+    /// applies to every id in its state.
+    ///
+    /// ```
+    /// use splitbrain_sim::NodeId;
+    /// let swap = [NodeId(1), NodeId(0)];
+    /// assert_eq!(NodeId(0).renamed(&swap), NodeId(1));
+    /// assert_eq!(NodeId(7).renamed(&swap), NodeId(7));
+    /// ```
+    pub fn renamed(self, names: &[NodeId]) -> NodeId {
+        names.get(self.index()).copied().unwrap_or(self)
+    }
+}
+
+/// `values`, one per node, rearranged under the renaming `names` (node `i` is called
+/// `names[i]`): what node `i` had is found at `names[i]`. For a process's per-peer
+/// vectors in [`Process::digest_renamed`](crate::Process::digest_renamed). A renaming
+/// keeps every node of `values` among them.
+///
+/// ```
+/// use splitbrain_sim::ids::renamed_vec;
+/// use splitbrain_sim::NodeId;
+/// let rotate = [NodeId(1), NodeId(2), NodeId(0)];
+/// assert_eq!(renamed_vec(&["a", "b", "c"], &rotate), ["c", "a", "b"]);
+/// ```
+pub fn renamed_vec<T: Clone>(values: &[T], names: &[NodeId]) -> Vec<T> {
+    let mut out = values.to_vec();
+    for (index, value) in values.iter().enumerate() {
+        let to = NodeId::from(index).renamed(names).index();
+        assert!(
+            to < values.len(),
+            "a renaming keeps n{index} among the nodes"
+        );
+        out[to] = value.clone();
+    }
+    out
 }
 
 impl From<usize> for NodeId {

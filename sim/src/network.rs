@@ -51,6 +51,41 @@ impl Cut {
     }
 }
 
+impl Cut {
+    /// The same cut with every node renamed by `names` ([`NodeId::renamed`]), in a form
+    /// that says only what it blocks: groups labelled in the order they first appear, a
+    /// link's ends in id order.
+    fn renamed(&self, names: &[NodeId]) -> Cut {
+        match self {
+            Cut::Groups(labels) => {
+                let mut first_seen: Vec<u32> = Vec::new();
+                let relabelled = crate::ids::renamed_vec(labels, names)
+                    .into_iter()
+                    .map(|label| match label {
+                        UNCUT => UNCUT,
+                        label => match first_seen.iter().position(|l| *l == label) {
+                            Some(at) => at as u32,
+                            None => {
+                                first_seen.push(label);
+                                first_seen.len() as u32 - 1
+                            }
+                        },
+                    })
+                    .collect();
+                Cut::Groups(relabelled)
+            }
+            Cut::OneWay { from, to } => Cut::OneWay {
+                from: crate::ids::renamed_vec(from, names),
+                to: crate::ids::renamed_vec(to, names),
+            },
+            Cut::Link(a, b) => {
+                let (a, b) = (a.renamed(names), b.renamed(names));
+                Cut::Link(a.min(b), a.max(b))
+            }
+        }
+    }
+}
+
 /// What happened to a message handed to the network.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Transit {
@@ -96,14 +131,15 @@ impl Network {
     }
 
     /// Feeds what decides the fate of messages from now on to a state digest: the links as
-    /// faults changed them, the cuts in force and the position of the random stream.
-    pub(crate) fn digest(&self, h: &mut impl std::hash::Hasher) {
+    /// faults changed them, the cuts in force (with every node renamed by `names`, see
+    /// [`NodeId::renamed`]; empty: as they are) and the position of the random stream.
+    pub(crate) fn digest(&self, names: &[NodeId], h: &mut impl std::hash::Hasher) {
         use std::hash::Hash;
         format!("{:?} {:?}", self.current, self.overrides).hash(h);
         let cuts: Vec<String> = self
             .cuts
             .iter()
-            .map(|(_, cut)| format!("{cut:?}"))
+            .map(|(_, cut)| format!("{:?}", cut.renamed(names)))
             .collect();
         cuts.hash(h);
         self.rng.position().hash(h);

@@ -47,6 +47,32 @@ pub trait Message: Clone + Debug {
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
     }
+    /// This message with every node id in it renamed (node `i` is called `names[i]`, see
+    /// [`NodeId::renamed`]), for a systematic search's symmetry reduction
+    /// ([`Sim::digest_symmetric`](crate::Sim::digest_symmetric)); `None` (the default) if
+    /// it cannot tell, and the search then compares states exactly. A message that carries
+    /// no node id returns a copy of itself.
+    ///
+    /// ```
+    /// use splitbrain_sim::{Message, NodeId};
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Vote(NodeId);
+    /// impl Message for Vote {
+    ///     const KINDS: &'static [&'static str] = &["vote"];
+    ///     fn kind(&self) -> usize {
+    ///         0
+    ///     }
+    ///     fn renamed(&self, names: &[NodeId]) -> Option<Self> {
+    ///         Some(Vote(self.0.renamed(names)))
+    ///     }
+    /// }
+    /// assert_eq!(Vote(NodeId(0)).renamed(&[NodeId(2), NodeId(1), NodeId(0)]), Some(Vote(NodeId(2))));
+    /// ```
+    fn renamed(&self, names: &[NodeId]) -> Option<Self> {
+        let _ = names;
+        None
+    }
 }
 
 /// A process's durable state ([`Process::Durable`]): what it writes to its disk with
@@ -62,9 +88,35 @@ pub trait DurableState: Clone + Debug {
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
     }
+    /// This state with every node id in it renamed (node `i` is called `names[i]`), as
+    /// [`Message::renamed`]: for the writes a disk holds when a systematic search compares
+    /// states up to a renaming. `None` (the default): it cannot tell.
+    ///
+    /// ```
+    /// use splitbrain_sim::{DurableState, NodeId};
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct VotedFor(Option<NodeId>);
+    /// impl DurableState for VotedFor {
+    ///     fn renamed(&self, names: &[NodeId]) -> Option<Self> {
+    ///         Some(VotedFor(self.0.map(|n| n.renamed(names))))
+    ///     }
+    /// }
+    /// let swap = [NodeId(1), NodeId(0)];
+    /// assert_eq!(VotedFor(Some(NodeId(1))).renamed(&swap), Some(VotedFor(Some(NodeId(0)))));
+    /// ```
+    fn renamed(&self, names: &[NodeId]) -> Option<Self> {
+        let _ = names;
+        None
+    }
 }
 
-impl DurableState for () {}
+/// Holds nothing, so no node id.
+impl DurableState for () {
+    fn renamed(&self, _names: &[NodeId]) -> Option<Self> {
+        Some(())
+    }
+}
 impl DurableState for bool {}
 impl DurableState for u32 {}
 impl DurableState for u64 {}
@@ -738,6 +790,71 @@ pub trait Process {
     /// `None` (the default): the engine digests [`Process::inspect`], which is sound only
     /// if that shows the whole state.
     fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        None
+    }
+
+    /// [`Process::digest`] of this process's state with every node id in it renamed: node
+    /// `i` is called `names[i]` ([`NodeId::renamed`]; per-peer vectors rearranged with
+    /// [`crate::ids::renamed_vec`]). A systematic search compares states up to a renaming
+    /// of interchangeable members with it ([`Sim::digest_symmetric`](crate::Sim::digest_symmetric)):
+    /// two states whose members differ only by their names are explored once. Return
+    /// `Some` only if every id in the state is renamed (an id left as it was would merge
+    /// states that differ); `None`, the default, keeps the search exact. The digest of the
+    /// identity renaming needs not equal [`Process::digest`].
+    ///
+    /// ```
+    /// use splitbrain_sim::ids::renamed_vec;
+    /// use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Process, TimerKind};
+    /// use std::hash::{DefaultHasher, Hash, Hasher};
+    ///
+    /// #[derive(Clone, Debug)]
+    /// struct Hello;
+    /// impl Message for Hello {
+    ///     const KINDS: &'static [&'static str] = &["hello"];
+    ///     fn kind(&self) -> usize { 0 }
+    /// }
+    /// #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    /// struct Tick;
+    /// impl TimerKind for Tick {
+    ///     const NAMES: &'static [&'static str] = &["tick"];
+    ///     fn index(self) -> usize { 0 }
+    ///     fn from_index(_: usize) -> Self { Tick }
+    /// }
+    ///
+    /// /// Votes for the first member it hears from; remembers whom each peer voted for.
+    /// #[derive(Clone, Debug)]
+    /// struct Voter { voted_for: Option<NodeId>, heard: Vec<Option<NodeId>> }
+    ///
+    /// impl Process for Voter {
+    ///     type Msg = Hello;
+    ///     type Timer = Tick;
+    ///     type Durable = ();
+    ///     fn on_start(&mut self, _: &mut Ctx<'_, Hello, Tick>) {}
+    ///     fn on_message(&mut self, _: &mut Ctx<'_, Hello, Tick>, from: NodeId, _: Hello) {
+    ///         self.voted_for.get_or_insert(from);
+    ///     }
+    ///     fn on_timer(&mut self, _: &mut Ctx<'_, Hello, Tick>, _: Tick) {}
+    ///     fn on_restart(&mut self, _: &mut Ctx<'_, Hello, Tick>) {}
+    ///     fn term(&self) -> u64 { 0 }
+    ///     fn write_token(&self, _: LocalNanos) -> Option<u64> { None }
+    ///     fn known_leader(&self) -> Option<NodeId> { self.voted_for }
+    ///     fn digest_renamed(&self, _: LocalNanos, names: &[NodeId]) -> Option<u64> {
+    ///         let rename = |n: &Option<NodeId>| n.map(|n| n.renamed(names));
+    ///         let heard: Vec<_> = renamed_vec(&self.heard, names).iter().map(rename).collect();
+    ///         let mut h = DefaultHasher::new();
+    ///         (rename(&self.voted_for), heard).hash(&mut h);
+    ///         Some(h.finish())
+    ///     }
+    /// }
+    ///
+    /// // n0 voted for n1 and heard n1 vote for n2; renamed by swapping n1 and n2 it is the
+    /// // n0 that voted for n2 and heard n2 vote for n1.
+    /// let a = Voter { voted_for: Some(NodeId(1)), heard: vec![None, Some(NodeId(2)), None] };
+    /// let b = Voter { voted_for: Some(NodeId(2)), heard: vec![None, None, Some(NodeId(1))] };
+    /// let swap = [NodeId(0), NodeId(2), NodeId(1)];
+    /// assert_eq!(a.digest_renamed(0, &swap), b.digest_renamed(0, &[NodeId(0), NodeId(1), NodeId(2)]));
+    /// ```
+    fn digest_renamed(&self, _local_now_ns: LocalNanos, _names: &[NodeId]) -> Option<u64> {
         None
     }
 }

@@ -133,6 +133,12 @@ splitbrain_sim::message_kinds! {
                 | RaftMsg::TimeoutNow { term } => term,
             }
         }
+
+        /// No Raft message carries a node id (the sender is the delivery's): every renaming
+        /// leaves it as it is.
+        fn renamed(&self, _names: &[splitbrain_sim::NodeId]) -> Option<Self> {
+            Some(self.clone())
+        }
     }
 }
 

@@ -38,6 +38,14 @@ impl splitbrain_sim::DurableState for Durable {
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.log.heap_bytes()
     }
+
+    /// The vote is the one node id on disk.
+    fn renamed(&self, names: &[NodeId]) -> Option<Self> {
+        Some(Self {
+            voted_for: self.voted_for.map(|n| n.renamed(names)),
+            ..self.clone()
+        })
+    }
 }
 
 impl Durable {
@@ -608,16 +616,31 @@ impl Process for RaftNode {
     }
 
     fn digest(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        self.digest_renamed(local_now_ns, &[])
+    }
+
+    /// Every node id a Raft node holds: its vote, the leader it follows, a transfer's
+    /// target, and the per-member votes and peer progress (rearranged). Its own id is where
+    /// the engine lists it.
+    fn digest_renamed(&self, local_now_ns: LocalNanos, names: &[NodeId]) -> Option<u64> {
+        use splitbrain_sim::ids::renamed_vec;
+        use splitbrain_sim::DurableState;
         use std::hash::{DefaultHasher, Hash, Hasher};
         // Local times enter as ages, so that one state reached at two times is one state.
         let age = |at: Option<LocalNanos>| at.map(|t| local_now_ns - t);
+        let rename = |n: Option<NodeId>| n.map(|n| n.renamed(names));
         let mut volatile = self.volatile.clone();
         volatile.leader_contact_local = age(volatile.leader_contact_local);
         for peer in &mut volatile.peers {
             peer.last_response_local = age(peer.last_response_local);
         }
+        volatile.leader_id = rename(volatile.leader_id);
+        volatile.transfer_target = rename(volatile.transfer_target);
+        volatile.votes = renamed_vec(&volatile.votes, names);
+        volatile.peers = renamed_vec(&volatile.peers, names);
+        let durable = self.durable.renamed(names)?;
         let mut h = DefaultHasher::new();
-        format!("{:?} {volatile:?} {}", self.durable, self.commit_index).hash(&mut h);
+        format!("{durable:?} {volatile:?} {}", self.commit_index).hash(&mut h);
         Some(h.finish())
     }
 

@@ -327,6 +327,12 @@ impl Algorithm for Raft {
         Some(splitbrain_sim::Names::of::<RaftNode>().messages)
     }
 
+    /// A member's one setting of its own is its initial log.
+    fn member_keys(config: &RaftConfig, members: usize) -> Option<Vec<u64>> {
+        let length = |member: usize| config.log_lengths.get(member).copied().unwrap_or(0);
+        Some((0..members).map(length).collect())
+    }
+
     fn run(
         config: &RaftConfig,
         sim: SimConfig,

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use splitbrain_algorithms::Checkpoints;
 use splitbrain_scenario::verdict::judge_run;
 use splitbrain_scenario::Scenario;
-use splitbrain_sim::{Chooser, Nanos, RunReport};
+use splitbrain_sim::{Chooser, RunReport};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -86,21 +86,18 @@ pub(crate) fn judged_observing(
     ))
 }
 
-/// [`run_judged`], with the run's state digests at `at_ns` pushed to `digests` and its
-/// choice points decided by `chooser` (the reference, if it runs, takes none of either):
-/// a systematic search's run.
+/// [`run_judged`], with the run's state digests taken at `checkpoints` and its choice
+/// points decided by `chooser` (the reference, if it runs, takes none of either): a
+/// systematic search's run.
 pub fn run_judged_checkpointed(
     s: &Scenario,
-    at_ns: &[Nanos],
-    digests: &mut Vec<u64>,
+    checkpoints: Checkpoints<'_>,
     chooser: &mut dyn Chooser,
     abort: &(dyn Fn() -> bool + Sync),
 ) -> Option<SeedRecord> {
-    let mut first = Some((digests, chooser));
+    let mut first = Some((checkpoints, chooser));
     judged_with(s, abort, &mut |s, abort| match first.take() {
-        Some((digests, chooser)) => {
-            run_seed_checkpointed(s, Checkpoints { at_ns, digests }, chooser, abort)
-        }
+        Some((checkpoints, chooser)) => run_seed_checkpointed(s, checkpoints, chooser, abort),
         None => run_one(s, None, abort),
     })
 }

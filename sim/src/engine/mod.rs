@@ -13,6 +13,7 @@ mod observe;
 mod order;
 mod output;
 mod streams;
+mod symmetry;
 mod trace_events;
 mod triggers;
 mod windows;
@@ -1242,5 +1243,7 @@ mod steady;
 
 #[cfg(test)]
 mod disk_tests;
+#[cfg(test)]
+mod symmetry_tests;
 #[cfg(test)]
 mod tests;

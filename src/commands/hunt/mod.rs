@@ -112,6 +112,11 @@ pub struct HuntArgs {
     /// [default: the nemesis's shortest and longest `fault_duration`].
     #[arg(long, value_name = "L1,L2", help_heading = "Search")]
     pub fault_lengths: Option<String>,
+    /// With --search systematic: whether two states that differ only by the names of
+    /// interchangeable members (set alike, named by no explicit fault) count as one
+    /// (docs/hunting.md, "Symmetry") [default: on].
+    #[arg(long, value_enum, value_name = "ON|OFF", help_heading = "Search")]
+    pub symmetry: Option<crate::args::OnOff>,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,

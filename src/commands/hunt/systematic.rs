@@ -14,8 +14,8 @@ use splitbrain_lab::hunt::shrink::shrink_scenario;
 use splitbrain_lab::hunt::summary::HuntVerdict;
 use splitbrain_lab::hunt::systematic::shards::{SearchRecord, SEARCH};
 use splitbrain_lab::hunt::systematic::{
-    Bound, Counterexample, Coverage, Explored, Search, Space, SystematicError, BATCH_SCHEDULES,
-    DEFAULT_STEPS,
+    symmetry, Bound, Counterexample, Coverage, Explored, Search, Space, SystematicError,
+    BATCH_SCHEDULES, DEFAULT_STEPS,
 };
 use splitbrain_lab::hunt::Ended;
 use splitbrain_lab::panics;
@@ -63,8 +63,11 @@ pub fn hunt(
     let shard = (args.shard.as_deref().map(Shard::parse))
         .transpose()
         .map_err(|e| format!("error: {e}"))?;
-    let space =
+    let mut space =
         Space::new(scenario, scenario.sim.seed, &bound).map_err(|e| format!("error: {e}"))?;
+    if args.symmetry == Some(crate::args::OnOff::Off) {
+        space = space.without_symmetry();
+    }
     if !args.no_shrink {
         check_out_folder(&args.out)?;
     }
@@ -245,6 +248,7 @@ pub fn refuse_bound_flags(args: &HuntArgs) -> Result<(), String> {
         ("--grid", args.grid.is_some()),
         ("--depth", args.depth.is_some()),
         ("--fault-lengths", args.fault_lengths.is_some()),
+        ("--symmetry", args.symmetry.is_some()),
     ];
     refuse_given(&given, |flag| {
         format!("{flag} bounds a systematic search\n  hint: add --search systematic, or leave {flag} out")
@@ -310,7 +314,7 @@ fn announce(bound: &Bound, space: &Space, seed: u64, timeouts: u32) -> String {
         lengths.join(", "),
         if timeouts > 1 { format!(", timeouts among {timeouts} values") } else { String::new() },
         format_duration_ron(space.duration_ns()),
-    )
+    ) + &symmetry::announce(space.symmetric())
 }
 
 fn progress_bar(args: &HuntArgs) -> ProgressBar {
@@ -337,10 +341,11 @@ fn print_result(
         None => "not complete for any number of steps".to_string(),
     };
     crate::outln!(
-        "explored {} schedules ({} distinct states, {} grid points pruned as seen) in {seconds:.1} s ({:.0} states/s), {complete}{}",
+        "explored {} schedules ({} distinct states, {} grid points pruned as seen{}) in {seconds:.1} s ({:.0} states/s), {complete}{}",
         coverage.schedules,
         coverage.distinct_states,
         coverage.pruned_points,
+        symmetry::pruned(coverage.symmetric_prunes),
         coverage.distinct_states as f64 / seconds.max(1e-9),
         match ended {
             Ended::TimeBudget => format!(" (time budget spent before {} steps)", bound.steps),

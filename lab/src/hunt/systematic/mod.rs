@@ -26,6 +26,7 @@ mod frontier;
 pub mod replay;
 pub mod shards;
 mod space;
+pub mod symmetry;
 #[cfg(test)]
 mod tests;
 
@@ -40,9 +41,14 @@ use frontier::{Branch, Frontier};
 use rayon::prelude::*;
 use replay::Replay;
 use serde::{Deserialize, Serialize};
+use splitbrain_algorithms::Checkpoints;
 use splitbrain_scenario::{format_duration_ron, Scenario};
 use splitbrain_sim::{ChoiceKind, Nanos};
 use std::ops::ControlFlow;
+
+/// Per symmetric digest, the fingerprint of the renaming its state was explored under
+/// ([`splitbrain_sim::Sim::digest_symmetric_renamed`]).
+type Renamings = std::collections::BTreeMap<u64, u64>;
 
 /// How far a systematic search goes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +154,10 @@ pub struct Explored {
     pub record: SeedRecord,
     /// The state digests just before the grid points after its last step, in order.
     pub digests: Vec<u64>,
+    /// With symmetry ([`Space::symmetric`]): `digests` are up to a renaming of members, and
+    /// these fingerprint the renaming of each ([`splitbrain_sim::Sim::digest_symmetric_renamed`]);
+    /// empty without.
+    pub renamings: Vec<u64>,
     /// The first grid point those digests are of.
     pub first_point: u32,
     /// The choice points it met after its last step, inside the window.
@@ -165,6 +175,9 @@ pub struct Coverage {
     pub distinct_states: u64,
     /// Grid points not branched from because their state had been explored from.
     pub pruned_points: u64,
+    /// Of those, the points whose own state had not been explored from, but a renaming of
+    /// it had (docs/hunting.md, "Symmetry"); 0 without symmetry.
+    pub symmetric_prunes: u64,
     /// Choice points met inside the window, by kind (`timeout`, `order`), that schedules
     /// branched at.
     pub choice_points: ChoicePoints,
@@ -218,6 +231,7 @@ impl Search<'_> {
             ..Coverage::default()
         };
         let mut frontier = Frontier::new(self.steps, self.space.choices().len(), self.shard);
+        let mut renamed = Renamings::new();
         loop {
             let batch = frontier.pop_batch();
             if batch.is_empty() {
@@ -236,7 +250,8 @@ impl Search<'_> {
             let Some(runs) = runs else {
                 return (coverage, Ended::Interrupted);
             };
-            let failed = self.take_batch(&runs, &mut frontier, &mut coverage);
+            let seen = (&mut frontier, &mut renamed);
+            let failed = self.take_batch(&runs, seen, &mut coverage);
             coverage.complete_to = Some(frontier.complete_to(self.steps));
             if let ControlFlow::Break(ended) = on_batch(&runs) {
                 return (coverage, ended);
@@ -248,11 +263,11 @@ impl Search<'_> {
     }
 
     /// Counts a batch's runs and adds the schedules they branch to; returns whether one
-    /// failed.
+    /// failed. `renamed` is the renaming each state was explored under, with symmetry.
     fn take_batch(
         &self,
         runs: &[Explored],
-        frontier: &mut Frontier,
+        (frontier, renamed): (&mut Frontier, &mut Renamings),
         coverage: &mut Coverage,
     ) -> bool {
         let mut failed = false;
@@ -268,7 +283,7 @@ impl Search<'_> {
             }
             let novelty = frontier.novelty(&run.record);
             coverage.novel_runs += u64::from(novelty > 0);
-            let branches = self.branches(run, frontier, coverage);
+            let branches = self.branches(run, (frontier, renamed), coverage);
             frontier.push(run.schedule.clone(), branches, novelty);
         }
         failed
@@ -280,7 +295,7 @@ impl Search<'_> {
     fn branches(
         &self,
         run: &Explored,
-        frontier: &mut Frontier,
+        (frontier, renamed): (&mut Frontier, &mut Renamings),
         coverage: &mut Coverage,
     ) -> Vec<Branch> {
         let left = self.steps - run.schedule.len();
@@ -288,16 +303,20 @@ impl Search<'_> {
         let mut explored_from_ns = Nanos::MAX;
         for (offset, digest) in run.digests.iter().enumerate() {
             let point = run.first_point + offset as u32;
-            match frontier.seen.get(digest) {
-                Some(&(had, at)) if had >= left && at <= point => {
-                    coverage.pruned_points += 1;
-                    explored_from_ns = self.space.times_ns()[point as usize] - 1;
-                    break;
-                }
-                None => coverage.distinct_states += 1,
-                Some(_) => {}
+            let renaming = run.renamings.get(offset);
+            let explored = frontier.seen.get(digest);
+            if matches!(explored, Some(&(had, at)) if had >= left && at <= point) {
+                coverage.pruned_points += 1;
+                let other = renaming.is_some_and(|r| renamed.get(digest) != Some(r));
+                coverage.symmetric_prunes += u64::from(other);
+                explored_from_ns = self.space.times_ns()[point as usize] - 1;
+                break;
             }
+            coverage.distinct_states += u64::from(explored.is_none());
             frontier.seen.insert(*digest, (left, point));
+            if let Some(renaming) = renaming {
+                renamed.insert(*digest, *renaming);
+            }
             points.push(point);
         }
         if left == 0 {
@@ -327,16 +346,22 @@ impl Search<'_> {
         let first = times.partition_point(|t| last_ns.is_some_and(|last| *t <= last));
         // Just before each point: the state every fault placed at it starts from.
         let at_ns: Vec<Nanos> = times[first..].iter().map(|t| t - 1).collect();
-        let mut digests = Vec::with_capacity(at_ns.len());
+        let (mut digests, mut renamings) = (Vec::new(), Vec::new());
         let scenario = self.space.scenario(schedule);
         let (from_ns, until_ns) = (last_ns.unwrap_or(0), self.space.horizon_ns());
         let mut replay = Replay::new(&scenario.sim.chosen, from_ns, until_ns);
-        let record =
-            super::run_judged_checkpointed(&scenario, &at_ns, &mut digests, &mut replay, aborting)?;
+        let checkpoints = Checkpoints {
+            at_ns: &at_ns,
+            digests: &mut digests,
+            symmetric: self.space.symmetric(),
+            renamings: &mut renamings,
+        };
+        let record = super::run_judged_checkpointed(&scenario, checkpoints, &mut replay, aborting)?;
         Some(Explored {
             schedule: schedule.to_vec(),
             record,
             digests,
+            renamings,
             first_point: first as u32,
             met: replay.met,
         })

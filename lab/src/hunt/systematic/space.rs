@@ -6,7 +6,7 @@ use serde::Serialize;
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::choice::Chosen;
 use splitbrain_sim::nemesis::{NemesisConfig, NemesisKind, NemesisTargets};
-use splitbrain_sim::{FaultAction, FaultSpec, MemberChange, Nanos, PartitionShape, Target};
+use splitbrain_sim::{FaultAction, FaultSpec, MemberChange, Nanos, NodeId, PartitionShape, Target};
 
 /// Why a systematic search cannot run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +41,8 @@ pub struct Space {
     times_ns: Vec<Nanos>,
     grid_ns: Nanos,
     choices: Vec<Choice>,
+    /// The members whose renamings count as one state (empty: none).
+    symmetric: Vec<NodeId>,
 }
 
 impl Space {
@@ -72,12 +74,27 @@ impl Space {
         base.sim.duration_ns = base.sim.duration_ns.min(last + longest + nemesis.quiet_ns);
         let service = service_targets(scenario);
         let choices = choices_of(&nemesis, base.sim.members, &bound.lengths_ns, &service);
+        let symmetric = super::symmetry::interchangeable(&base);
         Ok(Space {
             base,
             times_ns,
             grid_ns: bound.grid_ns,
             choices,
+            symmetric,
         })
+    }
+
+    /// The same space with states compared exactly, not up to a renaming of members
+    /// (`--symmetry off`).
+    pub fn without_symmetry(mut self) -> Space {
+        self.symmetric.clear();
+        self
+    }
+
+    /// The members whose renamings count as one state (docs/hunting.md, "Symmetry"), in id
+    /// order; empty when states are compared exactly.
+    pub fn symmetric(&self) -> &[NodeId] {
+        &self.symmetric
     }
 
     /// The faults a grid point may get.

@@ -389,3 +389,124 @@ fn a_stall_behind_a_pause_keeps_liveness_windows_shut_until_it_ends() {
     let record = crate::hunt::run_judged(&scenario);
     assert!(!record.failed(), "{:?}", record.failures);
 }
+
+/// Three Raft members of which n1 and n2 are alike to the nanosecond: fixed election
+/// timeouts, constant latency, and n0's clock 20% fast so that n0 leads. A crash of n1 or
+/// of n2 at one instant leads to states that differ only by their names.
+fn alike_followers() -> Scenario {
+    let text = r#"Scenario(seed: 1, duration: "4s", nodes: 3,
+        algorithm: Raft(election_timeout: ("300ms", "300ms"), heartbeat: "50ms"),
+        network: (latency: Constant("5ms")),
+        clocks: (nodes: [(node: 0, drift_ppm: 200000)]),
+        nemesis: (kinds: [Crash, Pause], mean_interval: "300ms", fault_duration: ("20ms", "20ms"), start: "600ms", quiet: "2s"))"#;
+    splitbrain_scenario::parse(text, "alike.ron").expect("a valid scenario")
+}
+
+fn alike_bound(steps: usize) -> Bound {
+    Bound {
+        steps,
+        grid_ns: 50_000_000,
+        points: 6,
+        lengths_ns: vec![20_000_000],
+    }
+}
+
+#[test]
+fn members_set_alike_and_named_by_no_fault_are_interchangeable() {
+    let alike = alike_followers();
+    let space = Space::new(&alike, 1, &alike_bound(1)).expect("a space");
+    assert_eq!(
+        space.symmetric(),
+        [NodeId(1), NodeId(2)],
+        "n0's clock is its own"
+    );
+    assert!(space.clone().without_symmetry().symmetric().is_empty());
+    let mut named = alike.clone();
+    named.sim.faults.push(splitbrain_sim::FaultSpec {
+        at_ns: 2_000_000_000,
+        action: splitbrain_sim::FaultAction::Crash(splitbrain_sim::Target::Node(2)),
+        heal_after_ns: None,
+        after: None,
+    });
+    let space = Space::new(&named, 1, &alike_bound(1)).expect("a space");
+    assert!(space.symmetric().is_empty(), "n1 alone is left");
+    let toy = toy("SameTimeout", 3, "");
+    let space = Space::new(&toy, 1, &bound(1)).expect("a space");
+    assert!(space.symmetric().is_empty(), "the toy does not rename");
+    let text = r#"Scenario(seed: 1, duration: "4s", nodes: 4,
+        algorithm: Raft(log_lengths: [3, 0, 3, 3]),
+        nemesis: (kinds: [Crash], mean_interval: "300ms", start: "600ms", quiet: "2s"))"#;
+    let logs = splitbrain_scenario::parse(text, "logs.ron").expect("a valid scenario");
+    let space = Space::new(&logs, 1, &alike_bound(1)).expect("a space");
+    let alike_logs = [NodeId(0), NodeId(2), NodeId(3)];
+    assert_eq!(space.symmetric(), alike_logs, "the same initial log");
+}
+
+#[test]
+fn symmetry_explores_fewer_states_and_finds_the_same_nothing() {
+    let space = Space::new(&alike_followers(), 1, &alike_bound(2)).expect("a space");
+    let (with, ended_with, _) = search_in(&space, 2, 2);
+    let (without, ended_without, _) = search_in(&space.clone().without_symmetry(), 2, 2);
+    assert_eq!((ended_with, with.complete_to), (Ended::Complete, Some(2)));
+    assert_eq!(
+        (ended_without, without.complete_to),
+        (Ended::Complete, Some(2))
+    );
+    assert_eq!((with.failing, without.failing), (0, 0));
+    assert!(
+        with.distinct_states < without.distinct_states,
+        "{} < {}",
+        with.distinct_states,
+        without.distinct_states
+    );
+    assert!(with.schedules < without.schedules);
+    assert!(with.symmetric_prunes > 0);
+    assert_eq!(without.symmetric_prunes, 0);
+    // At one step every schedule extends the step-free run: only the states are fewer.
+    let (one_with, ..) = search_in(&space, 1, 2);
+    let (one_without, ..) = search_in(&space.clone().without_symmetry(), 1, 2);
+    assert!(one_with.distinct_states < one_without.distinct_states);
+}
+
+#[test]
+fn with_symmetry_the_count_does_not_depend_on_the_jobs() {
+    let space = Space::new(&alike_followers(), 1, &alike_bound(2)).expect("a space");
+    let one = search_in(&space, 2, 1);
+    let two = search_in(&space, 2, 2);
+    assert_eq!(one.0.schedules, two.0.schedules);
+    assert_eq!(one.0.distinct_states, two.0.distinct_states);
+    assert_eq!(one.0.symmetric_prunes, two.0.symmetric_prunes);
+    let schedule = |r: &(Coverage, Ended, Option<Explored>)| r.0.schedules_by_steps.clone();
+    assert_eq!(schedule(&one), schedule(&two));
+}
+
+#[test]
+fn with_symmetry_the_three_step_double_vote_is_still_found_whatever_the_jobs() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../benches/time-to-bug/raft-forgets-vote-3-no-prevote.ron"
+    ))
+    .expect("the bench file");
+    let scenario = splitbrain_scenario::parse(&text, "no-prevote.ron").expect("a valid scenario");
+    // The counterexample's steps are at 1 s, 1.05 s and 1.15 s: four points hold them.
+    let grid = Bound {
+        steps: 3,
+        grid_ns: 50_000_000,
+        points: 4,
+        lengths_ns: vec![100_000_000, 5_000_000_000],
+    };
+    let space = Space::new(&scenario, 1, &grid).expect("a space");
+    assert_eq!(space.symmetric().len(), 3);
+    let (count, ended, first) = search_in(&space, 3, 2);
+    assert_eq!(ended, Ended::FirstFailure);
+    let (count_alone, _, first_alone) = search_in(&space, 3, 1);
+    assert_eq!(count.schedules, count_alone.schedules, "whatever the jobs");
+    let schedule = |e: &Option<Explored>| e.as_ref().map(|e| e.schedule.clone());
+    assert_eq!(schedule(&first), schedule(&first_alone));
+    let found = first.expect("a counterexample");
+    assert!(found
+        .record
+        .failures
+        .iter()
+        .any(|f| f.key == "election_safety"));
+}
