@@ -76,6 +76,8 @@ pub struct MergedCoverage {
     pub distinct_states_at_most: u64,
     /// Grid points pruned as seen, added up.
     pub pruned_points: u64,
+    /// Of them, pruned as a renaming of a state explored (symmetry), added up.
+    pub symmetric_prunes: u64,
     /// Schedules that failed.
     pub failing: u64,
     /// Every schedule of up to this many steps ran in some shard; `None` if a shard is
@@ -273,6 +275,7 @@ fn combined(whole: &BTreeMap<u64, ShardFile>, all_there: bool) -> MergedCoverage
         merged.schedules += c.schedules.saturating_sub(u64::from(merged.schedules > 0));
         merged.distinct_states_at_most += c.distinct_states;
         merged.pruned_points += c.pruned_points;
+        merged.symmetric_prunes += c.symmetric_prunes;
         merged.failing += c.failing;
         complete_to = match (complete_to, c.complete_to) {
             (Some(so_far), Some(k)) => Some(so_far.min(k)),
