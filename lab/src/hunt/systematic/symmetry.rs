@@ -65,45 +65,28 @@ fn named_by_fault(fault: &FaultSpec) -> Vec<u32> {
     named
 }
 
-/// The members `action` names.
+/// The members `action` names: its targets ([`FaultAction::targets`]), a partition's groups,
+/// a membership change's member.
 fn named_by_action(action: &FaultAction) -> Vec<u32> {
+    let mut named: Vec<u32> = action
+        .targets()
+        .into_iter()
+        .flat_map(named_by_target)
+        .collect();
     match action {
-        FaultAction::Crash(t)
-        | FaultAction::Restart(t)
-        | FaultAction::Pause(t, _)
-        | FaultAction::Suspend(t, _)
-        | FaultAction::Stall(t, _)
-        | FaultAction::ClockJump(t, _)
-        | FaultAction::ClockDrift(t, _)
-        | FaultAction::Resign(t)
-        | FaultAction::SlowDisk(t, _) => named_by_target(t),
-        FaultAction::ConfChange(t, change) => {
+        FaultAction::Partition(PartitionShape::Groups(groups)) => {
+            named.extend(groups.iter().flatten().copied());
+        }
+        FaultAction::ConfChange(_, change) => {
             let (MemberChange::Add(m)
             | MemberChange::Remove(m)
             | MemberChange::AddLearner(m)
             | MemberChange::Promote(m)) = change;
-            let mut named = named_by_target(t);
             named.push(*m);
-            named
         }
-        FaultAction::Partition(shape) => named_by_shape(shape),
-        FaultAction::Heal | FaultAction::Loss(_) | FaultAction::Duplicate(_) => Vec::new(),
+        _ => {}
     }
-}
-
-/// The members a partition's shape names.
-fn named_by_shape(shape: &PartitionShape) -> Vec<u32> {
-    match shape {
-        PartitionShape::Groups(groups) => groups.iter().flatten().copied().collect(),
-        PartitionShape::Isolate(t)
-        | PartitionShape::MajorityMinority(t)
-        | PartitionShape::Bridge(t) => named_by_target(t),
-        PartitionShape::OneWay { from, to } | PartitionShape::CutLink(from, to) => {
-            let mut named = named_by_target(from);
-            named.extend(named_by_target(to));
-            named
-        }
-    }
+    named
 }
 
 /// The member `target` names, if it names one.
