@@ -603,6 +603,14 @@ pub enum ErrorKind {
         /// The node number.
         node: u64,
     },
+    /// Reads "`{kind}` from {target} to itself".
+    #[error("`{kind}` from {target} to itself")]
+    CutToItself {
+        /// The partition's shape.
+        kind: String,
+        /// The target named twice, as written.
+        target: String,
+    },
     /// Reads "empty partition group".
     #[error("empty partition group")]
     EmptyPartitionGroup,
@@ -1041,6 +1049,11 @@ impl ErrorKind {
             ErrorKind::NodeInTwoGroups { .. } => {
                 "partition groups are disjoint: put each node in at most one group (nodes in \
                  no group are cut off from every group)"
+                    .to_string()
+            }
+            ErrorKind::CutToItself { .. } => {
+                "a link joins two processes: name another one at this end (`Follower`, \
+                 `ServiceFollower`, another `Node(i)`), or cut one off with `Isolate(...)`"
                     .to_string()
             }
             ErrorKind::EmptyPartitionGroup => {

@@ -1238,17 +1238,40 @@ impl Checker {
             RawShape::MajorityMinority(t) => {
                 PartitionShape::MajorityMinority(self.target(&t, &arg(0), kind, algorithm))
             }
-            RawShape::OneWay { from, to } => PartitionShape::OneWay {
-                from: self.target(&from, &format!("{path}.from"), kind, algorithm),
-                to: self.target(&to, &format!("{path}.to"), kind, algorithm),
-            },
-            RawShape::CutLink(a, b) => PartitionShape::CutLink(
-                self.target(&a, &arg(0), kind, algorithm),
-                self.target(&b, &arg(1), kind, algorithm),
-            ),
+            RawShape::OneWay { from, to } => {
+                let from = self.target(&from, &format!("{path}.from"), kind, algorithm);
+                let to = self.target(&to, &format!("{path}.to"), kind, algorithm);
+                self.two_ends(&from, &to, &format!("{path}.to"), "OneWay");
+                PartitionShape::OneWay { from, to }
+            }
+            RawShape::CutLink(a, b) => {
+                let a = self.target(&a, &arg(0), kind, algorithm);
+                let b = self.target(&b, &arg(1), kind, algorithm);
+                self.two_ends(&a, &b, &arg(1), "CutLink");
+                PartitionShape::CutLink(a, b)
+            }
             RawShape::Bridge(t) => {
                 PartitionShape::Bridge(self.target(&t, &arg(0), kind, algorithm))
             }
+        }
+    }
+
+    /// A link's two ends must be two processes: the same target twice names one process
+    /// whenever it names a fixed one (a node, a service member, the leader, the service's
+    /// leader), and a link from a process to itself cuts nothing.
+    fn two_ends(&mut self, a: &Target, b: &Target, path: &str, kind: &str) {
+        let one_process = matches!(
+            a,
+            Target::Node(_) | Target::ServiceMember(_) | Target::Leader | Target::ServiceLeader
+        );
+        if one_process && a == b {
+            self.problem(
+                path,
+                ErrorKind::CutToItself {
+                    kind: kind.to_string(),
+                    target: format!("{a:?}"),
+                },
+            );
         }
     }
 

@@ -25,6 +25,9 @@ pub fn check(args: &CheckArgs) -> u8 {
                     s.sim.members,
                     s.sim.faults.len()
                 );
+                if !s.designs.is_empty() {
+                    crate::outln!("  designs (compare runs each): {}", designs_line(&s));
+                }
                 for note in s.adjustments() {
                     crate::outln!("  note: {note}");
                 }
@@ -45,4 +48,19 @@ pub fn check(args: &CheckArgs) -> u8 {
     } else {
         exit::MATCHED
     }
+}
+
+/// The scenario's designs, each with its algorithm and transport.
+fn designs_line(s: &splitbrain_scenario::Scenario) -> String {
+    let designs: Vec<String> = (s.designs.iter())
+        .map(|d| {
+            format!(
+                "{} ({} on {})",
+                d.name,
+                d.algorithm.name(),
+                splitbrain_scenario::transport_line(&d.transport)
+            )
+        })
+        .collect();
+    designs.join(", ")
 }

@@ -2056,3 +2056,18 @@ mod bounded_everywhere {
         }
     }
 }
+
+#[test]
+fn check_names_a_files_designs_with_their_algorithm_and_transport() {
+    let output = splitbrain(["check", "scenarios/compare-leases.ron"]);
+    assert_exit(&output, 0);
+    let out = stdout(&output);
+    assert!(
+        out.contains("designs (compare runs each): etcd (etcd on "),
+        "{out}"
+    );
+    assert!(
+        out.contains("zookeeper (zookeeper on ") && out.contains("k8s-lease ("),
+        "{out}"
+    );
+}

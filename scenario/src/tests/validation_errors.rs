@@ -79,6 +79,14 @@ fn each_rule_fires_at_the_offending_value() {
             "node 1 is in two partition groups",
         ),
         (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(CutLink(Node(1), @Node(1))))])"),
+            "`CutLink` from Node(1) to itself",
+        ),
+        (
+            format!("({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: Leader, to: @Leader)))])"),
+            "`OneWay` from Leader to itself",
+        ),
+        (
             format!("({r}, faults: [(at: \"1s\", do: Partition(Groups([[0, @0]])))])"),
             "node 0 is in two partition groups",
         ),
