@@ -57,6 +57,26 @@ impl Distribution {
     }
 }
 
+/// The 95% Wilson score interval of `hits` out of `trials` (z = 1.96): the interval
+/// statisticians recommend for a proportion, sensible at 0 and at `trials`.
+///
+/// ```
+/// use splitbrain_reports::stats::wilson_interval;
+///
+/// let (low, high) = wilson_interval(0, 10);
+/// assert_eq!(low, 0.0);
+/// assert!((high - 0.2775).abs() < 1e-4); // Newcombe (1998), table I
+/// ```
+pub fn wilson_interval(hits: u64, trials: u64) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    let (n, p, z) = (trials as f64, hits as f64 / trials as f64, 1.96_f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 /// The nearest-rank `percent`-th percentile of `sorted` (ascending, non-empty):
 /// `sorted[ceil(percent * n / 100) - 1]`, the 100th being the maximum.
 pub fn percentile_sorted(sorted: &[u64], percent: u32) -> u64 {

@@ -375,3 +375,41 @@ fn a_hunt_names_the_transport_it_ran_on() {
     assert_eq!(doc["transport"], "Stream");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_hunt_of_a_scenario_with_an_expect_rate_says_how_its_seeds_compare_with_it() {
+    // raft-broken-nemesis expects Safe on 95% of seeds: seeds 1-40 hold a few failing ones.
+    let args = [
+        "hunt",
+        "scenarios/raft-broken-nemesis.ron",
+        "--seeds",
+        "40",
+        "--keep-going",
+        "--no-shrink",
+    ];
+    let output = splitbrain(args);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "expect_rate: the scenario expects its outcome on 95.0% of seeds; it matched on "
+        ),
+        "{out}"
+    );
+    let output = splitbrain(args.iter().copied().chain(["--json"]));
+    let v = json(&output);
+    let rate = &v["expect_rate"];
+    assert_eq!(rate["expected"], 0.95);
+    assert_eq!(rate["seeds_run"], 40);
+    let failed = v["summary"]["failed_seeds"].as_u64().expect("a count");
+    assert_eq!(rate["matched"].as_u64(), Some(40 - failed));
+    // A scenario that expects every seed says nothing of a rate.
+    let output = splitbrain([
+        "hunt",
+        "scenarios/raft-nemesis.ron",
+        "--seeds",
+        "2",
+        "--json",
+    ]);
+    assert!(json(&output).get("expect_rate").is_none());
+}

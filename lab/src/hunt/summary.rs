@@ -170,6 +170,76 @@ impl HuntSummary {
     }
 }
 
+/// How the seeds a hunt ran compare with the share its scenario expects to match
+/// (`expect_rate`, below 1 for a scenario whose failing seeds are its point).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RateCheck {
+    /// The share of seeds on which the scenario expects its outcome.
+    pub expected: f64,
+    /// Seeds whose outcome matched.
+    pub matched: u64,
+    /// Seeds run.
+    pub seeds_run: u64,
+    /// The bottom of the 95% interval (Wilson) of the share that matched.
+    pub low: f64,
+    /// Its top.
+    pub high: f64,
+    /// Whether the expected share is within reach of the seeds: at or below the interval's
+    /// top (the seeds do not show that the scenario misses its rate).
+    pub consistent: bool,
+}
+
+impl RateCheck {
+    /// The check of `summary` against `expect_rate_ppm`; `None` when every seed is expected
+    /// to match (then any failing seed is a finding, not a rate).
+    ///
+    /// ```
+    /// use splitbrain_lab::hunt::summary::{HuntSummary, RateCheck};
+    ///
+    /// let mut summary = HuntSummary::from_records("doc", &[]);
+    /// summary.seeds_run = 200;
+    /// summary.failed_seeds = 12; // 94% matched
+    /// let check = RateCheck::of(&summary, 950_000).expect("a rate below 1");
+    /// assert!(check.consistent); // 95% is inside 89.8%-96.5%
+    /// assert!(RateCheck::of(&summary, 1_000_000).is_none());
+    /// ```
+    pub fn of(summary: &HuntSummary, expect_rate_ppm: u32) -> Option<Self> {
+        if expect_rate_ppm >= splitbrain_scenario::EVERY_SEED_PPM {
+            return None;
+        }
+        let matched = summary.seeds_run.saturating_sub(summary.failed_seeds);
+        let (low, high) = splitbrain_reports::stats::wilson_interval(matched, summary.seeds_run);
+        let expected = f64::from(expect_rate_ppm) / 1e6;
+        Some(RateCheck {
+            expected,
+            matched,
+            seeds_run: summary.seeds_run,
+            low,
+            high,
+            consistent: expected <= high,
+        })
+    }
+
+    /// The check in a sentence, for the terminal.
+    pub fn sentence(&self) -> String {
+        let percent = |share: f64| format!("{:.1}%", share * 100.0);
+        let verdict = if self.consistent {
+            "consistent with the rate: the failing seeds are the scenario's point"
+        } else {
+            "below the rate"
+        };
+        format!(
+            "expect_rate: the scenario expects its outcome on {} of seeds; it matched on {} of {} seeds run ({}, 95% interval {}-{}): {verdict}",
+            percent(self.expected),
+            self.matched,
+            self.seeds_run,
+            percent(self.matched as f64 / self.seeds_run.max(1) as f64),
+            percent(self.low),
+            percent(self.high),
+        )
+    }
+}
+
 /// Builds a summary one record at a time, in increasing seed order, keeping only counts:
 /// memory stays flat however many seeds a hunt runs.
 #[derive(Clone, Debug)]

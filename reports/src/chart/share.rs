@@ -6,6 +6,7 @@ use super::legend::{self, Legend, Mark};
 use super::style::WIDTH;
 use super::style::{color, text, AXIS_DESC_PX, GRID, INK, TICK_PX, TITLE_PX};
 use super::{render, Chart, ChartError, DrawResult, Figure};
+pub use crate::stats::wilson_interval;
 use crate::table::DataTable;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -21,18 +22,6 @@ pub struct ShareSeries {
     /// Drawn dashed in the colour of the series before it: the same design under another
     /// setting (without fencing, say).
     pub dashed: bool,
-}
-
-/// The 95% Wilson score interval of `hits` out of `trials` (z = 1.96): the interval
-/// statisticians recommend for a proportion, sensible at 0 and at `trials`.
-pub fn wilson_interval(hits: u64, trials: u64) -> (f64, f64) {
-    if trials == 0 {
-        return (0.0, 1.0);
-    }
-    let (n, p, z) = (trials as f64, hits as f64 / trials as f64, 1.96_f64);
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// Points joined by lines: x = the parameter's values (`categories`, evenly spaced in the

@@ -18,7 +18,7 @@ use splitbrain_lab::hunt::reproducer::{self, Reproducer, SHRINK_BUDGET_RUNS};
 use splitbrain_lab::hunt::search::Search;
 use splitbrain_lab::hunt::seeds::{HuntPlan, SeedSpan};
 use splitbrain_lab::hunt::shrink::shrink_scenario;
-use splitbrain_lab::hunt::summary::HuntSummary;
+use splitbrain_lab::hunt::summary::{HuntSummary, RateCheck};
 use splitbrain_lab::hunt::{self, Ended};
 use splitbrain_lab::panics;
 use splitbrain_scenario::{self as scenario, Scenario};
@@ -176,6 +176,9 @@ struct JsonOutput<'a> {
     /// empty for the built-in algorithms).
     programs: &'a [Vec<String>],
     summary: SummaryJson<'a>,
+    /// The seeds against the scenario's `expect_rate` (absent when it expects every seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expect_rate: Option<RateCheck>,
     reproducers: &'a [Reproducer],
     /// How to replay each failure left unshrunk (`--no-shrink`): its first seed, run alone.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -388,6 +391,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     } else {
         hunt_exit_code(summary.verdict)
     };
+    let rate = RateCheck::of(summary, scenario.expect_rate_ppm);
     if args.json {
         let doc = JsonOutput {
             exit_code,
@@ -402,6 +406,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             transport: splitbrain_scenario::transport_line(&scenario.sim.network.transport),
             programs: &programs,
             summary: SummaryJson::new(summary),
+            expect_rate: rate,
             reproducers: &reproducers,
             replays: &replays,
             errors: &errors,
@@ -426,6 +431,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         );
         if let Some(g) = guided_summary {
             print_guided(g);
+        }
+        if let Some(rate) = &rate {
+            crate::outln!("\n{}", rate.sentence());
         }
         print_reproducers(&reproducers);
         for r in &replays {
