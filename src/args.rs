@@ -1,4 +1,5 @@
-//! Flags more than one command takes: the runtime guard (`--max-events` ...) and fencing.
+//! Flags more than one command takes: the runtime guard (`--max-events` ...), fencing, and
+//! the worker pool `--jobs` sizes.
 
 use clap::Args;
 
@@ -168,4 +169,16 @@ impl FencingMode {
             FencingMode::Both => splitbrain_lab::Fencing::Both,
         }
     }
+}
+
+/// A pool of `jobs` worker threads (every core when `None`), for the commands that run many
+/// seeds; their results never depend on it.
+pub fn worker_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = splitbrain_lab::hunt::seeds::worker_threads(jobs, cores)
+        .map_err(|e| format!("error: {e}"))?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| format!("error: cannot start {threads} worker threads: {e}"))
 }

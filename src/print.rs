@@ -6,6 +6,7 @@ use serde::Serialize;
 use splitbrain_lab::group::RunFailed;
 use splitbrain_lab::hunt::reproducer::Reproducer;
 use splitbrain_lab::hunt::summary::{HuntSummary, HuntVerdict};
+use splitbrain_lab::hunt::systematic::Counterexample;
 use splitbrain_lab::runner::RunFailure;
 use splitbrain_reports::Table;
 use splitbrain_sim::LimitExceeded;
@@ -234,5 +235,26 @@ pub fn print_reproducers(reproducers: &[Reproducer]) {
             }
         );
         crate::outln!("  replay: {}", r.replay);
+    }
+}
+
+/// "no violation", or the counterexample's steps and failures (and the shard it came from).
+pub fn print_counterexample(found: Option<&Counterexample>, shard: Option<&str>) {
+    let Some(c) = found else {
+        crate::outln!("no violation");
+        return;
+    };
+    let keys: Vec<&str> = c.keys().collect();
+    crate::outln!(
+        "counterexample{} with {} steps breaks {}:",
+        shard.map_or(String::new(), |s| format!(" (shard {s})")),
+        c.steps.len(),
+        keys.join(", ")
+    );
+    for step in &c.steps {
+        crate::outln!("  {step}");
+    }
+    for f in &c.failures {
+        crate::outln!("  {}: {}", f.key, f.detail.replace('\n', " "));
     }
 }

@@ -49,6 +49,10 @@ pub struct CompareArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads, 1 to 1024 [default: every core]. The results are the same whatever
+    /// this is.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -132,7 +136,11 @@ pub fn run(args: &CompareArgs) -> u8 {
     crate::print::announce_programs(&args.file, &programs);
     let seeds: Vec<u64> = (1..=args.seeds).collect();
     let bar = RunsBar::new(args.seeds.saturating_mul(designs.len() as u64), args.json);
-    let result = match compare::compare(&plan, &scenario, &designs, &bar) {
+    let pool = match crate::args::worker_pool(args.jobs) {
+        Ok(pool) => pool,
+        Err(e) => return bad_input(&e),
+    };
+    let result = match pool.install(|| compare::compare(&plan, &scenario, &designs, &bar)) {
         Ok(result) => result,
         Err(e) => return report_dir::build_failed(&args.file, e),
     };

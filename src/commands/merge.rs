@@ -5,9 +5,10 @@
 //! `--allow-partial`, and then every output says the result is partial; records that
 //! disagree are an error either way. See [`splitbrain_lab::hunt::merge`].
 
-use crate::commands::hunt::systematic::{print_counterexample, print_reproducers};
 use crate::exit;
-use crate::print::{hunt_exit_code, print_summary, SummaryJson};
+use crate::print::{
+    hunt_exit_code, print_counterexample, print_reproducers, print_summary, SummaryJson,
+};
 use clap::Args;
 use serde::Serialize;
 use splitbrain_lab::hunt::junit::{self, Completeness};

@@ -48,6 +48,10 @@ pub struct SweepArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads, 1 to 1024 [default: every core]. The results are the same whatever
+    /// this is.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
     /// The runtime guard: how much one run may use.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -134,7 +138,11 @@ pub fn run(args: &SweepArgs) -> u8 {
     let trials: Vec<u64> = (1..=args.trials).collect();
     let runs = args.trials.saturating_mul(variants.len() as u64);
     let bar = RunsBar::new(runs, args.json);
-    let result = match sweep::sweep(&plan, &scenario, param, &variants, &bar) {
+    let pool = match crate::args::worker_pool(args.jobs) {
+        Ok(pool) => pool,
+        Err(e) => return bad_input(&e),
+    };
+    let result = match pool.install(|| sweep::sweep(&plan, &scenario, param, &variants, &bar)) {
         Ok(result) => result,
         Err(e) => return report_dir::build_failed(&args.file, e),
     };

@@ -27,7 +27,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub mod systematic;
+mod systematic;
 
 #[derive(Args, Debug)]
 pub struct HuntArgs {

@@ -187,7 +187,7 @@ pub fn hunt(
         let text = serde_json::to_string_pretty(&json).map_err(|e| format!("error: {e}"))?;
         crate::outln!("{text}");
     } else {
-        print_reproducers(&reproducers);
+        crate::print::print_reproducers(&reproducers);
     }
     for e in &errors {
         eprintln!("{e}");
@@ -353,47 +353,7 @@ fn print_result(
             _ => String::new(),
         }
     );
-    print_counterexample(counterexample, None);
-}
-
-/// "no violation", or the counterexample's steps and failures (and the shard it came from).
-pub fn print_counterexample(found: Option<&Counterexample>, shard: Option<&str>) {
-    let Some(c) = found else {
-        crate::outln!("no violation");
-        return;
-    };
-    let keys: Vec<&str> = c.keys().collect();
-    crate::outln!(
-        "counterexample{} with {} steps breaks {}:",
-        shard.map_or(String::new(), |s| format!(" (shard {s})")),
-        c.steps.len(),
-        keys.join(", ")
-    );
-    for step in &c.steps {
-        crate::outln!("  {step}");
-    }
-    for f in &c.failures {
-        crate::outln!("  {}: {}", f.key, f.detail.replace('\n', " "));
-    }
-}
-
-/// Where each reproducer went, and how to replay it.
-pub fn print_reproducers(reproducers: &[Reproducer]) {
-    for r in reproducers {
-        crate::outln!(
-            "reproducer: {} ({} faults -> {}, {} shrink runs{})\n  replay: {}",
-            r.file,
-            r.faults_before,
-            r.faults_after,
-            r.shrink_runs,
-            if r.replay_verified {
-                ""
-            } else {
-                "; its replay did NOT fail the same way"
-            },
-            r.replay
-        );
-    }
+    crate::print::print_counterexample(counterexample, None);
 }
 
 /// Shrinks the first counterexample's first failure into a reproducer file.
