@@ -1260,11 +1260,7 @@ impl Checker {
     /// whenever it names a fixed one (a node, a service member, the leader, the service's
     /// leader), and a link from a process to itself cuts nothing.
     fn two_ends(&mut self, a: &Target, b: &Target, path: &str, kind: &str) {
-        let one_process = matches!(
-            a,
-            Target::Node(_) | Target::ServiceMember(_) | Target::Leader | Target::ServiceLeader
-        );
-        if one_process && a == b {
+        if a == b && one_fixed_process(a) {
             self.problem(
                 path,
                 ErrorKind::CutToItself {
@@ -1560,4 +1556,13 @@ fn signal_kind(raw: RawSignal) -> SignalKind {
         RawSignal::LeaseHeld => SignalKind::LeaseHeld,
         RawSignal::LeaseEnded => SignalKind::LeaseEnded,
     }
+}
+
+/// Whether `target` names one process, the same one wherever it is written in one fault: a
+/// node, a service member, the leader, the service's leader (not a drawn one).
+pub(crate) fn one_fixed_process(target: &Target) -> bool {
+    matches!(
+        target,
+        Target::Node(_) | Target::ServiceMember(_) | Target::Leader | Target::ServiceLeader
+    )
 }

@@ -21,13 +21,20 @@ fn target(nodes: u32) -> impl Strategy<Value = Target> {
     ]
 }
 
+/// A link's two ends: never one fixed process twice (refused as a link to itself).
+fn two_ends(nodes: u32) -> impl Strategy<Value = (Target, Target)> {
+    (target(nodes), target(nodes)).prop_filter("a link joins two processes", |(a, b)| {
+        a != b || !crate::validate::one_fixed_process(a)
+    })
+}
+
 fn shape(nodes: u32) -> impl Strategy<Value = PartitionShape> {
     prop_oneof![
         Just(PartitionShape::Groups(vec![(0..nodes).collect()])),
         target(nodes).prop_map(PartitionShape::Isolate),
         target(nodes).prop_map(PartitionShape::MajorityMinority),
-        (target(nodes), target(nodes)).prop_map(|(from, to)| PartitionShape::OneWay { from, to }),
-        (target(nodes), target(nodes)).prop_map(|(a, b)| PartitionShape::CutLink(a, b)),
+        two_ends(nodes).prop_map(|(from, to)| PartitionShape::OneWay { from, to }),
+        two_ends(nodes).prop_map(|(a, b)| PartitionShape::CutLink(a, b)),
         target(nodes).prop_map(PartitionShape::Bridge),
     ]
 }
