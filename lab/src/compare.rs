@@ -487,7 +487,8 @@ fn build(
             .chart("failover_cdf")
             .chart("leaderless_cdf")
             .table(charting::summary_table("design", summaries))
-            .text_if(charting::skipped_faults_note(summaries)),
+            .text_if(charting::skipped_faults_note(summaries))
+            .text_if(crate::intervals::interval_note(summaries)),
     );
     if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
@@ -648,6 +649,11 @@ fn build(
     sections.push(seed_one);
 
     data.push(charting::summary_data("summary", "design", summaries));
+    data.push(crate::intervals::percentile_data(
+        "percentiles",
+        "design",
+        summaries,
+    ));
     data.push(charting::failover_data("failovers", "design", groups));
     data.push(settings_data(designs));
     let file = shell_word(&plan.file);

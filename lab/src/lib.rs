@@ -43,6 +43,8 @@ pub mod compare;
 #[cfg(feature = "charts")]
 pub mod group;
 pub mod hunt;
+#[cfg(feature = "charts")]
+pub mod intervals;
 pub mod panics;
 pub mod phase;
 #[cfg(feature = "charts")]

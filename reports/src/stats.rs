@@ -27,6 +27,90 @@ pub struct Distribution {
     pub max_ns: u64,
     /// The arithmetic mean, rounded to the nearest nanosecond (halves round up).
     pub mean_ns: u64,
+    /// The 95% interval of the median ([`quantile_interval`]).
+    pub p50_interval: Interval,
+    /// The 95% interval of the 90th percentile.
+    pub p90_interval: Interval,
+    /// The 95% interval of the 99th percentile.
+    pub p99_interval: Interval,
+}
+
+/// A 95% confidence interval of a percentile, in nanoseconds, from the order statistics of
+/// the sample (distribution-free: [`quantile_interval`]). An end the sample cannot bound is
+/// `None`: below its smallest value, or above its largest (too few samples for that
+/// percentile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Interval {
+    /// The lower end, if the sample bounds it.
+    pub low_ns: Option<u64>,
+    /// The upper end, if the sample bounds it.
+    pub high_ns: Option<u64>,
+}
+
+/// Two-sided 95%: each tail at most this much.
+const TAIL: f64 = 0.025;
+
+/// The 95% confidence interval of the `permille`-th quantile from `sorted` (ascending,
+/// non-empty), from its order statistics: with `B` the number of samples at or below the
+/// true quantile (binomial, `n` trials, probability `permille / 1000`), the interval is
+/// `[x(l), x(u)]` with `l` the largest rank with `P(B < l) <= 2.5%` and `u` the smallest with
+/// `P(B < u) >= 97.5%` (exact binomial sums, no normal approximation), so it covers the
+/// quantile with at least 95% probability whatever the distribution. An end no rank
+/// reaches is `None`.
+///
+/// ```
+/// use splitbrain_reports::stats::quantile_interval;
+///
+/// let sorted: Vec<u64> = (1..=200).collect();
+/// let p50 = quantile_interval(&sorted, 500);
+/// assert_eq!((p50.low_ns, p50.high_ns), (Some(86), Some(115)));
+/// // 200 samples bound a p99 from below only: its upper end is past the largest.
+/// let p99 = quantile_interval(&sorted, 990);
+/// assert_eq!(p99.high_ns, None);
+/// assert!(p99.low_ns.is_some());
+/// ```
+pub fn quantile_interval(sorted: &[u64], permille: u32) -> Interval {
+    let (low, high) = interval_ranks(sorted.len(), permille);
+    Interval {
+        low_ns: low.map(|rank| sorted[rank - 1]),
+        high_ns: high.map(|rank| sorted[rank - 1]),
+    }
+}
+
+/// The ranks (from 1) of [`quantile_interval`]'s ends among `n` samples.
+fn interval_ranks(n: usize, permille: u32) -> (Option<usize>, Option<usize>) {
+    let q = f64::from(permille) / 1000.0;
+    let (mut low, mut high) = (None, None);
+    // ln P(B = k), walked up from k = 0; P(B <= k) summed as it goes.
+    let mut ln_pmf = n as f64 * (1.0 - q).ln();
+    let ln_odds = q.ln() - (1.0 - q).ln();
+    let mut cdf = 0.0;
+    for k in 0..n {
+        cdf += ln_pmf.exp();
+        // cdf = P(B <= k) = P(B < k + 1).
+        if cdf <= TAIL {
+            low = Some(k + 1);
+        }
+        if cdf >= 1.0 - TAIL {
+            high = Some(k + 1);
+            break;
+        }
+        ln_pmf += ((n - k) as f64 / (k + 1) as f64).ln() + ln_odds;
+    }
+    (low, high)
+}
+
+/// The fewest samples whose 95% interval of the `permille`-th quantile has an upper end
+/// (`None` past 100,000): what a note suggests when a percentile is not bounded.
+///
+/// ```
+/// use splitbrain_reports::stats::samples_to_bound;
+///
+/// assert_eq!(samples_to_bound(990), Some(368)); // a p99 needs 368 samples
+/// assert_eq!(samples_to_bound(900), Some(36));
+/// ```
+pub fn samples_to_bound(permille: u32) -> Option<usize> {
+    (1..=100_000).find(|&n| interval_ranks(n, permille).1.is_some())
 }
 
 impl Distribution {
@@ -50,6 +134,9 @@ impl Distribution {
             p999_ns: permille_sorted(&sorted, 999),
             max_ns: sorted[count - 1],
             mean_ns: u64::try_from(mean).expect("the mean of u64 values fits in u64"),
+            p50_interval: quantile_interval(&sorted, 500),
+            p90_interval: quantile_interval(&sorted, 900),
+            p99_interval: quantile_interval(&sorted, 990),
         };
         assert!(distribution.min_ns <= distribution.p50_ns);
         assert!(distribution.p99_ns <= distribution.max_ns);
@@ -141,6 +228,45 @@ mod tests {
     }
 
     #[test]
+    fn quantile_intervals_cover_the_true_quantile_at_least_95_percent_of_the_time() {
+        // Samples uniform on [0, 1e9): the true p-th quantile is p * 1e7. Over 2,000 samples
+        // of each size, a 95% interval must miss it at most about 5% of the time (it may
+        // miss less: order statistics of a discrete sample are conservative).
+        for (len, permille) in [(20usize, 500u32), (100, 900), (400, 990), (1000, 990)] {
+            let truth = u64::from(permille) * 1_000_000;
+            let mut missed = 0;
+            for seed in 0..2_000u64 {
+                let mut xs = samples(seed * 7919 + len as u64, len, 1_000_000_000);
+                xs.sort_unstable();
+                let i = quantile_interval(&xs, permille);
+                let above = i.low_ns.is_none_or(|low| low <= truth);
+                let below = i.high_ns.is_none_or(|high| truth <= high);
+                missed += usize::from(!(above && below));
+            }
+            assert!(
+                missed <= 130,
+                "{len} samples, permille {permille}: missed {missed} of 2000"
+            );
+            assert!(missed >= 20, "{len} samples, permille {permille}: an interval that never misses is too wide ({missed})");
+        }
+    }
+
+    #[test]
+    fn an_interval_holds_its_percentile_and_an_end_too_far_out_is_none() {
+        let xs: Vec<u64> = (1..=200).collect();
+        let d = Distribution::from_nanos(&xs).unwrap();
+        for (value, interval) in [(d.p50_ns, d.p50_interval), (d.p90_ns, d.p90_interval)] {
+            assert!(interval.low_ns.unwrap() <= value && value <= interval.high_ns.unwrap());
+        }
+        assert_eq!(d.p99_interval.high_ns, None);
+        assert_eq!(samples_to_bound(990), Some(368));
+        let bounded: Vec<u64> = (1..=368).collect();
+        assert!(quantile_interval(&bounded, 990).high_ns.is_some());
+        let short: Vec<u64> = (1..=367).collect();
+        assert!(quantile_interval(&short, 990).high_ns.is_none());
+    }
+
+    #[test]
     fn no_samples_have_no_distribution() {
         assert_eq!(Distribution::from_nanos(&[]), None);
     }
@@ -158,7 +284,20 @@ mod tests {
                 p99_ns: 42,
                 p999_ns: 42,
                 max_ns: 42,
-                mean_ns: 42
+                mean_ns: 42,
+                p50_interval: Interval {
+                    low_ns: None,
+                    high_ns: None
+                },
+                p90_interval: Interval {
+                    low_ns: None,
+                    high_ns: None
+                },
+                // One sample is below the p99 with 99% probability: a floor, no ceiling.
+                p99_interval: Interval {
+                    low_ns: Some(42),
+                    high_ns: None
+                },
             }
         );
     }

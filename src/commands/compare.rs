@@ -192,6 +192,9 @@ pub fn run(args: &CompareArgs) -> u8 {
         if let Some(note) = group::skipped_faults_note(summaries) {
             crate::outln!("note: {note}");
         }
+        if let Some(note) = splitbrain_lab::intervals::interval_note(summaries) {
+            crate::outln!("note: {note}");
+        }
         crate::outln!();
         print_table(&group::safety_table("design", summaries));
         if let Some(t) = group::objective_table("design", summaries) {

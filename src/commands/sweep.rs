@@ -274,6 +274,9 @@ fn print_summary(
     if let Some(note) = group::skipped_faults_note(summaries) {
         crate::outln!("note: {note}");
     }
+    if let Some(note) = splitbrain_lab::intervals::interval_note(summaries) {
+        crate::outln!("note: {note}");
+    }
     crate::outln!();
     print_table(&group::safety_table("value", summaries));
     if let Some(t) = group::objective_table("value", summaries) {

@@ -82,6 +82,19 @@ fn compare_writes_a_complete_folder_whose_numbers_match_its_summary_and_repeat()
     let md = String::from_utf8(files["report.md"].clone()).unwrap();
     assert!(md.contains("--seeds 4"), "{md}");
     assert!(md.contains("1..=4"), "the seeds are listed: {md}");
+    // Four seeds bound no p99: the note says so, and every percentile has its interval.
+    assert!(
+        md.contains("too few samples to bound these from above"),
+        "{md}"
+    );
+    let percentiles = csv_rows(&files, "percentiles");
+    let p99 = percentiles
+        .iter()
+        .find(|r| r["design"] == "raft" && r["measure"] == "recovery" && r["percentile"] == "p99")
+        .expect("raft's recovery p99 row");
+    assert!(p99["high_ns"].is_empty(), "{p99:?}");
+    let recovery = summary["algorithms"][0]["recovery"]["p99_interval"].clone();
+    assert!(recovery["high_ns"].is_null(), "{recovery}");
 
     // The CDF's rows per algorithm are its failovers, as the summary says.
     let cdf = csv_rows(&files, "failover_cdf");

@@ -589,7 +589,8 @@ fn build(
     let mut failover = failover
         .text(charting::ELECTION_MEASURES_TEXT)
         .table(charting::summary_table("value", summaries))
-        .text_if(charting::skipped_faults_note(summaries));
+        .text_if(charting::skipped_faults_note(summaries))
+        .text_if(crate::intervals::interval_note(summaries));
     if let Some(t) = charting::objective_table("value", summaries) {
         failover = failover
             .text(
@@ -644,6 +645,11 @@ fn build(
     sections.push(messages);
 
     data.push(charting::summary_data("summary", "value", summaries));
+    data.push(crate::intervals::percentile_data(
+        "percentiles",
+        "value",
+        summaries,
+    ));
     data.push(charting::failover_data("failovers", "value", groups));
     let t = trials_table(plan, variants, groups);
     data.push(t);
