@@ -215,17 +215,17 @@ fn sequence_plans(report: &RunReport) -> Vec<SequencePlan> {
             }
         })
         .collect();
-    if report.failovers.is_empty() {
-        if let Some(e) = report.elections.first() {
-            plans.push(SequencePlan {
-                name: "sequence_election".to_string(),
-                caption: format!(
-                    "Messages of the first election, from {}",
-                    format_duration(e.started_ns)
-                ),
-                window: sequence_window(e.started_ns, e.decided_ns),
-            });
-        }
+    if report.failovers.is_empty()
+        && let Some(e) = report.elections.first()
+    {
+        plans.push(SequencePlan {
+            name: "sequence_election".to_string(),
+            caption: format!(
+                "Messages of the first election, from {}",
+                format_duration(e.started_ns)
+            ),
+            window: sequence_window(e.started_ns, e.decided_ns),
+        });
     }
     plans
 }

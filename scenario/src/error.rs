@@ -700,11 +700,10 @@ impl ErrorKind {
                 if context == "fault kind" && (lower.starts_with("gc") || lower.contains("garbage")) {
                     return Some(GC_PAUSE_HINT.to_string());
                 }
-                if context == "algorithm" {
-                    if let Some(feature) = splitbrain_algorithms::registry::missing_feature(found) {
+                if context == "algorithm"
+                    && let Some(feature) = splitbrain_algorithms::registry::missing_feature(found) {
                         return Some(missing_feature_hint(found, feature));
                     }
-                }
                 let candidates: Vec<&str> = if context == "invariant" {
                     // `liveness` parses, but only to be rejected; never suggest it.
                     Invariant::SAFETY.iter().map(|inv| inv.name()).collect()
@@ -1513,17 +1512,17 @@ fn bad_range(text: &str, signed: bool) -> ErrorKind {
 
 /// serde says "tuple variant RawAction::Pause with 2 elements": keep what a user wrote.
 fn wrong_length(expected: &str, found: usize) -> ErrorKind {
-    if let Some(rest) = expected.strip_prefix("tuple variant ") {
-        if let Some((variant, count)) = rest.split_once(" with ") {
-            let variant = variant.rsplit("::").next().unwrap_or(variant);
-            return ErrorKind::WrongLength {
-                what: format!("`{variant}`"),
-                expected: count
-                    .replace("elements", "values")
-                    .replace("element", "value"),
-                found,
-            };
-        }
+    if let Some(rest) = expected.strip_prefix("tuple variant ")
+        && let Some((variant, count)) = rest.split_once(" with ")
+    {
+        let variant = variant.rsplit("::").next().unwrap_or(variant);
+        return ErrorKind::WrongLength {
+            what: format!("`{variant}`"),
+            expected: count
+                .replace("elements", "values")
+                .replace("element", "value"),
+            found,
+        };
     }
     if let Some(count) = expected.strip_prefix("a tuple of size ") {
         return ErrorKind::WrongLength {

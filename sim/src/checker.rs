@@ -130,14 +130,14 @@ impl Checker {
             self.highest_token_term = term;
         }
         let mut broken = None;
-        if let Some(highest) = self.highest_accepted_token {
-            if token < highest {
-                let writer = self.token_writer.get(&highest).copied().unwrap_or(node);
-                let detail = format!(
+        if let Some(highest) = self.highest_accepted_token
+            && token < highest
+        {
+            let writer = self.token_writer.get(&highest).copied().unwrap_or(node);
+            let detail = format!(
                     "the resource accepted token {token} from {node} after token {highest} from {writer}"
                 );
-                broken = self.record(Invariant::FencingSafety, now, vec![node, writer], detail);
-            }
+            broken = self.record(Invariant::FencingSafety, now, vec![node, writer], detail);
         }
         match self.token_writer.get(&token) {
             Some(first) if *first != node => {

@@ -37,10 +37,10 @@ pub struct NodeDisk {
 impl DiskConfig {
     /// The fsync latency of process `index` (members are `0..members`, services after).
     pub fn fsync_of(&self, index: usize, members: usize) -> Option<&Latency> {
-        if index >= members {
-            if let Some(service) = &self.service {
-                return Some(service);
-            }
+        if index >= members
+            && let Some(service) = &self.service
+        {
+            return Some(service);
         }
         self.per_node
             .iter()

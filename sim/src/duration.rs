@@ -165,13 +165,13 @@ fn parse_magnitude(text: &str) -> Result<u128, DurationError> {
         let Some(&(_, unit_ns, rank)) = UNITS.iter().find(|(name, _, _)| *name == unit) else {
             return Err(DurationError::UnknownUnit { unit });
         };
-        if let Some((previous_rank, previous)) = &previous {
-            if rank <= *previous_rank {
-                return Err(DurationError::UnitsOutOfOrder {
-                    unit,
-                    previous: previous.clone(),
-                });
-            }
+        if let Some((previous_rank, previous)) = &previous
+            && rank <= *previous_rank
+        {
+            return Err(DurationError::UnitsOutOfOrder {
+                unit,
+                previous: previous.clone(),
+            });
         }
         let nanos = component_nanos(&number, &unit, unit_ns)?;
         previous = Some((rank, unit));

@@ -113,10 +113,10 @@ impl Leadership {
     pub fn leader(&self) -> Option<NodeId> {
         let mut best: Option<(u64, NodeId)> = None;
         for (index, belief) in self.belief.iter().enumerate() {
-            if let Some(b) = belief {
-                if best.is_none_or(|(term, _)| b.term > term) {
-                    best = Some((b.term, NodeId::from(index)));
-                }
+            if let Some(b) = belief
+                && best.is_none_or(|(term, _)| b.term > term)
+            {
+                best = Some((b.term, NodeId::from(index)));
             }
         }
         best.map(|(_, node)| node)

@@ -242,10 +242,10 @@ impl LivenessMonitor {
     }
 
     fn check(&mut self, now: Nanos) {
-        if let Some(window) = &self.window {
-            if window.watch.agreed(&self.recognised, self.answer).is_some() {
-                self.window = None;
-            }
+        if let Some(window) = &self.window
+            && window.watch.agreed(&self.recognised, self.answer).is_some()
+        {
+            self.window = None;
         }
         let Phase::Watching(watch) = &self.phase else {
             return;

@@ -699,15 +699,15 @@ impl TraceFilter<'_> {
 /// Refuses a `--stop-at` past the run's end and a `--trace-nodes` id that is no process.
 fn check_stepping(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
     let duration_ns = scenario.sim.duration_ns;
-    if let Some(StopAt::Time(at_ns)) = args.stop_at {
-        if at_ns > duration_ns {
-            return Err(format!(
-                "--stop-at {} is past the run's end ({})\n  hint: stop at {} or earlier",
-                splitbrain_sim::format_duration(at_ns),
-                splitbrain_sim::format_duration(duration_ns),
-                splitbrain_sim::format_duration(duration_ns)
-            ));
-        }
+    if let Some(StopAt::Time(at_ns)) = args.stop_at
+        && at_ns > duration_ns
+    {
+        return Err(format!(
+            "--stop-at {} is past the run's end ({})\n  hint: stop at {} or earlier",
+            splitbrain_sim::format_duration(at_ns),
+            splitbrain_sim::format_duration(duration_ns),
+            splitbrain_sim::format_duration(duration_ns)
+        ));
     }
     let processes = scenario.algorithm.processes(scenario.sim.members);
     if let Some(bad) = args

@@ -100,10 +100,10 @@ pub fn run(args: &SweepArgs) -> u8 {
         Ok(None) => (None, Vec::new()),
         Err(e) => return bad_input(&e),
     };
-    if let Some(fraction) = args.heartbeat_fraction {
-        if let Err(e) = sweep::check_heartbeat_fraction(fraction, param) {
-            return bad_input(&e);
-        }
+    if let Some(fraction) = args.heartbeat_fraction
+        && let Err(e) = sweep::check_heartbeat_fraction(fraction, param)
+    {
+        return bad_input(&e);
     }
     let groups_asked = values.len().max(1);
     if let Err(e) = group::check_count("--trials", args.trials, groups_asked, "per value") {

@@ -112,12 +112,12 @@ impl BullyNode {
     }
 
     /// The ids above this one: the only nodes an ELECTION goes to (Garcia-Molina 1982).
-    pub(crate) fn higher_ids(&self) -> impl Iterator<Item = NodeId> {
+    pub(crate) fn higher_ids(&self) -> impl Iterator<Item = NodeId> + use<> {
         (self.id.index() + 1..self.members).map(NodeId::from)
     }
 
     /// The ids below this one: the receivers of the COORDINATOR announcement.
-    pub(crate) fn lower_ids(&self) -> impl Iterator<Item = NodeId> {
+    pub(crate) fn lower_ids(&self) -> impl Iterator<Item = NodeId> + use<> {
         (0..self.id.index()).map(NodeId::from)
     }
 

@@ -89,10 +89,10 @@ impl std::fmt::Debug for ExternalNode {
 impl Drop for ExternalNode {
     /// The process goes back to this thread's pool for the next run, unless it failed.
     fn drop(&mut self) {
-        if let Some(proc) = self.proc.take() {
-            if !self.failed {
-                pipe::give_back(self.setup.launch.clone(), proc);
-            }
+        if let Some(proc) = self.proc.take()
+            && !self.failed
+        {
+            pipe::give_back(self.setup.launch.clone(), proc);
         }
     }
 }

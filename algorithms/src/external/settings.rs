@@ -437,16 +437,16 @@ impl Algorithm for External {
         cluster: &Cluster,
     ) -> Lowered<ExternalConfig, ExternalError> {
         let (config, mut problems) = lower_common(settings);
-        if let Quorum::AtLeast(quorum) = config.quorum {
-            if quorum == 0 || u64::from(quorum) > cluster.nodes {
-                problems.push(Problem {
-                    field: "quorum",
-                    error: ExternalError::QuorumOutOfRange {
-                        quorum,
-                        members: cluster.nodes,
-                    },
-                });
-            }
+        if let Quorum::AtLeast(quorum) = config.quorum
+            && (quorum == 0 || u64::from(quorum) > cluster.nodes)
+        {
+            problems.push(Problem {
+                field: "quorum",
+                error: ExternalError::QuorumOutOfRange {
+                    quorum,
+                    members: cluster.nodes,
+                },
+            });
         }
         (config, problems)
     }

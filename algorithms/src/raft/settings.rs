@@ -222,7 +222,7 @@ impl Algorithm for Raft {
         if let Some((node, &length)) = log_lengths
             .iter()
             .enumerate()
-            .find(|(_, &length)| length > MAX_LOG_LENGTH)
+            .find(|&(_, &length)| length > MAX_LOG_LENGTH)
         {
             problem("log_lengths", RaftError::LogLengthTooLong { node, length });
         }

@@ -156,7 +156,7 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
 /// number (from 1) and the line, or why it does not parse (the I/O or JSON error's message).
 pub fn read_lines(
     path: &Path,
-) -> Result<impl Iterator<Item = (usize, Result<Line, String>)>, JsonlError> {
+) -> Result<impl Iterator<Item = (usize, Result<Line, String>)> + use<>, JsonlError> {
     let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
         path: path.to_path_buf(),
         source,

@@ -185,15 +185,15 @@ fn check_headers_agree(inputs: &[Input]) -> Result<(), MergeError> {
             return Err(differ("scenarios", &a.scenario, &b.scenario));
         }
         // Before the fingerprint: `--search plain|swarm` changes the scenario it hashes.
-        if let (Some(x), Some(y)) = (&a.search, &b.search) {
-            if x != y {
-                return Err(MergeError::SearchDiffers {
-                    a: first.path.clone(),
-                    b: other.path.clone(),
-                    first: x.clone(),
-                    second: y.clone(),
-                });
-            }
+        if let (Some(x), Some(y)) = (&a.search, &b.search)
+            && x != y
+        {
+            return Err(MergeError::SearchDiffers {
+                a: first.path.clone(),
+                b: other.path.clone(),
+                first: x.clone(),
+                second: y.clone(),
+            });
         }
         if a.scenario_hash != b.scenario_hash {
             return Err(differ(

@@ -289,13 +289,13 @@ pub fn gaps(all: &SeedSpan, covered: &[SeedSpan]) -> Vec<SeedSpan> {
         }
         next = span.last.checked_add(1).filter(|n| *n <= all.last);
     }
-    if let Some(from) = next {
-        if from <= all.last {
-            gaps.push(SeedSpan {
-                first: from,
-                last: all.last,
-            });
-        }
+    if let Some(from) = next
+        && from <= all.last
+    {
+        gaps.push(SeedSpan {
+            first: from,
+            last: all.last,
+        });
     }
     gaps
 }

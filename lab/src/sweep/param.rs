@@ -514,14 +514,14 @@ pub fn parse_param(text: &str) -> Result<(Param, Vec<(String, Value)>), ParamErr
 pub fn apply(scenario: &Scenario, param: Param, value: &Value) -> Result<Scenario, ParamError> {
     let mut s = scenario.clone();
     let alg_name = s.algorithm.name();
-    if let Some(algs) = param.algorithms() {
-        if !algs.contains(&alg_name) {
-            return Err(ParamError::NotForAlgorithm {
-                param: param.name(),
-                algorithm: alg_name,
-                algorithms: algs.join(", "),
-            });
-        }
+    if let Some(algs) = param.algorithms()
+        && !algs.contains(&alg_name)
+    {
+        return Err(ParamError::NotForAlgorithm {
+            param: param.name(),
+            algorithm: alg_name,
+            algorithms: algs.join(", "),
+        });
     }
     match (param, value) {
         (Param::Algorithm(knob), value) => {

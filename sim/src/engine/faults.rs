@@ -51,22 +51,22 @@ impl<'t, P: Process> Sim<'t, P> {
         if let Some(until) = self.disturbance_ends_ns(&spec.action, spec.heal_after_ns) {
             self.disturbed_until(until);
         }
-        if let (Some(l), Some(term)) = (leader, leader_term) {
-            if self.strikes_leader(&spec.action, &nodes, l) {
-                let closed_before = self.failovers.done.len();
-                self.failover_faults.push(self.record_of_fault[index]);
-                self.failovers.open(Strike {
-                    cause: format!("{} of leader {l}", spec.action.kind_name()),
-                    fault_kind: spec.action.kind_name(),
-                    at_ns: self.now,
-                    leader: l,
-                    term,
-                    heals_at_ns: self.heals_at(&spec.action, spec.heal_after_ns),
-                    last_write_before_ns: self.resource.last_accepted_ns,
-                });
-                self.tell_closed_failovers(closed_before);
-                self.tell_failover_opened();
-            }
+        if let (Some(l), Some(term)) = (leader, leader_term)
+            && self.strikes_leader(&spec.action, &nodes, l)
+        {
+            let closed_before = self.failovers.done.len();
+            self.failover_faults.push(self.record_of_fault[index]);
+            self.failovers.open(Strike {
+                cause: format!("{} of leader {l}", spec.action.kind_name()),
+                fault_kind: spec.action.kind_name(),
+                at_ns: self.now,
+                leader: l,
+                term,
+                heals_at_ns: self.heals_at(&spec.action, spec.heal_after_ns),
+                last_write_before_ns: self.resource.last_accepted_ns,
+            });
+            self.tell_closed_failovers(closed_before);
+            self.tell_failover_opened();
         }
         self.fault_nodes[index] = heals;
         if let Some(after_ns) = spec.heal_after_ns.filter(|_| spec.action.can_heal()) {
@@ -76,22 +76,23 @@ impl<'t, P: Process> Sim<'t, P> {
                 EventData::HealFault(index),
             );
         }
-        if let Some(d) = spec.action.built_in_duration() {
-            if matches!(
+        if let Some(d) = spec.action.built_in_duration()
+            && matches!(
                 spec.action,
                 FaultAction::Pause(..) | FaultAction::Suspend(..)
-            ) {
-                // A node already frozen for longer stays frozen until then: that is when
-                // this freeze is over too.
-                let resumes = self.fault_nodes[index].iter().filter_map(|n| {
-                    match self.nodes[n.index()].status {
+            )
+        {
+            // A node already frozen for longer stays frozen until then: that is when
+            // this freeze is over too.
+            let resumes =
+                self.fault_nodes[index]
+                    .iter()
+                    .filter_map(|n| match self.nodes[n.index()].status {
                         Status::Paused { until_ns } => Some(until_ns),
                         _ => None,
-                    }
-                });
-                let healed = resumes.max().unwrap_or(self.now.saturating_add(d));
-                self.record_mut(index).healed_at_ns = Some(healed);
-            }
+                    });
+            let healed = resumes.max().unwrap_or(self.now.saturating_add(d));
+            self.record_mut(index).healed_at_ns = Some(healed);
         }
         self.faults_fired += 1;
         self.trace_global(EventKind::Fault { description });
@@ -717,15 +718,15 @@ fn blamed_faults(spans: &[EffectSpan], now: Nanos) -> Vec<usize> {
         .filter(|e| *e <= now)
         .max();
     let mut blamed: Vec<usize> = in_effect.iter().map(|(place, _)| *place).collect();
-    if let Some(last) = last_end {
-        if in_effect.iter().all(|(_, at)| *at <= last) {
-            blamed.extend(
-                begun()
-                    .filter(|(_, (_, end))| *end == Some(last))
-                    .map(|(p, _)| p),
-            );
-            blamed.sort_unstable();
-        }
+    if let Some(last) = last_end
+        && in_effect.iter().all(|(_, at)| *at <= last)
+    {
+        blamed.extend(
+            begun()
+                .filter(|(_, (_, end))| *end == Some(last))
+                .map(|(p, _)| p),
+        );
+        blamed.sort_unstable();
     }
     blamed
 }

@@ -755,10 +755,10 @@ impl<'t, P: Process> Sim<'t, P> {
             self.update_steady();
             if self.events.is_multiple_of(STOP_CHECK_EVERY_EVENTS) {
                 self.check_stop()?;
-                if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS) {
-                    if let Some(progress) = self.progress.as_mut() {
-                        progress(self.now);
-                    }
+                if self.events.is_multiple_of(PROGRESS_EVERY_EVENTS)
+                    && let Some(progress) = self.progress.as_mut()
+                {
+                    progress(self.now);
                 }
             }
         }
@@ -820,14 +820,14 @@ impl<'t, P: Process> Sim<'t, P> {
     /// flight instead, and counting per link of a large cluster takes memory too).
     fn where_growth(&self, limit: Limit) -> String {
         let mut words = Vec::new();
-        if let Some(most) = self.message_stats.iter().max_by_key(|m| m.sent) {
-            if most.sent > 0 {
-                words.push(format!(
-                    "most sent: {} {} messages",
-                    crate::limits::group_thousands(most.sent),
-                    most.kind
-                ));
-            }
+        if let Some(most) = self.message_stats.iter().max_by_key(|m| m.sent)
+            && most.sent > 0
+        {
+            words.push(format!(
+                "most sent: {} {} messages",
+                crate::limits::group_thousands(most.sent),
+                most.kind
+            ));
         }
         let mut per_link: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
         let queued = self.slab.items.iter().flatten();

@@ -29,10 +29,10 @@ pub struct Filtered<'a> {
 
 impl Filtered<'_> {
     fn keeps(&self, event: &TraceEvent) -> bool {
-        if let Some(w) = self.window {
-            if event.t_ns < w.from_ns || event.t_ns > w.to_ns {
-                return false;
-            }
+        if let Some(w) = self.window
+            && (event.t_ns < w.from_ns || event.t_ns > w.to_ns)
+        {
+            return false;
         }
         let Some(nodes) = &self.nodes else {
             return true;

@@ -75,10 +75,10 @@ impl ZkServer {
     ) {
         if !matches!(self.state(), ZkPeerState::Looking) {
             // WorkerReceiver: a LOOKING sender is told whom this server follows.
-            if state == ZkPeerState::Looking {
-                if let Some(elected) = self.elected {
-                    ctx.send(from, self.notification(elected));
-                }
+            if state == ZkPeerState::Looking
+                && let Some(elected) = self.elected
+            {
+                ctx.send(from, self.notification(elected));
             }
             return;
         }

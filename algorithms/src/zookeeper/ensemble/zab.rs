@@ -56,10 +56,10 @@ impl ZkServer {
 
     /// A follower's `FOLLOWERINFO` went unanswered: send it again.
     pub(super) fn on_follower_retry(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        if let Role::Following(f) = self.role {
-            if !self.synced {
-                self.send_follower_info(ctx, f.leader);
-            }
+        if let Role::Following(f) = self.role
+            && !self.synced
+        {
+            self.send_follower_info(ctx, f.leader);
         }
     }
 

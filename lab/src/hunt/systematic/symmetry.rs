@@ -57,10 +57,10 @@ fn named_members(scenario: &Scenario) -> Vec<u32> {
 /// The members `fault` names.
 fn named_by_fault(fault: &FaultSpec) -> Vec<u32> {
     let mut named = named_by_action(&fault.action);
-    if let Some(trigger) = &fault.after {
-        if let Actor::Node(member) = trigger.by {
-            named.push(member);
-        }
+    if let Some(trigger) = &fault.after
+        && let Actor::Node(member) = trigger.by
+    {
+        named.push(member);
     }
     named
 }

@@ -254,22 +254,22 @@ pub fn sequence_diagram_of(
             continue;
         };
         let lane = lane_of(id);
-        if let (Some(fate), Some((from, sent))) = (Fate::of(&e.kind), e.kind.sender()) {
-            if sent >= from_ns {
-                let kind = if resources.contains(&id) {
-                    "write"
-                } else {
-                    message_of(&e.kind)
-                };
-                arrows.push(Arrow {
-                    from: lane_of(from.0),
-                    to: lane,
-                    sent,
-                    at: e.t_ns,
-                    kind,
-                    fate,
-                });
-            }
+        if let (Some(fate), Some((from, sent))) = (Fate::of(&e.kind), e.kind.sender())
+            && sent >= from_ns
+        {
+            let kind = if resources.contains(&id) {
+                "write"
+            } else {
+                message_of(&e.kind)
+            };
+            arrows.push(Arrow {
+                from: lane_of(from.0),
+                to: lane,
+                sent,
+                at: e.t_ns,
+                kind,
+                fate,
+            });
         }
         let mut mark = |kind| {
             markers.push(Marker {
@@ -315,10 +315,12 @@ pub fn sequence_diagram_of(
                 }
                 (true, false) if !matches!(e.kind, EventKind::Crash) => mark(MarkKind::StepsDown),
                 _ => {
-                    if let (Some(old), Some(new)) = (states[lane].term, e.term) {
-                        if new != old && !e.leader && terms_agree {
-                            mark(MarkKind::Term(new));
-                        }
+                    if let (Some(old), Some(new)) = (states[lane].term, e.term)
+                        && new != old
+                        && !e.leader
+                        && terms_agree
+                    {
+                        mark(MarkKind::Term(new));
                     }
                 }
             }
