@@ -2025,7 +2025,7 @@ mod bounded_everywhere {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
         #[test]
         fn a_generated_scenario_is_refused_or_runs_within_its_guard_in_every_command(

@@ -82,8 +82,23 @@ fn every_way_of_breaking_the_protocol_is_a_located_error() {
         ("bad_name", "`pi ng` cannot be a message type"),
         ("no_hello", "not a `hello_ok` line"),
     ];
-    for (mode, words) in cases {
-        let output = run(&scenario(mode, mode, ""), &[]);
+    // The runs wait on Python nodes (two of them on a 2 s deadline), not on the CPU: they
+    // run six at a time, then are checked in order.
+    let outputs: Vec<std::process::Output> = cases
+        .chunks(6)
+        .flat_map(|chunk| {
+            std::thread::scope(|s| {
+                let runs: Vec<_> = chunk
+                    .iter()
+                    .map(|(mode, _)| s.spawn(move || run(&scenario(mode, mode, ""), &[])))
+                    .collect();
+                runs.into_iter()
+                    .map(|r| r.join().expect("the run's thread"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for ((mode, words), output) in cases.into_iter().zip(outputs) {
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{mode}: {err}");
         assert!(err.contains(words), "{mode}: {err}");

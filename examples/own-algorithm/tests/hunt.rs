@@ -44,11 +44,13 @@ fn replay(path: &std::path::Path) -> Hunt {
 }
 
 #[test]
-fn the_correct_lease_is_safe_over_ten_thousand_seeds_of_nemesis() {
+fn the_correct_lease_is_safe_over_three_thousand_seeds_of_nemesis() {
+    // 10,000 seeds took 18 s of CI's 20 minutes; `SPLITBRAIN_SEEDS=100000 cargo test` hunts
+    // longer (a nightly job).
     register();
     Hunt::file(NEMESIS)
         .expect(NEMESIS)
-        .seeds(10_000)
+        .seeds(3_000)
         .run()
         .assert_safe();
 }
