@@ -3,7 +3,7 @@
 
 use crate::exit;
 use serde::Serialize;
-use splitbrain_lab::group::RunFailed;
+use splitbrain_lab::group::{self, GroupSummary, RunFailed};
 use splitbrain_lab::hunt::reproducer::Reproducer;
 use splitbrain_lab::hunt::summary::{HuntSummary, HuntVerdict};
 use splitbrain_lab::hunt::systematic::Counterexample;
@@ -17,6 +17,66 @@ pub fn print_table(t: &Table) {
     for line in t.aligned_lines() {
         crate::outln!("{line}");
     }
+}
+
+/// The width terminal output keeps to.
+const TERMINAL_COLUMNS: usize = 120;
+
+/// `text` broken into lines of at most `width` characters at spaces (a word longer than
+/// `width` stays whole on its own line), continuation lines indented by two spaces.
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if line.trim().is_empty() {
+            line.push_str(word);
+        } else if line.chars().count() + 1 + word.chars().count() <= width {
+            line.push(' ');
+            line.push_str(word);
+        } else {
+            lines.push(format!("  {word}"));
+        }
+    }
+    lines
+}
+
+/// The tables `compare` and `sweep` print after their settings, one row per group (design or
+/// value), each cut to the columns that fit 120 characters (report.md has every column):
+/// failover times and elections, with the notes on skipped faults and intervals; then
+/// downtime from any cause, safety, and the recovery objective if there is one.
+pub fn print_group_tables(first_column: &str, summaries: &[GroupSummary]) {
+    let view = |t: Table, keep: &[&str]| t.columns(&[&[first_column][..], keep].concat());
+    print_table(&view(
+        group::summary_table(first_column, summaries),
+        group::SUMMARY_TERMINAL_COLUMNS,
+    ));
+    let notes = [
+        group::skipped_faults_note(summaries),
+        splitbrain_lab::intervals::interval_note(summaries),
+    ];
+    for note in notes.into_iter().flatten() {
+        for line in wrapped(&format!("note: {note}"), TERMINAL_COLUMNS) {
+            crate::outln!("{line}");
+        }
+    }
+    crate::outln!(
+        "\nDowntime from any cause (no leader that could act): episodes by cause,\n\
+         one episode's p50 and p99, downtime per run"
+    );
+    print_table(&view(
+        group::availability_table(first_column, summaries),
+        group::AVAILABILITY_TERMINAL_COLUMNS,
+    ));
+    crate::outln!("\nSafety: seeds that broke each invariant");
+    print_table(&view(
+        group::safety_table(first_column, summaries),
+        group::SAFETY_TERMINAL_COLUMNS,
+    ));
+    if let Some(t) = group::objective_table(first_column, summaries) {
+        crate::outln!();
+        print_table(&t);
+    }
+    crate::outln!("(report.md has every column)");
 }
 
 /// Says on stderr, before a command starts them, which programs the scenario in `file`
@@ -197,6 +257,7 @@ pub fn print_summary(
             }
         }
     }
+    print_hunt_downtime(&summary.downtime);
     if !quiet {
         crate::outln!("\nCoverage (occurrences, and seeds that reached it)");
         // As wide as the longest situation, so that the counts line up.
@@ -212,6 +273,25 @@ pub fn print_summary(
         }
     }
     print_reproducers(reproducers);
+}
+
+/// The hunt's downtime from any cause, one line (docs/reports.md, "Downtime").
+fn print_hunt_downtime(d: &splitbrain_lab::hunt::record::DowntimeCounts) {
+    if d.is_zero() {
+        return;
+    }
+    crate::outln!(
+        "downtime: {} episodes with no leader that could act ({} member fault, {} service fault, \
+         {} spurious; {} same holder, {} unrecovered), {} in all, the longest {}",
+        d.episodes(),
+        d.member_fault,
+        d.service_fault,
+        d.spurious,
+        d.same_holder,
+        d.unrecovered,
+        splitbrain_sim::format_duration(d.total_ns),
+        splitbrain_sim::format_duration(d.longest_ns)
+    );
 }
 
 /// Prints what the hunt's reproducers are and how to replay them.
@@ -256,5 +336,19 @@ pub fn print_counterexample(found: Option<&Counterexample>, shard: Option<&str>)
     }
     for f in &c.failures {
         crate::outln!("  {}: {}", f.key, f.detail.replace('\n', " "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_note_wraps_at_spaces_within_its_width() {
+        let lines = super::wrapped("note: one two three four", 12);
+        assert_eq!(lines, ["note: one", "  two three", "  four"]);
+        assert!(lines.iter().all(|l| l.chars().count() <= 12));
+        assert_eq!(
+            super::wrapped("averyveryverylongword x", 5),
+            ["averyveryverylongword", "  x"]
+        );
     }
 }

@@ -46,6 +46,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_leaders(report);
     print_faults(report);
     print_failovers(report);
+    print_downtime(report);
     print_objective(ctx.scenario, report);
     print_messages(report);
     print_steady_state(report);
@@ -103,6 +104,46 @@ fn print_faults(report: &RunReport) {
         table.push(row);
     }
     print_table(&table);
+}
+
+/// Every stretch with no leader that could act (docs/reports.md, "Downtime"), whatever
+/// struck: a failover's and the ones no failover opens (a service fault, a lease renewed
+/// late by its own holder).
+fn print_downtime(report: &RunReport) {
+    if report.downtime.is_empty() {
+        return;
+    }
+    const SHOWN: usize = 10;
+    crate::outln!("\nDowntime (no leader that could act)");
+    let mut table = Table::new(&["from", "lasted", "before", "after", "cause"]);
+    for d in report.downtime.iter().take(SHOWN) {
+        let after = match d.leader_after {
+            Some(n) if d.same_holder() => format!("{n} (same holder)"),
+            Some(n) => n.to_string(),
+            None => "none by the end".to_string(),
+        };
+        table.push(vec![
+            format_duration(d.from_ns),
+            format_duration(d.duration_ns()),
+            d.leader_before.to_string(),
+            after,
+            d.cause.name().replace('_', " "),
+        ]);
+    }
+    print_table(&table);
+    if report.downtime.len() > SHOWN {
+        crate::outln!(
+            "  ... {} more episodes (see --json)",
+            report.downtime.len() - SHOWN
+        );
+    }
+    let total: u64 = report.downtime.iter().map(|d| d.duration_ns()).sum();
+    let episodes = report.downtime.len();
+    crate::outln!(
+        "  {episodes} episode{}, {} in all",
+        if episodes == 1 { "" } else { "s" },
+        format_duration(total)
+    );
 }
 
 fn print_failovers(report: &RunReport) {
@@ -370,8 +411,9 @@ fn print_counters(report: &RunReport) {
         );
     }
     crate::outln!(
-        "  two or more nodes believed they led for {} in total",
-        format_duration(report.overlap_ns)
+        "  two or more nodes believed they led for {} in total, {} of it while they could act",
+        format_duration(report.overlap_ns),
+        format_duration(report.acting_overlap_ns)
     );
 }
 

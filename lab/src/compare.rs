@@ -490,6 +490,7 @@ fn build(
             .text_if(charting::skipped_faults_note(summaries))
             .text_if(crate::intervals::interval_note(summaries)),
     );
+    sections.push(charting::availability_section("design", summaries));
     if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
             Section::new("Recovery-time objective")

@@ -8,9 +8,10 @@ use serde::Serialize;
 use splitbrain_reports::{
     eligible_first_round_share, failover_series, first_round_share, AroundFailovers,
     CapturedWindows, CdfSeries, DataTable, Distribution, ElectionMessages, ElectionTally,
-    FailoverMeasure, FailoverRecorder, Table,
+    FailoverMeasure, FailoverRecorder, Section, Table,
 };
 use splitbrain_scenario::{Objective, Scenario, ScenarioError};
+use splitbrain_sim::downtime::{Downtime, DowntimeCause};
 use splitbrain_sim::report::Failover;
 use splitbrain_sim::{format_duration, FailoverOutcome, Invariant, RunReport, SignalSupport};
 use std::collections::BTreeMap;
@@ -39,6 +40,10 @@ pub struct SeedRun {
     pub liveness_failed: bool,
     /// How long two or more nodes believed they led.
     pub overlap_ns: u64,
+    /// How long two or more nodes that could act believed they led.
+    pub acting_overlap_ns: u64,
+    /// The stretches with no leader that could act.
+    pub downtime: Vec<Downtime>,
     /// Stale writes fencing refused.
     pub fenced_rejections: u64,
     /// Stale writes the resource accepted (fencing off).
@@ -180,6 +185,8 @@ impl GroupRuns {
             safety_violations: broken.join(" "),
             liveness_failed: report.liveness_failed(),
             overlap_ns: report.overlap_ns,
+            acting_overlap_ns: report.acting_overlap_ns,
+            downtime: report.downtime,
             fenced_rejections: report.writes.rejected_stale,
             stale_accepted: report.writes.accepted_stale,
             faults_skipped: report.faults.iter().filter(|f| f.skipped).count(),
@@ -464,6 +471,14 @@ pub struct GroupSummary {
     pub messages_by_type: Vec<(String, f64)>,
     /// Mean time two or more nodes believed they led.
     pub mean_overlap_ns: f64,
+    /// Mean time two or more nodes that could act (not frozen) believed they led.
+    pub mean_acting_overlap_ns: f64,
+    /// Downtime from any cause (docs/reports.md, "Downtime"): every stretch with no leader
+    /// that could act, over every run.
+    pub downtime: DowntimeSummary,
+    /// Runs whose liveness failed (no leader in time after the last fault, or a quorum
+    /// without one while faults were under way).
+    pub liveness_failures: usize,
     /// Stale writes fencing refused, summed over seeds.
     pub fenced_rejections: u64,
     /// Seeds with any safety violation.
@@ -495,6 +510,141 @@ pub struct GroupSummary {
     #[serde(skip)]
     /// Messages per election by type, for the chart.
     pub messages: ElectionMessages,
+}
+
+/// A group's downtime episodes, from any cause: how many, why, and how long.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DowntimeSummary {
+    /// Episodes over every run.
+    pub episodes: usize,
+    /// Of them, by cause, in [`DowntimeCause::ALL`] order: `(name, episodes)`.
+    pub by_cause: Vec<(&'static str, usize)>,
+    /// Of them, those its leader before took back (no leader change).
+    pub same_holder: usize,
+    /// Of them, those still open when their run ended (measured to the end).
+    pub unrecovered: usize,
+    /// How long one episode lasted, unrecovered ones to their run's end.
+    pub per_episode: Option<Distribution>,
+    /// Mean downtime per run, every episode summed.
+    pub mean_per_run_ns: f64,
+}
+
+impl DowntimeSummary {
+    fn of(runs: &[SeedRun]) -> Self {
+        let episodes = || runs.iter().flat_map(|r| &r.downtime);
+        let lengths: Vec<u64> = episodes().map(Downtime::duration_ns).collect();
+        let total = lengths.iter().fold(0.0, |sum, &l| sum + l as f64);
+        Self {
+            episodes: lengths.len(),
+            by_cause: DowntimeCause::ALL
+                .iter()
+                .map(|&c| (c.name(), episodes().filter(|d| d.cause == c).count()))
+                .collect(),
+            same_holder: episodes().filter(|d| d.same_holder()).count(),
+            unrecovered: episodes().filter(|d| !d.recovered).count(),
+            per_episode: Distribution::from_nanos(&lengths),
+            mean_per_run_ns: total / runs.len().max(1) as f64,
+        }
+    }
+
+    /// The episodes put down to `cause`.
+    pub fn caused_by(&self, cause: DowntimeCause) -> usize {
+        self.by_cause
+            .iter()
+            .find(|(name, _)| *name == cause.name())
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The columns of [`summary_table`] a terminal shows (report.md has every one): its first
+/// column and these fit 120 columns with durations of a few seconds.
+pub const SUMMARY_TERMINAL_COLUMNS: &[&str] = &[
+    "failovers",
+    "unresolved",
+    "recovery p50",
+    "recovery p99",
+    "election p99",
+    "leaderless p99",
+    "messages/election",
+];
+
+/// The columns of [`safety_table`] a terminal shows: the seeds that broke each built-in
+/// invariant, stale writes, and the overlap of leaders that could act.
+pub const SAFETY_TERMINAL_COLUMNS: &[&str] = &[
+    "fencing",
+    "election_safety",
+    "fencing_safety",
+    "term_monotonic",
+    "stale writes accepted",
+    "acting overlap",
+];
+
+/// The columns of [`availability_table`] a terminal shows.
+pub const AVAILABILITY_TERMINAL_COLUMNS: &[&str] = &[
+    "episodes",
+    "member",
+    "service",
+    "spurious",
+    "same holder",
+    "unrecovered",
+    "p50",
+    "p99",
+    "per run",
+    "liveness failed",
+];
+
+/// What the availability table's columns mean, for the reports.
+pub const AVAILABILITY_TEXT: &str = "Downtime from the user's side, whatever the cause: an \
+     episode opens when no member that believes it leads can act (none leads, or the one that \
+     does is crashed, paused, suspended or stalled) and closes when one can, the member that \
+     led before included (same holder: a lease renewed late, a leader that resumed). Its cause \
+     is what struck since the group last recovered: a fault on a service process (service), \
+     else on a member or the network (member), else nothing (spurious). Unrecovered episodes \
+     last to the end of their run. Per run: the downtime of a run, summed. Liveness failed: \
+     runs with no leader in time after the last fault, or a quorum without one while faults \
+     were under way.";
+
+/// The availability table: one row per group, downtime from any cause.
+pub fn availability_table(first_column: &str, groups: &[GroupSummary]) -> Table {
+    let mut t = Table::new(&[
+        first_column,
+        "episodes",
+        "member",
+        "service",
+        "spurious",
+        "same holder",
+        "unrecovered",
+        "p50",
+        "p99",
+        "max",
+        "per run",
+        "liveness failed",
+    ]);
+    for g in groups {
+        let d = &g.downtime;
+        t.push(vec![
+            g.label.clone(),
+            d.episodes.to_string(),
+            d.caused_by(DowntimeCause::MemberFault).to_string(),
+            d.caused_by(DowntimeCause::ServiceFault).to_string(),
+            d.caused_by(DowntimeCause::Spurious).to_string(),
+            d.same_holder.to_string(),
+            d.unrecovered.to_string(),
+            dur(d.per_episode.map(|p| p.p50_ns)),
+            dur(d.per_episode.map(|p| p.p99_ns)),
+            dur(d.per_episode.map(|p| p.max_ns)),
+            dur(Some(d.mean_per_run_ns.round() as u64)),
+            format!("{}/{}", g.liveness_failures, g.seeds),
+        ]);
+    }
+    t
+}
+
+/// The report's section on downtime from any cause (`compare`'s and `sweep`'s alike).
+pub fn availability_section(first_column: &str, groups: &[GroupSummary]) -> Section {
+    Section::new("Downtime from any cause")
+        .text(AVAILABILITY_TEXT)
+        .table(availability_table(first_column, groups))
 }
 
 /// Summarises the runs of one group.
@@ -603,6 +753,12 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
         messages_by_type: messages.per_kind.clone(),
         // A fold from +0.0: `Sum for f64` starts from -0.0.
         mean_overlap_ns: runs.iter().fold(0.0, |sum, r| sum + r.overlap_ns as f64) / n,
+        mean_acting_overlap_ns: runs
+            .iter()
+            .fold(0.0, |sum, r| sum + r.acting_overlap_ns as f64)
+            / n,
+        downtime: DowntimeSummary::of(runs),
+        liveness_failures: runs.iter().filter(|r| r.liveness_failed).count(),
         fenced_rejections: runs.iter().map(|r| r.fenced_rejections).sum(),
         seeds_with_safety_violations: runs
             .iter()
@@ -782,11 +938,13 @@ fn broken_names(runs: &[SeedRun]) -> Vec<String> {
 
 /// What the safety table's columns mean, for the reports.
 pub const SAFETY_TEXT: &str = "Per design (or value): whether the resource fenced, the seeds \
-     that broke each safety invariant (election_safety: two leaders in one term; \
+     that broke each safety invariant, of the seeds run (election_safety: two leaders in one term; \
      fencing_safety: the resource accepted a stale or duplicate token; term_monotonic: a term \
      went back), the stale writes that reached the resource (accepted with a token below one \
      it had accepted: possible only without fencing) and the seeds with any, the stale writes \
-     fencing refused, and the mean time two or more nodes believed they led.";
+     fencing refused, the mean time two or more nodes believed they led, and of it the time \
+     they could all act (none crashed, paused, suspended or stalled: a frozen leader that \
+     still believes it leads cannot act on it until it resumes).";
 
 /// The safety table: one row per group, the numbers behind "which is safe without fencing,
 /// and what does fencing buy".
@@ -799,13 +957,14 @@ pub fn safety_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             invariants.push(name);
         }
     }
-    let names: Vec<String> = invariants.iter().map(|n| format!("seeds: {n}")).collect();
+    let names: Vec<String> = invariants.iter().map(|n| n.to_string()).collect();
     header.extend(names.iter().map(String::as_str));
     header.extend([
         "stale writes accepted",
         "seeds with stale writes",
         "fenced rejections",
         "mean overlap",
+        "acting overlap",
     ]);
     let mut t = Table::new(&header);
     for g in groups {
@@ -826,6 +985,7 @@ pub fn safety_table(first_column: &str, groups: &[GroupSummary]) -> Table {
             format!("{}/{}", g.seeds_with_stale_writes, g.seeds),
             g.fenced_rejections.to_string(),
             dur(Some(g.mean_overlap_ns.round() as u64)),
+            dur(Some(g.mean_acting_overlap_ns.round() as u64)),
         ]);
         t.push(row);
     }
@@ -920,6 +1080,18 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             "objective_budget_ns",
             "objective_recovery_p99_ns",
             "objective_met",
+            "mean_acting_overlap_ns",
+            "downtime_episodes",
+            "downtime_member_fault",
+            "downtime_service_fault",
+            "downtime_spurious",
+            "downtime_same_holder",
+            "downtime_unrecovered",
+            "downtime_p50_ns",
+            "downtime_p99_ns",
+            "downtime_max_ns",
+            "downtime_per_run_mean_ns",
+            "liveness_failures",
         ],
     );
     for g in groups {
@@ -980,6 +1152,18 @@ pub fn summary_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> 
             o.map(|o| o.budget_ns).into(),
             o.and_then(|o| o.recovery_p99_ns).into(),
             o.map(|o| if o.met { "yes" } else { "no" }).into(),
+            g.mean_acting_overlap_ns.into(),
+            g.downtime.episodes.into(),
+            g.downtime.caused_by(DowntimeCause::MemberFault).into(),
+            g.downtime.caused_by(DowntimeCause::ServiceFault).into(),
+            g.downtime.caused_by(DowntimeCause::Spurious).into(),
+            g.downtime.same_holder.into(),
+            g.downtime.unrecovered.into(),
+            g.downtime.per_episode.map(|d| d.p50_ns).into(),
+            g.downtime.per_episode.map(|d| d.p99_ns).into(),
+            g.downtime.per_episode.map(|d| d.max_ns).into(),
+            g.downtime.mean_per_run_ns.into(),
+            g.liveness_failures.into(),
         ]);
     }
     t

@@ -10,13 +10,14 @@ use splitbrain_reports::{DataTable, Distribution};
 pub const WIDE_SHARE: f64 = 0.5;
 
 /// The measures whose percentiles get intervals, by name, from a group.
-fn measures(g: &GroupSummary) -> [(&'static str, Option<Distribution>); 5] {
+fn measures(g: &GroupSummary) -> [(&'static str, Option<Distribution>); 6] {
     [
         ("recovery", g.recovery),
         ("election", g.election),
         ("detection", g.detection),
         ("followers_heard", g.followers_heard),
         ("leaderless", g.leaderless),
+        ("downtime", g.downtime.per_episode),
     ]
 }
 
@@ -78,7 +79,8 @@ pub fn interval_note(groups: &[GroupSummary]) -> Option<String> {
     let mut wide = Vec::new();
     for g in groups {
         for (measure, d) in measures(g) {
-            let Some(d) = d.filter(|_| matches!(measure, "recovery" | "election" | "leaderless"))
+            let Some(d) = d
+                .filter(|_| matches!(measure, "recovery" | "election" | "leaderless" | "downtime"))
             else {
                 continue;
             };

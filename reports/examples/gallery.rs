@@ -90,6 +90,8 @@ fn synthetic_report() -> RunReport {
         writes: WriteStats::default(),
         counters: Counters::default(),
         overlap_ns: 1_200 * NANOS_PER_MILLI,
+        acting_overlap_ns: 0,
+        downtime: Vec::new(),
         faults: vec![
             fault(5 * s, "crash", "crash n1 (leader)", &[1], Some(7 * s)),
             fault(

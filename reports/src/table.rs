@@ -220,6 +220,28 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The same table with only the columns named in `keep` (by header, in the table's order):
+    /// a terminal's view of a table a report shows whole. Names the table lacks are ignored.
+    ///
+    /// ```
+    /// use splitbrain_reports::Table;
+    /// let mut t = Table::new(&["design", "p50", "p99"]);
+    /// t.push(vec!["raft".into(), "1s".into(), "2s".into()]);
+    /// let narrow = t.columns(&["design", "p99"]);
+    /// assert_eq!(narrow.header, ["design", "p99"]);
+    /// assert_eq!(narrow.rows, [["raft", "2s"]]);
+    /// ```
+    pub fn columns(&self, keep: &[&str]) -> Table {
+        let kept: Vec<usize> = (0..self.header.len())
+            .filter(|&i| keep.contains(&self.header[i].as_str()))
+            .collect();
+        let pick = |cells: &Vec<String>| kept.iter().map(|&i| cells[i].clone()).collect();
+        Table {
+            header: pick(&self.header),
+            rows: self.rows.iter().map(pick).collect(),
+        }
+    }
+
     /// The table as aligned text for a terminal: the header line, then a line per row. Every
     /// column is left-aligned to its widest cell, counted in characters (not bytes), with two
     /// spaces between columns and no trailing spaces.

@@ -8,6 +8,7 @@ pub mod choice;
 pub mod clock;
 pub mod config;
 pub mod disk;
+pub mod downtime;
 pub mod duration;
 pub mod fault;
 pub mod ids;

@@ -50,6 +50,12 @@ pub struct RunReport {
     pub counters: Counters,
     /// Real time during which two or more nodes believed they led at once.
     pub overlap_ns: Nanos,
+    /// Real time during which two or more nodes that could act (not crashed, paused,
+    /// suspended or stalled) believed they led at once ([`crate::downtime`]).
+    pub acting_overlap_ns: Nanos,
+    /// The stretches with no leader that could act, after the first one could
+    /// ([`crate::downtime`]).
+    pub downtime: Vec<crate::downtime::Downtime>,
     /// Every fault, as it was applied, in the order it fired.
     pub faults: Vec<FaultRecord>,
     /// The first occurrence of each broken invariant (liveness included).

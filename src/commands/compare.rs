@@ -186,21 +186,15 @@ pub fn run(args: &CompareArgs) -> u8 {
             scenario.name,
             format_seeds(&seeds)
         );
-        print_table(&compare::settings_table(&designs));
+        // The settings as they ran are too wide for a terminal: report.md has them.
+        print_table(&compare::settings_table(&designs).columns(&[
+            "design",
+            "settings from",
+            "fencing",
+            "transport",
+        ]));
         crate::outln!();
-        print_table(&group::summary_table("design", summaries));
-        if let Some(note) = group::skipped_faults_note(summaries) {
-            crate::outln!("note: {note}");
-        }
-        if let Some(note) = splitbrain_lab::intervals::interval_note(summaries) {
-            crate::outln!("note: {note}");
-        }
-        crate::outln!();
-        print_table(&group::safety_table("design", summaries));
-        if let Some(t) = group::objective_table("design", summaries) {
-            crate::outln!();
-            print_table(&t);
-        }
+        crate::print::print_group_tables("design", summaries);
         crate::outln!();
         crate::outln!("report: {}", args.out.join("report.html").display());
     }

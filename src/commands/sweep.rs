@@ -268,21 +268,10 @@ fn print_summary(
             format_seeds(&trials)
         ),
     }
-    print_table(&sweep::settings_table(variants));
+    // The settings as they ran are too wide for a terminal: report.md has them.
+    print_table(&sweep::settings_table(variants).columns(&["value", "fencing", "transport"]));
     crate::outln!();
-    print_table(&group::summary_table("value", summaries));
-    if let Some(note) = group::skipped_faults_note(summaries) {
-        crate::outln!("note: {note}");
-    }
-    if let Some(note) = splitbrain_lab::intervals::interval_note(summaries) {
-        crate::outln!("note: {note}");
-    }
-    crate::outln!();
-    print_table(&group::safety_table("value", summaries));
-    if let Some(t) = group::objective_table("value", summaries) {
-        crate::outln!();
-        print_table(&t);
-    }
+    crate::print::print_group_tables("value", summaries);
     crate::outln!();
     crate::outln!("report: {}", args.out.join("report.html").display());
 }

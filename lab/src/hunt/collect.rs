@@ -207,6 +207,7 @@ mod tests {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: Default::default(),
         }
     }
 

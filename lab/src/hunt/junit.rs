@@ -216,6 +216,7 @@ mod tests {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: Default::default(),
         });
         let summary = builder.finish();
         for completeness in [

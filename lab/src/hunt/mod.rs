@@ -296,6 +296,7 @@ mod tests {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: Default::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use splitbrain_scenario::verdict::Outcome;
+use splitbrain_sim::downtime::{Downtime, DowntimeCause};
 use splitbrain_sim::nemesis::Drawn;
 use splitbrain_sim::{Invariant, RunReport};
 
@@ -168,6 +169,87 @@ pub struct SeedRecord {
     /// none, without a reference, and from records written before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reference_failed: Vec<String>,
+    /// Its downtime from any cause (absent when none, and from records written before).
+    #[serde(default, skip_serializing_if = "DowntimeCounts::is_zero")]
+    pub downtime: DowntimeCounts,
+}
+
+/// Downtime episodes in short (one run's, or a hunt's summed): by cause, the same-holder and
+/// unrecovered ones, and how long they lasted ([`splitbrain_sim::downtime`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DowntimeCounts {
+    /// Episodes put down to a fault on a member or the network.
+    pub member_fault: u64,
+    /// Episodes put down to a fault on a service process.
+    pub service_fault: u64,
+    /// Episodes with no fault to put them down to.
+    pub spurious: u64,
+    /// Episodes ended by the member that led before them.
+    pub same_holder: u64,
+    /// Episodes still open at the end of their run.
+    pub unrecovered: u64,
+    /// Their lengths, summed.
+    pub total_ns: u64,
+    /// The longest one.
+    pub longest_ns: u64,
+}
+
+impl DowntimeCounts {
+    /// The counts of a run's episodes.
+    ///
+    /// ```
+    /// use splitbrain_lab::hunt::record::DowntimeCounts;
+    /// use splitbrain_sim::downtime::{Downtime, DowntimeCause};
+    /// use splitbrain_sim::NodeId;
+    /// let late_renewal = Downtime {
+    ///     from_ns: 1_000,
+    ///     to_ns: 3_000,
+    ///     recovered: true,
+    ///     leader_before: NodeId::from(0),
+    ///     leader_after: Some(NodeId::from(0)),
+    ///     cause: DowntimeCause::ServiceFault,
+    /// };
+    /// let c = DowntimeCounts::of(&[late_renewal]);
+    /// assert_eq!((c.episodes(), c.service_fault, c.same_holder), (1, 1, 1));
+    /// ```
+    pub fn of(episodes: &[Downtime]) -> Self {
+        let mut c = Self::default();
+        for d in episodes {
+            match d.cause {
+                DowntimeCause::MemberFault => c.member_fault += 1,
+                DowntimeCause::ServiceFault => c.service_fault += 1,
+                DowntimeCause::Spurious => c.spurious += 1,
+            }
+            c.same_holder += u64::from(d.same_holder());
+            c.unrecovered += u64::from(!d.recovered);
+            c.total_ns = c.total_ns.saturating_add(d.duration_ns());
+            c.longest_ns = c.longest_ns.max(d.duration_ns());
+        }
+        c
+    }
+
+    /// Adds another's counts (saturating: a record file is input).
+    pub fn add(&mut self, other: &Self) {
+        self.member_fault = self.member_fault.saturating_add(other.member_fault);
+        self.service_fault = self.service_fault.saturating_add(other.service_fault);
+        self.spurious = self.spurious.saturating_add(other.spurious);
+        self.same_holder = self.same_holder.saturating_add(other.same_holder);
+        self.unrecovered = self.unrecovered.saturating_add(other.unrecovered);
+        self.total_ns = self.total_ns.saturating_add(other.total_ns);
+        self.longest_ns = self.longest_ns.max(other.longest_ns);
+    }
+
+    /// Every episode counted.
+    pub fn episodes(&self) -> u64 {
+        self.member_fault
+            .saturating_add(self.service_fault)
+            .saturating_add(self.spurious)
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl SeedRecord {
@@ -189,6 +271,7 @@ impl SeedRecord {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: DowntimeCounts::of(&report.downtime),
         }
     }
 
@@ -244,6 +327,7 @@ impl SeedRecord {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: DowntimeCounts::default(),
         }
     }
 
@@ -264,6 +348,7 @@ impl SeedRecord {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: DowntimeCounts::default(),
         }
     }
 
@@ -284,6 +369,7 @@ impl SeedRecord {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: DowntimeCounts::default(),
         }
     }
 

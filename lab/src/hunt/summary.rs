@@ -1,7 +1,7 @@
 //! The hunt's summary: a pure function of the per-seed records, so that merging shard
 //! outputs gives exactly what one unsharded hunt over the same seeds gives.
 
-use super::record::{Coverage, SeedRecord, COVERAGE_KINDS};
+use super::record::{Coverage, DowntimeCounts, SeedRecord, COVERAGE_KINDS};
 use serde::Serialize;
 use splitbrain_sim::nemesis::{Drawn, NemesisKind};
 use std::collections::BTreeMap;
@@ -111,6 +111,8 @@ pub struct HuntSummary {
     /// when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub reference_failed_seeds: u64,
+    /// Downtime from any cause over every seed run to its end (docs/reports.md, "Downtime").
+    pub downtime: DowntimeCounts,
     /// What the failures add up to (the CLI's exit code; not serialized here). For a guided
     /// hunt, the mutants' failures too ([`super::collect::Collector::finish`]), though
     /// `failed_seeds` and `failures` are the fresh seeds'.
@@ -257,6 +259,7 @@ pub struct SummaryBuilder {
     judged_seeds: u64,
     unobserved: BTreeMap<String, u64>,
     reference_failed_seeds: u64,
+    downtime: DowntimeCounts,
 }
 
 impl SummaryBuilder {
@@ -275,6 +278,7 @@ impl SummaryBuilder {
             judged_seeds: 0,
             unobserved: BTreeMap::new(),
             reference_failed_seeds: 0,
+            downtime: DowntimeCounts::default(),
         }
     }
 
@@ -319,6 +323,7 @@ impl SummaryBuilder {
             &mut self.coverage_seeds,
             &record.coverage,
         );
+        self.downtime.add(&record.downtime);
         if record.judged() {
             self.judged_seeds += 1;
             for name in &record.unobserved {
@@ -368,6 +373,7 @@ impl SummaryBuilder {
                 .map(|(name, _)| name.clone())
                 .collect(),
             reference_failed_seeds: self.reference_failed_seeds,
+            downtime: self.downtime.clone(),
         }
     }
 }

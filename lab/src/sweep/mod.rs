@@ -602,6 +602,7 @@ fn build(
             .table(t);
     }
     sections.push(failover);
+    sections.push(charting::availability_section("value", summaries));
 
     let msgs: Vec<_> = summaries.iter().map(|g| g.messages.clone()).collect();
     charts.push(messages_per_election(

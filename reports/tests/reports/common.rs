@@ -44,6 +44,8 @@ pub fn run_report() -> RunReport {
         writes: WriteStats::default(),
         counters: Counters::default(),
         overlap_ns: 2 * S,
+        acting_overlap_ns: 0,
+        downtime: Vec::new(),
         faults: vec![
             FaultRecord {
                 at_ns: 5 * S,

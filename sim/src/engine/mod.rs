@@ -1191,6 +1191,9 @@ impl<'t, P: Process> Sim<'t, P> {
         self.leadership.finish(end);
         self.lease_windows.finish(end);
         self.measure_failover_episodes(end);
+        let (spans, faults) = (&self.leadership.spans, &self.fault_records);
+        let downtime = crate::downtime::downtime(spans, faults, self.config.members, end);
+        let acting_overlap_ns = crate::downtime::acting_overlap_ns(spans, faults, end);
         if let Some(trace) = self.trace.as_mut() {
             // A failed trace write is reported by the caller through `TraceSink::finish`.
             let _ = trace.finish();
@@ -1222,6 +1225,8 @@ impl<'t, P: Process> Sim<'t, P> {
                 ..self.counters.clone()
             },
             overlap_ns: self.leadership.overlap_ns,
+            acting_overlap_ns,
+            downtime,
             faults: self.fault_records.clone(),
             violations: self.checker.violations().to_vec(),
             liveness: self.liveness.verdict(end),

@@ -96,6 +96,7 @@ fn run(id: RunId, keys: &[&str]) -> GuidedRun {
             nemesis: None,
             unobserved: Vec::new(),
             reference_failed: Vec::new(),
+            downtime: Default::default(),
         },
         faults: Vec::new(),
         observed: Vec::new(),
