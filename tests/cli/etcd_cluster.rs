@@ -1,6 +1,7 @@
 //! etcd as a 3-member cluster (issue 32): the shipped scenarios keep their verdicts, the
 //! leader's crash costs the holder nothing, and the fsync-stuck leader breaks 3.4.23 and not
-//! 3.5.
+//! 3.5. The Kubernetes Lease on etcd behind several API servers (issue 46): a crashed API
+//! server costs its electors one try.
 
 use crate::common;
 
@@ -83,5 +84,36 @@ fn the_cluster_nemesis_breaks_nothing_on_either_version() {
                 report.violations
             );
         }
+    }
+}
+
+/// The Kubernetes Lease on 3 API servers behind a load balancer, two of them crashed for
+/// good: every elector's requests move to the one left after a failed try, the leader's within
+/// two retry periods (400 ms) of its renew deadline (1 s), and it keeps the Lease.
+#[test]
+fn the_k8s_leader_keeps_the_lease_when_two_of_three_api_servers_crash() {
+    let path = common::scenario_file(
+        "k8s-two-apiservers-crash",
+        "Scenario(
+    seed: 1,
+    duration: \"8s\",
+    nodes: 3,
+    algorithm: K8sLease(lease_duration: \"1.5s\", rules: Strict, etcd_members: 3, apiservers: 3),
+    resource: (fencing: true),
+    faults: [
+        (at: \"3s\", do: Crash(ServiceMember(0))),
+        (at: \"3s\", do: Crash(ServiceMember(1))),
+    ],
+)
+",
+    );
+    let path = path.to_str().expect("a UTF-8 path");
+    for seed in ["1", "2", "3"] {
+        let output = common::splitbrain(["run", path, "--seed", seed, "--json"]);
+        common::assert_no_panic(&output);
+        let report = &common::json(&output)["report"];
+        assert_eq!(report["violations"].as_array().map(Vec::len), Some(0));
+        let leaders = report["leaders"].as_array().expect("leaders");
+        assert_eq!(leaders.len(), 1, "seed {seed}: {leaders:?}");
     }
 }

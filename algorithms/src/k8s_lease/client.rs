@@ -27,7 +27,15 @@ pub fn looks_free(
 #[derive(Clone, Debug)]
 pub struct K8sClient {
     pub(super) me: NodeId,
+    /// The API server this elector's connection reaches (the only one, or the endpoint the
+    /// load balancer gave its current connection).
     pub(super) server: NodeId,
+    /// The first API server's id and how many there are: the endpoints behind the load
+    /// balancer.
+    first_apiserver: usize,
+    /// Whether the last request sent is still unanswered: when the next try comes, it failed
+    /// (a lost answer stands for client-go's request timeout or a refused connection).
+    awaiting: bool,
     config: K8sConfig,
     /// The last record seen and the local time it was first seen (client-go's observedTime).
     observed: Option<(Record, LocalNanos)>,
@@ -52,12 +60,14 @@ pub struct K8sClient {
 
 impl K8sClient {
     /// Member `me` of `members`; its server is process `members` (with several API servers,
-    /// `members + me % apiservers`).
+    /// its first connection lands on `members + me % apiservers`).
     pub fn new(me: NodeId, members: usize, config: &K8sConfig) -> Self {
         Self {
             me,
             // Its API server: the only one, or one of several in turn.
             server: NodeId::from(members + me.index() % config.apiservers.max(1)),
+            first_apiserver: members,
+            awaiting: false,
             config: config.clone(),
             observed: None,
             leading: false,
@@ -69,6 +79,45 @@ impl K8sClient {
             released_at: LocalNanos::MIN,
             incarnation: 0,
             round_deadline: None,
+        }
+    }
+
+    /// The API server this elector's requests go to now.
+    pub fn apiserver(&self) -> NodeId {
+        self.server
+    }
+
+    /// Sends a request to the current API server, first moving to the next one when the last
+    /// request failed. client-go's leader-election client times a request out after
+    /// `max(1s, RenewDeadline / 2)` (`resourcelock/interface.go`, `NewFromKubeconfig`) and a
+    /// crashed API server refuses or resets the connection at once; either way the try fails
+    /// and the next one, a retry period later, goes on a new connection, which the load
+    /// balancer in front of the API servers (the `kubernetes` Service, or an external one)
+    /// gives to another endpoint. The model: a request still unanswered when the elector
+    /// sends its next one failed, and the next goes to the next API server in turn.
+    fn request(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
+        if self.awaiting {
+            self.next_apiserver();
+        }
+        self.awaiting = true;
+        ctx.send(self.server, msg);
+    }
+
+    /// The connection is dropped; the next one lands on the next API server (round robin).
+    /// With one API server, the same one.
+    fn next_apiserver(&mut self) {
+        let apiservers = self.config.apiservers.max(1);
+        let at = self.server.index() - self.first_apiserver;
+        self.server = NodeId::from(self.first_apiserver + (at + 1) % apiservers);
+    }
+
+    /// `Stream`: the connection to the current API server broke (it crashed, or stayed cut
+    /// off for the connection's timeout): the next request dials again and lands on the next
+    /// API server.
+    pub fn on_disconnect(&mut self, peer: NodeId) {
+        if peer == self.server {
+            self.awaiting = false;
+            self.next_apiserver();
         }
     }
 
@@ -112,7 +161,7 @@ impl K8sClient {
 
     /// A candidate reads the record at once and then every retry period.
     pub fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        ctx.send(self.server, K8sMsg::Get);
+        self.request(ctx, K8sMsg::Get);
         self.arm_retry(ctx);
     }
 
@@ -125,7 +174,9 @@ impl K8sClient {
         // A new identity: nothing of the old one's leadership or release holds.
         self.renewed_at = LocalNanos::MIN;
         self.released_at = LocalNanos::MIN;
-        ctx.send(self.server, K8sMsg::Get);
+        // A new process: nothing in flight, its first connection where the last one was.
+        self.awaiting = false;
+        self.request(ctx, K8sMsg::Get);
         self.arm_retry(ctx);
     }
 
@@ -133,7 +184,7 @@ impl K8sClient {
     pub fn on_resign(&mut self, ctx: &mut K8sCtx<'_, '_>) {
         if self.leading {
             let identity = self.identity();
-            ctx.send(self.server, K8sMsg::Release { identity });
+            self.request(ctx, K8sMsg::Release { identity });
             self.step_down(ctx);
             self.observed = None;
             self.released_at = ctx.monotonic_now();
@@ -168,7 +219,7 @@ impl K8sClient {
         if self.leading {
             self.update(ctx);
         } else {
-            ctx.send(self.server, K8sMsg::Get);
+            self.request(ctx, K8sMsg::Get);
         }
         // `ClientGo` candidates wait from the try's return (re-armed at the answer); this
         // timer stands for the request's timeout when an answer is lost.
@@ -191,7 +242,7 @@ impl K8sClient {
         if self.own_lease_valid(now) {
             self.update(ctx);
         } else {
-            ctx.send(self.server, K8sMsg::Get);
+            self.request(ctx, K8sMsg::Get);
         }
         ctx.set_timer(K8sTimer::Retry, self.config.retry_period_ns);
     }
@@ -273,8 +324,8 @@ impl K8sClient {
         let expected_rv = self.observed.as_ref().map_or(0, |o| o.0.resource_version);
         let sent_at = ctx.monotonic_now();
         self.requests += 1;
-        ctx.send(
-            self.server,
+        self.request(
+            ctx,
             K8sMsg::Update {
                 expected_rv,
                 sent_at,
@@ -318,6 +369,8 @@ impl K8sClient {
     /// The server's answers: a read is considered, an update's answer may make or unmake
     /// the leader.
     pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
+        // An answer, late or not: the connection works.
+        self.awaiting = false;
         if self.config.rules == K8sRules::ClientGo {
             return self.on_message_client_go(ctx, msg);
         }
@@ -402,7 +455,7 @@ impl K8sClient {
                 if !counts {
                     if self.leading {
                         if !ok {
-                            ctx.send(self.server, K8sMsg::Get);
+                            self.request(ctx, K8sMsg::Get);
                         }
                     } else {
                         self.arm_retry(ctx);

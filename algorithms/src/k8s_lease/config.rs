@@ -54,8 +54,9 @@ pub struct K8sConfig {
     /// `version` and `election_timeout_ns`; the rest are etcd's defaults and unused: the API
     /// server takes no lease). `None`: one modeled API server holds the record itself.
     pub etcd: Option<EtcdConfig>,
-    /// How many API servers front the etcd cluster (1 without one); election member `i`
-    /// talks to API server `i % apiservers`.
+    /// How many API servers front the etcd cluster (1 without one), behind a load balancer:
+    /// election member `i` connects first to API server `i % apiservers`, and after a
+    /// request that failed to the next one in turn.
     pub apiservers: usize,
 }
 

@@ -136,10 +136,13 @@ impl Process for K8sProcess {
         }
     }
 
-    /// An API server skips an etcd member whose connection broke (`Stream` only).
+    /// An API server skips an etcd member whose connection broke, an elector an API server
+    /// (`Stream` only).
     fn on_disconnect(&mut self, ctx: &mut K8sCtx<'_, '_>, peer: NodeId) {
-        if let K8sProcess::ApiServer(a) = self {
-            a.on_disconnect(ctx, peer);
+        match self {
+            K8sProcess::ApiServer(a) => a.on_disconnect(ctx, peer),
+            K8sProcess::Client(c) => c.on_disconnect(peer),
+            K8sProcess::Server(_) | K8sProcess::Etcd(_) => {}
         }
     }
 

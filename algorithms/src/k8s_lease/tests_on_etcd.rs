@@ -86,15 +86,129 @@ fn the_service_runs_as_api_servers_then_etcd_members_and_names_them() {
         ..config
     };
     let processes = K8sProcess::cluster(3, &two);
-    // Member i talks to API server i % 2.
+    // Member i's first connection lands on API server i % 2.
     let servers: Vec<usize> = processes[..3]
         .iter()
         .map(|p| match p {
-            K8sProcess::Client(c) => c.server.index(),
+            K8sProcess::Client(c) => c.apiserver().index(),
             _ => unreachable!("the members come first"),
         })
         .collect();
     assert_eq!(servers, [3, 4, 3]);
+}
+
+/// The default settings ten times shorter (`Strict`) on 3 API servers in front of a 3-member
+/// etcd (electors 0-2, API servers 3-5, etcd 6-8).
+fn three_apiservers() -> K8sConfig {
+    K8sConfig {
+        apiservers: 3,
+        ..on_etcd("3.4")
+    }
+}
+
+/// The leader of a fault-free run at `at_ns` and the API server (0-2) each elector's
+/// connection reaches then (the runs with a fault at `at_ns` are the same until then).
+fn leader_at(config: &K8sConfig, seed: u64, at_ns: u64) -> (usize, Vec<usize>) {
+    let (report, processes) = run(config, seed, at_ns, true, vec![]);
+    assert_eq!(report.leaders.len(), 1, "seed {seed}: {:?}", report.leaders);
+    let apiservers = (0..3)
+        .map(|i| client_of(&processes, i).apiserver().index() - 3)
+        .collect();
+    (report.leaders[0].node.index(), apiservers)
+}
+
+fn client_of(processes: &[K8sProcess], i: usize) -> &K8sClient {
+    match &processes[i] {
+        K8sProcess::Client(c) => c,
+        _ => unreachable!("the electors come first"),
+    }
+}
+
+/// The API server the leader's connection reached crashes for good: the renewal sent to it
+/// fails, the next one, a retry period (200 ms) later, goes to the next API server, well
+/// inside the 1 s renew deadline, and the holder keeps the Lease: no failover. client-go's
+/// leader-election client reaches the API servers through a load balancer; a refused or
+/// timed-out request is retried at the next retry period on a new connection
+/// (`resourcelock/interface.go`, `NewFromKubeconfig`; `leaderelection.go`, `renew`).
+#[test]
+fn a_crash_of_the_leaders_api_server_moves_its_renewals_to_another_and_it_keeps_the_lease() {
+    let config = three_apiservers();
+    for seed in 1..=5 {
+        let (leader, apiservers) = leader_at(&config, seed, 3 * S);
+        let crashed = apiservers[leader];
+        let crash = fault(
+            3 * S,
+            FaultAction::Crash(Target::ServiceMember(crashed as u32)),
+            None,
+        );
+        let (report, processes) = run(&config, seed, 8 * S, true, vec![crash]);
+        assert!(report.violations.is_empty(), "{:?}", report.violations);
+        assert_eq!(report.faults[0].nodes[0].index(), 3 + crashed);
+        assert_eq!(
+            report.leaders.len(),
+            1,
+            "seed {seed}: the leader lost the Lease: {:?}",
+            report.leaders
+        );
+        assert_eq!(report.final_leader.map(|n| n.index()), Some(leader));
+        let moved = client_of(&processes, leader).apiserver().index();
+        assert_ne!(moved, 3 + crashed, "seed {seed}");
+    }
+}
+
+/// One of three API servers crashes for good while it serves no leader: nothing happens to
+/// the Lease, and the electors it served move to another API server and go on reading the
+/// record (their resource version keeps up with the leader's renewals).
+#[test]
+fn a_crash_of_an_api_server_serving_no_leader_changes_nothing_and_its_electors_move_on() {
+    let config = three_apiservers();
+    for seed in 1..=5 {
+        let (leader, apiservers) = leader_at(&config, seed, 3 * S);
+        // An API server the leader does not use, one that serves another elector if any.
+        let crashed = (1..3)
+            .map(|k| (apiservers[leader] + k) % 3)
+            .max_by_key(|a| apiservers.iter().filter(|b| *b == a).count())
+            .expect("two others");
+        let crash = fault(
+            3 * S,
+            FaultAction::Crash(Target::ServiceMember(crashed as u32)),
+            None,
+        );
+        let (report, processes) = run(&config, seed, 8 * S, true, vec![crash]);
+        assert!(report.violations.is_empty(), "{:?}", report.violations);
+        assert_eq!(report.leaders.len(), 1, "seed {seed}: {:?}", report.leaders);
+        assert_eq!(report.final_leader.map(|n| n.index()), Some(leader));
+        let moved: Vec<usize> = (0..3).filter(|i| apiservers[*i] == crashed).collect();
+        for i in moved {
+            let served = client_of(&processes, i);
+            assert_ne!(served.apiserver().index(), 3 + crashed, "seed {seed}");
+            // The leader renews every 200 ms; a reader within a few polls of it is not stuck.
+            let behind = client_of(&processes, leader).term() - served.term();
+            assert!(
+                behind <= 10,
+                "seed {seed}: elector {i} {behind} versions behind"
+            );
+        }
+    }
+}
+
+/// On `Stream` connections a crash breaks the elector's connection at once and it moves to
+/// the next API server then, before its next try.
+#[test]
+fn a_broken_connection_moves_an_elector_to_the_next_api_server_at_once() {
+    let config = three_apiservers();
+    let mut c = K8sClient::new(NodeId::from(1), 3, &config);
+    assert_eq!(c.apiserver(), NodeId::from(4));
+    c.on_disconnect(NodeId::from(5));
+    assert_eq!(
+        c.apiserver(),
+        NodeId::from(4),
+        "another API server's connection"
+    );
+    c.on_disconnect(NodeId::from(4));
+    assert_eq!(c.apiserver(), NodeId::from(5));
+    c.on_disconnect(NodeId::from(5));
+    assert_eq!(c.apiserver(), NodeId::from(3), "round robin wraps");
 }
 
 /// The Lease is stored in etcd: every member holds the same object, its holder is the
