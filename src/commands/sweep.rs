@@ -24,12 +24,19 @@ pub struct SweepArgs {
     pub file: PathBuf,
     /// The parameter and its values: a setting of the scenario's algorithm (`splitbrain list`
     /// shows each algorithm's, e.g. heartbeat=50ms,100ms), of the scenario (nodes=3,5,7,
-    /// loss=0,0.05, latency=1ms..10ms), or of its faults (stall=5s,10s,15s, pause=...,
-    /// suspend=..., clock_jump=2s,-2s, drift=1000, partition=5s: every fault of that kind).
-    /// Without it, the scenario runs as written, --trials times. A scenario with `designs`
-    /// runs every design at every value.
+    /// loss=0,0.05, latency=1ms..10ms, fault_duration=100ms..5s: its nemesis' fault lengths),
+    /// or of its faults, every fault of that kind: a length (pause=1s,5s, stall=..., suspend=...,
+    /// slow_disk=100ms,1s for the fsync time, slow_disk_for=5s,30s, crash=5s,30s and
+    /// partition=5s for heal_after, given to a fault without one), clock_jump=2s,-2s,
+    /// drift=1000, or a probability (loss_burst=0.1,0.5 for Loss, duplicate_burst=0.1 for
+    /// Duplicate). Without it, the scenario runs as written, --trials times. A scenario with
+    /// `designs` runs every design at every value.
     #[arg(long, value_name = "NAME=V1,V2,...")]
     pub param: Option<String>,
+    /// Run only these of the scenario's `designs`, in this order (e.g. etcd-10s,zk-6s);
+    /// without it, every design.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub designs: Option<Vec<String>>,
     /// With --param election_timeout=...: set each value's heartbeat to this fraction of its
     /// minimum election timeout, a number between 0 and 1 (e.g. 0.1), so that the ratio stays
     /// fixed as the timeouts scale.
@@ -112,7 +119,7 @@ pub fn run(args: &SweepArgs) -> u8 {
     if let Err(code) = report_dir::check_out_folder(&args.out, &args.file) {
         return code;
     }
-    let scenario = match scenario::load(&args.file) {
+    let mut scenario = match scenario::load(&args.file) {
         Ok(mut s) => {
             s.sim.limits = args.limits.limits();
             s
@@ -122,6 +129,12 @@ pub fn run(args: &SweepArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    if let Some(names) = &args.designs {
+        match sweep::only_designs(&scenario, names) {
+            Ok(s) => scenario = s,
+            Err(e) => return bad_input(&format!("{}: {e}", args.file.display())),
+        }
+    }
     let plan = SweepPlan {
         param: args.param.clone(),
         heartbeat_fraction: args.heartbeat_fraction,
@@ -200,6 +213,9 @@ fn command_line(args: &SweepArgs) -> String {
     }
     if let Some(f) = args.heartbeat_fraction {
         words.extend(["--heartbeat-fraction".to_string(), f.to_string()]);
+    }
+    if let Some(names) = &args.designs {
+        words.extend(["--designs".to_string(), shell_word(&names.join(","))]);
     }
     words.extend(args.fencing.flag_words());
     words.extend([

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::{
-    assert_no_panic, csv_rows, file_names, json, read_folder, scratch, splitbrain,
+    assert_no_panic, csv_rows, file_names, json, read_folder, scenario_file, scratch, splitbrain,
     splitbrain_limited, stderr, stdout,
 };
 use std::collections::BTreeMap;
@@ -1497,4 +1497,108 @@ fn sweep_names_the_transport_each_design_ran_on() {
     assert!(md.contains("etcd-10s on Stream"), "{md}");
     assert!(md.contains("| transport |"), "{md}");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Three designs, a crash written for good and a slow disk: short, for the fault parameters
+/// and `--designs`.
+const THREE_DESIGNS: &str = r#"Scenario(
+    algorithm: Raft(),
+    nodes: 3,
+    duration: "6s",
+    designs: [
+        (name: "fast", algorithm: Raft(heartbeat: "50ms")),
+        (name: "slow", algorithm: Raft(heartbeat: "100ms")),
+        (name: "bully", algorithm: Bully()),
+    ],
+    faults: [
+        (at: "2s", do: Crash(Leader)),
+        (at: "1s", do: SlowDisk(Node(0), "20ms"), heal_after: "1s"),
+    ],
+)"#;
+
+#[test]
+fn sweep_designs_runs_only_the_designs_named_and_a_crash_length_is_swept() {
+    let file = scenario_file("three-designs", THREE_DESIGNS);
+    let out = file.parent().unwrap().join("report");
+    let args = [
+        "sweep",
+        file.to_str().unwrap(),
+        "--designs",
+        "slow,fast",
+        "--param",
+        "crash=1s,2s",
+        "--trials",
+        "2",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let first = splitbrain(args);
+    assert_no_panic(&first);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let summary = json(&first);
+    let labels: Vec<&str> = summary["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "slow crash=1s",
+            "slow crash=2s",
+            "fast crash=1s",
+            "fast crash=2s"
+        ]
+    );
+    assert!(
+        summary["command"]
+            .as_str()
+            .unwrap()
+            .contains("--designs slow,fast"),
+        "{summary}"
+    );
+    // The same folder on one thread as on two.
+    let files = read_folder(&out);
+    let second = splitbrain(args.iter().copied().chain(["--jobs", "1"]));
+    let third = splitbrain(args.iter().copied().chain(["--jobs", "2"]));
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(second.stdout, third.stdout);
+    assert_eq!(files, read_folder(&out), "the folder is byte-identical");
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
+#[test]
+fn an_unknown_design_or_a_fault_the_scenario_lacks_exits_2_with_a_hint() {
+    let file = scenario_file("designs-bad", THREE_DESIGNS);
+    let out = file.parent().unwrap().join("report");
+    let (file, out) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let plain = "scenarios/sweep-election-timeout.ron";
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["sweep", file, "--designs", "fats", "--out", out],
+            "no design named \"fats\"\n  hint: did you mean `fast`? its designs are fast, slow, bully",
+        ),
+        (
+            &["sweep", plain, "--designs", "fast", "--out", out],
+            "lists no `designs`\n  hint: drop --designs",
+        ),
+        (
+            &["sweep", plain, "--param", "slow_disk=1s", "--out", out],
+            "slow_disk sets every SlowDisk's fsync time, and the scenario has no such fault\n  hint: add one",
+        ),
+        (
+            &["sweep", file, "--param", "fault_duration=1s..2s", "--out", out],
+            "the scenario has no nemesis\n  hint: add one",
+        ),
+    ];
+    for (args, expected) in cases {
+        let o = splitbrain(args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!Path::new(out).exists(), "nothing is written on bad input");
+    let _ = std::fs::remove_dir_all(Path::new(file).parent().unwrap());
 }

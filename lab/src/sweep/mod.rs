@@ -25,7 +25,9 @@ use splitbrain_reports::{
 };
 use splitbrain_scenario::{self as scenario, Scenario};
 
+mod designs;
 mod param;
+pub use designs::{only_designs, DesignsError};
 pub use param::{apply, parse_param, position, FaultParam, Param, ParamError, Value};
 
 /// What `sweep` runs: the parameter and its values, the trials, fencing.
