@@ -51,6 +51,13 @@ pub struct K8sClient {
 }
 
 impl K8sClient {
+    /// The API server this elector sends its requests to now (`Process::service_member_used`,
+    /// the `ServiceOfLeader` fault target). The one place that reads where the elector
+    /// talks: a change of how it picks its server changes only this.
+    pub fn api_server(&self) -> NodeId {
+        self.server
+    }
+
     /// Member `me` of `members`; its server is process `members` (with several API servers,
     /// `members + me % apiservers`).
     pub fn new(me: NodeId, members: usize, config: &K8sConfig) -> Self {
