@@ -563,6 +563,9 @@ pub(crate) enum RawTarget {
     ServiceMember(u64),
     ServiceLeader,
     ServiceFollower,
+    ServiceFollowers,
+    ServiceQuorum,
+    ServiceOfLeader,
     AllCrashed,
     All,
 }

@@ -1258,9 +1258,11 @@ impl Checker {
 
     /// A link's two ends must be two processes: the same target twice names one process
     /// whenever it names a fixed one (a node, a service member, the leader, the service's
-    /// leader), and a link from a process to itself cuts nothing.
+    /// leader, the leader's service process), and a link from a process to itself cuts
+    /// nothing. A `CutLink` takes one process of each end, so a fixed set twice
+    /// (`ServiceFollowers`) names one process there too.
     fn two_ends(&mut self, a: &Target, b: &Target, path: &str, kind: &str) {
-        if a == b && one_fixed_process(a) {
+        if a == b && (one_fixed_process(a) || (kind == "CutLink" && fixed_set(a))) {
             self.problem(
                 path,
                 ErrorKind::CutToItself {
@@ -1278,6 +1280,9 @@ impl Checker {
             "Service" => "target `Service`",
             "ServiceMember" => "target `ServiceMember`",
             "ServiceLeader" => "target `ServiceLeader`",
+            "ServiceFollowers" => "target `ServiceFollowers`",
+            "ServiceQuorum" => "target `ServiceQuorum`",
+            "ServiceOfLeader" => "target `ServiceOfLeader`",
             _ => "target `ServiceFollower`",
         };
         self.service_uses.push((path.to_string(), what));
@@ -1323,6 +1328,18 @@ impl Checker {
             RawTarget::ServiceFollower => {
                 self.service_target(path, "ServiceFollower", algorithm);
                 Target::ServiceFollower
+            }
+            RawTarget::ServiceFollowers => {
+                self.service_target(path, "ServiceFollowers", algorithm);
+                Target::ServiceFollowers
+            }
+            RawTarget::ServiceQuorum => {
+                self.service_target(path, "ServiceQuorum", algorithm);
+                Target::ServiceQuorum
+            }
+            RawTarget::ServiceOfLeader => {
+                self.service_target(path, "ServiceOfLeader", algorithm);
+                Target::ServiceOfLeader
             }
             RawTarget::AllCrashed => {
                 if kind != "Restart" {
@@ -1559,10 +1576,23 @@ fn signal_kind(raw: RawSignal) -> SignalKind {
 }
 
 /// Whether `target` names one process, the same one wherever it is written in one fault: a
-/// node, a service member, the leader, the service's leader (not a drawn one).
+/// node, a service member, the leader, the service's leader, the service process the
+/// leader talks to (not a drawn one).
 pub(crate) fn one_fixed_process(target: &Target) -> bool {
     matches!(
         target,
-        Target::Node(_) | Target::ServiceMember(_) | Target::Leader | Target::ServiceLeader
+        Target::Node(_)
+            | Target::ServiceMember(_)
+            | Target::Leader
+            | Target::ServiceLeader
+            | Target::ServiceOfLeader
     )
+}
+
+/// Whether `target` names a set of processes, the same set wherever it is written in one
+/// fault (not a drawn one): a `CutLink` cuts the link between the first process of each
+/// end, so the set twice is a link from its first process to itself. `All` and `Service`,
+/// accepted there before the rule, stay so.
+pub(crate) fn fixed_set(target: &Target) -> bool {
+    matches!(target, Target::ServiceFollowers)
 }

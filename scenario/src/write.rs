@@ -456,6 +456,9 @@ fn target(target: &Target) -> String {
         Target::ServiceMember(index) => format!("ServiceMember({index})"),
         Target::ServiceLeader => "ServiceLeader".to_string(),
         Target::ServiceFollower => "ServiceFollower".to_string(),
+        Target::ServiceFollowers => "ServiceFollowers".to_string(),
+        Target::ServiceQuorum => "ServiceQuorum".to_string(),
+        Target::ServiceOfLeader => "ServiceOfLeader".to_string(),
         Target::AllCrashed => "AllCrashed".to_string(),
         Target::All => "All".to_string(),
     }

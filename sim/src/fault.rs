@@ -31,6 +31,22 @@ pub enum Target {
     /// A live service member other than [`Target::ServiceLeader`], drawn from the fault
     /// stream; none if there is no other (always none for a single-process service).
     ServiceFollower,
+    /// Every live service member other than [`Target::ServiceLeader`] (all live members
+    /// while none leads); none for a single-process service. Behind API servers (Kubernetes
+    /// on etcd) the etcd members: gateways are never members.
+    ServiceFollowers,
+    /// A majority of the service's members (`m / 2 + 1` of `m`, crashed ones included, as
+    /// for [`Target::Minority`]), drawn from the fault stream: the service's leader is among
+    /// them or not as the draw falls. What is left is a minority, so striking them takes
+    /// the service's quorum. A single-process service is its own majority; behind API
+    /// servers, a majority of the etcd members.
+    ServiceQuorum,
+    /// The service process the current election leader talks to
+    /// ([`crate::Process::service_member_used`]): the single service process, the etcd
+    /// member its client is connected to, the ZooKeeper server its session is on, the API
+    /// server its Kubernetes elector uses. None if nobody leads. One fault can so strike
+    /// "the leader's service" of designs on different services alike.
+    ServiceOfLeader,
     /// Every member that is crashed when the fault fires (for `Restart`).
     AllCrashed,
     /// Every member.
@@ -47,6 +63,9 @@ impl Target {
                 | Target::ServiceMember(_)
                 | Target::ServiceLeader
                 | Target::ServiceFollower
+                | Target::ServiceFollowers
+                | Target::ServiceQuorum
+                | Target::ServiceOfLeader
         )
     }
 }

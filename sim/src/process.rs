@@ -767,10 +767,64 @@ pub trait Process {
     /// For a process of a coordination service: whether it keeps no state of its own and
     /// serves clients by relaying to the service's other processes (a Kubernetes API server
     /// in front of its etcd cluster). Such a gateway serves while it can talk to a serving
-    /// quorum of the others; it is never a quorum member, never `ServiceLeader` nor
-    /// `ServiceFollower`. Default: false.
+    /// quorum of the others; it is never a quorum member, never `ServiceLeader`,
+    /// `ServiceFollower(s)` nor in `ServiceQuorum`. Default: false.
     fn is_service_gateway(&self) -> bool {
         false
+    }
+
+    /// For an election member: the coordination-service process its client talks to now
+    /// (the single service process, the etcd member its client is connected to, the
+    /// ZooKeeper server its session is on, the API server its Kubernetes elector uses), or
+    /// `None` if it talks to none. The `ServiceOfLeader` fault target is resolved with it,
+    /// asked of the election leader. Default: `None` (algorithms without a service).
+    ///
+    /// ```
+    /// use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Process, TimerKind};
+    ///
+    /// #[derive(Clone, Debug)]
+    /// struct Hello;
+    /// impl Message for Hello {
+    ///     const KINDS: &'static [&'static str] = &["hello"];
+    ///     fn kind(&self) -> usize { 0 }
+    /// }
+    /// #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    /// struct Tick;
+    /// impl TimerKind for Tick {
+    ///     const NAMES: &'static [&'static str] = &["tick"];
+    ///     fn index(self) -> usize { 0 }
+    ///     fn from_index(_: usize) -> Self { Tick }
+    /// }
+    ///
+    /// /// A client of a service of `servers` processes after the `members` clients: it
+    /// /// starts on server `me % servers` and moves to the next one when it fails over.
+    /// #[derive(Clone, Debug)]
+    /// struct Client { members: usize, servers: usize, current: usize }
+    ///
+    /// impl Process for Client {
+    ///     type Msg = Hello;
+    ///     type Timer = Tick;
+    ///     type Durable = ();
+    ///     fn on_start(&mut self, _: &mut Ctx<'_, Hello, Tick>) {}
+    ///     fn on_message(&mut self, _: &mut Ctx<'_, Hello, Tick>, _: NodeId, _: Hello) {}
+    ///     fn on_timer(&mut self, _: &mut Ctx<'_, Hello, Tick>, _: Tick) {
+    ///         self.current = (self.current + 1) % self.servers;
+    ///     }
+    ///     fn on_restart(&mut self, _: &mut Ctx<'_, Hello, Tick>) {}
+    ///     fn term(&self) -> u64 { 0 }
+    ///     fn write_token(&self, _: LocalNanos) -> Option<u64> { None }
+    ///     fn known_leader(&self) -> Option<NodeId> { None }
+    ///     fn service_member_used(&self) -> Option<NodeId> {
+    ///         Some(NodeId::from(self.members + self.current))
+    ///     }
+    /// }
+    ///
+    /// // Member 1 of 3 on a service of 3 servers (processes 3, 4, 5) talks to server 1.
+    /// let client = Client { members: 3, servers: 3, current: 1 };
+    /// assert_eq!(client.service_member_used(), Some(NodeId(4)));
+    /// ```
+    fn service_member_used(&self) -> Option<NodeId> {
+        None
     }
 
     /// The process's own state, for a person stepping through a run (`splitbrain run

@@ -1602,3 +1602,67 @@ fn an_unknown_design_or_a_fault_the_scenario_lacks_exits_2_with_a_hint() {
     assert!(!Path::new(out).exists(), "nothing is written on bad input");
     let _ = std::fs::remove_dir_all(Path::new(file).parent().unwrap());
 }
+
+/// One file's faults serve designs on different services: `ServiceOfLeader` strikes the
+/// process the holder talks to (an etcd member, a ZooKeeper server, an API server), and
+/// `ServiceFollowers` every member of each service but its leader (behind the API servers,
+/// the etcd members).
+#[test]
+fn one_service_fault_strikes_the_leaders_service_process_in_designs_on_different_services() {
+    let path = common::scratch_path("leaders-service.ron");
+    std::fs::write(
+        &path,
+        r#"Scenario(
+            name: "leaders-service", seed: 1, duration: "30s", nodes: 3,
+            algorithm: Etcd(ttl: "2s", members: 3),
+            designs: [
+                (name: "etcd", algorithm: Etcd(ttl: "2s", members: 3)),
+                (name: "zk", algorithm: ZooKeeper(servers: 3)),
+                (name: "k8s", algorithm: K8sLease(apiservers: 2, etcd_members: 3)),
+            ],
+            network: (latency: Uniform("1ms", "5ms")),
+            faults: [
+                (at: "15s", do: Crash(ServiceOfLeader), heal_after: "3s"),
+                (at: "24s", do: Pause(ServiceFollowers, "2s")),
+            ],
+        )"#,
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let out = scratch("leaders-service");
+    let dir = out.join("report");
+    let compare = splitbrain(
+        [
+            "compare", file, "--seeds", "2", "--sizes", "3", "--json", "--out",
+        ]
+        .into_iter()
+        .chain([dir.to_str().unwrap()]),
+    );
+    assert_eq!(compare.status.code(), Some(0), "{compare:?}");
+    // Processes 0..3 elect; the service follows (k8s: API servers 3 and 4, then etcd).
+    for (design, used, members) in [
+        ("etcd", 3..6, 3..6),
+        ("zk", 3..6, 3..6),
+        ("k8s", 3..5, 5..8),
+    ] {
+        let run = splitbrain(["run", file, "--design", design, "--json"]);
+        let faults = json(&run)["report"]["faults"].clone();
+        let nodes = |i: usize| -> Vec<u64> {
+            let nodes = faults[i]["nodes"].as_array().unwrap();
+            nodes.iter().map(|n| n.as_u64().unwrap()).collect()
+        };
+        let struck = nodes(0);
+        assert!(
+            struck.len() == 1 && used.contains(&struck[0]),
+            "{design}: {}",
+            faults[0]
+        );
+        let followers = nodes(1);
+        assert!(
+            followers.len() == 2 && followers.iter().all(|n| members.contains(n)),
+            "{design}: {}",
+            faults[1]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -116,6 +116,12 @@ impl EtcdClient {
         }
     }
 
+    /// The service process the client talks to now: the single service, or the etcd
+    /// member its balancer picked last (`Process::service_member_used`).
+    pub fn service(&self) -> NodeId {
+        self.service
+    }
+
     /// Where the client is in its campaign.
     pub fn phase(&self) -> Phase {
         self.phase

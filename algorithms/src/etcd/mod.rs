@@ -167,6 +167,14 @@ impl Process for EtcdProcess {
         }
     }
 
+    /// A client talks to the single service, or to the member it is connected to.
+    fn service_member_used(&self) -> Option<NodeId> {
+        match self {
+            EtcdProcess::Client(c) => Some(c.service()),
+            EtcdProcess::Service(_) | EtcdProcess::Member(_) => None,
+        }
+    }
+
     /// An etcd member leads its cluster while its Raft leads.
     fn leads_service(&self) -> bool {
         matches!(self, EtcdProcess::Member(m) if m.leads())

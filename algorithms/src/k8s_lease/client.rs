@@ -82,7 +82,8 @@ impl K8sClient {
         }
     }
 
-    /// The API server this elector's requests go to now.
+    /// The API server this elector's requests go to now (also what
+    /// `Process::service_member_used` reports: the `ServiceOfLeader` fault target).
     pub fn apiserver(&self) -> NodeId {
         self.server
     }

@@ -180,6 +180,14 @@ impl Process for K8sProcess {
         matches!(self, K8sProcess::Etcd(m) if m.leads())
     }
 
+    /// An elector talks to its API server (the single server, or one in front of etcd).
+    fn service_member_used(&self) -> Option<NodeId> {
+        match self {
+            K8sProcess::Client(c) => Some(c.apiserver()),
+            _ => None,
+        }
+    }
+
     /// An API server serves while it reaches a quorum of etcd members.
     fn is_service_gateway(&self) -> bool {
         matches!(self, K8sProcess::ApiServer(_))

@@ -177,6 +177,14 @@ impl Process for ZkProcess {
         }
     }
 
+    /// A client's session is on the single server, or on its current ensemble server.
+    fn service_member_used(&self) -> Option<NodeId> {
+        match self {
+            ZkProcess::Client(c) => Some(c.server()),
+            ZkProcess::Service(_) | ZkProcess::Server(_) => None,
+        }
+    }
+
     fn leads_service(&self) -> bool {
         match self {
             ZkProcess::Server(s) => s.leads_service(),

@@ -254,3 +254,71 @@ fn service_member_targets_survive_writing_and_reading_back() {
     let text = to_ron(&scenario);
     assert_eq!(parse(&text, "elsewhere.ron"), Ok(scenario), "\n{text}");
 }
+
+/// The service sets and the leader's service process read, write back and read again; they
+/// name the service, so an algorithm without one refuses them.
+#[test]
+fn service_set_targets_and_the_leaders_service_survive_writing_and_reading_back() {
+    let source = r#"(algorithm: Etcd(members: 3), faults: [
+        (at: "1s", do: Pause(ServiceFollowers, "1s")),
+        (at: "2s", do: Crash(ServiceQuorum), heal_after: "1s"),
+        (at: "3s", do: Crash(ServiceOfLeader), heal_after: "1s"),
+        (at: "4s", do: Partition(Isolate(ServiceFollowers)), heal_after: "1s"),
+        (at: "5s", do: Partition(CutLink(ServiceQuorum, ServiceQuorum)), heal_after: "1s"),
+        (at: "6s", do: Partition(CutLink(ServiceOfLeader, ServiceLeader)), heal_after: "1s")])"#;
+    let scenario = parsed(source);
+    let targets: Vec<Target> = scenario
+        .sim
+        .faults
+        .iter()
+        .map(|f| f.action.targets()[0].clone())
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            Target::ServiceFollowers,
+            Target::ServiceQuorum,
+            Target::ServiceOfLeader,
+            Target::ServiceFollowers,
+            Target::ServiceQuorum,
+            Target::ServiceOfLeader
+        ]
+    );
+    let text = to_ron(&scenario);
+    assert_eq!(parse(&text, "elsewhere.ron"), Ok(scenario), "\n{text}");
+    for target in ["ServiceFollowers", "ServiceQuorum", "ServiceOfLeader"] {
+        assert_error_at(
+            &format!("(algorithm: Raft(), faults: [(at: \"1s\", do: Crash(@{target}))])"),
+            &format!("target `{target}` names no process: raft has no coordination service"),
+        );
+    }
+}
+
+/// A link from the leader's service process to itself, or between the first follower of
+/// the service and itself, cuts nothing and is refused; a drawn quorum twice is allowed.
+#[test]
+fn a_link_between_one_service_target_and_itself_is_refused() {
+    let r = "algorithm: Etcd(members: 3)";
+    assert_error_at(
+        &format!(
+            "({r}, faults: [(at: \"1s\", do: Partition(CutLink(ServiceOfLeader, @ServiceOfLeader)))])"
+        ),
+        "`CutLink` from ServiceOfLeader to itself",
+    );
+    assert_error_at(
+        &format!(
+            "({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: ServiceOfLeader, to: @ServiceOfLeader)))])"
+        ),
+        "`OneWay` from ServiceOfLeader to itself",
+    );
+    assert_error_at(
+        &format!(
+            "({r}, faults: [(at: \"1s\", do: Partition(CutLink(ServiceFollowers, @ServiceFollowers)))])"
+        ),
+        "`CutLink` from ServiceFollowers to itself",
+    );
+    // Every follower cut off from every other: a set, not one process.
+    parsed(&format!(
+        "({r}, faults: [(at: \"1s\", do: Partition(OneWay(from: ServiceFollowers, to: ServiceFollowers)))])"
+    ));
+}

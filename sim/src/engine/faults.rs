@@ -223,14 +223,40 @@ impl<'t, P: Process> Sim<'t, P> {
         self.check_quiet();
     }
 
-    /// The live processes after the members: the coordination service's members (its
-    /// gateways left out: they are not members of its quorum).
-    fn live_service_members(&self) -> Vec<NodeId> {
+    /// The processes after the members that are members of the coordination service, live
+    /// or crashed (its gateways left out: they are not members of its quorum).
+    fn service_members(&self) -> Vec<NodeId> {
         (self.config.members..self.processes.len())
             .map(NodeId::from)
-            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
             .filter(|n| !self.processes[n.index()].is_service_gateway())
             .collect()
+    }
+
+    /// The live members of the coordination service ([`Sim::service_members`]).
+    fn live_service_members(&self) -> Vec<NodeId> {
+        self.service_members()
+            .into_iter()
+            .filter(|n| self.nodes[n.index()].status != Status::Crashed)
+            .collect()
+    }
+
+    /// The live service members but its leader (all of them while none leads).
+    fn service_followers(&self) -> Vec<NodeId> {
+        let leader = self.service_leader();
+        self.live_service_members()
+            .into_iter()
+            .filter(|n| Some(*n) != leader)
+            .collect()
+    }
+
+    /// The service process the election leader's client talks to, if someone leads and
+    /// talks to one ([`Process::service_member_used`]).
+    fn service_of_leader(&self) -> Option<NodeId> {
+        let leader = self.leadership.leader()?;
+        let used = self.processes[leader.index()].service_member_used()?;
+        (self.config.members..self.processes.len())
+            .contains(&used.index())
+            .then_some(used)
     }
 
     /// The live service member that says it leads its service, the one with the highest
@@ -286,14 +312,15 @@ impl<'t, P: Process> Sim<'t, P> {
             }
             Target::ServiceLeader => self.service_leader().into_iter().collect(),
             Target::ServiceFollower => {
-                let leader = self.service_leader();
-                let others: Vec<NodeId> = self
-                    .live_service_members()
-                    .into_iter()
-                    .filter(|n| Some(*n) != leader)
-                    .collect();
+                let others = self.service_followers();
                 self.pick(&others, 1)
             }
+            Target::ServiceFollowers => self.service_followers(),
+            Target::ServiceQuorum => {
+                let all = self.service_members();
+                self.pick(&all, all.len() / 2 + 1)
+            }
+            Target::ServiceOfLeader => self.service_of_leader().into_iter().collect(),
             Target::AllCrashed => (0..members)
                 .map(NodeId::from)
                 .filter(|n| self.nodes[n.index()].status == Status::Crashed)

@@ -73,6 +73,8 @@ struct Toy {
     leads_service: bool,
     /// Says it is a gateway in front of its service ([`Process::is_service_gateway`]).
     gateway: bool,
+    /// The service process it says it talks to ([`Process::service_member_used`]).
+    uses: Option<NodeId>,
 }
 
 type ToyCtx<'a> = Ctx<'a, ToyMsg, ToyTimer>;
@@ -193,6 +195,10 @@ impl Process for Toy {
 
     fn is_service_gateway(&self) -> bool {
         self.gateway
+    }
+
+    fn service_member_used(&self) -> Option<NodeId> {
+        self.uses
     }
 }
 

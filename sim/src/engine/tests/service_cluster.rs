@@ -226,3 +226,94 @@ fn a_gateway_serves_only_while_it_reaches_a_serving_quorum() {
         assert!(nodes == [NodeId(4)] || nodes == [NodeId(6)], "{nodes:?}");
     }
 }
+
+/// `ServiceFollowers` strikes every live service member but the service's leader at once
+/// (what two `ServiceFollower` faults cannot: they may draw the same one): a crashed member
+/// and a gateway are left out, and a single-process service has none.
+#[test]
+fn service_followers_are_every_live_member_but_the_service_leader() {
+    assert_eq!(
+        struck(Target::ServiceFollowers).1,
+        vec![NodeId(3), NodeId(5)]
+    );
+    let mut c = config(3, 2 * S);
+    c.faults = vec![
+        fault(MS, FaultAction::Crash(Target::ServiceMember(0))),
+        fault(5 * MS, FaultAction::Pause(Target::ServiceFollowers, MS)),
+    ];
+    let (report, _) = run(c, cluster([Some(0); 3]));
+    assert_eq!(report.faults[1].nodes, vec![NodeId(5)], "n3 is down");
+    let mut processes = cluster([Some(0); 3]);
+    processes.insert(
+        3,
+        Toy {
+            gateway: true,
+            ..Toy::default()
+        },
+    );
+    let mut c = config(3, 2 * S);
+    c.faults = vec![fault(
+        5 * MS,
+        FaultAction::Pause(Target::ServiceFollowers, MS),
+    )];
+    let (report, _) = run(c, processes);
+    assert_eq!(report.faults[0].nodes, vec![NodeId(4), NodeId(6)]);
+    let mut c = config(3, 2 * S);
+    c.faults = vec![fault(
+        5 * MS,
+        FaultAction::Pause(Target::ServiceFollowers, MS),
+    )];
+    let single = vec![Toy::claims(10 * MS, 1), asker(), asker(), service_naming(0)];
+    assert_eq!(run(c, single).0.faults[0].nodes, vec![]);
+}
+
+/// `ServiceQuorum` is a majority of the service's members drawn per seed, the same for one
+/// seed every time: seeds draw it with and without the service's leader (n4). A single
+/// service process is its own majority.
+#[test]
+fn a_service_quorum_is_a_drawn_majority_with_or_without_the_service_leader() {
+    let quorum = |seed| {
+        let mut c = config(3, 2 * S);
+        c.seed = seed;
+        c.faults = vec![fault(5 * MS, FaultAction::Pause(Target::ServiceQuorum, MS))];
+        run(c, cluster([Some(0); 3])).0.faults[0].nodes.clone()
+    };
+    let drawn: Vec<Vec<NodeId>> = (1..=20).map(quorum).collect();
+    for nodes in &drawn {
+        assert_eq!(nodes.len(), 2, "{nodes:?}");
+        assert!(nodes.iter().all(|n| (3..=5).contains(&n.0)), "{nodes:?}");
+    }
+    assert!(drawn.iter().any(|q| q.contains(&NodeId(4))));
+    assert!(drawn.iter().any(|q| !q.contains(&NodeId(4))));
+    assert_eq!(quorum(7), quorum(7));
+    let mut c = config(3, 2 * S);
+    c.faults = vec![fault(5 * MS, FaultAction::Crash(Target::ServiceQuorum))];
+    let single = vec![Toy::claims(10 * MS, 1), asker(), asker(), service_naming(0)];
+    assert_eq!(run(c, single).0.faults[0].nodes, vec![NodeId(3)]);
+}
+
+/// `ServiceOfLeader` is the service process the election leader (n0, from 10 ms) says it
+/// talks to, whatever the service's own leader (n4); before anyone leads it is none.
+#[test]
+fn the_service_of_the_leader_is_the_process_the_election_leader_talks_to() {
+    let strike = |at_ns, uses: u32, service: Vec<Toy>| {
+        let leader = Toy {
+            uses: Some(NodeId(uses)),
+            ..Toy::claims(10 * MS, 1)
+        };
+        let other = Toy {
+            uses: Some(NodeId(3)),
+            ..asker()
+        };
+        let mut processes = vec![leader, other, asker()];
+        processes.extend(service);
+        let mut c = config(3, 2 * S);
+        c.faults = vec![fault(at_ns, FaultAction::Crash(Target::ServiceOfLeader))];
+        run(c, processes).0.faults[0].nodes.clone()
+    };
+    let members = || cluster([Some(0); 3]).split_off(3);
+    assert_eq!(strike(20 * MS, 5, members()), vec![NodeId(5)]);
+    assert_eq!(strike(5 * MS, 5, members()), vec![], "nobody leads yet");
+    let single = || vec![service_naming(0)];
+    assert_eq!(strike(20 * MS, 3, single()), vec![NodeId(3)]);
+}
