@@ -561,9 +561,9 @@ impl DowntimeSummary {
 pub const SUMMARY_TERMINAL_COLUMNS: &[&str] = &[
     "failovers",
     "unresolved",
+    "ridden through",
     "recovery p50",
     "recovery p99",
-    "election p99",
     "leaderless p99",
     "messages/election",
 ];
@@ -598,8 +598,8 @@ pub const AVAILABILITY_TEXT: &str = "Downtime from the user's side, whatever the
      episode opens when no member that believes it leads can act (none leads, or the one that \
      does is crashed, paused, suspended or stalled) and closes when one can, the member that \
      led before included (same holder: a lease renewed late, a leader that resumed). Its cause \
-     is what struck since the group last recovered: a fault on a service process (service), \
-     else on a member or the network (member), else nothing (spurious). Unrecovered episodes \
+     is the latest fault to strike since the group last recovered (or still in effect): on a \
+     service process (service), on a member or the network (member), none (spurious). Unrecovered episodes \
      last to the end of their run. Per run: the downtime of a run, summed. Liveness failed: \
      runs with no leader in time after the last fault, or a quorum without one while faults \
      were under way.";

@@ -10,12 +10,12 @@
 //! closed by the member that held leadership before it is a *same-holder* re-acquisition (a
 //! lease renewed late, a leader that resumed): no leader change, but downtime all the same.
 //!
-//! Its cause is what happened since the group last recovered: a fault that touched a service
-//! process (a modeled coordination service's member, process `members` and up) makes it a
-//! service fault; else any fault on the members or the network a member fault; else it is
-//! spurious (a timeout that fired with nothing wrong). A fault counts if it fired after the
-//! group's last recovery and no later than the episode opened, or if it was still in effect
-//! then (not healed, for the kinds that last).
+//! Its cause is the latest fault to strike among those that count: one that fired after the
+//! group's last recovery and no later than the episode opened, or that was still in effect
+//! then (not healed, for the kinds that last). If it touched a service process (a modeled
+//! coordination service's member, process `members` and up) the episode is a service fault,
+//! else a member fault (a member or the network); with no fault that counts it is spurious
+//! (a timeout that fired with nothing wrong).
 
 use crate::ids::NodeId;
 use crate::report::{FaultRecord, LeadershipSpan};
@@ -181,17 +181,22 @@ fn cause_of(
         let never_healed = f.at_ns <= from_ns && f.healed_at_ns.is_none() && lasts(&f.kind);
         !f.skipped && (since || lasting || never_healed)
     };
-    let causes: Vec<&FaultRecord> = faults.iter().filter(counts).collect();
-    if causes
+    // The latest to strike decides (a service fault first at one instant): the leader's crash
+    // that ends a long quiet stretch is the cause, not a service blip it rode out before.
+    let latest = faults
         .iter()
-        .any(|f| f.nodes.iter().any(|n| n.index() >= members))
-    {
-        DowntimeCause::ServiceFault
-    } else if causes.is_empty() {
-        DowntimeCause::Spurious
-    } else {
-        DowntimeCause::MemberFault
+        .filter(counts)
+        .max_by_key(|f| (f.at_ns, touches_service(f, members)));
+    match latest {
+        None => DowntimeCause::Spurious,
+        Some(f) if touches_service(f, members) => DowntimeCause::ServiceFault,
+        Some(_) => DowntimeCause::MemberFault,
     }
+}
+
+/// Whether `fault` struck a process of the coordination service (process `members` and up).
+fn touches_service(fault: &FaultRecord, members: usize) -> bool {
+    fault.nodes.iter().any(|n| n.index() >= members)
 }
 
 /// Whether a fault of `kind` stays in effect until it heals (a crash for good, a partition

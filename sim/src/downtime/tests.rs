@@ -128,3 +128,18 @@ fn a_frozen_leader_does_not_overlap_the_leader_that_replaced_it() {
     let resumed = fault("pause", 0, 3_000, Some(8_000));
     assert_eq!(acting_overlap_ns(&spans, &[resumed], 10_000), 2_000);
 }
+
+#[test]
+fn the_latest_fault_decides_the_cause_not_a_service_blip_ridden_out_before() {
+    // A service member paused at 2 s (the leader rode it out), then the leader crashed at 6 s.
+    let spans = [span(0, 0, 6_000), span(1, 8_000, 10_000)];
+    let blip = fault("pause", 3, 2_000, Some(3_000));
+    let crash = fault("crash", 0, 6_000, None);
+    let d = downtime(&spans, &[blip.clone(), crash], 3, 10_000);
+    assert_eq!(d[0].cause, DowntimeCause::MemberFault);
+    // The other way round: a member fault ridden out, then the service's.
+    let member_blip = fault("pause", 2, 2_000, Some(3_000));
+    let service_crash = fault("crash", 3, 6_000, None);
+    let d = downtime(&spans, &[member_blip, service_crash], 3, 10_000);
+    assert_eq!(d[0].cause, DowntimeCause::ServiceFault);
+}

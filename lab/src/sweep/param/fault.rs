@@ -320,10 +320,16 @@ mod tests {
             let scenario =
                 scenario::parse(&text, "example.ron").unwrap_or_else(|e| panic!("{}: {e}", f.name));
             let (param, values) = parse_param(&format!("{}={}", f.name, f.values)).unwrap();
-            for (label, value) in &values {
-                let s = apply(&scenario, param, value).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_ne!(s.sim.faults, scenario.sim.faults, "{label}");
-            }
+            // Each value gives the fault its own setting (one of them may be the example's).
+            let applied: Vec<_> = values
+                .iter()
+                .map(|(label, value)| {
+                    let s =
+                        apply(&scenario, param, value).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    s.sim.faults
+                })
+                .collect();
+            assert_ne!(applied[0], applied[1], "{}", f.name);
         }
     }
 
