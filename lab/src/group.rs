@@ -2,6 +2,7 @@
 //! (failover distributions, rounds, messages per election, the recovery-time objective), and
 //! the charts and tables built from the summaries.
 
+use crate::hunt::record::DowntimeCounts;
 use crate::runner::{run_seed, RunFailure};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -531,19 +532,26 @@ pub struct DowntimeSummary {
 
 impl DowntimeSummary {
     fn of(runs: &[SeedRun]) -> Self {
-        let episodes = || runs.iter().flat_map(|r| &r.downtime);
-        let lengths: Vec<u64> = episodes().map(Downtime::duration_ns).collect();
-        let total = lengths.iter().fold(0.0, |sum, &l| sum + l as f64);
+        // Counted as a hunt counts them (one rule), then their lengths' distribution.
+        let mut counts = DowntimeCounts::default();
+        for run in runs {
+            counts.add(&DowntimeCounts::of(&run.downtime));
+        }
+        let lengths: Vec<u64> = runs
+            .iter()
+            .flat_map(|r| r.downtime.iter().map(Downtime::duration_ns))
+            .collect();
+        let as_count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         Self {
             episodes: lengths.len(),
             by_cause: DowntimeCause::ALL
                 .iter()
-                .map(|&c| (c.name(), episodes().filter(|d| d.cause == c).count()))
+                .map(|&c| (c.name(), as_count(counts.caused_by(c))))
                 .collect(),
-            same_holder: episodes().filter(|d| d.same_holder()).count(),
-            unrecovered: episodes().filter(|d| !d.recovered).count(),
+            same_holder: as_count(counts.same_holder),
+            unrecovered: as_count(counts.unrecovered),
             per_episode: Distribution::from_nanos(&lengths),
-            mean_per_run_ns: total / runs.len().max(1) as f64,
+            mean_per_run_ns: counts.total_ns as f64 / runs.len().max(1) as f64,
         }
     }
 

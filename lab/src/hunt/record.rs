@@ -239,6 +239,15 @@ impl DowntimeCounts {
         self.longest_ns = self.longest_ns.max(other.longest_ns);
     }
 
+    /// The episodes put down to `cause`.
+    pub fn caused_by(&self, cause: DowntimeCause) -> u64 {
+        match cause {
+            DowntimeCause::MemberFault => self.member_fault,
+            DowntimeCause::ServiceFault => self.service_fault,
+            DowntimeCause::Spurious => self.spurious,
+        }
+    }
+
     /// Every episode counted.
     pub fn episodes(&self) -> u64 {
         self.member_fault
