@@ -643,6 +643,7 @@ fn build(
                 node_names: &s.algorithm.lifeline_names(s.sim.members),
                 fenced: s.sim.fencing,
                 leadership: &report.leadership_spans,
+                members: Some(s.sim.members),
             },
         )?);
         seed_one = seed_one.chart(name);

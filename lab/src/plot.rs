@@ -158,6 +158,7 @@ pub fn plot_report(
             node_names: &names,
             fenced: scenario.sim.fencing,
             leadership: &report.leadership_spans,
+            members: Some(scenario.sim.members),
         };
         let chart = sequence_diagram_of(&plan.name, &plan.caption, trace, &labels);
         charts.push(chart?);

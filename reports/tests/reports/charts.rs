@@ -9,6 +9,7 @@ const LABELS: SequenceLabels<'static> = SequenceLabels {
     node_names: &[],
     fenced: true,
     leadership: &[],
+    members: None,
 };
 
 fn all_charts() -> Vec<Chart> {
@@ -385,6 +386,41 @@ fn a_busy_window_draws_at_most_the_cap_and_says_so() {
     assert_eq!(drawn, SEQUENCE_MAX_ARROWS);
     let note = format!("showing the first {SEQUENCE_MAX_ARROWS} of {total} messages");
     assert!(chart.svg.contains(&note), "the chart says it is capped");
+}
+
+#[test]
+fn a_busy_window_folds_the_services_own_messages_and_draws_the_rest() {
+    let events = trace(400);
+    // n0 is the only member: n1 and n2 play a service's processes, n3 is the resource.
+    let labels = SequenceLabels {
+        members: Some(1),
+        ..LABELS
+    };
+    let chart = sequence_diagram("sequence", "t", &events, 900 * MS, 3 * S, &labels).unwrap();
+    assert_eq!(
+        chart.data.rows.len(),
+        5 + 400,
+        "the data keeps every message"
+    );
+    let service = |c: &Cell| c == &Cell::from("n1") || c == &Cell::from("n2");
+    let internal = |r: &Vec<Cell>| service(&r[0]) && service(&r[1]);
+    let folded = chart.data.rows.iter().filter(|r| internal(r)).count();
+    assert!(
+        folded > SEQUENCE_MAX_ARROWS,
+        "the fixture is busy among n1 and n2"
+    );
+    for row in &chart.data.rows {
+        let drawn = row[6] == Cell::from("true");
+        assert_eq!(drawn, !internal(row), "{row:?}");
+    }
+    let note = format!(
+        "{} messages; {folded} among service processes",
+        405 - folded
+    );
+    assert!(chart.svg.contains(&note), "{}", chart.svg);
+    // A quiet window folds nothing.
+    let quiet = sequence_diagram("sequence", "t", &trace(10), 900 * MS, 3 * S, &labels).unwrap();
+    assert!(quiet.data.rows.iter().all(|r| r[6] == Cell::from("true")));
 }
 
 #[test]

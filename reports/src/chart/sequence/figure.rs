@@ -2,7 +2,9 @@
 
 use super::time_axis::TimeAxis;
 use super::SEQUENCE_MAX_ARROWS;
-use super::{Arrow, Fate, Lane, MarkKind, Marker, Rule, ARROW_LABEL_PX, HEAL, HEIGHT, WRITE};
+use super::{
+    Arrow, Fate, Folded, Lane, MarkKind, Marker, Rule, ARROW_LABEL_PX, HEAL, HEIGHT, WRITE,
+};
 use crate::chart::legend::{Legend, Mark};
 use crate::chart::style::{color, ellipsize, short_duration, term_color, text, LabelPlacer};
 use crate::chart::style::{AXIS_DESC_PX, FAULT, GRID, INK};
@@ -22,6 +24,8 @@ pub(super) struct SequenceFigure<'a> {
     pub markers: Vec<Marker>,
     pub rules: Vec<Rule<'a>>,
     pub kinds: Vec<&'a str>,
+    /// The service's internal messages, not in `arrows`.
+    pub folded: Folded<'a>,
 }
 
 /// Pixel bounds of the diagram inside the canvas.
@@ -47,12 +51,18 @@ impl SequenceFigure<'_> {
             format_duration(self.to_ns)
         );
         let total = self.arrows.len();
-        if total > SEQUENCE_MAX_ARROWS {
-            format!(
-                "{span}: showing the first {SEQUENCE_MAX_ARROWS} of {total} messages in the window"
-            )
+        let shown = if total > SEQUENCE_MAX_ARROWS {
+            format!("showing the first {SEQUENCE_MAX_ARROWS} of {total} messages")
         } else {
-            format!("{span}: {total} messages; long quiet stretches are shortened")
+            format!("{total} messages")
+        };
+        match self.folded.count {
+            0 if total > SEQUENCE_MAX_ARROWS => format!("{span}: {shown} in the window"),
+            0 => format!("{span}: {shown}; long quiet stretches are shortened"),
+            n => format!(
+                "{span}: {shown}; {n} among service processes ({}) not drawn",
+                self.folded.kinds.join(", ")
+            ),
         }
     }
 

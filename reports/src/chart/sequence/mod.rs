@@ -32,6 +32,12 @@ pub struct SequenceLabels<'a> {
     /// summary gives it. A process whose own term differs from its claims' (an etcd client
     /// counts revisions) then shows no other term. Empty: the trace's terms throughout.
     pub leadership: &'a [LeadershipSpan],
+    /// How many of the processes are the group's members (ids `0..members`); the processes
+    /// after them, but the resource, are the coordination service's. When a window holds
+    /// more than [`SEQUENCE_MAX_ARROWS`] messages, those among service processes (an etcd
+    /// cluster's Raft heartbeats) are folded: counted in the note, not drawn, so the
+    /// members' traffic and the takeover stay in view. `None`: nothing is folded.
+    pub members: Option<usize>,
 }
 
 impl SequenceLabels<'_> {
@@ -60,12 +66,15 @@ pub const SEQUENCE_LOOKBACK_NS: Nanos = 50 * NANOS_PER_MILLI;
 
 /// A window around a failover for [`sequence_diagram`]: from [`SEQUENCE_LOOKBACK_NS`] (50 ms)
 /// before the fault to a little after it settled (the new leader's first accepted write):
-/// 100 ms or a fifth of the failover, whichever is longer; one second after the fault when
-/// it never settled.
+/// a fifth of the failover, at least 100 ms and at most a second (a minute's failover would
+/// otherwise end on twelve seconds of the new leader's writes); one second after the fault
+/// when it never settled.
 pub fn sequence_window(fault_at_ns: Nanos, settled_at_ns: Option<Nanos>) -> (Nanos, Nanos) {
     let from = fault_at_ns.saturating_sub(SEQUENCE_LOOKBACK_NS);
+    let tail =
+        |failover: Nanos| (failover / 5).clamp(100 * NANOS_PER_MILLI, 1000 * NANOS_PER_MILLI);
     let to = match settled_at_ns {
-        Some(s) if s > fault_at_ns => s + (100 * NANOS_PER_MILLI).max((s - fault_at_ns) / 5),
+        Some(s) if s > fault_at_ns => s + tail(s - fault_at_ns),
         _ => fault_at_ns + 1000 * NANOS_PER_MILLI,
     };
     (from, to)
@@ -115,6 +124,14 @@ struct Arrow<'a> {
     fate: Fate,
 }
 
+/// The service-internal messages a diagram left out ([`SequenceLabels::members`]).
+#[derive(Default)]
+struct Folded<'a> {
+    count: usize,
+    /// Their message types, in order of first appearance.
+    kinds: Vec<&'a str>,
+}
+
 enum MarkKind {
     Crash,
     Restart,
@@ -156,7 +173,8 @@ struct Lane {
 /// restarts, freezes (pauses and stalls, drawn as a band on the lifeline) and resumes,
 /// leadership claims and hand-overs, term changes and broken invariants are marked on the
 /// lifelines; faults and heals are lines across. At most [`SEQUENCE_MAX_ARROWS`]
-/// arrows are drawn (the first in time); the chart says how many it left out.
+/// arrows are drawn (the first in time), after folding the service's internal messages
+/// ([`SequenceLabels::members`]); the chart says how many it left out.
 ///
 /// `events` is the whole trace (the state at the start of the window is replayed from it);
 /// `labels` names the lifelines and numbers the claims ([`SequenceLabels`]).
@@ -338,8 +356,31 @@ pub fn sequence_diagram_of(
             lanes[lane].frozen.push((*since, to_ns));
         }
     }
+    let is_service = |lane: usize| {
+        let id = ids[lane];
+        labels.members.is_some_and(|m| id as usize >= m) && !resources.contains(&id)
+    };
+    let over_cap = arrows.len() > SEQUENCE_MAX_ARROWS;
+    let is_folded: Vec<bool> = arrows
+        .iter()
+        .map(|a| over_cap && is_service(a.from) && is_service(a.to))
+        .collect();
 
-    let data = message_table(name, &lanes, &arrows);
+    let data = message_table(name, &lanes, &arrows, &is_folded);
+    let mut folded = Folded::default();
+    let arrows: Vec<Arrow<'_>> = arrows
+        .into_iter()
+        .zip(&is_folded)
+        .filter_map(|(a, &fold)| {
+            if fold {
+                folded.count += 1;
+                if !folded.kinds.contains(&a.kind) {
+                    folded.kinds.push(a.kind);
+                }
+            }
+            (!fold).then_some(a)
+        })
+        .collect();
 
     let mut kinds: Vec<&str> = Vec::new();
     for a in arrows.iter().take(SEQUENCE_MAX_ARROWS) {
@@ -356,6 +397,7 @@ pub fn sequence_diagram_of(
         markers,
         rules,
         kinds,
+        folded,
     };
     render(name, title, data, &figure)
 }
@@ -412,8 +454,9 @@ fn lane_header(
     }
 }
 
-/// One row per message in the window: `from, to, message, fate, sent_ns, received_ns, drawn`.
-fn message_table(name: &str, lanes: &[Lane], arrows: &[Arrow<'_>]) -> DataTable {
+/// One row per message in the window: `from, to, message, fate, sent_ns, received_ns, drawn`
+/// (`false` for a message folded away or past the cap).
+fn message_table(name: &str, lanes: &[Lane], arrows: &[Arrow<'_>], folded: &[bool]) -> DataTable {
     let columns = [
         "from",
         "to",
@@ -424,7 +467,10 @@ fn message_table(name: &str, lanes: &[Lane], arrows: &[Arrow<'_>]) -> DataTable 
         "drawn",
     ];
     let mut data = DataTable::new(name, &columns);
-    for (i, a) in arrows.iter().enumerate() {
+    let mut shown = 0;
+    for (a, &folded) in arrows.iter().zip(folded) {
+        let drawn = !folded && shown < SEQUENCE_MAX_ARROWS;
+        shown += usize::from(!folded);
         let fate = match a.fate {
             Fate::Delivered => "delivered",
             Fate::Held => "held",
@@ -439,7 +485,7 @@ fn message_table(name: &str, lanes: &[Lane], arrows: &[Arrow<'_>]) -> DataTable 
             fate.into(),
             a.sent.into(),
             a.at.into(),
-            Cell::Text((i < SEQUENCE_MAX_ARROWS).to_string()),
+            Cell::Text(drawn.to_string()),
         ]);
     }
     data
