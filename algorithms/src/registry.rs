@@ -621,7 +621,10 @@ impl AlgorithmConfig {
 
     /// Facts the engine's checks need, for a cluster of `members`.
     pub fn info(&self, members: usize) -> AlgorithmInfo {
-        self.config.info(members)
+        AlgorithmInfo {
+            service_names: self.config.service_names(),
+            ..self.config.info(members)
+        }
     }
 
     /// The same settings for a cluster of `members` (shrinking a failing scenario drops

@@ -153,6 +153,7 @@ impl<T: SimpleAlgorithm> Algorithm for T {
     }
     fn info(config: &T::Settings, _members: usize) -> AlgorithmInfo {
         AlgorithmInfo {
+            service_names: Vec::new(),
             name: T::NAME.to_string(),
             failure_detection_ns: T::failure_detection_ns(config),
             min_group_for_progress: 1,

@@ -59,6 +59,10 @@ pub struct AlgorithmInfo {
     /// campaign then opens no election record. False for Bully and Ring, where two nodes may
     /// claim one epoch on two sides of a partition.
     pub late_campaigns_lose: bool,
+    /// The names of the service's processes (ids `members..`, in order) as every output
+    /// gives them (`etcd-0`, `apiserver-1`); fault descriptions use them. Empty: `nN`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub service_names: Vec<String>,
 }
 
 /// The optional [`Signal`](crate::Signal)s an algorithm emits. A measure built on a signal

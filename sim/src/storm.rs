@@ -91,6 +91,7 @@ pub fn storm_config(seed: u64, nodes: usize) -> (SimConfig, AlgorithmInfo) {
     let mut config = SimConfig::quiet(seed, nodes, u64::MAX / 4);
     config.network.default.latency = Latency::Uniform(NANOS_PER_MILLI, 10 * NANOS_PER_MILLI);
     let info = AlgorithmInfo {
+        service_names: Vec::new(),
         name: "storm".to_string(),
         // No leader ever appears: keep the liveness deadline beyond any storm.
         failure_detection_ns: u64::MAX / 64,

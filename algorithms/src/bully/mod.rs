@@ -31,6 +31,7 @@ use splitbrain_sim::AlgorithmInfo;
 /// What the engine's checks need to know about a Bully cluster.
 pub fn info(config: &BullyConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "bully".to_string(),
         // A dead coordinator is suspected within the failure timeout; the election that
         // follows ends within one wait for an OK and one for the COORDINATOR message.

@@ -30,6 +30,7 @@ use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
 /// What the engine's checks need to know about an etcd election.
 pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "etcd".to_string(),
         // A dead leader's lease runs out within a granted TTL of its last keep-alive and is
         // revoked at the lessor's next sweep; its waiter hears the delete at once (one

@@ -293,6 +293,7 @@ impl Algorithm for ExternalClient {
         let service = config.service.info(members);
         let nodes = info_of(Self::NAME, &config.nodes, members);
         AlgorithmInfo {
+            service_names: Vec::new(),
             name: nodes.name,
             failure_detection_ns: nodes.failure_detection_ns.max(service.failure_detection_ns),
             ..service

@@ -411,6 +411,7 @@ pub(crate) fn settings_of(config: &ExternalConfig) -> ExternalSettings {
 /// What the engine's checks need: nothing is known of the nodes' rules but their timings.
 pub(crate) fn info_of(name: &str, config: &ExternalConfig, members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: name.to_string(),
         failure_detection_ns: config.failure_detection_ns,
         min_group_for_progress: config.quorum.of(members),

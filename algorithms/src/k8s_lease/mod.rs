@@ -35,6 +35,7 @@ use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
 /// What the engine's checks need to know about a Kubernetes Lease election.
 pub fn info(config: &K8sConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "k8s-lease".to_string(),
         // An etcd cluster behind the API servers may be electing its own leader at the same
         // time: what that adds (`crate::etcd::service_failover_ns`).

@@ -32,6 +32,7 @@ use splitbrain_sim::{AlgorithmInfo, SignalSupport};
 /// What the engine's checks need to know about a Raft cluster of `members`.
 pub fn info(config: &RaftConfig, members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "raft".to_string(),
         // A follower notices a dead leader within one maximum election timeout.
         failure_detection_ns: config.election_timeout_max_ns,

@@ -28,6 +28,7 @@ use splitbrain_sim::AlgorithmInfo;
 /// What the engine's checks need to know about a raft-rs cluster of `members`.
 pub fn info(config: &RaftRsConfig, members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "raft-rs".to_string(),
         // raft-rs draws election timeouts from [election_tick, 2 * election_tick) ticks
         // (`Config::max_election_tick`): a follower notices a dead leader within the end of

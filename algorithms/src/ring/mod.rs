@@ -34,6 +34,7 @@ use splitbrain_sim::AlgorithmInfo;
 /// What the engine's checks need to know about a ring of `members`.
 pub fn info(config: &RingConfig, members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "ring".to_string(),
         // The failure timeout, plus up to one ack timeout per hop of detection stagger
         // (initiators: Detector), plus an election of at most two laps whose every hop is

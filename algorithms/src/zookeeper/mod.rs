@@ -30,6 +30,7 @@ use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
 /// What the engine's checks need to know about a ZooKeeper election.
 pub fn info(config: &ZkConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "zookeeper".to_string(),
         // A dead leader's session expires within the timeout plus one tick (the bucket);
         // its successor hears the delete at once; one third of the timeout of margin.

@@ -49,6 +49,7 @@ use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process, SignalSupp
 /// What the engine's checks need to know about the election.
 pub fn info(config: &OwnLeaseConfig, _members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "own-lease".to_string(),
         // At worst: a restarted server waits out a TTL, a dead holder's lease runs a TTL
         // past its last renewal, and a waiter asks once per renewal interval.

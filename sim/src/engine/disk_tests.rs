@@ -121,6 +121,7 @@ impl Process for Scribe {
 
 fn info() -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "scribe".into(),
         failure_detection_ns: 100 * MS,
         min_group_for_progress: 2,

@@ -553,20 +553,22 @@ impl<'t, P: Process> Sim<'t, P> {
 }
 
 impl<P: Process> Sim<'_, P> {
-    /// How a fault's description names service process `node`: `(service)` for a
-    /// single-process service; a clustered one's members by their index among the members,
-    /// and whether they lead the service.
+    /// How a fault's description names service process `node`: by its name
+    /// ([`AlgorithmInfo::service_names`](crate::AlgorithmInfo::service_names): `etcd-1`,
+    /// `apiserver-0`), with `(service leader)` when it leads a clustered service. Without
+    /// names, `nN (service)` for a single-process service, and a clustered one's members by
+    /// their index among the service's processes.
     fn service_member_name(&self, node: NodeId) -> String {
-        let members = self.config.members;
-        if self.processes.len() - members <= 1 {
-            return format!("{node} (service)");
+        let index = node.index() - self.config.members;
+        let clustered = self.processes.len() - self.config.members > 1;
+        let leads = clustered && self.processes[node.index()].leads_service();
+        match (self.info.service_names.get(index), leads) {
+            (Some(name), true) => format!("{name} (service leader)"),
+            (Some(name), false) => name.clone(),
+            (None, _) if !clustered => format!("{node} (service)"),
+            (None, true) => format!("{node} (service member {index}, its leader)"),
+            (None, false) => format!("{node} (service member {index})"),
         }
-        let role = if self.processes[node.index()].leads_service() {
-            ", its leader"
-        } else {
-            ""
-        };
-        format!("{node} (service member {}{role})", node.index() - members)
     }
 
     /// For a freeze striking a node already frozen (a pause under way, a stall not yet

@@ -111,6 +111,7 @@ const EVERYONE: [NodeId; 3] = [NodeId(0), NodeId(1), NodeId(2)];
 
 fn info() -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "gossip".into(),
         failure_detection_ns: u64::MAX / 64,
         min_group_for_progress: 1,

@@ -204,6 +204,7 @@ impl Process for Toy {
 
 fn info(members: usize) -> AlgorithmInfo {
     AlgorithmInfo {
+        service_names: Vec::new(),
         name: "toy".into(),
         failure_detection_ns: 100 * MS,
         min_group_for_progress: members / 2 + 1,

@@ -58,6 +58,31 @@ fn a_fault_on_a_service_member_is_described_by_its_place_and_role() {
     );
 }
 
+#[test]
+fn a_fault_on_a_named_service_process_uses_the_name_every_output_gives_it() {
+    let mut c = config(3, 2 * S);
+    c.faults = vec![
+        fault(5 * MS, FaultAction::Pause(Target::ServiceLeader, MS)),
+        fault(6 * MS, FaultAction::Pause(Target::ServiceMember(2), MS)),
+    ];
+    let mut info = info(3);
+    info.service_names = ["etcd-0", "etcd-1", "etcd-2"].map(String::from).to_vec();
+    let mut sim = Sim::new(c, info, cluster([Some(0); 3]));
+    let report = sim.run().expect("within the default limits");
+    let described: Vec<&str> = report
+        .faults
+        .iter()
+        .map(|f| f.description.as_str())
+        .collect();
+    assert_eq!(
+        described,
+        [
+            "pause etcd-1 (service leader) for 1ms",
+            "pause etcd-2 for 1ms"
+        ]
+    );
+}
+
 /// Of several believers, the one with the highest term leads (a deposed leader that has not
 /// heard of its successor is not the leader a fault on "the service's leader" means).
 #[test]
