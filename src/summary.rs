@@ -63,10 +63,18 @@ fn print_leaders(report: &RunReport) {
     }
     let mut table = Table::new(&["term", "leader", "token", "claimed at"]);
     const SHOWN: usize = 20;
+    let mut previous = None;
     for claim in report.leaders.iter().take(SHOWN) {
+        // The previous claimant claiming again took back what it had lost.
+        let again = if previous == Some(claim.node) {
+            " (again)"
+        } else {
+            ""
+        };
+        previous = Some(claim.node);
         table.push(vec![
             claim.term.to_string(),
-            claim.node.to_string(),
+            format!("{}{again}", claim.node),
             claim.token.to_string(),
             format_duration(claim.at_ns),
         ]);
@@ -389,8 +397,13 @@ fn print_counters(report: &RunReport) {
     let c = &report.counters;
     crate::outln!("\nElections");
     print_elections(report);
+    let reacquired = match c.reacquisitions {
+        0 => String::new(),
+        1 => ", 1 re-acquisition by the same holder".to_string(),
+        n => format!(", {n} re-acquisitions by the same holder"),
+    };
     crate::outln!(
-        "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes, {} disruptions prevented",
+        "  {} started, {} pre-votes, {} failed rounds, {} dueling-candidate terms, {} leader changes{reacquired}, {} disruptions prevented",
         c.elections_started, c.pre_votes_started, c.failed_rounds, c.dueling_candidate_terms, c.leader_changes, c.disruptions_prevented
     );
     if c.futile_campaigns > 0 {

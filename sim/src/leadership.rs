@@ -20,6 +20,7 @@ pub struct Leadership {
     pub(crate) claims: Vec<TermRecord>,
     pub(crate) spans: Vec<LeadershipSpan>,
     pub(crate) leader_changes: u64,
+    pub(crate) reacquisitions: u64,
     /// The highest term any node has claimed so far.
     highest_claimed: Option<u64>,
 }
@@ -34,6 +35,7 @@ impl Leadership {
             claims: Vec::new(),
             spans: Vec::new(),
             leader_changes: 0,
+            reacquisitions: 0,
             highest_claimed: None,
         }
     }
@@ -46,8 +48,10 @@ impl Leadership {
             }
             self.end(now, node);
         }
-        if self.claims.last().is_some_and(|c| c.node != node) {
-            self.leader_changes += 1;
+        match self.claims.last() {
+            Some(last) if last.node != node => self.leader_changes += 1,
+            Some(_) => self.reacquisitions += 1,
+            None => {}
         }
         self.claims.push(TermRecord {
             term,
@@ -145,6 +149,18 @@ mod tests {
         assert_eq!(l.overlap_ns, 15);
         assert_eq!(l.leader_changes, 1);
         assert_eq!(l.spans.len(), 2);
+    }
+
+    #[test]
+    fn a_holder_claiming_again_after_it_stepped_down_is_a_reacquisition_not_a_change() {
+        let mut l = Leadership::new(3);
+        l.claim(10, NodeId(1), 2, 2);
+        l.end(20, NodeId(1));
+        l.claim(30, NodeId(1), 3, 3);
+        l.claim(40, NodeId(1), 3, 3);
+        assert_eq!((l.leader_changes, l.reacquisitions), (0, 1));
+        l.claim(50, NodeId(0), 4, 4);
+        assert_eq!((l.leader_changes, l.reacquisitions), (1, 1));
     }
 
     #[test]

@@ -309,6 +309,9 @@ pub struct Counters {
     pub disruptions_prevented: u64,
     /// Claims by a node other than the previous claimant.
     pub leader_changes: u64,
+    /// Claims by the previous claimant again, for a new term (a holder that lost its lease
+    /// and took it back): no leader change, but leadership was lost and regained.
+    pub reacquisitions: u64,
     /// Terms in which two or more nodes were candidates (dueling candidates).
     pub dueling_candidate_terms: u64,
     /// Elections or pre-votes started by a node that could not reach a majority of the members.

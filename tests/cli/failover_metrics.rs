@@ -632,7 +632,8 @@ fn a_service_outage_that_strikes_no_leader_is_downtime_put_down_to_the_service()
 #[test]
 fn a_lease_taken_back_by_its_own_holder_is_downtime_in_run_and_in_a_hunt() {
     // Seed 1 of this scenario: n2 stops leading at its renew deadline and takes the Lease
-    // back after the heal; the claims list it twice and "leader changes" says 0.
+    // back after the heal: no leader change, but a re-acquisition, and liveness is met when
+    // it claims again, not at the heal (when everyone still read its name in the record).
     let out = splitbrain(["run", "scenarios/k8s-apiserver-loses-etcd.ron", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let report = &json(&out)["report"];
@@ -640,11 +641,21 @@ fn a_lease_taken_back_by_its_own_holder_is_downtime_in_run_and_in_a_hunt() {
     assert_eq!(episodes.len(), 1, "{episodes:?}");
     assert_eq!(episodes[0]["leader_before"], episodes[0]["leader_after"]);
     assert_eq!(episodes[0]["cause"], "service_fault");
+    assert_eq!(report["counters"]["leader_changes"], 0);
+    assert_eq!(report["counters"]["reacquisitions"], 1);
+    let claims = report["leaders"].as_array().expect("leaders");
+    let reclaimed_at = &claims.last().expect("a claim")["at_ns"];
+    assert_eq!(&report["liveness"]["at_ns"], reclaimed_at, "{report}");
     let text = stdout(&splitbrain([
         "run",
         "scenarios/k8s-apiserver-loses-etcd.ron",
     ]));
     assert!(text.contains("(same holder)"), "{text}");
+    assert!(text.contains("n2 (again)"), "{text}");
+    assert!(
+        text.contains("1 re-acquisition by the same holder"),
+        "{text}"
+    );
     let hunt = splitbrain([
         "hunt",
         "scenarios/k8s-apiserver-loses-etcd.ron",

@@ -1222,6 +1222,7 @@ impl<'t, P: Process> Sim<'t, P> {
             },
             counters: Counters {
                 leader_changes: self.leadership.leader_changes,
+                reacquisitions: self.leadership.reacquisitions,
                 ..self.counters.clone()
             },
             overlap_ns: self.leadership.overlap_ns,

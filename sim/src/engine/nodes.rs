@@ -233,10 +233,14 @@ impl<'t, P: Process> Sim<'t, P> {
         }
         let process = &self.processes[index];
         if index < self.config.members {
+            // A member names itself only while it believes it leads: one that lost its
+            // lease still reads its own name in the record it saw last, and nobody can use
+            // it as a leader until it claims again.
+            let believes = self.leadership.believes(node);
             let seen = if process.learns_leader_on_demand() {
                 Recognition::OnDemand
             } else {
-                Recognition::Names(process.known_leader())
+                Recognition::Names(process.known_leader().filter(|&l| l != node || believes))
             };
             self.liveness.observe(self.now, node, seen);
         } else {
