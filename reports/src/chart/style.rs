@@ -207,7 +207,8 @@ impl LabelPlacer {
 }
 
 /// Splits `s` into lines of at most `max_chars` characters: after a `-`, `_`, `/`, `.` or
-/// `,`, or before a space or `(`; a word longer than a line is cut where the line ends.
+/// `,`, or before a space or `(`. A word is never cut: one longer than a line (a message
+/// type, `RenewForwardResp`) has a line of its own, a little wider than the rest.
 pub(crate) fn wrap(s: &str, max_chars: usize) -> Vec<String> {
     let max = max_chars.max(1);
     let mut rest: Vec<char> = s.trim().chars().collect();
@@ -216,7 +217,10 @@ pub(crate) fn wrap(s: &str, max_chars: usize) -> Vec<String> {
         let breaks_at = |i: usize| {
             matches!(rest[i - 1], '-' | '_' | '/' | '.' | ',') || matches!(rest[i], ' ' | '(')
         };
-        let cut = (1..=max).rev().find(|&i| breaks_at(i)).unwrap_or(max);
+        let first_break = || (max + 1..rest.len()).find(|&i| breaks_at(i));
+        let Some(cut) = (1..=max).rev().find(|&i| breaks_at(i)).or_else(first_break) else {
+            break;
+        };
         let line: String = rest[..cut].iter().collect();
         lines.push(line.trim_end().to_string());
         rest.drain(..cut);
@@ -330,14 +334,19 @@ mod tests {
     }
 
     #[test]
-    fn long_labels_wrap_at_their_separators_and_keep_every_character() {
+    fn long_labels_wrap_at_their_separators_and_never_cut_a_word() {
         assert_eq!(
             wrap("raft-prevote-checkquorum-fenced", 15),
             ["raft-prevote-", "checkquorum-", "fenced"]
         );
         assert_eq!(wrap("etcd-5s (both)", 10), ["etcd-5s", "(both)"]);
         assert_eq!(wrap("short", 10), ["short"]);
-        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcdefghij"], "a word is never cut");
+        assert_eq!(
+            wrap("RenewForwardResp 1.0", 8),
+            ["RenewForwardResp", "1.0"],
+            "a word longer than a line has its own"
+        );
     }
 
     #[test]
