@@ -257,14 +257,7 @@ fn a_hunt_of_external_nodes_is_the_same_whatever_its_jobs_and_finds_a_node_that_
 
 #[test]
 fn a_node_is_a_client_of_the_modeled_etcd_in_its_json_form() {
-    let write = |name: &str, mode: &str| {
-        let path = scratch(name).join(format!("{name}.ron"));
-        let text = format!(
-            "Scenario(name: \"{name}\", duration: \"4s\", nodes: 3,\n    algorithm: ExternalClient(command: [\"python3\", \"tests/fixtures/external/etcd_client.py\", \"{mode}\"], service: Etcd(ttl: \"5s\")),\n    expect: Safe)\n"
-        );
-        std::fs::write(&path, text).unwrap();
-        path
-    };
+    let write = |name: &str, mode: &str| write_etcd_client(name, mode, "");
     let output = run(&write("etcd-ok", "ok"), &["--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report = json(&output);
@@ -294,6 +287,42 @@ fn a_node_is_a_client_of_the_modeled_etcd_in_its_json_form() {
     assert_eq!(bad.status.code(), Some(2), "{err}");
     assert!(err.contains("not a request the service knows"), "{err}");
     assert!(err.contains("protocol-services.md"), "{err}");
+}
+
+/// The fixture etcd client in `mode` against `Etcd(ttl: "5s"{cluster})`.
+fn write_etcd_client(name: &str, mode: &str, cluster: &str) -> PathBuf {
+    let path = scratch(name).join(format!("{name}.ron"));
+    let text = format!(
+        "Scenario(name: \"{name}\", duration: \"4s\", nodes: 3,\n    algorithm: ExternalClient(command: [\"python3\", \"tests/fixtures/external/etcd_client.py\", \"{mode}\"], service: Etcd(ttl: \"5s\"{cluster})),\n    expect: Safe)\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Issue 47: a node runs against a whole etcd cluster (it was refused); the members' own
+/// traffic is counted but never a client's to send.
+#[test]
+fn a_node_is_a_client_of_a_three_member_etcd_cluster() {
+    let output = run(
+        &write_etcd_client("etcd-cluster-ok", "ok", ", members: 3"),
+        &["--json"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    let leaders = report["report"]["leaders"].as_array().expect("leaders");
+    assert_eq!(leaders.len(), 1, "{leaders:?}");
+    let kinds = report["report"]["messages"].to_string();
+    assert!(kinds.contains("\"Raft\""), "the members replicate: {kinds}");
+    let bad = run(
+        &write_etcd_client("etcd-cluster-bad", "members_traffic", ", members: 3"),
+        &[],
+    );
+    let err = stderr(&bad);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`Ready` is not a request a client sends"),
+        "{err}"
+    );
 }
 
 /// A scenario running the fixture node in `mode` with `stderr: Trace`, whose leader (node 0)

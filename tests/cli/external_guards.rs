@@ -22,9 +22,9 @@ use std::time::Duration;
 fn check_refuses_settings_a_service_would_ignore_at_their_place() {
     let cases = [
         (
-            "k8s-cluster",
-            "Scenario(\n    nodes: 3,\n    algorithm: ExternalClient(\n        command: [\"python3\", \"tests/fixtures/external/etcd_client.py\"],\n        service: K8sLease(etcd_members: 3, apiservers: 2),\n    ),\n)\n",
-            ":5:41: the service's `etcd_members` is a setting of a clustered service",
+            "k8s-client-rules",
+            "Scenario(\n    nodes: 3,\n    algorithm: ExternalClient(\n        command: [\"python3\", \"tests/fixtures/external/etcd_client.py\"],\n        service: K8sLease(rules: Strict),\n    ),\n)\n",
+            ":5:34: the service's `rules` is a setting of its built-in client",
         ),
         (
             "zk-init-limit",

@@ -286,6 +286,26 @@ pub enum Command {
     },
 }
 
+impl EtcdMsg {
+    /// The requests a client sends the single server (docs/protocol-services.md); the
+    /// rest are answers and the members' own traffic.
+    pub const CLIENT_REQUESTS: &'static [&'static str] = &[
+        "LeaseGrant",
+        "KeepAlive",
+        "Revoke",
+        "Txn",
+        "Range",
+        "Watch",
+        "SetNx",
+        "Extend",
+        "Del",
+    ];
+    /// The requests a client sends a cluster's members: the server's but the Redis lock's
+    /// (`SetNx`, `Extend`, `Del`), which only the single server models.
+    pub const CLUSTER_CLIENT_REQUESTS: &'static [&'static str] =
+        &["LeaseGrant", "KeepAlive", "Revoke", "Txn", "Range", "Watch"];
+}
+
 splitbrain_sim::message_kinds! {
     impl Message for EtcdMsg {
         kinds {

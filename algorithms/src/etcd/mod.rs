@@ -82,14 +82,19 @@ impl EtcdProcess {
     pub fn cluster(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
         let clients = (0..members)
             .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)));
+        clients.chain(Self::service(members, config)).collect()
+    }
+
+    /// The service's processes after `members` clients: the one server, or `config.members`
+    /// etcd members when that is more than one. Any of them serves a client.
+    pub fn service(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
         if config.members <= 1 {
-            let service = EtcdProcess::Service(EtcdService::new(config));
-            return clients.chain(std::iter::once(service)).collect();
+            return vec![EtcdProcess::Service(EtcdService::new(config))];
         }
         let size = config.members;
-        let service =
-            (0..size).map(|i| EtcdProcess::Member(EtcdMember::new(i, members, size, config)));
-        clients.chain(service).collect()
+        (0..size)
+            .map(|i| EtcdProcess::Member(EtcdMember::new(i, members, size, config)))
+            .collect()
     }
 }
 

@@ -3,13 +3,14 @@
 //! the service's requests in their JSON form (`docs/protocol-services.md`) to the service's
 //! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
 
+use super::settings::ServiceProcesses;
 use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
 use super::settings::{ExternalError, ExternalSettings, Stderr, Unused};
 use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
-use crate::etcd::{Etcd, EtcdConfig, EtcdProcess, EtcdService, EtcdSettings};
-use crate::k8s_lease::{K8sConfig, K8sLease, K8sProcess, K8sServer, K8sSettings};
+use crate::etcd::{Etcd, EtcdConfig, EtcdMsg, EtcdProcess, EtcdSettings};
+use crate::k8s_lease::{K8sConfig, K8sLease, K8sMsg, K8sProcess, K8sSettings};
 use crate::rules::unknown_knob;
-use crate::zookeeper::{ZkConfig, ZkProcess, ZkService, ZkSettings, ZooKeeper};
+use crate::zookeeper::{ZkConfig, ZkMsg, ZkProcess, ZkSettings, ZooKeeper};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
@@ -113,11 +114,12 @@ fn lower_service<A: Algorithm>(
 /// Takes out of `service` the settings that an external client's run leaves unused, and
 /// says which they were (the setting, its path under `algorithm`, and why): the built-in
 /// client's (the nodes are the clients: etcd's `variant` and `client`, ZooKeeper's `recipe`
-/// and `on_disconnect`, the Kubernetes Lease's `rules`), and what sets up a cluster behind
-/// the Kubernetes API server (the nodes run against one process that holds the Lease).
-/// Written, each is refused rather than ignored; written back, each is left out.
+/// and `on_disconnect`, the Kubernetes Lease's `rules`). Written, each is refused rather than
+/// ignored; written back, each is left out. A cluster's settings (etcd's `members`,
+/// ZooKeeper's `servers`, the Lease's `etcd_members` and `apiservers`) are used: the nodes
+/// run against the whole cluster.
 fn take_unused(service: &mut ServiceSettings) -> Vec<(&'static str, &'static str, Unused)> {
-    use Unused::{ClientOnly, ClusterOnly};
+    use Unused::ClientOnly;
     let mut taken = Vec::new();
     // `take!(s.field, why)`: takes `field` out of `s` and records it, if it was written.
     macro_rules! take {
@@ -139,35 +141,9 @@ fn take_unused(service: &mut ServiceSettings) -> Vec<(&'static str, &'static str
         }
         ServiceSettings::K8sLease(s) => {
             take!(s.rules, ClientOnly);
-            take!(s.etcd_members, ClusterOnly);
-            take!(s.apiservers, ClusterOnly);
-            take!(s.etcd_version, ClusterOnly);
-            take!(s.etcd_election_timeout, ClusterOnly);
         }
     }
     taken
-}
-
-/// External nodes run against one service process: a clustered service (`members` of etcd,
-/// `servers` of ZooKeeper above 1) is refused at its field rather than silently run as one.
-fn single_process_only(service: &ServiceConfig) -> Option<Problem<ExternalError>> {
-    let (field, path, count) = match service {
-        ServiceConfig::Etcd(c) => ("members", "service.members", c.members as u64),
-        ServiceConfig::ZooKeeper(c) => ("servers", "service.servers", c.servers),
-        ServiceConfig::K8sLease(_) => return None,
-    };
-    (count > 1).then(|| Problem {
-        field: path,
-        error: ExternalError::Service {
-            field,
-            message: format!(
-                "an external client runs against one service process, not a cluster of {count}"
-            ),
-            hint: Some(format!(
-                "leave `{field}` out: clusters are not wired to the step protocol yet"
-            )),
-        },
-    })
 }
 
 impl ServiceConfig {
@@ -189,6 +165,19 @@ impl ServiceConfig {
             ServiceConfig::Etcd(c) => Etcd::info(c, members),
             ServiceConfig::ZooKeeper(c) => ZooKeeper::info(c, members),
             ServiceConfig::K8sLease(c) => K8sLease::info(c, members),
+        }
+    }
+
+    /// How many processes the service runs as, and their names ([`Algorithm::service_names`]).
+    fn processes(&self) -> (usize, Vec<String>) {
+        match self {
+            ServiceConfig::Etcd(c) => (Etcd::service_processes(c), Etcd::service_names(c)),
+            ServiceConfig::ZooKeeper(c) => {
+                (ZooKeeper::service_processes(c), ZooKeeper::service_names(c))
+            }
+            ServiceConfig::K8sLease(c) => {
+                (K8sLease::service_processes(c), K8sLease::service_names(c))
+            }
         }
     }
 
@@ -270,7 +259,6 @@ impl Algorithm for ExternalClient {
             }
         };
         problems.extend(service_problems);
-        problems.extend(single_process_only(&service));
         (ExternalClientConfig { nodes, service }, problems)
     }
 
@@ -339,25 +327,61 @@ impl Algorithm for ExternalClient {
         Err(unknown_knob(name, ExternalError::Common))
     }
 
+    /// The service's processes: one, or a cluster's members (etcd, ZooKeeper), or the API
+    /// servers and the etcd members behind them.
+    fn service_processes(config: &ExternalClientConfig) -> usize {
+        config.service.processes().0
+    }
+
+    fn service_names(config: &ExternalClientConfig) -> Vec<String> {
+        config.service.processes().1
+    }
+
+    /// The nodes, then every process of the service; a node may send requests to each of
+    /// etcd's or ZooKeeper's members, and to the Kubernetes Lease's API servers.
     fn run(
         config: &ExternalClientConfig,
         sim: SimConfig,
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
-        let nodes = &config.nodes;
+        let (nodes, members) = (&config.nodes, sim.members);
         match &config.service {
             ServiceConfig::Etcd(c) => {
-                let service = EtcdProcess::Service(EtcdService::new(c));
-                run_with_service(nodes, sim, info, options, Some(service))
+                let processes = EtcdProcess::service(members, c);
+                let endpoints = processes.len();
+                let requests = match endpoints {
+                    1 => EtcdMsg::CLIENT_REQUESTS,
+                    _ => EtcdMsg::CLUSTER_CLIENT_REQUESTS,
+                };
+                let service = ServiceProcesses {
+                    processes,
+                    endpoints,
+                    requests,
+                };
+                run_with_service(nodes, sim, info, options, service)
             }
             ServiceConfig::ZooKeeper(c) => {
-                let service = ZkProcess::Service(ZkService::new(c));
-                run_with_service(nodes, sim, info, options, Some(service))
+                let processes = ZkProcess::service(members, c);
+                let endpoints = processes.len();
+                let requests = ZkMsg::CLIENT_REQUESTS;
+                let service = ServiceProcesses {
+                    processes,
+                    endpoints,
+                    requests,
+                };
+                run_with_service(nodes, sim, info, options, service)
             }
             ServiceConfig::K8sLease(c) => {
-                let service = K8sProcess::Server(K8sServer::new(c));
-                run_with_service(nodes, sim, info, options, Some(service))
+                let processes = K8sProcess::service(members, c);
+                let endpoints = c.client_endpoints();
+                let requests = K8sMsg::CLIENT_REQUESTS;
+                let service = ServiceProcesses {
+                    processes,
+                    endpoints,
+                    requests,
+                };
+                run_with_service(nodes, sim, info, options, service)
             }
         }
     }
@@ -366,7 +390,6 @@ impl Algorithm for ExternalClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithm::SettingError;
 
     fn lower(service: &str) -> Lowered<ExternalClientConfig, ExternalError> {
         let text = format!("(command: [\"sh\"], service: {service})");
@@ -385,8 +408,6 @@ mod tests {
 
     fn refused(field: &'static str, unused: Unused) -> (&'static str, ExternalError) {
         let path = match field {
-            "apiservers" => "service.apiservers",
-            "etcd_members" => "service.etcd_members",
             "variant" => "service.variant",
             "client" => "service.client",
             "recipe" => "service.recipe",
@@ -397,28 +418,51 @@ mod tests {
         (path, ExternalError::ServiceSettingUnused { field, unused })
     }
 
-    /// Issue 43: `K8sLease(etcd_members: 3, apiservers: 2)` passed `check` and ran one API
-    /// server. Every setting of a cluster behind the API server is refused at its field,
-    /// without the top-level form's hint to add `etcd_members`.
+    /// Issue 47: the nodes run against a whole cluster (before, `Etcd(members: 3)` and
+    /// `ZooKeeper(servers: 3)` were refused, and the Lease's `etcd_members` too).
     #[test]
-    fn a_cluster_behind_the_api_server_is_refused_not_run_as_one_server() {
-        assert_eq!(
-            unused("K8sLease(etcd_members: 3, apiservers: 2)"),
-            [
-                refused("etcd_members", Unused::ClusterOnly),
-                refused("apiservers", Unused::ClusterOnly),
-            ]
-        );
-        // Without `etcd_members`, `apiservers` alone is refused the same way.
-        let alone = unused("K8sLease(apiservers: 2)");
-        assert_eq!(alone, [refused("apiservers", Unused::ClusterOnly)]);
-        let hint = alone[0].1.hint().expect("a hint");
-        assert!(hint.starts_with("leave `apiservers` out"), "{hint}");
-        assert_eq!(
-            alone[0].1.to_string(),
-            "the service's `apiservers` is a setting of a clustered service, and an external \
-             client runs against one service process"
-        );
+    fn a_clustered_service_is_run_whole() {
+        for (service, processes, names) in [
+            ("Etcd(members: 3)", 3, "etcd-0 etcd-1 etcd-2"),
+            (
+                "ZooKeeper(servers: 3)",
+                3,
+                "ZooKeeper-0 ZooKeeper-1 ZooKeeper-2",
+            ),
+            (
+                "K8sLease(etcd_members: 3, apiservers: 2)",
+                5,
+                "apiserver-0 apiserver-1 etcd-0 etcd-1 etcd-2",
+            ),
+            ("Etcd()", 1, "etcd"),
+        ] {
+            let (config, problems) = lower(service);
+            assert_eq!(problems.len(), 0, "{service}");
+            assert_eq!(ExternalClient::service_processes(&config), processes);
+            assert_eq!(ExternalClient::service_names(&config).join(" "), names);
+        }
+        // `apiservers` alone is refused by the Lease's own rule, as at the top level.
+        let (_, problems) = lower("K8sLease(apiservers: 2)");
+        let fields: Vec<&str> = problems.iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["service"], "{:?}", problems[0].error.to_string());
+    }
+
+    /// Each list of a client's requests names message types of its service, none an answer.
+    #[test]
+    fn the_client_requests_are_the_services_request_types() {
+        use splitbrain_sim::Message;
+        for (requests, kinds) in [
+            (EtcdMsg::CLIENT_REQUESTS, EtcdMsg::KINDS),
+            (EtcdMsg::CLUSTER_CLIENT_REQUESTS, EtcdMsg::KINDS),
+            (ZkMsg::CLIENT_REQUESTS, ZkMsg::KINDS),
+            (K8sMsg::CLIENT_REQUESTS, K8sMsg::KINDS),
+        ] {
+            for name in requests {
+                assert!(kinds.contains(name), "{name} is no message type");
+                assert!(!name.ends_with("Resp"), "{name} is an answer");
+            }
+        }
+        assert!(!EtcdMsg::CLUSTER_CLIENT_REQUESTS.contains(&"Raft"));
     }
 
     /// The built-in client's settings do nothing when the nodes are the clients.

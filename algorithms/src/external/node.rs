@@ -43,8 +43,13 @@ pub(crate) struct NodeSetup {
     pub fresh_process: bool,
     /// How many members the run has (ids `0..members`).
     pub members: usize,
-    /// The modeled service's id, if the run has one.
-    pub service: Option<NodeId>,
+    /// The service processes a client may send requests to, in id order: the one service
+    /// process, each member of a clustered etcd or ZooKeeper, the API servers in front of
+    /// the Kubernetes Lease's etcd. Empty without a service.
+    pub services: Vec<NodeId>,
+    /// The message types a client may send them (the service's requests, by name); any
+    /// other (an answer, the members' own traffic) is refused at the send.
+    pub requests: &'static [&'static str],
     /// The run's names: the node's declared ones first, then the service's.
     pub names: Names,
     /// How many of `names.messages` (and `.timers`) are the node's own.
@@ -69,6 +74,9 @@ pub struct ExternalNode {
     digest: Option<String>,
     /// What the disk gave back at the last restart.
     restored: Option<DurableText>,
+    /// The service process it sent a request to last in this life (the member its client
+    /// uses, for the `ServiceOfLeader` fault target).
+    last_service: Option<NodeId>,
     /// Set once the node failed: it handles nothing more (the run is ending).
     failed: bool,
     /// The event line being written (kept to reuse its allocation).
@@ -200,6 +208,7 @@ impl ExternalNode {
             leader: None,
             digest: None,
             restored: None,
+            last_service: None,
             failed: false,
             line: String::with_capacity(256),
         }
@@ -241,6 +250,11 @@ impl ExternalNode {
         self.leader
     }
 
+    /// The service process it sent a request to last since it started or restarted.
+    pub fn service_member_used(&self) -> Option<NodeId> {
+        self.last_service
+    }
+
     /// `init`, at the start (`restart` false) or after a crash.
     pub(crate) fn on_init<M>(&mut self, ctx: &mut NodeCtx<'_, M>, restart: bool)
     where
@@ -274,10 +288,18 @@ impl ExternalNode {
             let comma = if i == 0 { "" } else { "," };
             let _ = write!(line, "{comma}{i}");
         }
+        self.last_service = None;
         let service = self
             .setup
-            .service
+            .services
+            .first()
             .map_or("null".to_string(), |s| s.0.to_string());
+        let services: Vec<String> = self
+            .setup
+            .services
+            .iter()
+            .map(|s| s.0.to_string())
+            .collect();
         let durable = if restart {
             self.restored.as_deref()
         } else {
@@ -285,7 +307,8 @@ impl ExternalNode {
         };
         let _ = write!(
             line,
-            "],\"service\":{service},\"seed\":{seed},\"restart\":{restart},\"durable\":{}",
+            "],\"service\":{service},\"services\":[{}],\"seed\":{seed},\"restart\":{restart},\"durable\":{}",
+            services.join(","),
             durable.unwrap_or("null")
         );
         self.exchange(ctx);
@@ -422,6 +445,12 @@ impl ExternalNode {
                 if parsed.digest.is_some() {
                     self.digest = parsed.digest;
                 }
+                let services = &self.setup.services;
+                let to_service = parsed.acts.iter().rev().find_map(|act| match act {
+                    Act::Send(to, _) if services.contains(to) => Some(*to),
+                    _ => None,
+                });
+                self.last_service = to_service.or(self.last_service);
                 Self::act(ctx, parsed.acts);
             }
             Err(problem) => self.fail(ctx, problem),
@@ -574,9 +603,17 @@ impl NodeSetup {
         M: Message + DeserializeOwned,
     {
         let raw = body.get();
-        if Some(to) == self.service {
+        if self.services.contains(&to) {
             let msg: M = serde_json::from_str(raw)
                 .map_err(|e| format!("the body is not a request the service knows ({e}); see docs/protocol-services.md"))?;
+            let name = M::KINDS[msg.kind()];
+            if !self.requests.contains(&name) {
+                return Err(format!(
+                    "`{name}` is not a request a client sends this service (its requests: {}); \
+                     see docs/protocol-services.md",
+                    self.requests.join(", ")
+                ));
+            }
             let kind = self.own_messages + msg.kind();
             return Ok(Act::Send(
                 to,
@@ -610,12 +647,23 @@ impl NodeSetup {
         ))
     }
 
-    /// The node `raw` names in `field`: a member, or (if `service_ok`) the modeled service.
+    /// The node `raw` names in `field`: a member, or (if `service_ok`) a service process a
+    /// client may use ([`NodeSetup::services`]).
     fn node_id(&self, raw: &RawValue, field: &str, service_ok: bool) -> Result<NodeId, String> {
-        let service = self.service.filter(|_| service_ok);
-        let among = match service {
-            Some(s) => format!("members are 0 to {}, the service is {s}", self.members - 1),
-            None => format!("members are 0 to {}", self.members - 1),
+        let services: &[NodeId] = if service_ok { &self.services } else { &[] };
+        let among = match services {
+            [] => format!("members are 0 to {}", self.members - 1),
+            [one] => format!(
+                "members are 0 to {}, the service is {}",
+                self.members - 1,
+                one.0
+            ),
+            [first, .., last] => format!(
+                "members are 0 to {}, the service's are {} to {}",
+                self.members - 1,
+                first.0,
+                last.0
+            ),
         };
         let id: u64 = serde_json::from_str(raw.get()).map_err(|_| {
             format!(
@@ -625,7 +673,7 @@ impl NodeSetup {
         })?;
         let node = u32::try_from(id).map(NodeId).ok();
         match node {
-            Some(node) if node.index() < self.members || Some(node) == service => Ok(node),
+            Some(node) if node.index() < self.members || services.contains(&node) => Ok(node),
             _ => Err(format!(
                 "`{field}` is {id}, which is no node of this run ({among})"
             )),

@@ -14,7 +14,8 @@ use std::sync::Arc;
 pub enum ExternalProcess<S> {
     /// An election member, run as an OS process.
     Node(ExternalNode),
-    /// The modeled coordination service (id `members`).
+    /// A process of the modeled coordination service (ids from `members`: the one service
+    /// process, or each member of a clustered one).
     Service(ServiceHost<S>),
 }
 
@@ -192,6 +193,27 @@ where
         match self {
             ExternalProcess::Node(node) => node.known_leader(),
             ExternalProcess::Service(host) => host.inner.known_leader(),
+        }
+    }
+
+    fn leads_service(&self) -> bool {
+        match self {
+            ExternalProcess::Node(_) => false,
+            ExternalProcess::Service(host) => host.inner.leads_service(),
+        }
+    }
+
+    fn is_service_gateway(&self) -> bool {
+        match self {
+            ExternalProcess::Node(_) => false,
+            ExternalProcess::Service(host) => host.inner.is_service_gateway(),
+        }
+    }
+
+    fn service_member_used(&self) -> Option<NodeId> {
+        match self {
+            ExternalProcess::Node(node) => node.service_member_used(),
+            ExternalProcess::Service(_) => None,
         }
     }
 

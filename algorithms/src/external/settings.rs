@@ -223,11 +223,6 @@ pub enum Unused {
     /// external nodes replace.
     #[error("a setting of its built-in client, which the external nodes replace")]
     ClientOnly,
-    /// It configures a cluster, and the nodes run against one service process.
-    #[error(
-        "a setting of a clustered service, and an external client runs against one service process"
-    )]
-    ClusterOnly,
 }
 
 impl SettingError for ExternalError {
@@ -265,9 +260,6 @@ impl SettingError for ExternalError {
                     Unused::ClientOnly => format!(
                         "leave `{field}` out: your nodes are the clients, and make those choices \
                          themselves (docs/protocol-services.md)"
-                    ),
-                    Unused::ClusterOnly => format!(
-                        "leave `{field}` out: clusters are not wired to the step protocol yet"
                     ),
                 })
             }
@@ -509,17 +501,39 @@ impl Algorithm for External {
         info: AlgorithmInfo,
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
-        run_with_service::<NoService>(config, sim, info, options, None)
+        run_with_service::<NoService>(config, sim, info, options, ServiceProcesses::none())
     }
 }
 
-/// Runs the nodes of `config`, and `service` as process `members` if given.
+/// The modeled service's processes of an external run, ids from `members` on.
+pub(crate) struct ServiceProcesses<S> {
+    /// Every process of the service, in id order.
+    pub processes: Vec<S>,
+    /// How many of the first of them a client may send requests to: all of a clustered
+    /// etcd or ZooKeeper, the API servers in front of the Kubernetes Lease's etcd.
+    pub endpoints: usize,
+    /// The message types a client may send them, by name.
+    pub requests: &'static [&'static str],
+}
+
+impl<S> ServiceProcesses<S> {
+    /// No service: the nodes elect among themselves.
+    pub fn none() -> Self {
+        Self {
+            processes: Vec::new(),
+            endpoints: 0,
+            requests: &[],
+        }
+    }
+}
+
+/// Runs the nodes of `config`, and the service's processes after them.
 pub(crate) fn run_with_service<S>(
     config: &ExternalConfig,
     sim: SimConfig,
     info: AlgorithmInfo,
     options: RunOptions,
-    service: Option<S>,
+    service: ServiceProcesses<S>,
 ) -> Result<RunReport, RunError>
 where
     S: Process<Durable = ()>,
@@ -549,7 +563,8 @@ where
     }
     let declared = procs[0].declared.clone();
     let names = run_names(&declared, S::Msg::KINDS, S::Timer::NAMES);
-    let service_id = service.is_some().then(|| NodeId::from(members));
+    let endpoints = service.endpoints.min(service.processes.len());
+    let services: Vec<NodeId> = (members..members + endpoints).map(NodeId::from).collect();
     let mut processes: Vec<ExternalProcess<S>> = procs
         .into_iter()
         .enumerate()
@@ -559,7 +574,8 @@ where
                 deadline,
                 fresh_process: config.fresh_process,
                 members,
-                service: service_id,
+                services: services.clone(),
+                requests: service.requests,
                 names,
                 own_messages: declared.messages.len(),
                 own_timers: declared.timers.len(),
@@ -567,8 +583,8 @@ where
             ExternalProcess::Node(ExternalNode::new(NodeId::from(i), members, setup, proc))
         })
         .collect();
-    if let Some(service) = service {
-        let host = ServiceHost::new(service, declared.messages.len(), declared.timers.len());
+    for process in service.processes {
+        let host = ServiceHost::new(process, declared.messages.len(), declared.timers.len());
         processes.push(ExternalProcess::Service(host));
     }
     run_named_processes(sim, info, processes, names, options)

@@ -87,6 +87,15 @@ impl K8sConfig {
         }
     }
 
+    /// How many of the service's processes a client talks to: the API servers (the first
+    /// of them), never the etcd members behind them.
+    pub fn client_endpoints(&self) -> usize {
+        match &self.etcd {
+            Some(_) => self.apiservers,
+            None => 1,
+        }
+    }
+
     /// client-go's `LeaseDurationSeconds` as an elector with this config writes it into the
     /// record: `int(le.config.LeaseDuration / time.Second)`, whole seconds rounded down.
     pub fn lease_duration_s(&self) -> u32 {

@@ -94,6 +94,12 @@ const OWN_KINDS: [&str; 5] = ["Get", "GetResp", "Update", "UpdateResp", "Release
 const KINDS: [&str; OWN_KINDS.len() + EtcdMsg::KINDS.len()] =
     concat_names(&OWN_KINDS, EtcdMsg::KINDS);
 
+impl K8sMsg {
+    /// The requests a client sends an API server (docs/protocol-services.md); the rest are
+    /// answers and the traffic between the API servers and etcd.
+    pub const CLIENT_REQUESTS: &'static [&'static str] = &["Get", "Update", "Release"];
+}
+
 /// The timer kinds of the Lease lock's own processes, before etcd's.
 const OWN_TIMERS: [&str; 3] = ["retry", "renewdeadline", "expiry"];
 

@@ -75,9 +75,15 @@ impl K8sProcess {
     pub fn cluster(members: usize, config: &K8sConfig) -> Vec<K8sProcess> {
         let clients = (0..members)
             .map(|i| K8sProcess::Client(K8sClient::new(NodeId::from(i), members, config)));
+        clients.chain(Self::service(members, config)).collect()
+    }
+
+    /// The service's processes after `members` clients: the one API server holding the
+    /// Lease, or the API servers (the first [`K8sConfig::client_endpoints`], which clients
+    /// talk to) and then the etcd members behind them.
+    pub fn service(members: usize, config: &K8sConfig) -> Vec<K8sProcess> {
         let Some(etcd) = &config.etcd else {
-            let server = K8sProcess::Server(K8sServer::new(config));
-            return clients.chain(std::iter::once(server)).collect();
+            return vec![K8sProcess::Server(K8sServer::new(config))];
         };
         let first = members + config.apiservers;
         let endpoints: Vec<NodeId> = (first..first + etcd.members).map(NodeId::from).collect();
@@ -86,7 +92,7 @@ impl K8sProcess {
         let size = etcd.members;
         let members_of_etcd =
             (0..size).map(|i| K8sProcess::Etcd(EtcdMember::new(i, first, size, etcd)));
-        clients.chain(apiservers).chain(members_of_etcd).collect()
+        apiservers.chain(members_of_etcd).collect()
     }
 }
 

@@ -254,6 +254,19 @@ pub enum ZkOp {
     },
 }
 
+impl ZkMsg {
+    /// The requests a client sends a server (docs/protocol-services.md); the rest are
+    /// answers, events and the ensemble's own traffic.
+    pub const CLIENT_REQUESTS: &'static [&'static str] = &[
+        "Connect",
+        "Ping",
+        "Create",
+        "GetChildren",
+        "Exists",
+        "CloseSession",
+    ];
+}
+
 splitbrain_sim::message_kinds! {
     impl Message for ZkMsg {
         kinds {

@@ -74,14 +74,18 @@ impl ZkProcess {
     pub fn cluster(members: usize, config: &ZkConfig) -> Vec<ZkProcess> {
         let clients = (0..members)
             .map(|i| ZkProcess::Client(ZkClient::new(NodeId::from(i), members, config)));
+        clients.chain(Self::service(members, config)).collect()
+    }
+
+    /// The service's processes after `members` clients: the one server, or the ensemble's
+    /// `config.servers` servers. A client may connect to any of them.
+    pub fn service(members: usize, config: &ZkConfig) -> Vec<ZkProcess> {
         if !config.is_ensemble() {
-            return clients
-                .chain(std::iter::once(ZkProcess::Service(ZkService::new(config))))
-                .collect();
+            return vec![ZkProcess::Service(ZkService::new(config))];
         }
-        let servers = (members..members + config.servers as usize)
-            .map(|i| ZkProcess::Server(Box::new(ZkServer::new(NodeId::from(i), members, config))));
-        clients.chain(servers).collect()
+        (members..members + config.servers as usize)
+            .map(|i| ZkProcess::Server(Box::new(ZkServer::new(NodeId::from(i), members, config))))
+            .collect()
     }
 }
 

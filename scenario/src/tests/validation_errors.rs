@@ -934,37 +934,31 @@ fn what_names_the_service_is_found_for_an_algorithm_chosen_on_the_command_line()
     assert_eq!(plain.refuse_algorithm(&raft, "--algorithm"), Ok(()));
 }
 
-/// External nodes run against one service process: a clustered service is refused, not run
-/// as one.
+/// Issue 47: an external client runs against a whole cluster (before, etcd's `members` and
+/// ZooKeeper's `servers` above 1 were refused): its service's processes are the cluster's.
 #[test]
-fn an_external_client_refuses_a_clustered_service() {
-    for (service, field) in [
-        ("Etcd(members: 3)", "members"),
-        ("ZooKeeper(servers: 3)", "servers"),
+fn an_external_client_runs_against_a_clustered_service() {
+    for (service, processes) in [
+        ("Etcd(members: 3)", 3),
+        ("ZooKeeper(servers: 3)", 3),
+        ("K8sLease(etcd_members: 3, apiservers: 2)", 5),
     ] {
         let source =
             format!("(algorithm: ExternalClient(command: [\"true\"], service: {service}))");
-        let text = error_of(&source).to_string();
-        assert!(
-            text.contains(&format!(
-                "the service's `{field}`: an external client runs against one service process, \
-                 not a cluster of 3"
-            )),
-            "{text}"
-        );
+        let scenario = parsed(&source);
+        assert_eq!(scenario.algorithm.service_processes(), processes, "{service}");
     }
 }
 
 /// Issue 43: settings a form of a service ignores are refused, each at its own line and
-/// column: a cluster behind the external clients' API server, a cluster's `version` for the
+/// column: the built-in client's rules under external clients, a cluster's `version` for the
 /// single etcd process, an ensemble's limits for the single ZooKeeper server.
 #[test]
 fn settings_a_service_would_ignore_are_refused_at_their_place() {
     let cases = [
         (
-            "Scenario(\n    algorithm: ExternalClient(\n        command: [\"true\"],\n        service: K8sLease(etcd_members: @3, apiservers: 2),\n    ),\n)",
-            "the service's `etcd_members` is a setting of a clustered service, and an external \
-             client runs against one service process",
+            "Scenario(\n    algorithm: ExternalClient(\n        command: [\"true\"],\n        service: K8sLease(rules: @Strict),\n    ),\n)",
+            "the service's `rules` is a setting of its built-in client, which the external nodes replace",
         ),
         (
             "Scenario(\n    algorithm: Etcd(ttl: \"2s\", version: @\"3.5\"),\n)",
