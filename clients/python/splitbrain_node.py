@@ -98,7 +98,12 @@ class Context:
     ``majority``
         the smallest majority of ``members`` (``len(members) // 2 + 1``).
     ``service``
-        the modeled coordination service's id, or ``None``.
+        the modeled coordination service's id, or ``None``: its first process, when it runs
+        as several (``services``).
+    ``services``
+        every service process a client may send requests to, ascending (a tuple): the one
+        service process, each member of a clustered etcd or ZooKeeper, the API servers of a
+        Kubernetes Lease on etcd (docs/protocol-services.md, "Clusters"); empty without one.
     ``seed``
         this node's random seed for this run.
     ``restart``
@@ -125,15 +130,17 @@ class Context:
         self.peers = tuple(m for m in self.members if m != self.me)
         self.majority = len(self.members) // 2 + 1
         self.service = event.get("service")
+        services = event.get("services")
+        if services is None:  # a simulator from before clustered services
+            services = [] if self.service is None else [self.service]
+        self.services = tuple(services)
         self.seed = event["seed"]
         self.restart = bool(event.get("restart", False))
         self.rng = random.Random(self.seed)
         self.event = event
         self.mono_ns = event.get("mono_ns")
         self.wall_ns = event.get("wall_ns")
-        self._destinations = frozenset(self.members) | (
-            frozenset() if self.service is None else frozenset([self.service])
-        )
+        self._destinations = frozenset(self.members) | frozenset(self.services)
         self._effects = []
         self._term = _UNSET
         self._leader = _UNSET
@@ -168,17 +175,20 @@ class Context:
 
     def send(self, to, body):
         """Sends ``body``, a JSON object (dict) whose ``"type"`` is one of the node's declared
-        ``messages``, to member (or service) ``to`` over the simulated network. The body is
-        serialised now: changing the dict afterwards does not change what was sent."""
+        ``messages``, to member ``to`` over the simulated network; to a service process (one
+        of ``services``), one of the service's requests (docs/protocol-services.md), which the
+        simulator checks and which need not be declared. The body is serialised now: changing
+        the dict afterwards does not change what was sent."""
         _require_int("send: to", to)
         if to not in self._destinations:
             raise ValueError(
-                "send: %r is neither a member %r nor the service" % (to, list(self.members))
+                "send: %r is neither a member %r nor a service process %r"
+                % (to, list(self.members), list(self.services))
             )
         if not isinstance(body, dict):
             raise TypeError("send: body must be a dict with a \"type\", not %r" % (body,))
         kind = body.get("type")
-        if kind not in self._messages:
+        if kind not in self._messages and to not in self.services:
             raise ValueError(
                 "send: message type %r was not declared in Node(messages=%r)"
                 % (kind, sorted(self._messages))

@@ -268,6 +268,25 @@ class Effects(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "None was not declared"):
             self.reply(lambda ctx: ctx.send(1, {"term": 1}))
 
+    def test_a_clustered_services_processes_take_its_requests_undeclared(self):
+        node = Node(messages=["ping"], timers=["act"])
+        node.on_init(lambda ctx, durable: None)
+        node.on_timer("act")(lambda ctx: [ctx.send(s, {"type": "Range"}) for s in ctx.services])
+        node.step(dict(init_event(), service=3, services=[3, 4, 5]))
+        sent = [e["to"] for e in node.step(timer("act"))["effects"]]
+        self.assertEqual(sent, [3, 4, 5])
+        with self.assertRaisesRegex(ValueError, "nor a service process"):
+            node.on_timer("act")(lambda ctx: ctx.send(6, {"type": "Range"}))
+            node.step(timer("act"))
+
+    def test_a_single_service_without_services_is_the_one_service_process(self):
+        node = Node(messages=[], timers=[])
+        seen = []
+        node.on_init(lambda ctx, durable: seen.append(ctx.services))
+        node.step(dict(init_event(), service=3))
+        node.step(init_event())
+        self.assertEqual(seen, [(3,), ()])
+
     def test_an_undeclared_message_type_is_refused_at_registration(self):
         node = Node(messages=["ping"], timers=[])
         with self.assertRaisesRegex(ValueError, "'vote' was not declared"):

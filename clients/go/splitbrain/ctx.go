@@ -18,8 +18,14 @@ type Ctx struct {
 	Me int
 	// Members is every member's id, Me included, ascending. Do not modify it.
 	Members []int
-	// Service is the modeled coordination service's id, or -1 if the algorithm has none.
+	// Service is the modeled coordination service's id, or -1 if the algorithm has none: its
+	// first process, when it runs as several (Services).
 	Service int
+	// Services is every service process a client may send requests to, ascending: the one
+	// service process, each member of a clustered etcd or ZooKeeper, the API servers of a
+	// Kubernetes Lease on etcd (docs/protocol-services.md, "Clusters"). Empty without a
+	// service. Do not modify it.
+	Services []int
 	// Seed is this node's random seed for this run.
 	Seed uint64
 	// Restart is false at the start of a run and true when the node comes back after a
@@ -52,6 +58,16 @@ type Ctx struct {
 	err  error
 }
 
+// IsService reports whether id is one of the service's processes a client may use.
+func (c *Ctx) IsService(id int) bool {
+	for _, s := range c.Services {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Peers returns the members other than Me, ascending. Do not modify the slice.
 func (c *Ctx) Peers() []int { return c.peers }
 
@@ -74,6 +90,10 @@ func (c *Ctx) reset(ev *event) {
 	c.Me = ev.Node
 	c.Members = ev.Members
 	c.Service = ev.Service
+	c.Services = ev.Services
+	if c.Services == nil && ev.Service >= 0 {
+		c.Services = []int{ev.Service}
+	}
 	c.Seed = ev.Seed
 	c.Restart = ev.Restart
 	c.rand, c.pcg = newRand(ev.Seed)
@@ -154,7 +174,7 @@ func (c *Ctx) declaredTimer(op, name string) bool {
 // Send sends body to node to over the simulated network. body must marshal (encoding/json)
 // to a JSON object with a string "type"; a json.RawMessage or []byte is taken as the JSON
 // text itself. To a member, the type must be one of Spec.Messages; to the coordination
-// service (to == Service, under ExternalClient) it is one of the service's requests
+// service (to one of Services, under ExternalClient) it is one of the service's requests
 // (docs/protocol-services.md), which the simulator checks, and need not be declared.
 func (c *Ctx) Send(to int, body any) {
 	if c.err != nil {
@@ -183,7 +203,7 @@ func (c *Ctx) Send(to int, body any) {
 		c.fail("Send", "the body has no string \"type\" field: %s", truncate(raw))
 		return
 	}
-	declared := c.Service >= 0 && to == c.Service
+	declared := c.IsService(to)
 	for _, m := range c.spec.Messages {
 		if m == typ {
 			declared = true

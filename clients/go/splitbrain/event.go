@@ -14,7 +14,8 @@ type event struct {
 	WallNs   int64
 	Node     int
 	Members  []int
-	Service  int // -1: null or absent
+	Service  int   // -1: null or absent
+	Services []int // nil: absent (a simulator before clustered services)
 	Seed     uint64
 	Restart  bool
 	Durable  json.RawMessage // nil: null or absent
@@ -97,6 +98,8 @@ func parseEvent(line []byte, ev *event, timers []string) error {
 			}
 		case "members":
 			ev.Members, err = parseIDs(v)
+		case "services":
+			ev.Services, err = parseIDs(v)
 		case "durable":
 			if string(v) != "null" {
 				ev.Durable, err = copyJSON(v)

@@ -622,3 +622,30 @@ func TestServiceRequestsNeedNoDeclaration(t *testing.T) {
 		t.Fatalf("want an error for an undeclared type to a member, got %s", reply)
 	}
 }
+
+// A clustered service: init's services lists every process a client may use, and each takes
+// the service's requests undeclared; without services (an older simulator) the one service.
+func TestEveryServiceProcessTakesRequests(t *testing.T) {
+	var services []int
+	n := newNode(t, &probe{
+		onInit: func(c *splitbrain.Ctx, _ json.RawMessage) { services = c.Services },
+		onTimer: func(c *splitbrain.Ctx, _ string) {
+			for _, s := range c.Services {
+				c.Send(s, map[string]any{"type": "Range"})
+			}
+		},
+	})
+	step(t, n, `{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":3,"services":[3,4,5],"seed":7,"restart":false,"durable":null,"mono_ns":10,"wall_ns":20}`)
+	if fmt.Sprint(services) != "[3 4 5]" {
+		t.Fatalf("services %v", services)
+	}
+	got := step(t, n, `{"type":"timer","name":"tick","mono_ns":11,"wall_ns":21}`)
+	want := `{"effects":[{"type":"send","to":3,"body":{"type":"Range"}},{"type":"send","to":4,"body":{"type":"Range"}},{"type":"send","to":5,"body":{"type":"Range"}}]}`
+	if got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+	step(t, n, `{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":3,"seed":7,"restart":false,"durable":null,"mono_ns":10,"wall_ns":20}`)
+	if fmt.Sprint(services) != "[3]" {
+		t.Fatalf("services without the field %v", services)
+	}
+}

@@ -351,8 +351,13 @@ pub struct Ctx {
     pub me: u64,
     /// Every member's id, `me` included, ascending.
     pub members: Vec<u64>,
-    /// The modeled coordination service's id, or `None` if the algorithm has none.
+    /// The modeled coordination service's id, or `None` if the algorithm has none: its first
+    /// process, when it runs as several (`services`).
     pub service: Option<u64>,
+    /// Every service process a client may send requests to, ascending: the one service
+    /// process, each member of a clustered etcd or ZooKeeper, the API servers of a
+    /// Kubernetes Lease on etcd (`docs/protocol-services.md`, "Clusters"); empty without one.
+    pub services: Vec<u64>,
     /// This node's random seed for this run.
     pub seed: u64,
     /// `false` at the start of a run, `true` when the node comes back after a crash.
@@ -379,6 +384,7 @@ impl Ctx {
             me: 0,
             members: Vec::new(),
             service: None,
+            services: Vec::new(),
             seed: 0,
             restart: false,
             mono_ns: 0,
@@ -443,11 +449,12 @@ impl Ctx {
 
     #[track_caller]
     fn check_node(&mut self, call: &str, what: &str, id: u64, service_ok: bool) -> Result {
-        if self.members.contains(&id) || (service_ok && self.service == Some(id)) {
+        if self.members.contains(&id) || (service_ok && self.services.contains(&id)) {
             return Ok(());
         }
-        let service = match (service_ok, self.service) {
-            (true, Some(s)) => format!(" or the service {s}"),
+        let service = match (service_ok, self.services.as_slice()) {
+            (true, [one]) => format!(" or the service {one}"),
+            (true, [first, .., last]) => format!(" or a service process {first} to {last}"),
             _ => String::new(),
         };
         let e = Error::call(
@@ -459,9 +466,9 @@ impl Ctx {
 
     /// Sends `body` to node `to` over the simulated network: `{"type":"send","to":1,"body":{...}}`.
     /// `body` must serialize to a JSON object with a string `"type"`; to a member, one of
-    /// `Spec.messages`; to the coordination service (`to == service`, under
+    /// `Spec.messages`; to a process of the coordination service (one of `services`, under
     /// `ExternalClient`) any of its requests (`docs/protocol-services.md`), which the
-    /// simulator checks. `to` must be a member or the service.
+    /// simulator checks. `to` must be a member or a service process.
     #[track_caller]
     pub fn send(&mut self, to: u64, body: &impl Serialize) -> Result {
         self.check_node("send", "the destination", to, true)?;
@@ -495,7 +502,7 @@ impl Ctx {
                 ))
             }
         };
-        if self.service != Some(to) && !self.spec.messages.contains(&ty) {
+        if !self.services.contains(&to) && !self.spec.messages.contains(&ty) {
             let e = Error::call(
                 "send",
                 format!(
@@ -841,6 +848,11 @@ impl<H: Handler> Node<H> {
                 ctx.me = uint("node").ok_or_else(|| bad("init without its node"))?;
                 ctx.members = members;
                 ctx.service = uint("service");
+                ctx.services = match ev.get("services").and_then(Value::as_array) {
+                    Some(ids) => ids.iter().filter_map(Value::as_u64).collect(),
+                    // A simulator from before clustered services: the one service.
+                    None => ctx.service.into_iter().collect(),
+                };
                 ctx.seed = uint("seed").unwrap_or(0);
                 ctx.restart = ev.get("restart").and_then(Value::as_bool).unwrap_or(false);
                 ctx.rng = Rng::new(ctx.seed);

@@ -356,6 +356,21 @@ fn the_service_takes_undeclared_requests() {
 }
 
 #[test]
+fn every_process_of_a_clustered_service_takes_requests() {
+    let mut n = node(|c| c.send(5, &json!({"type": "Range"})));
+    n.step(r#"{"type":"init","protocol":2,"node":1,"members":[0,1,2],"service":3,"services":[3,4,5],"seed":1,"restart":false,"durable":null,"step":1,"mono_ns":0,"wall_ns":0}"#)
+        .unwrap();
+    assert!(tick(&mut n)
+        .unwrap()
+        .contains(r#""to":5,"body":{"type":"Range"}"#));
+    let mut n = node(|c| c.send(6, &json!({"type": "Range"})));
+    n.step(r#"{"type":"init","protocol":2,"node":1,"members":[0,1,2],"service":3,"services":[3,4,5],"seed":1,"restart":false,"durable":null,"step":2,"mono_ns":0,"wall_ns":0}"#)
+        .unwrap();
+    let error = tick(&mut n).unwrap_err().to_string();
+    assert!(error.contains("a service process 3 to 5"), "{error}");
+}
+
+#[test]
 fn bad_events_and_bad_specs_are_errors() {
     let mut n = node(|_| Ok(()));
     assert!(n
