@@ -57,12 +57,28 @@ hunt_finds() {
     echo "replayed: $reproducer"
 }
 
+# A scenario that expects its violation on a share of seeds (expect_rate): the hunt says the
+# share it found is consistent with the rate (exit 1: the failing seeds are its point).
+hunt_rate() {
+    local scenario=$1 seeds=$2 rc=0
+    echo "== $scenario: $seeds seeds, expecting its stated rate"
+    "$BIN" hunt "$scenario" --seeds "$seeds" --no-shrink > "$out/rate" || rc=$?
+    grep -E "seeds of|expect_rate" "$out/rate"
+    [ "$rc" = 0 ] || [ "$rc" = 1 ] || { echo "error: the hunt of $scenario exited $rc" >&2; exit 1; }
+    grep -q "consistent with the rate" "$out/rate" || { echo "error: $scenario missed its rate" >&2; exit 1; }
+}
+
 hunt_clean scenarios/external/python-raft.ron
 hunt_finds scenarios/external/python-forgets-vote.ron 2000
 hunt_clean scenarios/external/go-raft.ron
 hunt_finds scenarios/external/go-broken.ron 2000
 hunt_clean scenarios/external/go-etcd-election.ron
 hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
+# The same client on a 3-member etcd cluster (issue 47): clean under a nemesis that strikes
+# members and clients, and etcd issue 15247's fsync-stuck leader found on 3.4, never on 3.5.
+hunt_clean scenarios/external/go-etcd-election-cluster.ron
+hunt_clean scenarios/external/go-etcd-election-fsync-stuck-3.5.ron
+hunt_rate scenarios/external/go-etcd-election-fsync-stuck-3.4.ron 50
 # The Rust client is hunted through the raft-rs adapters (scripts/known_bugs.py: 2,000 seeds of
 # raft-rs 0.3.1 clean); scenarios/external/rust-raft.ron is not hunted here, to save CI time.
 echo "== clients: ok"

@@ -2,7 +2,9 @@
 # Runs the example node clients/go/examples/$1, building it first into clients/go/bin/$1 when
 # the binary is missing or older than any .go file under clients/go. Several nodes start at
 # once: the build holds clients/go/bin/.lock. Build output goes to stderr (stdout is the
-# protocol). Usage, from anywhere: sh clients/go/node.sh raft
+# protocol). The arguments after the name go to the node. Usage, from anywhere:
+#   sh clients/go/node.sh raft
+#   sh clients/go/node.sh etcdelection -ttl 2s
 set -e
 name=$1
 [ -n "$name" ] || { echo "usage: node.sh EXAMPLE" >&2; exit 2; }
@@ -21,4 +23,5 @@ if stale; then
 		fi
 	) 9>"$dir/bin/.lock"
 fi
-exec "$bin"
+shift
+exec "$bin" "$@"

@@ -27,6 +27,11 @@
 //     Stream they are rarely needed and harmless: Txn is idempotent, an extra grant
 //     expires unused). After a disconnect from the service, the request the phase waits
 //     for goes again (a waiter: Range, then its watches anew).
+//  7. On a cluster (Etcd(members: 3), init's services), as clientv3's round-robin balancer:
+//     start with member Me % len(services); on a disconnect from it, on its Unavailable
+//     (no leader, a timeout) or when a grant or Txn goes unanswered, move to the next
+//     member; after Unavailable the request goes again 25 ms later (clientv3's unary retry
+//     backoff). Answers from any member count: they read the same replicated state.
 //
 // The node reports as its term the highest revision it has seen, persisted (with its
 // campaign count) so that it never goes back across a restart; a restarted node has lost
@@ -36,6 +41,7 @@ package etcdelection
 
 import (
 	"encoding/json"
+	"flag"
 	"time"
 
 	"splitbrain.dev/node/splitbrain"
@@ -43,7 +49,8 @@ import (
 
 // Timing. TTL matches the scenarios' Etcd(ttl: "5s"); the loops are clientv3's.
 const (
-	// TTL is the lease TTL asked for (the service may raise it to its minimum).
+	// TTL is the lease TTL asked for by default (the service may raise it to its minimum);
+	// Node.TTL (the command's -ttl) sets another.
 	TTL = 5 * time.Second
 	// SendLoop is clientv3's keep-alive send loop (sendKeepAliveLoop, retryConnWait).
 	SendLoop = 500 * time.Millisecond
@@ -122,13 +129,18 @@ type Node struct {
 	// and Node.writeToken): it fences its writes with its wall clock in whole seconds
 	// instead of its key's create revision.
 	Broken bool
+	// TTL is the lease TTL to ask for; 0: the default TTL (5 s).
+	TTL time.Duration
 
-	service int
-	phase   phase
-	lease   uint64 // 0: none
-	ttl     time.Duration
-	myRev   uint64 // the own key's create revision, 0 until created
-	pred    uint64 // waiting: the predecessor's create revision (0: watch to be re-sent)
+	services []int // the members it may use (one entry for the single service)
+	endpoint int   // the index of service in services
+	service  int   // the member it talks to now
+	backoff  bool  // the armed retry is the backoff after Unavailable (it already moved on)
+	phase    phase
+	lease    uint64 // 0: none
+	ttl      time.Duration
+	myRev    uint64 // the own key's create revision, 0 until created
+	pred     uint64 // waiting: the predecessor's create revision (0: watch to be re-sent)
 	// observed is the leader's key a waiter watches when it is not the predecessor (0: none).
 	observed uint64
 	// deadline: the lease is believed alive until the monotonic clock passes it (the
@@ -145,10 +157,12 @@ type Node struct {
 
 // Init starts or restarts the node: restore the term and campaign count, campaign anew.
 func (n *Node) Init(ctx *splitbrain.Ctx, d json.RawMessage) {
-	*n = Node{Broken: n.Broken, service: ctx.Service, leaderSeen: -1}
-	if ctx.Service < 0 {
+	*n = Node{Broken: n.Broken, TTL: n.TTL, services: ctx.Services, leaderSeen: -1}
+	if len(n.services) == 0 {
 		panic("etcdelection: no coordination service: run me under ExternalClient(service: Etcd(...))")
 	}
+	n.endpoint = ctx.Me % len(n.services)
+	n.service = n.services[n.endpoint]
 	if d != nil {
 		if err := json.Unmarshal(d, &n.saved); err != nil {
 			panic("etcdelection: unreadable durable state " + string(d) + ": " + err.Error())
@@ -161,7 +175,7 @@ func (n *Node) Init(ctx *splitbrain.Ctx, d json.RawMessage) {
 
 // Message handles an answer or event of the service.
 func (n *Node) Message(ctx *splitbrain.Ctx, from int, body splitbrain.Body) {
-	if from != n.service {
+	if !ctx.IsService(from) {
 		return // no peer messages in this recipe
 	}
 	var a answer
@@ -207,6 +221,10 @@ func (n *Node) Message(ctx *splitbrain.Ctx, from int, body splitbrain.Body) {
 		} else {
 			n.leaderSeen = firstOwner(a.Keys)
 		}
+	case "Unavailable":
+		if from == n.service { // a failure from a member already left changes nothing
+			n.unavailable(ctx)
+		}
 	case "WatchEvent":
 		if n.phase == waiting && (a.Key == n.pred || a.Key == n.observed) {
 			if a.Key == n.observed {
@@ -231,6 +249,11 @@ func (n *Node) Timer(ctx *splitbrain.Ctx, name string) {
 			ctx.SetTimer("deadline", DeadlineLoop)
 		}
 	case "retry":
+		backoff := n.backoff
+		n.backoff = false
+		if !backoff && (n.phase == granting || n.phase == creating) {
+			n.failOver()
+		}
 		switch n.phase {
 		case granting:
 			n.askForLease(ctx)
@@ -271,6 +294,7 @@ func (n *Node) Disconnect(ctx *splitbrain.Ctx, peer int) {
 	if peer != n.service {
 		return
 	}
+	n.failOver()
 	switch n.phase {
 	case granting:
 		n.askForLease(ctx)
@@ -283,12 +307,40 @@ func (n *Node) Disconnect(ctx *splitbrain.Ctx, peer int) {
 	n.report(ctx)
 }
 
+// failOver moves to the next member (clientv3's round-robin balancer); nothing with one.
+func (n *Node) failOver() {
+	n.endpoint = (n.endpoint + 1) % len(n.services)
+	n.service = n.services[n.endpoint]
+}
+
+// unavailable: the member failed the request (no leader, ErrNotPrimary, a timeout). Move to
+// the next member and retry 25 ms later; a waiter re-creates its watches there. An
+// unanswered keep-alive goes again at the send loop's next pass.
+func (n *Node) unavailable(ctx *splitbrain.Ctx) {
+	n.failOver()
+	if n.phase == waiting {
+		n.pred, n.observed = 0, 0
+	}
+	if n.phase != leading {
+		n.backoff = true
+		ctx.SetTimer("retry", 25*time.Millisecond)
+	}
+}
+
 // keepAliveEvery is a third of the TTL (granted, or asked for before the grant).
 func (n *Node) keepAliveEvery() time.Duration {
 	if n.ttl > 0 {
 		return n.ttl / 3
 	}
-	return TTL / 3
+	return n.askedTTL() / 3
+}
+
+// askedTTL is the TTL a campaign asks for: Node.TTL, or the default.
+func (n *Node) askedTTL() time.Duration {
+	if n.TTL > 0 {
+		return n.TTL
+	}
+	return TTL
 }
 
 // campaign starts a campaign from nothing: a new lease.
@@ -303,7 +355,7 @@ func (n *Node) campaign(ctx *splitbrain.Ctx) {
 }
 
 func (n *Node) askForLease(ctx *splitbrain.Ctx) {
-	ctx.Send(n.service, leaseGrant{Type: "LeaseGrant", TTLNs: int64(TTL), SentAt: ctx.MonoNs, Campaign: n.campaigns})
+	ctx.Send(n.service, leaseGrant{Type: "LeaseGrant", TTLNs: int64(n.askedTTL()), SentAt: ctx.MonoNs, Campaign: n.campaigns})
 	ctx.SetTimer("retry", n.keepAliveEvery())
 }
 
@@ -440,7 +492,10 @@ func firstOwner(keys [][2]uint64) int {
 }
 
 // Main runs the node as a process (see examples/etcdelection and
-// examples/etcdelectionbroken).
+// examples/etcdelectionbroken). Its flag -ttl sets the lease TTL asked for (default 5s), to
+// match a scenario's Etcd(ttl: ...).
 func Main(broken bool) {
-	splitbrain.Run(Spec, &Node{Broken: broken})
+	ttl := flag.Duration("ttl", TTL, "the lease TTL to ask for")
+	flag.Parse()
+	splitbrain.Run(Spec, &Node{Broken: broken, TTL: *ttl})
 }

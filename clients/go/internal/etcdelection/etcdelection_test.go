@@ -284,3 +284,43 @@ func TestBrokenWritesWithTheWallClock(t *testing.T) {
 	// Lead in the create revision's term, but the token is the wall clock in seconds.
 	wantKinds(t, r, "cancel_timer:retry lead:4/1700000000 write:1700000000 set_timer:write persist")
 }
+
+// destinations lists the members each send went to, in order.
+func destinations(r reply) []int {
+	var out []int
+	for _, e := range r.Effects {
+		if e.Type == "send" {
+			out = append(out, e.To)
+		}
+	}
+	return out
+}
+
+// On a 3-member cluster (services 3, 4, 5) node 1 starts with member 4, as clientv3's
+// round-robin balancer spreads clients; an Unavailable from it moves the retry to member 5
+// after 25 ms, a disconnect from 5 moves the request to 3 at once, and an Unavailable from a
+// member already left changes nothing.
+func TestOnAClusterAFailedMemberMovesTheRequestToTheNext(t *testing.T) {
+	n, err := splitbrain.NewNode(Spec, &Node{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &member{t: t, node: n}
+	r := m.step(`{"type":"init","protocol":1,"node":1,"members":[0,1,2],"service":3,"services":[3,4,5],"seed":1,"restart":false,"durable":null`)
+	if got := fmt.Sprint(destinations(r)); got != "[4]" {
+		t.Fatalf("the first grant went to %s, want [4]", got)
+	}
+	r = m.step(`{"type":"message","from":4,"body":{"type":"Unavailable"}`)
+	if len(r.Effects) != 1 || r.Effects[0].Name != "retry" || r.Effects[0].After != 25_000_000 {
+		t.Fatalf("after Unavailable: %s", r.kinds())
+	}
+	if got := fmt.Sprint(destinations(m.timer("retry"))); got != "[5]" {
+		t.Fatalf("the retry went to %s, want [5]", got)
+	}
+	if r := m.step(`{"type":"message","from":4,"body":{"type":"Unavailable"}`); len(r.Effects) != 0 {
+		t.Fatalf("an Unavailable from a member left acted: %s", r.kinds())
+	}
+	if got := fmt.Sprint(destinations(m.step(`{"type":"disconnect","peer":5`))); got != "[3]" {
+		t.Fatalf("after the disconnect the grant went to %s, want [3]", got)
+	}
+}
