@@ -10,14 +10,22 @@ through its own `Proxy`, so that the holder's connection can be cut. A paused ho
 SIGSTOPped. Like kube-controller-manager, an elector campaigns once: when it stops leading it
 exits.
 
-Model side: `scenarios/k8s-*.ron`, the same timings, members and fault, run through
+Behind a load balancer (`real_lb`): a fresh stand-in per trial serves one store on three
+HTTPS listeners (API servers; client-go then talks HTTP/2, as to a real one), behind a
+round-robin `proxy.Balancer` that two electors reach as their one server URL; one listener
+is crashed (closed, its connections reset) or black-holed at the balancer.
+
+Model side: `scenarios/k8s-*.ron` (`k8s-apiserver-lb.ron`: K8sLease on a 3-member etcd
+behind three API servers), the same timings, members and fault, run through
 `splitbrain run --trace`; the quantities are read generically from the trace (first `leader`
 true at a member, `UpdateResp` delivered at the leader, first `leader` false at the holder).
 
 Phase: trial k and model seed k strike 3 retry periods + frac(k x golden ratio) retry
 periods after the holder's acquisition. The model's renewals are not on the real schedule
 (its first renewal waits for the poll timer), so the sharp rows measure from the holder's last
-successful renewal before the fault, which neither side's phase moves.
+successful renewal before the fault, which neither side's phase moves. The balancer rows
+strike 0.15 + 0.3 frac(k x golden ratio) retry periods after a renewal of the holder on both
+sides, so that on both the fault falls between two renewals, not on one in flight.
 
 Run: python3 conformance/run.py --system k8s [-k substring] [--runs N]
 """
@@ -34,7 +42,7 @@ from typing import Callable, Optional
 
 from harness import (CONFORMANCE_DIR, SCENARIO_DIR, Band, Experiment, HarnessError, Proc,
                      free_port, make_temp_dir, splitbrain_trace, wait_until)
-from proxy import Proxy
+from proxy import Balancer, Proxy
 
 NS_PER_S = 1_000_000_000
 GOLDEN = 0.6180339887498949
@@ -97,13 +105,19 @@ def _binaries() -> None:
                                "(cd conformance/clientgo && go build -o bin/ ./cmd/...)")
 
 
+def _log_dir():
+    global _DIR
+    if _DIR is None:
+        _DIR = make_temp_dir("k8s")
+    return _DIR
+
+
 def _server_port() -> int:
     """The API server stand-in, started on first use and reused (one Lease name per trial)."""
-    global _SERVER, _SERVER_PORT, _DIR
+    global _SERVER, _SERVER_PORT
     _binaries()
     if _SERVER is None or not _SERVER.alive():
-        if _DIR is None:
-            _DIR = make_temp_dir("k8s")
+        _log_dir()
         _SERVER_PORT = free_port()
         _SERVER = Proc("apiserver", [str(BIN_DIR / "apiserver"), f"-port={_SERVER_PORT}"],
                        _DIR / "apiserver.log")
@@ -119,16 +133,11 @@ def shutdown() -> None:
         _SERVER = None
 
 
-class Elector:
-    """One elector process behind its own proxy; its JSON events collected as they come."""
+class _Events:
+    """A process's JSON event lines on stdout, collected as they come."""
 
-    def __init__(self, ident: str, lease: str, timing: Timing):
-        self.ident = ident
-        self.proxy = Proxy(_server_port())
-        self.proc = Proc(f"elector-{lease}-{ident}",
-                         [str(BIN_DIR / "elector"), f"-server=http://127.0.0.1:{self.proxy.port}",
-                          f"-id={ident}", f"-lease={lease}", *timing.flags()],
-                         _DIR / f"{lease}-{ident}.log", pipe_stdout=True)
+    def __init__(self, proc: Proc):
+        self.proc = proc
         self._events: list[dict] = []
         self._lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -142,6 +151,23 @@ class Elector:
     def events(self, ev: Optional[str] = None) -> list[dict]:
         with self._lock:
             return [e for e in self._events if ev is None or e["ev"] == ev]
+
+
+class Elector(_Events):
+    """One elector process, behind its own proxy to the shared stand-in unless `server` (a
+    URL) is given; `flags` are added to its command line."""
+
+    def __init__(self, ident: str, lease: str, timing: Timing, server: Optional[str] = None,
+                 flags: tuple[str, ...] = ()):
+        self.ident = ident
+        self.proxy = None
+        if server is None:
+            self.proxy = Proxy(_server_port())
+            server = f"http://127.0.0.1:{self.proxy.port}"
+        super().__init__(Proc(f"elector-{lease}-{ident}",
+                              [str(BIN_DIR / "elector"), f"-server={server}", f"-id={ident}",
+                               f"-lease={lease}", *timing.flags(), *flags],
+                              _log_dir() / f"{lease}-{ident}.log", pipe_stdout=True))
 
     def first(self, ev: str) -> Optional[float]:
         times = [e["t"] for e in self.events(ev)]
@@ -160,15 +186,17 @@ class Elector:
 
     def stop(self) -> None:
         self.proc.stop()
-        self.proxy.close()
+        if self.proxy is not None:
+            self.proxy.close()
 
 
-def _start(timing: Timing, n: int) -> tuple[list[Elector], Elector]:
+def _start(timing: Timing, n: int, server: Optional[str] = None,
+           flags: tuple[str, ...] = ()) -> tuple[list[Elector], Elector]:
     """n electors on a fresh Lease; returns them and the one that acquired it."""
     global _NAMES
     _NAMES += 1
     lease = f"conf-{_NAMES}"
-    electors = [Elector(chr(ord("a") + i), lease, timing) for i in range(n)]
+    electors = [Elector(chr(ord("a") + i), lease, timing, server, flags) for i in range(n)]
     try:
         holder = wait_until(lambda: next((e for e in electors if e.first("started_leading")),
                                          None), 10 + timing.retry_s * 3)
@@ -265,6 +293,118 @@ def real_cut(k: int, timing: Timing = SHORT) -> dict:
             "takeover_from_observed": t_new - observed,
             "overlap": t_down - t_new, "down_from_cut": t_down - t_cut,
             "takeover_from_cut": t_new - t_cut}
+
+
+APISERVERS = 3  # behind the balancer
+
+
+def _client_timeout_s(timing: Timing) -> float:
+    """client-go's leader-election client Timeout: resourcelock.NewFromKubeconfig sets
+    config.Timeout = max(1s, RenewDeadline / 2) "to keep a single hung request from forcing a
+    leader loss"."""
+    return max(1.0, timing.renew_s / 2)
+
+
+def _strike_after_renewal_s(k: int, timing: Timing) -> float:
+    """How long after the holder's reference renewal returned trial/seed k strikes: 0.15 to
+    0.45 retry periods, inside the RetryPeriod wait before the next round on both sides (a
+    renewal in flight at a crash would fail there and cost a retry period of its own)."""
+    return (0.15 + 0.3 * phase(k)) * timing.retry_s
+
+
+def _loss_window_s(timing: Timing) -> float:
+    """How long after the holder's last renewal before the fault a loss is counted: its next
+    round starts a retry period after that renewal and ends at most RenewDeadline later; plus
+    0.3 s for the callback (three times the step-down rows' band)."""
+    return timing.retry_s + timing.renew_s + 0.3
+
+
+class _ApiServers(_Events):
+    """The stand-in serving one store on `count` listeners, the API servers, over HTTPS
+    (HTTP/2; its self-signed certificate for 127.0.0.1 is `ca_file`)."""
+
+    def __init__(self, name: str, count: int):
+        _binaries()
+        self.ca_file = _log_dir() / f"{name}-ca.pem"
+        ports = ",".join(str(free_port()) for _ in range(count))
+        super().__init__(Proc(name, [str(BIN_DIR / "apiserver"), f"-ports={ports}",
+                                     f"-cert-file={self.ca_file}"],
+                              _log_dir() / f"{name}.log", pipe_stdout=True, pipe_stdin=True))
+        self.ports = wait_until(lambda: self.events("listening"), 10)[0]["ports"]
+
+    def crash(self, i: int) -> float:
+        """Crash API server i (its listener closed, its connections reset); when it struck."""
+        self.proc.stdin.write(f"crash {i}\n")
+        self.proc.stdin.flush()
+        return wait_until(lambda: next((e["t"] for e in self.events("crashed")
+                                        if e["listener"] == i), None), 5)
+
+    def renewals_by(self, holder: str) -> list[dict]:
+        """The successful renewals (and acquisition) of `holder` the API servers applied."""
+        return [e for e in self.events("request") if e["method"] in ("PUT", "POST")
+                and e["code"] in (200, 201) and e["holder"] == holder]
+
+    def stop(self) -> None:
+        self.proc.stop()
+
+
+_LB_TRIALS = 0
+
+
+def real_lb(k: int, fault: str, timing: Timing = SHORT) -> dict:
+    """Two electors reach APISERVERS API servers (one store) through a round-robin
+    `Balancer`, their one API server URL. The first renewal of the holder that returns 2
+    retry periods after its acquisition or later is the reference; _strike_after_renewal_s
+    after it, the API server that applied it (the holder's connection's) is crashed (`fault`
+    "crash") or black-holed ("hole")."""
+    global _LB_TRIALS
+    _LB_TRIALS += 1
+    servers = _ApiServers(f"apiservers-lb-{_LB_TRIALS}", APISERVERS)
+    balancer = None
+    electors: list[Elector] = []
+    try:
+        balancer = Balancer(servers.ports)
+        electors, holder = _start(timing, 2, f"https://127.0.0.1:{balancer.port}",
+                                  (f"-ca-file={servers.ca_file}",
+                                   f"-timeout={_client_timeout_s(timing):g}s"))
+        after_s = holder.first("started_leading") + 2 * timing.retry_s
+        ref = wait_until(lambda: next((t for t in holder.renewals() if t >= after_s), None),
+                         timing.renew_s + 5)
+        time.sleep(max(0.0, ref + _strike_after_renewal_s(k, timing) - time.monotonic()))
+        target = servers.renewals_by(holder.ident)[-1]["listener"]
+        if fault == "crash":
+            t_fault = servers.crash(target)
+        else:
+            t_fault = time.monotonic()
+            balancer.black_hole(target)
+        last = holder.renewals(before=t_fault)[-1]
+        if last != ref:
+            raise HarnessError(f"the fault struck {t_fault - ref:.2f} s after the reference "
+                               f"renewal, after the next one (the machine stalled)")
+        end = last + _loss_window_s(timing)
+        time.sleep(max(0.0, end - time.monotonic()))
+        losses = [e["t"] for e in holder.events("stopped_leading") if e["t"] <= end]
+        # Renewals the holder started after the fault and that succeeded: (start, end).
+        renewed = [(e["t0"], e["t"]) for e in holder.events("update")
+                   if e["ok"] and e["t0"] > t_fault and e["t"] <= end]
+        # What its requests after the fault went on: its connections (local port, the
+        # balancer's server) and the API servers that applied its renewals.
+        conns = [e for e in holder.events("conn") if e["t"] > t_fault]
+        ports = sorted({e["local"] for e in conns})
+        backends = balancer.backends()
+        served = [e["listener"] for e in servers.renewals_by(holder.ident) if e["t"] > t_fault]
+        print(f"    trial {k}: {fault} of API server {target} (holder {holder.ident}) "
+              f"{t_fault - last:.2f} s after its last renewal; {len(conns)} requests after it, "
+              f"on connections {[(p, backends.get(p)) for p in ports]} (local port, server); "
+              f"renewals applied by {served}; stopped leading: {bool(losses)}", flush=True)
+    finally:
+        _stop_all(electors)
+        if balancer is not None:
+            balancer.close()
+        servers.stop()
+    return {"losses": float(len(losses)),
+            "gap": renewed[0][0] - last if renewed else math.inf,
+            "down": losses[0] - last if losses else math.inf}
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,6 +528,54 @@ def model_cut(seed: int, timing: Timing = SHORT) -> dict:
             "takeover_from_cut": _s(t_new - t_cut)}
 
 
+MODEL_FAULTS = {"crash": "Crash(ServiceOfLeader)",
+                "hole": "Partition(Isolate(ServiceOfLeader))"}
+
+
+def model_lb(seed: int, fault: str, timing: Timing = SHORT) -> dict:
+    """`k8s-apiserver-lb.ron`: two electors, APISERVERS API servers on a 3-member etcd; the
+    API server the holder uses (ServiceOfLeader) crashed or isolated, struck as the real one
+    is: _strike_after_renewal_s after the first renewal that returned 2 retry periods after
+    the acquisition (a first run, its fault late, finds both)."""
+    members = 2
+    name, overrides = "k8s-apiserver-lb.ron", {"fault": MODEL_FAULTS[fault],
+                                               "apiservers": APISERVERS}
+    first = _trace(name, seed, timing, fault_at="10s", **overrides)
+    t_claim, holder = _first_claim(first, members)
+    ref = next(t for t in _model_renewals(first, holder)
+               if t >= t_claim + 2 * timing.retry_s * NS_PER_S)
+    at_ns = int(ref + _strike_after_renewal_s(seed, timing) * NS_PER_S)
+    trace = _trace(name, seed, timing, fault_at=f"{at_ns}ns", **overrides)
+    t_fault = _fault_time(trace)
+    resps = [e for e in trace if e["node"] == holder and e["ev"] == "deliver"
+             and e["what"] == "UpdateResp" and e["leader"]]
+    last_resp = [e for e in resps if e["t"] < t_fault][-1]
+    if last_resp["t"] != ref:
+        raise HarnessError("the model's run moved before its fault")
+    struck = next(e["what"] for e in trace if e["ev"] == "fault")
+    if f"n{last_resp['from']} " not in struck + " ":
+        raise HarnessError(f"the fault ({struck}) missed the API server of the holder's last "
+                           f"renewal (n{last_resp['from']})")
+    last = last_resp["t"]
+    end = last + _loss_window_s(timing) * NS_PER_S
+    losses, leading = [], True
+    for e in trace:
+        if e["node"] == holder and t_fault < e["t"] <= end:
+            if leading and not e["leader"]:
+                losses.append(e["t"])
+            leading = e["leader"]
+    # The start of the first renewal after the fault: the send of the Update it answered,
+    # the holder's last Update an API server received before that answer.
+    gap = math.inf
+    first_after = next((e["t"] for e in resps if t_fault < e["t"] <= end), None)
+    if first_after is not None:
+        sent = [e["sent"] for e in trace if e["ev"] == "deliver" and e["what"] == "Update"
+                and e["from"] == holder and e["t"] < first_after]
+        gap = _s(sent[-1] - last)
+    return {"losses": float(len(losses)), "gap": gap,
+            "down": _s(losses[0] - last) if losses else math.inf}
+
+
 class _Shared:
     """One trial measures several quantities; each row takes its value from each trial
     (real trial n run once, by the first row that needs it; model runs cached per seed)."""
@@ -422,6 +610,8 @@ _CUT = _Shared(real_cut, model_cut)
 _CUT_FRACTIONAL = _Shared(lambda k: real_cut(k, FRACTIONAL),
                           lambda s: model_cut(s, FRACTIONAL))
 _CUT_DEFAULTS = _Shared(lambda k: real_cut(k, DEFAULTS), lambda s: model_cut(s, DEFAULTS))
+_LB_CRASH = _Shared(lambda k: real_lb(k, "crash"), lambda s: model_lb(s, "crash"))
+_LB_HOLE = _Shared(lambda k: real_lb(k, "hole"), lambda s: model_lb(s, "hole"))
 
 
 def _poll_band(timing: Timing) -> float:
@@ -436,6 +626,21 @@ def _poll_band(timing: Timing) -> float:
     return 2.2 * timing.retry_s
 
 
+_LB_NOTE = (
+    "two electors (client-go's leader-election client: HTTP/2 over TLS, Timeout max(1 s, "
+    "RenewDeadline / 2) = 1 s as resourcelock.NewFromKubeconfig sets it) reach three API "
+    "servers (one stand-in process, one Lease store, one HTTPS listener each) through a "
+    "round-robin TCP balancer, their one server URL (model K8sLease(etcd_members: 3, "
+    "apiservers: 3) on Stream). 0.15-0.45 retry periods after a renewal of the holder that "
+    "returned 2 retry periods or more after its acquisition (the model's fault struck as far "
+    "after its own such renewal), ")
+_LB_HOLE_KNOWN = (
+    "the model moves an elector to the next API server after any unanswered request "
+    "(K8sClient::request, next_apiserver); client-go over HTTP/2 stays on the black-holed "
+    "connection until the health check closes it, 45 s after the last answer (measured: "
+    "45.0 s, 43 requests on the one connection, at 80/60/2 s), longer than the renew "
+    "deadline: docs/algorithms/k8s-lease.md, \"The load balancer in front of the API "
+    "servers\"; issue 46")
 S = SHORT.label()
 D = DEFAULTS.label()
 F = FRACTIONAL.label()
@@ -535,4 +740,55 @@ EXPERIMENTS = [
         real=_CUT_DEFAULTS.real("takeover_from_observed"),
         model=_CUT_DEFAULTS.model("takeover_from_observed"),
         band=Band(abs=_poll_band(DEFAULTS)), runs=2, note="L = 15 s: " + _OBSERVED_NOTE),
+    Experiment(
+        name=f"k8s API server crash behind a balancer: holder lost the lease, {S}",
+        system="k8s", unit="count", real=_LB_CRASH.real("losses"),
+        model=_LB_CRASH.model("losses"), band=Band(abs=0.5),
+        note=_LB_NOTE + "the API server that applied the holder's last renewal crashes (its "
+             "listener closed, its connections reset; model Crash(ServiceOfLeader)). 1 if the "
+             "holder stopped leading within retry + renew + 0.3 s of its last renewal, else 0; "
+             "exact. client-go: the reset ends the HTTP/2 connection (the balancer closes the "
+             "client's side), the next round dials a new one, which the balancer gives to "
+             "another API server; the model moves the elector at once on the broken Stream "
+             "connection (on_disconnect)"),
+    Experiment(
+        name=f"k8s API server crash behind a balancer: holder's renewal gap, {S}",
+        system="k8s", unit="s", real=_LB_CRASH.real("gap"), model=_LB_CRASH.model("gap"),
+        band=Band(abs=0.05),
+        note="the same trials: the holder's last successful renewal before the crash "
+             "(returned) -> the start of its first successful renewal after it: a whole "
+             "number of retry periods, 1 when no try failed, 2 when the first went to the "
+             "crashed API server; to the start, since the model's renewal goes through etcd "
+             "(up to 0.1 s) and the stand-in's does not, and the new connection's TCP and "
+             "TLS handshakes fall after the start. ±0.05 s (Go timers, loopback). The model "
+             "on Datagram, K8sLease's default transport, sends the first try to the crashed "
+             "API server: 1.0 s"),
+    Experiment(
+        name=f"k8s API server black-holed behind a balancer: holder lost the lease, {S}",
+        system="k8s", unit="count", real=_LB_HOLE.real("losses"),
+        model=_LB_HOLE.model("losses"), band=Band(abs=0.5),
+        note=_LB_NOTE + "the API server that applied the holder's last renewal is "
+             "black-holed: the balancer stops carrying its bytes both ways, sockets open, new "
+             "connections it gives that server included (model Partition(Isolate("
+             "ServiceOfLeader))). Counted as above. client-go keeps its HTTP/2 connection "
+             "through timed-out requests (x/net/http2 v0.57: a cancelled stream holds one of "
+             "the connection's stream slots, 250 here, until a PING is answered), until the "
+             "health check "
+             "closes it (ReadIdleTimeout 30 s + PingTimeout 15 s, apimachinery "
+             "SetTransportDefaults): the round's Update (1 s timeout) and its slow path's Get "
+             "go to the dead API server on the one connection, and the holder loses the lease. "
+             "The model sends the try after an unanswered one to the next API server",
+        known_difference=_LB_HOLE_KNOWN),
+    Experiment(
+        name=f"k8s API server black-holed behind a balancer: holder stops leading after "
+             f"last renewal, {S}",
+        system="k8s", unit="s", real=_LB_HOLE.real("down"), model=_LB_HOLE.model("down"),
+        band=Band(abs=0.1),
+        note="the same trials: the holder's last renewal before the black hole -> "
+             "OnStoppedLeading: the round starts RetryPeriod after it and ends RenewDeadline "
+             "later, retry + renew = 2.5 s, as for a cut holder (its one connection is as good "
+             "as cut); ±0.1 s (Go timers, loopback). The model's holder does not stop (inf): "
+             "its second try, a retry period after the first, goes to the next API server and "
+             "renews, 1.0 s after its last renewal",
+        known_difference=_LB_HOLE_KNOWN),
 ]

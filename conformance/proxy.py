@@ -13,6 +13,13 @@ Sockets are closed only by `close()`, or when an endpoint closes while the netwo
 `marker` (and every such connection opened later), until `heal()`: an etcd member's peer
 connections carry its id in the `X-Server-From` header of each request (rafthttp), so one
 member's connections through another member's proxy can be cut while the rest flow.
+
+`Balancer(target_ports)` is a round-robin TCP load balancer in front of several servers (API
+servers behind the `kubernetes` Service or an external load balancer): each new connection
+goes to the next server in turn, to the one after when that one refuses it, and stays there;
+when its server closes or resets it, the client's side is closed too. `black_hole(i)` cuts
+server i off as `cut()` does (its connections, and new ones given to it, stay open and carry
+nothing).
 """
 
 from __future__ import annotations
@@ -32,18 +39,22 @@ class _Link:
     def __init__(self, proxy: "Proxy", client: socket.socket):
         self.proxy = proxy
         self.client = client
+        try:
+            self.client_port = client.getpeername()[1]
+        except OSError:  # the client is already gone
+            self.client_port = 0
         self.upstream: Optional[socket.socket] = None
         self.closed = threading.Event()
         self.head = b""  # the first bytes sent towards the server (for `cut_from`)
-        self.cut = False  # cut alone by `cut_from`
+        self.cut = False  # cut alone (`cut_from`, `Balancer.black_hole`)
+        self.backend = proxy._pick()  # the server it goes to (a Balancer's index, else 0)
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
         if not self.proxy._wait_up():
             return self.close()
-        try:
-            self.upstream = socket.create_connection(("127.0.0.1", self.proxy.target_port))
-        except OSError:
+        self.upstream = self.proxy._dial(self)
+        if self.upstream is None:
             return self.close()
         for src, dst, to_server in ((self.client, self.upstream, True),
                                     (self.upstream, self.client, False)):
@@ -139,6 +150,16 @@ class Proxy:
                 self._links = [l for l in self._links if not l.closed.is_set()]
                 self._links.append(_Link(self, conn))
 
+    def _pick(self) -> int:
+        return 0
+
+    def _dial(self, link: _Link) -> Optional[socket.socket]:
+        """The connection to the server for `link`, None if it cannot be made."""
+        try:
+            return socket.create_connection(("127.0.0.1", self.target_port))
+        except OSError:
+            return None
+
     def _forwarded(self, to_server: bool) -> None:
         now = time.monotonic()
         if to_server:
@@ -208,3 +229,70 @@ class Proxy:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Balancer(Proxy):
+    """A round-robin TCP load balancer on 127.0.0.1:`.port` in front of `target_ports`.
+
+    Each connection accepted goes to the next server in turn (one counter for all clients,
+    as IPVS `rr` or HAProxy's `roundrobin`) and, if that server refuses the connection, to
+    the next one (nginx's stream proxy, `proxy_next_upstream on` by default; HAProxy's
+    `option redispatch`): a crashed server is passed over for new connections, while its
+    open ones end when it resets them (the balancer then closes the client's side). No health
+    check removes a server: a black-holed one keeps getting its turn.
+
+    `black_hole(i)`: server i stops carrying bytes both ways, on its open connections and on
+    those the balancer gives it later, whose TCP handshake completes (as a stopped process's
+    kernel completes it) and then nothing comes; nothing is closed. `heal()` ends it.
+    `backends()`: {client port: server index} of every connection accepted so far.
+    """
+
+    def __init__(self, target_ports: list[int]):
+        if not target_ports:
+            raise ValueError("a balancer needs at least one server")
+        self.target_ports = list(target_ports)
+        self._turn = 0
+        self._holes: set[int] = set()
+        self._assigned: dict[int, int] = {}
+        super().__init__(self.target_ports[0])
+
+    def _pick(self) -> int:
+        # Called from the accept loop, one connection at a time.
+        i = self._turn % len(self.target_ports)
+        self._turn += 1
+        return i
+
+    def _dial(self, link: _Link) -> Optional[socket.socket]:
+        n = len(self.target_ports)
+        for k in range(n):
+            i = (link.backend + k) % n
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_ports[i]))
+            except ConnectionRefusedError:
+                continue  # next upstream
+            except OSError:
+                return None
+            with self._lock:
+                link.backend = i
+                self._assigned[link.client_port] = i
+                if i in self._holes:
+                    link.cut = True
+            return upstream
+        return None
+
+    def black_hole(self, i: int) -> None:
+        """Server i carries nothing any more, on its connections old and new."""
+        with self._lock:
+            self._holes.add(i)
+            for link in self._links:
+                if link.backend == i:
+                    link.cut = True
+
+    def heal(self) -> None:
+        with self._lock:
+            self._holes.clear()
+        super().heal()
+
+    def backends(self) -> dict[int, int]:
+        with self._lock:
+            return dict(self._assigned)

@@ -72,8 +72,8 @@ SERIAL_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 # --jobs N > 1 starts the systems in this order, each as soon as a job and its group are
 # free: longest first (serial wall seconds on the shared 2-core machine: etcd-cluster 202,
-# etcd 199, zookeeper 175, k8s 103, zookeeper-cluster 88), so that no long system starts
-# last.
+# etcd 199, zookeeper 175, k8s 127 with its balancer rows, zookeeper-cluster 88), so that no
+# long system starts last.
 START_ORDER = ("etcd-cluster", "etcd", "zookeeper", "k8s", "zookeeper-cluster")
 # A child of --jobs learns its parent's PID from this, to exit when the parent is gone.
 PARENT_PID_ENV = "CONFORMANCE_PARENT_PID"

@@ -7,19 +7,43 @@
 // AlreadyExists, and a GET or PUT of an absent Lease with 404 NotFound; errors are
 // metav1.Status bodies, so client-go's apierrors.IsNotFound / IsConflict see them as from a
 // real server. It binds 127.0.0.1 only, prints {"ev":"listening","port":N} and then one JSON
-// line per request (CLOCK_MONOTONIC seconds, method, outcome, holder, resourceVersion).
+// line per request (CLOCK_MONOTONIC seconds, method, outcome, holder, resourceVersion, the
+// listener, the protocol and the client's address).
+//
+// Several API servers behind a load balancer (-ports P1,P2,...): one listener per port, all
+// serving the same store, as kube-apiservers serve one etcd. With -cert-file each serves
+// HTTPS with a self-signed certificate for 127.0.0.1 (written there as PEM, the electors' CA),
+// so that client-go talks HTTP/2 as it does to a real API server. A line "crash I" on stdin
+// crashes listener I (counted from 0) as a killed API server process does: the listener is
+// closed (new connections refused) and every connection it accepted is reset (SO_LINGER 0,
+// so the peer gets an RST), and requests still running on it end without an answer; it
+// prints {"ev":"crashed","listener":I,...}. The other listeners and the store go on.
 package main
 
 import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"flag"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,18 +67,181 @@ type store struct {
 
 func main() {
 	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (0: any free one)")
+	ports := flag.String("ports", "", "comma-separated TCP ports on 127.0.0.1, one listener "+
+		"(API server) each, all serving one store; replaces -port")
+	certFile := flag.String("cert-file", "", "serve HTTPS (HTTP/2) with a self-signed "+
+		"certificate for 127.0.0.1, written to this file as PEM")
 	flag.Parse()
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	list := []string{strconv.Itoa(*port)}
+	if *ports != "" {
+		list = strings.Split(*ports, ",")
+	}
+	var tlsConfig *tls.Config
+	if *certFile != "" {
+		cert, err := selfSigned(*certFile)
+		if err != nil {
+			fail(err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
 	s := &store{leases: map[string]*coordinationv1.Lease{}}
-	mono.Emit("listening", map[string]any{"port": ln.Addr().(*net.TCPAddr).Port})
-	if err := http.Serve(ln, s); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	fatal := make(chan error, len(list))
+	var endpoints []*endpoint
+	var bound []int
+	for i, p := range list {
+		ep, err := listen(s, i, strings.TrimSpace(p))
+		if err != nil {
+			fail(err)
+		}
+		endpoints = append(endpoints, ep)
+		bound = append(bound, ep.port())
+		go func() {
+			if err := ep.serve(tlsConfig); err != nil && !ep.crashed.Load() {
+				fatal <- err
+			}
+		}()
 	}
+	mono.Emit("listening", map[string]any{"port": bound[0], "ports": bound,
+		"tls": tlsConfig != nil})
+	go control(endpoints)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-fatal:
+		fail(err)
+	case <-stop:
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// endpoint is one API server: a listener in front of the shared store.
+type endpoint struct {
+	store   *store
+	index   int
+	ln      *trackingListener
+	crashed atomic.Bool
+}
+
+type listenerKey struct{}
+
+// listen opens API server `index` of store s on 127.0.0.1:port.
+func listen(s *store, index int, port string) (*endpoint, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return nil, err
+	}
+	return &endpoint{store: s, index: index, ln: &trackingListener{Listener: ln}}, nil
+}
+
+func (e *endpoint) port() int {
+	return e.ln.Addr().(*net.TCPAddr).Port
+}
+
+func (e *endpoint) serve(tlsConfig *tls.Config) error {
+	srv := &http.Server{Handler: e}
+	if tlsConfig == nil {
+		return srv.Serve(e.ln)
+	}
+	// ServeTLS offers h2 by ALPN, as kube-apiserver does.
+	srv.TLSConfig = tlsConfig.Clone()
+	return srv.ServeTLS(e.ln, "", "")
+}
+
+// ServeHTTP serves the store, tagging the request with this listener; after a crash a
+// request still running gets no answer (its connection is being reset).
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e.crashed.Load() {
+		panic(http.ErrAbortHandler)
+	}
+	e.store.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), listenerKey{}, e.index)))
+}
+
+// crash closes the listener and resets every connection it accepted; it returns how many.
+func (e *endpoint) crash() int {
+	e.crashed.Store(true)
+	_ = e.ln.Close()
+	return e.ln.resetAll()
+}
+
+// trackingListener records the TCP connections it accepts, so that a crash can reset them.
+type trackingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*net.TCPConn
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.conns = append(l.conns, c.(*net.TCPConn))
+	return c, nil
+}
+
+// resetAll closes every accepted connection with SO_LINGER 0: the peer gets an RST, as
+// from a killed process's sockets with data unread, and no FIN handshake.
+func (l *trackingListener) resetAll() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		_ = c.SetLinger(0)
+		_ = c.Close()
+	}
+	n := len(l.conns)
+	l.conns = nil
+	return n
+}
+
+// control reads commands from stdin: "crash I". End of input ends nothing.
+func control(endpoints []*endpoint) {
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		var i int
+		if _, err := fmt.Sscanf(lines.Text(), "crash %d", &i); err != nil || i < 0 ||
+			i >= len(endpoints) {
+			mono.Emit("error", map[string]any{"command": lines.Text()})
+			continue
+		}
+		t := mono.Now()
+		reset := endpoints[i].crash()
+		mono.EmitAt(t, "crashed", map[string]any{"listener": i, "reset": reset})
+	}
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and writes it to path as PEM.
+func selfSigned(path string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "conformance-apiserver"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(path, block, 0o600); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // ServeHTTP routes /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}].
@@ -164,8 +351,8 @@ func holderOf(lease *coordinationv1.Lease) string {
 
 func writeLease(w http.ResponseWriter, r *http.Request, code int, lease *coordinationv1.Lease) {
 	lease.APIVersion, lease.Kind = "coordination.k8s.io/v1", "Lease"
-	mono.Emit("request", map[string]any{"method": r.Method, "code": code,
-		"holder": holderOf(lease), "rv": lease.ResourceVersion})
+	mono.Emit("request", requestFields(r, map[string]any{"method": r.Method, "code": code,
+		"holder": holderOf(lease), "rv": lease.ResourceVersion}))
 	writeJSON(w, code, lease)
 }
 
@@ -180,8 +367,19 @@ func writeStatus(w http.ResponseWriter, r *http.Request, err *apierrors.StatusEr
 	if sent != nil {
 		fields["rv"] = sent.ResourceVersion
 	}
-	mono.Emit("request", fields)
+	mono.Emit("request", requestFields(r, fields))
 	writeJSON(w, int(status.Code), &status)
+}
+
+// requestFields adds to a log line the listener that took the request (if any), its
+// protocol and the client's address (one per connection).
+func requestFields(r *http.Request, fields map[string]any) map[string]any {
+	if i, ok := r.Context().Value(listenerKey{}).(int); ok {
+		fields["listener"] = i
+	}
+	fields["proto"] = r.Proto
+	fields["remote"] = r.RemoteAddr
+	return fields
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -76,5 +79,58 @@ func TestOneUpdatePerResourceVersion(t *testing.T) {
 	if *got.Spec.HolderIdentity != "a" || got.ResourceVersion != won.ResourceVersion {
 		t.Fatalf("stored %s at %s, want a at %s", *got.Spec.HolderIdentity,
 			got.ResourceVersion, won.ResourceVersion)
+	}
+}
+
+// Two API servers serve one store over HTTPS; a crash of one refuses new connections and
+// fails requests on it, while the other goes on serving the same Lease, over HTTP/2.
+func TestACrashedAPIServerFailsAndTheOtherServesTheSameStore(t *testing.T) {
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	cert, err := selfSigned(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}}
+	s := &store{leases: map[string]*coordinationv1.Lease{}}
+	var clients []typedv1.LeaseInterface
+	var endpoints []*endpoint
+	for i := range 2 {
+		ep, err := listen(s, i, "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = ep.serve(tlsConfig) }()
+		t.Cleanup(func() { ep.crash() })
+		endpoints = append(endpoints, ep)
+		client, err := kubernetes.NewForConfig(&rest.Config{
+			Host:            fmt.Sprintf("https://127.0.0.1:%d", ep.port()),
+			TLSClientConfig: rest.TLSClientConfig{CAFile: caFile},
+			ContentConfig:   rest.ContentConfig{ContentType: "application/json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, client.CoordinationV1().Leases("default"))
+	}
+	ctx := context.Background()
+	if _, err := clients[0].Create(ctx, newLease("a"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := clients[1].Get(ctx, "l", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got.Spec.HolderIdentity != "a" {
+		t.Fatalf("the other API server read holder %q, want a", *got.Spec.HolderIdentity)
+	}
+	if reset := endpoints[0].crash(); reset != 1 {
+		t.Fatalf("crash reset %d connections, want the client's one", reset)
+	}
+	// An Update, not a Get: client-go retries a Get after a reset connection (request.go,
+	// IsConnectionReset / IsProbableEOF for GET), a second later.
+	if _, err := clients[0].Update(ctx, got, metav1.UpdateOptions{}); err == nil {
+		t.Fatal("an Update through the crashed API server succeeded")
+	}
+	if _, err := clients[1].Get(ctx, "l", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the other API server failed after the crash: %v", err)
 	}
 }

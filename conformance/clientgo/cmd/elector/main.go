@@ -7,13 +7,21 @@
 // "started_leading", "stopped_leading", "new_leader" (client-go's three callbacks) and
 // "exit" when Run returns. Like kube-controller-manager, it campaigns once: when it stops
 // leading, Run returns and the process exits. Renewals are the "update" calls made while
-// leading; the lock is the real LeaseLock, wrapped only to time its calls.
+// leading; the lock is the real LeaseLock, wrapped only to time its calls. Each HTTP request
+// also prints "conn" when it has a connection (net/http/httptrace GotConn): its method, the
+// connection's local port and whether it was reused, so that a request can be told to go on
+// an old connection or a new one. -ca-file (an https -server) and -timeout set the
+// rest.Config's TLS CA and Timeout; resourcelock.NewFromKubeconfig sets Timeout to
+// max(1s, RenewDeadline/2).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
 	"os"
 	"time"
 
@@ -71,6 +79,23 @@ func (l timedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRe
 	return err
 }
 
+// tracedTransport prints a "conn" event when each request has its connection.
+type tracedTransport struct {
+	next http.RoundTripper
+}
+
+func (t tracedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	method := r.Method
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		fields := map[string]any{"method": method, "reused": info.Reused}
+		if addr, ok := info.Conn.LocalAddr().(*net.TCPAddr); ok {
+			fields["local"] = addr.Port
+		}
+		mono.Emit("conn", fields)
+	}}
+	return t.next.RoundTrip(r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
+}
+
 func main() {
 	server := flag.String("server", "", "API server URL (http://127.0.0.1:PORT)")
 	id := flag.String("id", "", "this elector's identity")
@@ -79,14 +104,20 @@ func main() {
 	leaseDuration := flag.Duration("lease-duration", 15*time.Second, "LeaseDuration")
 	renewDeadline := flag.Duration("renew-deadline", 10*time.Second, "RenewDeadline")
 	retryPeriod := flag.Duration("retry-period", 2*time.Second, "RetryPeriod")
+	caFile := flag.String("ca-file", "", "CA certificate (PEM) of an https -server")
+	timeout := flag.Duration("timeout", 0, "the rest.Config's Timeout (0: none)")
 	flag.Parse()
 	if *server == "" || *id == "" {
 		fmt.Fprintln(os.Stderr, "elector: -server and -id are required")
 		os.Exit(2)
 	}
-	config := &rest.Config{Host: *server, QPS: 1000, Burst: 1000,
+	config := &rest.Config{Host: *server, QPS: 1000, Burst: 1000, Timeout: *timeout,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: *caFile},
 		ContentConfig: rest.ContentConfig{ContentType: "application/json",
-			AcceptContentTypes: "application/json"}}
+			AcceptContentTypes: "application/json"},
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return tracedTransport{rt}
+		}}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
