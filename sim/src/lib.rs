@@ -15,6 +15,7 @@ pub mod ids;
 pub mod invariant;
 mod kinds;
 pub mod limits;
+pub mod nested;
 pub mod network_config;
 pub mod process;
 pub mod property;

@@ -5,7 +5,8 @@ use super::node::{DurableText, ExternalNode, ExternalTimer};
 use super::wire::Wire;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use splitbrain_sim::{Ctx, Effect, LocalNanos, MemberChange, Message, NodeId, Process, TimerKind};
+use splitbrain_sim::nested::Embedding;
+use splitbrain_sim::{Ctx, LocalNanos, MemberChange, Message, NodeId, Process, TimerKind};
 use std::sync::Arc;
 
 /// A process of an external run: a node, or the modeled service `S`.
@@ -45,61 +46,46 @@ where
         }
     }
 
-    /// Runs one handler of the service with a context of its own types, and hands what it
-    /// did to the run's context.
+    /// Runs one handler of the service nested ([`splitbrain_sim::nested`]), with a context of
+    /// its own types, and hands what it did to the run's context.
     fn call(
         &mut self,
         ctx: &mut XCtx<'_, S::Msg>,
         handler: impl FnOnce(&mut S, &mut Ctx<'_, S::Msg, S::Timer>),
     ) {
-        let mut out = Vec::new();
-        let (me, members, stream) = (ctx.me(), ctx.members(), ctx.stream());
-        let (mono, wall) = (ctx.monotonic_now(), ctx.wall_now());
-        {
-            let mut inner = Ctx::new(me, members, mono, ctx.rng(), &mut out)
-                .with_wall_now(wall)
-                .on_stream(stream);
-            handler(&mut self.inner, &mut inner);
-        }
-        for effect in out {
-            self.forward(ctx, effect);
-        }
-    }
-
-    fn forward(&self, ctx: &mut XCtx<'_, S::Msg>, effect: Effect<S::Msg, S::Timer>) {
-        let timer = |t: S::Timer| ExternalTimer::from_index(self.timer_offset + t.index());
-        match effect {
-            Effect::Send { to, msg } => {
-                let kind = u16::try_from(self.message_offset + msg.kind()).expect("names fit");
-                ctx.send(to, Wire::Service { kind, msg });
-            }
-            Effect::SendUnordered { to, msg } => {
-                let kind = u16::try_from(self.message_offset + msg.kind()).expect("names fit");
-                ctx.send_unordered(to, Wire::Service { kind, msg });
-            }
-            Effect::Disconnect { peer } => ctx.disconnect(peer),
-            Effect::SetTimer {
-                timer: t,
-                after_local_ns,
-            } => ctx.set_timer(timer(t), after_local_ns),
-            Effect::SetWallTimer {
-                timer: t,
-                at_wall_ns,
-            } => ctx.set_wall_timer(timer(t), at_wall_ns),
-            Effect::CancelTimer { timer: t } => ctx.cancel_timer(timer(t)),
-            Effect::Write { token } => ctx.write(token),
-            Effect::BecameLeader { term, token } => ctx.became_leader(term, token),
-            Effect::SteppedDown => ctx.stepped_down(),
-            Effect::Signal(signal) => ctx.signal(signal),
-            Effect::Persist(()) => ctx.persist(Arc::from("null")),
-            Effect::Fail { reason } => ctx.fail(reason),
-            Effect::Log { text } => ctx.log(text),
-        }
+        let (me, members) = (ctx.me(), ctx.members());
+        let ((), out) = ctx.nested(me, members, |c| handler(&mut self.inner, c));
+        ctx.carry_out(out, &*self);
     }
 
     /// The service's own timer for the run's slot `timer`.
     fn own_timer(&self, timer: ExternalTimer) -> S::Timer {
         S::Timer::from_index(timer.index() - self.timer_offset)
+    }
+}
+
+/// The service's effects as the run's: its messages numbered after the nodes' own, its
+/// timers in the slots after theirs, its (empty) durable state `null`.
+impl<S> Embedding<S::Msg, S::Timer, ()> for ServiceHost<S>
+where
+    S: Process<Durable = ()>,
+    S::Msg: Serialize + DeserializeOwned,
+{
+    type Msg = Wire<S::Msg>;
+    type Timer = ExternalTimer;
+    type Durable = DurableText;
+
+    fn message(&self, to: NodeId, msg: S::Msg) -> (NodeId, Wire<S::Msg>) {
+        let kind = u16::try_from(self.message_offset + msg.kind()).expect("names fit");
+        (to, Wire::Service { kind, msg })
+    }
+
+    fn timer(&self, timer: S::Timer) -> ExternalTimer {
+        ExternalTimer::from_index(self.timer_offset + timer.index())
+    }
+
+    fn durable(&self, (): ()) -> DurableText {
+        Arc::from("null")
     }
 }
 

@@ -10,6 +10,7 @@
 use super::EtcdMember;
 use crate::etcd::messages::{EtcdMsg, EtcdTimer};
 use crate::raft::{Durable, RaftMsg, RaftNode, RaftTimer};
+use splitbrain_sim::nested::Embedding;
 use splitbrain_sim::{Ctx, Effect, NodeId};
 
 type MemberCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
@@ -38,6 +39,35 @@ pub(crate) fn inner_timer(timer: EtcdTimer) -> Option<RaftTimer> {
     })
 }
 
+/// The Raft node's effects as the member's: its messages to process `first + i` with their
+/// proposals, its timers in the member's `Raft*` slots, its durable writes the member's (the
+/// WAL: the member's state is kept in memory, see the module doc of `cluster`; the write's
+/// latency and ordering are the disk's). Its claims, step-downs, signals, writes,
+/// disconnects and log lines stay inside: the member reads its Raft's role instead.
+impl Embedding<RaftMsg, RaftTimer, Durable> for EtcdMember {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
+    type Durable = ();
+
+    fn message(&self, to: NodeId, msg: RaftMsg) -> (NodeId, EtcdMsg) {
+        let proposals = self.proposals_for(&msg);
+        (
+            self.process_of(to.index()),
+            EtcdMsg::Raft { msg, proposals },
+        )
+    }
+
+    fn timer(&self, timer: RaftTimer) -> EtcdTimer {
+        outer_timer(timer)
+    }
+
+    fn durable(&self, _: Durable) {}
+
+    fn passes_through(&self) -> bool {
+        false
+    }
+}
+
 impl EtcdMember {
     /// Calls `f` on the Raft node with a context of its own; returns its result and effects.
     pub(crate) fn raft_call<R>(
@@ -45,47 +75,14 @@ impl EtcdMember {
         ctx: &mut MemberCtx<'_, '_>,
         f: impl FnOnce(&mut RaftNode, &mut Ctx<'_, RaftMsg, RaftTimer, Durable>) -> R,
     ) -> (R, Vec<RaftEffect>) {
-        let mut out = Vec::new();
-        let (now, wall) = (ctx.monotonic_now(), ctx.wall_now());
         let me = NodeId::from(self.index);
-        let stream = ctx.stream();
-        let mut inner = Ctx::new(me, self.size, now, ctx.rng(), &mut out)
-            .with_wall_now(wall)
-            .on_stream(stream);
-        let result = f(&mut self.raft, &mut inner);
-        (result, out)
+        let raft = &mut self.raft;
+        ctx.nested(me, self.size, |c| f(raft, c))
     }
 
     /// Carries out what the Raft node asked for, as the member's own effects.
-    pub(crate) fn raft_effects(&mut self, ctx: &mut MemberCtx<'_, '_>, out: Vec<RaftEffect>) {
-        for effect in out {
-            match effect {
-                Effect::Send { to, msg } | Effect::SendUnordered { to, msg } => {
-                    let proposals = self.proposals_for(&msg);
-                    let to = self.process_of(to.index());
-                    ctx.send(to, EtcdMsg::Raft { msg, proposals });
-                }
-                Effect::SetTimer {
-                    timer,
-                    after_local_ns,
-                } => ctx.set_timer(outer_timer(timer), after_local_ns),
-                Effect::SetWallTimer { timer, at_wall_ns } => {
-                    ctx.set_wall_timer(outer_timer(timer), at_wall_ns)
-                }
-                Effect::CancelTimer { timer } => ctx.cancel_timer(outer_timer(timer)),
-                // The WAL write: the member's state is kept in memory (see the module doc of
-                // `cluster`), the write's latency and ordering are the disk's.
-                Effect::Persist(_) => ctx.persist(()),
-                Effect::Fail { reason } => ctx.fail(reason),
-                // Not an election member's: the member reads its Raft's role instead.
-                Effect::BecameLeader { .. }
-                | Effect::SteppedDown
-                | Effect::Signal(_)
-                | Effect::Write { .. }
-                | Effect::Disconnect { .. }
-                | Effect::Log { .. } => {}
-            }
-        }
+    pub(crate) fn raft_effects(&self, ctx: &mut MemberCtx<'_, '_>, out: Vec<RaftEffect>) {
+        ctx.carry_out(out, self);
     }
 
     /// The proposals of the entries an `Append` carries, by index.
