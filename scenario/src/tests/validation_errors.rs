@@ -946,7 +946,11 @@ fn an_external_client_runs_against_a_clustered_service() {
         let source =
             format!("(algorithm: ExternalClient(command: [\"true\"], service: {service}))");
         let scenario = parsed(&source);
-        assert_eq!(scenario.algorithm.service_processes(), processes, "{service}");
+        assert_eq!(
+            scenario.algorithm.service_processes(),
+            processes,
+            "{service}"
+        );
     }
 }
 
