@@ -304,7 +304,7 @@ fn registry() -> &'static RwLock<Vec<&'static AlgorithmEntry>> {
     static REGISTRY: OnceLock<RwLock<Vec<&'static AlgorithmEntry>>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let mut entries = Vec::new();
-        crate::built_ins(&mut entries);
+        crate::built_in::built_ins(&mut entries);
         RwLock::new(entries)
     })
 }
