@@ -79,6 +79,11 @@ hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
 hunt_clean scenarios/external/go-etcd-election-cluster.ron
 hunt_clean scenarios/external/go-etcd-election-fsync-stuck-3.5.ron
 hunt_rate scenarios/external/go-etcd-election-fsync-stuck-3.4.ron 50
+# The Python ZooKeeper recipe on a 3-server ensemble (issue 47): clean under a nemesis that
+# strikes members and servers, and the session id as fencing token found (rare in the model,
+# whose session ids follow commit order: the hunt stops after the batch with seed 320).
+hunt_clean scenarios/external/python-zk-recipe-cluster.ron
+hunt_finds scenarios/external/python-zk-recipe-broken-cluster.ron 500
 # The Rust client is hunted through the raft-rs adapters (scripts/known_bugs.py: 2,000 seeds of
 # raft-rs 0.3.1 clean); scenarios/external/rust-raft.ron is not hunted here, to save CI time.
 echo "== clients: ok"
