@@ -73,6 +73,15 @@ class Band:
     offset the harness does not align with the check's loop, so real and model each see any
     value within one period (ZooKeeper's once-per-tick quorum check). Every model value must lie
     in it; the row's `expect` holds the real values to the same interval.
+
+    `twins` compares model run k with real trial k alone, within `abs`, for a model run
+    chosen as the real trial's twin in what the real side draws and measures (where a client
+    connected): the spread of the other trials says nothing about it.
+
+    `real_above` is one-sided: the real measurement holds up to this much that the model's
+    does not, for a documented reason on the real side only (the harness's own client waiting
+    out its request timeout), so a model value may lie that much further below the real range,
+    never above it.
     """
 
     abs: float
@@ -81,10 +90,17 @@ class Band:
     paired_periods: int = 1
     positive_where_real: bool = False
     window: Optional[tuple[float, float]] = None
+    real_above: float = 0.0
+    twins: bool = False
 
     def __post_init__(self) -> None:
         if self.positive_where_real and self.paired_period is None:
             raise ValueError("positive_where_real compares twins: it needs paired_period")
+        if self.real_above and (self.paired_period is not None or self.window is not None
+                                or self.twins):
+            raise ValueError("real_above widens the interval check only")
+        if self.twins and (self.paired_period is not None or self.window is not None):
+            raise ValueError("twins is a per-trial check of its own")
 
     def slack(self, real_median: float) -> float:
         return self.abs + self.rel * abs(real_median)
@@ -94,6 +110,10 @@ class Band:
         if self.window is not None:
             return f"within [{self.window[0]:g}, {self.window[1]:g}]{unit}"
         text = f"±({self.abs:g}{unit}+{self.rel:.0%})" if self.rel else f"±{self.abs:g}{unit}"
+        if self.real_above:
+            text += f", real up to {self.real_above:g}{unit} above"
+        if self.twins:
+            text += " per trial"
         if self.paired_period is not None:
             shift = self.paired_periods * self.paired_period
             text += f" per trial, mod {self.paired_period:g}{unit} up to ±{shift:g}{unit}"
@@ -227,6 +247,12 @@ class Experiment:
     # leader kill"): given the real values, "" when they agree, else why not (verdict FAIL),
     # so that a broken harness or a changed server does not pass unnoticed.
     expect: Optional[Callable[[list], str]] = None
+    # With `known_difference`: which trials (k = 1..runs) the known difference concerns, for a
+    # difference that shows only in some trials (a real draw the model does not make the same
+    # way, read from real trial k). The row then reads KNOWN when every model value off the
+    # band belongs to such a trial, FAIL when one belongs to another, and PASS (not FIXED)
+    # when none is off: whether the difference shows is the draw's, not the model's.
+    known_where: Optional[Callable[[int], bool]] = None
 
 
 @dataclass
@@ -244,17 +270,30 @@ class Spread:
 
 def verdict(real: Spread, model: Spread, band: Band) -> tuple[str, float, float, float]:
     """PASS/FAIL and the interval [lo, hi] the model values had to lie in, and the slack."""
-    if band.window is not None:
-        lo, hi = band.window
-        ok = all(lo <= v <= hi for v in model.values)
-        return ("PASS" if ok else "FAIL"), lo, hi, 0.0
-    slack = band.slack(real.median)
-    lo, hi = real.min - slack, real.max + slack
-    if band.paired_period is None:
-        ok = all(lo <= v <= hi for v in model.values)
-    else:
-        ok = all(band.twin_ok(m, r, slack) for m, r in zip(model.values, real.values))
+    lo, hi, slack = interval(real, band)
+    ok = not off_band(real, model, band)
     return ("PASS" if ok else "FAIL"), lo, hi, slack
+
+
+def interval(real: Spread, band: Band) -> tuple[float, float, float]:
+    """The interval [lo, hi] the model values must lie in (a `paired_period` band checks each
+    twin instead), and the slack."""
+    if band.window is not None:
+        return band.window[0], band.window[1], 0.0
+    slack = band.slack(real.median)
+    return real.min - slack - band.real_above, real.max + slack, slack
+
+
+def off_band(real: Spread, model: Spread, band: Band) -> list[int]:
+    """The trials k (1-based) whose model value the band does not accept."""
+    lo, hi, slack = interval(real, band)
+    if band.twins:
+        return [k for k, (m, r) in enumerate(zip(model.values, real.values), 1)
+                if not abs(m - r) <= slack]
+    if band.paired_period is None or band.window is not None:
+        return [k for k, v in enumerate(model.values, 1) if not lo <= v <= hi]
+    return [k for k, (m, r) in enumerate(zip(model.values, real.values), 1)
+            if not band.twin_ok(m, r, slack)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -595,6 +634,30 @@ def splitbrain_trace(scenario: Path, seed: int, **overrides) -> list[dict]:
                                f"{proc.stderr.strip()}")
         with open(trace) as f:
             return [json.loads(line) for line in f if line.strip()]
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def splitbrain_trace_report(scenario: Path, seed: int,
+                            **overrides) -> tuple[list[dict], dict]:
+    """One run of the scenario for `seed` with `--trace` and `--json`: its trace events and
+    its summary (the `--json` object), for a model side that reads both of one run."""
+    out_dir = _scratch_dir("tr")
+    trace = out_dir / "trace.jsonl"
+    try:
+        proc, work = splitbrain_run(scenario, seed, ["--trace", str(trace), "--json"],
+                                    **overrides)
+        shutil.rmtree(work, ignore_errors=True)
+        if not trace.exists():
+            raise HarnessError(f"splitbrain wrote no trace for {scenario} seed {seed}:\n"
+                               f"{proc.stderr.strip()}")
+        with open(trace) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+        try:
+            return events, json.loads(proc.stdout)
+        except json.JSONDecodeError as exc:
+            raise HarnessError(f"splitbrain --json output is not JSON: {exc}: "
+                               f"{proc.stdout[:300]}")
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
 

@@ -157,9 +157,14 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
         return row
     row.verdict, lo, hi, slack = harness.verdict(row.real, row.model, exp.band)
     row.band = exp.band.describe(exp.unit)
-    if exp.band.paired_period is None:
+    if exp.band.paired_period is None and not exp.band.twins:
         row.band += f" -> [{fmt(lo, exp.unit)}, {fmt(hi, exp.unit)}]"
-    if row.verdict == "FAIL" and exp.band.paired_period is not None:
+    if row.verdict == "FAIL" and exp.band.twins:
+        off = [f"{fmt(m, exp.unit)} (real {fmt(r, exp.unit)})"
+               for k, (m, r) in enumerate(zip(row.model.values, row.real.values), 1)
+               if k in harness.off_band(row.real, row.model, exp.band)]
+        row.detail = f"model values off their real trial: {', '.join(off)}"
+    elif row.verdict == "FAIL" and exp.band.paired_period is not None:
         off = [f"{fmt(m, exp.unit)} (real {fmt(r, exp.unit)}"
                + (", not > 0" if exp.band.sign_broken(m, r) else "") + ")"
                for m, r in zip(row.model.values, row.real.values)
@@ -168,7 +173,14 @@ def run_experiment(exp: Experiment, runs: int) -> Row:
     elif row.verdict == "FAIL":
         outside = [fmt(v, exp.unit) for v in row.model.values if not lo <= v <= hi]
         row.detail = f"model values outside the band: {', '.join(outside)}"
-    if exp.known_difference:
+    if exp.known_difference and exp.known_where is not None:
+        off = harness.off_band(row.real, row.model, exp.band)
+        if off and all(exp.known_where(k) for k in off):
+            row.verdict = "KNOWN"
+            trials = ", ".join(str(k) for k in off)
+            row.detail = "; ".join(d for d in (row.detail, f"known (trial {trials}): "
+                                               f"{exp.known_difference}") if d)
+    elif exp.known_difference:
         row.verdict = {"FAIL": "KNOWN", "PASS": "FIXED"}[row.verdict]
         row.detail = "; ".join(d for d in (row.detail, f"known: {exp.known_difference}") if d)
     print(f"    {row.verdict} band {row.band} ({time.monotonic() - started:.1f}s)", flush=True)
