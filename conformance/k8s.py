@@ -553,9 +553,11 @@ def model_lb(seed: int, fault: str, timing: Timing = SHORT) -> dict:
     if last_resp["t"] != ref:
         raise HarnessError("the model's run moved before its fault")
     struck = next(e["what"] for e in trace if e["ev"] == "fault")
-    if f"n{last_resp['from']} " not in struck + " ":
+    # The trace names a service process by its role ("apiserver-2"), an elector as n<id>.
+    used = f"apiserver-{last_resp['from'] - members}"
+    if f"{used} " not in struck + " ":
         raise HarnessError(f"the fault ({struck}) missed the API server of the holder's last "
-                           f"renewal (n{last_resp['from']})")
+                           f"renewal ({used}, n{last_resp['from']})")
     last = last_resp["t"]
     end = last + _loss_window_s(timing) * NS_PER_S
     losses, leading = [], True
