@@ -20,6 +20,7 @@ mod built_in;
 pub mod bully;
 pub mod etcd;
 pub mod external;
+pub mod hosted;
 mod json_form;
 pub mod k8s_lease;
 pub mod raft;
@@ -29,9 +30,12 @@ pub mod registry;
 pub mod ring;
 mod rules;
 pub mod run;
+mod seat;
 pub mod simple;
 #[cfg(test)]
 mod testing;
+mod text;
+pub mod transcript;
 pub mod zookeeper;
 
 pub use algorithm::{
@@ -41,6 +45,7 @@ pub use budget::{
     events_per_act, expected_events, expected_events_with, fastest_drift_ppm, retransmissions,
 };
 pub use built_in::DEFAULT_COMPARISON;
+pub use external::end_idle_processes;
 pub use registry::{
     algorithms, register, scenario_names, AlgorithmConfig, AlgorithmEntry, AlgorithmError,
     AlgorithmSettings, RegistryError,

@@ -416,7 +416,7 @@ impl<A, T: Serialize> Serialize for Typed<A, T> {
 }
 
 /// What [`AlgorithmConfig`] asks of the configuration behind it.
-trait DynConfig: Send + Sync + erased_serde::Serialize {
+trait DynConfig: Hooks + Send + Sync + erased_serde::Serialize {
     fn as_any(&self) -> &dyn Any;
     fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     fn same_as(&self, other: &dyn DynConfig) -> bool;
@@ -427,22 +427,7 @@ trait DynConfig: Send + Sync + erased_serde::Serialize {
         entry: &'static AlgorithmEntry,
         members: usize,
     ) -> Option<AlgorithmConfig>;
-    fn timings(&self) -> Vec<(&'static str, Nanos)>;
-    fn adjustments(&self) -> Vec<String>;
-    fn shortest_timing(&self) -> (&'static str, Nanos);
-    fn heartbeat_ns(&self) -> Nanos;
-    fn campaign_timeout_ns(&self) -> Nanos;
-    fn sends_to_every_member(&self) -> bool;
-    fn service_processes(&self) -> usize;
-    fn service_names(&self) -> Vec<String>;
-    fn election_is_quadratic(&self) -> bool;
-    fn observes(&self) -> bool;
-    fn property_names(&self) -> Vec<&'static str>;
-    fn message_names(&self) -> Option<&'static [&'static str]>;
-    fn watched_observations(&self) -> Vec<&'static str>;
-    fn programs(&self) -> Vec<Vec<String>>;
     fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig>;
-    fn member_keys(&self, members: usize) -> Option<Vec<u64>>;
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -464,21 +449,26 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     fn as_any(&self) -> &dyn Any {
         &self.0
     }
+
     fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
     }
+
     fn same_as(&self, other: &dyn DynConfig) -> bool {
         other.as_any().downcast_ref::<A::Config>() == Some(&self.0)
     }
+
     fn settings(&self, entry: &'static AlgorithmEntry) -> AlgorithmSettings {
         AlgorithmSettings {
             entry,
             settings: Box::new(Typed::<A, A::Settings>::new(A::settings(&self.0))),
         }
     }
+
     fn info(&self, members: usize) -> AlgorithmInfo {
         A::info(&self.0, members)
     }
+
     fn for_members(
         &self,
         entry: &'static AlgorithmEntry,
@@ -486,55 +476,11 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
     ) -> Option<AlgorithmConfig> {
         A::for_members(&self.0, members).map(|c| AlgorithmConfig::with_entry::<A>(entry, c))
     }
-    fn timings(&self) -> Vec<(&'static str, Nanos)> {
-        A::timings(&self.0)
-    }
-    fn adjustments(&self) -> Vec<String> {
-        A::adjustments(&self.0)
-    }
-    fn shortest_timing(&self) -> (&'static str, Nanos) {
-        A::shortest_timing(&self.0)
-    }
-    fn heartbeat_ns(&self) -> Nanos {
-        A::heartbeat_ns(&self.0)
-    }
-    fn campaign_timeout_ns(&self) -> Nanos {
-        A::campaign_timeout_ns(&self.0)
-    }
-    fn sends_to_every_member(&self) -> bool {
-        A::SENDS_TO_EVERY_MEMBER
-    }
-    fn election_is_quadratic(&self) -> bool {
-        A::ELECTION_IS_QUADRATIC
-    }
-    fn observes(&self) -> bool {
-        A::OBSERVES
-    }
-    fn service_processes(&self) -> usize {
-        A::service_processes(&self.0)
-    }
 
-    fn service_names(&self) -> Vec<String> {
-        A::service_names(&self.0)
-    }
-    fn property_names(&self) -> Vec<&'static str> {
-        A::properties(&self.0).names()
-    }
-    fn message_names(&self) -> Option<&'static [&'static str]> {
-        A::message_names(&self.0)
-    }
-    fn watched_observations(&self) -> Vec<&'static str> {
-        A::watched_observations(&self.0)
-    }
-    fn programs(&self) -> Vec<Vec<String>> {
-        A::programs(&self.0)
-    }
     fn reference(&self, entry: &'static AlgorithmEntry) -> Option<AlgorithmConfig> {
         A::reference(&self.0).map(|c| AlgorithmConfig::with_entry::<A>(entry, c))
     }
-    fn member_keys(&self, members: usize) -> Option<Vec<u64>> {
-        A::member_keys(&self.0, members)
-    }
+
     fn vary(
         &self,
         entry: &'static AlgorithmEntry,
@@ -549,6 +495,7 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
                 error: AlgorithmError::new(entry, p.error),
             })
     }
+
     fn run(
         &self,
         sim: SimConfig,
@@ -569,6 +516,91 @@ impl<A: Algorithm> DynConfig for Typed<A, A::Config> {
         };
         A::run(&self.0, sim, info, options)
     }
+}
+
+/// Every plain hook of [`Algorithm`], relayed once: for each, the object-safe method of
+/// `Hooks`, its body for algorithm `A` (on `config: &A::Config`), and the public method of
+/// [`AlgorithmConfig`] with its doc. A new hook is one entry here (and its default in
+/// [`Algorithm`]); hooks that need the entry or wrap their answer are [`DynConfig`]'s.
+macro_rules! relayed_hooks {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident($config:ident $(, $arg:ident: $ty:ty)*) -> $ret:ty $body:block
+    )*) => {
+        /// The plain hooks of an algorithm's configuration, behind `dyn`.
+        trait Hooks {
+            $(fn $name(&self $(, $arg: $ty)*) -> $ret;)*
+        }
+
+        impl<A: Algorithm> Hooks for Typed<A, A::Config> {
+            $(fn $name(&self $(, $arg: $ty)*) -> $ret {
+                let $config = &self.0;
+                $body
+            })*
+        }
+
+        impl AlgorithmConfig {
+            $($(#[$doc])*
+            pub fn $name(&self $(, $arg: $ty)*) -> $ret {
+                self.config.$name($($arg),*)
+            })*
+        }
+    };
+}
+
+relayed_hooks! {
+    /// Every timing in the settings, each with its field name in a scenario file (a range's
+    /// ends as `name[0]` and `name[1]`).
+    fn timings(config) -> Vec<(&'static str, Nanos)> { A::timings(config) }
+    /// What the modeled system does to the settings as written (see
+    /// [`Algorithm::adjustments`]); empty when they run as written.
+    fn adjustments(config) -> Vec<String> { A::adjustments(config) }
+    /// The shortest period at which a process of the algorithm acts on its own timers, with
+    /// its field name, at least 1 ns (the basis of [`crate::expected_events`]).
+    fn shortest_timing(config) -> (&'static str, Nanos) { A::shortest_timing(config) }
+    /// The interval at which a live leader or lease holder shows it is alive.
+    fn heartbeat_ns(config) -> Nanos { A::heartbeat_ns(config) }
+    /// The shortest wait after which a member acts on not having heard from others.
+    fn campaign_timeout_ns(config) -> Nanos { A::campaign_timeout_ns(config) }
+    /// Whether members send to every other member (messages in flight, and the memory of a
+    /// run, grow with the square of the cluster).
+    fn sends_to_every_member(_config) -> bool { A::SENDS_TO_EVERY_MEMBER }
+    /// Whether one election can cost `n (n - 1)` messages (see
+    /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
+    fn election_is_quadratic(_config) -> bool { A::ELECTION_IS_QUADRATIC }
+    /// Whether its processes may report observations of their own (see
+    /// [`Algorithm::OBSERVES`]).
+    fn observes(_config) -> bool { A::OBSERVES }
+    /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
+    fn property_names(config) -> Vec<&'static str> { A::properties(config).names() }
+    /// The names of its message types ([`Algorithm::message_names`]); `None` when its nodes
+    /// declare them only when they start.
+    fn message_names(config) -> Option<&'static [&'static str]> { A::message_names(config) }
+    /// The observation names its scenario-declared properties watch
+    /// ([`Algorithm::watched_observations`]).
+    fn watched_observations(config) -> Vec<&'static str> { A::watched_observations(config) }
+    /// The programs a run with this algorithm starts, as command lines
+    /// ([`Algorithm::programs`]): empty unless its nodes are external processes.
+    fn programs(config) -> Vec<Vec<String>> { A::programs(config) }
+    /// Which of `members` a systematic search may take for one another as far as the
+    /// settings go: a key per member, equal for members set alike; `None` when the
+    /// algorithm's processes cannot be renamed ([`Algorithm::member_keys`]).
+    ///
+    /// ```
+    /// use splitbrain_algorithms::{raft::{Raft, RaftConfig}, ring::Ring, AlgorithmConfig};
+    /// let logs = RaftConfig { log_lengths: vec![5, 0, 5], ..RaftConfig::default() };
+    /// let raft = AlgorithmConfig::new::<Raft>(logs).unwrap();
+    /// assert_eq!(raft.member_keys(3), Some(vec![5, 0, 5]));
+    /// let ring = AlgorithmConfig::new::<Ring>(Default::default()).unwrap();
+    /// assert_eq!(ring.member_keys(3), None);
+    /// ```
+    fn member_keys(config, members: usize) -> Option<Vec<u64>> { A::member_keys(config, members) }
+    /// How many processes the modeled coordination service runs as, after the members (see
+    /// [`Algorithm::service_processes`]): 0, 1, or a clustered service's member count.
+    fn service_processes(config) -> usize { A::service_processes(config) }
+    /// The names of the service's processes, in id order ([`Algorithm::service_names`]):
+    /// empty without a service.
+    fn service_names(config) -> Vec<String> { A::service_names(config) }
 }
 
 /// A validated algorithm choice with its settings: any registered algorithm.
@@ -636,34 +668,6 @@ impl AlgorithmConfig {
         self.config.for_members(self.entry, members)
     }
 
-    /// Every timing in the settings, each with its field name in a scenario file (a range's
-    /// ends as `name[0]` and `name[1]`).
-    pub fn timings(&self) -> Vec<(&'static str, Nanos)> {
-        self.config.timings()
-    }
-
-    /// What the modeled system does to the settings as written (see
-    /// [`Algorithm::adjustments`]); empty when they run as written.
-    pub fn adjustments(&self) -> Vec<String> {
-        self.config.adjustments()
-    }
-
-    /// The shortest period at which a process of the algorithm acts on its own timers, with
-    /// its field name, at least 1 ns (the basis of [`crate::expected_events`]).
-    pub fn shortest_timing(&self) -> (&'static str, Nanos) {
-        self.config.shortest_timing()
-    }
-
-    /// The interval at which a live leader or lease holder shows it is alive.
-    pub fn heartbeat_ns(&self) -> Nanos {
-        self.config.heartbeat_ns()
-    }
-
-    /// The shortest wait after which a member acts on not having heard from others.
-    pub fn campaign_timeout_ns(&self) -> Nanos {
-        self.config.campaign_timeout_ns()
-    }
-
     /// The configuration with knob `name` set to `value`, checked like a scenario.
     pub fn vary(
         &self,
@@ -674,41 +678,6 @@ impl AlgorithmConfig {
         self.config.vary(self.entry, cluster, name, value)
     }
 
-    /// Whether members send to every other member (messages in flight, and the memory of a
-    /// run, grow with the square of the cluster).
-    pub fn sends_to_every_member(&self) -> bool {
-        self.config.sends_to_every_member()
-    }
-
-    /// Whether one election can cost `n (n - 1)` messages (see
-    /// [`Algorithm::ELECTION_IS_QUADRATIC`]).
-    pub fn election_is_quadratic(&self) -> bool {
-        self.config.election_is_quadratic()
-    }
-
-    /// Whether its processes may report observations of their own (see
-    /// [`Algorithm::OBSERVES`]).
-    pub fn observes(&self) -> bool {
-        self.config.observes()
-    }
-
-    /// The names of the algorithm's own safety properties ([`Algorithm::properties`]).
-    pub fn property_names(&self) -> Vec<&'static str> {
-        self.config.property_names()
-    }
-
-    /// The names of its message types ([`Algorithm::message_names`]); `None` when its nodes
-    /// declare them only when they start.
-    pub fn message_names(&self) -> Option<&'static [&'static str]> {
-        self.config.message_names()
-    }
-
-    /// The observation names its scenario-declared properties watch
-    /// ([`Algorithm::watched_observations`]).
-    pub fn watched_observations(&self) -> Vec<&'static str> {
-        self.config.watched_observations()
-    }
-
     /// Those of [`AlgorithmConfig::watched_observations`] that `report`'s run never observed:
     /// their properties held without being tested.
     pub fn unobserved(&self, report: &RunReport) -> Vec<&'static str> {
@@ -717,12 +686,6 @@ impl AlgorithmConfig {
             .into_iter()
             .filter(|name| !seen(name))
             .collect()
-    }
-
-    /// The programs a run with this algorithm starts, as command lines
-    /// ([`Algorithm::programs`]): empty unless its nodes are external processes.
-    pub fn programs(&self) -> Vec<Vec<String>> {
-        self.config.programs()
     }
 
     /// The programs a hunt of this algorithm may start: a run's
@@ -746,28 +709,6 @@ impl AlgorithmConfig {
     pub fn run_with(&self, config: SimConfig, options: RunOptions) -> Result<RunReport, RunError> {
         let info = self.info(config.members);
         self.config.run(config, info, options)
-    }
-
-    /// Which of `members` a systematic search may take for one another as far as the
-    /// settings go: a key per member, equal for members set alike; `None` when the
-    /// algorithm's processes cannot be renamed ([`Algorithm::member_keys`]).
-    ///
-    /// ```
-    /// use splitbrain_algorithms::{raft::{Raft, RaftConfig}, ring::Ring, AlgorithmConfig};
-    /// let logs = RaftConfig { log_lengths: vec![5, 0, 5], ..RaftConfig::default() };
-    /// let raft = AlgorithmConfig::new::<Raft>(logs).unwrap();
-    /// assert_eq!(raft.member_keys(3), Some(vec![5, 0, 5]));
-    /// let ring = AlgorithmConfig::new::<Ring>(Default::default()).unwrap();
-    /// assert_eq!(ring.member_keys(3), None);
-    /// ```
-    pub fn member_keys(&self, members: usize) -> Option<Vec<u64>> {
-        self.config.member_keys(members)
-    }
-
-    /// How many processes the modeled coordination service runs as, after the members (see
-    /// [`Algorithm::service_processes`]): 0, 1, or a clustered service's member count.
-    pub fn service_processes(&self) -> usize {
-        self.config.service_processes()
     }
 
     /// Every process of a run of `members`: the members and the service's processes.
@@ -866,6 +807,7 @@ impl<A: Algorithm> DynSettings for Typed<A, A::Settings> {
     fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
     }
+
     fn lower(
         self: Box<Self>,
         entry: &'static AlgorithmEntry,
@@ -1010,12 +952,15 @@ impl<E: SettingError> DynError for E {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
     fn same_as(&self, other: &dyn DynError) -> bool {
         other.as_any().downcast_ref::<E>() == Some(self)
     }
+
     fn hint(&self) -> Option<String> {
         SettingError::hint(self)
     }
+
     fn item(&self) -> Option<usize> {
         SettingError::item(self)
     }

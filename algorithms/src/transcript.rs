@@ -18,7 +18,7 @@ thread_local! {
 /// Runs `work` recording the exchanges of the external nodes it runs on this thread.
 ///
 /// ```
-/// use splitbrain_algorithms::external::transcript;
+/// use splitbrain_algorithms::transcript;
 /// let ((), recorded) = transcript::recording(|| ());
 /// assert!(recorded.is_empty());
 /// ```
@@ -32,7 +32,7 @@ pub fn recording<R>(work: impl FnOnce() -> R) -> (R, Transcript) {
 /// with early returns): [`Recording::finish`] gives what it recorded.
 ///
 /// ```
-/// use splitbrain_algorithms::external::transcript::Recording;
+/// use splitbrain_algorithms::transcript::Recording;
 /// let recording = Recording::start();
 /// assert!(recording.finish().is_empty());
 /// ```
@@ -85,10 +85,10 @@ impl Transcript {
                     return Some(format!(
                         "n{node}, step {}: told `{}`, it answered `{}` in {} and `{}` in {}",
                         step + 1,
-                        super::pipe::shorten(&a.0),
-                        super::pipe::shorten(&a.1),
+                        crate::text::shorten(&a.0),
+                        crate::text::shorten(&a.1),
                         runs.0,
-                        super::pipe::shorten(&b.1),
+                        crate::text::shorten(&b.1),
                         runs.1
                     ));
                 }

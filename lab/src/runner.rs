@@ -6,7 +6,7 @@
 #![allow(clippy::disallowed_types)]
 
 use crate::panics;
-use splitbrain_algorithms::external::transcript::{self, Transcript};
+use splitbrain_algorithms::transcript::{self, Transcript};
 use splitbrain_algorithms::{AlgorithmConfig, Checkpoints, RunOptions};
 use splitbrain_scenario::Scenario;
 use splitbrain_sim::limits::{Limit, LimitExceeded, Stop};
@@ -226,7 +226,7 @@ pub fn check_determinism(
         let json = serde_json::to_string(&report).expect("results serialize");
         Ok::<_, RunError>((hasher, json))
     };
-    splitbrain_algorithms::external::end_idle_processes();
+    splitbrain_algorithms::end_idle_processes();
     let (fresh, told_fresh) = transcript::recording(hash_once);
     let (reused, told_reused) = transcript::recording(hash_once);
     let ((fresh, fresh_json), (reused, reused_json)) = (fresh?, reused?);

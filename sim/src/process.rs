@@ -912,3 +912,113 @@ pub trait Process {
         None
     }
 }
+
+/// A boxed process is a process: a run may host processes of several types behind one
+/// `Box<dyn Process<..>>` (a client and the processes of its service), each answering for
+/// itself, with no enum of them to dispatch by hand.
+///
+/// ```
+/// use splitbrain_sim::{Ctx, NodeId, Process};
+/// # use splitbrain_sim::{Message, TimerKind, LocalNanos};
+/// # #[derive(Clone, Debug, PartialEq)] struct Ping;
+/// # impl Message for Ping { const KINDS: &'static [&'static str] = &["Ping"]; fn kind(&self) -> usize { 0 } }
+/// # #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)] struct Tick;
+/// # impl TimerKind for Tick {
+/// #     const NAMES: &'static [&'static str] = &["Tick"];
+/// #     fn index(self) -> usize { 0 }
+/// #     fn from_index(_: usize) -> Self { Tick }
+/// # }
+/// struct Quiet(u64);
+/// impl Process for Quiet {
+///     type Msg = Ping;
+///     type Timer = Tick;
+///     type Durable = ();
+///     fn on_start(&mut self, _: &mut Ctx<'_, Ping, Tick>) {}
+///     fn on_message(&mut self, _: &mut Ctx<'_, Ping, Tick>, _: NodeId, _: Ping) {}
+///     fn on_timer(&mut self, _: &mut Ctx<'_, Ping, Tick>, _: Tick) {}
+///     fn on_restart(&mut self, _: &mut Ctx<'_, Ping, Tick>) {}
+///     fn term(&self) -> u64 { self.0 }
+///     fn write_token(&self, _: LocalNanos) -> Option<u64> { None }
+///     fn known_leader(&self) -> Option<NodeId> { None }
+/// }
+/// let hosted: Vec<Box<dyn Process<Msg = Ping, Timer = Tick, Durable = ()>>> =
+///     vec![Box::new(Quiet(1)), Box::new(Quiet(2))];
+/// assert_eq!(hosted.iter().map(|p| p.term()).sum::<u64>(), 3);
+/// ```
+impl<P: Process + ?Sized> Process for Box<P> {
+    type Msg = P::Msg;
+    type Timer = P::Timer;
+    type Durable = P::Durable;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>) {
+        (**self).on_start(ctx)
+    }
+    fn on_message(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        from: NodeId,
+        msg: Self::Msg,
+    ) {
+        (**self).on_message(ctx, from, msg)
+    }
+    fn on_timer(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        timer: Self::Timer,
+    ) {
+        (**self).on_timer(ctx, timer)
+    }
+    fn on_restart(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>) {
+        (**self).on_restart(ctx)
+    }
+    fn restore(&mut self, durable: Option<Self::Durable>) {
+        (**self).restore(durable)
+    }
+    fn on_resign(&mut self, ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>) {
+        (**self).on_resign(ctx)
+    }
+    fn on_conf_change(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        change: crate::fault::MemberChange,
+    ) {
+        (**self).on_conf_change(ctx, change)
+    }
+    fn on_disconnect(
+        &mut self,
+        ctx: &mut Ctx<'_, Self::Msg, Self::Timer, Self::Durable>,
+        peer: NodeId,
+    ) {
+        (**self).on_disconnect(ctx, peer)
+    }
+    fn term(&self) -> u64 {
+        (**self).term()
+    }
+    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        (**self).write_token(local_now_ns)
+    }
+    fn known_leader(&self) -> Option<NodeId> {
+        (**self).known_leader()
+    }
+    fn learns_leader_on_demand(&self) -> bool {
+        (**self).learns_leader_on_demand()
+    }
+    fn leads_service(&self) -> bool {
+        (**self).leads_service()
+    }
+    fn is_service_gateway(&self) -> bool {
+        (**self).is_service_gateway()
+    }
+    fn service_member_used(&self) -> Option<NodeId> {
+        (**self).service_member_used()
+    }
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        (**self).inspect()
+    }
+    fn digest(&self, local_now_ns: LocalNanos) -> Option<u64> {
+        (**self).digest(local_now_ns)
+    }
+    fn digest_renamed(&self, local_now_ns: LocalNanos, names: &[NodeId]) -> Option<u64> {
+        (**self).digest_renamed(local_now_ns, names)
+    }
+}

@@ -9,7 +9,7 @@ use crate::summary;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use splitbrain_algorithms::external::transcript;
+use splitbrain_algorithms::transcript;
 use splitbrain_algorithms::RunOptions;
 use splitbrain_algorithms::Step;
 use splitbrain_lab::group::revalidate;

@@ -19,7 +19,7 @@ use super::config::{
     after, EtcdClientKind, EtcdConfig, EtcdVariant, CLIENT_DEADLINE_LOOP_NS, CLIENT_SEND_LOOP_NS,
 };
 use super::messages::{EtcdMsg, EtcdTimer, KeyView};
-use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal, NANOS_PER_MILLI};
+use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Process, Signal, NANOS_PER_MILLI};
 
 type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
 
@@ -135,45 +135,9 @@ impl EtcdClient {
         self.lease_deadline
     }
 
-    /// The highest revision the client has seen (its term; kept across restarts).
-    pub fn term(&self) -> u64 {
-        self.seen_revision
-    }
-
-    /// The token to write with, while the client leads: the key's create revision
-    /// (`WallClockToken`: its claim time in milliseconds; `SetNx`: 0). clientv3 leads until
-    /// its deadline loop ends the session (the application sees only `Session.Done()`); the
-    /// careful client and SetNx check their clock against the deadline before every write.
-    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
-        let believes = self.uses_clientv3() || now < self.lease_deadline;
-        (self.phase == Phase::Leading && believes).then_some(self.token)
-    }
-
     /// Whether the lease is kept by etcd's Go client (SetNx models a Redis client instead).
     fn uses_clientv3(&self) -> bool {
         self.config.client == EtcdClientKind::Clientv3 && self.config.variant != EtcdVariant::SetNx
-    }
-
-    /// The client's campaign state, for `run --stop-at` (read-only).
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let lease = self.lease.map_or("none".to_string(), |l| l.to_string());
-        vec![
-            ("phase", format!("{:?}", self.phase)),
-            ("lease", lease),
-            ("my_rev", self.my_rev.to_string()),
-            ("lease_deadline_local_ns", self.lease_deadline.to_string()),
-            ("token", self.token.to_string()),
-            ("leader_seen", shown(self.leader_seen)),
-        ]
-    }
-
-    /// The client itself when it leads, else the owner of the lowest key it last saw.
-    pub fn known_leader(&self) -> Option<NodeId> {
-        if self.phase == Phase::Leading {
-            Some(self.me)
-        } else {
-            self.leader_seen
-        }
     }
 
     /// Cluster mode: moves to the next member (clientv3's round-robin balancer picks the
@@ -262,78 +226,6 @@ impl EtcdClient {
         self.campaign(ctx);
     }
 
-    /// A client campaigns at once.
-    pub fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        self.campaign(ctx);
-    }
-
-    /// A restarted client forgets its leader and campaigns with a new lease; its old key
-    /// goes when the old lease expires.
-    pub fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        self.leader_seen = None;
-        self.campaign(ctx);
-    }
-
-    /// The leader revokes its lease (or deletes the SetNx lock) and campaigns again.
-    pub fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        if self.phase == Phase::Leading {
-            ctx.stepped_down();
-            match self.config.variant {
-                EtcdVariant::SetNx => ctx.send(self.service, EtcdMsg::Del { term: self.my_rev }),
-                _ => {
-                    if let Some(lease) = self.lease {
-                        ctx.send(self.service, EtcdMsg::Revoke { lease });
-                    }
-                }
-            }
-            self.leader_seen = None;
-            self.campaign(ctx);
-        }
-    }
-
-    /// Sends a keep-alive (or Extend), gives up a lease whose deadline has come, or retries
-    /// the request of the phase (a waiter's retry is its resync range).
-    pub fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
-        let now = ctx.monotonic_now();
-        match timer {
-            EtcdTimer::KeepAlive => {
-                if self.config.variant == EtcdVariant::SetNx {
-                    if self.phase == Phase::Leading {
-                        ctx.send(
-                            self.service,
-                            EtcdMsg::Extend {
-                                term: self.my_rev,
-                                sent_at: now,
-                            },
-                        );
-                    }
-                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
-                } else if self.uses_clientv3() {
-                    self.send_loop_pass(ctx);
-                } else {
-                    self.send_keepalive(ctx);
-                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
-                }
-            }
-            EtcdTimer::LeaseDeadline if self.uses_clientv3() => {
-                if now > self.lease_deadline {
-                    self.lost_lease(ctx);
-                } else {
-                    ctx.set_timer(EtcdTimer::LeaseDeadline, CLIENT_DEADLINE_LOOP_NS);
-                }
-            }
-            EtcdTimer::LeaseDeadline => {
-                if now >= self.lease_deadline {
-                    self.lost_lease(ctx);
-                } else {
-                    self.arm_deadline(ctx);
-                }
-            }
-            EtcdTimer::Retry => self.timed_out(ctx),
-            _ => {}
-        }
-    }
-
     /// The retry timer: the request of the phase goes again (a waiter's retry is its resync
     /// range). Cluster mode: a grant or transaction that got no answer in time moves to the
     /// next member first (clientv3 picks a member afresh for each retry), unless the timer
@@ -419,9 +311,217 @@ impl EtcdClient {
         }
     }
 
+    /// Cluster mode: a member failed the request (no leader, `ErrNotPrimary`, a timeout):
+    /// the client moves to the next member and retries 25 ms later (clientv3's unary retry,
+    /// `defaultBackoffWaitBetween`); a waiter re-creates its watch there. An unanswered
+    /// keep-alive goes again at the send loop's next pass (`retryConnWait`, 500 ms).
+    fn unavailable(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.fail_over();
+        if matches!(self.phase, Phase::Waiting { .. }) {
+            self.phase = Phase::Waiting { pred: 0 };
+            self.observed_rev = 0;
+        }
+        if self.phase != Phase::Leading {
+            self.backoff_retry = true;
+            ctx.set_timer(EtcdTimer::Retry, CLIENT_RETRY_BACKOFF_NS);
+        }
+    }
+
+    /// The recipe's decision on a view of the prefix.
+    fn evaluate(&mut self, ctx: &mut EtcdCtx<'_, '_>, revision: u64, keys: &[KeyView]) {
+        if revision < self.view_revision {
+            return;
+        }
+        self.view_revision = revision;
+        self.leader_seen = keys.first().map(|k| k.1);
+        if !keys.iter().any(|k| k.0 == self.my_rev) {
+            // The own key is gone (the lease expired at the service): whatever the
+            // predecessor did, this client must not lead with it.
+            self.lost_lease(ctx);
+            return;
+        }
+        if keys[0].0 == self.my_rev {
+            if self.phase != Phase::Leading {
+                self.phase = Phase::Leading;
+                self.token = match self.config.variant {
+                    EtcdVariant::WallClockToken => (ctx.wall_now().max(0) as u64) / NANOS_PER_MILLI,
+                    _ => self.my_rev,
+                };
+                ctx.cancel_timer(EtcdTimer::Retry);
+                ctx.became_leader(self.my_rev, self.token);
+            }
+            return;
+        }
+        if self.phase == Phase::Leading {
+            // A lower key cannot appear after the own one: a fresh view never says this. Step
+            // down rather than lead on a view that disagrees.
+            self.lost_lease(ctx);
+            return;
+        }
+        let pred = keys
+            .iter()
+            .filter(|k| k.0 < self.my_rev)
+            .map(|k| k.0)
+            .max()
+            .expect("a lower key exists");
+        if self.phase != (Phase::Waiting { pred }) {
+            self.phase = Phase::Waiting { pred };
+            ctx.send(
+                self.service,
+                EtcdMsg::Watch {
+                    key: pred,
+                    start_rev: revision + 1,
+                },
+            );
+        }
+        self.observe(ctx, keys[0].0, pred, revision);
+        Self::retry_after(ctx, self.config.ttl_ns);
+    }
+
+    /// `Stream`: a waiter learns who leads as `Election.Observe` does (clientv3
+    /// `concurrency/election.go`: get the first key by create revision, watch that key from
+    /// the next revision, get again on its delete), since no periodic range does it here.
+    /// The predecessor's own watch covers a leader that is the predecessor.
+    fn observe(&mut self, ctx: &mut EtcdCtx<'_, '_>, leader_key: u64, pred: u64, revision: u64) {
+        if !ctx.stream() || leader_key == self.observed_rev {
+            return;
+        }
+        self.observed_rev = leader_key;
+        if leader_key != pred {
+            ctx.send(
+                self.service,
+                EtcdMsg::Watch {
+                    key: leader_key,
+                    start_rev: revision + 1,
+                },
+            );
+        }
+    }
+
+    /// Sends the election transaction on the lease again (the phase waits for its answer).
+    fn resend_txn(&self, ctx: &mut EtcdCtx<'_, '_>) {
+        if let Some(lease) = self.lease {
+            ctx.send(self.service, EtcdMsg::Txn { lease });
+        }
+    }
+}
+
+impl Process for EtcdClient {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
+    type Durable = ();
+
+    /// The highest revision the client has seen (its term; kept across restarts).
+    fn term(&self) -> u64 {
+        self.seen_revision
+    }
+
+    /// The token to write with, while the client leads: the key's create revision
+    /// (`WallClockToken`: its claim time in milliseconds; `SetNx`: 0). clientv3 leads until
+    /// its deadline loop ends the session (the application sees only `Session.Done()`); the
+    /// careful client and SetNx check their clock against the deadline before every write.
+    fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        let believes = self.uses_clientv3() || now < self.lease_deadline;
+        (self.phase == Phase::Leading && believes).then_some(self.token)
+    }
+
+    /// The client's campaign state, for `run --stop-at` (read-only).
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let lease = self.lease.map_or("none".to_string(), |l| l.to_string());
+        vec![
+            ("phase", format!("{:?}", self.phase)),
+            ("lease", lease),
+            ("my_rev", self.my_rev.to_string()),
+            ("lease_deadline_local_ns", self.lease_deadline.to_string()),
+            ("token", self.token.to_string()),
+            ("leader_seen", shown(self.leader_seen)),
+        ]
+    }
+
+    /// The client itself when it leads, else the owner of the lowest key it last saw.
+    fn known_leader(&self) -> Option<NodeId> {
+        if self.phase == Phase::Leading {
+            Some(self.me)
+        } else {
+            self.leader_seen
+        }
+    }
+
+    /// A client campaigns at once.
+    fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.campaign(ctx);
+    }
+
+    /// A restarted client forgets its leader and campaigns with a new lease; its old key
+    /// goes when the old lease expires.
+    fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        self.leader_seen = None;
+        self.campaign(ctx);
+    }
+
+    /// The leader revokes its lease (or deletes the SetNx lock) and campaigns again.
+    fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
+        if self.phase == Phase::Leading {
+            ctx.stepped_down();
+            match self.config.variant {
+                EtcdVariant::SetNx => ctx.send(self.service, EtcdMsg::Del { term: self.my_rev }),
+                _ => {
+                    if let Some(lease) = self.lease {
+                        ctx.send(self.service, EtcdMsg::Revoke { lease });
+                    }
+                }
+            }
+            self.leader_seen = None;
+            self.campaign(ctx);
+        }
+    }
+
+    /// Sends a keep-alive (or Extend), gives up a lease whose deadline has come, or retries
+    /// the request of the phase (a waiter's retry is its resync range).
+    fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
+        let now = ctx.monotonic_now();
+        match timer {
+            EtcdTimer::KeepAlive => {
+                if self.config.variant == EtcdVariant::SetNx {
+                    if self.phase == Phase::Leading {
+                        ctx.send(
+                            self.service,
+                            EtcdMsg::Extend {
+                                term: self.my_rev,
+                                sent_at: now,
+                            },
+                        );
+                    }
+                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                } else if self.uses_clientv3() {
+                    self.send_loop_pass(ctx);
+                } else {
+                    self.send_keepalive(ctx);
+                    ctx.set_timer(EtcdTimer::KeepAlive, self.config.keepalive_ns);
+                }
+            }
+            EtcdTimer::LeaseDeadline if self.uses_clientv3() => {
+                if now > self.lease_deadline {
+                    self.lost_lease(ctx);
+                } else {
+                    ctx.set_timer(EtcdTimer::LeaseDeadline, CLIENT_DEADLINE_LOOP_NS);
+                }
+            }
+            EtcdTimer::LeaseDeadline => {
+                if now >= self.lease_deadline {
+                    self.lost_lease(ctx);
+                } else {
+                    self.arm_deadline(ctx);
+                }
+            }
+            EtcdTimer::Retry => self.timed_out(ctx),
+            _ => {}
+        }
+    }
+
     /// Acts on the service's answer: a grant leads to the transaction, a view of the prefix
     /// to leading or watching, a lost lease or lock to a new campaign.
-    pub fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
+    fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
         self.see(msg.term());
         match msg {
             EtcdMsg::LeaseGrantResp {
@@ -523,107 +623,13 @@ impl EtcdClient {
         }
     }
 
-    /// Cluster mode: a member failed the request (no leader, `ErrNotPrimary`, a timeout):
-    /// the client moves to the next member and retries 25 ms later (clientv3's unary retry,
-    /// `defaultBackoffWaitBetween`); a waiter re-creates its watch there. An unanswered
-    /// keep-alive goes again at the send loop's next pass (`retryConnWait`, 500 ms).
-    fn unavailable(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        self.fail_over();
-        if matches!(self.phase, Phase::Waiting { .. }) {
-            self.phase = Phase::Waiting { pred: 0 };
-            self.observed_rev = 0;
-        }
-        if self.phase != Phase::Leading {
-            self.backoff_retry = true;
-            ctx.set_timer(EtcdTimer::Retry, CLIENT_RETRY_BACKOFF_NS);
-        }
-    }
-
-    /// The recipe's decision on a view of the prefix.
-    fn evaluate(&mut self, ctx: &mut EtcdCtx<'_, '_>, revision: u64, keys: &[KeyView]) {
-        if revision < self.view_revision {
-            return;
-        }
-        self.view_revision = revision;
-        self.leader_seen = keys.first().map(|k| k.1);
-        if !keys.iter().any(|k| k.0 == self.my_rev) {
-            // The own key is gone (the lease expired at the service): whatever the
-            // predecessor did, this client must not lead with it.
-            self.lost_lease(ctx);
-            return;
-        }
-        if keys[0].0 == self.my_rev {
-            if self.phase != Phase::Leading {
-                self.phase = Phase::Leading;
-                self.token = match self.config.variant {
-                    EtcdVariant::WallClockToken => (ctx.wall_now().max(0) as u64) / NANOS_PER_MILLI,
-                    _ => self.my_rev,
-                };
-                ctx.cancel_timer(EtcdTimer::Retry);
-                ctx.became_leader(self.my_rev, self.token);
-            }
-            return;
-        }
-        if self.phase == Phase::Leading {
-            // A lower key cannot appear after the own one: a fresh view never says this. Step
-            // down rather than lead on a view that disagrees.
-            self.lost_lease(ctx);
-            return;
-        }
-        let pred = keys
-            .iter()
-            .filter(|k| k.0 < self.my_rev)
-            .map(|k| k.0)
-            .max()
-            .expect("a lower key exists");
-        if self.phase != (Phase::Waiting { pred }) {
-            self.phase = Phase::Waiting { pred };
-            ctx.send(
-                self.service,
-                EtcdMsg::Watch {
-                    key: pred,
-                    start_rev: revision + 1,
-                },
-            );
-        }
-        self.observe(ctx, keys[0].0, pred, revision);
-        Self::retry_after(ctx, self.config.ttl_ns);
-    }
-
-    /// `Stream`: a waiter learns who leads as `Election.Observe` does (clientv3
-    /// `concurrency/election.go`: get the first key by create revision, watch that key from
-    /// the next revision, get again on its delete), since no periodic range does it here.
-    /// The predecessor's own watch covers a leader that is the predecessor.
-    fn observe(&mut self, ctx: &mut EtcdCtx<'_, '_>, leader_key: u64, pred: u64, revision: u64) {
-        if !ctx.stream() || leader_key == self.observed_rev {
-            return;
-        }
-        self.observed_rev = leader_key;
-        if leader_key != pred {
-            ctx.send(
-                self.service,
-                EtcdMsg::Watch {
-                    key: leader_key,
-                    start_rev: revision + 1,
-                },
-            );
-        }
-    }
-
-    /// Sends the election transaction on the lease again (the phase waits for its answer).
-    fn resend_txn(&self, ctx: &mut EtcdCtx<'_, '_>) {
-        if let Some(lease) = self.lease {
-            ctx.send(self.service, EtcdMsg::Txn { lease });
-        }
-    }
-
     /// The connection to the service broke (`Stream` only): what was in flight is lost, so
     /// the request the phase waits for goes again on a new connection, as clientv3's
     /// retrying interceptor re-sends a unary call, and a waiter's watch is re-created from
     /// the last revision it saw (`watchGrpcStream.resume` restarts it at `lastRev + 1`): a
     /// range, then the watch anew. Keep-alives need nothing: one not answered goes again at
     /// the send loop's next pass. SetNx polls on its timer anyway.
-    pub fn on_disconnect(&mut self, ctx: &mut EtcdCtx<'_, '_>, peer: NodeId) {
+    fn on_disconnect(&mut self, ctx: &mut EtcdCtx<'_, '_>, peer: NodeId) {
         if peer != self.service {
             return;
         }
@@ -639,6 +645,11 @@ impl EtcdClient {
             }
             Phase::Leading | Phase::Polling => {}
         }
+    }
+
+    /// A client talks to the single service, or to the member it is connected to.
+    fn service_member_used(&self) -> Option<NodeId> {
+        Some(self.service)
     }
 }
 

@@ -9,10 +9,12 @@
 pub mod client;
 pub mod cluster;
 pub mod config;
+mod lessor;
 pub mod messages;
 pub mod service;
 
 mod settings;
+pub(crate) mod store;
 #[cfg(test)]
 mod tests;
 
@@ -25,7 +27,8 @@ pub use config::{EtcdClientKind, EtcdConfig, EtcdVariant, EtcdVersion};
 pub use messages::{EtcdMsg, EtcdTimer};
 pub use service::EtcdService;
 
-use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process};
+use crate::hosted::{host, HostedProcess};
+use splitbrain_sim::{AlgorithmInfo, NodeId};
 
 /// What the engine's checks need to know about an etcd election.
 pub fn info(config: &EtcdConfig, _members: usize) -> AlgorithmInfo {
@@ -64,133 +67,25 @@ pub fn service_failover_ns(config: &EtcdConfig) -> u64 {
         .saturating_add(config.election_timeout_ns)
 }
 
-/// A process of an etcd run: a candidate, or the service.
-#[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum EtcdProcess {
-    /// An election member (ids `0..members`).
-    Client(EtcdClient),
-    /// The modeled etcd server (id `members`).
-    Service(EtcdService),
-    /// One etcd member of a cluster (ids `members..members + config.members`).
-    Member(EtcdMember),
+/// A process of an etcd run: a candidate ([`EtcdClient`]), the one-process service
+/// ([`EtcdService`]), or a member of a clustered one ([`EtcdMember`]).
+pub type EtcdProcess = HostedProcess<EtcdMsg, EtcdTimer>;
+
+/// The processes of a run: `members` clients, then the service: one process, or
+/// `config.members` etcd members when that is more than one.
+pub fn processes(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
+    let clients = (0..members).map(|i| host(EtcdClient::new(NodeId::from(i), members, config)));
+    clients.chain(service(members, config)).collect()
 }
 
-impl EtcdProcess {
-    /// The processes of a run: `members` clients, then the service: one process, or
-    /// `config.members` etcd members when that is more than one.
-    pub fn cluster(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
-        let clients = (0..members)
-            .map(|i| EtcdProcess::Client(EtcdClient::new(NodeId::from(i), members, config)));
-        clients.chain(Self::service(members, config)).collect()
+/// The service's processes after `members` clients: the one server, or `config.members`
+/// etcd members when that is more than one. Any of them serves a client.
+pub fn service(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
+    if config.members <= 1 {
+        return vec![host(EtcdService::new(config))];
     }
-
-    /// The service's processes after `members` clients: the one server, or `config.members`
-    /// etcd members when that is more than one. Any of them serves a client.
-    pub fn service(members: usize, config: &EtcdConfig) -> Vec<EtcdProcess> {
-        if config.members <= 1 {
-            return vec![EtcdProcess::Service(EtcdService::new(config))];
-        }
-        let size = config.members;
-        (0..size)
-            .map(|i| EtcdProcess::Member(EtcdMember::new(i, members, size, config)))
-            .collect()
-    }
-}
-
-type EtcdCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
-
-impl Process for EtcdProcess {
-    type Msg = EtcdMsg;
-    type Timer = EtcdTimer;
-    type Durable = ();
-
-    fn on_start(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        match self {
-            EtcdProcess::Client(c) => c.on_start(ctx),
-            EtcdProcess::Service(s) => s.on_start(ctx),
-            EtcdProcess::Member(m) => m.on_start(ctx),
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut EtcdCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
-        match self {
-            EtcdProcess::Client(c) => c.on_message(ctx, from, msg),
-            EtcdProcess::Service(s) => s.on_message(ctx, from, msg),
-            EtcdProcess::Member(m) => m.on_message(ctx, from, msg),
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut EtcdCtx<'_, '_>, timer: EtcdTimer) {
-        match self {
-            EtcdProcess::Client(c) => c.on_timer(ctx, timer),
-            EtcdProcess::Service(s) => s.on_timer(ctx, timer),
-            EtcdProcess::Member(m) => m.on_timer(ctx, timer),
-        }
-    }
-
-    fn on_restart(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        match self {
-            EtcdProcess::Client(c) => c.on_restart(ctx),
-            EtcdProcess::Service(s) => s.on_restart(ctx),
-            EtcdProcess::Member(m) => m.on_restart(ctx),
-        }
-    }
-
-    fn on_resign(&mut self, ctx: &mut EtcdCtx<'_, '_>) {
-        if let EtcdProcess::Client(c) = self {
-            c.on_resign(ctx);
-        }
-    }
-
-    /// The service keeps leases across connections (only keep-alives extend them).
-    fn on_disconnect(&mut self, ctx: &mut EtcdCtx<'_, '_>, peer: NodeId) {
-        if let EtcdProcess::Client(c) = self {
-            c.on_disconnect(ctx, peer);
-        }
-    }
-
-    fn term(&self) -> u64 {
-        match self {
-            EtcdProcess::Client(c) => c.term(),
-            EtcdProcess::Service(s) => s.revision(),
-            EtcdProcess::Member(m) => m.revision(),
-        }
-    }
-
-    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
-        match self {
-            EtcdProcess::Client(c) => c.write_token(local_now_ns),
-            EtcdProcess::Service(_) | EtcdProcess::Member(_) => None,
-        }
-    }
-
-    fn known_leader(&self) -> Option<NodeId> {
-        match self {
-            EtcdProcess::Client(c) => c.known_leader(),
-            EtcdProcess::Service(_) => None,
-            EtcdProcess::Member(m) => m.known_leader(),
-        }
-    }
-
-    /// A client talks to the single service, or to the member it is connected to.
-    fn service_member_used(&self) -> Option<NodeId> {
-        match self {
-            EtcdProcess::Client(c) => Some(c.service()),
-            EtcdProcess::Service(_) | EtcdProcess::Member(_) => None,
-        }
-    }
-
-    /// An etcd member leads its cluster while its Raft leads.
-    fn leads_service(&self) -> bool {
-        matches!(self, EtcdProcess::Member(m) if m.leads())
-    }
-
-    fn inspect(&self) -> Vec<(&'static str, String)> {
-        match self {
-            EtcdProcess::Client(c) => c.inspect(),
-            EtcdProcess::Service(s) => s.inspect(),
-            EtcdProcess::Member(m) => m.inspect(),
-        }
-    }
+    let size = config.members;
+    (0..size)
+        .map(|i| host(EtcdMember::new(i, members, size, config)))
+        .collect()
 }

@@ -409,7 +409,7 @@ impl Algorithm for Etcd {
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
         // The members campaign; the service is one more process, id `members`.
-        let processes = EtcdProcess::cluster(sim.members, config);
+        let processes = super::processes(sim.members, config);
         run_processes(sim, info, processes, options)
     }
 }

@@ -1,11 +1,12 @@
-//! The replicated state machine every member applies committed entries to, in log order:
-//! the global revision, leases (owner, TTL, attached key) and the keys under the election
-//! prefix. Expiry is not here: it belongs to the lessor, primary only on the leader
-//! (`lessor.rs`). The rules are the single service's (`service.rs`): etcd's `applierV3`
-//! applies `LeaseGrant`, `LeaseRevoke` and `Txn` the same way on every member.
+//! etcd's key-value store, the one place its rules of revisions, leases and keys are written:
+//! the state machine every cluster member applies committed entries to, in log order, and
+//! the one-process service applies each request to (`service.rs`): the global revision,
+//! leases (owner, TTL, attached key) and the keys under the election prefix. etcd's
+//! `applierV3` applies `LeaseGrant`, `LeaseRevoke` and `Txn` the same way on every member.
+//! Expiry is not here: it belongs to the lessor (`lessor.rs`).
 
 use crate::etcd::messages::{KeyView, ObjectView, Owner};
-use splitbrain_sim::NodeId;
+use splitbrain_sim::{Ctx, Message, NodeId, Signal, TimerKind};
 use std::collections::BTreeMap;
 
 /// One lease as every member stores it.
@@ -95,8 +96,8 @@ impl KvState {
         })
     }
 
-    /// The object's compare-and-put: applied only if its `mod_revision` is `expected_rev`
-    /// (0: absent). Returns whether it was, and who the value named before.
+    /// The object's compare-and-put ([`object_matches`], then [`object_put`] at the next
+    /// revision). Returns whether it applied, and who the value named before.
     pub(crate) fn put_object(
         &mut self,
         expected_rev: u64,
@@ -105,20 +106,11 @@ impl KvState {
     ) -> (bool, Option<Owner>) {
         let current = self.object.as_ref();
         let before = current.and_then(|o| o.owner);
-        if current.map_or(0, |o| o.mod_rev) != expected_rev {
+        if !object_matches(current, expected_rev) {
             return (false, before);
         }
         self.revision += 1;
-        let owner_since = match current {
-            Some(o) if o.owner == owner => o.owner_since,
-            _ => self.revision,
-        };
-        self.object = Some(ObjectView {
-            mod_rev: self.revision,
-            owner,
-            owner_since,
-            value,
-        });
+        self.object = Some(object_put(current, self.revision, owner, value));
         (true, before)
     }
 
@@ -138,5 +130,51 @@ impl KvState {
     /// The owner of the lowest key: whom this member would name as leader.
     pub(crate) fn first_owner(&self) -> Option<NodeId> {
         self.keys.values().next().map(|(owner, _)| *owner)
+    }
+}
+
+/// The object's precondition: its `mod_revision` is `expected_rev` (0: absent). etcd's `Txn`
+/// compare, which the Kubernetes API server's `GuaranteedUpdate` makes of an update's
+/// `resourceVersion` (`storage/etcd3/store.go`); the one-process API server applies it to
+/// its own record.
+pub(crate) fn object_matches(current: Option<&ObjectView>, expected_rev: u64) -> bool {
+    current.map_or(0, |o| o.mod_rev) == expected_rev
+}
+
+/// The object as a put at revision `rev` leaves it: the holder's acquisition revision
+/// (`owner_since`, the Lease's fencing token) moves only when the holder changes.
+pub(crate) fn object_put(
+    current: Option<&ObjectView>,
+    rev: u64,
+    owner: Option<Owner>,
+    value: u64,
+) -> ObjectView {
+    let owner_since = match current {
+        Some(o) if o.owner == owner => o.owner_since,
+        _ => rev,
+    };
+    ObjectView {
+        mod_rev: rev,
+        owner,
+        owner_since,
+        value,
+    }
+}
+
+/// A put that changed the object's holder, as the system sees it: the previous holder's
+/// lease ended, the new one's is held.
+pub(crate) fn signal_holder_change<M: Message, T: TimerKind>(
+    ctx: &mut Ctx<'_, M, T>,
+    before: Option<Owner>,
+    after: Option<Owner>,
+) {
+    if before == after {
+        return;
+    }
+    if let Some((holder, _)) = before {
+        ctx.signal(Signal::LeaseEnded { holder });
+    }
+    if let Some((holder, _)) = after {
+        ctx.signal(Signal::LeaseHeld { holder });
     }
 }

@@ -2,6 +2,7 @@
 //! and the recipe's decisions, driving the service and clients by hand.
 
 use super::*;
+use splitbrain_sim::{Ctx, Process as _};
 use splitbrain_sim::{Effect, Signal, SimRng, StreamId, NANOS_PER_MILLI};
 
 const MS: i64 = NANOS_PER_MILLI as i64;
@@ -621,7 +622,7 @@ fn run_traced(members: usize, cfg: &EtcdConfig, faults: Vec<FaultSpec>) -> (RunR
     traced::run_traced(
         members,
         info(cfg, members),
-        EtcdProcess::cluster(members, cfg),
+        crate::etcd::processes(members, cfg),
         faults,
     )
 }
@@ -976,7 +977,7 @@ fn ranges_at_service(transport: splitbrain_sim::Transport) -> usize {
         transport,
         members,
         info(&cfg, members),
-        EtcdProcess::cluster(members, &cfg),
+        crate::etcd::processes(members, &cfg),
         Vec::new(),
     );
     (0..members)

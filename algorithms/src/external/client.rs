@@ -3,14 +3,16 @@
 //! the service's requests in their JSON form (`docs/protocol-services.md`) to the service's
 //! id (`init`'s `service`), and gets its answers, watch events and all, the same way.
 
-use super::settings::ServiceProcesses;
-use super::settings::{info_of, lower_common, run_with_service, settings_of, ExternalConfig};
-use super::settings::{ExternalError, ExternalSettings, Stderr, Unused};
+use super::config::ExternalConfig;
+use super::host::{run_with_service, ServiceProcesses};
+use super::settings::{info_of, lower_common, settings_of};
+use super::settings::{ExternalError, ExternalSettings, Unused};
+use super::stderr::Stderr;
 use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
-use crate::etcd::{Etcd, EtcdConfig, EtcdMsg, EtcdProcess, EtcdSettings};
-use crate::k8s_lease::{K8sConfig, K8sLease, K8sMsg, K8sProcess, K8sSettings};
+use crate::etcd::{Etcd, EtcdConfig, EtcdMsg, EtcdSettings};
+use crate::k8s_lease::{K8sConfig, K8sLease, K8sMsg, K8sSettings};
 use crate::rules::unknown_knob;
-use crate::zookeeper::{ZkConfig, ZkMsg, ZkProcess, ZkSettings, ZooKeeper};
+use crate::zookeeper::{ZkConfig, ZkMsg, ZkSettings, ZooKeeper};
 use crate::RunOptions;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
@@ -348,7 +350,7 @@ impl Algorithm for ExternalClient {
         let (nodes, members) = (&config.nodes, sim.members);
         match &config.service {
             ServiceConfig::Etcd(c) => {
-                let processes = EtcdProcess::service(members, c);
+                let processes = crate::etcd::service(members, c);
                 let endpoints = processes.len();
                 let requests = match endpoints {
                     1 => EtcdMsg::CLIENT_REQUESTS,
@@ -362,7 +364,7 @@ impl Algorithm for ExternalClient {
                 run_with_service(nodes, sim, info, options, service)
             }
             ServiceConfig::ZooKeeper(c) => {
-                let processes = ZkProcess::service(members, c);
+                let processes = crate::zookeeper::service(members, c);
                 let endpoints = processes.len();
                 let requests = ZkMsg::CLIENT_REQUESTS;
                 let service = ServiceProcesses {
@@ -373,7 +375,7 @@ impl Algorithm for ExternalClient {
                 run_with_service(nodes, sim, info, options, service)
             }
             ServiceConfig::K8sLease(c) => {
-                let processes = K8sProcess::service(members, c);
+                let processes = crate::k8s_lease::service(members, c);
                 let endpoints = c.client_endpoints();
                 let requests = K8sMsg::CLIENT_REQUESTS;
                 let service = ServiceProcesses {

@@ -11,6 +11,8 @@
 
 mod checks;
 mod client;
+mod config;
+mod host;
 mod names;
 mod node;
 mod os;
@@ -18,20 +20,16 @@ mod pipe;
 mod process;
 mod settings;
 mod stderr;
-#[cfg(test)]
-mod tests;
-pub mod transcript;
 mod wire;
 
 pub use checks::Check;
 pub use client::{
     ExternalClient, ExternalClientConfig, ExternalClientSettings, ServiceConfig, ServiceSettings,
 };
+pub use config::{ExternalConfig, Quorum, DEFAULT_DEADLINE_NS, DEFAULT_HEARTBEAT_NS};
 pub use node::{DurableText, ExternalNode, ExternalTimer};
 pub use pipe::{end_idle_processes, PROTOCOL_VERSION};
 pub use process::{ExternalProcess, ServiceHost};
-pub use settings::{
-    External, ExternalConfig, ExternalError, ExternalSettings, Quorum, Stderr, Unused,
-    DEFAULT_DEADLINE_NS, DEFAULT_HEARTBEAT_NS,
-};
+pub use settings::{External, ExternalError, ExternalSettings, Unused};
+pub use stderr::Stderr;
 pub use wire::{NoService, NodeMsg, Wire};

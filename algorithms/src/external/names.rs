@@ -25,7 +25,7 @@ impl Declared {
 
     /// How this node's `hello_ok` differs from `first`'s (n0's), in a bounded sentence.
     pub fn difference(&self, first: &Declared) -> String {
-        let list = |names: &[String]| super::pipe::shorten(&names.join(", "));
+        let list = |names: &[String]| crate::text::shorten(&names.join(", "));
         let (what, mine, theirs) = if self.protocol != first.protocol {
             let version = |v: u32| v.to_string();
             (
@@ -58,7 +58,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "`{}` cannot be a message type or timer name: use 1 to 64 letters, digits, `_`, `-` or `.`",
-            super::pipe::shorten(name)
+            crate::text::shorten(name)
         ))
     }
 }

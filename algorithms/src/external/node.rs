@@ -1,9 +1,10 @@
 //! An election member that is an OS process: each engine event becomes one protocol line,
 //! and the node's one reply line becomes effects (`docs/protocol.md`).
 
-use super::pipe::{self, shorten, Launch, NodeProc};
-use super::transcript;
+use super::pipe::{self, Launch, NodeProc};
 use super::wire::{NodeMsg, Wire};
+use crate::text::{shorten, shorten_to};
+use crate::transcript;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -26,6 +27,7 @@ impl TimerKind for ExternalTimer {
     fn index(self) -> usize {
         usize::from(self.0)
     }
+
     fn from_index(index: usize) -> Self {
         ExternalTimer(u16::try_from(index).expect("at most 65,536 timer names"))
     }
@@ -429,7 +431,7 @@ impl ExternalNode {
                 let text = String::from_utf8_lossy(reply);
                 format!(
                     "{}; its line: `{}`",
-                    pipe::shorten_to(&problem, 1_500),
+                    shorten_to(&problem, 1_500),
                     shorten(&text)
                 )
             });

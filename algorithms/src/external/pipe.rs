@@ -9,8 +9,8 @@
 
 use super::names::{check_name, Declared};
 use super::os;
-use super::settings::Stderr;
-use super::stderr::StderrReader;
+use super::stderr::{Stderr, StderrReader};
+use crate::text::shorten;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -318,28 +318,6 @@ fn parse_hello(line: &[u8]) -> Result<Declared, String> {
         messages: hello.messages,
         timers: hello.timers,
     })
-}
-
-/// `text`, cut to a readable length for an error message, its control characters escaped
-/// (a node's bytes must not reach the terminal raw).
-pub(crate) fn shorten(text: &str) -> String {
-    shorten_to(text, 300)
-}
-
-/// `text` cut after about `max` bytes, its control characters escaped.
-pub(crate) fn shorten_to(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max + 32));
-    for c in text.chars() {
-        if out.len() >= max {
-            return format!("{out}... ({} bytes)", text.len());
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `exited with status 1` or `was killed by signal 9`.

@@ -1,44 +1,22 @@
-//! `External(command: [...])` as a scenario writes it: the settings, their rules, and the
-//! run that starts (or reuses) one process per member.
+//! `External(command: [...])` as a scenario writes it: the settings and their rules; the
+//! run is the host's (`host.rs`).
 
 use super::checks::Check;
-use super::names::run_names;
-use super::node::{ExternalNode, NodeSetup};
-use super::pipe::{self, Launch, NodeProc};
-use super::process::{ExternalProcess, ServiceHost};
+use super::config::{ExternalConfig, Quorum, DEFAULT_DEADLINE_NS, DEFAULT_HEARTBEAT_NS};
+use super::host::{run_with_service, ServiceProcesses};
+use super::stderr::Stderr;
 use super::wire::NoService;
-use crate::algorithm::{
-    run_named_processes, Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError,
-};
+use crate::algorithm::{Algorithm, Cluster, KnobValue, Lowered, Problem, SettingError};
 use crate::rules::{at_most_a_day, ns_or, unknown_knob, CommonRule};
 use crate::RunOptions;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::duration::DurationText;
-use splitbrain_sim::{
-    AlgorithmInfo, HandlerEvent, Handling, Message, Nanos, NodeId, Process, Refusal, RefusedEffect,
-    RunError, RunReport, SignalSupport, SimConfig, TimerKind,
-};
+use splitbrain_sim::{AlgorithmInfo, Nanos, RunError, RunReport, SignalSupport, SimConfig};
 use std::path::Path;
-use std::time::Duration;
 use thiserror::Error;
 
 /// Election members in any language, over the step protocol (`docs/protocol.md`).
 pub struct External;
-
-/// Where a node's stderr (its log) goes.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Stderr {
-    /// Kept: its last lines are quoted when the node fails.
-    #[default]
-    Keep,
-    /// Passed through to splitbrain's own stderr as the node writes it.
-    Show,
-    /// Put in the trace as `log` events, each line at the step whose reply followed it
-    /// (what the node writes before it answers an event belongs to that event); and quoted
-    /// when the node fails.
-    Trace,
-}
 
 /// The settings as written; only `command` is required.
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -71,83 +49,6 @@ pub struct ExternalSettings {
     /// [`ExternalConfig::reference`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Vec<String>>,
-}
-
-/// How many live members that talk to each other the nodes need to elect a leader. The
-/// liveness check judges a run only when at least that many are live and connected (fewer
-/// cannot elect, so their silence is no failure), and a shrink that leaves fewer keeps no
-/// failure.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Quorum {
-    /// A majority of the members (Raft, ZAB, Paxos): the default.
-    #[default]
-    Majority,
-    /// Any one member can elect itself (Bully, a lock through a service).
-    Any,
-    /// At least this many members, from 1 to the number of members.
-    AtLeast(u32),
-}
-
-impl Quorum {
-    /// The smallest group of `members` members that can elect.
-    pub fn of(self, members: usize) -> usize {
-        match self {
-            Quorum::Majority => members / 2 + 1,
-            Quorum::Any => 1,
-            Quorum::AtLeast(n) => (n as usize).clamp(1, members.max(1)),
-        }
-    }
-}
-
-/// The validated settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ExternalConfig {
-    /// The program every member runs, and its arguments (relative paths: from the directory
-    /// splitbrain runs in).
-    pub command: Vec<String>,
-    /// The shortest interval at which a node acts on its own timers: the basis of the events
-    /// estimate and of `sweep`'s phases (default 100 ms).
-    pub heartbeat_ns: Nanos,
-    /// How long the nodes may take to notice a dead leader and elect another: liveness
-    /// allows ten times this after the last fault (default ten heartbeats).
-    pub failure_detection_ns: Nanos,
-    /// The longest real time a node may stay silent while its answer to an event is awaited
-    /// (default 10 s): a node silent that long is hung.
-    pub deadline_ns: Nanos,
-    /// Whether a restart starts a new process (default: the same process gets `init` again).
-    pub fresh_process: bool,
-    /// Where the nodes' stderr goes.
-    pub stderr: Stderr,
-    /// Safety properties of the user's own over the nodes' observations, checked at every
-    /// event ([`Check`]).
-    pub properties: Vec<Check>,
-    /// How many members it takes to elect (default: a majority).
-    pub quorum: Quorum,
-    /// The command of a version known to be right (the fixed release of a library whose
-    /// bug the hunt looks for): a `hunt` counts a failure, and its shrinker keeps a step,
-    /// only if this command passes the same schedule.
-    pub reference: Option<Vec<String>>,
-}
-
-/// The heartbeat when none is written.
-pub const DEFAULT_HEARTBEAT_NS: Nanos = 100_000_000;
-/// The deadline per event when none is written.
-pub const DEFAULT_DEADLINE_NS: Nanos = 10_000_000_000;
-
-impl Default for ExternalConfig {
-    fn default() -> Self {
-        Self {
-            command: Vec::new(),
-            heartbeat_ns: DEFAULT_HEARTBEAT_NS,
-            failure_detection_ns: 10 * DEFAULT_HEARTBEAT_NS,
-            deadline_ns: DEFAULT_DEADLINE_NS,
-            fresh_process: false,
-            stderr: Stderr::Keep,
-            properties: Vec::new(),
-            quorum: Quorum::Majority,
-            reference: None,
-        }
-    }
 }
 
 /// A rule the settings broke.
@@ -503,110 +404,6 @@ impl Algorithm for External {
     ) -> Result<RunReport, RunError> {
         run_with_service::<NoService>(config, sim, info, options, ServiceProcesses::none())
     }
-}
-
-/// The modeled service's processes of an external run, ids from `members` on.
-pub(crate) struct ServiceProcesses<S> {
-    /// Every process of the service, in id order.
-    pub processes: Vec<S>,
-    /// How many of the first of them a client may send requests to: all of a clustered
-    /// etcd or ZooKeeper, the API servers in front of the Kubernetes Lease's etcd.
-    pub endpoints: usize,
-    /// The message types a client may send them, by name.
-    pub requests: &'static [&'static str],
-}
-
-impl<S> ServiceProcesses<S> {
-    /// No service: the nodes elect among themselves.
-    pub fn none() -> Self {
-        Self {
-            processes: Vec::new(),
-            endpoints: 0,
-            requests: &[],
-        }
-    }
-}
-
-/// Runs the nodes of `config`, and the service's processes after them.
-pub(crate) fn run_with_service<S>(
-    config: &ExternalConfig,
-    sim: SimConfig,
-    info: AlgorithmInfo,
-    options: RunOptions,
-    service: ServiceProcesses<S>,
-) -> Result<RunReport, RunError>
-where
-    S: Process<Durable = ()>,
-    S::Msg: Serialize + DeserializeOwned,
-{
-    let members = sim.members;
-    let deadline = Duration::from_nanos(config.deadline_ns);
-    let launch = |node| Launch {
-        command: config.command.clone(),
-        stderr: config.stderr,
-        node,
-    };
-    let mut procs: Vec<NodeProc> = Vec::with_capacity(members);
-    for i in 0..members {
-        match pipe::take(&launch(i), deadline) {
-            Ok(proc) => procs.push(proc),
-            Err(reason) => {
-                give_all_back(procs, &launch);
-                return Err(start_failure(i, reason));
-            }
-        }
-    }
-    if let Some(i) = (1..members).find(|&i| procs[i].declared != procs[0].declared) {
-        let reason = procs[i].declared.difference(&procs[0].declared);
-        give_all_back(procs, &launch);
-        return Err(start_failure(i, reason));
-    }
-    let declared = procs[0].declared.clone();
-    let names = run_names(&declared, S::Msg::KINDS, S::Timer::NAMES);
-    let endpoints = service.endpoints.min(service.processes.len());
-    let services: Vec<NodeId> = (members..members + endpoints).map(NodeId::from).collect();
-    let mut processes: Vec<ExternalProcess<S>> = procs
-        .into_iter()
-        .enumerate()
-        .map(|(i, proc)| {
-            let setup = NodeSetup {
-                launch: launch(i),
-                deadline,
-                fresh_process: config.fresh_process,
-                members,
-                services: services.clone(),
-                requests: service.requests,
-                names,
-                own_messages: declared.messages.len(),
-                own_timers: declared.timers.len(),
-            };
-            ExternalProcess::Node(ExternalNode::new(NodeId::from(i), members, setup, proc))
-        })
-        .collect();
-    for process in service.processes {
-        let host = ServiceHost::new(process, declared.messages.len(), declared.timers.len());
-        processes.push(ExternalProcess::Service(host));
-    }
-    run_named_processes(sim, info, processes, names, options)
-}
-
-fn give_all_back(procs: Vec<NodeProc>, launch: &impl Fn(usize) -> Launch) {
-    for (i, proc) in procs.into_iter().enumerate() {
-        pipe::give_back(launch(i), proc);
-    }
-}
-
-/// A node that could not be started: the run's error, at its start.
-fn start_failure(node: usize, reason: String) -> RunError {
-    RunError::Refused(RefusedEffect {
-        handling: Handling {
-            node: NodeId::from(node),
-            at_ns: 0,
-            event: HandlerEvent::Start,
-        },
-        effect: format!("starting its process: {reason}"),
-        refusal: Refusal::ProcessFailed,
-    })
 }
 
 #[cfg(test)]

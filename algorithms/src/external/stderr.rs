@@ -10,11 +10,26 @@
 //! [`LINE_BYTES`], and at most [`STEP_BYTES`] of lines per step for the trace.
 
 use super::os;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::process::ChildStderr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
+
+/// Where a node's stderr (its log) goes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Stderr {
+    /// Kept: its last lines are quoted when the node fails.
+    #[default]
+    Keep,
+    /// Passed through to splitbrain's own stderr as the node writes it.
+    Show,
+    /// Put in the trace as `log` events, each line at the step whose reply followed it
+    /// (what the node writes before it answers an event belongs to that event); and quoted
+    /// when the node fails.
+    Trace,
+}
 
 /// How many of a node's last stderr lines an error quotes.
 const TAIL_LINES: usize = 12;

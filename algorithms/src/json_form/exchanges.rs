@@ -2,10 +2,10 @@
 //! services send: each is regenerated here from a run on the test network (latency 1-5 ms,
 //! every clock true time) and compared with the document's text, line by line.
 
-use crate::etcd::{EtcdConfig, EtcdProcess};
-use crate::k8s_lease::{K8sConfig, K8sProcess};
+use crate::etcd::EtcdConfig;
+use crate::k8s_lease::K8sConfig;
 use crate::testing::{Cluster, Observed, MS};
-use crate::zookeeper::{ZkConfig, ZkProcess};
+use crate::zookeeper::ZkConfig;
 use serde::Serialize;
 use splitbrain_sim::Process;
 
@@ -86,7 +86,7 @@ fn the_documented_etcd_exchange_is_the_built_in_clients() {
     };
     check(
         "etcd",
-        &transcript(EtcdProcess::cluster(2, &config), 3_500, 4_000),
+        &transcript(crate::etcd::processes(2, &config), 3_500, 4_000),
     );
 }
 
@@ -99,7 +99,7 @@ fn the_documented_zookeeper_exchange_is_the_built_in_clients() {
     };
     check(
         "zookeeper",
-        &transcript(ZkProcess::cluster(2, &config), 4_500, 5_000),
+        &transcript(crate::zookeeper::processes(2, &config), 4_500, 5_000),
     );
 }
 
@@ -107,7 +107,11 @@ fn the_documented_zookeeper_exchange_is_the_built_in_clients() {
 fn the_documented_k8s_exchange_is_the_built_in_clients() {
     check(
         "k8s",
-        &transcript(K8sProcess::cluster(2, &K8sConfig::default()), 5_000, 6_000),
+        &transcript(
+            crate::k8s_lease::processes(2, &K8sConfig::default()),
+            5_000,
+            6_000,
+        ),
     );
 }
 

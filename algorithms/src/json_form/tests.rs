@@ -6,7 +6,7 @@
 use crate::etcd::messages::ObjectView;
 use crate::etcd::EtcdMsg;
 use crate::k8s_lease::{Identity, K8sMsg, Record};
-use crate::zookeeper::ensemble::ZkDb;
+use crate::zookeeper::db::ZkDb;
 use crate::zookeeper::messages::{ZkOp, ZkPeerState, ZkTxn};
 use crate::zookeeper::ZkMsg;
 use serde::de::DeserializeOwned;

@@ -25,8 +25,8 @@
 //! `--request-timeout` default), by when the elector's try is long over.
 
 use super::messages::{Identity, K8sMsg, K8sTimer, Record};
-use crate::etcd::messages::{EtcdMsg, ObjectView, Owner};
-use splitbrain_sim::{Ctx, LocalNanos, NodeId};
+use crate::etcd::messages::{EtcdMsg, ObjectView};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process};
 use std::collections::BTreeMap;
 
 type K8sCtx<'a, 'b> = Ctx<'a, K8sMsg, K8sTimer>;
@@ -85,63 +85,6 @@ impl ApiServer {
         }
     }
 
-    /// The requests in flight to etcd, for `run --stop-at`.
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let next = self.endpoints.get(self.next).map(|n| n.to_string());
-        vec![
-            ("etcd_requests_in_flight", self.pending.len().to_string()),
-            ("next_endpoint", next.unwrap_or_default()),
-        ]
-    }
-
-    /// An elector's request or an etcd member's answer.
-    pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, from: NodeId, msg: K8sMsg) {
-        match msg {
-            K8sMsg::Get => self.ask(ctx, from, Op::Get, |request| EtcdMsg::ObjectGet { request }),
-            K8sMsg::Update {
-                expected_rv,
-                sent_at,
-                identity,
-                lease_duration_s,
-                request,
-            } => {
-                let op = Op::Update { sent_at, request };
-                self.ask(ctx, from, op, |request| EtcdMsg::ObjectPut {
-                    request,
-                    expected_rev: expected_rv,
-                    owner: Some(owner_of(identity)),
-                    value: u64::from(lease_duration_s),
-                });
-            }
-            K8sMsg::Release { identity } => {
-                let op = Op::ReleaseRead { identity };
-                self.ask(ctx, from, op, |request| EtcdMsg::ObjectGet { request });
-            }
-            K8sMsg::Etcd {
-                msg:
-                    EtcdMsg::ObjectResp {
-                        request,
-                        ok,
-                        object,
-                    },
-            } => self.answered(ctx, request, ok, object),
-            _ => {}
-        }
-    }
-
-    /// The connection to an etcd member broke: it is skipped for a while; what was in
-    /// flight on it is lost (forgotten later).
-    pub fn on_disconnect(&mut self, ctx: &mut K8sCtx<'_, '_>, peer: NodeId) {
-        if let Some(k) = self.endpoints.iter().position(|e| *e == peer) {
-            self.down_until[k] = ctx.monotonic_now().saturating_add(ENDPOINT_BACKOFF_NS);
-        }
-    }
-
-    /// A restarted API server has no requests in flight (their connections broke).
-    pub fn on_restart(&mut self) {
-        self.pending.clear();
-    }
-
     /// Sends `request(number)` to the next endpoint, remembering what it is for.
     fn ask(
         &mut self,
@@ -190,7 +133,7 @@ impl ApiServer {
         let Some(pending) = self.pending.remove(&request) else {
             return;
         };
-        let record = record_of(object.as_ref());
+        let record = Record::of_object(object.as_ref());
         let client = pending.client;
         match pending.op {
             Op::Get => ctx.send(client, K8sMsg::GetResp { record }),
@@ -220,30 +163,89 @@ impl ApiServer {
     }
 }
 
-/// The owner etcd stores for a holder identity.
-fn owner_of(identity: Identity) -> Owner {
-    (identity.node, identity.incarnation)
-}
+impl Process for ApiServer {
+    type Msg = K8sMsg;
+    type Timer = K8sTimer;
+    type Durable = ();
 
-/// The Lease record an etcd object stands for: no object, the record nobody holds at
-/// resource version 0.
-pub fn record_of(object: Option<&ObjectView>) -> Record {
-    let Some(object) = object else {
-        return Record {
-            holder: None,
-            resource_version: 0,
-            acquired_rv: 0,
-            expires_at: 0,
-            lease_duration_s: 0,
-        };
-    };
-    Record {
-        holder: object
-            .owner
-            .map(|(node, incarnation)| Identity { node, incarnation }),
-        resource_version: object.mod_rev,
-        acquired_rv: object.owner_since,
-        expires_at: 0,
-        lease_duration_s: u32::try_from(object.value).unwrap_or(u32::MAX),
+    /// The requests in flight to etcd, for `run --stop-at`.
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let next = self.endpoints.get(self.next).map(|n| n.to_string());
+        vec![
+            ("etcd_requests_in_flight", self.pending.len().to_string()),
+            ("next_endpoint", next.unwrap_or_default()),
+        ]
+    }
+
+    /// An elector's request or an etcd member's answer.
+    fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, from: NodeId, msg: K8sMsg) {
+        match msg {
+            K8sMsg::Get => self.ask(ctx, from, Op::Get, |request| EtcdMsg::ObjectGet { request }),
+            K8sMsg::Update {
+                expected_rv,
+                sent_at,
+                identity,
+                lease_duration_s,
+                request,
+            } => {
+                let op = Op::Update { sent_at, request };
+                self.ask(ctx, from, op, |request| EtcdMsg::ObjectPut {
+                    request,
+                    expected_rev: expected_rv,
+                    owner: Some(Identity::owner(identity)),
+                    value: u64::from(lease_duration_s),
+                });
+            }
+            K8sMsg::Release { identity } => {
+                let op = Op::ReleaseRead { identity };
+                self.ask(ctx, from, op, |request| EtcdMsg::ObjectGet { request });
+            }
+            K8sMsg::Etcd {
+                msg:
+                    EtcdMsg::ObjectResp {
+                        request,
+                        ok,
+                        object,
+                    },
+            } => self.answered(ctx, request, ok, object),
+            _ => {}
+        }
+    }
+
+    /// The connection to an etcd member broke: it is skipped for a while; what was in
+    /// flight on it is lost (forgotten later).
+    fn on_disconnect(&mut self, ctx: &mut K8sCtx<'_, '_>, peer: NodeId) {
+        if let Some(k) = self.endpoints.iter().position(|e| *e == peer) {
+            self.down_until[k] = ctx.monotonic_now().saturating_add(ENDPOINT_BACKOFF_NS);
+        }
+    }
+
+    /// A restarted API server has no requests in flight (their connections broke).
+    fn on_restart(&mut self, _ctx: &mut K8sCtx<'_, '_>) {
+        self.pending.clear();
+    }
+
+    /// An API server waits for requests.
+    fn on_start(&mut self, _ctx: &mut K8sCtx<'_, '_>) {}
+
+    /// An API server keeps no timer of its own (its requests time out in etcd).
+    fn on_timer(&mut self, _ctx: &mut K8sCtx<'_, '_>, _timer: K8sTimer) {}
+
+    /// An API server keeps no state a term could count.
+    fn term(&self) -> u64 {
+        0
+    }
+
+    fn write_token(&self, _now: LocalNanos) -> Option<u64> {
+        None
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        None
+    }
+
+    /// An API server serves while it reaches a quorum of etcd members.
+    fn is_service_gateway(&self) -> bool {
+        true
     }
 }

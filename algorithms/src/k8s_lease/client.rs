@@ -6,7 +6,7 @@
 
 use super::config::{K8sConfig, K8sRules, K8sVariant};
 use super::messages::{Identity, K8sMsg, K8sTimer, Record};
-use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
 
 type K8sCtx<'a, 'b> = Ctx<'a, K8sMsg, K8sTimer>;
 
@@ -110,104 +110,6 @@ impl K8sClient {
         let apiservers = self.config.apiservers.max(1);
         let at = self.server.index() - self.first_apiserver;
         self.server = NodeId::from(self.first_apiserver + (at + 1) % apiservers);
-    }
-
-    /// `Stream`: the connection to the current API server broke (it crashed, or stayed cut
-    /// off for the connection's timeout): the next request dials again and lands on the next
-    /// API server.
-    pub fn on_disconnect(&mut self, peer: NodeId) {
-        if peer == self.server {
-            self.awaiting = false;
-            self.next_apiserver();
-        }
-    }
-
-    /// The highest resource version seen (the client's term).
-    pub fn term(&self) -> u64 {
-        self.seen_rv
-    }
-
-    /// The candidate's state, for `run --stop-at` (read-only).
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let holder = self
-            .observed
-            .as_ref()
-            .and_then(|(record, _)| record.holder)
-            .map_or("none".to_string(), |h| h.node.to_string());
-        vec![
-            ("leading", self.leading.to_string()),
-            ("token", self.token.to_string()),
-            ("observed_holder", holder),
-            (
-                "renewed_at_local_ns",
-                match self.renewed_at {
-                    LocalNanos::MIN => "never".to_string(),
-                    at => at.to_string(),
-                },
-            ),
-            ("seen_rv", self.seen_rv.to_string()),
-        ]
-    }
-
-    /// The leader itself, or the holder of the record last seen.
-    pub fn known_leader(&self) -> Option<NodeId> {
-        if self.leading {
-            Some(self.me)
-        } else {
-            self.observed
-                .as_ref()
-                .and_then(|o| o.0.holder.map(|h| h.node))
-        }
-    }
-
-    /// A candidate reads the record at once and then every retry period.
-    pub fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        self.request(ctx, K8sMsg::Get);
-        self.arm_retry(ctx);
-    }
-
-    /// A restarted process is a new identity and starts over as a candidate.
-    pub fn on_restart(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        self.observed = None;
-        self.leading = false;
-        self.round_deadline = None;
-        self.incarnation += 1;
-        // A new identity: nothing of the old one's leadership or release holds.
-        self.renewed_at = LocalNanos::MIN;
-        self.released_at = LocalNanos::MIN;
-        // A new process: nothing in flight, its first connection where the last one was.
-        self.awaiting = false;
-        self.request(ctx, K8sMsg::Get);
-        self.arm_retry(ctx);
-    }
-
-    /// The leader releases the lease (client-go's `ReleaseOnCancel`) and sits out.
-    pub fn on_resign(&mut self, ctx: &mut K8sCtx<'_, '_>) {
-        if self.leading {
-            let identity = self.identity();
-            self.request(ctx, K8sMsg::Release { identity });
-            self.step_down(ctx);
-            self.observed = None;
-            self.released_at = ctx.monotonic_now();
-        }
-    }
-
-    /// The retry period polls or renews; at the renew deadline the leader steps down.
-    pub fn on_timer(&mut self, ctx: &mut K8sCtx<'_, '_>, timer: K8sTimer) {
-        match timer {
-            K8sTimer::Retry => self.tick(ctx),
-            K8sTimer::RenewDeadline => {
-                ctx.signal(Signal::LeaderSuspected);
-                self.step_down(ctx);
-                if self.config.rules == K8sRules::ClientGo {
-                    // The round's context is done: every try still in flight is cancelled
-                    // (its answer counts no more), and the elector polls as a candidate.
-                    self.renewed_request = self.requests;
-                    self.arm_retry(ctx);
-                }
-            }
-            K8sTimer::Expiry | K8sTimer::Etcd(_) => {}
-        }
     }
 
     /// A retry period is up. The leader renews at once on the record it last saw (client-go's
@@ -367,58 +269,6 @@ impl K8sClient {
         }
     }
 
-    /// The server's answers: a read is considered, an update's answer may make or unmake
-    /// the leader.
-    pub fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, msg: K8sMsg) {
-        // An answer, late or not: the connection works.
-        self.awaiting = false;
-        if self.config.rules == K8sRules::ClientGo {
-            return self.on_message_client_go(ctx, msg);
-        }
-        let now = ctx.monotonic_now();
-        match msg {
-            K8sMsg::GetResp { record } => {
-                self.observe(now, record);
-                self.consider(ctx);
-            }
-            K8sMsg::UpdateResp {
-                ok,
-                record,
-                sent_at,
-                request,
-            } => {
-                // An update sent before a release was answered after it: not a mandate. Nor
-                // is an answer older than the newest one, or one whose renew deadline has
-                // passed by the time it arrives (after a pause, or duplicated).
-                let deadline = sent_at.saturating_add(self.config.renew_deadline_ns as i64);
-                let mine = ok
-                    && record.holder == Some(self.identity())
-                    && sent_at > self.released_at
-                    && request > self.renewed_request
-                    && now < deadline;
-                self.observe(now, record.clone());
-                if mine {
-                    if !self.leading || self.token != record.acquired_rv {
-                        self.leading = true;
-                        self.token = record.acquired_rv;
-                        ctx.became_leader(record.acquired_rv, record.acquired_rv);
-                    }
-                    self.renewed_at = sent_at;
-                    self.renewed_request = request;
-                    let left = self
-                        .renewed_at
-                        .saturating_add(self.config.renew_deadline_ns as i64)
-                        .saturating_sub(now)
-                        .max(0) as u64;
-                    ctx.set_timer(K8sTimer::RenewDeadline, left);
-                } else if record.holder != Some(self.identity()) {
-                    self.step_down(ctx);
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// `ClientGo`: the server's answers as client-go's loops take them. A read is one step of
     /// a try; an update's answer ends the try. A successful acquisition starts the renew loop
     /// at once (`Run`: `acquire`, then `renew`, whose first round tries immediately); a
@@ -484,11 +334,167 @@ impl K8sClient {
             _ => {}
         }
     }
+}
+
+impl Process for K8sClient {
+    type Msg = K8sMsg;
+    type Timer = K8sTimer;
+    type Durable = ();
+
+    /// `Stream`: the connection to the current API server broke (it crashed, or stayed cut
+    /// off for the connection's timeout): the next request dials again and lands on the next
+    /// API server.
+    fn on_disconnect(&mut self, _ctx: &mut K8sCtx<'_, '_>, peer: NodeId) {
+        if peer == self.server {
+            self.awaiting = false;
+            self.next_apiserver();
+        }
+    }
+
+    /// The highest resource version seen (the client's term).
+    fn term(&self) -> u64 {
+        self.seen_rv
+    }
+
+    /// The candidate's state, for `run --stop-at` (read-only).
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let holder = self
+            .observed
+            .as_ref()
+            .and_then(|(record, _)| record.holder)
+            .map_or("none".to_string(), |h| h.node.to_string());
+        vec![
+            ("leading", self.leading.to_string()),
+            ("token", self.token.to_string()),
+            ("observed_holder", holder),
+            (
+                "renewed_at_local_ns",
+                match self.renewed_at {
+                    LocalNanos::MIN => "never".to_string(),
+                    at => at.to_string(),
+                },
+            ),
+            ("seen_rv", self.seen_rv.to_string()),
+        ]
+    }
+
+    /// The leader itself, or the holder of the record last seen.
+    fn known_leader(&self) -> Option<NodeId> {
+        if self.leading {
+            Some(self.me)
+        } else {
+            self.observed
+                .as_ref()
+                .and_then(|o| o.0.holder.map(|h| h.node))
+        }
+    }
+
+    /// A candidate reads the record at once and then every retry period.
+    fn on_start(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        self.request(ctx, K8sMsg::Get);
+        self.arm_retry(ctx);
+    }
+
+    /// A restarted process is a new identity and starts over as a candidate.
+    fn on_restart(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        self.observed = None;
+        self.leading = false;
+        self.round_deadline = None;
+        self.incarnation += 1;
+        // A new identity: nothing of the old one's leadership or release holds.
+        self.renewed_at = LocalNanos::MIN;
+        self.released_at = LocalNanos::MIN;
+        // A new process: nothing in flight, its first connection where the last one was.
+        self.awaiting = false;
+        self.request(ctx, K8sMsg::Get);
+        self.arm_retry(ctx);
+    }
+
+    /// The leader releases the lease (client-go's `ReleaseOnCancel`) and sits out.
+    fn on_resign(&mut self, ctx: &mut K8sCtx<'_, '_>) {
+        if self.leading {
+            let identity = self.identity();
+            self.request(ctx, K8sMsg::Release { identity });
+            self.step_down(ctx);
+            self.observed = None;
+            self.released_at = ctx.monotonic_now();
+        }
+    }
+
+    /// The retry period polls or renews; at the renew deadline the leader steps down.
+    fn on_timer(&mut self, ctx: &mut K8sCtx<'_, '_>, timer: K8sTimer) {
+        match timer {
+            K8sTimer::Retry => self.tick(ctx),
+            K8sTimer::RenewDeadline => {
+                ctx.signal(Signal::LeaderSuspected);
+                self.step_down(ctx);
+                if self.config.rules == K8sRules::ClientGo {
+                    // The round's context is done: every try still in flight is cancelled
+                    // (its answer counts no more), and the elector polls as a candidate.
+                    self.renewed_request = self.requests;
+                    self.arm_retry(ctx);
+                }
+            }
+            K8sTimer::Expiry | K8sTimer::Etcd(_) => {}
+        }
+    }
+
+    /// The server's answers: a read is considered, an update's answer may make or unmake
+    /// the leader.
+    fn on_message(&mut self, ctx: &mut K8sCtx<'_, '_>, _from: NodeId, msg: K8sMsg) {
+        // An answer, late or not: the connection works.
+        self.awaiting = false;
+        if self.config.rules == K8sRules::ClientGo {
+            return self.on_message_client_go(ctx, msg);
+        }
+        let now = ctx.monotonic_now();
+        match msg {
+            K8sMsg::GetResp { record } => {
+                self.observe(now, record);
+                self.consider(ctx);
+            }
+            K8sMsg::UpdateResp {
+                ok,
+                record,
+                sent_at,
+                request,
+            } => {
+                // An update sent before a release was answered after it: not a mandate. Nor
+                // is an answer older than the newest one, or one whose renew deadline has
+                // passed by the time it arrives (after a pause, or duplicated).
+                let deadline = sent_at.saturating_add(self.config.renew_deadline_ns as i64);
+                let mine = ok
+                    && record.holder == Some(self.identity())
+                    && sent_at > self.released_at
+                    && request > self.renewed_request
+                    && now < deadline;
+                self.observe(now, record.clone());
+                if mine {
+                    if !self.leading || self.token != record.acquired_rv {
+                        self.leading = true;
+                        self.token = record.acquired_rv;
+                        ctx.became_leader(record.acquired_rv, record.acquired_rv);
+                    }
+                    self.renewed_at = sent_at;
+                    self.renewed_request = request;
+                    let left = self
+                        .renewed_at
+                        .saturating_add(self.config.renew_deadline_ns as i64)
+                        .saturating_sub(now)
+                        .max(0) as u64;
+                    ctx.set_timer(K8sTimer::RenewDeadline, left);
+                } else if record.holder != Some(self.identity()) {
+                    self.step_down(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
 
     /// The leader's token while it leads: `ClientGo`, until the deadline of a round without a
     /// renewal (between rounds nothing ends it); `Strict`, while its last renewal's send is
     /// within the renew deadline.
-    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
+    fn write_token(&self, now: LocalNanos) -> Option<u64> {
         let within = match self.config.rules {
             K8sRules::ClientGo => self.round_deadline.is_none_or(|d| now < d),
             K8sRules::Strict => {
@@ -498,5 +504,10 @@ impl K8sClient {
             }
         };
         (self.leading && within).then_some(self.token)
+    }
+
+    /// An elector talks to its API server (the single server, or one in front of etcd).
+    fn service_member_used(&self) -> Option<NodeId> {
+        Some(self.apiserver())
     }
 }

@@ -1,6 +1,7 @@
 //! The Kubernetes Lease lock's messages (as the simulator counts them), the lease record
 //! they carry, and the timer kinds.
 
+use crate::etcd::messages::{ObjectView, Owner};
 use crate::etcd::{EtcdMsg, EtcdTimer};
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::{LocalNanos, Message, NodeId, TimerKind};
@@ -16,6 +17,13 @@ pub struct Identity {
     pub incarnation: u32,
 }
 
+impl Identity {
+    /// The owner an object store keeps for this identity.
+    pub(crate) fn owner(self) -> Owner {
+        (self.node, self.incarnation)
+    }
+}
+
 /// The lease record as the server stores it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,13 +32,53 @@ pub struct Record {
     pub holder: Option<Identity>,
     /// Bumped by every successful update; the fencing token of the holder that acquired.
     pub resource_version: u64,
-    /// The resource version at which the current holder acquired (its term and token).
+    /// The resource version at which the holder last changed: the current holder's term and
+    /// token (after a release or expiry, the version that left the record without one).
     pub acquired_rv: u64,
     /// DbRow: the row expires when the database clock reads this.
     pub expires_at: LocalNanos,
     /// client-go's `LeaseDurationSeconds` as the last writer wrote it (whole seconds; 1 after
     /// a release): what `ClientGo` candidates wait, from their own sight of the change.
     pub lease_duration_s: u32,
+}
+
+impl Record {
+    /// The Lease record an object of the store stands for (`resourceVersion` its
+    /// `mod_revision`, the holder's acquisition its `owner_since`, `LeaseDurationSeconds` its
+    /// value); no object: the record nobody holds, at resource version 0. A database row's
+    /// expiry is not in the object (0).
+    ///
+    /// ```
+    /// use splitbrain_algorithms::etcd::messages::ObjectView;
+    /// use splitbrain_algorithms::k8s_lease::{Identity, Record};
+    /// use splitbrain_sim::NodeId;
+    /// assert_eq!(Record::of_object(None).resource_version, 0);
+    /// let node = NodeId::from(2usize);
+    /// let object = ObjectView { mod_rev: 7, owner: Some((node, 0)), owner_since: 5, value: 15 };
+    /// let record = Record::of_object(Some(&object));
+    /// assert_eq!(record.holder, Some(Identity { node, incarnation: 0 }));
+    /// assert_eq!((record.resource_version, record.acquired_rv, record.lease_duration_s), (7, 5, 15));
+    /// ```
+    pub fn of_object(object: Option<&ObjectView>) -> Record {
+        let Some(object) = object else {
+            return Record {
+                holder: None,
+                resource_version: 0,
+                acquired_rv: 0,
+                expires_at: 0,
+                lease_duration_s: 0,
+            };
+        };
+        Record {
+            holder: object
+                .owner
+                .map(|(node, incarnation)| Identity { node, incarnation }),
+            resource_version: object.mod_rev,
+            acquired_rv: object.owner_since,
+            expires_at: 0,
+            lease_duration_s: u32::try_from(object.value).unwrap_or(u32::MAX),
+        }
+    }
 }
 
 /// A request to the modeled API server or its answer. Requests are client -> server.

@@ -345,7 +345,7 @@ impl Algorithm for K8sLease {
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
         // The members campaign; the API server (or database) is process `members`.
-        let processes = K8sProcess::cluster(sim.members, config);
+        let processes = super::processes(sim.members, config);
         run_processes(sim, info, processes, options)
     }
 }

@@ -1,6 +1,7 @@
 //! The Kubernetes Lease lock on the engine.
 
 use super::*;
+use splitbrain_sim::{Ctx, Process as _};
 use splitbrain_sim::{
     FaultAction, FaultSpec, Invariant, PartitionShape, RunReport, Sim, SimConfig, Target,
     NANOS_PER_MILLI,
@@ -32,9 +33,13 @@ fn run(variant: K8sVariant, fencing: bool, faults: Vec<FaultSpec>) -> RunReport 
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
     sim.fencing = fencing;
     sim.faults = faults;
-    Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
-        .run()
-        .expect("within the default limits")
+    Sim::new(
+        sim,
+        info(&config, 3),
+        crate::k8s_lease::processes(3, &config),
+    )
+    .run()
+    .expect("within the default limits")
 }
 
 /// client-go `tools/leaderelection/leaderelection.go`, `tryAcquireOrRenew`: a candidate takes
@@ -130,33 +135,18 @@ type Out = Vec<Effect<K8sMsg, K8sTimer>>;
 const MS: i64 = NANOS_PER_MILLI as i64;
 
 fn server(variant: K8sVariant) -> K8sServer {
-    match K8sProcess::cluster(
-        3,
-        &K8sConfig {
-            variant,
-            ..strict()
-        },
-    )
-    .pop()
-    {
-        Some(K8sProcess::Server(s)) => s,
-        _ => unreachable!("the last process is the server"),
-    }
+    K8sServer::new(&K8sConfig {
+        variant,
+        ..strict()
+    })
 }
 
 fn client(variant: K8sVariant, me: usize) -> K8sClient {
-    match K8sProcess::cluster(
-        3,
-        &K8sConfig {
-            variant,
-            ..strict()
-        },
-    )
-    .swap_remove(me)
-    {
-        K8sProcess::Client(c) => c,
-        _ => unreachable!("ids below members are clients"),
-    }
+    let config = K8sConfig {
+        variant,
+        ..strict()
+    };
+    K8sClient::new(NodeId::from(me), 3, &config)
 }
 
 fn to_server(s: &mut K8sServer, now: i64, from: usize, m: K8sMsg) -> Out {
@@ -171,7 +161,7 @@ fn to_client(c: &mut K8sClient, now: i64, m: K8sMsg) -> Out {
     let mut rng = SimRng::stream(1, StreamId::node(c.me.index()));
     let mut out = Vec::new();
     let mut ctx = Ctx::new(c.me, 3, now, &mut rng, &mut out);
-    c.on_message(&mut ctx, m);
+    c.on_message(&mut ctx, NodeId::from(3usize), m);
     out
 }
 
@@ -263,9 +253,9 @@ fn the_lease_object_takes_one_update_per_resource_version() {
     assert_eq!((renewed.resource_version, renewed.acquired_rv), (3, 2));
     // A release by anyone but the holder is ignored; the holder's clears the record.
     to_server(&mut s, 300 * MS, 1, K8sMsg::Release { identity: id(1) });
-    assert_eq!(s.record.holder, Some(id(0)));
+    assert_eq!(s.record().holder, Some(id(0)));
     to_server(&mut s, 300 * MS, 0, K8sMsg::Release { identity: id(0) });
-    assert_eq!((s.record.holder, s.record.resource_version), (None, 4));
+    assert_eq!((s.record().holder, s.record().resource_version), (None, 4));
 }
 
 /// No client-go source: `DbRow` is a generic SQL lease (`expires <= now()` by the database's
@@ -276,7 +266,7 @@ fn a_database_row_expires_exactly_at_its_deadline_on_the_database_clock() {
     let (ok, _) = update_resp(&to_server(&mut s, 100 * MS, 0, update(0, 0)));
     assert!(ok);
     let deadline = 100 * MS + 1_500 * MS;
-    assert_eq!(s.record.expires_at, deadline);
+    assert_eq!(s.record().expires_at, deadline);
     assert!(!s.row_expired(deadline - 1));
     assert!(s.row_expired(deadline));
     // One nanosecond before, another client's upsert finds the row held.
@@ -418,9 +408,13 @@ fn a_released_lease_goes_to_another_candidate_within_a_few_retry_periods() {
             heal_after_ns: None,
             after: None,
         }];
-        let report = Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
-            .run()
-            .expect("within the default limits");
+        let report = Sim::new(
+            sim,
+            info(&config, 3),
+            crate::k8s_lease::processes(3, &config),
+        )
+        .run()
+        .expect("within the default limits");
         assert_eq!(report.leaders.len(), 2, "seed {seed}: {:?}", report.leaders);
         let (first, second) = (&report.leaders[0], &report.leaders[1]);
         assert_ne!(
@@ -626,17 +620,11 @@ fn defaults_are_client_gos() {
 
 /// A process of a `ClientGo` run with client-go's defaults (15s / 10s / 2s).
 fn go_client(me: usize) -> K8sClient {
-    match K8sProcess::cluster(3, &K8sConfig::default()).swap_remove(me) {
-        K8sProcess::Client(c) => c,
-        _ => unreachable!("ids below members are clients"),
-    }
+    K8sClient::new(NodeId::from(me), 3, &K8sConfig::default())
 }
 
 fn go_server() -> K8sServer {
-    match K8sProcess::cluster(3, &K8sConfig::default()).pop() {
-        Some(K8sProcess::Server(s)) => s,
-        _ => unreachable!("the last process is the server"),
-    }
+    K8sServer::new(&K8sConfig::default())
 }
 
 /// A record held by `holder` with `LeaseDurationSeconds` `seconds`.
@@ -833,14 +821,14 @@ fn client_go_case_release_an_acquired_lock() {
     to_server(&mut s, 0, 0, update(0, 1));
     to_server(&mut s, 5 * MS, 0, update(0, 2)); // a renewal moves the version on
     to_server(&mut s, 6 * MS, 1, K8sMsg::Release { identity: id(1) });
-    assert_eq!(s.record.holder, Some(id(0)), "not the holder: nothing");
+    assert_eq!(s.record().holder, Some(id(0)), "not the holder: nothing");
     to_server(&mut s, 7 * MS, 0, K8sMsg::Release { identity: id(0) });
-    assert_eq!((s.record.holder, s.record.lease_duration_s), (None, 1));
+    assert_eq!((s.record().holder, s.record().lease_duration_s), (None, 1));
     // The next candidate takes the empty record at its first read.
     let mut next = go_client(1);
-    let rv = s.record.resource_version;
+    let rv = s.record().resource_version;
     assert_eq!(
-        updates(&to_client(&mut next, 8 * MS, read(s.record.clone()))),
+        updates(&to_client(&mut next, 8 * MS, read(s.record().clone()))),
         vec![rv]
     );
 }
@@ -935,9 +923,13 @@ fn cut_off_and_suspended(seed: u64, rules: K8sRules, suspend_ns: u64) -> RunRepo
             after: None,
         },
     ];
-    Sim::new(sim, info(&config, 3), K8sProcess::cluster(3, &config))
-        .run()
-        .expect("within the default limits")
+    Sim::new(
+        sim,
+        info(&config, 3),
+        crate::k8s_lease::processes(3, &config),
+    )
+    .run()
+    .expect("within the default limits")
 }
 
 /// The margin each rule set leaves, and a pause between the two. With client-go's defaults

@@ -5,6 +5,7 @@
 use super::*;
 use crate::algorithm::{Algorithm, Cluster};
 use crate::etcd::EtcdVersion;
+use splitbrain_sim::{Ctx, Effect, Process as _, SimRng, StreamId};
 use splitbrain_sim::{
     FaultAction, FaultSpec, Invariant, LivenessVerdict, PartitionShape, RunReport, Sim, SimConfig,
     Target, NANOS_PER_MILLI,
@@ -49,7 +50,7 @@ fn run(
     sim.write_every_ns = 100 * MS;
     sim.fencing = fencing;
     sim.faults = faults;
-    let mut engine = Sim::new(sim, info(config, 3), K8sProcess::cluster(3, config));
+    let mut engine = Sim::new(sim, info(config, 3), crate::k8s_lease::processes(3, config));
     let report = engine.run().expect("within the default limits");
     (report, engine.processes().to_vec())
 }
@@ -67,12 +68,12 @@ fn api_server_loses_etcd(at_ns: u64, for_ns: u64) -> Vec<FaultSpec> {
 #[test]
 fn the_service_runs_as_api_servers_then_etcd_members_and_names_them() {
     let config = on_etcd("3.4");
-    let processes = K8sProcess::cluster(3, &config);
+    let processes = crate::k8s_lease::processes(3, &config);
     assert_eq!(processes.len(), 7);
-    assert!(matches!(processes[3], K8sProcess::ApiServer(_)));
+    assert!(processes[3].get::<ApiServer>().is_some());
     assert!(processes[4..]
         .iter()
-        .all(|p| matches!(p, K8sProcess::Etcd(_))));
+        .all(|p| p.get::<EtcdOnK8s>().is_some()));
     assert_eq!(K8sLease::service_processes(&config), 4);
     assert_eq!(
         K8sLease::service_names(&config),
@@ -85,14 +86,11 @@ fn the_service_runs_as_api_servers_then_etcd_members_and_names_them() {
         apiservers: 2,
         ..config
     };
-    let processes = K8sProcess::cluster(3, &two);
+    let processes = crate::k8s_lease::processes(3, &two);
     // Member i's first connection lands on API server i % 2.
     let servers: Vec<usize> = processes[..3]
         .iter()
-        .map(|p| match p {
-            K8sProcess::Client(c) => c.apiserver().index(),
-            _ => unreachable!("the members come first"),
-        })
+        .map(|p| client(p).apiserver().index())
         .collect();
     assert_eq!(servers, [3, 4, 3]);
 }
@@ -118,10 +116,16 @@ fn leader_at(config: &K8sConfig, seed: u64, at_ns: u64) -> (usize, Vec<usize>) {
 }
 
 fn client_of(processes: &[K8sProcess], i: usize) -> &K8sClient {
-    match &processes[i] {
-        K8sProcess::Client(c) => c,
-        _ => unreachable!("the electors come first"),
-    }
+    client(&processes[i])
+}
+
+fn client(process: &K8sProcess) -> &K8sClient {
+    process.get().expect("the electors come first")
+}
+
+fn etcd_member(process: &K8sProcess) -> &EtcdMember {
+    let on_k8s: &EtcdOnK8s = process.get().expect("etcd members last");
+    &on_k8s.member
 }
 
 /// The API server the leader's connection reached crashes for good: the renewal sent to it
@@ -198,16 +202,19 @@ fn a_crash_of_an_api_server_serving_no_leader_changes_nothing_and_its_electors_m
 fn a_broken_connection_moves_an_elector_to_the_next_api_server_at_once() {
     let config = three_apiservers();
     let mut c = K8sClient::new(NodeId::from(1), 3, &config);
+    let mut rng = SimRng::stream(1, StreamId::node(1));
+    let mut out: Vec<Effect<K8sMsg, K8sTimer>> = Vec::new();
+    let mut ctx = Ctx::new(NodeId::from(1), 3, 0, &mut rng, &mut out);
     assert_eq!(c.apiserver(), NodeId::from(4));
-    c.on_disconnect(NodeId::from(5));
+    c.on_disconnect(&mut ctx, NodeId::from(5));
     assert_eq!(
         c.apiserver(),
         NodeId::from(4),
         "another API server's connection"
     );
-    c.on_disconnect(NodeId::from(4));
+    c.on_disconnect(&mut ctx, NodeId::from(4));
     assert_eq!(c.apiserver(), NodeId::from(5));
-    c.on_disconnect(NodeId::from(5));
+    c.on_disconnect(&mut ctx, NodeId::from(5));
     assert_eq!(c.apiserver(), NodeId::from(3), "round robin wraps");
 }
 
@@ -222,10 +229,7 @@ fn the_lease_lives_in_etcd_and_the_token_is_the_revision_of_its_acquisition() {
     let leader = &report.leaders[0];
     let objects: Vec<_> = processes[4..]
         .iter()
-        .map(|p| match p {
-            K8sProcess::Etcd(m) => m.object().cloned().expect("the Lease exists"),
-            _ => unreachable!("etcd members last"),
-        })
+        .map(|p| etcd_member(p).object().cloned().expect("the Lease exists"))
         .collect();
     assert!(objects.iter().all(|o| o.owner == objects[0].owner));
     let object = &objects[0];
@@ -367,9 +371,7 @@ fn a_release_through_etcd_hands_the_lease_over() {
     assert_eq!(report.leaders.len(), 2, "{:?}", report.leaders);
     let handover_ns = report.leaders[1].at_ns - 5 * S;
     assert!(handover_ns < 3 * config.retry_period_ns, "{handover_ns}");
-    let K8sProcess::Etcd(member) = &processes[4] else {
-        unreachable!("etcd members last");
-    };
+    let member = etcd_member(&processes[4]);
     let object = member.object().expect("the Lease exists");
     assert_eq!(object.owner.map(|(n, _)| n), Some(report.leaders[1].node));
 }

@@ -8,7 +8,7 @@
 
 use super::config::{ZkConfig, ZkOnDisconnect, ZkRecipe};
 use super::messages::{Child, ZkMsg, ZkTimer};
-use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Signal};
+use splitbrain_sim::{Ctx, LocalNanos, Message, NodeId, Process, Signal};
 
 type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
 
@@ -137,65 +137,10 @@ impl ZkClient {
         self.session
     }
 
-    /// The highest zxid the client has seen (its term).
-    pub fn term(&self) -> u64 {
-        self.seen_zxid
-    }
-
     fn connected(&self, now: LocalNanos) -> bool {
         now < self
             .last_heard
             .saturating_add((2 * self.timeout_ns / 3) as i64)
-    }
-
-    /// The own child's czxid, while the client has claimed leadership and is connected (or
-    /// at any time with `KeepUntilExpired`).
-    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
-        let serving = self.claimed
-            && (self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired
-                || self.connected(now));
-        serving.then_some(self.czxid)
-    }
-
-    /// Whether the client keeps no track of who leads but would ask: a waiter of the
-    /// predecessor recipe on `Stream` that has not noticed a lost connection. Such a waiter
-    /// hears only of its predecessor's deletion; a real application asks on demand (Curator
-    /// `LeaderLatch.getLeader()` polls the server; kazoo `Election.contenders()` is a
-    /// `get_children`). A herd waiter hears of every change, and on `Datagram` the model's
-    /// waiters re-read the children once per session timeout: both keep track. A silent cut
-    /// is noticed up to 2/3 of the session timeout late (`ZkTimer::Disconnect`); until then
-    /// the waiter still counts as asking.
-    pub fn learns_leader_on_demand(&self) -> bool {
-        self.on_stream
-            && self.config.recipe == ZkRecipe::Predecessor
-            && matches!(self.phase, ZkPhase::Waiting { .. })
-            && !self.reconnecting
-    }
-
-    /// The client's recipe state, for `run --stop-at` (read-only).
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let seq = self.seq.map_or("none".to_string(), |s| s.to_string());
-        let leader = self
-            .leader_seen
-            .map_or("none".to_string(), |n| n.to_string());
-        vec![
-            ("phase", format!("{:?}", self.phase)),
-            ("session", self.session.to_string()),
-            ("seq", seq),
-            ("czxid", self.czxid.to_string()),
-            ("last_heard_local_ns", self.last_heard.to_string()),
-            ("claimed", self.claimed.to_string()),
-            ("leader_seen", leader),
-        ]
-    }
-
-    /// The client itself while it leads and serves (has claimed and not stepped down), nobody
-    /// while it leads without serving, else the owner of the lowest child it last saw.
-    pub fn known_leader(&self) -> Option<NodeId> {
-        match self.phase {
-            ZkPhase::Leading => self.claimed.then_some(self.me),
-            _ => self.leader_seen,
-        }
     }
 
     fn step_down(&mut self, ctx: &mut ZkCtx<'_, '_>) {
@@ -275,21 +220,6 @@ impl ZkClient {
         ctx.set_timer(ZkTimer::Disconnect, check_ns);
     }
 
-    /// The connection to the server broke (`Stream` only): reconnect.
-    pub fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
-        if peer != self.server() {
-            return;
-        }
-        self.disconnected(ctx);
-        if self.ensemble() {
-            if !self.paused {
-                self.move_on(ctx);
-            }
-        } else {
-            self.reconnect(ctx);
-        }
-    }
-
     /// A leader that gives up on a lost connection steps down; only its step-down counts as
     /// noticing the fault (a waiter keeps waiting; a leader that keeps leading until
     /// expired does nothing).
@@ -297,40 +227,6 @@ impl ZkClient {
         if self.claimed && self.config.on_disconnect == ZkOnDisconnect::StepDown {
             ctx.signal(Signal::LeaderSuspected);
             self.step_down(ctx);
-        }
-    }
-
-    /// A client connects at once.
-    pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        self.on_stream = ctx.stream();
-        // StaticHostProvider: the server list is shuffled (`Collections.shuffle`).
-        for i in (1..self.servers.len()).rev() {
-            let j = ctx.rng().index(i + 1);
-            self.servers.swap(i, j);
-        }
-        self.last_heard = ctx.monotonic_now();
-        self.start_over(ctx);
-    }
-
-    /// A restarted client forgets its leader and starts over with a new session; the old
-    /// session's child goes when the server expires it.
-    pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        self.claimed = false;
-        self.paused = false;
-        self.last_heard = ctx.monotonic_now();
-        self.start_over(ctx);
-    }
-
-    /// The leader closes its session (deleting its child) and starts over.
-    pub fn on_resign(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        if self.phase == ZkPhase::Leading {
-            ctx.send(
-                self.server(),
-                ZkMsg::CloseSession {
-                    session: self.session,
-                },
-            );
-            self.start_over(ctx);
         }
     }
 
@@ -344,9 +240,201 @@ impl ZkClient {
         );
     }
 
+    /// Against an ensemble: the timers that differ from the single server's. True if
+    /// `timer` is handled.
+    fn ensemble_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) -> bool {
+        let now = ctx.monotonic_now();
+        match timer {
+            ZkTimer::Reconnect => self.next_server(ctx),
+            // No pings, no retries without a connection (or while connecting).
+            ZkTimer::Ping | ZkTimer::Retry if self.reconnecting => {
+                if timer == ZkTimer::Ping {
+                    ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
+                }
+            }
+            ZkTimer::Disconnect => {
+                // The connect attempt timed out (T/n), or nothing heard for 2/3 of T.
+                if !self.paused && (self.reconnecting || !self.connected(now)) {
+                    self.disconnected(ctx);
+                    ctx.disconnect(self.server());
+                    self.move_on(ctx);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn evaluate(&mut self, ctx: &mut ZkCtx<'_, '_>, children: &[Child]) {
+        self.leader_seen = children.first().map(|c| c.2);
+        let Some(me) = self.seq else {
+            return;
+        };
+        if !matches!(self.phase, ZkPhase::Waiting { .. } | ZkPhase::Leading) {
+            return;
+        }
+        if !children.iter().any(|c| c.0 == me) {
+            // The own node is gone: the session expired.
+            self.start_over(ctx);
+            return;
+        }
+        if children[0].0 == me {
+            self.phase = ZkPhase::Leading;
+            let now = ctx.monotonic_now();
+            if !self.claimed
+                && (self.connected(now)
+                    || self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired)
+            {
+                self.claimed = true;
+                ctx.became_leader(self.czxid, self.czxid);
+            }
+            Self::retry_after(ctx, self.timeout_ns);
+            return;
+        }
+        let pred = match self.config.recipe {
+            ZkRecipe::Predecessor => children
+                .iter()
+                .filter(|c| c.0 < me)
+                .map(|c| c.0)
+                .max()
+                .expect("a lower child exists"),
+            ZkRecipe::Herd => children[0].0,
+        };
+        let was = self.phase;
+        self.phase = ZkPhase::Waiting { pred };
+        if self.config.recipe == ZkRecipe::Predecessor && was != self.phase {
+            ctx.send(
+                self.server(),
+                ZkMsg::Exists {
+                    session: self.session,
+                    seq: pred,
+                },
+            );
+        }
+        Self::retry_after(ctx, self.timeout_ns);
+    }
+
+    /// After a reconnect: read the children again, and watch the predecessor anew.
+    fn resync(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if let ZkPhase::Waiting { .. } = self.phase {
+            self.phase = ZkPhase::Waiting { pred: u64::MAX };
+        }
+        self.get_children(ctx);
+    }
+}
+
+impl Process for ZkClient {
+    type Msg = ZkMsg;
+    type Timer = ZkTimer;
+    type Durable = ();
+
+    /// The highest zxid the client has seen (its term).
+    fn term(&self) -> u64 {
+        self.seen_zxid
+    }
+
+    /// The own child's czxid, while the client has claimed leadership and is connected (or
+    /// at any time with `KeepUntilExpired`).
+    fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        let serving = self.claimed
+            && (self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired
+                || self.connected(now));
+        serving.then_some(self.czxid)
+    }
+
+    /// Whether the client keeps no track of who leads but would ask: a waiter of the
+    /// predecessor recipe on `Stream` that has not noticed a lost connection. Such a waiter
+    /// hears only of its predecessor's deletion; a real application asks on demand (Curator
+    /// `LeaderLatch.getLeader()` polls the server; kazoo `Election.contenders()` is a
+    /// `get_children`). A herd waiter hears of every change, and on `Datagram` the model's
+    /// waiters re-read the children once per session timeout: both keep track. A silent cut
+    /// is noticed up to 2/3 of the session timeout late (`ZkTimer::Disconnect`); until then
+    /// the waiter still counts as asking.
+    fn learns_leader_on_demand(&self) -> bool {
+        self.on_stream
+            && self.config.recipe == ZkRecipe::Predecessor
+            && matches!(self.phase, ZkPhase::Waiting { .. })
+            && !self.reconnecting
+    }
+
+    /// The client's recipe state, for `run --stop-at` (read-only).
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let seq = self.seq.map_or("none".to_string(), |s| s.to_string());
+        let leader = self
+            .leader_seen
+            .map_or("none".to_string(), |n| n.to_string());
+        vec![
+            ("phase", format!("{:?}", self.phase)),
+            ("session", self.session.to_string()),
+            ("seq", seq),
+            ("czxid", self.czxid.to_string()),
+            ("last_heard_local_ns", self.last_heard.to_string()),
+            ("claimed", self.claimed.to_string()),
+            ("leader_seen", leader),
+        ]
+    }
+
+    /// The client itself while it leads and serves (has claimed and not stepped down), nobody
+    /// while it leads without serving, else the owner of the lowest child it last saw.
+    fn known_leader(&self) -> Option<NodeId> {
+        match self.phase {
+            ZkPhase::Leading => self.claimed.then_some(self.me),
+            _ => self.leader_seen,
+        }
+    }
+
+    /// The connection to the server broke (`Stream` only): reconnect.
+    fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
+        if peer != self.server() {
+            return;
+        }
+        self.disconnected(ctx);
+        if self.ensemble() {
+            if !self.paused {
+                self.move_on(ctx);
+            }
+        } else {
+            self.reconnect(ctx);
+        }
+    }
+
+    /// A client connects at once.
+    fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.on_stream = ctx.stream();
+        // StaticHostProvider: the server list is shuffled (`Collections.shuffle`).
+        for i in (1..self.servers.len()).rev() {
+            let j = ctx.rng().index(i + 1);
+            self.servers.swap(i, j);
+        }
+        self.last_heard = ctx.monotonic_now();
+        self.start_over(ctx);
+    }
+
+    /// A restarted client forgets its leader and starts over with a new session; the old
+    /// session's child goes when the server expires it.
+    fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        self.claimed = false;
+        self.paused = false;
+        self.last_heard = ctx.monotonic_now();
+        self.start_over(ctx);
+    }
+
+    /// The leader closes its session (deleting its child) and starts over.
+    fn on_resign(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        if self.phase == ZkPhase::Leading {
+            ctx.send(
+                self.server(),
+                ZkMsg::CloseSession {
+                    session: self.session,
+                },
+            );
+            self.start_over(ctx);
+        }
+    }
+
     /// Pings, steps a disconnected leader down (`StepDown`), or retries the request of the
     /// phase (for a waiter or leader, a resync of the children).
-    pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
+    fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
         let now = ctx.monotonic_now();
         if self.ensemble() && self.ensemble_timer(ctx, timer) {
             return;
@@ -407,34 +495,9 @@ impl ZkClient {
         }
     }
 
-    /// Against an ensemble: the timers that differ from the single server's. True if
-    /// `timer` is handled.
-    fn ensemble_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) -> bool {
-        let now = ctx.monotonic_now();
-        match timer {
-            ZkTimer::Reconnect => self.next_server(ctx),
-            // No pings, no retries without a connection (or while connecting).
-            ZkTimer::Ping | ZkTimer::Retry if self.reconnecting => {
-                if timer == ZkTimer::Ping {
-                    ctx.set_timer(ZkTimer::Ping, self.timeout_ns / 3);
-                }
-            }
-            ZkTimer::Disconnect => {
-                // The connect attempt timed out (T/n), or nothing heard for 2/3 of T.
-                if !self.paused && (self.reconnecting || !self.connected(now)) {
-                    self.disconnected(ctx);
-                    ctx.disconnect(self.server());
-                    self.move_on(ctx);
-                }
-            }
-            _ => return false,
-        }
-        true
-    }
-
     /// Any answer shows the connection alive; a session leads to the create, a view of the
     /// children to leading or watching, an expired session to starting over.
-    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+    fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
         if self.ensemble() && (self.paused || from != self.server()) {
             // An old connection's late answer.
             return;
@@ -491,60 +554,8 @@ impl ZkClient {
         }
     }
 
-    fn evaluate(&mut self, ctx: &mut ZkCtx<'_, '_>, children: &[Child]) {
-        self.leader_seen = children.first().map(|c| c.2);
-        let Some(me) = self.seq else {
-            return;
-        };
-        if !matches!(self.phase, ZkPhase::Waiting { .. } | ZkPhase::Leading) {
-            return;
-        }
-        if !children.iter().any(|c| c.0 == me) {
-            // The own node is gone: the session expired.
-            self.start_over(ctx);
-            return;
-        }
-        if children[0].0 == me {
-            self.phase = ZkPhase::Leading;
-            let now = ctx.monotonic_now();
-            if !self.claimed
-                && (self.connected(now)
-                    || self.config.on_disconnect == ZkOnDisconnect::KeepUntilExpired)
-            {
-                self.claimed = true;
-                ctx.became_leader(self.czxid, self.czxid);
-            }
-            Self::retry_after(ctx, self.timeout_ns);
-            return;
-        }
-        let pred = match self.config.recipe {
-            ZkRecipe::Predecessor => children
-                .iter()
-                .filter(|c| c.0 < me)
-                .map(|c| c.0)
-                .max()
-                .expect("a lower child exists"),
-            ZkRecipe::Herd => children[0].0,
-        };
-        let was = self.phase;
-        self.phase = ZkPhase::Waiting { pred };
-        if self.config.recipe == ZkRecipe::Predecessor && was != self.phase {
-            ctx.send(
-                self.server(),
-                ZkMsg::Exists {
-                    session: self.session,
-                    seq: pred,
-                },
-            );
-        }
-        Self::retry_after(ctx, self.timeout_ns);
-    }
-
-    /// After a reconnect: read the children again, and watch the predecessor anew.
-    fn resync(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        if let ZkPhase::Waiting { .. } = self.phase {
-            self.phase = ZkPhase::Waiting { pred: u64::MAX };
-        }
-        self.get_children(ctx);
+    /// A client's session is on the single server, or on its current ensemble server.
+    fn service_member_used(&self) -> Option<NodeId> {
+        Some(self.server())
     }
 }

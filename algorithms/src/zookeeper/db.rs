@@ -1,11 +1,46 @@
-//! The replicated database of an ensemble: sessions, the election node's children, the last
-//! applied zxid. Every server applies the same committed transactions in zxid order
-//! (`DataTree.processTxn`); a new leader sends it whole to its followers (`SNAP`).
+//! ZooKeeper's database, the one place its rules of sessions, ephemeral sequential children
+//! and zxids are written: sessions, the election node's children, the last applied zxid.
+//! Every server of an ensemble applies the same committed transactions in zxid order
+//! (`DataTree.processTxn`), and a new leader sends it whole to its followers (`SNAP`); the
+//! one-process server applies each transaction as it takes it (`service.rs`).
 
-use super::super::messages::{Child, ZkTxn};
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::NodeId;
 use std::collections::BTreeMap;
+
+/// A child of the election node: sequence number, creation zxid, owner. In JSON, an array
+/// `[seq, czxid, node]`.
+pub type Child = (u64, u64, NodeId);
+
+/// A write as the leader proposes it, ids assigned: the transaction every server applies in
+/// zxid order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", deny_unknown_fields)]
+pub enum ZkTxn {
+    /// createSession.
+    CreateSession {
+        /// The new session's id.
+        session: u64,
+        /// The client that owns it.
+        owner: NodeId,
+        /// Its negotiated timeout.
+        timeout_ns: u64,
+    },
+    /// Create the session's ephemeral sequential child.
+    Create {
+        /// The session.
+        session: u64,
+        /// The child's sequence number.
+        seq: u64,
+    },
+    /// closeSession: asked by the client, or the leader's session tracker expired it.
+    CloseSession {
+        /// The session.
+        session: u64,
+        /// Whether the tracker expired it.
+        expired: bool,
+    },
+}
 
 /// A session as the database holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +120,16 @@ impl ZkDb {
             .iter()
             .map(|(seq, (czxid, owner, _))| (*seq, *czxid, *owner))
             .collect()
+    }
+
+    /// The children as `run --stop-at` shows them: `[seq:owner ...]`, lowest first.
+    pub fn children_text(&self) -> String {
+        let children: Vec<String> = self
+            .children
+            .iter()
+            .map(|(seq, (_, owner, _))| format!("{seq}:{owner}"))
+            .collect();
+        format!("[{}]", children.join(" "))
     }
 
     /// The owner of the lowest child: whom a client asking who leads would be told.

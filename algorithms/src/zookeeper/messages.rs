@@ -1,12 +1,9 @@
 //! ZooKeeper's messages (as the simulator counts them) and timer kinds.
 
-use super::ensemble::ZkDb;
+use super::db::ZkDb;
+pub use super::db::{Child, ZkTxn};
 use serde::{Deserialize, Serialize};
 use splitbrain_sim::NodeId;
-
-/// A child of the election node: sequence number, creation zxid, owner. In JSON, an array
-/// `[seq, czxid, node]`.
-pub type Child = (u64, u64, NodeId);
 
 /// A request to the modeled ZooKeeper server or its answer. Requests are client -> server;
 /// any request on a live session renews it.
@@ -195,36 +192,6 @@ pub enum ZkPeerState {
     Following,
     /// Leading.
     Leading,
-}
-
-/// A write as the leader proposes it, ids assigned: the transaction every server applies in
-/// zxid order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "op", deny_unknown_fields)]
-pub enum ZkTxn {
-    /// createSession.
-    CreateSession {
-        /// The new session's id.
-        session: u64,
-        /// The client that owns it.
-        owner: NodeId,
-        /// Its negotiated timeout.
-        timeout_ns: u64,
-    },
-    /// Create the session's ephemeral sequential child.
-    Create {
-        /// The session.
-        session: u64,
-        /// The child's sequence number.
-        seq: u64,
-    },
-    /// closeSession: asked by the client, or the leader's session tracker expired it.
-    CloseSession {
-        /// The session.
-        session: u64,
-        /// Whether the tracker expired it.
-        expired: bool,
-    },
 }
 
 /// A client's write as a follower forwards it, before the leader assigns ids.

@@ -351,7 +351,7 @@ impl Algorithm for ZooKeeper {
     ) -> Result<RunReport, RunError> {
         // The members campaign; the server is one more process, id `members` (an
         // ensemble's servers are `members..members + servers`).
-        let processes = ZkProcess::cluster(sim.members, config);
+        let processes = super::processes(sim.members, config);
         run_processes(sim, info, processes, options)
     }
 }

@@ -5,6 +5,7 @@
 //! paths are under `zookeeper-server/src/main/java/org/apache/zookeeper/`.
 
 use super::*;
+use splitbrain_sim::{Ctx, Process as _};
 use splitbrain_sim::{Effect, Signal, SimRng, StreamId, NANOS_PER_MILLI};
 
 const MS: i64 = NANOS_PER_MILLI as i64;
@@ -189,7 +190,11 @@ fn run(members: usize, zk: &ZkConfig, fencing: bool, faults: Vec<FaultSpec>) -> 
     sim.write_every_ns = 100 * NANOS_PER_MILLI;
     sim.fencing = fencing;
     sim.faults = faults;
-    let mut engine = Sim::new(sim, info(zk, members), ZkProcess::cluster(members, zk));
+    let mut engine = Sim::new(
+        sim,
+        info(zk, members),
+        crate::zookeeper::processes(members, zk),
+    );
     engine.run().expect("within the default limits")
 }
 
@@ -293,7 +298,7 @@ fn run_traced(members: usize, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (RunRepo
     traced::run_traced(
         members,
         info(zk, members),
-        ZkProcess::cluster(members, zk),
+        crate::zookeeper::processes(members, zk),
         faults,
     )
 }
@@ -792,7 +797,7 @@ fn waiter_reads(transport: splitbrain_sim::Transport) -> usize {
         transport,
         members,
         info(&zk, members),
-        ZkProcess::cluster(members, &zk),
+        crate::zookeeper::processes(members, &zk),
         Vec::new(),
     );
     let leader = report.leaders[0].node;

@@ -1,8 +1,8 @@
 //! etcd as a cluster of `members` processes (issue 32; the rules and their sources are in
 //! docs/service-clusters.md, the model in docs/algorithms/etcd.md, "Cluster"). Each member
 //! runs the repository's Raft ([`RaftNode::embedded`]) with etcd's settings, a replicated
-//! state machine of leases and keys (`state.rs`), and a lessor that is primary only on the
-//! leader (`lessor.rs`). Process ids: the election members are `0..nodes`, the etcd members
+//! state machine of leases and keys (`etcd/store.rs`), and a lessor that is primary only on
+//! the leader (`etcd/lessor.rs`); the one-process service shares both. Process ids: the election members are `0..nodes`, the etcd members
 //! `nodes..nodes + members`.
 //!
 //! What a member does, with the etcd source it follows (docs/service-clusters.md, sections
@@ -50,25 +50,21 @@
 //! TTL 0 at once instead of after the revoke (the client gives up earlier, never later).
 
 mod embed;
-mod lessor;
-mod state;
 #[cfg(test)]
 mod tests;
 
 use super::config::{
     after, request_timeout_ns, EtcdConfig, EtcdVersion, ETCD_HEARTBEAT_NS, LESSOR_SWEEP_NS,
 };
+use super::lessor::{Lessor, Renewal};
 use super::messages::{Command, EtcdMsg, EtcdTimer, Proposal};
+use super::store::{signal_holder_change, KvState};
 use crate::raft::{RaftConfig, RaftNode, RaftTimeoutDraw, RaftTimerReset};
-use lessor::{Lessor, Renewal};
+use crate::seat::record_removed;
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
-use state::KvState;
 use std::collections::BTreeMap;
 
 type MemberCtx<'a, 'b> = Ctx<'a, EtcdMsg, EtcdTimer>;
-
-/// The sweep's batch (`leaseRevokeRate / 2`).
-const SWEEP_LIMIT: usize = 500;
 
 /// How often a waiting forwarded renew is retried and timeouts are checked (the model's
 /// stand-in for `LeaseRenew`'s retry loop; one heartbeat).
@@ -212,172 +208,6 @@ impl EtcdMember {
     /// Lease), in the applied state.
     pub fn object(&self) -> Option<&crate::etcd::messages::ObjectView> {
         self.kv.object.as_ref()
-    }
-
-    /// The owner of the lowest key in the applied state.
-    pub fn known_leader(&self) -> Option<NodeId> {
-        self.kv.first_owner()
-    }
-
-    /// The member's state, for `run --stop-at`.
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        // The Raft names members by their Raft ids (n0, n1, ...): shown as etcd members, so
-        // that they are not read as the election's clients.
-        let mut fields: Vec<(&'static str, String)> = self
-            .raft
-            .inspect()
-            .into_iter()
-            .map(|(name, value)| match (name, value.strip_prefix('n')) {
-                ("voted_for" | "leader" | "transfer_target", Some(id)) => {
-                    (name, format!("etcd-{id}"))
-                }
-                _ => (name, value),
-            })
-            .collect();
-        fields.push(("raft_term", self.raft.current_term().to_string()));
-        fields.push(("commit", self.raft.commit_index().to_string()));
-        fields.push(("applied", self.applied.to_string()));
-        fields.push(("revision", self.kv.revision.to_string()));
-        fields.push(("leases", self.kv.leases.len().to_string()));
-        fields.push(("primary", self.lessor.primary.to_string()));
-        fields
-    }
-
-    /// The member starts as a Raft follower.
-    pub fn on_start(&mut self, ctx: &mut MemberCtx<'_, '_>) {
-        let ((), out) = self.raft_call(ctx, |raft, c| raft.on_start(c));
-        self.raft_effects(ctx, out);
-        self.settle(ctx);
-    }
-
-    /// A restarted member keeps its log, its applied state and its term (see the module
-    /// doc); it forgets its role, its lessor's primacy, and its clients' requests and
-    /// watches (their connections broke).
-    pub fn on_restart(&mut self, ctx: &mut MemberCtx<'_, '_>) {
-        self.lessor.demote();
-        self.promoted_term = None;
-        self.was_leader = false;
-        self.demote_pending = false;
-        self.waiting.clear();
-        self.forwarded.clear();
-        self.watches.clear();
-        let ((), out) = self.raft_call(ctx, |raft, c| raft.on_restart(c));
-        self.raft_effects(ctx, out);
-        self.settle(ctx);
-    }
-
-    /// Raft timers go to the Raft; the lessor's sweep; request timeouts and renew retries;
-    /// the Ready probe's resend.
-    pub fn on_timer(&mut self, ctx: &mut MemberCtx<'_, '_>, timer: EtcdTimer) {
-        if let Some(inner) = embed::inner_timer(timer) {
-            let ((), out) = self.raft_call(ctx, |raft, c| raft.on_timer(c, inner));
-            self.raft_effects(ctx, out);
-        } else {
-            match timer {
-                EtcdTimer::Sweep => self.sweep(ctx),
-                EtcdTimer::RequestTimeout => self.retry_and_expire(ctx),
-                EtcdTimer::ReadyProbe if self.demote_pending => {
-                    ctx.send(self.me(), EtcdMsg::Ready);
-                    ctx.set_timer(EtcdTimer::ReadyProbe, READY_PROBE_NS);
-                }
-                _ => {}
-            }
-        }
-        self.settle(ctx);
-    }
-
-    /// Raft traffic, forwarded proposals and renewals, and clients' requests.
-    pub fn on_message(&mut self, ctx: &mut MemberCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
-        match msg {
-            EtcdMsg::Raft { msg, proposals } => self.on_raft(ctx, from, msg, proposals),
-            EtcdMsg::Propose { proposal } => self.propose(ctx, proposal),
-            EtcdMsg::RenewForward { lease, request } => {
-                // `leasehttp`: the leader's lessor renews, without `ensureLeadership`.
-                let ttl = self.kv.leases.get(&lease).map(|l| l.ttl_ns);
-                let ttl_ns = match self.lessor.renew(lease, ttl, ctx.monotonic_now()) {
-                    Renewal::Ttl(ttl_ns) => Some(ttl_ns),
-                    Renewal::NotPrimary => None,
-                };
-                // It waits for the applied index first (`h.waitch()`): behind the WAL.
-                ctx.send(from, EtcdMsg::RenewForwardResp { request, ttl_ns });
-            }
-            EtcdMsg::RenewForwardResp { request, ttl_ns } => {
-                self.forward_answered(ctx, request, ttl_ns, false)
-            }
-            EtcdMsg::Ready => {
-                if self.demote_pending && !self.raft.is_leader() {
-                    self.lessor.demote();
-                    ctx.cancel_timer(EtcdTimer::Sweep);
-                }
-                self.demote_pending = false;
-                ctx.cancel_timer(EtcdTimer::ReadyProbe);
-            }
-            EtcdMsg::LeaseGrant {
-                ttl_ns,
-                sent_at,
-                campaign,
-            } => {
-                let command = Command::Grant {
-                    owner: from,
-                    ttl_ns,
-                    sent_at,
-                    campaign,
-                };
-                self.submit(ctx, command, Some(from));
-            }
-            EtcdMsg::Txn { lease } => {
-                self.submit(ctx, Command::Txn { owner: from, lease }, Some(from))
-            }
-            EtcdMsg::Revoke { lease } => {
-                let command = Command::Revoke {
-                    lease,
-                    expired: false,
-                };
-                self.submit(ctx, command, None);
-            }
-            EtcdMsg::ObjectGet { request } => {
-                self.submit(ctx, Command::ObjectGet { request }, Some(from))
-            }
-            EtcdMsg::ObjectPut {
-                request,
-                expected_rev,
-                owner,
-                value,
-            } => {
-                let command = Command::ObjectPut {
-                    request,
-                    expected_rev,
-                    owner,
-                    value,
-                };
-                self.submit(ctx, command, Some(from));
-            }
-            EtcdMsg::KeepAlive { lease, sent_at } => self.keep_alive(ctx, from, lease, sent_at),
-            EtcdMsg::Range => {
-                let answer = EtcdMsg::RangeResp {
-                    revision: self.kv.revision,
-                    keys: self.kv.keys(),
-                };
-                ctx.send_unordered(from, answer);
-            }
-            EtcdMsg::Watch { key, .. } => {
-                if self.kv.has_key(key) || key > self.kv.revision {
-                    let watchers = self.watches.entry(key).or_default();
-                    if !watchers.contains(&from) {
-                        watchers.push(from);
-                    }
-                } else {
-                    let event = EtcdMsg::WatchEvent {
-                        key,
-                        revision: self.kv.revision,
-                    };
-                    ctx.send_unordered(from, event);
-                }
-            }
-            // SetNx is refused in cluster mode (settings); answers never reach a member.
-            _ => {}
-        }
-        self.settle(ctx);
     }
 
     /// A Raft message from another member: the Raft handles it; the proposals of an
@@ -614,9 +444,7 @@ impl EtcdMember {
         }
         ctx.set_timer(EtcdTimer::Sweep, LESSOR_SWEEP_NS);
         let now = ctx.monotonic_now();
-        let expired = self
-            .lessor
-            .expired(now, self.request_timeout_ns(), SWEEP_LIMIT);
+        let expired = self.lessor.expired(now, self.request_timeout_ns());
         let guarded = self.config.version == EtcdVersion::V3_5;
         if expired.is_empty() || (guarded && !self.raft.leads_with_recent_quorum(now)) {
             return;
@@ -745,15 +573,8 @@ impl EtcdMember {
                 value,
             } => {
                 let (ok, before) = self.kv.put_object(expected_rev, owner, value);
-                if mine && ok && before != owner {
-                    // The holder changed hands as the system sees it (the single API
-                    // server's rule, `k8s_lease/server.rs`).
-                    if let Some((holder, _)) = before {
-                        ctx.signal(Signal::LeaseEnded { holder });
-                    }
-                    if let Some((holder, _)) = owner {
-                        ctx.signal(Signal::LeaseHeld { holder });
-                    }
+                if mine && ok {
+                    signal_holder_change(ctx, before, owner);
                 }
                 if let Some(client) = client {
                     let object = self.kv.object.clone();
@@ -776,16 +597,10 @@ impl EtcdMember {
                     return;
                 };
                 if mine {
+                    // Each entry applies alone: no other removal shares its vacancy.
+                    let term = self.kv.revision;
                     let holder = removed.owner;
-                    ctx.signal(Signal::LeaseEnded { holder });
-                    if expired && led {
-                        ctx.signal(Signal::LeaseExpired { holder });
-                    }
-                    if led {
-                        ctx.signal(Signal::ElectionStarted {
-                            term: self.kv.revision,
-                        });
-                    }
+                    record_removed(ctx, holder, (led, expired), term, &mut false);
                 }
                 for watcher in self.watches.remove(&key).unwrap_or_default() {
                     let event = EtcdMsg::WatchEvent {
@@ -796,5 +611,191 @@ impl EtcdMember {
                 }
             }
         }
+    }
+}
+
+impl Process for EtcdMember {
+    type Msg = EtcdMsg;
+    type Timer = EtcdTimer;
+    type Durable = ();
+
+    /// The owner of the lowest key in the applied state.
+    fn known_leader(&self) -> Option<NodeId> {
+        self.kv.first_owner()
+    }
+
+    /// The member's state, for `run --stop-at`.
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        // The Raft names members by their Raft ids (n0, n1, ...): shown as etcd members, so
+        // that they are not read as the election's clients.
+        let mut fields: Vec<(&'static str, String)> = self
+            .raft
+            .inspect()
+            .into_iter()
+            .map(|(name, value)| match (name, value.strip_prefix('n')) {
+                ("voted_for" | "leader" | "transfer_target", Some(id)) => {
+                    (name, format!("etcd-{id}"))
+                }
+                _ => (name, value),
+            })
+            .collect();
+        fields.push(("raft_term", self.raft.current_term().to_string()));
+        fields.push(("commit", self.raft.commit_index().to_string()));
+        fields.push(("applied", self.applied.to_string()));
+        fields.push(("revision", self.kv.revision.to_string()));
+        fields.push(("leases", self.kv.leases.len().to_string()));
+        fields.push(("primary", self.lessor.primary.to_string()));
+        fields
+    }
+
+    /// The member starts as a Raft follower.
+    fn on_start(&mut self, ctx: &mut MemberCtx<'_, '_>) {
+        let ((), out) = self.raft_call(ctx, |raft, c| raft.on_start(c));
+        self.raft_effects(ctx, out);
+        self.settle(ctx);
+    }
+
+    /// A restarted member keeps its log, its applied state and its term (see the module
+    /// doc); it forgets its role, its lessor's primacy, and its clients' requests and
+    /// watches (their connections broke).
+    fn on_restart(&mut self, ctx: &mut MemberCtx<'_, '_>) {
+        self.lessor.demote();
+        self.promoted_term = None;
+        self.was_leader = false;
+        self.demote_pending = false;
+        self.waiting.clear();
+        self.forwarded.clear();
+        self.watches.clear();
+        let ((), out) = self.raft_call(ctx, |raft, c| raft.on_restart(c));
+        self.raft_effects(ctx, out);
+        self.settle(ctx);
+    }
+
+    /// Raft timers go to the Raft; the lessor's sweep; request timeouts and renew retries;
+    /// the Ready probe's resend.
+    fn on_timer(&mut self, ctx: &mut MemberCtx<'_, '_>, timer: EtcdTimer) {
+        if let Some(inner) = embed::inner_timer(timer) {
+            let ((), out) = self.raft_call(ctx, |raft, c| raft.on_timer(c, inner));
+            self.raft_effects(ctx, out);
+        } else {
+            match timer {
+                EtcdTimer::Sweep => self.sweep(ctx),
+                EtcdTimer::RequestTimeout => self.retry_and_expire(ctx),
+                EtcdTimer::ReadyProbe if self.demote_pending => {
+                    ctx.send(self.me(), EtcdMsg::Ready);
+                    ctx.set_timer(EtcdTimer::ReadyProbe, READY_PROBE_NS);
+                }
+                _ => {}
+            }
+        }
+        self.settle(ctx);
+    }
+
+    /// Raft traffic, forwarded proposals and renewals, and clients' requests.
+    fn on_message(&mut self, ctx: &mut MemberCtx<'_, '_>, from: NodeId, msg: EtcdMsg) {
+        match msg {
+            EtcdMsg::Raft { msg, proposals } => self.on_raft(ctx, from, msg, proposals),
+            EtcdMsg::Propose { proposal } => self.propose(ctx, proposal),
+            EtcdMsg::RenewForward { lease, request } => {
+                // `leasehttp`: the leader's lessor renews, without `ensureLeadership`.
+                let ttl = self.kv.leases.get(&lease).map(|l| l.ttl_ns);
+                let ttl_ns = match self.lessor.renew(lease, ttl, ctx.monotonic_now()) {
+                    Renewal::Ttl(ttl_ns) => Some(ttl_ns),
+                    Renewal::NotPrimary => None,
+                };
+                // It waits for the applied index first (`h.waitch()`): behind the WAL.
+                ctx.send(from, EtcdMsg::RenewForwardResp { request, ttl_ns });
+            }
+            EtcdMsg::RenewForwardResp { request, ttl_ns } => {
+                self.forward_answered(ctx, request, ttl_ns, false)
+            }
+            EtcdMsg::Ready => {
+                if self.demote_pending && !self.raft.is_leader() {
+                    self.lessor.demote();
+                    ctx.cancel_timer(EtcdTimer::Sweep);
+                }
+                self.demote_pending = false;
+                ctx.cancel_timer(EtcdTimer::ReadyProbe);
+            }
+            EtcdMsg::LeaseGrant {
+                ttl_ns,
+                sent_at,
+                campaign,
+            } => {
+                let command = Command::Grant {
+                    owner: from,
+                    ttl_ns,
+                    sent_at,
+                    campaign,
+                };
+                self.submit(ctx, command, Some(from));
+            }
+            EtcdMsg::Txn { lease } => {
+                self.submit(ctx, Command::Txn { owner: from, lease }, Some(from))
+            }
+            EtcdMsg::Revoke { lease } => {
+                let command = Command::Revoke {
+                    lease,
+                    expired: false,
+                };
+                self.submit(ctx, command, None);
+            }
+            EtcdMsg::ObjectGet { request } => {
+                self.submit(ctx, Command::ObjectGet { request }, Some(from))
+            }
+            EtcdMsg::ObjectPut {
+                request,
+                expected_rev,
+                owner,
+                value,
+            } => {
+                let command = Command::ObjectPut {
+                    request,
+                    expected_rev,
+                    owner,
+                    value,
+                };
+                self.submit(ctx, command, Some(from));
+            }
+            EtcdMsg::KeepAlive { lease, sent_at } => self.keep_alive(ctx, from, lease, sent_at),
+            EtcdMsg::Range => {
+                let answer = EtcdMsg::RangeResp {
+                    revision: self.kv.revision,
+                    keys: self.kv.keys(),
+                };
+                ctx.send_unordered(from, answer);
+            }
+            EtcdMsg::Watch { key, .. } => {
+                if self.kv.has_key(key) || key > self.kv.revision {
+                    let watchers = self.watches.entry(key).or_default();
+                    if !watchers.contains(&from) {
+                        watchers.push(from);
+                    }
+                } else {
+                    let event = EtcdMsg::WatchEvent {
+                        key,
+                        revision: self.kv.revision,
+                    };
+                    ctx.send_unordered(from, event);
+                }
+            }
+            // SetNx is refused in cluster mode (settings); answers never reach a member.
+            _ => {}
+        }
+        self.settle(ctx);
+    }
+
+    /// The member's revision (its "term" for `term_monotonic`).
+    fn term(&self) -> u64 {
+        self.revision()
+    }
+
+    fn write_token(&self, _now: LocalNanos) -> Option<u64> {
+        None
+    }
+
+    /// An etcd member leads its cluster while its Raft leads.
+    fn leads_service(&self) -> bool {
+        self.leads()
     }
 }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::etcd::{info, EtcdProcess};
+use splitbrain_sim::Process as _;
 use splitbrain_sim::{
     FaultAction, FaultSpec, Invariant, PartitionShape, RunReport, Sim, SimConfig, Target,
     Transport, NANOS_PER_MILLI, NANOS_PER_SEC,
@@ -33,7 +34,7 @@ fn sim_config(seed: u64, duration_ns: u64, faults: Vec<FaultSpec>) -> SimConfig 
 
 /// Runs the cluster; returns the report and the processes at the end.
 fn run(config: &EtcdConfig, sim: SimConfig) -> (RunReport, Vec<EtcdProcess>) {
-    let processes = EtcdProcess::cluster(NODES, config);
+    let processes = crate::etcd::processes(NODES, config);
     let mut engine = Sim::new(sim, info(config, NODES), processes);
     let report = engine.run().expect("within the default limits");
     (report, engine.processes().to_vec())
@@ -42,10 +43,7 @@ fn run(config: &EtcdConfig, sim: SimConfig) -> (RunReport, Vec<EtcdProcess>) {
 fn members(processes: &[EtcdProcess]) -> Vec<&EtcdMember> {
     processes
         .iter()
-        .filter_map(|p| match p {
-            EtcdProcess::Member(m) => Some(m),
-            _ => None,
-        })
+        .filter_map(|p| p.get::<EtcdMember>())
         .collect()
 }
 

@@ -10,17 +10,16 @@
 //! memory across a restart (writes are fsynced with `ctx.persist` before what depends on
 //! them leaves the server).
 
-mod db;
 mod election;
 mod serve;
 mod zab;
 
-pub use db::{Applied, DbSession, ZkDb};
+use super::db::ZkDb;
 
 use super::config::ZkConfig;
 use super::messages::{ZkMsg, ZkPeerState, ZkTimer, ZkTxn};
 use super::tracker::SessionTracker;
-use splitbrain_sim::{Ctx, LocalNanos, NodeId};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process};
 use std::collections::{BTreeMap, BTreeSet};
 
 type ZkCtx<'a, 'b> = Ctx<'a, ZkMsg, ZkTimer>;
@@ -222,11 +221,6 @@ impl ZkServer {
         }
     }
 
-    /// Whether the server is LEADING (in sync or serving).
-    pub fn leads_service(&self) -> bool {
-        matches!(self.role, Role::Leading(_))
-    }
-
     /// The server's state as `QuorumPeer` names it.
     pub fn state(&self) -> ZkPeerState {
         match self.role {
@@ -254,20 +248,49 @@ impl ZkServer {
         }
     }
 
+    /// Leaves FOLLOWING or LEADING: closes every client connection (`zk.shutdown()`), and
+    /// the connections to the leader or the followers (`Learner.shutdown`,
+    /// `Leader.shutdown`).
+    fn leave_service(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+        for client in std::mem::take(&mut self.clients) {
+            ctx.disconnect(client);
+        }
+        self.watches = Watches::default();
+        self.touches.clear();
+        match std::mem::replace(&mut self.role, Role::Looking) {
+            Role::Following(f) => ctx.disconnect(f.leader),
+            Role::Leading(l) => {
+                for f in l.followers.keys() {
+                    ctx.disconnect(*f);
+                }
+            }
+            Role::Looking => {}
+        }
+        ctx.cancel_timer(ZkTimer::LeaderTick);
+        ctx.cancel_timer(ZkTimer::Limit);
+        ctx.cancel_timer(ZkTimer::Retry);
+        ctx.cancel_timer(ZkTimer::Expiry);
+    }
+}
+
+impl Process for ZkServer {
+    type Msg = ZkMsg;
+    type Timer = ZkTimer;
+    type Durable = ();
+
+    /// Whether the server is LEADING (in sync or serving).
+    fn leads_service(&self) -> bool {
+        matches!(self.role, Role::Leading(_))
+    }
+
     /// Whom a client asking who leads would be told: the lowest child's owner, while the
     /// server serves.
-    pub fn known_leader(&self) -> Option<NodeId> {
+    fn known_leader(&self) -> Option<NodeId> {
         self.serving().then(|| self.db.leader()).flatten()
     }
 
     /// The server's state, for `run --stop-at` (read-only).
-    pub fn inspect(&self) -> Vec<(&'static str, String)> {
-        let children: Vec<String> = self
-            .db
-            .children
-            .iter()
-            .map(|(seq, (_, owner, _))| format!("{seq}:{owner}"))
-            .collect();
+    fn inspect(&self) -> Vec<(&'static str, String)> {
         let leader = match &self.role {
             Role::Following(f) => f.leader.to_string(),
             Role::Leading(_) => self.me.to_string(),
@@ -280,17 +303,17 @@ impl ZkServer {
             ("epoch", self.current_epoch.to_string()),
             ("zxid", format!("{:#x}", self.db.zxid)),
             ("sessions", self.db.sessions.len().to_string()),
-            ("children", format!("[{}]", children.join(" "))),
+            ("children", self.db.children_text()),
         ]
     }
 
     /// Every server starts LOOKING.
-    pub fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+    fn on_start(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.start_looking(ctx);
     }
 
     /// A restarted server keeps its database, log and epochs and starts LOOKING.
-    pub fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
+    fn on_restart(&mut self, ctx: &mut ZkCtx<'_, '_>) {
         self.clients.clear();
         self.watches = Watches::default();
         self.touches.clear();
@@ -299,7 +322,7 @@ impl ZkServer {
     }
 
     /// A message from another server or from a client.
-    pub fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
+    fn on_message(&mut self, ctx: &mut ZkCtx<'_, '_>, from: NodeId, msg: ZkMsg) {
         self.vacancy_signalled = false;
         if !self.is_server(from) {
             self.on_client(ctx, from, msg);
@@ -325,7 +348,7 @@ impl ZkServer {
     }
 
     /// The election's, the leader's and the tracker's timers.
-    pub fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
+    fn on_timer(&mut self, ctx: &mut ZkCtx<'_, '_>, timer: ZkTimer) {
         self.vacancy_signalled = false;
         match timer {
             ZkTimer::Notify => self.on_notify_timeout(ctx),
@@ -340,7 +363,7 @@ impl ZkServer {
 
     /// A broken connection: to the leader (a follower goes LOOKING at once), to a follower
     /// (the leader stops counting it), or to a client (its watches go with it).
-    pub fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
+    fn on_disconnect(&mut self, ctx: &mut ZkCtx<'_, '_>, peer: NodeId) {
         self.vacancy_signalled = false;
         if !self.is_server(peer) {
             self.drop_client(peer);
@@ -355,28 +378,13 @@ impl ZkServer {
         }
     }
 
-    /// Leaves FOLLOWING or LEADING: closes every client connection (`zk.shutdown()`), and
-    /// the connections to the leader or the followers (`Learner.shutdown`,
-    /// `Leader.shutdown`).
-    fn leave_service(&mut self, ctx: &mut ZkCtx<'_, '_>) {
-        for client in std::mem::take(&mut self.clients) {
-            ctx.disconnect(client);
-        }
-        self.watches = Watches::default();
-        self.touches.clear();
-        match std::mem::replace(&mut self.role, Role::Looking) {
-            Role::Following(f) => ctx.disconnect(f.leader),
-            Role::Leading(l) => {
-                for f in l.followers.keys() {
-                    ctx.disconnect(*f);
-                }
-            }
-            Role::Looking => {}
-        }
-        ctx.cancel_timer(ZkTimer::LeaderTick);
-        ctx.cancel_timer(ZkTimer::Limit);
-        ctx.cancel_timer(ZkTimer::Retry);
-        ctx.cancel_timer(ZkTimer::Expiry);
+    /// The last applied zxid (the server's term for `term_monotonic`).
+    fn term(&self) -> u64 {
+        self.zxid()
+    }
+
+    fn write_token(&self, _now: LocalNanos) -> Option<u64> {
+        None
     }
 }
 

@@ -4,10 +4,12 @@
 //! touches kept by the leader's tracker, or collected for the next ping on a follower
 //! (`LearnerSessionTracker`); watch events after each applied commit.
 
-use super::{Applied, LeaderPhase, Role, ZkCtx, ZkDb, ZkServer};
+use super::super::db::{Applied, ZkDb};
+use super::{LeaderPhase, Role, ZkCtx, ZkServer};
+use crate::seat::record_removed;
 use crate::zookeeper::config::ZkConfig;
 use crate::zookeeper::messages::{ZkMsg, ZkOp, ZkTxn};
-use splitbrain_sim::{NodeId, Signal};
+use splitbrain_sim::{NodeId, Process, Signal};
 
 impl ZkServer {
     /// A client's request.
@@ -331,14 +333,9 @@ impl ZkServer {
             return;
         };
         if leads {
-            ctx.signal(Signal::LeaseEnded { holder: owner });
-            if expired && led {
-                ctx.signal(Signal::LeaseExpired { holder: owner });
-            }
-            if led && !self.vacancy_signalled {
-                self.vacancy_signalled = true;
-                ctx.signal(Signal::ElectionStarted { term: self.db.zxid });
-            }
+            let term = self.db.zxid;
+            let signalled = &mut self.vacancy_signalled;
+            record_removed(ctx, owner, (led, expired), term, signalled);
         }
         let zxid = self.db.zxid;
         for (watcher, _) in self.watches.exists.remove(&seq).unwrap_or_default() {

@@ -4,6 +4,7 @@
 
 use super::super::{info, ZkConfig, ZkProcess};
 use super::ZkServer;
+use splitbrain_sim::Process as _;
 use splitbrain_sim::{
     FaultAction, FaultSpec, Invariant, NodeId, PartitionShape, RunReport, Sim, SimConfig,
     StreamConfig, Target, Transport, NANOS_PER_MILLI,
@@ -41,7 +42,11 @@ fn run(
     faults: Vec<FaultSpec>,
 ) -> (RunReport, Vec<ZkProcess>) {
     let sim = sim_config(seed, members, duration_ns, faults);
-    let mut engine = Sim::new(sim, info(zk, members), ZkProcess::cluster(members, zk));
+    let mut engine = Sim::new(
+        sim,
+        info(zk, members),
+        crate::zookeeper::processes(members, zk),
+    );
     let report = engine.run().expect("within the default limits");
     (report, engine.processes().to_vec())
 }
@@ -49,10 +54,7 @@ fn run(
 fn servers(processes: &[ZkProcess]) -> Vec<&ZkServer> {
     processes
         .iter()
-        .filter_map(|p| match p {
-            ZkProcess::Server(s) => Some(&**s),
-            _ => None,
-        })
+        .filter_map(|p| p.get::<ZkServer>())
         .collect()
 }
 
@@ -218,10 +220,7 @@ fn an_ensemble_serves_within_a_second_of_the_start() {
 fn clients(processes: &[ZkProcess]) -> Vec<&super::super::ZkClient> {
     processes
         .iter()
-        .filter_map(|p| match p {
-            ZkProcess::Client(c) => Some(c),
-            _ => None,
-        })
+        .filter_map(|p| p.get::<super::super::ZkClient>())
         .collect()
 }
 
@@ -363,7 +362,7 @@ fn a_client_moves_to_another_server_and_keeps_its_session() {
 fn trace_hash(seed: u64, zk: &ZkConfig, faults: Vec<FaultSpec>) -> (u64, u64) {
     let sim = sim_config(seed, 3, 10 * S, faults);
     let mut hasher = splitbrain_sim::TraceHasher::default();
-    Sim::new(sim, info(zk, 3), ZkProcess::cluster(3, zk))
+    Sim::new(sim, info(zk, 3), crate::zookeeper::processes(3, zk))
         .with_trace(&mut hasher)
         .run()
         .expect("within the default limits");
@@ -441,7 +440,7 @@ fn a_sweep_of_server_faults_breaks_no_safety_property() {
         let faults = drawn_faults(seed, 3, servers);
         let mut sim = sim_config(seed, 3, 30 * S, faults.clone());
         sim.fencing = false;
-        let report = Sim::new(sim, info(&zk, 3), ZkProcess::cluster(3, &zk))
+        let report = Sim::new(sim, info(&zk, 3), crate::zookeeper::processes(3, &zk))
             .run()
             .expect("within the default limits");
         assert!(
