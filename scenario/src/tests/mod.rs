@@ -4,10 +4,14 @@ use super::*;
 use splitbrain_algorithms::bully::BullyConfig;
 use splitbrain_algorithms::raft::{RaftConfig, RaftTimeoutDraw, RaftTimerReset, RaftVariant};
 use splitbrain_algorithms::ring::{RingConfig, RingInitiators, RingOrder, RingVariant};
+use splitbrain_algorithms::AlgorithmConfig;
 use splitbrain_sim::{
     ClockConfig, FaultAction, FaultSpec, Latency, LinkConfig, LinkOverride, NetworkConfig,
     NodeClock, PartitionShape, Target,
 };
+use splitbrain_sim::{Invariant, SimConfig};
+use std::collections::BTreeSet;
+use std::path::Path;
 
 const ORIGIN: &str = "scenarios/x.ron";
 
