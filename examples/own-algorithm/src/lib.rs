@@ -44,7 +44,8 @@ pub use messages::{LeaseMsg, LeaseTimer};
 pub use server::LockServer;
 pub use settings::{OwnLease, OwnLeaseError, OwnLeaseSettings};
 
-use splitbrain_sim::{AlgorithmInfo, Ctx, LocalNanos, NodeId, Process, SignalSupport};
+use splitbrain_algorithms::hosted::{host, HostedProcess};
+use splitbrain_sim::{AlgorithmInfo, NodeId, SignalSupport};
 
 /// What the engine's checks need to know about the election.
 pub fn info(config: &OwnLeaseConfig, _members: usize) -> AlgorithmInfo {
@@ -65,87 +66,15 @@ pub fn info(config: &OwnLeaseConfig, _members: usize) -> AlgorithmInfo {
     }
 }
 
-/// A process of a run: a member, or the lock server.
-#[derive(Clone, Debug)]
-pub enum OwnLeaseProcess {
-    /// An election member (ids `0..members`).
-    Member(Member),
-    /// The lock server (id `members`).
-    Server(LockServer),
-}
+/// A process of a run: a [`Member`] or the [`LockServer`], each a `Process` of its own,
+/// hosted side by side (no enum to dispatch by hand: `splitbrain_algorithms::hosted`).
+pub type OwnLeaseProcess = HostedProcess<LeaseMsg, LeaseTimer>;
 
-impl OwnLeaseProcess {
-    /// The processes of a run: `members` members, then the server.
-    pub fn cluster(members: usize, config: &OwnLeaseConfig) -> Vec<OwnLeaseProcess> {
-        (0..members)
-            .map(|i| OwnLeaseProcess::Member(Member::new(NodeId::from(i), members, config)))
-            .chain(std::iter::once(OwnLeaseProcess::Server(LockServer::new(
-                config,
-            ))))
-            .collect()
-    }
-}
-
-type LeaseCtx<'a> = Ctx<'a, LeaseMsg, LeaseTimer>;
-
-impl Process for OwnLeaseProcess {
-    type Msg = LeaseMsg;
-    type Timer = LeaseTimer;
-    // Both keep what survives a crash in memory and drop the rest in `on_restart`.
-    type Durable = ();
-
-    fn on_start(&mut self, ctx: &mut LeaseCtx<'_>) {
-        match self {
-            OwnLeaseProcess::Member(m) => m.on_start(ctx),
-            OwnLeaseProcess::Server(s) => s.on_start(ctx),
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut LeaseCtx<'_>, from: NodeId, msg: LeaseMsg) {
-        match self {
-            OwnLeaseProcess::Member(m) => m.on_message(ctx, from, msg),
-            OwnLeaseProcess::Server(s) => s.on_message(ctx, from, msg),
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut LeaseCtx<'_>, timer: LeaseTimer) {
-        match self {
-            OwnLeaseProcess::Member(m) => m.on_timer(ctx, timer),
-            OwnLeaseProcess::Server(s) => s.on_timer(ctx, timer),
-        }
-    }
-
-    fn on_restart(&mut self, ctx: &mut LeaseCtx<'_>) {
-        match self {
-            OwnLeaseProcess::Member(m) => m.on_restart(ctx),
-            OwnLeaseProcess::Server(s) => s.on_restart(ctx),
-        }
-    }
-
-    fn on_resign(&mut self, ctx: &mut LeaseCtx<'_>) {
-        if let OwnLeaseProcess::Member(m) = self {
-            m.on_resign(ctx);
-        }
-    }
-
-    fn term(&self) -> u64 {
-        match self {
-            OwnLeaseProcess::Member(m) => m.term(),
-            OwnLeaseProcess::Server(s) => s.last_token(),
-        }
-    }
-
-    fn write_token(&self, local_now_ns: LocalNanos) -> Option<u64> {
-        match self {
-            OwnLeaseProcess::Member(m) => m.write_token(local_now_ns),
-            OwnLeaseProcess::Server(_) => None,
-        }
-    }
-
-    fn known_leader(&self) -> Option<NodeId> {
-        match self {
-            OwnLeaseProcess::Member(m) => m.known_leader(),
-            OwnLeaseProcess::Server(s) => s.holder(),
-        }
-    }
+/// The processes of a run: `members` members, then the server.
+pub fn processes(members: usize, config: &OwnLeaseConfig) -> Vec<OwnLeaseProcess> {
+    let members_then_server =
+        (0..members).map(|i| host(Member::new(NodeId::from(i), members, config)));
+    members_then_server
+        .chain(std::iter::once(host(LockServer::new(config))))
+        .collect()
 }

@@ -16,7 +16,7 @@
 use crate::belief;
 use crate::config::{OwnLeaseConfig, Variant};
 use crate::messages::{LeaseMsg, LeaseTimer};
-use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
 
 type LeaseCtx<'a> = Ctx<'a, LeaseMsg, LeaseTimer>;
 
@@ -81,78 +81,6 @@ impl Member {
         self.deadline
     }
 
-    /// The highest token seen: the member's term.
-    pub fn term(&self) -> u64 {
-        self.highest_token
-    }
-
-    /// The token it would write with at local time `now`: its lease's, if it believes it.
-    pub fn write_token(&self, now: LocalNanos) -> Option<u64> {
-        match self.phase {
-            Phase::Holding { token } if now < self.deadline => Some(token),
-            _ => None,
-        }
-    }
-
-    /// Itself while it holds the lease, else the holder the server last named.
-    pub fn known_leader(&self) -> Option<NodeId> {
-        match self.phase {
-            Phase::Holding { .. } => Some(self.me),
-            Phase::Waiting { .. } => self.holder_seen,
-        }
-    }
-
-    /// A member asks for the lease at once.
-    pub fn on_start(&mut self, ctx: &mut LeaseCtx<'_>) {
-        self.campaign(ctx);
-    }
-
-    /// Back from a crash with nothing but its campaign count and highest token: it asks
-    /// again, in a new campaign (the server gives it a new token even if its previous life
-    /// held the lease).
-    pub fn on_restart(&mut self, ctx: &mut LeaseCtx<'_>) {
-        self.deadline = LocalNanos::MIN;
-        self.pending_act = None;
-        self.holder_seen = None;
-        self.campaign(ctx);
-    }
-
-    /// A planned handover: the holder stops, releases the lease, and asks again a renewal
-    /// interval later.
-    pub fn on_resign(&mut self, ctx: &mut LeaseCtx<'_>) {
-        if let Phase::Holding { .. } = self.phase {
-            self.holder_seen = None;
-            self.give_up(ctx, true);
-        }
-    }
-
-    /// Renewals, the lease's end, the application loop and the late variants' writes.
-    pub fn on_timer(&mut self, ctx: &mut LeaseCtx<'_>, timer: LeaseTimer) {
-        match (timer, self.phase) {
-            (LeaseTimer::Renew, Phase::Waiting { .. }) => self.ask(ctx),
-            (LeaseTimer::Renew, Phase::Holding { token }) => {
-                let sent_at = ctx.monotonic_now();
-                ctx.send(self.server, LeaseMsg::Renew { token, sent_at });
-                ctx.set_timer(LeaseTimer::Renew, self.config.renew_every_ns);
-            }
-            (LeaseTimer::Deadline, Phase::Holding { .. }) => {
-                if ctx.monotonic_now() >= self.deadline {
-                    self.give_up(ctx, true);
-                } else {
-                    self.arm_deadline(ctx);
-                }
-            }
-            (LeaseTimer::Work, Phase::Holding { token }) => self.work(ctx, token),
-            // Acts whatever the phase: the check was made `act_delay` ago (the bug).
-            (LeaseTimer::Act, _) => {
-                if let Some(token) = self.pending_act.take() {
-                    self.write(ctx, token);
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// One pass of the application loop: check the lease, then write (now, or later).
     fn work(&mut self, ctx: &mut LeaseCtx<'_>, token: u64) {
         ctx.set_timer(LeaseTimer::Work, self.config.work_every_ns);
@@ -173,43 +101,6 @@ impl Member {
             Variant::Correct | Variant::CheckThenActFenced => ctx.write(token),
             // The lock is trusted to be the fence: every write carries the same token.
             Variant::CheckThenAct => ctx.write(0),
-        }
-    }
-
-    /// Acts on the server's answers.
-    pub fn on_message(&mut self, ctx: &mut LeaseCtx<'_>, _from: NodeId, msg: LeaseMsg) {
-        use splitbrain_sim::Message;
-        self.highest_token = self.highest_token.max(msg.term());
-        match msg {
-            LeaseMsg::Granted {
-                token,
-                sent_at,
-                campaign,
-            } => match self.phase {
-                Phase::Waiting { campaign: c } if c == campaign => {
-                    self.become_holder(ctx, token, sent_at);
-                }
-                // The answer to a duplicate of the request that got this lease.
-                Phase::Holding { token: held } if held == token => self.renewed(ctx, sent_at),
-                // A grant for an abandoned campaign: hand it back at once.
-                _ => ctx.send(self.server, LeaseMsg::Release { token }),
-            },
-            LeaseMsg::Renewed { token, sent_at } => {
-                if self.phase == (Phase::Holding { token }) {
-                    self.renewed(ctx, sent_at);
-                }
-            }
-            LeaseMsg::Refused { token } => {
-                if self.phase == (Phase::Holding { token }) {
-                    self.give_up(ctx, false);
-                }
-            }
-            LeaseMsg::Busy { holder, .. } => {
-                if let Phase::Waiting { .. } = self.phase {
-                    self.holder_seen = holder;
-                }
-            }
-            LeaseMsg::Acquire { .. } | LeaseMsg::Renew { .. } | LeaseMsg::Release { .. } => {}
         }
     }
 
@@ -295,5 +186,120 @@ impl Member {
     fn arm_deadline(&self, ctx: &mut LeaseCtx<'_>) {
         let left = self.deadline.saturating_sub(ctx.monotonic_now()).max(0);
         ctx.set_timer(LeaseTimer::Deadline, left.unsigned_abs());
+    }
+}
+
+impl Process for Member {
+    type Msg = LeaseMsg;
+    type Timer = LeaseTimer;
+    type Durable = ();
+
+    /// The highest token seen: the member's term.
+    fn term(&self) -> u64 {
+        self.highest_token
+    }
+
+    /// The token it would write with at local time `now`: its lease's, if it believes it.
+    fn write_token(&self, now: LocalNanos) -> Option<u64> {
+        match self.phase {
+            Phase::Holding { token } if now < self.deadline => Some(token),
+            _ => None,
+        }
+    }
+
+    /// Itself while it holds the lease, else the holder the server last named.
+    fn known_leader(&self) -> Option<NodeId> {
+        match self.phase {
+            Phase::Holding { .. } => Some(self.me),
+            Phase::Waiting { .. } => self.holder_seen,
+        }
+    }
+
+    /// A member asks for the lease at once.
+    fn on_start(&mut self, ctx: &mut LeaseCtx<'_>) {
+        self.campaign(ctx);
+    }
+
+    /// Back from a crash with nothing but its campaign count and highest token: it asks
+    /// again, in a new campaign (the server gives it a new token even if its previous life
+    /// held the lease).
+    fn on_restart(&mut self, ctx: &mut LeaseCtx<'_>) {
+        self.deadline = LocalNanos::MIN;
+        self.pending_act = None;
+        self.holder_seen = None;
+        self.campaign(ctx);
+    }
+
+    /// A planned handover: the holder stops, releases the lease, and asks again a renewal
+    /// interval later.
+    fn on_resign(&mut self, ctx: &mut LeaseCtx<'_>) {
+        if let Phase::Holding { .. } = self.phase {
+            self.holder_seen = None;
+            self.give_up(ctx, true);
+        }
+    }
+
+    /// Renewals, the lease's end, the application loop and the late variants' writes.
+    fn on_timer(&mut self, ctx: &mut LeaseCtx<'_>, timer: LeaseTimer) {
+        match (timer, self.phase) {
+            (LeaseTimer::Renew, Phase::Waiting { .. }) => self.ask(ctx),
+            (LeaseTimer::Renew, Phase::Holding { token }) => {
+                let sent_at = ctx.monotonic_now();
+                ctx.send(self.server, LeaseMsg::Renew { token, sent_at });
+                ctx.set_timer(LeaseTimer::Renew, self.config.renew_every_ns);
+            }
+            (LeaseTimer::Deadline, Phase::Holding { .. }) => {
+                if ctx.monotonic_now() >= self.deadline {
+                    self.give_up(ctx, true);
+                } else {
+                    self.arm_deadline(ctx);
+                }
+            }
+            (LeaseTimer::Work, Phase::Holding { token }) => self.work(ctx, token),
+            // Acts whatever the phase: the check was made `act_delay` ago (the bug).
+            (LeaseTimer::Act, _) => {
+                if let Some(token) = self.pending_act.take() {
+                    self.write(ctx, token);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Acts on the server's answers.
+    fn on_message(&mut self, ctx: &mut LeaseCtx<'_>, _from: NodeId, msg: LeaseMsg) {
+        use splitbrain_sim::Message;
+        self.highest_token = self.highest_token.max(msg.term());
+        match msg {
+            LeaseMsg::Granted {
+                token,
+                sent_at,
+                campaign,
+            } => match self.phase {
+                Phase::Waiting { campaign: c } if c == campaign => {
+                    self.become_holder(ctx, token, sent_at);
+                }
+                // The answer to a duplicate of the request that got this lease.
+                Phase::Holding { token: held } if held == token => self.renewed(ctx, sent_at),
+                // A grant for an abandoned campaign: hand it back at once.
+                _ => ctx.send(self.server, LeaseMsg::Release { token }),
+            },
+            LeaseMsg::Renewed { token, sent_at } => {
+                if self.phase == (Phase::Holding { token }) {
+                    self.renewed(ctx, sent_at);
+                }
+            }
+            LeaseMsg::Refused { token } => {
+                if self.phase == (Phase::Holding { token }) {
+                    self.give_up(ctx, false);
+                }
+            }
+            LeaseMsg::Busy { holder, .. } => {
+                if let Phase::Waiting { .. } = self.phase {
+                    self.holder_seen = holder;
+                }
+            }
+            LeaseMsg::Acquire { .. } | LeaseMsg::Renew { .. } | LeaseMsg::Release { .. } => {}
+        }
     }
 }

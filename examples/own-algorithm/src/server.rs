@@ -11,7 +11,7 @@
 use crate::belief;
 use crate::config::OwnLeaseConfig;
 use crate::messages::{LeaseMsg, LeaseTimer};
-use splitbrain_sim::{Ctx, LocalNanos, NodeId, Signal};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process, Signal};
 
 type LeaseCtx<'a> = Ctx<'a, LeaseMsg, LeaseTimer>;
 
@@ -56,53 +56,6 @@ impl LockServer {
     /// Who holds the lease now, as the server would tell a client that asked.
     pub fn holder(&self) -> Option<NodeId> {
         self.lease.map(|l| l.holder)
-    }
-
-    /// The server waits for requests.
-    pub fn on_start(&mut self, _ctx: &mut LeaseCtx<'_>) {}
-
-    /// Back from a crash: the lease is gone; wait out a TTL before granting again.
-    pub fn on_restart(&mut self, ctx: &mut LeaseCtx<'_>) {
-        self.lease = None;
-        self.grace_until = self.later(ctx, self.ttl_ns);
-        ctx.signal(Signal::ElectionStarted {
-            term: self.last_token + 1,
-        });
-    }
-
-    /// Expires the lease when its time has come.
-    pub fn on_timer(&mut self, ctx: &mut LeaseCtx<'_>, timer: LeaseTimer) {
-        if timer == LeaseTimer::Expiry {
-            self.expire_if_due(ctx);
-        }
-    }
-
-    /// Serves one request. An expired lease is expired first, whatever the order in which
-    /// a pause let the expiry timer and the request come due.
-    pub fn on_message(&mut self, ctx: &mut LeaseCtx<'_>, from: NodeId, msg: LeaseMsg) {
-        self.expire_if_due(ctx);
-        match msg {
-            LeaseMsg::Acquire { sent_at, campaign } => self.acquire(ctx, from, sent_at, campaign),
-            LeaseMsg::Renew { token, sent_at } => {
-                if self.extend(ctx, from, token) {
-                    ctx.send(from, LeaseMsg::Renewed { token, sent_at });
-                } else {
-                    ctx.send(from, LeaseMsg::Refused { token });
-                }
-            }
-            LeaseMsg::Release { token } => {
-                if self
-                    .lease
-                    .is_some_and(|l| l.holder == from && l.token == token)
-                {
-                    self.vacate(ctx, from);
-                }
-            }
-            LeaseMsg::Granted { .. }
-            | LeaseMsg::Busy { .. }
-            | LeaseMsg::Renewed { .. }
-            | LeaseMsg::Refused { .. } => {}
-        }
     }
 
     fn acquire(
@@ -203,5 +156,72 @@ impl LockServer {
     fn later(&self, ctx: &LeaseCtx<'_>, after_ns: u64) -> LocalNanos {
         ctx.monotonic_now()
             .saturating_add(i64::try_from(after_ns).unwrap_or(i64::MAX))
+    }
+}
+
+impl Process for LockServer {
+    type Msg = LeaseMsg;
+    type Timer = LeaseTimer;
+    type Durable = ();
+
+    /// The server waits for requests.
+    fn on_start(&mut self, _ctx: &mut LeaseCtx<'_>) {}
+
+    /// Back from a crash: the lease is gone; wait out a TTL before granting again.
+    fn on_restart(&mut self, ctx: &mut LeaseCtx<'_>) {
+        self.lease = None;
+        self.grace_until = self.later(ctx, self.ttl_ns);
+        ctx.signal(Signal::ElectionStarted {
+            term: self.last_token + 1,
+        });
+    }
+
+    /// Expires the lease when its time has come.
+    fn on_timer(&mut self, ctx: &mut LeaseCtx<'_>, timer: LeaseTimer) {
+        if timer == LeaseTimer::Expiry {
+            self.expire_if_due(ctx);
+        }
+    }
+
+    /// Serves one request. An expired lease is expired first, whatever the order in which
+    /// a pause let the expiry timer and the request come due.
+    fn on_message(&mut self, ctx: &mut LeaseCtx<'_>, from: NodeId, msg: LeaseMsg) {
+        self.expire_if_due(ctx);
+        match msg {
+            LeaseMsg::Acquire { sent_at, campaign } => self.acquire(ctx, from, sent_at, campaign),
+            LeaseMsg::Renew { token, sent_at } => {
+                if self.extend(ctx, from, token) {
+                    ctx.send(from, LeaseMsg::Renewed { token, sent_at });
+                } else {
+                    ctx.send(from, LeaseMsg::Refused { token });
+                }
+            }
+            LeaseMsg::Release { token } => {
+                if self
+                    .lease
+                    .is_some_and(|l| l.holder == from && l.token == token)
+                {
+                    self.vacate(ctx, from);
+                }
+            }
+            LeaseMsg::Granted { .. }
+            | LeaseMsg::Busy { .. }
+            | LeaseMsg::Renewed { .. }
+            | LeaseMsg::Refused { .. } => {}
+        }
+    }
+
+    /// The server's term: the last token it granted.
+    fn term(&self) -> u64 {
+        self.last_token()
+    }
+
+    fn write_token(&self, _now: LocalNanos) -> Option<u64> {
+        None
+    }
+
+    /// The holder of the lock, as the server sees it.
+    fn known_leader(&self) -> Option<NodeId> {
+        self.holder()
     }
 }

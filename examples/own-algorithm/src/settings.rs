@@ -2,7 +2,7 @@
 //! settings, their rules, writing them back, and the knobs `sweep` may vary.
 
 use crate::config::{OwnLeaseConfig, Variant};
-use crate::{info, OwnLeaseProcess};
+use crate::{info, processes};
 use serde::{Deserialize, Serialize};
 use splitbrain_algorithms::algorithm::{lower_checked, run_processes, Lowered};
 use splitbrain_algorithms::{
@@ -279,7 +279,7 @@ impl Algorithm for OwnLease {
         options: RunOptions,
     ) -> Result<RunReport, RunError> {
         // The members, then the lock server as process `members`.
-        let processes = OwnLeaseProcess::cluster(sim.members, config);
+        let processes = processes(sim.members, config);
         run_processes(sim, info, processes, options)
     }
 }
