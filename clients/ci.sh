@@ -2,13 +2,14 @@
 # The step protocol's clients and worked examples, as CI runs them (docs/protocol.md): the
 # Python, Go and Rust libraries' unit tests (with the adapters of etcd's raft and raft-rs at
 # every pin, built where their launchers find them), then every correct example hunted
-# clean (the same summary with --jobs 1 and --jobs 2), and every broken one found, shrunk,
+# clean (for one of each kind of node, the same summary with --jobs 1 and --jobs 2), and
+# every broken one found, shrunk,
 # and its reproducer replayed to the same violation. The known bugs of real libraries are
 # scripts/known-bugs.sh's. Usage: clients/ci.sh [SPLITBRAIN_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-target/release/splitbrain}
-SEEDS=${SEEDS:-150}  # each correct example twice (--jobs 1 and 2): 300 took 60 s of CI for Python alone
+SEEDS=${SEEDS:-150}  # per correct example (300 on two job counts took 60 s of CI for Python alone)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -28,14 +29,24 @@ done
 
 summary() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summary"], sort_keys=True))'; }
 
-# A correct example: no violation in $SEEDS seeds, and the same summary whatever the jobs.
+# A correct example: no violation in $SEEDS seeds (on 2 jobs).
 hunt_clean() {
     local scenario=$1
-    echo "== $scenario: $SEEDS seeds, --jobs 1 and 2, expecting no failure"
-    "$BIN" hunt "$scenario" --seeds "$SEEDS" --jobs 1 --json --no-shrink | summary > "$out/one"
+    echo "== $scenario: $SEEDS seeds, expecting no failure"
     "$BIN" hunt "$scenario" --seeds "$SEEDS" --jobs 2 --json --no-shrink | summary > "$out/two"
+    grep -q '"failed_seeds": 0' "$out/two" || { echo "error: $scenario failed:" >&2; cat "$out/two" >&2; exit 1; }
+}
+
+# The same, and the same summary on 1 job as on 2: once per kind of node process (a Python
+# node, a Go node, a node that is a client of a modeled service cluster), since whether the
+# jobs change a summary is the runner's property, not the example's (half the CI time of
+# checking it for every example).
+hunt_clean_any_jobs() {
+    local scenario=$1
+    hunt_clean "$scenario"
+    echo "   ... and on --jobs 1, expecting the same summary"
+    "$BIN" hunt "$scenario" --seeds "$SEEDS" --jobs 1 --json --no-shrink | summary > "$out/one"
     cmp "$out/one" "$out/two" || { echo "error: the jobs changed the summary of $scenario" >&2; exit 1; }
-    grep -q '"failed_seeds": 0' "$out/one" || { echo "error: $scenario failed:" >&2; cat "$out/one" >&2; exit 1; }
 }
 
 # A broken example: the hunt finds it (exit 1), shrinks it, and its reproducer replays the
@@ -68,15 +79,15 @@ hunt_rate() {
     grep -q "consistent with the rate" "$out/rate" || { echo "error: $scenario missed its rate" >&2; exit 1; }
 }
 
-hunt_clean scenarios/external/python-raft.ron
+hunt_clean_any_jobs scenarios/external/python-raft.ron
 hunt_finds scenarios/external/python-forgets-vote.ron 2000
-hunt_clean scenarios/external/go-raft.ron
+hunt_clean_any_jobs scenarios/external/go-raft.ron
 hunt_finds scenarios/external/go-broken.ron 2000
 hunt_clean scenarios/external/go-etcd-election.ron
 hunt_finds scenarios/external/go-etcd-election-broken.ron 1000
 # The same client on a 3-member etcd cluster (issue 47): clean under a nemesis that strikes
 # members and clients, and etcd issue 15247's fsync-stuck leader found on 3.4, never on 3.5.
-hunt_clean scenarios/external/go-etcd-election-cluster.ron
+hunt_clean_any_jobs scenarios/external/go-etcd-election-cluster.ron
 hunt_clean scenarios/external/go-etcd-election-fsync-stuck-3.5.ron
 hunt_rate scenarios/external/go-etcd-election-fsync-stuck-3.4.ron 50
 # The Python ZooKeeper recipe on a 3-server ensemble (issue 47): clean under a nemesis that
