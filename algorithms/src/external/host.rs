@@ -7,7 +7,7 @@ use super::config::ExternalConfig;
 use super::names::run_names;
 use super::node::{ExternalNode, NodeSetup};
 use super::pipe::{self, Launch, NodeProc};
-use super::process::{ExternalProcess, ServiceHost};
+use super::process::{ExternalProcess, NodeHost, ServiceHost};
 use crate::algorithm::run_named_processes;
 use crate::RunOptions;
 use serde::de::DeserializeOwned;
@@ -49,8 +49,8 @@ pub(crate) fn run_with_service<S>(
     service: ServiceProcesses<S>,
 ) -> Result<RunReport, RunError>
 where
-    S: Process<Durable = ()>,
-    S::Msg: Serialize + DeserializeOwned,
+    S: Process<Durable = ()> + 'static,
+    S::Msg: Serialize + DeserializeOwned + 'static,
 {
     let members = sim.members;
     let deadline = Duration::from_nanos(config.deadline_ns);
@@ -78,7 +78,7 @@ where
     let names = run_names(&declared, S::Msg::KINDS, S::Timer::NAMES);
     let endpoints = service.endpoints.min(service.processes.len());
     let services: Vec<NodeId> = (members..members + endpoints).map(NodeId::from).collect();
-    let mut processes: Vec<ExternalProcess<S>> = procs
+    let mut processes: Vec<ExternalProcess<S::Msg>> = procs
         .into_iter()
         .enumerate()
         .map(|(i, proc)| {
@@ -93,12 +93,13 @@ where
                 own_messages: declared.messages.len(),
                 own_timers: declared.timers.len(),
             };
-            ExternalProcess::Node(ExternalNode::new(NodeId::from(i), members, setup, proc))
+            let node = ExternalNode::new(NodeId::from(i), members, setup, proc);
+            Box::new(NodeHost::<S::Msg>::new(node)) as ExternalProcess<S::Msg>
         })
         .collect();
     for process in service.processes {
         let host = ServiceHost::new(process, declared.messages.len(), declared.timers.len());
-        processes.push(ExternalProcess::Service(host));
+        processes.push(Box::new(host));
     }
     run_named_processes(sim, info, processes, names, options)
 }

@@ -29,7 +29,7 @@ pub use client::{
 pub use config::{ExternalConfig, Quorum, DEFAULT_DEADLINE_NS, DEFAULT_HEARTBEAT_NS};
 pub use node::{DurableText, ExternalNode, ExternalTimer};
 pub use pipe::{end_idle_processes, PROTOCOL_VERSION};
-pub use process::{ExternalProcess, ServiceHost};
+pub use process::{ExternalProcess, NodeHost, ServiceHost};
 pub use settings::{External, ExternalError, ExternalSettings, Unused};
 pub use stderr::Stderr;
 pub use wire::{NoService, NodeMsg, Wire};

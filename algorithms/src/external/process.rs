@@ -7,17 +7,32 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use splitbrain_sim::nested::Embedding;
 use splitbrain_sim::{Ctx, LocalNanos, MemberChange, Message, NodeId, Process, TimerKind};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A process of an external run: a node, or the modeled service `S`.
+/// A process of an external run whose service speaks `M`: a node ([`NodeHost`]) or a process
+/// of the modeled service ([`ServiceHost`]), each a [`Process`] of its own, hosted side by
+/// side as the built-in algorithms' clients and service processes are
+/// ([`crate::hosted`]).
+pub type ExternalProcess<M> =
+    Box<dyn Process<Msg = Wire<M>, Timer = ExternalTimer, Durable = DurableText>>;
+
+/// An election member run as an OS process, in a run whose service speaks `M` (no service:
+/// [`super::NoService`]).
 #[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum ExternalProcess<S> {
-    /// An election member, run as an OS process.
-    Node(ExternalNode),
-    /// A process of the modeled coordination service (ids from `members`: the one service
-    /// process, or each member of a clustered one).
-    Service(ServiceHost<S>),
+pub struct NodeHost<M> {
+    node: ExternalNode,
+    service: PhantomData<fn() -> M>,
+}
+
+impl<M> NodeHost<M> {
+    /// `node`, hosted.
+    pub fn new(node: ExternalNode) -> Self {
+        Self {
+            node,
+            service: PhantomData,
+        }
+    }
 }
 
 /// A modeled service in an external run: its messages and timers numbered after the
@@ -91,7 +106,74 @@ where
 
 type XCtx<'a, M> = Ctx<'a, Wire<M>, ExternalTimer, DurableText>;
 
-impl<S> Process for ExternalProcess<S>
+impl<M> Process for NodeHost<M>
+where
+    M: Message + Serialize + DeserializeOwned,
+{
+    type Msg = Wire<M>;
+    type Timer = ExternalTimer;
+    type Durable = DurableText;
+
+    fn on_start(&mut self, ctx: &mut XCtx<'_, M>) {
+        self.node.on_init(ctx, false);
+    }
+
+    fn on_message(&mut self, ctx: &mut XCtx<'_, M>, from: NodeId, msg: Wire<M>) {
+        self.node.on_message(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut XCtx<'_, M>, timer: ExternalTimer) {
+        self.node.on_timer(ctx, timer);
+    }
+
+    fn on_restart(&mut self, ctx: &mut XCtx<'_, M>) {
+        self.node.on_init(ctx, true);
+    }
+
+    fn restore(&mut self, durable: Option<DurableText>) {
+        self.node.restore(durable);
+    }
+
+    fn on_resign(&mut self, ctx: &mut XCtx<'_, M>) {
+        self.node.on_resign(ctx);
+    }
+
+    fn on_conf_change(&mut self, ctx: &mut XCtx<'_, M>, change: MemberChange) {
+        self.node.on_conf_change(ctx, change);
+    }
+
+    fn on_disconnect(&mut self, ctx: &mut XCtx<'_, M>, peer: NodeId) {
+        self.node.on_disconnect(ctx, peer);
+    }
+
+    fn term(&self) -> u64 {
+        self.node.term()
+    }
+
+    /// A node writes with its own `write` effects; the workload does not write for it.
+    fn write_token(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        None
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        self.node.known_leader()
+    }
+
+    fn service_member_used(&self) -> Option<NodeId> {
+        self.node.service_member_used()
+    }
+
+    /// What the node last reported (its term and leader); the engine asks it nothing more.
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        self.node.inspect()
+    }
+
+    fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        self.node.digest()
+    }
+}
+
+impl<S> Process for ServiceHost<S>
 where
     S: Process<Durable = ()>,
     S::Msg: Serialize + DeserializeOwned,
@@ -101,121 +183,56 @@ where
     type Durable = DurableText;
 
     fn on_start(&mut self, ctx: &mut XCtx<'_, S::Msg>) {
-        match self {
-            ExternalProcess::Node(node) => node.on_init(ctx, false),
-            ExternalProcess::Service(host) => host.call(ctx, |s, c| s.on_start(c)),
-        }
+        self.call(ctx, |s, c| s.on_start(c));
     }
 
+    /// The service's own messages; a node's own message never reaches it (the node's send
+    /// turned every body for the service into the service's form).
     fn on_message(&mut self, ctx: &mut XCtx<'_, S::Msg>, from: NodeId, msg: Wire<S::Msg>) {
-        match self {
-            ExternalProcess::Node(node) => node.on_message(ctx, from, msg),
-            // A node's own message sent to the service: the node's send already turned every
-            // body for the service into the service's form, so this does not happen.
-            ExternalProcess::Service(host) => {
-                if let Wire::Service { msg, .. } = msg {
-                    host.call(ctx, |s, c| s.on_message(c, from, msg));
-                }
-            }
+        if let Wire::Service { msg, .. } = msg {
+            self.call(ctx, |s, c| s.on_message(c, from, msg));
         }
     }
 
     fn on_timer(&mut self, ctx: &mut XCtx<'_, S::Msg>, timer: ExternalTimer) {
-        match self {
-            ExternalProcess::Node(node) => node.on_timer(ctx, timer),
-            ExternalProcess::Service(host) => {
-                let own = host.own_timer(timer);
-                host.call(ctx, |s, c| s.on_timer(c, own));
-            }
-        }
+        let own = self.own_timer(timer);
+        self.call(ctx, |s, c| s.on_timer(c, own));
     }
 
     fn on_restart(&mut self, ctx: &mut XCtx<'_, S::Msg>) {
-        match self {
-            ExternalProcess::Node(node) => node.on_init(ctx, true),
-            ExternalProcess::Service(host) => host.call(ctx, |s, c| s.on_restart(c)),
-        }
+        self.call(ctx, |s, c| s.on_restart(c));
     }
 
     fn restore(&mut self, durable: Option<DurableText>) {
-        match self {
-            ExternalProcess::Node(node) => node.restore(durable),
-            ExternalProcess::Service(host) => host.inner.restore(durable.map(|_| ())),
-        }
-    }
-
-    fn on_resign(&mut self, ctx: &mut XCtx<'_, S::Msg>) {
-        if let ExternalProcess::Node(node) = self {
-            node.on_resign(ctx);
-        }
-    }
-
-    fn on_conf_change(&mut self, ctx: &mut XCtx<'_, S::Msg>, change: MemberChange) {
-        if let ExternalProcess::Node(node) = self {
-            node.on_conf_change(ctx, change);
-        }
+        self.inner.restore(durable.map(|_| ()));
     }
 
     fn on_disconnect(&mut self, ctx: &mut XCtx<'_, S::Msg>, peer: NodeId) {
-        match self {
-            ExternalProcess::Node(node) => node.on_disconnect(ctx, peer),
-            ExternalProcess::Service(host) => host.call(ctx, |s, c| s.on_disconnect(c, peer)),
-        }
+        self.call(ctx, |s, c| s.on_disconnect(c, peer));
     }
 
     fn term(&self) -> u64 {
-        match self {
-            ExternalProcess::Node(node) => node.term(),
-            ExternalProcess::Service(host) => host.inner.term(),
-        }
+        self.inner.term()
     }
 
-    /// A node writes with its own `write` effects; the workload does not write for it.
     fn write_token(&self, _local_now_ns: LocalNanos) -> Option<u64> {
         None
     }
 
     fn known_leader(&self) -> Option<NodeId> {
-        match self {
-            ExternalProcess::Node(node) => node.known_leader(),
-            ExternalProcess::Service(host) => host.inner.known_leader(),
-        }
+        self.inner.known_leader()
     }
 
     fn leads_service(&self) -> bool {
-        match self {
-            ExternalProcess::Node(_) => false,
-            ExternalProcess::Service(host) => host.inner.leads_service(),
-        }
+        self.inner.leads_service()
     }
 
     fn is_service_gateway(&self) -> bool {
-        match self {
-            ExternalProcess::Node(_) => false,
-            ExternalProcess::Service(host) => host.inner.is_service_gateway(),
-        }
+        self.inner.is_service_gateway()
     }
 
-    fn service_member_used(&self) -> Option<NodeId> {
-        match self {
-            ExternalProcess::Node(node) => node.service_member_used(),
-            ExternalProcess::Service(_) => None,
-        }
-    }
-
-    /// What the node last reported (its term and leader); the engine asks it nothing more.
     fn inspect(&self) -> Vec<(&'static str, String)> {
-        match self {
-            ExternalProcess::Node(node) => node.inspect(),
-            ExternalProcess::Service(host) => host.inner.inspect(),
-        }
-    }
-
-    fn digest(&self, _local_now_ns: LocalNanos) -> Option<u64> {
-        match self {
-            ExternalProcess::Node(node) => node.digest(),
-            ExternalProcess::Service(_) => None,
-        }
+        self.inner.inspect()
     }
 }
 
