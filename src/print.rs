@@ -76,6 +76,12 @@ pub fn print_group_tables(first_column: &str, summaries: &[GroupSummary]) {
         crate::outln!();
         print_table(&t);
     }
+    if let Some(t) = splitbrain_lab::measures::measures_table(first_column, summaries) {
+        crate::outln!(
+            "\nThe algorithm's own measures, over the runs: mean, p50 and p99 [95% interval], max"
+        );
+        print_table(&t);
+    }
     crate::outln!("(report.md has every column)");
 }
 

@@ -47,6 +47,7 @@ pub fn print(ctx: &Context<'_>, report: &RunReport, outcome: &Outcome) {
     print_faults(report);
     print_failovers(report);
     print_downtime(report);
+    print_measures(report);
     print_objective(ctx.scenario, report);
     print_messages(report);
     print_steady_state(report);
@@ -117,6 +118,20 @@ fn print_faults(report: &RunReport) {
 /// Every stretch with no leader that could act (docs/reports.md, "Downtime"), whatever
 /// struck: a failover's and the ones no failover opens (a service fault, a lease renewed
 /// late by its own holder).
+/// What the algorithm's own properties measured (`RunReport::measures`), one line each.
+fn print_measures(report: &RunReport) {
+    if report.measures.is_empty() {
+        return;
+    }
+    crate::outln!("\nThe algorithm's own measures");
+    let mut table = Table::new(&["measure", "value"]);
+    for m in &report.measures {
+        let value = splitbrain_lab::measures::number(m.value);
+        table.push(vec![m.name.to_string(), value]);
+    }
+    print_table(&table);
+}
+
 fn print_downtime(report: &RunReport) {
     if report.downtime.is_empty() {
         return;

@@ -491,6 +491,7 @@ fn build(
             .text_if(crate::intervals::interval_note(summaries)),
     );
     sections.push(charting::availability_section("design", summaries));
+    sections.extend(crate::measures::measures_section("design", summaries));
     if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
             Section::new("Recovery-time objective")
@@ -651,6 +652,9 @@ fn build(
     sections.push(seed_one);
 
     data.push(charting::summary_data("summary", "design", summaries));
+    data.extend(crate::measures::measures_data(
+        "measures", "design", summaries,
+    ));
     data.push(crate::intervals::percentile_data(
         "percentiles",
         "design",

@@ -30,6 +30,7 @@ const CHUNK_SEEDS: u64 = 1024;
 
 /// What a group keeps of one run: its seed and the numbers the per-seed tables list. The
 /// run's report itself is folded into its [`GroupRuns`] and dropped.
+#[derive(Default)]
 pub struct SeedRun {
     /// The seed.
     pub seed: u64,
@@ -51,6 +52,8 @@ pub struct SeedRun {
     pub stale_accepted: u64,
     /// Faults whose target matched nobody when they fired (no leader to crash, say).
     pub faults_skipped: usize,
+    /// What the algorithm's own properties measured ([`crate::measures`]).
+    pub measures: Vec<splitbrain_sim::property::Measured>,
 }
 
 /// Per fault kind: the seeds it struck, and of them the seeds with a safety violation
@@ -192,6 +195,7 @@ impl GroupRuns {
             stale_accepted: report.writes.accepted_stale,
             faults_skipped: report.faults.iter().filter(|f| f.skipped).count(),
             failovers: report.failovers,
+            measures: report.measures,
         });
     }
 }
@@ -477,6 +481,8 @@ pub struct GroupSummary {
     /// Downtime from any cause (docs/reports.md, "Downtime"): every stretch with no leader
     /// that could act, over every run.
     pub downtime: DowntimeSummary,
+    /// What the algorithm's own properties measured, over every run ([`crate::measures`]).
+    pub measures: Vec<crate::measures::MeasureSummary>,
     /// Runs whose liveness failed (no leader in time after the last fault, or a quorum
     /// without one while faults were under way).
     pub liveness_failures: usize,
@@ -766,6 +772,7 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
             .fold(0.0, |sum, r| sum + r.acting_overlap_ns as f64)
             / n,
         downtime: DowntimeSummary::of(runs),
+        measures: crate::measures::summarise(runs),
         liveness_failures: runs.iter().filter(|r| r.liveness_failed).count(),
         fenced_rejections: runs.iter().map(|r| r.fenced_rejections).sum(),
         seeds_with_safety_violations: runs

@@ -45,6 +45,8 @@ pub mod group;
 pub mod hunt;
 #[cfg(feature = "charts")]
 pub mod intervals;
+#[cfg(feature = "charts")]
+pub mod measures;
 pub mod panics;
 pub mod phase;
 #[cfg(feature = "charts")]

@@ -119,6 +119,7 @@ fn synthetic_report() -> RunReport {
         stall: None,
         final_leader: Some(NodeId(2)),
         observations: Vec::new(),
+        measures: Vec::new(),
     }
 }
 

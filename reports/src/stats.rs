@@ -77,8 +77,16 @@ pub fn quantile_interval(sorted: &[u64], permille: u32) -> Interval {
     }
 }
 
-/// The ranks (from 1) of [`quantile_interval`]'s ends among `n` samples.
-fn interval_ranks(n: usize, permille: u32) -> (Option<usize>, Option<usize>) {
+/// The ranks (from 1) of [`quantile_interval`]'s ends among `n` sorted samples of any kind:
+/// `None` for an end the samples cannot bound.
+///
+/// ```
+/// use splitbrain_reports::stats::interval_ranks;
+///
+/// assert_eq!(interval_ranks(200, 500), (Some(86), Some(115)));
+/// assert_eq!(interval_ranks(200, 990).1, None);
+/// ```
+pub fn interval_ranks(n: usize, permille: u32) -> (Option<usize>, Option<usize>) {
     let q = f64::from(permille) / 1000.0;
     let (mut low, mut high) = (None, None);
     // ln P(B = k), walked up from k = 0; P(B <= k) summed as it goes.

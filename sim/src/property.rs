@@ -327,6 +327,55 @@ pub trait Property: Send {
 
     /// Shown one observation at true time `now_ns`; `Err` if the property broke there.
     fn check(&mut self, now_ns: Nanos, observation: &Observation) -> Result<(), Breach>;
+
+    /// What the property measured over the run, asked once at its end (`end_ns`): numbers
+    /// the report carries beside the built-in measures (`RunReport::measures`), and that
+    /// `compare`, `sweep` and `hunt` aggregate over seeds. A property that only checks
+    /// measures nothing (the default). Like its verdict, a measure may depend only on what
+    /// the property was shown.
+    ///
+    /// ```
+    /// use splitbrain_sim::property::{Breach, Measured, Observation, Property};
+    /// use splitbrain_sim::Nanos;
+    ///
+    /// /// How many leadership claims a run made: a measure, never a breach.
+    /// #[derive(Default)]
+    /// struct Claims(u64);
+    ///
+    /// impl Property for Claims {
+    ///     fn name(&self) -> &'static str {
+    ///         "claims"
+    ///     }
+    ///     fn check(&mut self, _now: Nanos, observation: &Observation) -> Result<(), Breach> {
+    ///         self.0 += u64::from(matches!(observation, Observation::Claim { .. }));
+    ///         Ok(())
+    ///     }
+    ///     fn measures(&self, _end_ns: Nanos) -> Vec<Measured> {
+    ///         vec![Measured::new("claims", self.0 as f64)]
+    ///     }
+    /// }
+    /// assert_eq!(Claims(3).measures(0)[0].value, 3.0);
+    /// ```
+    fn measures(&self, _end_ns: Nanos) -> Vec<Measured> {
+        Vec::new()
+    }
+}
+
+/// One number a property measured over a run ([`Property::measures`]), under a stable
+/// snake_case name that ends in its unit where it has one (`_s`, `_range_s`, `_per_s`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measured {
+    /// The measure's name, unique in the run.
+    pub name: &'static str,
+    /// Its value (NaN when the run gave nothing to measure: a quantile of no sample).
+    pub value: f64,
+}
+
+impl Measured {
+    /// `value` under `name`.
+    pub fn new(name: &'static str, value: f64) -> Self {
+        Self { name, value }
+    }
 }
 
 /// Makes a fresh property state for one run.
@@ -530,6 +579,14 @@ impl Installed {
                 panicked: false,
             })
             .collect()
+    }
+
+    /// What the property measured (nothing if it panicked: its state is not to be trusted).
+    pub(crate) fn measures(&self, end_ns: Nanos) -> Vec<Measured> {
+        if self.panicked {
+            return Vec::new();
+        }
+        self.property.measures(end_ns)
     }
 
     /// Asks the property about `observation`; a panic comes back as a breach that says so.

@@ -73,6 +73,10 @@ pub struct RunReport {
     /// observed held without being tested.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub observations: Vec<KindCount>,
+    /// What the run's own properties measured ([`Property::measures`](crate::Property::measures)),
+    /// in the order of the properties: blast radius, balance, whatever an algorithm reports.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub measures: Vec<crate::property::Measured>,
 }
 
 impl DropStats {

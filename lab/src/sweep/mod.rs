@@ -605,6 +605,7 @@ fn build(
     }
     sections.push(failover);
     sections.push(charting::availability_section("value", summaries));
+    sections.extend(crate::measures::measures_section("value", summaries));
 
     let msgs: Vec<_> = summaries.iter().map(|g| g.messages.clone()).collect();
     charts.push(messages_per_election(
@@ -648,6 +649,9 @@ fn build(
     sections.push(messages);
 
     data.push(charting::summary_data("summary", "value", summaries));
+    data.extend(crate::measures::measures_data(
+        "measures", "value", summaries,
+    ));
     data.push(crate::intervals::percentile_data(
         "percentiles",
         "value",

@@ -84,6 +84,7 @@ pub fn run_report() -> RunReport {
         stall: None,
         final_leader: Some(NodeId(4)),
         observations: Vec::new(),
+        measures: Vec::new(),
     }
 }
 

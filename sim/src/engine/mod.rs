@@ -1241,6 +1241,11 @@ impl<'t, P: Process> Sim<'t, P> {
                     count,
                 })
                 .collect(),
+            measures: self
+                .properties
+                .iter()
+                .flat_map(|installed| installed.measures(end))
+                .collect(),
         }
     }
 }

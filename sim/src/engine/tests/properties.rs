@@ -580,3 +580,48 @@ fn a_panic_in_a_handler_leaves_its_node_and_event_to_the_catcher() {
     Sim::new(config(2, S), info(2), nodes).run().unwrap();
     assert_eq!(crate::take_handler_panic(), None);
 }
+
+/// Counts the observations it is shown and measures their number and the last one's time.
+#[derive(Default)]
+struct Counter {
+    seen: u64,
+    last_ns: u64,
+}
+
+impl crate::property::Property for Counter {
+    fn name(&self) -> &'static str {
+        "counter"
+    }
+    fn check(&mut self, now_ns: u64, _observation: &Observation) -> Result<(), Breach> {
+        self.seen += 1;
+        self.last_ns = now_ns;
+        Ok(())
+    }
+    fn measures(&self, end_ns: u64) -> Vec<crate::property::Measured> {
+        let quiet_s = (end_ns - self.last_ns) as f64 / S as f64;
+        vec![
+            crate::property::Measured::new("observations", self.seen as f64),
+            crate::property::Measured::new("quiet_at_end_s", quiet_s),
+        ]
+    }
+}
+
+#[test]
+fn what_a_property_measures_is_in_the_report_and_nothing_changes_without_it() {
+    let counting = Properties::new().with(Arc::new(|| Box::new(Counter::default())));
+    let measured = lock_run(7, false, &counting);
+    let names: Vec<&str> = measured.measures.iter().map(|m| m.name).collect();
+    assert_eq!(names, ["observations", "quiet_at_end_s"]);
+    assert!(measured.measures[0].value > 0.0, "{:?}", measured.measures);
+    assert!((0.0..=2.0).contains(&measured.measures[1].value));
+    let json = serde_json::to_string(&measured).expect("serializes");
+    assert!(
+        json.contains(r#""measures":[{"name":"observations","value":"#),
+        "{json}"
+    );
+    let plain = lock_run(7, false, &Properties::new());
+    assert!(plain.measures.is_empty());
+    assert!(!serde_json::to_string(&plain)
+        .expect("serializes")
+        .contains("measures"));
+}

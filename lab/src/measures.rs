@@ -1,0 +1,220 @@
+//! What an algorithm's own properties measured in each run (`RunReport::measures`: the blast
+//! radius of a fault over many ranges, a balance, whatever the algorithm reports), summed up
+//! over a group's runs: each measure's mean and its p50, p99 and maximum across runs, the
+//! percentiles with 95% order-statistic intervals as every percentile of a group has them
+//! (`splitbrain_reports::stats`). The lab knows no measure: names and values come from the
+//! runs.
+
+use crate::group::{GroupSummary, SeedRun};
+use splitbrain_reports::stats::interval_ranks;
+use splitbrain_reports::{Cell, DataTable, Section, Table};
+
+/// One measure over a group's runs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MeasureSummary {
+    /// The measure's name, as the algorithm gives it (its unit at its end).
+    pub name: String,
+    /// Runs that gave it a value (NaN values, "nothing to measure", left out).
+    pub runs: usize,
+    /// The mean over those runs.
+    pub mean: f64,
+    /// The median run's value, with its 95% interval.
+    pub p50: Quantile,
+    /// The 99th percentile run's value, with its 95% interval.
+    pub p99: Quantile,
+    /// The largest value.
+    pub max: f64,
+}
+
+/// A percentile of a measure across runs and its 95% interval (an end is `None` when the
+/// runs are too few to bound it).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Quantile {
+    /// The value (nearest rank).
+    pub value: f64,
+    /// The interval's lower end.
+    pub low: Option<f64>,
+    /// The interval's upper end.
+    pub high: Option<f64>,
+}
+
+impl Quantile {
+    fn of(sorted: &[f64], permille: u32) -> Self {
+        let n = sorted.len();
+        let rank = (n * permille as usize).div_ceil(1000).clamp(1, n);
+        let (low, high) = interval_ranks(n, permille);
+        Self {
+            value: sorted[rank - 1],
+            low: low.map(|r| sorted[r - 1]),
+            high: high.map(|r| sorted[r - 1]),
+        }
+    }
+}
+
+/// Every measure the runs gave, in the order first met.
+pub fn summarise(runs: &[SeedRun]) -> Vec<MeasureSummary> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for name in runs.iter().flat_map(|r| r.measures.iter().map(|m| m.name)) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|name| summary_of(name, runs))
+        .collect()
+}
+
+fn summary_of(name: &'static str, runs: &[SeedRun]) -> Option<MeasureSummary> {
+    let mut values: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.measures.iter().filter(|m| m.name == name))
+        .map(|m| m.value)
+        .filter(|v| !v.is_nan())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(MeasureSummary {
+        name: name.to_string(),
+        runs: values.len(),
+        mean: values.iter().sum::<f64>() / values.len() as f64,
+        p50: Quantile::of(&values, 500),
+        p99: Quantile::of(&values, 990),
+        max: values[values.len() - 1],
+    })
+}
+
+/// What the measures table's columns mean, for the reports.
+pub const MEASURES_TEXT: &str = "What the algorithm's own properties measured in each run \
+     (its docs say what each is), over the group's runs: the mean, the median run and the 99th \
+     percentile run with their 95% intervals (an end is open when the runs are too few to \
+     bound it), and the largest. A name ends in its unit: _s seconds, _range_s range-seconds.";
+
+/// One row per group and measure; `None` when no group measured anything.
+pub fn measures_table(first_column: &str, groups: &[GroupSummary]) -> Option<Table> {
+    if groups.iter().all(|g| g.measures.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new(&[first_column, "measure", "runs", "mean", "p50", "p99", "max"]);
+    for g in groups {
+        for m in &g.measures {
+            t.push(vec![
+                g.label.clone(),
+                m.name.clone(),
+                m.runs.to_string(),
+                number(m.mean),
+                quantile(m.p50),
+                quantile(m.p99),
+                number(m.max),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+/// The report's section on the algorithm's own measures, if any was taken.
+pub fn measures_section(first_column: &str, groups: &[GroupSummary]) -> Option<Section> {
+    let table = measures_table(first_column, groups)?;
+    Some(
+        Section::new("The algorithm's own measures")
+            .text(MEASURES_TEXT)
+            .table(table),
+    )
+}
+
+/// `measures.csv`/`.json`: every group's measures with their intervals; `None` when no
+/// group measured anything.
+pub fn measures_data(name: &str, first_column: &str, groups: &[GroupSummary]) -> Option<DataTable> {
+    if groups.iter().all(|g| g.measures.is_empty()) {
+        return None;
+    }
+    let mut data = DataTable::new(
+        name,
+        &[
+            first_column,
+            "measure",
+            "runs",
+            "mean",
+            "p50",
+            "p50_low",
+            "p50_high",
+            "p99",
+            "p99_low",
+            "p99_high",
+            "max",
+        ],
+    );
+    let end = |v: Option<f64>| v.map_or(Cell::Empty, Cell::from);
+    for g in groups {
+        for m in &g.measures {
+            data.push(vec![
+                g.label.as_str().into(),
+                m.name.as_str().into(),
+                m.runs.into(),
+                m.mean.into(),
+                m.p50.value.into(),
+                end(m.p50.low),
+                end(m.p50.high),
+                m.p99.value.into(),
+                end(m.p99.low),
+                end(m.p99.high),
+                m.max.into(),
+            ]);
+        }
+    }
+    Some(data)
+}
+
+/// A measure's value as the tables show it: at most 3 decimals, `-` for NaN.
+pub fn number(v: f64) -> String {
+    if v.is_nan() {
+        return "-".to_string();
+    }
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `1.2 [1.1, 1.4]`; an open end `..`.
+fn quantile(q: Quantile) -> String {
+    let end = |v: Option<f64>| v.map_or("..".to_string(), number);
+    format!("{} [{}, {}]", number(q.value), end(q.low), end(q.high))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use splitbrain_sim::property::Measured;
+
+    fn run(seed: u64, measures: &[(&'static str, f64)]) -> SeedRun {
+        SeedRun {
+            seed,
+            measures: measures.iter().map(|&(n, v)| Measured::new(n, v)).collect(),
+            ..SeedRun::default()
+        }
+    }
+
+    #[test]
+    fn each_measure_is_summed_up_over_the_runs_that_took_it() {
+        let mut runs: Vec<SeedRun> = (1..=100)
+            .map(|s| run(s, &[("ranges_lost", s as f64), ("idle_s", f64::NAN)]))
+            .collect();
+        runs.push(run(101, &[]));
+        let summary = summarise(&runs);
+        assert_eq!(summary.len(), 1, "a measure with no value is left out");
+        let lost = &summary[0];
+        assert_eq!((lost.name.as_str(), lost.runs), ("ranges_lost", 100));
+        assert_eq!((lost.mean, lost.p50.value, lost.max), (50.5, 50.0, 100.0));
+        assert_eq!(lost.p99.value, 99.0);
+        assert!(lost.p50.low.unwrap() < 50.0 && lost.p50.high.unwrap() > 50.0);
+        assert_eq!(
+            lost.p99.high, None,
+            "100 runs cannot bound a p99 from above"
+        );
+        assert_eq!(
+            quantile(lost.p99),
+            format!("99 [{}, ..]", number(lost.p99.low.unwrap()))
+        );
+    }
+}
