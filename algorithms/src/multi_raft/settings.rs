@@ -227,6 +227,8 @@ impl Algorithm for MultiRaft {
          heartbeats, expiration-based range leases; per-range election safety and lease \
          disjointness; variant EarlyLease is broken on purpose";
     const SENDS_TO_EVERY_MEMBER: bool = true;
+    // No planned handover: lease transfers are not modeled yet.
+    const RESIGNS: bool = false;
     // No knob has the same idea as another algorithm's `heartbeat`: the tick drives
     // heartbeats and elections alike.
     const KNOBS: &'static [Knob] = &[
