@@ -96,7 +96,8 @@ impl Step<'_, '_, '_> {
     pub(crate) fn on_append(&mut self, r: &mut Replica, from: NodeId, term: u64, entry: Entry) {
         let accepted = term >= r.term;
         if accepted {
-            self.hear_leader_of(r, from, term);
+            // The same as a heartbeat: follow the sender, restart the countdown.
+            self.on_beat(r, from, term);
             if entry.position() > r.entry.position() {
                 r.entry = entry;
             }
@@ -108,11 +109,6 @@ impl Step<'_, '_, '_> {
             index: entry.index,
         };
         self.send(from, answer);
-    }
-
-    /// The same as a heartbeat of `term` from `from`.
-    fn hear_leader_of(&mut self, r: &mut Replica, from: NodeId, term: u64) {
-        self.on_beat(r, from, term);
     }
 
     /// An answer to an append: a quorum of acknowledgements commits the pending record.

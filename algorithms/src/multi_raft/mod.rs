@@ -41,9 +41,7 @@ pub fn info(config: &MultiRaftConfig, members: usize) -> AlgorithmInfo {
         // A follower of the first range notices a dead leader within its longest election
         // timeout.
         failure_detection_ns: config.election_timeout_max_ns(),
-        // A range elects with a quorum of its replicas; with replicas spread over every
-        // store, some range loses its quorum as soon as more than a minority of a replica
-        // set is gone: the first range's quorum is the one the engine watches.
+        // The engine watches the first range, which elects with a quorum of its replicas.
         min_group_for_progress: (config.replication as usize / 2 + 1).min(members),
         signals: SignalSupport::NONE,
         late_campaigns_lose: false,

@@ -30,6 +30,42 @@ pub fn ranges_of(store: NodeId, stores: usize, ranges: u64, replication: u64) ->
         .collect()
 }
 
+/// Where a store finds its replica of a range among the ranges it holds (in increasing
+/// order, as [`ranges_of`] lists them), in O(1) and O(stores) memory: each block of `stores`
+/// consecutive ranges puts `replication` replicas on every store, at the same offsets in
+/// every block.
+#[derive(Clone, Debug)]
+pub struct SlotIndex {
+    stores: u64,
+    replication: u64,
+    /// Per offset within a block: the rank of that range among the store's ranges of the
+    /// block, or `u8::MAX` if the store holds no replica at that offset.
+    rank: Vec<u8>,
+}
+
+impl SlotIndex {
+    /// The index of store `store` in a cluster of `stores`.
+    pub fn new(store: NodeId, stores: usize, replication: u64) -> Self {
+        let mut rank = vec![u8::MAX; stores];
+        let held = (0..stores as u64).filter(|&j| holds(store, j, stores, replication));
+        for (r, j) in held.enumerate() {
+            rank[j as usize] = u8::try_from(r).expect("a replication factor fits a byte");
+        }
+        Self {
+            stores: stores as u64,
+            replication,
+            rank,
+        }
+    }
+
+    /// The position of `range` in the store's ranges, if the store holds it.
+    pub fn slot(&self, range: u64) -> Option<usize> {
+        let rank = self.rank[(range % self.stores) as usize];
+        (rank != u8::MAX)
+            .then(|| ((range / self.stores) * self.replication) as usize + rank as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +88,23 @@ mod tests {
                 let placed: Vec<NodeId> = replicas(range, stores, 3).collect();
                 for store in (0..stores).map(NodeId::from) {
                     assert_eq!(holds(store, range, stores, 3), placed.contains(&store));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_slot_index_agrees_with_a_search_of_the_store_s_ranges() {
+        for (stores, ranges, replication) in [(7, 700, 3), (7, 45, 5), (5, 33, 3), (3, 10, 1)] {
+            for store in (0..stores).map(NodeId::from) {
+                let held = ranges_of(store, stores, ranges, replication);
+                let index = SlotIndex::new(store, stores, replication);
+                for range in 0..ranges {
+                    assert_eq!(
+                        index.slot(range),
+                        held.binary_search(&range).ok(),
+                        "{range}"
+                    );
                 }
             }
         }
