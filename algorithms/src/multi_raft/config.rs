@@ -3,18 +3,25 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which kind of range lease the stores take. CockroachDB v25.2 defaults to leader leases
-/// (the v25.2.0 release notes: `kv.raft.leader_fortification.fraction_enabled` default
-/// changed to 1); only expiration-based leases are modeled so far
-/// (docs/algorithms/multi-raft.md, "Not built yet").
+/// Which kind of range lease the stores take.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename(deserialize = "multi-raft lease"))]
 pub enum MultiRaftLease {
     /// An expiration-based range lease: valid until a wall-clock expiration
     /// (`RangeLeaseDuration`, 6 s), extended through Raft by the leaseholder when half of
     /// it is left (`RangeLeaseRenewalFraction`, 0.5).
-    #[default]
     Expiration,
+    /// A leader lease, CockroachDB v25.2's default (its release notes:
+    /// `kv.raft.leader_fortification.fraction_enabled` changed to 1): held by the range's
+    /// Raft leader while a quorum of the range's replicas fortify it, each from a store that
+    /// supports the leader's store in store liveness.
+    #[default]
+    Leader,
+}
+
+impl MultiRaftLease {
+    /// Every kind, as a scenario names it.
+    pub const NAMES: &'static [&'static str] = &["Expiration", "Leader"];
 }
 
 /// The correct model, or a deliberately broken one that the per-range checks must catch.
@@ -56,6 +63,12 @@ pub struct MultiRaftConfig {
     /// The clock offset the cluster tolerates (`--max-offset`, 500 ms by default): a
     /// leaseholder stops using its lease this long before it expires (the stasis period).
     pub max_offset_ns: u64,
+    /// Store liveness (`StoreLivenessHeartbeatInterval`): how often a store asks every
+    /// other store for support, with leader leases.
+    pub support_heartbeat_ns: u64,
+    /// Store liveness (`StoreLivenessSupportDuration`): how long each support lasts, from
+    /// the request, on the requester's clock.
+    pub support_duration_ns: u64,
     /// The correct model or a broken one.
     pub variant: MultiRaftVariant,
 }
@@ -71,9 +84,11 @@ impl Default for MultiRaftConfig {
             tick_ns: SEC_NS / 2,
             heartbeat_ticks: 2,
             election_ticks: 4,
-            lease: MultiRaftLease::Expiration,
+            lease: MultiRaftLease::Leader,
             lease_duration_ns: 6 * SEC_NS,
             max_offset_ns: SEC_NS / 2,
+            support_heartbeat_ns: SEC_NS,
+            support_duration_ns: 3 * SEC_NS,
             variant: MultiRaftVariant::Correct,
         }
     }

@@ -3,6 +3,7 @@
 //! range. Pre-vote is not modeled (docs/algorithms/multi-raft.md says why it cannot change
 //! a safety verdict).
 
+use super::config::MultiRaftVariant;
 use super::messages::{Beat, RangeMsg, StoreMsg};
 use super::placement;
 use super::replica::{Replica, Role};
@@ -14,7 +15,10 @@ impl Step<'_, '_, '_> {
     pub(crate) fn tick(&mut self, r: &mut Replica) {
         r.elapsed_ticks += 1;
         if !r.leads() {
-            if r.elapsed_ticks >= r.timeout_ticks {
+            // A replica supporting the leader it fortified does not campaign
+            // (`pkg/raft/raft.go`, `tickElection`); once the support lapses it does at once
+            // if its timeout has passed.
+            if r.elapsed_ticks >= r.timeout_ticks && !self.supporting_fortified_leader(r) {
                 self.campaign(r);
             }
             return;
@@ -38,6 +42,7 @@ impl Step<'_, '_, '_> {
     fn campaign(&mut self, r: &mut Replica) {
         r.term += 1;
         r.vote = Some(self.me);
+        r.fortified = None;
         r.role = Role::Candidate {
             votes: self.bit(self.me, r.range),
         };
@@ -65,6 +70,17 @@ impl Step<'_, '_, '_> {
         if r.leads() && r.range == FIRST_RANGE {
             self.ctx.stepped_down();
         }
+        if r.leads() && self.leader_leases() && r.held.is_some() {
+            // A leader lease is its leader's only while it leads.
+            self.end_lease(r);
+        }
+        if r.fortified
+            .is_some_and(|(fortified, _)| Some(fortified) != leader)
+        {
+            r.fortified = None;
+        }
+        r.fortifiers = 0;
+        r.lease_granted = false;
         if term > r.term {
             r.term = term;
             r.vote = None;
@@ -89,6 +105,8 @@ impl Step<'_, '_, '_> {
         r.leader = Some(self.me);
         r.elapsed_ticks = 0;
         r.heard = self.bit(self.me, r.range);
+        r.fortifiers = 0;
+        r.lease_granted = false;
         self.ctx.observe("range_leader", (r.range, r.term));
         if r.range == FIRST_RANGE {
             self.ctx.became_leader(r.term, r.term);
@@ -133,12 +151,20 @@ impl Step<'_, '_, '_> {
         }
     }
 
-    /// A heartbeat of `term` from `from`; returns the term to answer with.
-    pub(crate) fn on_beat(&mut self, r: &mut Replica, from: NodeId, term: u64) -> u64 {
-        if term >= r.term {
-            self.hear_leader(r, from, term);
+    /// A heartbeat of `term` from `from`; returns the term to answer with, and with leader
+    /// leases the epoch in which this replica fortifies the sender.
+    pub(crate) fn on_beat(
+        &mut self,
+        r: &mut Replica,
+        from: NodeId,
+        term: u64,
+    ) -> (u64, Option<u64>) {
+        if term < r.term {
+            return (r.term, None);
         }
-        r.term
+        self.hear_leader(r, from, term);
+        let fortified = self.fortify(r, from);
+        (r.term, fortified)
     }
 
     /// `from` leads `term` (at least ours): follow it and restart the election countdown.
@@ -151,12 +177,21 @@ impl Step<'_, '_, '_> {
     }
 
     /// An answer to a heartbeat: a higher term deposes this leader; otherwise `from` is
-    /// counted as heard.
-    pub(crate) fn on_beat_resp(&mut self, r: &mut Replica, from: NodeId, term: u64) {
+    /// counted as heard, and as a fortifier if it says so.
+    pub(crate) fn on_beat_resp(
+        &mut self,
+        r: &mut Replica,
+        from: NodeId,
+        term: u64,
+        fortified: Option<u64>,
+    ) {
         if term > r.term {
             self.become_follower(r, term, None);
         } else if r.leads() && term == r.term {
             r.heard |= self.bit(from, r.range);
+            if self.leader_leases() {
+                self.count_fortifier(r, from, fortified);
+            }
         }
     }
 
@@ -179,8 +214,12 @@ impl Step<'_, '_, '_> {
     /// up to date. With CheckQuorum, a replica that heard from its leader within the
     /// election timeout ignores the request (etcd raft's `inLease` in `Step`).
     fn on_vote(&mut self, r: &mut Replica, from: NodeId, term: u64, last: (u64, u64)) {
+        let in_lease = r.leads()
+            || (r.leader.is_some() && r.elapsed_ticks < self.config.election_ticks)
+            || self.supporting_fortified_leader(r);
+        // Variant EarlyLease: a follower votes whoever asks, its leader's lease or not.
         let in_lease =
-            r.leads() || (r.leader.is_some() && r.elapsed_ticks < self.config.election_ticks);
+            in_lease && (r.leads() || self.config.variant != MultiRaftVariant::EarlyLease);
         if term > r.term && in_lease {
             return;
         }

@@ -71,6 +71,9 @@ pub struct BeatResp {
     pub range: u64,
     /// The responder's term in that range: above the leader's when the beat was stale.
     pub term: u64,
+    /// With leader leases: the store-liveness epoch in which the responder supports the
+    /// leader's store, if it does: it fortifies the leader (`MsgFortifyLeaderResp`).
+    pub fortified: Option<u64>,
 }
 
 /// A Raft message of one range (etcd raft's `MsgVote`, `MsgVoteResp`, `MsgApp`,
@@ -157,6 +160,20 @@ pub enum StoreMsg {
         /// The leader's term in the first range.
         term: u64,
     },
+    /// Store liveness: the sender asks for support until `until_wall_ns` on its clock
+    /// (`pkg/kv/kvserver/storeliveness`, `MsgHeartbeat`).
+    SupportRequest {
+        /// The end of the support asked for, on the requester's wall clock.
+        until_wall_ns: LocalNanos,
+    },
+    /// Store liveness: the sender supports the receiver in `epoch` until `until_wall_ns`
+    /// (`MsgHeartbeatResp`).
+    SupportGrant {
+        /// The supporter's epoch for the receiver: raised each time support lapsed.
+        epoch: u64,
+        /// The end of the support granted.
+        until_wall_ns: LocalNanos,
+    },
 }
 
 splitbrain_sim::message_kinds! {
@@ -166,6 +183,8 @@ splitbrain_sim::message_kinds! {
             HeartbeatResps => "HeartbeatResps",
             Raft => "Raft",
             FirstRange => "FirstRange",
+            SupportRequest => "SupportRequest",
+            SupportGrant => "SupportGrant",
         }
 
         /// A message between stores carries the terms of many ranges, none of them the
@@ -179,7 +198,9 @@ splitbrain_sim::message_kinds! {
                 StoreMsg::Heartbeats { beats } => std::mem::size_of_val(beats.as_slice()),
                 StoreMsg::HeartbeatResps { resps } => std::mem::size_of_val(resps.as_slice()),
                 StoreMsg::Raft { msgs } => std::mem::size_of_val(msgs.as_slice()),
-                StoreMsg::FirstRange { .. } => 0,
+                StoreMsg::FirstRange { .. }
+                | StoreMsg::SupportRequest { .. }
+                | StoreMsg::SupportGrant { .. } => 0,
             };
             std::mem::size_of::<Self>() + owned
         }
@@ -195,5 +216,7 @@ splitbrain_sim::timer_kinds! {
         Tick => "tick",
         /// The wall-clock moment the earliest of its leases stops being usable.
         LeaseEnd => "lease_end",
+        /// Store liveness: time to ask every other store for support.
+        Support => "support",
     }
 }

@@ -2,18 +2,21 @@
 //! a store, each of `ranges` ranges has `replication` replicas placed by a deterministic
 //! allocator (`placement.rs`), and each range elects its own leader with its own term and
 //! vote, on the store's Raft tick, with heartbeats coalesced per store pair; the leader
-//! takes an expiration-based range lease through the range's log. The per-range safety
+//! takes a range lease through the range's log: a leader lease on store-liveness support
+//! (`liveness.rs`) or an expiration-based lease. The per-range safety
 //! properties (`range_election_safety`, `lease_disjointness`) are the algorithm's own
 //! (`properties.rs`); the engine's single-leader checks watch the first range.
 //! `docs/algorithms/multi-raft.md` says what is modeled, each timing's source, and what is
 //! simplified.
 //!
 //! Split by responsibility: `store.rs` holds the process and its handlers, `election.rs`
-//! the per-range Raft election, `lease.rs` the leases, `replica.rs` a replica's state.
+//! the per-range Raft election, `lease.rs` the leases, `liveness.rs` store liveness and
+//! fortification, `replica.rs` a replica's state.
 
 pub mod config;
 mod election;
 mod lease;
+mod liveness;
 mod messages;
 pub mod placement;
 pub mod properties;

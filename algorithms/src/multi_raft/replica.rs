@@ -2,7 +2,7 @@
 //! role. The transitions that send or report are in `election.rs` and `lease.rs`.
 
 use super::messages::{Entry, Lease};
-use splitbrain_sim::NodeId;
+use splitbrain_sim::{LocalNanos, NodeId};
 
 /// What a replica is doing in its range's Raft group (Raft paper 5.2).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -54,8 +54,18 @@ pub(crate) struct Replica {
     pub(crate) heard: u8,
     /// Volatile, a leader's: the lease record it waits to commit.
     pub(crate) pending: Option<Pending>,
-    /// Volatile: the lease this store believes it holds for the range, if any.
-    pub(crate) held: Option<Lease>,
+    /// Volatile: the lease this store believes it holds for the range, if any, with the
+    /// wall-clock moment it stops being usable (its key among the store's lease ends).
+    pub(crate) held: Option<(Lease, LocalNanos)>,
+    /// Kept across a restart, with leader leases: the leader this replica fortified and the
+    /// store-liveness epoch of its support then. While that support lasts, it neither
+    /// campaigns nor votes (`supportingFortifiedLeader` in `pkg/raft/raft.go`).
+    pub(crate) fortified: Option<(NodeId, u64)>,
+    /// Volatile, a leader's: a bit per replica position that fortified it, in the epoch of
+    /// the support the leader knows.
+    pub(crate) fortifiers: u8,
+    /// Volatile, a leader's, with leader leases: its lease record committed in its term.
+    pub(crate) lease_granted: bool,
 }
 
 impl Replica {
@@ -73,6 +83,9 @@ impl Replica {
             heard: 0,
             pending: None,
             held: None,
+            fortified: None,
+            fortifiers: 0,
+            lease_granted: false,
         }
     }
 
@@ -82,6 +95,7 @@ impl Replica {
             term: self.term,
             vote: self.vote,
             entry: self.entry,
+            fortified: self.fortified,
             ..Self::new(self.range, timeout_ticks)
         };
     }

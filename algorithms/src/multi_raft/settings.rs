@@ -53,6 +53,12 @@ pub struct MultiRaftSettings {
     /// [`MultiRaftConfig::max_offset_ns`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_offset: Option<DurationText>,
+    /// [`MultiRaftConfig::support_heartbeat_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support_heartbeat: Option<DurationText>,
+    /// [`MultiRaftConfig::support_duration_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support_duration: Option<DurationText>,
     /// [`MultiRaftConfig::variant`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<MultiRaftVariant>,
@@ -104,6 +110,9 @@ pub enum MultiRaftError {
         /// The heartbeat interval, in ticks.
         heartbeat: u64,
     },
+    /// Store-liveness support no longer than the interval between its requests.
+    #[error(transparent)]
+    SupportNotAboveHeartbeat(#[from] SupportNotAboveHeartbeat),
     /// A lease whose renewal half is no longer than the maximum clock offset: an extension
     /// would reach the holder after the lease became unusable.
     #[error(
@@ -117,6 +126,21 @@ pub enum MultiRaftError {
         /// The maximum clock offset.
         max_offset_ns: u64,
     },
+}
+
+/// Store liveness' rule: support must outlast the interval at which it is asked for, or
+/// every store would lose its support between two requests.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error(
+    "store-liveness support ({}) must last longer than the interval between requests ({})",
+    dur(.support_duration_ns),
+    dur(.support_heartbeat_ns)
+)]
+pub struct SupportNotAboveHeartbeat {
+    /// `support_duration`.
+    pub support_duration_ns: u64,
+    /// `support_heartbeat`.
+    pub support_heartbeat_ns: u64,
 }
 
 impl SettingError for MultiRaftError {
@@ -139,6 +163,9 @@ impl SettingError for MultiRaftError {
             }
             MultiRaftError::LeaseNotAboveOffset { .. } => {
                 "CockroachDB leases last \"6s\" with a maximum clock offset of \"500ms\""
+            }
+            MultiRaftError::SupportNotAboveHeartbeat(_) => {
+                "CockroachDB asks for support every \"1s\" and gets it for \"3s\""
             }
         };
         Some(hint.to_string())
@@ -196,10 +223,27 @@ fn timing_problems(
             error: MultiRaftError::ZeroTick,
         });
     }
+    if config.support_heartbeat_ns == 0 {
+        problems.push(Problem {
+            field: "support_heartbeat",
+            error: CommonRule::ZeroHeartbeat.into(),
+        });
+    } else if config.support_duration_ns <= config.support_heartbeat_ns {
+        let error = SupportNotAboveHeartbeat {
+            support_duration_ns: config.support_duration_ns,
+            support_heartbeat_ns: config.support_heartbeat_ns,
+        };
+        problems.push(Problem {
+            field: "support_duration",
+            error: error.into(),
+        });
+    }
     for (field, ns) in [
         ("tick", config.tick_ns),
         ("lease_duration", config.lease_duration_ns),
         ("max_offset", config.max_offset_ns),
+        ("support_heartbeat", config.support_heartbeat_ns),
+        ("support_duration", config.support_duration_ns),
     ] {
         problems.extend(at_most_a_day(ns, field).map(|p| Problem {
             field: p.field,
@@ -224,8 +268,8 @@ impl Algorithm for MultiRaft {
     const SCENARIO_NAME: &'static str = "MultiRaft";
     const SUMMARY: &'static str =
         "CockroachDB-style ranges: one Raft group per range on shared stores, coalesced \
-         heartbeats, expiration-based range leases; per-range election safety and lease \
-         disjointness; variant EarlyLease is broken on purpose";
+         heartbeats, leader leases on store liveness or expiration-based leases; per-range \
+         election safety and lease disjointness; variant EarlyLease is broken on purpose";
     const SENDS_TO_EVERY_MEMBER: bool = true;
     // No planned handover: lease transfers are not modeled yet.
     const RESIGNS: bool = false;
@@ -267,6 +311,8 @@ impl Algorithm for MultiRaft {
             lease: settings.lease.unwrap_or(defaults.lease),
             lease_duration_ns: ns_or(settings.lease_duration, defaults.lease_duration_ns),
             max_offset_ns: ns_or(settings.max_offset, defaults.max_offset_ns),
+            support_heartbeat_ns: ns_or(settings.support_heartbeat, defaults.support_heartbeat_ns),
+            support_duration_ns: ns_or(settings.support_duration, defaults.support_duration_ns),
             variant: settings.variant.unwrap_or(defaults.variant),
         };
         let mut problems = count_problems(&config, cluster);
@@ -284,6 +330,8 @@ impl Algorithm for MultiRaft {
             lease: Some(config.lease),
             lease_duration: Some(DurationText(config.lease_duration_ns)),
             max_offset: Some(DurationText(config.max_offset_ns)),
+            support_heartbeat: Some(DurationText(config.support_heartbeat_ns)),
+            support_duration: Some(DurationText(config.support_duration_ns)),
             variant: Some(config.variant),
         }
     }
@@ -297,6 +345,8 @@ impl Algorithm for MultiRaft {
             ("tick", config.tick_ns),
             ("lease_duration", config.lease_duration_ns),
             ("max_offset", config.max_offset_ns),
+            ("support_heartbeat", config.support_heartbeat_ns),
+            ("support_duration", config.support_duration_ns),
         ]
     }
 

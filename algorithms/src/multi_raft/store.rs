@@ -3,6 +3,7 @@
 //! `election.rs` and `lease.rs`, on a [`Step`]: one handler's view of the store.
 
 use super::config::MultiRaftConfig;
+use super::liveness::Support;
 use super::messages::{Beat, BeatResp, RangeMsg, StoreMsg, StoreTimer};
 use super::placement;
 use super::replica::{position, Replica};
@@ -19,7 +20,7 @@ pub(crate) type StoreCtx<'a> = Ctx<'a, StoreMsg, StoreTimer>;
 pub const FIRST_RANGE: u64 = 0;
 
 /// A store's state that a restart loses, besides its replicas' volatile fields.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct StoreVolatile {
     /// Raft ticks since the store started: heartbeats go out every `heartbeat_ticks`.
     pub(crate) ticks: u64,
@@ -30,6 +31,21 @@ pub(crate) struct StoreVolatile {
     /// For a store without a replica of the first range: its leader, as last gossiped
     /// (`Replica.maybeGossipFirstRange`), with its term.
     pub(crate) first_range_gossip: Option<(u64, NodeId)>,
+    /// Store liveness, per other store: the support it granted this one, as last heard.
+    pub(crate) support_from: Vec<Support>,
+}
+
+impl StoreVolatile {
+    /// The volatile state of a store of a cluster of `stores`, as it starts.
+    fn new(stores: usize) -> Self {
+        Self {
+            ticks: 0,
+            lease_ends: BTreeSet::new(),
+            lease_timer_at: None,
+            first_range_gossip: None,
+            support_from: vec![Support::NONE; stores],
+        }
+    }
 }
 
 /// One store as a pure state machine.
@@ -44,6 +60,9 @@ pub struct Store {
     /// read. (A binary search over `replicas` cost 75% of a 100,000-range run in cache
     /// misses: docs/performance.md, "Many ranges".)
     slots: placement::SlotIndex,
+    /// Store liveness, per other store, kept across a restart: the support this store
+    /// promised it (CockroachDB persists a supporter's promises).
+    support_for: Vec<Support>,
     pub(crate) volatile: StoreVolatile,
 }
 
@@ -53,6 +72,8 @@ pub(crate) struct Step<'s, 'c, 'x> {
     pub(crate) stores: usize,
     pub(crate) config: &'s MultiRaftConfig,
     pub(crate) volatile: &'s mut StoreVolatile,
+    /// Store liveness: the support this store promised each other store.
+    pub(crate) support_for: &'s mut Vec<Support>,
     /// Per-range messages waiting to leave, one batch per destination store.
     pub(crate) outbox: Vec<Vec<RangeMsg>>,
     pub(crate) ctx: &'x mut StoreCtx<'c>,
@@ -115,7 +136,8 @@ impl Store {
             config: config.clone(),
             replicas,
             slots,
-            volatile: StoreVolatile::default(),
+            support_for: vec![Support::NONE; stores],
+            volatile: StoreVolatile::new(stores),
         }
     }
 
@@ -144,6 +166,7 @@ impl Store {
             stores: self.stores,
             config: &self.config,
             volatile: &mut self.volatile,
+            support_for: &mut self.support_for,
             outbox: vec![Vec::new(); self.stores],
             ctx,
         };
@@ -176,10 +199,11 @@ impl Store {
         self.with_step(ctx, |step, replicas| {
             for (beat, slot) in beats.iter().zip(slots) {
                 let Some(slot) = slot else { continue };
-                let term = step.on_beat(&mut replicas[slot], from, beat.term);
+                let (term, fortified) = step.on_beat(&mut replicas[slot], from, beat.term);
                 resps.push(BeatResp {
                     range: beat.range,
                     term,
+                    fortified,
                 });
             }
         });
@@ -193,7 +217,7 @@ impl Store {
         self.with_step(ctx, |step, replicas| {
             for (resp, slot) in resps.iter().zip(slots) {
                 if let Some(slot) = slot {
-                    step.on_beat_resp(&mut replicas[slot], from, resp.term);
+                    step.on_beat_resp(&mut replicas[slot], from, resp.term, resp.fortified);
                 }
             }
         });
@@ -226,10 +250,24 @@ impl Store {
             .collect();
         self.with_step(ctx, |step, replicas| {
             for slot in slots {
-                step.end_lease(&mut replicas[slot]);
+                step.lease_end_due(&mut replicas[slot]);
             }
             step.arm_lease_timer();
         });
+    }
+
+    /// Store liveness: asks every other store for support, and comes again.
+    fn on_support_timer(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.with_step(ctx, |step, _| step.request_support());
+        ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+    }
+
+    /// Arms the timers a store runs on: the tick, and store liveness with leader leases.
+    fn arm_timers(&self, ctx: &mut StoreCtx<'_>) {
+        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
+        if self.config.lease == super::MultiRaftLease::Leader {
+            ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+        }
     }
 
     /// The first range's replica here, if the store holds one.
@@ -249,7 +287,7 @@ impl Process for Store {
                 replica.timeout_ticks = step.draw_timeout_ticks();
             }
         });
-        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
+        self.arm_timers(ctx);
     }
 
     fn on_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
@@ -266,6 +304,15 @@ impl Process for Store {
                     self.volatile.first_range_gossip = Some((term, from));
                 }
             }
+            StoreMsg::SupportRequest { until_wall_ns } => {
+                self.with_step(ctx, |step, _| step.on_support_request(from, until_wall_ns));
+            }
+            StoreMsg::SupportGrant {
+                epoch,
+                until_wall_ns,
+            } => self.with_step(ctx, |step, replicas| {
+                step.on_support_grant(replicas, from, epoch, until_wall_ns);
+            }),
         }
     }
 
@@ -273,6 +320,7 @@ impl Process for Store {
         match timer {
             StoreTimer::Tick => self.on_tick(ctx),
             StoreTimer::LeaseEnd => self.on_lease_end(ctx),
+            StoreTimer::Support => self.on_support_timer(ctx),
         }
     }
 
@@ -280,14 +328,14 @@ impl Process for Store {
         // Terms, votes and logs are durable (written before anything that depends on them
         // leaves, as CockroachDB's Raft does); roles, leaders and leases are not. A lease
         // proposed before the restart is never used again (`Replica.minLeaseProposedTS`).
-        self.volatile = StoreVolatile::default();
+        self.volatile = StoreVolatile::new(self.stores);
         self.with_step(ctx, |step, replicas| {
             for replica in replicas.iter_mut() {
                 let timeout = step.draw_timeout_ticks();
                 replica.restart(timeout);
             }
         });
-        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
+        self.arm_timers(ctx);
     }
 
     fn term(&self) -> u64 {
@@ -296,7 +344,7 @@ impl Process for Store {
 
     fn write_token(&self, _local_now_ns: LocalNanos) -> Option<u64> {
         // The first range's leaseholder writes, fenced by its lease sequence.
-        self.first_range()?.held.map(|lease| lease.seq)
+        self.first_range()?.held.map(|(lease, _)| lease.seq)
     }
 
     fn known_leader(&self) -> Option<NodeId> {
