@@ -9,12 +9,12 @@
 //! Expiration leases, from CockroachDB (`docs/algorithms/multi-raft.md` cites each):
 //! - a lease lasts `RangeLeaseDuration` (6 s) of wall-clock time from its request;
 //! - its holder extends it once half of it is left (`RangeLeaseRenewalFraction`);
-//! - a new holder's lease starts only after the previous lease's expiration by the new
-//!   holder's clock (`pkg/kv/kvserver/replica_range_lease.go`, `requestLeaseAsync`: a
-//!   lease for another store is requested only once the current one is expired);
-//! - a holder serves only until `max_offset` before the expiration (the stasis period,
-//!   `LeaseStatus` `UNUSABLE`), so that clocks apart by less than the maximum offset never
-//!   see two usable leases at one true time.
+//! - a new holder's lease starts only after the previous lease's expiration by the
+//!   proposer's clock (`pkg/kv/kvserver/batcheval/cmd_lease_request.go`, `RequestLease`:
+//!   "requested lease overlaps previous lease");
+//! - a holder serves only until `max_offset` before the expiration (the stasis period:
+//!   `Replica.leaseStatus` finds the lease `UNUSABLE`), so that clocks apart by less than
+//!   the maximum offset never see two usable leases at one true time.
 
 use super::config::MultiRaftVariant;
 use super::messages::{Entry, Lease, RangeMsg};
