@@ -281,8 +281,10 @@ impl Algorithm for MultiRaft {
             shape: KnobShape::Duration,
             example: "500ms",
         },
+        // `lease` is every algorithm's knob for its lease's length (etcd's ttl, the
+        // Kubernetes lease_duration): here `lease_duration`, which expiration leases use.
         Knob {
-            name: "lease_duration",
+            name: "lease",
             shape: KnobShape::Duration,
             example: "6s",
         },
@@ -375,7 +377,7 @@ impl Algorithm for MultiRaft {
         let mut settings = Self::settings(config);
         match (name, value) {
             ("tick", KnobValue::Duration(ns)) => settings.tick = Some(DurationText(ns)),
-            ("lease_duration", KnobValue::Duration(ns)) => {
+            ("lease", KnobValue::Duration(ns)) => {
                 settings.lease_duration = Some(DurationText(ns));
             }
             _ => return Err(unknown_knob(name, MultiRaftError::Common)),
