@@ -5,7 +5,7 @@
 #[cfg(feature = "raft-rs")]
 use crate::raft_rs;
 use crate::registry::{AlgorithmConfig, AlgorithmEntry};
-use crate::{bully, etcd, external, k8s_lease, raft, ring, zookeeper};
+use crate::{bully, etcd, external, k8s_lease, multi_raft, raft, ring, zookeeper};
 
 /// Adds the built-in algorithms to a new registry, in the order `list` shows them. A user's
 /// algorithm is added with [`crate::register`] instead; nothing else in the workspace names one.
@@ -17,6 +17,7 @@ pub(crate) fn built_ins(entries: &mut Vec<&'static AlgorithmEntry>) {
     insert_built_in::<etcd::Etcd>(entries);
     insert_built_in::<zookeeper::ZooKeeper>(entries);
     insert_built_in::<k8s_lease::K8sLease>(entries);
+    insert_built_in::<multi_raft::MultiRaft>(entries);
     #[cfg(feature = "raft-rs")]
     insert_built_in::<raft_rs::RaftRs>(entries);
     insert_built_in::<external::External>(entries);
@@ -41,6 +42,7 @@ built_in_from! {
     etcd::Etcd => etcd::EtcdConfig,
     zookeeper::ZooKeeper => zookeeper::ZkConfig,
     k8s_lease::K8sLease => k8s_lease::K8sConfig,
+    multi_raft::MultiRaft => multi_raft::MultiRaftConfig,
 }
 
 #[cfg(feature = "raft-rs")]

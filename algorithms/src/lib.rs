@@ -23,6 +23,7 @@ pub mod external;
 pub mod hosted;
 mod json_form;
 pub mod k8s_lease;
+pub mod multi_raft;
 pub mod raft;
 #[cfg(feature = "raft-rs")]
 pub mod raft_rs;

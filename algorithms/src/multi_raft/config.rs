@@ -1,0 +1,113 @@
+//! The validated settings a multi-range run goes with, CockroachDB's defaults
+//! (`pkg/base/config.go`, `RaftConfig.SetDefaults`) unless a scenario says otherwise.
+
+use serde::{Deserialize, Serialize};
+
+/// Which kind of range lease the stores take.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "multi-raft lease"))]
+pub enum MultiRaftLease {
+    /// An expiration-based range lease: valid until a wall-clock expiration
+    /// (`RangeLeaseDuration`, 6 s), extended through Raft by the leaseholder when half of
+    /// it is left (`RangeLeaseRenewalFraction`, 0.5).
+    Expiration,
+    /// A leader lease, CockroachDB v25.2's default (its release notes:
+    /// `kv.raft.leader_fortification.fraction_enabled` changed to 1): held by the range's
+    /// Raft leader while a quorum of the range's replicas fortify it, each from a store that
+    /// supports the leader's store in store liveness.
+    #[default]
+    Leader,
+}
+
+impl MultiRaftLease {
+    /// Every kind, as a scenario names it.
+    pub const NAMES: &'static [&'static str] = &["Expiration", "Leader"];
+}
+
+/// The correct model, or a deliberately broken one that the per-range checks must catch.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename(deserialize = "multi-raft variant"))]
+pub enum MultiRaftVariant {
+    /// A new leaseholder waits until the previous lease has expired by its clock.
+    #[default]
+    Correct,
+    /// A new Raft leader takes the lease at once, without waiting out the previous
+    /// holder's lease: two stores can believe they hold the same range's lease.
+    EarlyLease,
+}
+
+impl MultiRaftVariant {
+    /// Every variant, as a scenario names it.
+    pub const NAMES: &'static [&'static str] = &["Correct", "EarlyLease"];
+}
+
+/// The settings of a multi-range run. Every engine member is a store; each range has
+/// `replication` replicas placed by [`super::placement`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MultiRaftConfig {
+    /// How many ranges (Raft groups) the cluster holds.
+    pub ranges: u64,
+    /// Replicas per range (CockroachDB's default zone config: 3; 5 for system ranges).
+    pub replication: u64,
+    /// `RaftTickInterval`: how often a store ticks every replica it holds, in local time.
+    pub tick_ns: u64,
+    /// `RaftHeartbeatIntervalTicks`: a leader heartbeats its followers every this many ticks.
+    pub heartbeat_ticks: u64,
+    /// `RaftElectionTimeoutTicks`: the smallest election timeout, in ticks; each replica
+    /// draws its timeout in `[election_ticks, 2 * election_ticks)`.
+    pub election_ticks: u64,
+    /// Which kind of range lease the stores take.
+    pub lease: MultiRaftLease,
+    /// `RangeLeaseDuration`: how long an expiration-based lease lasts, in wall-clock time.
+    pub lease_duration_ns: u64,
+    /// The clock offset the cluster tolerates (`--max-offset`, 500 ms by default): a
+    /// leaseholder stops using its lease this long before it expires (the stasis period).
+    pub max_offset_ns: u64,
+    /// Store liveness (`StoreLivenessHeartbeatInterval`): how often a store asks every
+    /// other store for support, with leader leases.
+    pub support_heartbeat_ns: u64,
+    /// Store liveness (`StoreLivenessSupportDuration`): how long each support lasts, from
+    /// the request, on the requester's clock.
+    pub support_duration_ns: u64,
+    /// The correct model or a broken one.
+    pub variant: MultiRaftVariant,
+}
+
+/// One second, in nanoseconds.
+const SEC_NS: u64 = 1_000_000_000;
+
+impl Default for MultiRaftConfig {
+    fn default() -> Self {
+        Self {
+            ranges: 700,
+            replication: 3,
+            tick_ns: SEC_NS / 2,
+            heartbeat_ticks: 2,
+            election_ticks: 4,
+            lease: MultiRaftLease::Leader,
+            lease_duration_ns: 6 * SEC_NS,
+            max_offset_ns: SEC_NS / 2,
+            support_heartbeat_ns: SEC_NS,
+            support_duration_ns: 3 * SEC_NS,
+            variant: MultiRaftVariant::Correct,
+        }
+    }
+}
+
+impl MultiRaftConfig {
+    /// The votes that win an election, and the acknowledgements that commit an entry.
+    pub fn quorum(&self) -> usize {
+        self.replication as usize / 2 + 1
+    }
+
+    /// How long before its expiration a leaseholder extends its lease:
+    /// `RangeLeaseRenewalFraction` (0.5) of the lease.
+    pub fn renew_before_ns(&self) -> u64 {
+        self.lease_duration_ns / 2
+    }
+
+    /// The longest election timeout, in local nanoseconds: `2 * election_ticks - 1` ticks.
+    pub fn election_timeout_max_ns(&self) -> u64 {
+        (2 * self.election_ticks - 1).saturating_mul(self.tick_ns)
+    }
+}

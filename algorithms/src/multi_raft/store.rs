@@ -1,0 +1,366 @@
+//! A store (a CockroachDB node with one store): every replica it holds, its Raft tick, the
+//! coalesced heartbeats, and the [`Process`] entry points. Per-range transitions live in
+//! `election.rs` and `lease.rs`, on a [`Step`]: one handler's view of the store.
+
+use super::config::MultiRaftConfig;
+use super::liveness::Support;
+use super::messages::{Beat, BeatResp, RangeMsg, StoreMsg, StoreTimer};
+use super::placement;
+use super::replica::{position, Replica};
+use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process};
+use std::collections::BTreeSet;
+
+/// The handler context of a store.
+pub(crate) type StoreCtx<'a> = Ctx<'a, StoreMsg, StoreTimer>;
+
+/// The range whose leader the engine's single-leader checks watch: CockroachDB's first
+/// range (it holds the node-liveness records and the meta ranges' addressing). Its
+/// leadership is claimed to the engine (`election_safety`, `liveness`, the workload's
+/// writes); every range, this one included, is checked by the algorithm's own properties.
+pub const FIRST_RANGE: u64 = 0;
+
+/// A store's state that a restart loses, besides its replicas' volatile fields.
+#[derive(Clone, Debug)]
+pub(crate) struct StoreVolatile {
+    /// Raft ticks since the store started: heartbeats go out every `heartbeat_ticks`.
+    pub(crate) ticks: u64,
+    /// The leases it holds, by the wall-clock moment each stops being usable, with range.
+    pub(crate) lease_ends: BTreeSet<(LocalNanos, u64)>,
+    /// Where the `LeaseEnd` timer is armed, if it is.
+    pub(crate) lease_timer_at: Option<LocalNanos>,
+    /// For a store without a replica of the first range: its leader, as last gossiped
+    /// (`Replica.maybeGossipFirstRange`), with its term.
+    pub(crate) first_range_gossip: Option<(u64, NodeId)>,
+    /// Store liveness, per other store: the support it granted this one, as last heard.
+    pub(crate) support_from: Vec<Support>,
+}
+
+impl StoreVolatile {
+    /// The volatile state of a store of a cluster of `stores`, as it starts.
+    fn new(stores: usize) -> Self {
+        Self {
+            ticks: 0,
+            lease_ends: BTreeSet::new(),
+            lease_timer_at: None,
+            first_range_gossip: None,
+            support_from: vec![Support::NONE; stores],
+        }
+    }
+}
+
+/// One store as a pure state machine.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) id: NodeId,
+    pub(crate) stores: usize,
+    pub(crate) config: MultiRaftConfig,
+    /// Every replica it holds, sorted by range.
+    pub(crate) replicas: Vec<Replica>,
+    /// Where each range's replica is in `replicas`: arithmetic on the placement rule, one
+    /// read. (A binary search over `replicas` cost 75% of a 100,000-range run in cache
+    /// misses: docs/performance.md, "Many ranges".)
+    slots: placement::SlotIndex,
+    /// Store liveness, per other store, kept across a restart: the support this store
+    /// promised it (CockroachDB persists a supporter's promises).
+    support_for: Vec<Support>,
+    pub(crate) volatile: StoreVolatile,
+}
+
+/// One handler's view of a store: what a per-range transition needs besides the replica.
+pub(crate) struct Step<'s, 'c, 'x> {
+    pub(crate) me: NodeId,
+    pub(crate) stores: usize,
+    pub(crate) config: &'s MultiRaftConfig,
+    pub(crate) volatile: &'s mut StoreVolatile,
+    /// Store liveness: the support this store promised each other store.
+    pub(crate) support_for: &'s mut Vec<Support>,
+    /// Per-range messages waiting to leave, one batch per destination store.
+    pub(crate) outbox: Vec<Vec<RangeMsg>>,
+    pub(crate) ctx: &'x mut StoreCtx<'c>,
+}
+
+impl Step<'_, '_, '_> {
+    /// Queues `msg` for `to`; it leaves with the handler's other messages to that store.
+    pub(crate) fn send(&mut self, to: NodeId, msg: RangeMsg) {
+        self.outbox[to.index()].push(msg);
+    }
+
+    /// Queues `msg` for every other replica of `range`.
+    pub(crate) fn send_to_peers(&mut self, range: u64, msg: RangeMsg) {
+        let me = self.me;
+        for peer in placement::replicas(range, self.stores, self.config.replication) {
+            if peer != me {
+                self.send(peer, msg);
+            }
+        }
+    }
+
+    /// The bit of `store` in `range`'s replica masks.
+    pub(crate) fn bit(&self, store: NodeId, range: u64) -> u8 {
+        1 << position(store, range, self.stores)
+    }
+
+    /// A fresh randomized election timeout, in ticks: etcd raft's
+    /// `resetRandomizedElectionTimeout` draws `[election, 2 * election)`.
+    pub(crate) fn draw_timeout_ticks(&mut self) -> u64 {
+        let low = self.config.election_ticks;
+        self.ctx.rng().between(low, 2 * low - 1)
+    }
+
+    /// Sends every queued batch, one message per destination store.
+    fn flush(mut self) {
+        for (to, msgs) in self.outbox.iter_mut().enumerate() {
+            if !msgs.is_empty() {
+                let msgs = std::mem::take(msgs);
+                self.ctx.send(NodeId::from(to), StoreMsg::Raft { msgs });
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Store `id` of a cluster of `stores`, holding its share of `config.ranges`.
+    pub fn new(id: NodeId, stores: usize, config: &MultiRaftConfig) -> Self {
+        assert!(id.index() < stores, "{id} is not one of {stores} stores");
+        assert!(config.replication as usize <= stores.min(8));
+        assert!(config.election_ticks > config.heartbeat_ticks);
+        let replicas: Vec<Replica> =
+            placement::ranges_of(id, stores, config.ranges, config.replication)
+                .into_iter()
+                .map(|range| Replica::new(range, config.election_ticks))
+                .collect();
+        let slots = placement::SlotIndex::new(id, stores, config.replication);
+        Self {
+            id,
+            stores,
+            config: config.clone(),
+            replicas,
+            slots,
+            support_for: vec![Support::NONE; stores],
+            volatile: StoreVolatile::new(stores),
+        }
+    }
+
+    /// The index of `range`'s replica here, if the store holds one.
+    pub(crate) fn slot(&self, range: u64) -> Option<usize> {
+        let slot = self
+            .slots
+            .slot(range)
+            .filter(|&slot| slot < self.replicas.len())?;
+        assert_eq!(
+            self.replicas[slot].range, range,
+            "the index follows the placement"
+        );
+        Some(slot)
+    }
+
+    /// Runs `body` on this handler's view of the store and its replicas, then sends the
+    /// queued batches.
+    fn with_step<'c>(
+        &mut self,
+        ctx: &mut StoreCtx<'c>,
+        body: impl FnOnce(&mut Step<'_, 'c, '_>, &mut Vec<Replica>),
+    ) {
+        let mut step = Step {
+            me: self.id,
+            stores: self.stores,
+            config: &self.config,
+            volatile: &mut self.volatile,
+            support_for: &mut self.support_for,
+            outbox: vec![Vec::new(); self.stores],
+            ctx,
+        };
+        body(&mut step, &mut self.replicas);
+        step.flush();
+    }
+
+    /// The Raft tick (`Store.raftTickLoop`): every replica ticks; on a heartbeat tick every
+    /// range this store leads heartbeats its followers, coalesced per store.
+    fn on_tick(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.volatile.ticks += 1;
+        let heartbeat = self
+            .volatile
+            .ticks
+            .is_multiple_of(self.config.heartbeat_ticks);
+        self.with_step(ctx, |step, replicas| {
+            for replica in replicas.iter_mut() {
+                step.tick(replica);
+            }
+            if heartbeat {
+                step.send_heartbeats(replicas);
+            }
+        });
+        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
+    }
+
+    fn on_heartbeats(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, beats: Vec<Beat>) {
+        let mut resps = Vec::with_capacity(beats.len());
+        let slots: Vec<Option<usize>> = beats.iter().map(|b| self.slot(b.range)).collect();
+        self.with_step(ctx, |step, replicas| {
+            for (beat, slot) in beats.iter().zip(slots) {
+                let Some(slot) = slot else { continue };
+                let (term, fortified) = step.on_beat(&mut replicas[slot], from, beat.term);
+                resps.push(BeatResp {
+                    range: beat.range,
+                    term,
+                    fortified,
+                });
+            }
+        });
+        if !resps.is_empty() {
+            ctx.send(from, StoreMsg::HeartbeatResps { resps });
+        }
+    }
+
+    fn on_heartbeat_resps(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, resps: Vec<BeatResp>) {
+        let slots: Vec<Option<usize>> = resps.iter().map(|b| self.slot(b.range)).collect();
+        self.with_step(ctx, |step, replicas| {
+            for (resp, slot) in resps.iter().zip(slots) {
+                if let Some(slot) = slot {
+                    step.on_beat_resp(&mut replicas[slot], from, resp.term, resp.fortified);
+                }
+            }
+        });
+    }
+
+    fn on_raft(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msgs: Vec<RangeMsg>) {
+        let slots: Vec<Option<usize>> = msgs.iter().map(|m| self.slot(m.range())).collect();
+        self.with_step(ctx, |step, replicas| {
+            for (msg, slot) in msgs.into_iter().zip(slots) {
+                if let Some(slot) = slot {
+                    step.on_range_msg(&mut replicas[slot], from, msg);
+                }
+            }
+        });
+    }
+
+    fn on_lease_end(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.volatile.lease_timer_at = None;
+        let now = ctx.wall_now();
+        let due: Vec<u64> = (self.volatile.lease_ends)
+            .range(..=(now, u64::MAX))
+            .map(|&(_, range)| range)
+            .collect();
+        let slots: Vec<usize> = due
+            .iter()
+            .map(|&range| {
+                self.slot(range)
+                    .expect("a held lease is of a range held here")
+            })
+            .collect();
+        self.with_step(ctx, |step, replicas| {
+            for slot in slots {
+                step.lease_end_due(&mut replicas[slot]);
+            }
+            step.arm_lease_timer();
+        });
+    }
+
+    /// Store liveness: asks every other store for support, and comes again.
+    fn on_support_timer(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.with_step(ctx, |step, _| step.request_support());
+        ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+    }
+
+    /// Arms the timers a store runs on: the tick, and store liveness with leader leases.
+    fn arm_timers(&self, ctx: &mut StoreCtx<'_>) {
+        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
+        if self.config.lease == super::MultiRaftLease::Leader {
+            ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+        }
+    }
+
+    /// The first range's replica here, if the store holds one.
+    fn first_range(&self) -> Option<&Replica> {
+        self.slot(FIRST_RANGE).map(|slot| &self.replicas[slot])
+    }
+}
+
+impl Process for Store {
+    type Msg = StoreMsg;
+    type Timer = StoreTimer;
+    type Durable = ();
+
+    fn on_start(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.with_step(ctx, |step, replicas| {
+            for replica in replicas.iter_mut() {
+                replica.timeout_ticks = step.draw_timeout_ticks();
+            }
+        });
+        self.arm_timers(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
+        match msg {
+            StoreMsg::Heartbeats { beats } => self.on_heartbeats(ctx, from, beats),
+            StoreMsg::HeartbeatResps { resps } => self.on_heartbeat_resps(ctx, from, resps),
+            StoreMsg::Raft { msgs } => self.on_raft(ctx, from, msgs),
+            StoreMsg::FirstRange { term } => {
+                let newer = self
+                    .volatile
+                    .first_range_gossip
+                    .is_none_or(|(t, _)| term >= t);
+                if newer {
+                    self.volatile.first_range_gossip = Some((term, from));
+                }
+            }
+            StoreMsg::SupportRequest { until_wall_ns } => {
+                self.with_step(ctx, |step, _| step.on_support_request(from, until_wall_ns));
+            }
+            StoreMsg::SupportGrant {
+                epoch,
+                until_wall_ns,
+            } => self.with_step(ctx, |step, replicas| {
+                step.on_support_grant(replicas, from, epoch, until_wall_ns);
+            }),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut StoreCtx<'_>, timer: StoreTimer) {
+        match timer {
+            StoreTimer::Tick => self.on_tick(ctx),
+            StoreTimer::LeaseEnd => self.on_lease_end(ctx),
+            StoreTimer::Support => self.on_support_timer(ctx),
+        }
+    }
+
+    fn on_restart(&mut self, ctx: &mut StoreCtx<'_>) {
+        // Terms, votes and logs are durable (written before anything that depends on them
+        // leaves, as CockroachDB's Raft does); roles, leaders and leases are not. A lease
+        // proposed before the restart is never used again (`Replica.minLeaseProposedTS`).
+        self.volatile = StoreVolatile::new(self.stores);
+        self.with_step(ctx, |step, replicas| {
+            for replica in replicas.iter_mut() {
+                let timeout = step.draw_timeout_ticks();
+                replica.restart(timeout);
+            }
+        });
+        self.arm_timers(ctx);
+    }
+
+    fn term(&self) -> u64 {
+        self.first_range().map_or(0, |r| r.term)
+    }
+
+    fn write_token(&self, _local_now_ns: LocalNanos) -> Option<u64> {
+        // The first range's leaseholder writes, fenced by its lease sequence.
+        self.first_range()?.held.map(|(lease, _)| lease.seq)
+    }
+
+    fn known_leader(&self) -> Option<NodeId> {
+        match self.first_range() {
+            Some(replica) => replica.leader,
+            None => self.volatile.first_range_gossip.map(|(_, leader)| leader),
+        }
+    }
+
+    fn inspect(&self) -> Vec<(&'static str, String)> {
+        let leading = self.replicas.iter().filter(|r| r.leads()).count();
+        let leases = self.replicas.iter().filter(|r| r.held.is_some()).count();
+        vec![
+            ("replicas", self.replicas.len().to_string()),
+            ("leading", leading.to_string()),
+            ("leases", leases.to_string()),
+        ]
+    }
+}
