@@ -13,6 +13,7 @@
 //! the per-range Raft election, `lease.rs` the leases, `liveness.rs` store liveness and
 //! fortification, `replica.rs` a replica's state.
 
+mod blast;
 pub mod config;
 mod election;
 mod lease;
@@ -27,6 +28,7 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
+pub use blast::{BlastRadius, MEASURES};
 pub use config::{MultiRaftConfig, MultiRaftLease, MultiRaftVariant};
 pub use messages::{Beat, BeatResp, Entry, Lease, RangeMsg, StoreMsg, StoreTimer};
 pub use settings::{

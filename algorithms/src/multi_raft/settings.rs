@@ -385,8 +385,12 @@ impl Algorithm for MultiRaft {
         lower_checked::<Self>(settings, cluster)
     }
 
-    fn properties(_config: &MultiRaftConfig) -> splitbrain_sim::Properties {
-        properties::properties()
+    /// The per-range safety properties, and the blast radius measured beside them.
+    fn properties(config: &MultiRaftConfig) -> splitbrain_sim::Properties {
+        let ranges = usize::try_from(config.ranges).unwrap_or(usize::MAX);
+        properties::properties().with(std::sync::Arc::new(move || {
+            Box::new(super::blast::BlastRadius::new(ranges))
+        }))
     }
 
     fn message_names(_: &Self::Config) -> Option<&'static [&'static str]> {

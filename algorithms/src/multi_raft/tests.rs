@@ -112,6 +112,44 @@ fn a_store_that_crashes_loses_its_leaderships_and_leases_to_the_others() {
     }
 }
 
+fn measure(report: &RunReport, name: &str) -> f64 {
+    let found = report.measures.iter().find(|m| m.name == name);
+    found.map_or_else(
+        || panic!("no measure {name}: {:?}", report.measures),
+        |m| m.value,
+    )
+}
+
+/// The blast radius of a store crash: the leases it held are lost, each until another store
+/// takes it, within the lease kind's failover bound; with no fault nothing is lost.
+#[test]
+fn a_store_crash_is_measured_as_the_leases_it_held_lost_until_taken_again() {
+    for lease in [EXPIRATION, LEADER] {
+        let quiet = run_with(SimConfig::quiet(3, 5, 20 * SEC), 50, lease, CORRECT);
+        assert_eq!(measure(&quiet, "ranges_lost"), 0.0, "{lease:?}");
+        assert_eq!(measure(&quiet, "never_leased"), 0.0, "{lease:?}");
+        let mut sim = SimConfig::quiet(3, 5, 30 * SEC);
+        sim.faults
+            .push(fault(8 * SEC, FaultAction::Crash(Target::Node(0)), None));
+        let report = run_with(sim, 50, lease, CORRECT);
+        let lost = measure(&report, "ranges_lost");
+        // Store 0 held about a fifth of the 50 leases.
+        assert!((5.0..=20.0).contains(&lost), "{lease:?}: {lost} lost");
+        assert_eq!(
+            measure(&report, "lease_moves"),
+            lost,
+            "{lease:?}: each moved once"
+        );
+        let max_s = measure(&report, "outage_max_s");
+        assert!(
+            max_s > 0.0 && max_s < 22.0,
+            "{lease:?}: recovered, {max_s} s"
+        );
+        let range_s = measure(&report, "unavailable_range_s");
+        assert!(range_s <= lost * max_s + 1e-9, "{lease:?}: {range_s}");
+    }
+}
+
 /// The leaseholder-isolating partition: store 0 keeps its expiration leases (by its clock)
 /// while the others elect new leaders.
 fn isolated_store(seed: u64) -> SimConfig {
@@ -256,6 +294,13 @@ fn the_broken_variant_is_caught_by_the_same_sweep_with_either_lease() {
 #[test]
 fn the_per_range_properties_are_installed_on_every_run_of_the_algorithm() {
     let names = config(10, LEADER, CORRECT).property_names();
-    assert_eq!(names, ["range_election_safety", "lease_disjointness"]);
+    assert_eq!(
+        names,
+        [
+            "range_election_safety",
+            "lease_disjointness",
+            "blast_radius"
+        ]
+    );
     let _ = Invariant::from_name("election_safety").expect("a built-in invariant");
 }
