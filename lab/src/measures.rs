@@ -6,7 +6,7 @@
 //! runs.
 
 use crate::group::{GroupSummary, SeedRun};
-use splitbrain_reports::stats::interval_ranks;
+use splitbrain_reports::stats::{interval_ranks, permille_sorted};
 use splitbrain_reports::{Cell, DataTable, Section, Table};
 
 /// One measure over a group's runs.
@@ -40,11 +40,9 @@ pub struct Quantile {
 
 impl Quantile {
     fn of(sorted: &[f64], permille: u32) -> Self {
-        let n = sorted.len();
-        let rank = (n * permille as usize).div_ceil(1000).clamp(1, n);
-        let (low, high) = interval_ranks(n, permille);
+        let (low, high) = interval_ranks(sorted.len(), permille);
         Self {
-            value: sorted[rank - 1],
+            value: permille_sorted(sorted, permille),
             low: low.map(|r| sorted[r - 1]),
             high: high.map(|r| sorted[r - 1]),
         }

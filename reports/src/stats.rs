@@ -184,8 +184,8 @@ pub fn percentile_sorted(sorted: &[u64], percent: u32) -> u64 {
 
 /// The nearest-rank quantile of `sorted` (ascending, non-empty) at `permille` thousandths:
 /// `sorted[ceil(permille * n / 1000) - 1]`, 1000 being the maximum (999: the 99.9th
-/// percentile).
-pub fn permille_sorted(sorted: &[u64], permille: u32) -> u64 {
+/// percentile). Any ordered samples: times in nanoseconds, or a measure's values.
+pub fn permille_sorted<T: Copy + PartialOrd>(sorted: &[T], permille: u32) -> T {
     assert!(!sorted.is_empty(), "a percentile of no samples");
     assert!(
         (1..=1000).contains(&permille),
