@@ -78,7 +78,7 @@ pub fn print_group_tables(first_column: &str, summaries: &[GroupSummary]) {
     }
     if let Some(t) = splitbrain_lab::measures::measures_table(first_column, summaries) {
         crate::outln!(
-            "\nThe algorithm's own measures, over the runs: mean, p50 and p99 [95% interval], max"
+            "\nThe algorithm's own measures, over the runs: min, mean, p50 and p99 [95% interval], max"
         );
         print_table(&t);
     }

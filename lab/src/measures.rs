@@ -1,6 +1,6 @@
 //! What an algorithm's own properties measured in each run (`RunReport::measures`: the blast
 //! radius of a fault over many ranges, a balance, whatever the algorithm reports), summed up
-//! over a group's runs: each measure's mean and its p50, p99 and maximum across runs, the
+//! over a group's runs: each measure's minimum, mean, p50, p99 and maximum across runs, the
 //! percentiles with 95% order-statistic intervals as every percentile of a group has them
 //! (`splitbrain_reports::stats`). The lab knows no measure: names and values come from the
 //! runs.
@@ -16,6 +16,8 @@ pub struct MeasureSummary {
     pub name: String,
     /// Runs that gave it a value (NaN values, "nothing to measure", left out).
     pub runs: usize,
+    /// The smallest value.
+    pub min: f64,
     /// The mean over those runs.
     pub mean: f64,
     /// The median run's value, with its 95% interval.
@@ -77,6 +79,7 @@ fn summary_of(name: &'static str, runs: &[SeedRun]) -> Option<MeasureSummary> {
     Some(MeasureSummary {
         name: name.to_string(),
         runs: values.len(),
+        min: values[0],
         mean: values.iter().sum::<f64>() / values.len() as f64,
         p50: Quantile::of(&values, 500),
         p99: Quantile::of(&values, 990),
@@ -86,22 +89,32 @@ fn summary_of(name: &'static str, runs: &[SeedRun]) -> Option<MeasureSummary> {
 
 /// What the measures table's columns mean, for the reports.
 pub const MEASURES_TEXT: &str = "What the algorithm's own properties measured in each run \
-     (its docs say what each is), over the group's runs: the mean, the median run and the 99th \
-     percentile run with their 95% intervals (an end is open when the runs are too few to \
-     bound it), and the largest. A name ends in its unit: _s seconds, _range_s range-seconds.";
+     (its docs say what each is), over the group's runs: the smallest, the mean, the median run \
+     and the 99th percentile run with their 95% intervals (an end is open when the runs are too \
+     few to bound it), and the largest. A name ends in its unit: _s seconds, _range_s range-seconds.";
 
 /// One row per group and measure; `None` when no group measured anything.
 pub fn measures_table(first_column: &str, groups: &[GroupSummary]) -> Option<Table> {
     if groups.iter().all(|g| g.measures.is_empty()) {
         return None;
     }
-    let mut t = Table::new(&[first_column, "measure", "runs", "mean", "p50", "p99", "max"]);
+    let mut t = Table::new(&[
+        first_column,
+        "measure",
+        "runs",
+        "min",
+        "mean",
+        "p50",
+        "p99",
+        "max",
+    ]);
     for g in groups {
         for m in &g.measures {
             t.push(vec![
                 g.label.clone(),
                 m.name.clone(),
                 m.runs.to_string(),
+                number(m.min),
                 number(m.mean),
                 quantile(m.p50),
                 quantile(m.p99),
@@ -134,6 +147,7 @@ pub fn measures_data(name: &str, first_column: &str, groups: &[GroupSummary]) ->
             first_column,
             "measure",
             "runs",
+            "min",
             "mean",
             "p50",
             "p50_low",
@@ -151,6 +165,7 @@ pub fn measures_data(name: &str, first_column: &str, groups: &[GroupSummary]) ->
                 g.label.as_str().into(),
                 m.name.as_str().into(),
                 m.runs.into(),
+                m.min.into(),
                 m.mean.into(),
                 m.p50.value.into(),
                 end(m.p50.low),
@@ -203,7 +218,8 @@ mod tests {
         assert_eq!(summary.len(), 1, "a measure with no value is left out");
         let lost = &summary[0];
         assert_eq!((lost.name.as_str(), lost.runs), ("ranges_lost", 100));
-        assert_eq!((lost.mean, lost.p50.value, lost.max), (50.5, 50.0, 100.0));
+        assert_eq!((lost.min, lost.mean, lost.max), (1.0, 50.5, 100.0));
+        assert_eq!(lost.p50.value, 50.0);
         assert_eq!(lost.p99.value, 99.0);
         assert!(lost.p50.low.unwrap() < 50.0 && lost.p50.high.unwrap() > 50.0);
         assert_eq!(

@@ -1,52 +1,160 @@
-//! The blast radius of whatever strikes the stores, measured from the leases the stores
-//! report (`lease_start`, `lease_end`) and the crashes the engine reports: how many ranges
-//! lost their lease, for how long each, the range-seconds without one, how many at once, how
-//! often leases moved, and how evenly the leases sit on the stores at the end. A property
+//! The blast radius of whatever strikes the stores, measured from what the stores report
+//! (`campaign`, `range_leader`, `leader_ready`, `leader_end`, `lease_start`, `lease_end`) and
+//! the crashes the engine
+//! reports: how many ranges became unavailable, for how long each, the range-seconds
+//! lost, how many at once; the same for ranges without a Raft leader; how often leases
+//! moved, and how evenly leases and leaderships sit on the stores at the end. A property
 //! that never breaks, only measures (`Property::measures`): `run`, `compare` and `sweep`
 //! show the numbers.
 //!
-//! A range is *without a lease* from the moment its holder's lease ends (its stasis, a
-//! crash) to the next lease start, by any store; its first lease is its birth, not a
-//! recovery, so the initial elections count for nothing. A crash ends every lease of the
-//! crashed store at once (no one can use them), though no other store may take them before
-//! they expire. A lease kept by a store that is cut off or paused counts as held: what a
-//! lease holder must reach to serve is not modeled here (docs/algorithms/multi-raft.md).
-//! The cost of an observation does not grow with the number of ranges; a crash costs the
-//! leases of the crashed store.
+//! A range is *available* while one store both holds a usable lease of it and leads it
+//! (only the leader can propose: a leaseholder that does not lead serves nothing new until
+//! the leadership comes to it, and one cut off from its leader never does, which is the
+//! hazard of epoch-based leases). It is *unavailable* from the moment that stops (a lease
+//! end, a crash, a leadership lost) to the moment it holds again; the first time it
+//! becomes available is its birth, not a recovery. A crash ends every lease and leadership
+//! of the crashed store at once. A lease kept by a store that is cut off or paused counts
+//! as held, and a leader as leading, until they report otherwise. The cost of an
+//! observation does not grow with the number of ranges; a crash costs the leases and
+//! leaderships of the crashed store.
 
-use super::properties::{LEASE_END, LEASE_START};
+use super::properties::{CAMPAIGN, LEADER_END, LEADER_READY, LEASE_END, LEASE_START, RANGE_LEADER};
 use splitbrain_sim::property::{Breach, Measured, Observation, Property, Value};
 use splitbrain_sim::{Nanos, NodeId, NANOS_PER_SEC};
 use std::collections::BTreeSet;
 
 /// The measures' names, in the order they are reported.
-pub const MEASURES: [&str; 9] = [
+pub const MEASURES: [&str; 20] = [
     "ranges_lost",
-    "never_leased",
-    "peak_without_lease",
+    "never_available",
+    "peak_unavailable",
+    "outage_min_s",
     "outage_p50_s",
     "outage_p99_s",
     "outage_max_s",
+    "outage_max_one_round_s",
     "unavailable_range_s",
+    "ranges_leaderless",
+    "leaderless_min_s",
+    "leaderless_p50_s",
+    "leaderless_p99_s",
+    "leaderless_max_s",
+    "leaderless_max_one_round_s",
+    "multi_round_elections",
+    "leader_moves",
     "lease_moves",
     "lease_balance_max_over_mean",
+    "leader_balance_max_over_mean",
 ];
 
-/// One range, as the leases reported it.
+/// Stretches of one condition of one range (unavailable, or leaderless).
+#[derive(Clone, Debug, Default)]
+struct Stretches {
+    /// In the condition since, if it is now (after its first time out of it).
+    since: Option<Nanos>,
+    /// Its longest stretch so far.
+    longest_ns: Nanos,
+    /// Every stretch, summed.
+    total_ns: Nanos,
+    /// Whether it ever entered the condition.
+    ever: bool,
+    /// Whether the open stretch saw an election that took more than one term (a split
+    /// vote, or a campaign nobody answered).
+    rounds_over_one: bool,
+    /// Its longest stretch without such an election.
+    longest_one_round_ns: Nanos,
+}
+
+impl Stretches {
+    fn enter(&mut self, now_ns: Nanos) -> bool {
+        let entered = self.since.is_none();
+        if entered {
+            self.since = Some(now_ns);
+            self.ever = true;
+        }
+        entered
+    }
+
+    fn leave(&mut self, now_ns: Nanos) -> bool {
+        let Some(since) = self.since.take() else {
+            return false;
+        };
+        let gap = now_ns.saturating_sub(since);
+        self.longest_ns = self.longest_ns.max(gap);
+        if !std::mem::take(&mut self.rounds_over_one) {
+            self.longest_one_round_ns = self.longest_one_round_ns.max(gap);
+        }
+        self.total_ns += gap;
+        true
+    }
+
+    /// Its longest stretch with one-round elections only, one still open lasting to
+    /// `end_ns`.
+    fn longest_one_round_to(&self, end_ns: Nanos) -> Nanos {
+        let open = match self.since {
+            Some(since) if !self.rounds_over_one => end_ns.saturating_sub(since),
+            _ => 0,
+        };
+        self.longest_one_round_ns.max(open)
+    }
+
+    /// Its longest stretch, one still open lasting to `end_ns`.
+    fn longest_to(&self, end_ns: Nanos) -> Nanos {
+        let open = self.since.map_or(0, |since| end_ns.saturating_sub(since));
+        self.longest_ns.max(open)
+    }
+
+    fn total_to(&self, end_ns: Nanos) -> Nanos {
+        self.total_ns + self.since.map_or(0, |since| end_ns.saturating_sub(since))
+    }
+}
+
+/// One range, as the stores reported it.
 #[derive(Clone, Debug, Default)]
 struct Range {
     /// The store holding its lease now.
     holder: Option<NodeId>,
     /// The store that held it last (for moves).
     last_holder: Option<NodeId>,
-    /// Without a lease since (after its first lease).
-    lost_since: Option<Nanos>,
-    /// Its longest stretch without a lease so far.
-    longest_ns: Nanos,
-    /// Every stretch without a lease, summed.
-    total_ns: Nanos,
-    /// Whether it ever lost its lease.
-    lost: bool,
+    /// Its leader now, with the term.
+    leader: Option<(NodeId, u64)>,
+    /// Its last leader (for moves).
+    last_leader: Option<NodeId>,
+    /// The term of its last leader.
+    last_term: u64,
+    /// Whether it was ever available.
+    born: bool,
+    unavailable: Stretches,
+    leaderless: Stretches,
+}
+
+impl Range {
+    fn available(&self) -> bool {
+        self.holder.is_some() && self.holder == self.leader.map(|(node, _)| node)
+    }
+}
+
+/// A count per store of what it holds, for balance and for crashes.
+#[derive(Debug, Default)]
+struct PerStore(Vec<BTreeSet<u64>>);
+
+impl PerStore {
+    fn of(&mut self, node: NodeId) -> &mut BTreeSet<u64> {
+        if self.0.len() <= node.index() {
+            self.0.resize(node.index() + 1, BTreeSet::new());
+        }
+        &mut self.0[node.index()]
+    }
+
+    /// The most on one of `stores` stores over the mean per store (1: even), NaN with none.
+    fn balance(&self, stores: usize) -> f64 {
+        let total: usize = self.0.iter().map(BTreeSet::len).sum();
+        if total == 0 || stores == 0 {
+            return f64::NAN;
+        }
+        let max = self.0.iter().map(BTreeSet::len).max().unwrap_or(0);
+        max as f64 / (total as f64 / stores as f64)
+    }
 }
 
 /// The blast-radius measures of one run over `ranges` ranges.
@@ -54,54 +162,67 @@ struct Range {
 pub struct BlastRadius {
     ranges: Vec<Range>,
     /// Per store: the ranges whose lease it holds.
-    held: Vec<BTreeSet<u64>>,
-    /// Ranges without a lease now, after their first.
-    without_now: usize,
-    peak_without: usize,
-    moves: u64,
+    held: PerStore,
+    /// Per store: the ranges it leads.
+    led: PerStore,
+    /// How many stores showed up.
+    stores: usize,
+    /// Ranges unavailable now, after their birth.
+    unavailable_now: usize,
+    peak_unavailable: usize,
+    lease_moves: u64,
+    leader_moves: u64,
+    /// Elections won more than one term after the last leader's.
+    multi_round_elections: u64,
 }
 
 impl BlastRadius {
-    /// A run of `ranges` ranges, none leased yet.
+    /// A run of `ranges` ranges, none led or leased yet.
     pub fn new(ranges: usize) -> Self {
         Self {
             ranges: vec![Range::default(); ranges],
-            held: Vec::new(),
-            without_now: 0,
-            peak_without: 0,
-            moves: 0,
+            held: PerStore::default(),
+            led: PerStore::default(),
+            stores: 0,
+            unavailable_now: 0,
+            peak_unavailable: 0,
+            lease_moves: 0,
+            leader_moves: 0,
+            multi_round_elections: 0,
         }
     }
 
-    fn held_by(&mut self, node: NodeId) -> &mut BTreeSet<u64> {
-        if self.held.len() <= node.index() {
-            self.held.resize(node.index() + 1, BTreeSet::new());
+    /// Looks at `range`'s availability after a change.
+    fn settle(&mut self, now_ns: Nanos, range: usize) {
+        let r = &mut self.ranges[range];
+        if r.available() {
+            r.born = true;
+            if r.unavailable.leave(now_ns) {
+                self.unavailable_now -= 1;
+            }
+        } else if r.born && r.unavailable.enter(now_ns) {
+            self.unavailable_now += 1;
+            self.peak_unavailable = self.peak_unavailable.max(self.unavailable_now);
         }
-        &mut self.held[node.index()]
     }
 
-    fn start(&mut self, now_ns: Nanos, node: NodeId, range: u64) {
+    fn lease_start(&mut self, now_ns: Nanos, node: NodeId, range: u64) {
         let Some(r) = self.ranges.get_mut(range as usize) else {
             return;
         };
         let previous = r.holder.replace(node);
         if r.last_holder.is_some_and(|last| last != node) {
-            self.moves += 1;
+            self.lease_moves += 1;
         }
         r.last_holder = Some(node);
-        if let Some(since) = r.lost_since.take() {
-            let gap = now_ns.saturating_sub(since);
-            r.longest_ns = r.longest_ns.max(gap);
-            r.total_ns += gap;
-            self.without_now -= 1;
-        }
         if let Some(previous) = previous.filter(|&p| p != node) {
-            self.held_by(previous).remove(&range);
+            self.held.of(previous).remove(&range);
         }
-        self.held_by(node).insert(range);
+        self.held.of(node).insert(range);
+        self.settle(now_ns, range as usize);
     }
 
-    fn end(&mut self, now_ns: Nanos, node: NodeId, range: u64) {
+    fn lease_end(&mut self, now_ns: Nanos, node: NodeId, range: u64) {
         let Some(r) = self.ranges.get_mut(range as usize) else {
             return;
         };
@@ -109,51 +230,105 @@ impl BlastRadius {
             return;
         }
         r.holder = None;
-        r.lost_since = Some(now_ns);
-        r.lost = true;
-        self.without_now += 1;
-        self.peak_without = self.peak_without.max(self.without_now);
-        self.held_by(node).remove(&range);
+        self.held.of(node).remove(&range);
+        self.settle(now_ns, range as usize);
+    }
+
+    fn leader_start(&mut self, now_ns: Nanos, node: NodeId, range: u64, term: u64) {
+        let Some(r) = self.ranges.get_mut(range as usize) else {
+            return;
+        };
+        if r.leader.is_some_and(|(_, current)| current > term) {
+            return;
+        }
+        if r.last_leader.is_some_and(|last| last != node) {
+            self.leader_moves += 1;
+        }
+        r.last_leader = Some(node);
+        if r.last_term > 0 && term > r.last_term + 1 {
+            self.multi_round_elections += 1;
+        }
+        r.last_term = r.last_term.max(term);
+        if let Some((previous, _)) = r.leader.replace((node, term)) {
+            self.led.of(previous).remove(&range);
+        }
+        self.led.of(node).insert(range);
+        self.settle(now_ns, range as usize);
+    }
+
+    /// The leader of `term` committed its first entry: the range has a leader again.
+    fn leader_ready(&mut self, now_ns: Nanos, node: NodeId, range: u64, term: u64) {
+        let Some(r) = self.ranges.get_mut(range as usize) else {
+            return;
+        };
+        if r.leader == Some((node, term)) {
+            r.leaderless.leave(now_ns);
+        }
+    }
+
+    /// A campaign for `term`: one more than a round past the last leader's term marks the
+    /// open stretches as having taken more than one round.
+    fn campaign(&mut self, range: u64, term: u64) {
+        let Some(r) = self.ranges.get_mut(range as usize) else {
+            return;
+        };
+        if r.last_term > 0 && term > r.last_term + 1 {
+            r.leaderless.rounds_over_one |= r.leaderless.since.is_some();
+            r.unavailable.rounds_over_one |= r.unavailable.since.is_some();
+        }
+    }
+
+    fn leader_end(&mut self, now_ns: Nanos, node: NodeId, range: u64, term: u64) {
+        let Some(r) = self.ranges.get_mut(range as usize) else {
+            return;
+        };
+        if r.leader != Some((node, term)) {
+            return;
+        }
+        r.leader = None;
+        r.leaderless.enter(now_ns);
+        self.led.of(node).remove(&range);
+        self.settle(now_ns, range as usize);
     }
 
     fn crash(&mut self, now_ns: Nanos, node: NodeId) {
-        let ranges = std::mem::take(self.held_by(node));
-        for range in ranges {
-            self.end(now_ns, node, range);
+        for range in std::mem::take(self.held.of(node)) {
+            self.lease_end(now_ns, node, range);
+        }
+        for range in std::mem::take(self.led.of(node)) {
+            if let Some((leader, term)) = self.ranges[range as usize].leader {
+                self.leader_end(now_ns, leader, range, term);
+            }
         }
     }
 
-    /// Each lost range's longest stretch without a lease, to `end_ns` for one still without.
-    fn outages_ns(&self, end_ns: Nanos) -> Vec<Nanos> {
-        let mut outages: Vec<Nanos> = self
-            .ranges
-            .iter()
-            .filter(|r| r.lost)
-            .map(|r| {
-                let open = r.lost_since.map_or(0, |since| end_ns.saturating_sub(since));
-                r.longest_ns.max(open)
-            })
+    /// Each range's longest stretch in one condition, for the ranges that were ever in it,
+    /// sorted.
+    fn longest_ns(&self, end_ns: Nanos, of: impl Fn(&Range) -> &Stretches) -> Vec<Nanos> {
+        let mut longest: Vec<Nanos> = (self.ranges.iter().map(&of))
+            .filter(|s| s.ever)
+            .map(|s| s.longest_to(end_ns))
             .collect();
-        outages.sort_unstable();
-        outages
+        longest.sort_unstable();
+        longest
     }
 
-    fn unavailable_ns(&self, end_ns: Nanos) -> Nanos {
-        let open = |r: &Range| r.lost_since.map_or(0, |since| end_ns.saturating_sub(since));
-        self.ranges.iter().map(|r| r.total_ns + open(r)).sum()
+    /// The longest stretch in one condition that saw only one-round elections, in seconds.
+    fn longest_one_round_s(&self, end_ns: Nanos, of: impl Fn(&Range) -> &Stretches) -> f64 {
+        let ever = self.ranges.iter().map(&of).filter(|s| s.ever);
+        let longest = ever.map(|s| s.longest_one_round_to(end_ns)).max();
+        longest.map_or(f64::NAN, |ns| ns as f64 / NANOS_PER_SEC as f64)
     }
+}
 
-    /// The most leases on one store over the mean per store (1: even), NaN with no lease.
-    fn balance(&self, stores: usize) -> f64 {
-        let held: Vec<usize> = self.held.iter().map(BTreeSet::len).collect();
-        let total: usize = held.iter().sum();
-        if total == 0 || stores == 0 {
-            return f64::NAN;
-        }
-        let max = held.iter().copied().max().unwrap_or(0);
-        let stores = stores.max(1);
-        max as f64 / (total as f64 / stores as f64)
-    }
+/// `[min, p50, p99, max]` of sorted `values`, in seconds (NaN without values).
+fn spread_s(values: &[Nanos]) -> [f64; 4] {
+    let seconds = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
+    let quantile = |permille: usize| match values.len() {
+        0 => f64::NAN,
+        n => seconds(values[(n * permille).div_ceil(1000).clamp(1, n) - 1]),
+    };
+    [quantile(0), quantile(500), quantile(990), quantile(1000)]
 }
 
 impl Property for BlastRadius {
@@ -162,20 +337,26 @@ impl Property for BlastRadius {
     }
 
     fn check(&mut self, now_ns: Nanos, observation: &Observation) -> Result<(), Breach> {
-        // Every store shows up (its terms after each handler): the balance's denominator.
-        self.held_by(observation.node());
-        match *observation {
-            Observation::User {
-                node,
-                name,
-                value: Value::Pair(range, _),
-            } if name == LEASE_START => self.start(now_ns, node, range),
-            Observation::User {
-                node,
-                name,
-                value: Value::Pair(range, _),
-            } if name == LEASE_END => self.end(now_ns, node, range),
-            Observation::Crash { node } => self.crash(now_ns, node),
+        // Every store shows up (its terms after each handler): the balances' denominator.
+        self.stores = self.stores.max(observation.node().index() + 1);
+        let Observation::User {
+            node,
+            name,
+            value: Value::Pair(range, second),
+        } = *observation
+        else {
+            if let Observation::Crash { node } = *observation {
+                self.crash(now_ns, node);
+            }
+            return Ok(());
+        };
+        match name {
+            LEASE_START => self.lease_start(now_ns, node, range),
+            LEASE_END => self.lease_end(now_ns, node, range),
+            RANGE_LEADER => self.leader_start(now_ns, node, range, second),
+            LEADER_END => self.leader_end(now_ns, node, range, second),
+            CAMPAIGN => self.campaign(range, second),
+            LEADER_READY => self.leader_ready(now_ns, node, range, second),
             _ => {}
         }
         Ok(())
@@ -183,26 +364,35 @@ impl Property for BlastRadius {
 
     fn measures(&self, end_ns: Nanos) -> Vec<Measured> {
         let seconds = |ns: Nanos| ns as f64 / NANOS_PER_SEC as f64;
-        let outages = self.outages_ns(end_ns);
-        let quantile = |permille: usize| match outages.len() {
-            0 => f64::NAN,
-            n => seconds(outages[(n * permille).div_ceil(1000).clamp(1, n) - 1]),
-        };
-        let never = self
-            .ranges
-            .iter()
-            .filter(|r| r.last_holder.is_none())
-            .count();
+        let outages = self.longest_ns(end_ns, |r| &r.unavailable);
+        let leaderless = self.longest_ns(end_ns, |r| &r.leaderless);
+        let never = self.ranges.iter().filter(|r| !r.born).count();
+        let unavailable_ns: Nanos = (self.ranges.iter())
+            .map(|r| r.unavailable.total_to(end_ns))
+            .sum();
+        let [o_min, o_p50, o_p99, o_max] = spread_s(&outages);
+        let [l_min, l_p50, l_p99, l_max] = spread_s(&leaderless);
         let values = [
             outages.len() as f64,
             never as f64,
-            self.peak_without as f64,
-            quantile(500),
-            quantile(990),
-            quantile(1000),
-            seconds(self.unavailable_ns(end_ns)),
-            self.moves as f64,
-            self.balance(self.held.len()),
+            self.peak_unavailable as f64,
+            o_min,
+            o_p50,
+            o_p99,
+            o_max,
+            self.longest_one_round_s(end_ns, |r| &r.unavailable),
+            seconds(unavailable_ns),
+            leaderless.len() as f64,
+            l_min,
+            l_p50,
+            l_p99,
+            l_max,
+            self.longest_one_round_s(end_ns, |r| &r.leaderless),
+            self.multi_round_elections as f64,
+            self.leader_moves as f64,
+            self.lease_moves as f64,
+            self.held.balance(self.stores),
+            self.led.balance(self.stores),
         ];
         MEASURES
             .iter()
@@ -218,79 +408,99 @@ mod tests {
 
     const S: Nanos = NANOS_PER_SEC;
 
-    fn lease(name: &'static str, node: usize, range: u64) -> Observation {
+    fn pair(name: &'static str, node: usize, range: u64, second: u64) -> Observation {
         Observation::User {
             node: NodeId::from(node),
             name,
-            value: Value::Pair(range, 1),
+            value: Value::Pair(range, second),
         }
     }
 
-    fn measured(blast: &BlastRadius, end_ns: Nanos) -> Vec<(&'static str, f64)> {
+    /// `node` leads `range` in `term` and takes its lease.
+    fn lead_and_lease(blast: &mut BlastRadius, at: Nanos, node: usize, range: u64, term: u64) {
         blast
+            .check(at, &pair(RANGE_LEADER, node, range, term))
+            .unwrap();
+        blast
+            .check(at, &pair(LEADER_READY, node, range, term))
+            .unwrap();
+        blast.check(at, &pair(LEASE_START, node, range, 1)).unwrap();
+    }
+
+    fn measured(blast: &BlastRadius, end_ns: Nanos) -> impl Fn(&str) -> f64 {
+        let m: Vec<(&'static str, f64)> = blast
             .measures(end_ns)
             .into_iter()
             .map(|m| (m.name, m.value))
-            .collect()
+            .collect();
+        move |name| m.iter().find(|(n, _)| *n == name).unwrap().1
     }
 
     #[test]
-    fn a_crash_loses_the_leases_of_its_store_until_others_take_them() {
+    fn a_crash_makes_the_ranges_of_its_store_unavailable_until_others_lead_and_lease_them() {
         let mut blast = BlastRadius::new(4);
         for range in 0..4 {
-            let node = range as usize % 2;
-            blast.check(0, &lease(LEASE_START, node, range)).unwrap();
+            lead_and_lease(&mut blast, 0, range as usize % 2, range, 1);
         }
-        // Store 0 (ranges 0 and 2) crashes at 10 s; store 1 takes range 0 at 13 s and range
-        // 2 at 16 s; range 3's lease lapses at 20 s and is back on store 1 at 21 s.
-        blast
-            .check(
-                10 * S,
-                &Observation::Crash {
-                    node: NodeId::from(0usize),
-                },
-            )
-            .unwrap();
-        blast.check(13 * S, &lease(LEASE_START, 1, 0)).unwrap();
-        blast.check(16 * S, &lease(LEASE_START, 1, 2)).unwrap();
-        blast.check(20 * S, &lease(LEASE_END, 1, 3)).unwrap();
-        blast.check(21 * S, &lease(LEASE_START, 1, 3)).unwrap();
-        let m = measured(&blast, 30 * S);
-        let get = |name: &str| m.iter().find(|(n, _)| *n == name).unwrap().1;
+        // Store 0 (ranges 0 and 2) crashes at 10 s; store 1 leads range 0 at 12 s (term 2)
+        // and takes its lease at 13 s; range 2 takes three terms (a split vote) and its
+        // lease at 16 s; range 3's lease lapses at 20 s and is back on store 1 at 21 s.
+        let crash = Observation::Crash {
+            node: NodeId::from(0usize),
+        };
+        blast.check(10 * S, &crash).unwrap();
+        blast.check(11 * S, &pair(CAMPAIGN, 1, 2, 2)).unwrap();
+        blast.check(12 * S, &pair(RANGE_LEADER, 1, 0, 2)).unwrap();
+        blast.check(12 * S, &pair(LEADER_READY, 1, 0, 2)).unwrap();
+        blast.check(13 * S, &pair(LEASE_START, 1, 0, 2)).unwrap();
+        blast.check(14 * S, &pair(CAMPAIGN, 1, 2, 3)).unwrap();
+        blast.check(15 * S, &pair(RANGE_LEADER, 1, 2, 3)).unwrap();
+        blast.check(15 * S, &pair(LEADER_READY, 1, 2, 3)).unwrap();
+        blast.check(16 * S, &pair(LEASE_START, 1, 2, 2)).unwrap();
+        blast.check(20 * S, &pair(LEASE_END, 1, 3, 1)).unwrap();
+        blast.check(21 * S, &pair(LEASE_START, 1, 3, 2)).unwrap();
+        let get = measured(&blast, 30 * S);
         assert_eq!(get("ranges_lost"), 3.0);
-        assert_eq!(get("never_leased"), 0.0);
-        assert_eq!(get("peak_without_lease"), 2.0);
-        assert_eq!((get("outage_p50_s"), get("outage_max_s")), (3.0, 6.0));
+        assert_eq!(get("never_available"), 0.0);
+        assert_eq!(get("peak_unavailable"), 2.0);
+        assert_eq!((get("outage_min_s"), get("outage_p50_s")), (1.0, 3.0));
+        assert_eq!(get("outage_max_s"), 6.0);
+        assert_eq!(
+            get("outage_max_one_round_s"),
+            3.0,
+            "range 2 took two rounds"
+        );
         assert_eq!(get("unavailable_range_s"), 10.0);
+        assert_eq!(get("ranges_leaderless"), 2.0);
         assert_eq!(
-            get("lease_moves"),
-            2.0,
-            "ranges 0 and 2 moved; range 3 came back"
+            (get("leaderless_min_s"), get("leaderless_max_s")),
+            (2.0, 5.0)
         );
-        assert_eq!(
-            get("lease_balance_max_over_mean"),
-            2.0,
-            "all 4 on one of 2 stores"
-        );
+        assert_eq!(get("leaderless_max_one_round_s"), 2.0);
+        assert_eq!(get("multi_round_elections"), 1.0);
+        assert_eq!((get("leader_moves"), get("lease_moves")), (2.0, 2.0));
+        assert_eq!(get("lease_balance_max_over_mean"), 2.0, "all 4 on one of 2");
+        assert_eq!(get("leader_balance_max_over_mean"), 2.0);
     }
 
     #[test]
-    fn an_outage_still_open_lasts_to_the_end_and_first_leases_are_no_outage() {
+    fn a_leaseholder_that_loses_the_leadership_leaves_its_range_unavailable() {
         let mut blast = BlastRadius::new(3);
-        blast.check(S, &lease(LEASE_START, 0, 0)).unwrap();
-        blast.check(2 * S, &lease(LEASE_END, 0, 0)).unwrap();
-        // A lease end from a store that does not hold the range changes nothing.
-        blast.check(3 * S, &lease(LEASE_END, 1, 1)).unwrap();
-        let m = measured(&blast, 10 * S);
-        let get = |name: &str| m.iter().find(|(n, _)| *n == name).unwrap().1;
-        assert_eq!((get("ranges_lost"), get("never_leased")), (1.0, 2.0));
+        lead_and_lease(&mut blast, S, 0, 0, 1);
+        // Store 1 leads range 0 in term 2 while store 0 keeps the lease (an epoch lease
+        // whose holder is cut off from the new leader): unavailable to the end.
+        blast.check(2 * S, &pair(RANGE_LEADER, 1, 0, 2)).unwrap();
+        // A stale leader's end (term 1) changes nothing; a lease end from a store that
+        // does not hold the range neither.
+        blast.check(3 * S, &pair(LEADER_END, 0, 0, 1)).unwrap();
+        blast.check(3 * S, &pair(LEASE_END, 1, 1, 1)).unwrap();
+        let get = measured(&blast, 10 * S);
+        assert_eq!((get("ranges_lost"), get("never_available")), (1.0, 2.0));
         assert_eq!(
             (get("outage_max_s"), get("unavailable_range_s")),
             (8.0, 8.0)
         );
-        assert!(
-            get("lease_balance_max_over_mean").is_nan(),
-            "no lease held at the end"
-        );
+        assert_eq!(get("ranges_leaderless"), 0.0, "it always had a leader");
+        assert!(get("leaderless_max_s").is_nan());
     }
 }

@@ -11,6 +11,13 @@ pub enum MultiRaftLease {
     /// (`RangeLeaseDuration`, 6 s), extended through Raft by the leaseholder when half of
     /// it is left (`RangeLeaseRenewalFraction`, 0.5).
     Expiration,
+    /// An epoch-based range lease: valid while its holder's node-liveness record is live
+    /// in the lease's epoch. Every store heartbeats its record (kept in the first range,
+    /// which itself takes expiration-based leases, as CockroachDB's liveness range does)
+    /// every `RangeLeaseDuration - renewal` (3 s), for `RangeLeaseDuration` (6 s); a new
+    /// holder first raises the old holder's epoch, which the liveness range allows only
+    /// once the old holder's record has expired. The holder need not be the Raft leader.
+    Epoch,
     /// A leader lease, CockroachDB v25.2's default (its release notes:
     /// `kv.raft.leader_fortification.fraction_enabled` changed to 1): held by the range's
     /// Raft leader while a quorum of the range's replicas fortify it, each from a store that
@@ -21,7 +28,7 @@ pub enum MultiRaftLease {
 
 impl MultiRaftLease {
     /// Every kind, as a scenario names it.
-    pub const NAMES: &'static [&'static str] = &["Expiration", "Leader"];
+    pub const NAMES: &'static [&'static str] = &["Expiration", "Epoch", "Leader"];
 }
 
 /// The correct model, or a deliberately broken one that the per-range checks must catch.
@@ -32,7 +39,9 @@ pub enum MultiRaftVariant {
     #[default]
     Correct,
     /// A new Raft leader takes the lease at once, without waiting out the previous
-    /// holder's lease: two stores can believe they hold the same range's lease.
+    /// holder's lease (an expiration lease's expiration, an epoch lease's epoch raised),
+    /// and a follower votes while it supports the leader it fortified (a leader lease):
+    /// two stores can believe they hold the same range's lease.
     EarlyLease,
 }
 
@@ -104,6 +113,24 @@ impl MultiRaftConfig {
     /// `RangeLeaseRenewalFraction` (0.5) of the lease.
     pub fn renew_before_ns(&self) -> u64 {
         self.lease_duration_ns / 2
+    }
+
+    /// Node liveness, with epoch-based leases (`RaftConfig.NodeLivenessDurations`): a
+    /// record lasts `RangeLeaseDuration` from its heartbeat.
+    pub fn liveness_duration_ns(&self) -> u64 {
+        self.lease_duration_ns
+    }
+
+    /// Node liveness: a store heartbeats its record every `RangeLeaseDuration` minus the
+    /// renewal duration (`livenessRenewalFraction`, 0.5): every 3 s by default.
+    pub fn liveness_heartbeat_ns(&self) -> u64 {
+        self.lease_duration_ns - self.renew_before_ns()
+    }
+
+    /// Node liveness: an unanswered heartbeat is sent again this soon (the heartbeat
+    /// loop's retry backoff, at most 1 s).
+    pub fn liveness_retry_ns(&self) -> u64 {
+        SEC_NS
     }
 
     /// The longest election timeout, in local nanoseconds: `2 * election_ticks - 1` ticks.

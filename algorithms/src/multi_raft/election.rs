@@ -1,11 +1,12 @@
-//! One range's Raft election on a [`Step`]: ticks, campaigns, votes, heartbeats and
-//! CheckQuorum, as etcd raft (CockroachDB's fork in `pkg/raft/raft.go`) runs them per
-//! range. Pre-vote is not modeled (docs/algorithms/multi-raft.md says why it cannot change
-//! a safety verdict).
+//! One range's Raft election on a [`Step`]: ticks, pre-votes, campaigns, votes,
+//! heartbeats, CheckQuorum and leadership transfers, as etcd raft (CockroachDB's fork in
+//! `pkg/raft/raft.go`) runs them per range, with the de-fortification of a follower whose
+//! support for its leader lapsed.
 
 use super::config::MultiRaftVariant;
 use super::messages::{Beat, RangeMsg, StoreMsg};
 use super::placement;
+use super::properties::{CAMPAIGN, LEADER_END, RANGE_LEADER};
 use super::replica::{Replica, Role};
 use super::store::{Step, FIRST_RANGE};
 use splitbrain_sim::{NodeId, Signal};
@@ -13,16 +14,11 @@ use splitbrain_sim::{NodeId, Signal};
 impl Step<'_, '_, '_> {
     /// One Raft tick of `r` (etcd raft's `tickElection` / `tickHeartbeat`).
     pub(crate) fn tick(&mut self, r: &mut Replica) {
-        r.elapsed_ticks += 1;
         if !r.leads() {
-            // A replica supporting the leader it fortified does not campaign
-            // (`pkg/raft/raft.go`, `tickElection`); once the support lapses it does at once
-            // if its timeout has passed.
-            if r.elapsed_ticks >= r.timeout_ticks && !self.supporting_fortified_leader(r) {
-                self.campaign(r);
-            }
+            self.tick_election(r);
             return;
         }
+        r.elapsed_ticks += 1;
         // CheckQuorum (`defaultRaftEnableCheckQuorum`): a leader that has not heard from a
         // quorum within an election timeout steps down.
         if r.elapsed_ticks >= self.config.election_ticks {
@@ -31,15 +27,73 @@ impl Step<'_, '_, '_> {
                 self.become_follower(r, term, None);
                 return;
             }
+            self.maybe_transfer_to_leaseholder(r);
             r.elapsed_ticks = 0;
             r.heard = self.bit(self.me, r.range);
         }
         self.tick_lease(r);
     }
 
-    /// Paper 5.2: a follower that heard nothing for its timeout becomes a candidate of the
-    /// next term, votes for itself and asks the others.
-    fn campaign(&mut self, r: &mut Replica) {
+    /// A follower's or candidate's tick (`pkg/raft/raft.go`, `tickElection`). While it
+    /// supports the leader it fortified, its election countdown stays at zero and it does
+    /// not campaign. Once that support lapses it de-fortifies (`deFortify`), which moves
+    /// the countdown to the election timeout at once: only the randomized part of its
+    /// timeout is left to wait (the failover table's "Raft election timeout jitter (random
+    /// 0x-1x timeout)", `pkg/base/config.go`). Without fortification the countdown runs
+    /// from the last time it heard its leader, as in etcd raft.
+    fn tick_election(&mut self, r: &mut Replica) {
+        // Variant EarlyLease: the countdown runs as if nothing were fortified.
+        if r.fortified.is_some() && self.config.variant != MultiRaftVariant::EarlyLease {
+            if self.fortification_holds(r) {
+                return;
+            }
+            self.de_fortify(r);
+        } else {
+            r.elapsed_ticks += 1;
+        }
+        if r.elapsed_ticks >= r.timeout_ticks {
+            self.campaign(r, false);
+        }
+    }
+
+    /// `deFortify`: the follower no longer supports the leader it fortified; its election
+    /// countdown moves to the election timeout, so it may vote at once and campaigns once
+    /// its randomized timeout is reached.
+    fn de_fortify(&mut self, r: &mut Replica) {
+        r.fortified = None;
+        r.elapsed_ticks = self.config.election_ticks;
+    }
+
+    /// A replica whose election timeout passed first asks for pre-votes (etcd raft's
+    /// `campaignPreElection`; CockroachDB turns `PreVote` on in `newRaftConfig`): its term
+    /// does not move until a quorum says it would vote for it in the next term. A campaign
+    /// the leader asked for (`transfer`) skips it.
+    fn campaign(&mut self, r: &mut Replica, transfer: bool) {
+        if transfer || self.config.quorum() == 1 {
+            self.campaign_now(r, transfer);
+            return;
+        }
+        r.fortified = None;
+        r.role = Role::PreCandidate {
+            votes: self.bit(self.me, r.range),
+        };
+        r.leader = None;
+        r.elapsed_ticks = 0;
+        r.timeout_ticks = self.draw_timeout_ticks();
+        let msg = RangeMsg::Vote {
+            range: r.range,
+            term: r.term + 1,
+            last: r.entry.position(),
+            transfer: false,
+            pre: true,
+        };
+        self.send_to_peers(r.range, msg);
+    }
+
+    /// Paper 5.2: the replica becomes a candidate of the next term, votes for itself and
+    /// asks the others. `transfer`: the leader asked for it (`MsgTimeoutNow`), so voters
+    /// do not wait out their leader (etcd raft's `campaignTransfer`).
+    fn campaign_now(&mut self, r: &mut Replica, transfer: bool) {
         r.term += 1;
         r.vote = Some(self.me);
         r.fortified = None;
@@ -49,6 +103,7 @@ impl Step<'_, '_, '_> {
         r.leader = None;
         r.elapsed_ticks = 0;
         r.timeout_ticks = self.draw_timeout_ticks();
+        self.ctx.observe(CAMPAIGN, (r.range, r.term));
         if r.range == FIRST_RANGE {
             self.ctx.signal(Signal::ElectionStarted { term: r.term });
         }
@@ -60,6 +115,8 @@ impl Step<'_, '_, '_> {
             range: r.range,
             term: r.term,
             last: r.entry.position(),
+            transfer,
+            pre: false,
         };
         self.send_to_peers(r.range, msg);
     }
@@ -67,8 +124,12 @@ impl Step<'_, '_, '_> {
     /// Follows `leader` (if known) in `term`, at least `r`'s current term.
     pub(crate) fn become_follower(&mut self, r: &mut Replica, term: u64, leader: Option<NodeId>) {
         assert!(term >= r.term, "terms never go back");
-        if r.leads() && r.range == FIRST_RANGE {
-            self.ctx.stepped_down();
+        if r.leads() {
+            self.ctx.observe(LEADER_END, (r.range, r.term));
+            self.drop_liveness_requests(r);
+            if r.range == FIRST_RANGE {
+                self.ctx.stepped_down();
+            }
         }
         if r.leads() && self.leader_leases() && r.held.is_some() {
             // A leader lease is its leader's only while it leads.
@@ -107,11 +168,12 @@ impl Step<'_, '_, '_> {
         r.heard = self.bit(self.me, r.range);
         r.fortifiers = 0;
         r.lease_granted = false;
-        self.ctx.observe("range_leader", (r.range, r.term));
+        self.ctx.observe(RANGE_LEADER, (r.range, r.term));
         if r.range == FIRST_RANGE {
             self.ctx.became_leader(r.term, r.term);
         }
         let lease = r.entry.lease;
+        r.first_index_of_term = r.entry.index + 1;
         self.propose(r, lease, false);
     }
 
@@ -198,8 +260,37 @@ impl Step<'_, '_, '_> {
     /// A per-range Raft message.
     pub(crate) fn on_range_msg(&mut self, r: &mut Replica, from: NodeId, msg: RangeMsg) {
         match msg {
-            RangeMsg::Vote { term, last, .. } => self.on_vote(r, from, term, last),
-            RangeMsg::VoteResp { term, granted, .. } => self.on_vote_resp(r, from, term, granted),
+            RangeMsg::Vote {
+                term,
+                last,
+                transfer,
+                pre: false,
+                ..
+            } => self.on_vote(r, from, term, last, transfer),
+            RangeMsg::Vote {
+                term,
+                last,
+                pre: true,
+                ..
+            } => self.on_pre_vote(r, from, term, last),
+            RangeMsg::TimeoutNow { term, .. } => {
+                // Only from the leader of this replica's term (etcd raft's `MsgTimeoutNow`).
+                if term == r.term && !r.leads() && r.leader == Some(from) {
+                    self.campaign(r, true);
+                }
+            }
+            RangeMsg::VoteResp {
+                term,
+                granted,
+                pre: false,
+                ..
+            } => self.on_vote_resp(r, from, term, granted),
+            RangeMsg::VoteResp {
+                term,
+                granted,
+                pre: true,
+                ..
+            } => self.on_pre_vote_resp(r, from, term, granted),
             RangeMsg::Append { term, entry, .. } => self.on_append(r, from, term, entry),
             RangeMsg::AppendResp {
                 term,
@@ -213,14 +304,15 @@ impl Step<'_, '_, '_> {
     /// Paper 5.2 and 5.4.1: one vote per term, for a candidate whose log is at least as
     /// up to date. With CheckQuorum, a replica that heard from its leader within the
     /// election timeout ignores the request (etcd raft's `inLease` in `Step`).
-    fn on_vote(&mut self, r: &mut Replica, from: NodeId, term: u64, last: (u64, u64)) {
-        let in_lease = r.leads()
-            || (r.leader.is_some() && r.elapsed_ticks < self.config.election_ticks)
-            || self.supporting_fortified_leader(r);
-        // Variant EarlyLease: a follower votes whoever asks, its leader's lease or not.
-        let in_lease =
-            in_lease && (r.leads() || self.config.variant != MultiRaftVariant::EarlyLease);
-        if term > r.term && in_lease {
+    fn on_vote(
+        &mut self,
+        r: &mut Replica,
+        from: NodeId,
+        term: u64,
+        last: (u64, u64),
+        transfer: bool,
+    ) {
+        if term > r.term && self.in_lease(r) && !transfer {
             return;
         }
         if term > r.term {
@@ -236,8 +328,65 @@ impl Step<'_, '_, '_> {
             range: r.range,
             term: r.term,
             granted,
+            pre: false,
         };
         self.send(from, answer);
+    }
+
+    /// With CheckQuorum, whether a vote request of a higher term must be ignored: this
+    /// replica leads, heard its leader within the election timeout (etcd raft's `inLease`
+    /// in `Step`), or supports the leader it fortified. Variant EarlyLease: a follower
+    /// votes for whoever asks.
+    fn in_lease(&mut self, r: &mut Replica) -> bool {
+        if r.fortified.is_some() && !self.fortification_holds(r) {
+            // Store liveness withdrew the support already: the replica de-fortifies now,
+            // not at its next tick (CockroachDB's supporter calls back its replicas when it
+            // withdraws support, `SupportWithdrawnCallback`).
+            self.de_fortify(r);
+        }
+        let in_lease = r.leads()
+            || (r.leader.is_some() && r.elapsed_ticks < self.config.election_ticks)
+            || self.supporting_fortified_leader(r);
+        in_lease && (r.leads() || self.config.variant != MultiRaftVariant::EarlyLease)
+    }
+
+    /// A pre-vote for `term` (the asker's next): granted, without any change here, if the
+    /// replica would vote for it in that term (a higher term than its own, a log at least
+    /// as up to date); ignored like a vote while in lease (etcd raft's `MsgPreVote`).
+    fn on_pre_vote(&mut self, r: &mut Replica, from: NodeId, term: u64, last: (u64, u64)) {
+        if term > r.term && self.in_lease(r) {
+            return;
+        }
+        let granted = term > r.term && last >= r.entry.position();
+        let answer = RangeMsg::VoteResp {
+            range: r.range,
+            term: if granted { term } else { r.term },
+            granted,
+            pre: true,
+        };
+        self.send(from, answer);
+    }
+
+    /// A pre-vote answer: a quorum of grants starts the real campaign; a refusal from a
+    /// higher term makes the pre-candidate follow that term.
+    fn on_pre_vote_resp(&mut self, r: &mut Replica, from: NodeId, term: u64, granted: bool) {
+        let Role::PreCandidate { votes } = r.role else {
+            return;
+        };
+        if !granted {
+            if term > r.term {
+                self.become_follower(r, term, None);
+            }
+            return;
+        }
+        if term != r.term + 1 {
+            return;
+        }
+        let votes = votes | self.bit(from, r.range);
+        r.role = Role::PreCandidate { votes };
+        if votes.count_ones() as usize >= self.config.quorum() {
+            self.campaign_now(r, false);
+        }
     }
 
     fn on_vote_resp(&mut self, r: &mut Replica, from: NodeId, term: u64, granted: bool) {

@@ -17,10 +17,12 @@
 //!   the maximum offset never see two usable leases at one true time.
 
 use super::config::MultiRaftVariant;
-use super::messages::{Entry, Lease, RangeMsg};
+use super::messages::{Entry, Lease, LivenessRecord, RangeMsg, StoreTimer};
+use super::properties::{LEADER_READY, LEASE_END, LEASE_START};
 use super::replica::{Pending, Replica};
 use super::store::Step;
 use splitbrain_sim::{LocalNanos, NodeId};
+use std::sync::Arc;
 
 impl Step<'_, '_, '_> {
     /// A leader's lease work on its tick: give up a proposal older than an election
@@ -32,6 +34,7 @@ impl Step<'_, '_, '_> {
                 return;
             }
             r.pending = None;
+            self.drop_liveness_requests(r);
         }
         if let Some(lease) = self.lease_to_request(r) {
             self.propose(r, lease, true);
@@ -44,6 +47,9 @@ impl Step<'_, '_, '_> {
 
     /// The lease this leader should propose now, if any.
     fn lease_to_request(&mut self, r: &Replica) -> Option<Lease> {
+        if self.epoch_range(r.range) {
+            return self.epoch_lease_to_request(r);
+        }
         let now = self.ctx.wall_now();
         let current = r.entry.lease;
         if self.leader_leases() {
@@ -52,6 +58,7 @@ impl Step<'_, '_, '_> {
                 holder: self.me.0,
                 seq: current.seq + 1,
                 expiration_wall_ns: LocalNanos::MAX,
+                epoch: 0,
             });
         }
         let expiration_wall_ns = now.saturating_add(self.config.lease_duration_ns as LocalNanos);
@@ -69,14 +76,21 @@ impl Step<'_, '_, '_> {
                 holder: me,
                 seq,
                 expiration_wall_ns,
+                epoch: 0,
             });
         }
         let expired = now > current.expiration_wall_ns;
         let may = expired || self.config.variant == MultiRaftVariant::EarlyLease;
+        if !may {
+            // CockroachDB requests the lease when a request finds it expired; here the
+            // leader comes back right after the expiration instead of at its next tick.
+            self.wait_for_expiration(r.range, current.expiration_wall_ns.saturating_add(1));
+        }
         may.then_some(Lease {
             holder: me,
             seq: current.seq + 1,
             expiration_wall_ns,
+            epoch: 0,
         })
     }
 
@@ -84,11 +98,25 @@ impl Step<'_, '_, '_> {
     /// replicas; it commits once a quorum has it. `request`: a lease request of this
     /// leader's (else the record of the lease it found, appended on election).
     pub(crate) fn propose(&mut self, r: &mut Replica, lease: Lease, request: bool) {
+        let liveness = r.entry.liveness.clone();
+        self.append(r, lease, request, liveness);
+    }
+
+    /// [`Step::propose`] with the liveness records the entry carries (in the liveness
+    /// range; `None` elsewhere).
+    pub(crate) fn append(
+        &mut self,
+        r: &mut Replica,
+        lease: Lease,
+        request: bool,
+        liveness: Option<Arc<[LivenessRecord]>>,
+    ) {
         assert!(r.leads(), "only the leader proposes");
         r.entry = Entry {
             term: r.term,
             index: r.entry.index + 1,
             lease,
+            liveness,
         };
         r.pending = Some(Pending {
             index: r.entry.index,
@@ -103,7 +131,7 @@ impl Step<'_, '_, '_> {
         let msg = RangeMsg::Append {
             range: r.range,
             term: r.term,
-            entry: r.entry,
+            entry: r.entry.clone(),
         };
         self.send_to_peers(r.range, msg);
     }
@@ -112,6 +140,7 @@ impl Step<'_, '_, '_> {
     /// follows the sender and keeps the later of its entry and the sent one.
     pub(crate) fn on_append(&mut self, r: &mut Replica, from: NodeId, term: u64, entry: Entry) {
         let accepted = term >= r.term;
+        let index = entry.index;
         if accepted {
             // The same as a heartbeat: follow the sender, restart the countdown.
             let _ = self.on_beat(r, from, term);
@@ -123,7 +152,7 @@ impl Step<'_, '_, '_> {
             range: r.range,
             term: r.term,
             accepted,
-            index: entry.index,
+            index,
         };
         self.send(from, answer);
     }
@@ -161,12 +190,20 @@ impl Step<'_, '_, '_> {
     fn commit(&mut self, r: &mut Replica) {
         let pending = r.pending.take().expect("a commit is of a pending record");
         let lease = r.entry.lease;
+        if !pending.request && pending.index == r.first_index_of_term {
+            // The entry it appended on election is committed: the election is over (the
+            // failover table's "Election (3x RTT: prevote, vote, append)").
+            self.ctx.observe(LEADER_READY, (r.range, r.term));
+        }
+        self.liveness_committed(r, pending.index);
         // A lease found in the log on election is not used, even if it names this store: it
         // may predate a restart (`Replica.minLeaseProposedTS`).
         if !pending.request || lease.holder != self.me.0 {
             return;
         }
-        if self.leader_leases() {
+        if self.epoch_range(r.range) {
+            self.hold_epoch_lease(r, lease);
+        } else if self.leader_leases() {
             r.lease_granted = true;
             self.refresh_leader_lease(r);
         } else {
@@ -199,14 +236,18 @@ impl Step<'_, '_, '_> {
         if self.ctx.wall_now() >= usable_until {
             return;
         }
+        if r.held.is_some_and(|(held, _)| held.seq != lease.seq) {
+            // A new lease of its own while it still holds an older one (only a broken
+            // variant takes a lease over one it has not waited out): the old one ends.
+            self.end_lease(r);
+        }
         match r.held {
-            Some((held, key)) => {
-                // Only its own lease, still held, is extended under the same sequence.
-                assert_eq!(held.seq, lease.seq, "an extension keeps the sequence");
+            Some((_, key)) => {
+                // Its own lease, still held, extended under the same sequence.
                 let removed = self.volatile.lease_ends.remove(&(key, r.range));
                 assert!(removed, "a held lease has its end on file");
             }
-            None => self.ctx.observe("lease_start", (r.range, lease.seq)),
+            None => self.ctx.observe(LEASE_START, (r.range, lease.seq)),
         }
         r.held = Some((lease, usable_until));
         self.volatile.lease_ends.insert((usable_until, r.range));
@@ -236,9 +277,53 @@ impl Step<'_, '_, '_> {
     /// `r`'s lease has reached its end on this store's clock.
     pub(crate) fn end_lease(&mut self, r: &mut Replica) {
         let (held, key) = r.held.take().expect("a lease on file is held");
-        let removed = self.volatile.lease_ends.remove(&(key, r.range));
+        // An epoch lease ends with its holder's liveness record, not at an end on file.
+        let removed = held.epoch > 0 || self.volatile.lease_ends.remove(&(key, r.range));
         assert!(removed, "a held lease has its end on file");
-        self.ctx.observe("lease_end", (r.range, held.seq));
+        self.ctx.observe(LEASE_END, (r.range, held.seq));
+    }
+
+    /// Comes back to `range` at `at_wall_ns` on this store's clock (one timer for every
+    /// range waited on: O(log R) per wait).
+    fn wait_for_expiration(&mut self, range: u64, at_wall_ns: LocalNanos) {
+        let waits = &mut self.volatile.lease_waits;
+        if !waits.insert((at_wall_ns, range)) {
+            return;
+        }
+        if waits.first() == Some(&(at_wall_ns, range)) {
+            self.ctx.set_wall_timer(StoreTimer::LeaseWait, at_wall_ns);
+        }
+    }
+
+    /// The `LeaseWait` timer: every range whose previous lease has expired by now asks
+    /// again for its lease, if this store still leads it; the timer moves to the next wait.
+    pub(crate) fn on_lease_wait(
+        &mut self,
+        replica_at: impl Fn(u64) -> Option<usize>,
+        replicas: &mut [Replica],
+    ) {
+        let now = self.ctx.wall_now();
+        while let Some(&(at, range)) = self.volatile.lease_waits.first() {
+            if at > now {
+                self.ctx.set_wall_timer(StoreTimer::LeaseWait, at);
+                break;
+            }
+            self.volatile.lease_waits.pop_first();
+            let Some(slot) = replica_at(range) else {
+                continue;
+            };
+            self.request_lease_now(&mut replicas[slot]);
+        }
+    }
+
+    /// A leader with no proposal under way asks for its lease now, if it is time.
+    pub(crate) fn request_lease_now(&mut self, r: &mut Replica) {
+        if !r.leads() || r.pending.is_some() {
+            return;
+        }
+        if let Some(lease) = self.lease_to_request(r) {
+            self.propose(r, lease, true);
+        }
     }
 
     /// Arms the `LeaseEnd` timer at the earliest end on file, if it is not armed there.
@@ -248,10 +333,8 @@ impl Step<'_, '_, '_> {
             return;
         }
         match first {
-            Some(at) => self
-                .ctx
-                .set_wall_timer(super::messages::StoreTimer::LeaseEnd, at),
-            None => self.ctx.cancel_timer(super::messages::StoreTimer::LeaseEnd),
+            Some(at) => self.ctx.set_wall_timer(StoreTimer::LeaseEnd, at),
+            None => self.ctx.cancel_timer(StoreTimer::LeaseEnd),
         }
         self.volatile.lease_timer_at = first;
     }

@@ -114,15 +114,18 @@ impl Step<'_, '_, '_> {
         epoch
     }
 
-    /// Whether `r` still supports the leader it fortified, in the same epoch: it must then
-    /// neither campaign nor vote (variant `EarlyLease`: it does anyway).
-    pub(crate) fn supporting_fortified_leader(&self, r: &Replica) -> bool {
-        if self.config.variant == MultiRaftVariant::EarlyLease {
-            return false;
-        }
+    /// Whether `r` still supports the leader it fortified, in the same epoch
+    /// (`supportingFortifiedLeader`): it must then neither campaign nor vote.
+    pub(crate) fn fortification_holds(&self, r: &Replica) -> bool {
         r.fortified.is_some_and(|(leader, epoch)| {
             leader != self.me && self.supports(leader) == Some(epoch)
         })
+    }
+
+    /// Whether a vote request must be ignored for the fortified leader's sake: while the
+    /// fortification holds (variant `EarlyLease`: never).
+    pub(crate) fn supporting_fortified_leader(&self, r: &Replica) -> bool {
+        self.config.variant != MultiRaftVariant::EarlyLease && self.fortification_holds(r)
     }
 
     /// A follower's answer to a heartbeat said whether it fortified this leader, and in

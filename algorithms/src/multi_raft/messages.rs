@@ -4,9 +4,11 @@
 
 use serde::Serialize;
 use splitbrain_sim::LocalNanos;
+use std::sync::Arc;
 
 /// A range lease: who holds it, its sequence number (raised by every change of holder,
-/// kept by an extension), and its wall-clock expiration.
+/// kept by an extension), its wall-clock expiration (an expiration-based lease), and the
+/// holder's node-liveness epoch (an epoch-based lease).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Lease {
     /// The leaseholder store, as a node index; `u32::MAX` for the empty lease a range starts
@@ -16,6 +18,9 @@ pub struct Lease {
     pub seq: u64,
     /// The wall-clock reading after which the lease is no longer valid.
     pub expiration_wall_ns: LocalNanos,
+    /// An epoch-based lease: the holder's node-liveness epoch it is tied to (valid while
+    /// the holder's liveness record is live in that epoch); 0 for the other kinds.
+    pub epoch: u64,
 }
 
 impl Lease {
@@ -24,13 +29,34 @@ impl Lease {
         holder: u32::MAX,
         seq: 0,
         expiration_wall_ns: LocalNanos::MIN,
+        epoch: 0,
     };
 }
 
-/// The last entry of a range's Raft log as this model keeps it: only lease records are
-/// logged, so the log is the latest one with its position (the vote's up-to-date rule and
-/// the leader's completeness work on it, Raft paper 5.4.1).
+/// One store's node-liveness record (`livenesspb.Liveness`): its epoch and the wall-clock
+/// moment it stops being live unless heartbeated again.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LivenessRecord {
+    /// Raised by another store (`IncrementEpoch`) once the record has expired: every
+    /// epoch-based lease of the older epoch is then invalid.
+    pub epoch: u64,
+    /// The end of liveness, on the clocks the lease rules compare it with.
+    pub expiration_wall_ns: LocalNanos,
+}
+
+impl LivenessRecord {
+    /// A store's record as the cluster starts: epoch 1, not live.
+    pub const INITIAL: LivenessRecord = LivenessRecord {
+        epoch: 1,
+        expiration_wall_ns: LocalNanos::MIN,
+    };
+}
+
+/// The last entry of a range's Raft log as this model keeps it: only lease records (and,
+/// in the node-liveness range, the liveness records) are logged, so the log is the latest
+/// entry with its position (the vote's up-to-date rule and the leader's completeness work
+/// on it, Raft paper 5.4.1), and each entry carries the whole state it leaves behind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
     /// The term of the leader that appended it.
     pub term: u64,
@@ -38,6 +64,18 @@ pub struct Entry {
     pub index: u64,
     /// The lease it records.
     pub lease: Lease,
+    /// In the node-liveness range with epoch-based leases: every store's liveness record,
+    /// by store (`None`: every record as the cluster starts).
+    #[serde(serialize_with = "records")]
+    pub liveness: Option<Arc<[LivenessRecord]>>,
+}
+
+/// Serializes the shared liveness records as a plain list.
+fn records<S: serde::Serializer>(
+    liveness: &Option<Arc<[LivenessRecord]>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&liveness.as_deref(), serializer)
 }
 
 impl Entry {
@@ -46,6 +84,7 @@ impl Entry {
         term: 0,
         index: 0,
         lease: Lease::NONE,
+        liveness: None,
     };
 
     /// Raft paper 5.4.1: the later of two logs has the higher last term, then the higher
@@ -77,8 +116,8 @@ pub struct BeatResp {
 }
 
 /// A Raft message of one range (etcd raft's `MsgVote`, `MsgVoteResp`, `MsgApp`,
-/// `MsgAppResp`, carrying only what elections and leases need).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+/// `MsgAppResp`, `MsgTimeoutNow`, carrying only what elections and leases need).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum RangeMsg {
     /// A candidate asks for a vote in `term`.
     Vote {
@@ -88,6 +127,20 @@ pub enum RangeMsg {
         term: u64,
         /// The position of the candidate's last entry.
         last: (u64, u64),
+        /// A campaign the leader asked for (etcd raft's `campaignTransfer`): voters do not
+        /// wait out their leader.
+        transfer: bool,
+        /// A pre-vote (`MsgPreVote`): `term` is the asker's next, and nobody records it.
+        pre: bool,
+    },
+    /// The leader hands its leadership to the receiver, which campaigns at once (etcd
+    /// raft's `MsgTimeoutNow`): with epoch-based leases, to the range's leaseholder
+    /// (`Replica.maybeTransferRaftLeadershipToLeaseholderLocked`).
+    TimeoutNow {
+        /// The range.
+        range: u64,
+        /// The leader's term.
+        term: u64,
     },
     /// The answer to a vote request.
     VoteResp {
@@ -97,6 +150,8 @@ pub enum RangeMsg {
         term: u64,
         /// Whether the vote was given.
         granted: bool,
+        /// The answer to a pre-vote (`MsgPreVoteResp`).
+        pre: bool,
     },
     /// The leader appends `entry` (a lease record).
     Append {
@@ -125,6 +180,7 @@ impl RangeMsg {
     pub fn range(&self) -> u64 {
         match *self {
             RangeMsg::Vote { range, .. }
+            | RangeMsg::TimeoutNow { range, .. }
             | RangeMsg::VoteResp { range, .. }
             | RangeMsg::Append { range, .. }
             | RangeMsg::AppendResp { range, .. } => range,
@@ -174,6 +230,42 @@ pub enum StoreMsg {
         /// The end of the support granted.
         until_wall_ns: LocalNanos,
     },
+    /// Node liveness: the sender heartbeats its record to the liveness range's
+    /// leaseholder, a conditional put that extends the record if its epoch is still
+    /// `epoch` (`NodeLiveness.heartbeatInternal`).
+    LivenessHeartbeat {
+        /// The epoch the sender believes its record has (0: not known yet, after a start).
+        epoch: u64,
+        /// The new end of its liveness.
+        expiration_wall_ns: LocalNanos,
+    },
+    /// Node liveness: the answer to a heartbeat, sent once the record is committed, or at
+    /// once when the epoch moved on (`ErrEpochIncremented`).
+    LivenessResult {
+        /// Whether the record was extended.
+        extended: bool,
+        /// The record as it is now.
+        record: LivenessRecord,
+    },
+    /// Node liveness: the sender asks the liveness range's leaseholder to raise `store`'s
+    /// epoch past `epoch`, which succeeds only once its record has expired
+    /// (`NodeLiveness.IncrementEpoch`).
+    IncrementEpoch {
+        /// The store whose epoch-based lease the sender wants to take over.
+        store: u32,
+        /// The epoch of that lease.
+        epoch: u64,
+    },
+    /// Node liveness: the answer to `IncrementEpoch`.
+    EpochResult {
+        /// The store asked about.
+        store: u32,
+        /// Its epoch now: above the one asked about if the increment (or an earlier one)
+        /// went through.
+        epoch: u64,
+        /// Its record's expiration: when to ask again if it was not raised.
+        expiration_wall_ns: LocalNanos,
+    },
 }
 
 splitbrain_sim::message_kinds! {
@@ -185,6 +277,10 @@ splitbrain_sim::message_kinds! {
             FirstRange => "FirstRange",
             SupportRequest => "SupportRequest",
             SupportGrant => "SupportGrant",
+            LivenessHeartbeat => "LivenessHeartbeat",
+            LivenessResult => "LivenessResult",
+            IncrementEpoch => "IncrementEpoch",
+            EpochResult => "EpochResult",
         }
 
         /// A message between stores carries the terms of many ranges, none of them the
@@ -200,7 +296,11 @@ splitbrain_sim::message_kinds! {
                 StoreMsg::Raft { msgs } => std::mem::size_of_val(msgs.as_slice()),
                 StoreMsg::FirstRange { .. }
                 | StoreMsg::SupportRequest { .. }
-                | StoreMsg::SupportGrant { .. } => 0,
+                | StoreMsg::SupportGrant { .. }
+                | StoreMsg::LivenessHeartbeat { .. }
+                | StoreMsg::LivenessResult { .. }
+                | StoreMsg::IncrementEpoch { .. }
+                | StoreMsg::EpochResult { .. } => 0,
             };
             std::mem::size_of::<Self>() + owned
         }
@@ -218,5 +318,14 @@ splitbrain_sim::timer_kinds! {
         LeaseEnd => "lease_end",
         /// Store liveness: time to ask every other store for support.
         Support => "support",
+        /// Expiration leases: the earliest moment a lease this store waits out expires.
+        LeaseWait => "lease_wait",
+        /// Node liveness: time to heartbeat the store's record, or to retry one unanswered.
+        Liveness => "liveness",
+        /// Node liveness: the moment the store's own record stops being usable (its
+        /// epoch-based leases with it).
+        LivenessEnd => "liveness_end",
+        /// Node liveness: a record this store waits to raise the epoch of has expired.
+        IncrementWait => "increment_wait",
     }
 }

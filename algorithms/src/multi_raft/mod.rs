@@ -3,7 +3,8 @@
 //! allocator (`placement.rs`), and each range elects its own leader with its own term and
 //! vote, on the store's Raft tick, with heartbeats coalesced per store pair; the leader
 //! takes a range lease through the range's log: a leader lease on store-liveness support
-//! (`liveness.rs`) or an expiration-based lease. The per-range safety
+//! (`liveness.rs`), an epoch-based lease on node liveness (`epoch.rs`) or an
+//! expiration-based lease. The per-range safety
 //! properties (`range_election_safety`, `lease_disjointness`) are the algorithm's own
 //! (`properties.rs`); the engine's single-leader checks watch the first range.
 //! `docs/algorithms/multi-raft.md` says what is modeled, each timing's source, and what is
@@ -11,11 +12,13 @@
 //!
 //! Split by responsibility: `store.rs` holds the process and its handlers, `election.rs`
 //! the per-range Raft election, `lease.rs` the leases, `liveness.rs` store liveness and
-//! fortification, `replica.rs` a replica's state.
+//! fortification, `epoch.rs` node liveness and epoch leases, `blast.rs` the blast-radius
+//! measures, `replica.rs` a replica's state.
 
 mod blast;
 pub mod config;
 mod election;
+mod epoch;
 mod lease;
 mod liveness;
 mod messages;
@@ -30,7 +33,7 @@ mod tests;
 
 pub use blast::{BlastRadius, MEASURES};
 pub use config::{MultiRaftConfig, MultiRaftLease, MultiRaftVariant};
-pub use messages::{Beat, BeatResp, Entry, Lease, RangeMsg, StoreMsg, StoreTimer};
+pub use messages::{Beat, BeatResp, Entry, Lease, LivenessRecord, RangeMsg, StoreMsg, StoreTimer};
 pub use settings::{
     MultiRaft, MultiRaftError, MultiRaftSettings, MAX_RANGES, MAX_REPLICATION, MAX_TICKS,
 };

@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 
 /// The observation a store makes when it becomes a range's leader: `(range, term)`.
 pub const RANGE_LEADER: &str = "range_leader";
+/// The observation a store makes when it campaigns in a range: `(range, term)`.
+pub const CAMPAIGN: &str = "campaign";
+/// The observation a leader makes when the entry it appended on election commits: the
+/// election is over. `(range, term)`.
+pub const LEADER_READY: &str = "leader_ready";
+/// The observation a store makes when it stops leading a range: `(range, term)`.
+pub const LEADER_END: &str = "leader_end";
 /// The observation a store makes when it starts holding a usable lease: `(range, seq)`.
 pub const LEASE_START: &str = "lease_start";
 /// The observation a store makes when its lease stops being usable: `(range, seq)`.

@@ -9,6 +9,9 @@ use splitbrain_sim::{LocalNanos, NodeId};
 pub(crate) enum Role {
     /// Follows the leader of its term, or waits for one.
     Follower,
+    /// Asks for pre-votes for the next term; `votes` has a bit per replica position that
+    /// granted.
+    PreCandidate { votes: u8 },
     /// Campaigns in its term; `votes` has a bit per replica position that granted.
     Candidate { votes: u8 },
     /// Leads its term.
@@ -66,6 +69,8 @@ pub(crate) struct Replica {
     pub(crate) fortifiers: u8,
     /// Volatile, a leader's, with leader leases: its lease record committed in its term.
     pub(crate) lease_granted: bool,
+    /// Volatile, a leader's: the index of the entry it appended on election.
+    pub(crate) first_index_of_term: u64,
 }
 
 impl Replica {
@@ -86,6 +91,7 @@ impl Replica {
             fortified: None,
             fortifiers: 0,
             lease_granted: false,
+            first_index_of_term: 0,
         }
     }
 
@@ -94,7 +100,7 @@ impl Replica {
         *self = Self {
             term: self.term,
             vote: self.vote,
-            entry: self.entry,
+            entry: self.entry.clone(),
             fortified: self.fortified,
             ..Self::new(self.range, timeout_ticks)
         };

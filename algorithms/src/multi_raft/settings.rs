@@ -268,8 +268,9 @@ impl Algorithm for MultiRaft {
     const SCENARIO_NAME: &'static str = "MultiRaft";
     const SUMMARY: &'static str =
         "CockroachDB-style ranges: one Raft group per range on shared stores, coalesced \
-         heartbeats, leader leases on store liveness or expiration-based leases; per-range \
-         election safety and lease disjointness; variant EarlyLease is broken on purpose";
+         heartbeats, leader leases on store liveness, epoch leases on node liveness or \
+         expiration-based leases; per-range election safety and lease disjointness; \
+         variant EarlyLease is broken on purpose";
     const SENDS_TO_EVERY_MEMBER: bool = true;
     // No planned handover: lease transfers are not modeled yet.
     const RESIGNS: bool = false;

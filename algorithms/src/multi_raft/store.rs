@@ -2,13 +2,14 @@
 //! coalesced heartbeats, and the [`Process`] entry points. Per-range transitions live in
 //! `election.rs` and `lease.rs`, on a [`Step`]: one handler's view of the store.
 
-use super::config::MultiRaftConfig;
+use super::config::{MultiRaftConfig, MultiRaftLease};
+use super::epoch::{LivenessOp, OwnLiveness, LIVENESS_RANGE};
 use super::liveness::Support;
-use super::messages::{Beat, BeatResp, RangeMsg, StoreMsg, StoreTimer};
+use super::messages::{Beat, BeatResp, Lease, RangeMsg, StoreMsg, StoreTimer};
 use super::placement;
 use super::replica::{position, Replica};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The handler context of a store.
 pub(crate) type StoreCtx<'a> = Ctx<'a, StoreMsg, StoreTimer>;
@@ -28,11 +29,31 @@ pub(crate) struct StoreVolatile {
     pub(crate) lease_ends: BTreeSet<(LocalNanos, u64)>,
     /// Where the `LeaseEnd` timer is armed, if it is.
     pub(crate) lease_timer_at: Option<LocalNanos>,
+    /// Expiration leases: the ranges this store leads that wait for another store's lease
+    /// to expire, by the wall-clock moment it has.
+    pub(crate) lease_waits: BTreeSet<(LocalNanos, u64)>,
     /// For a store without a replica of the first range: its leader, as last gossiped
     /// (`Replica.maybeGossipFirstRange`), with its term.
     pub(crate) first_range_gossip: Option<(u64, NodeId)>,
     /// Store liveness, per other store: the support it granted this one, as last heard.
     pub(crate) support_from: Vec<Support>,
+    /// Node liveness (epoch leases): this store's own record, as last answered.
+    pub(crate) own_liveness: OwnLiveness,
+    /// Node liveness, at the liveness range's leaseholder: requests waiting for the
+    /// range's next entry.
+    pub(crate) liveness_queue: Vec<(NodeId, LivenessOp)>,
+    /// Node liveness, at the liveness range's leaseholder: the index of the entry under
+    /// way and the answers that wait for it to commit.
+    pub(crate) liveness_inflight: Option<(u64, Vec<(NodeId, StoreMsg)>)>,
+    /// Node liveness, per store: the highest epoch this store heard it has.
+    pub(crate) epochs_seen: Vec<u64>,
+    /// Node liveness: increments asked for, by (store, epoch), with the moment not to ask
+    /// again before.
+    pub(crate) increments_asked: BTreeMap<(u32, u64), LocalNanos>,
+    /// Node liveness: the epoch leases (with their replicas' places) that stopped being
+    /// usable when this store's record reached its stasis; usable again if a heartbeat in
+    /// the same epoch commits.
+    pub(crate) epoch_lapsed: Vec<(usize, Lease)>,
 }
 
 impl StoreVolatile {
@@ -42,8 +63,15 @@ impl StoreVolatile {
             ticks: 0,
             lease_ends: BTreeSet::new(),
             lease_timer_at: None,
+            lease_waits: BTreeSet::new(),
             first_range_gossip: None,
             support_from: vec![Support::NONE; stores],
+            own_liveness: OwnLiveness::default(),
+            liveness_queue: Vec::new(),
+            liveness_inflight: None,
+            epochs_seen: vec![0; stores],
+            increments_asked: BTreeMap::new(),
+            epoch_lapsed: Vec::new(),
         }
     }
 }
@@ -76,6 +104,9 @@ pub(crate) struct Step<'s, 'c, 'x> {
     pub(crate) support_for: &'s mut Vec<Support>,
     /// Per-range messages waiting to leave, one batch per destination store.
     pub(crate) outbox: Vec<Vec<RangeMsg>>,
+    /// The liveness range's leader as this store knows it (epoch leases send it their
+    /// liveness requests).
+    pub(crate) liveness_leader: Option<NodeId>,
     pub(crate) ctx: &'x mut StoreCtx<'c>,
 }
 
@@ -90,14 +121,20 @@ impl Step<'_, '_, '_> {
         let me = self.me;
         for peer in placement::replicas(range, self.stores, self.config.replication) {
             if peer != me {
-                self.send(peer, msg);
+                self.send(peer, msg.clone());
             }
         }
     }
 
-    /// The bit of `store` in `range`'s replica masks.
+    /// The bit of `store` in `range`'s replica masks; none for a store without a replica
+    /// of it.
     pub(crate) fn bit(&self, store: NodeId, range: u64) -> u8 {
-        1 << position(store, range, self.stores)
+        let position = position(store, range, self.stores);
+        if u64::from(position) < self.config.replication {
+            1 << position
+        } else {
+            0
+        }
     }
 
     /// A fresh randomized election timeout, in ticks: etcd raft's
@@ -161,6 +198,7 @@ impl Store {
         ctx: &mut StoreCtx<'c>,
         body: impl FnOnce(&mut Step<'_, 'c, '_>, &mut Vec<Replica>),
     ) {
+        let liveness_leader = self.known_leader();
         let mut step = Step {
             me: self.id,
             stores: self.stores,
@@ -168,6 +206,7 @@ impl Store {
             volatile: &mut self.volatile,
             support_for: &mut self.support_for,
             outbox: vec![Vec::new(); self.stores],
+            liveness_leader,
             ctx,
         };
         body(&mut step, &mut self.replicas);
@@ -256,6 +295,16 @@ impl Store {
         });
     }
 
+    /// A liveness request for the liveness range's leaseholder.
+    fn on_liveness_request(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, op: LivenessOp) {
+        let Some(slot) = self.slot(LIVENESS_RANGE) else {
+            return;
+        };
+        self.with_step(ctx, |step, replicas| {
+            step.on_liveness_request(&mut replicas[slot], from, op);
+        });
+    }
+
     /// Store liveness: asks every other store for support, and comes again.
     fn on_support_timer(&mut self, ctx: &mut StoreCtx<'_>) {
         self.with_step(ctx, |step, _| step.request_support());
@@ -263,10 +312,18 @@ impl Store {
     }
 
     /// Arms the timers a store runs on: the tick, and store liveness with leader leases.
+    /// The first tick comes at a random point of the tick interval: stores start at
+    /// different moments, so their ticks are out of phase (in phase, two followers whose
+    /// timeouts drew the same number of ticks campaign at the same instant every time).
     fn arm_timers(&self, ctx: &mut StoreCtx<'_>) {
-        ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
-        if self.config.lease == super::MultiRaftLease::Leader {
-            ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+        let phase_ns = ctx.rng().between(1, self.config.tick_ns);
+        ctx.set_timer(StoreTimer::Tick, phase_ns);
+        match self.config.lease {
+            MultiRaftLease::Leader => {
+                ctx.set_timer(StoreTimer::Support, self.config.support_heartbeat_ns);
+            }
+            MultiRaftLease::Epoch => ctx.set_timer(StoreTimer::Liveness, phase_ns),
+            MultiRaftLease::Expiration => {}
         }
     }
 
@@ -313,6 +370,31 @@ impl Process for Store {
             } => self.with_step(ctx, |step, replicas| {
                 step.on_support_grant(replicas, from, epoch, until_wall_ns);
             }),
+            StoreMsg::LivenessHeartbeat {
+                epoch,
+                expiration_wall_ns,
+            } => {
+                let op = LivenessOp::Heartbeat {
+                    epoch,
+                    expiration_wall_ns,
+                };
+                self.on_liveness_request(ctx, from, op);
+            }
+            StoreMsg::IncrementEpoch { store, epoch } => {
+                self.on_liveness_request(ctx, from, LivenessOp::Increment { store, epoch });
+            }
+            StoreMsg::LivenessResult { extended, record } => {
+                self.with_step(ctx, |step, replicas| {
+                    step.on_liveness_result(replicas, extended, record);
+                });
+            }
+            StoreMsg::EpochResult {
+                store,
+                epoch,
+                expiration_wall_ns,
+            } => self.with_step(ctx, |step, replicas| {
+                step.on_epoch_result(replicas, store, epoch, expiration_wall_ns);
+            }),
         }
     }
 
@@ -321,6 +403,19 @@ impl Process for Store {
             StoreTimer::Tick => self.on_tick(ctx),
             StoreTimer::LeaseEnd => self.on_lease_end(ctx),
             StoreTimer::Support => self.on_support_timer(ctx),
+            StoreTimer::LeaseWait => {
+                let slots = self.slots.clone();
+                let count = self.replicas.len();
+                let replica_at = move |range| slots.slot(range).filter(|&slot| slot < count);
+                self.with_step(ctx, |step, replicas| {
+                    step.on_lease_wait(replica_at, replicas)
+                });
+            }
+            StoreTimer::Liveness => self.with_step(ctx, |step, _| step.on_liveness_timer()),
+            StoreTimer::IncrementWait => self.with_step(ctx, |step, _| step.on_increment_wait()),
+            StoreTimer::LivenessEnd => {
+                self.with_step(ctx, |step, replicas| step.on_liveness_end(replicas));
+            }
         }
     }
 
