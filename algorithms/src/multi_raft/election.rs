@@ -73,21 +73,8 @@ impl Step<'_, '_, '_> {
             self.campaign_now(r, transfer);
             return;
         }
-        r.fortified = None;
-        r.role = Role::PreCandidate {
-            votes: self.bit(self.me, r.range),
-        };
-        r.leader = None;
-        r.elapsed_ticks = 0;
-        r.timeout_ticks = self.draw_timeout_ticks();
-        let msg = RangeMsg::Vote {
-            range: r.range,
-            term: r.term + 1,
-            last: r.entry.position(),
-            transfer: false,
-            pre: true,
-        };
-        self.send_to_peers(r.range, msg);
+        self.start_round(r, true);
+        self.ask_votes(r, r.term + 1, false, true);
     }
 
     /// Paper 5.2: the replica becomes a candidate of the next term, votes for itself and
@@ -96,13 +83,7 @@ impl Step<'_, '_, '_> {
     fn campaign_now(&mut self, r: &mut Replica, transfer: bool) {
         r.term += 1;
         r.vote = Some(self.me);
-        r.fortified = None;
-        r.role = Role::Candidate {
-            votes: self.bit(self.me, r.range),
-        };
-        r.leader = None;
-        r.elapsed_ticks = 0;
-        r.timeout_ticks = self.draw_timeout_ticks();
+        self.start_round(r, false);
         self.ctx.observe(CAMPAIGN, (r.range, r.term));
         if r.range == FIRST_RANGE {
             self.ctx.signal(Signal::ElectionStarted { term: r.term });
@@ -111,12 +92,32 @@ impl Step<'_, '_, '_> {
             self.become_leader(r);
             return;
         }
+        self.ask_votes(r, r.term, transfer, false);
+    }
+
+    /// The replica stops following anyone and asks for (pre-)votes with its own counted,
+    /// on a fresh randomized countdown.
+    fn start_round(&mut self, r: &mut Replica, pre: bool) {
+        let votes = self.bit(self.me, r.range);
+        r.role = if pre {
+            Role::PreCandidate { votes }
+        } else {
+            Role::Candidate { votes }
+        };
+        r.fortified = None;
+        r.leader = None;
+        r.elapsed_ticks = 0;
+        r.timeout_ticks = self.draw_timeout_ticks();
+    }
+
+    /// Asks the range's other replicas for a (pre-)vote in `term`.
+    fn ask_votes(&mut self, r: &Replica, term: u64, transfer: bool, pre: bool) {
         let msg = RangeMsg::Vote {
             range: r.range,
-            term: r.term,
+            term,
             last: r.entry.position(),
             transfer,
-            pre: false,
+            pre,
         };
         self.send_to_peers(r.range, msg);
     }
