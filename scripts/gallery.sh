@@ -19,6 +19,9 @@ trap 'rm -rf "$work"' EXIT
 "$bin" sweep scenarios/review-controller.ron --param stall=2s,5s,8s,10s,12s,15s --fencing both --trials 200 --out "$work/review-stall" >/dev/null
 "$bin" run scenarios/review-controller.ron --design etcd-10s --seed 7 --fencing off --plot "$work/review-run" --quiet >/dev/null || true   # exit 1: the stale write it shows
 
+"$bin" compare scenarios/multi-raft-node-crash.ron --seeds 20 --out "$work/multi-raft" >/dev/null
+"$bin" compare scenarios/multi-raft-leaseholder-cut.ron --seeds 20 --out "$work/multi-raft-cut" >/dev/null
+
 mkdir -p docs/gallery
 cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png
 cp "$work/compare/messages_per_election.png"    docs/gallery/compare-messages-per-election.png
@@ -34,6 +37,8 @@ cp "$work/review/failover_cdf.png"              docs/gallery/review-controller-c
 cp "$work/review-stall/safety_violations.png"   docs/gallery/review-controller-stall-violations.png
 cp "$work/review-run/sequence_failover_1.png"  docs/gallery/review-controller-stall-sequence.png
 cp "$work/review-run/timeline.png"             docs/gallery/review-controller-stall-timeline.png
+cp "$work/multi-raft/curve_ranges_unavailable.png"     docs/gallery/multi-raft-crash-unavailable.png
+cp "$work/multi-raft-cut/curve_ranges_unavailable.png" docs/gallery/multi-raft-leaseholder-cut-unavailable.png
 # The raft-rs differential ships whole (report.md links every chart, CSV and JSON), written
 # in place so that its command line names the folder it is in.
 rm -rf docs/gallery/raft-vs-raft-rs

@@ -491,7 +491,9 @@ fn build(
             .text_if(crate::intervals::interval_note(summaries)),
     );
     sections.push(charting::availability_section("design", summaries));
-    sections.extend(crate::measures::measures_section("design", summaries));
+    sections.extend(crate::measures::measures_section(
+        "design", summaries, charts,
+    )?);
     if let Some(t) = charting::objective_table("design", summaries) {
         sections.push(
             Section::new("Recovery-time objective")

@@ -54,6 +54,8 @@ pub struct SeedRun {
     pub faults_skipped: usize,
     /// What the algorithm's own properties measured ([`crate::measures`]).
     pub measures: Vec<splitbrain_sim::property::Measured>,
+    /// What the algorithm's own properties followed over time ([`crate::measures`]).
+    pub curves: Vec<splitbrain_sim::property::Curve>,
 }
 
 /// Per fault kind: the seeds it struck, and of them the seeds with a safety violation
@@ -196,6 +198,7 @@ impl GroupRuns {
             faults_skipped: report.faults.iter().filter(|f| f.skipped).count(),
             failovers: report.failovers,
             measures: report.measures,
+            curves: report.curves,
         });
     }
 }
@@ -483,6 +486,8 @@ pub struct GroupSummary {
     pub downtime: DowntimeSummary,
     /// What the algorithm's own properties measured, over every run ([`crate::measures`]).
     pub measures: Vec<crate::measures::MeasureSummary>,
+    /// What they followed over time, each time's median over the runs ([`crate::measures`]).
+    pub curves: Vec<crate::measures::MedianCurve>,
     /// Runs whose liveness failed (no leader in time after the last fault, or a quorum
     /// without one while faults were under way).
     pub liveness_failures: usize,
@@ -773,6 +778,7 @@ pub fn summarise(group: &GroupRuns, objective: Option<&Objective>) -> GroupSumma
             / n,
         downtime: DowntimeSummary::of(runs),
         measures: crate::measures::summarise(runs),
+        curves: crate::measures::median_curves(runs),
         liveness_failures: runs.iter().filter(|r| r.liveness_failed).count(),
         fenced_rejections: runs.iter().map(|r| r.fenced_rejections).sum(),
         seeds_with_safety_violations: runs

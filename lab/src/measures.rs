@@ -7,7 +7,9 @@
 
 use crate::group::{GroupSummary, SeedRun};
 use splitbrain_reports::stats::{interval_ranks, permille_sorted};
-use splitbrain_reports::{Cell, DataTable, Section, Table};
+use splitbrain_reports::{
+    curves_over_time, Cell, Chart, ChartError, CurveSeries, DataTable, Section, Table,
+};
 
 /// One measure over a group's runs.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -51,14 +53,20 @@ impl Quantile {
     }
 }
 
-/// Every measure the runs gave, in the order first met.
-pub fn summarise(runs: &[SeedRun]) -> Vec<MeasureSummary> {
-    let mut names: Vec<&'static str> = Vec::new();
-    for name in runs.iter().flat_map(|r| r.measures.iter().map(|m| m.name)) {
-        if !names.contains(&name) {
-            names.push(name);
+/// The distinct names, in the order first met.
+fn first_met<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for name in names {
+        if !distinct.contains(&name) {
+            distinct.push(name);
         }
     }
+    distinct
+}
+
+/// Every measure the runs gave, in the order first met.
+pub fn summarise(runs: &[SeedRun]) -> Vec<MeasureSummary> {
+    let names = first_met(runs.iter().flat_map(|r| r.measures.iter().map(|m| m.name)));
     names
         .into_iter()
         .filter_map(|name| summary_of(name, runs))
@@ -85,6 +93,55 @@ fn summary_of(name: &'static str, runs: &[SeedRun]) -> Option<MeasureSummary> {
         p99: Quantile::of(&values, 990),
         max: values[values.len() - 1],
     })
+}
+
+/// One curve of the algorithm's own properties over a group's runs: at each of
+/// [`CURVE_POINTS`] evenly spaced times from 0 to the longest run's end, the median of the
+/// runs' values then (nearest rank).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MedianCurve {
+    /// The curve's name, as the algorithm gives it.
+    pub name: String,
+    /// Runs that followed it.
+    pub runs: usize,
+    /// `(time, median value)`.
+    pub points: Vec<(u64, f64)>,
+}
+
+/// How many times a median curve is taken at.
+pub const CURVE_POINTS: u64 = 400;
+
+/// Every curve the runs followed, in the order first met.
+pub fn median_curves(runs: &[SeedRun]) -> Vec<MedianCurve> {
+    let names = first_met(runs.iter().flat_map(|r| r.curves.iter().map(|c| c.name)));
+    names
+        .into_iter()
+        .map(|name| median_curve(name, runs))
+        .collect()
+}
+
+fn median_curve(name: &'static str, runs: &[SeedRun]) -> MedianCurve {
+    let curves: Vec<&splitbrain_sim::property::Curve> = runs
+        .iter()
+        .flat_map(|r| r.curves.iter().filter(|c| c.name == name))
+        .collect();
+    let end_ns = (curves.iter())
+        .filter_map(|c| c.points.last().map(|&(at, _)| at))
+        .max()
+        .unwrap_or(0);
+    let points = (0..=CURVE_POINTS)
+        .map(|i| {
+            let at = (u128::from(end_ns) * u128::from(i) / u128::from(CURVE_POINTS)) as u64;
+            let mut values: Vec<f64> = curves.iter().map(|c| c.at(at)).collect();
+            values.sort_by(f64::total_cmp);
+            (at, permille_sorted(&values, 500))
+        })
+        .collect();
+    MedianCurve {
+        name: name.to_string(),
+        runs: curves.len(),
+        points,
+    }
 }
 
 /// What the measures table's columns mean, for the reports.
@@ -125,14 +182,47 @@ pub fn measures_table(first_column: &str, groups: &[GroupSummary]) -> Option<Tab
     Some(t)
 }
 
-/// The report's section on the algorithm's own measures, if any was taken.
-pub fn measures_section(first_column: &str, groups: &[GroupSummary]) -> Option<Section> {
-    let table = measures_table(first_column, groups)?;
-    Some(
-        Section::new("The algorithm's own measures")
-            .text(MEASURES_TEXT)
-            .table(table),
-    )
+/// What the curve charts show, for the reports.
+pub const CURVES_TEXT: &str = "What the algorithm's own properties followed over each run \
+     (its docs say what each is): one line per group, at each time the median over the \
+     group's runs.";
+
+/// The report's section on the algorithm's own measures and curves, if any was taken; the
+/// curves' charts, one per curve with a line per group, go to `charts`.
+pub fn measures_section(
+    first_column: &str,
+    groups: &[GroupSummary],
+    charts: &mut Vec<Chart>,
+) -> Result<Option<Section>, ChartError> {
+    let table = measures_table(first_column, groups);
+    let curves = groups.iter().flat_map(|g| g.curves.iter());
+    let names = first_met(curves.map(|c| c.name.as_str()));
+    if table.is_none() && names.is_empty() {
+        return Ok(None);
+    }
+    let mut section = Section::new("The algorithm's own measures");
+    if let Some(table) = table {
+        section = section.text(MEASURES_TEXT).table(table);
+    }
+    if !names.is_empty() {
+        section = section.text(CURVES_TEXT);
+    }
+    for name in names {
+        let series: Vec<CurveSeries> = (groups.iter())
+            .filter_map(|g| {
+                let curve = g.curves.iter().find(|c| c.name == name)?;
+                Some(CurveSeries {
+                    label: g.label.clone(),
+                    points: curve.points.clone(),
+                })
+            })
+            .collect();
+        let chart_name = format!("curve_{name}");
+        let title = format!("{name} over time, median over the seeds");
+        charts.push(curves_over_time(&chart_name, &title, name, &series)?);
+        section = section.chart(chart_name);
+    }
+    Ok(Some(section))
 }
 
 /// `measures.csv`/`.json`: every group's measures with their intervals; `None` when no
@@ -198,7 +288,7 @@ fn quantile(q: Quantile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use splitbrain_sim::property::Measured;
+    use splitbrain_sim::property::{Curve, Measured};
 
     fn run(seed: u64, measures: &[(&'static str, f64)]) -> SeedRun {
         SeedRun {
@@ -206,6 +296,23 @@ mod tests {
             measures: measures.iter().map(|&(n, v)| Measured::new(n, v)).collect(),
             ..SeedRun::default()
         }
+    }
+
+    #[test]
+    fn a_median_curve_takes_each_time_s_median_over_the_runs() {
+        let runs: Vec<SeedRun> = (1..=3)
+            .map(|s| SeedRun {
+                seed: s,
+                curves: vec![Curve::new("down", vec![(100 * s, s as f64)], 400)],
+                ..SeedRun::default()
+            })
+            .collect();
+        let median = &median_curves(&runs)[0];
+        assert_eq!((median.name.as_str(), median.runs), ("down", 3));
+        assert_eq!(median.points.len() as u64, CURVE_POINTS + 1);
+        let at = |t: u64| median.points.iter().find(|p| p.0 == t).unwrap().1;
+        // At 100 only run 1 is up (1, 0, 0); at 200 runs 1 and 2 (1, 2, 0); at 400 all.
+        assert_eq!((at(0), at(100), at(200), at(400)), (0.0, 0.0, 1.0, 2.0));
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn synthetic_report() -> RunReport {
         final_leader: Some(NodeId(2)),
         observations: Vec::new(),
         measures: Vec::new(),
+        curves: Vec::new(),
     }
 }
 

@@ -47,11 +47,12 @@ pub use aggregate::{
 };
 #[cfg(feature = "charts")]
 pub use chart::{
-    failover_cdf, leadership_timeline, messages_per_election, messages_vs_cluster_size,
-    sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
-    CapturedWindows, CdfSeries, Chart, ChartError, ElectionMessages, FailoverRecorder, LeaseWindow,
-    Objective, ScalingSeries, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,
-    OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS, SEQUENCE_MAX_ARROWS,
+    curves_over_time, failover_cdf, leadership_timeline, messages_per_election,
+    messages_vs_cluster_size, sequence_diagram, sequence_diagram_of, sequence_window,
+    AroundFailovers, CapturedWindow, CapturedWindows, CdfSeries, Chart, ChartError, CurveSeries,
+    ElectionMessages, FailoverRecorder, LeaseWindow, Objective, ScalingSeries, SequenceLabels,
+    SequenceRecorder, SequenceTrace, Settle, OPEN_WINDOW_BUDGET_EVENTS, SEQUENCE_LOOKBACK_NS,
+    SEQUENCE_MAX_ARROWS,
 };
 #[cfg(feature = "charts")]
 pub use chart::{share_by_value, wilson_interval, ShareSeries};

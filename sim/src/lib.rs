@@ -42,8 +42,8 @@ pub use process::{
     Ctx, DurableState, Effect, Message, Names, Process, Signal, SignalKind, TimerKind,
 };
 pub use property::{
-    always, Breach, Measured, Observation, Properties, Property, PropertyFactory, UserObservation,
-    Value, WriteOutcome,
+    always, Breach, Curve, Measured, Observation, Properties, Property, PropertyFactory,
+    UserObservation, Value, WriteOutcome,
 };
 pub use refused::{take_handler_panic, HandlerEvent, Handling, Refusal, RefusedEffect, RunError};
 pub use rng::{SimRng, StreamId, PPM};

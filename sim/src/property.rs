@@ -359,6 +359,76 @@ pub trait Property: Send {
     fn measures(&self, _end_ns: Nanos) -> Vec<Measured> {
         Vec::new()
     }
+
+    /// What the property followed over the run, asked once at its end (`end_ns`): step
+    /// curves the report carries (`RunReport::curves`) and that `compare` draws, one line
+    /// per design, as each time's median over the seeds. A property that follows nothing
+    /// gives none (the default).
+    ///
+    /// ```
+    /// use splitbrain_sim::property::{Breach, Curve, Observation, Property};
+    /// use splitbrain_sim::Nanos;
+    ///
+    /// /// How many leadership claims were made by each moment of a run.
+    /// #[derive(Default)]
+    /// struct Claims(Vec<(Nanos, f64)>);
+    ///
+    /// impl Property for Claims {
+    ///     fn name(&self) -> &'static str {
+    ///         "claims"
+    ///     }
+    ///     fn check(&mut self, now: Nanos, observation: &Observation) -> Result<(), Breach> {
+    ///         if matches!(observation, Observation::Claim { .. }) {
+    ///             self.0.push((now, self.0.len() as f64 + 1.0));
+    ///         }
+    ///         Ok(())
+    ///     }
+    ///     fn curves(&self, end_ns: Nanos) -> Vec<Curve> {
+    ///         vec![Curve::new("claims", self.0.clone(), end_ns)]
+    ///     }
+    /// }
+    /// let claims = Claims(vec![(5, 1.0)]);
+    /// assert_eq!(claims.curves(9)[0].points, [(0, 0.0), (5, 1.0), (9, 1.0)]);
+    /// ```
+    fn curves(&self, _end_ns: Nanos) -> Vec<Curve> {
+        Vec::new()
+    }
+}
+
+/// A quantity a property followed over a run ([`Property::curves`]): a step function,
+/// each point's value holding from its time to the next point's, from 0 to the run's end.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Curve {
+    /// The curve's name, unique in the run, snake_case.
+    pub name: &'static str,
+    /// `(true time, value)`, sorted by time, the first at 0 and the last at the run's end.
+    pub points: Vec<(Nanos, f64)>,
+}
+
+impl Curve {
+    /// The step curve through `steps` (sorted by time; a later step at the same time
+    /// wins), starting at 0 from time 0 and held to `end_ns`.
+    pub fn new(name: &'static str, steps: Vec<(Nanos, f64)>, end_ns: Nanos) -> Self {
+        let mut points: Vec<(Nanos, f64)> = Vec::with_capacity(steps.len() + 2);
+        points.push((0, 0.0));
+        for (at, value) in steps.into_iter().filter(|&(at, _)| at <= end_ns) {
+            match points.last_mut() {
+                Some(last) if last.0 == at => last.1 = value,
+                _ => points.push((at, value)),
+            }
+        }
+        let last = points.last().map_or(0.0, |&(_, value)| value);
+        if points.last().is_some_and(|&(at, _)| at < end_ns) {
+            points.push((end_ns, last));
+        }
+        Self { name, points }
+    }
+
+    /// The value at `at_ns`: the last point's at or before it.
+    pub fn at(&self, at_ns: Nanos) -> f64 {
+        let after = self.points.partition_point(|&(t, _)| t <= at_ns);
+        after.checked_sub(1).map_or(0.0, |i| self.points[i].1)
+    }
 }
 
 /// One number a property measured over a run ([`Property::measures`]), under a stable
@@ -587,6 +657,14 @@ impl Installed {
             return Vec::new();
         }
         self.property.measures(end_ns)
+    }
+
+    /// What the property followed (nothing if it panicked).
+    pub(crate) fn curves(&self, end_ns: Nanos) -> Vec<Curve> {
+        if self.panicked {
+            return Vec::new();
+        }
+        self.property.curves(end_ns)
     }
 
     /// Asks the property about `observation`; a panic comes back as a breach that says so.

@@ -77,6 +77,9 @@ pub struct RunReport {
     /// in the order of the properties: blast radius, balance, whatever an algorithm reports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measures: Vec<crate::property::Measured>,
+    /// What the run's own properties followed over time ([`Property::curves`](crate::Property::curves)).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<crate::property::Curve>,
 }
 
 impl DropStats {

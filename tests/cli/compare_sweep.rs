@@ -1669,3 +1669,58 @@ fn one_service_fault_strikes_the_leaders_service_process_in_designs_on_different
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// An algorithm's own curves (the blast radius of many ranges) are drawn, one line per
+/// design, each time's median over the seeds: a crash shows as ranges unavailable that come
+/// back, and no line is above the ranges there are.
+#[test]
+fn compare_draws_the_algorithms_own_curves_a_line_per_design() {
+    let out = scratch("curves");
+    let dir = out.join("report");
+    let scenario = scenario_file(
+        "multi-raft-curves",
+        r#"Scenario(
+    name: "multi-raft-curves",
+    duration: "20s",
+    nodes: 5,
+    algorithm: MultiRaft(ranges: 20),
+    designs: [
+        (name: "leader-lease", algorithm: MultiRaft(ranges: 20, lease: Leader)),
+        (name: "epoch", algorithm: MultiRaft(ranges: 20, lease: Epoch)),
+    ],
+    faults: [(at: "8s", do: Crash(Node(4)))],
+)"#,
+    );
+    let o = splitbrain([
+        "compare",
+        scenario.to_str().unwrap(),
+        "--seeds",
+        "3",
+        "--sizes",
+        "5",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let files = check_folder(
+        &dir,
+        &["curve_ranges_unavailable", "curve_ranges_leaderless"],
+    );
+    let rows = csv_rows(&files, "curve_ranges_unavailable");
+    for design in ["leader-lease", "epoch"] {
+        let values: Vec<f64> = (rows.iter())
+            .filter(|r| r["series"] == design)
+            .map(|r| r["value"].parse().expect("a number"))
+            .collect();
+        let peak = values.iter().copied().fold(0.0, f64::max);
+        assert!(peak > 0.0 && peak <= 20.0, "{design}: peak {peak}");
+        assert_eq!(
+            values.first(),
+            Some(&0.0),
+            "{design}: none before the crash"
+        );
+        assert_eq!(values.last(), Some(&0.0), "{design}: all back by the end");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

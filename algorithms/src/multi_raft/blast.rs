@@ -2,7 +2,8 @@
 //! (`campaign`, `range_leader`, `leader_ready`, `leader_end`, `lease_start`, `lease_end`) and
 //! the crashes the engine
 //! reports: how many ranges became unavailable, for how long each, the range-seconds
-//! lost, how many at once; the same for ranges without a Raft leader; how often leases
+//! lost, how many at once (and, as curves, how many at every moment); the same for ranges
+//! without a Raft leader; how often leases
 //! moved, and how evenly leases and leaderships sit on the stores at the end. A property
 //! that never breaks, only measures (`Property::measures`): `run`, `compare` and `sweep`
 //! show the numbers.
@@ -19,7 +20,7 @@
 //! leaderships of the crashed store.
 
 use super::properties::{CAMPAIGN, LEADER_END, LEADER_READY, LEASE_END, LEASE_START, RANGE_LEADER};
-use splitbrain_sim::property::{Breach, Measured, Observation, Property, Value};
+use splitbrain_sim::property::{Breach, Curve, Measured, Observation, Property, Value};
 use splitbrain_sim::{Nanos, NodeId, NANOS_PER_SEC};
 use std::collections::BTreeSet;
 
@@ -169,6 +170,12 @@ pub struct BlastRadius {
     stores: usize,
     /// Ranges unavailable now, after their birth.
     unavailable_now: usize,
+    /// Ranges without a leader now, after their first.
+    leaderless_now: usize,
+    /// `(time, ranges unavailable from then)`, at every change.
+    unavailable_steps: Vec<(Nanos, f64)>,
+    /// `(time, ranges without a leader from then)`, at every change.
+    leaderless_steps: Vec<(Nanos, f64)>,
     peak_unavailable: usize,
     lease_moves: u64,
     leader_moves: u64,
@@ -185,6 +192,9 @@ impl BlastRadius {
             led: PerStore::default(),
             stores: 0,
             unavailable_now: 0,
+            leaderless_now: 0,
+            unavailable_steps: Vec::new(),
+            leaderless_steps: Vec::new(),
             peak_unavailable: 0,
             lease_moves: 0,
             leader_moves: 0,
@@ -199,10 +209,12 @@ impl BlastRadius {
             r.born = true;
             if r.unavailable.leave(now_ns) {
                 self.unavailable_now -= 1;
+                step(&mut self.unavailable_steps, now_ns, self.unavailable_now);
             }
         } else if r.born && r.unavailable.enter(now_ns) {
             self.unavailable_now += 1;
             self.peak_unavailable = self.peak_unavailable.max(self.unavailable_now);
+            step(&mut self.unavailable_steps, now_ns, self.unavailable_now);
         }
     }
 
@@ -261,8 +273,9 @@ impl BlastRadius {
         let Some(r) = self.ranges.get_mut(range as usize) else {
             return;
         };
-        if r.leader == Some((node, term)) {
-            r.leaderless.leave(now_ns);
+        if r.leader == Some((node, term)) && r.leaderless.leave(now_ns) {
+            self.leaderless_now -= 1;
+            step(&mut self.leaderless_steps, now_ns, self.leaderless_now);
         }
     }
 
@@ -286,7 +299,10 @@ impl BlastRadius {
             return;
         }
         r.leader = None;
-        r.leaderless.enter(now_ns);
+        if r.leaderless.enter(now_ns) {
+            self.leaderless_now += 1;
+            step(&mut self.leaderless_steps, now_ns, self.leaderless_now);
+        }
         self.led.of(node).remove(&range);
         self.settle(now_ns, range as usize);
     }
@@ -318,6 +334,14 @@ impl BlastRadius {
         let ever = self.ranges.iter().map(&of).filter(|s| s.ever);
         let longest = ever.map(|s| s.longest_one_round_to(end_ns)).max();
         longest.map_or(f64::NAN, |ns| ns as f64 / NANOS_PER_SEC as f64)
+    }
+}
+
+/// Records that a count is `now` from `at_ns` on (a later change at the same time wins).
+fn step(steps: &mut Vec<(Nanos, f64)>, at_ns: Nanos, now: usize) {
+    match steps.last_mut() {
+        Some(last) if last.0 == at_ns => last.1 = now as f64,
+        _ => steps.push((at_ns, now as f64)),
     }
 }
 
@@ -400,6 +424,13 @@ impl Property for BlastRadius {
             .map(|(&name, value)| Measured::new(name, value))
             .collect()
     }
+
+    fn curves(&self, end_ns: Nanos) -> Vec<Curve> {
+        vec![
+            Curve::new("ranges_unavailable", self.unavailable_steps.clone(), end_ns),
+            Curve::new("ranges_leaderless", self.leaderless_steps.clone(), end_ns),
+        ]
+    }
 }
 
 #[cfg(test)]
@@ -481,6 +512,18 @@ mod tests {
         assert_eq!((get("leader_moves"), get("lease_moves")), (2.0, 2.0));
         assert_eq!(get("lease_balance_max_over_mean"), 2.0, "all 4 on one of 2");
         assert_eq!(get("leader_balance_max_over_mean"), 2.0);
+        let curves = blast.curves(30 * S);
+        assert_eq!(curves[0].name, "ranges_unavailable");
+        let down: Vec<(Nanos, f64)> = curves[0].points.clone();
+        let expected = [0, 10, 13, 16, 20, 21, 30].map(|s| s * S);
+        let values = [0.0, 2.0, 1.0, 0.0, 1.0, 0.0, 0.0];
+        assert_eq!(down, expected.into_iter().zip(values).collect::<Vec<_>>());
+        assert_eq!(
+            curves[1].at(11 * S),
+            2.0,
+            "ranges 0 and 2 leaderless at 11 s"
+        );
+        assert_eq!(curves[1].at(13 * S), 1.0);
     }
 
     #[test]

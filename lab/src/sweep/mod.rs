@@ -605,7 +605,11 @@ fn build(
     }
     sections.push(failover);
     sections.push(charting::availability_section("value", summaries));
-    sections.extend(crate::measures::measures_section("value", summaries));
+    sections.extend(crate::measures::measures_section(
+        "value",
+        summaries,
+        &mut charts,
+    )?);
 
     let msgs: Vec<_> = summaries.iter().map(|g| g.messages.clone()).collect();
     charts.push(messages_per_election(

@@ -5,6 +5,7 @@
 
 mod cdf;
 mod cluster;
+mod curve;
 mod legend;
 mod sequence;
 mod share;
@@ -14,6 +15,7 @@ mod timeline;
 
 pub use cdf::{failover_cdf, CdfSeries, Objective};
 pub use cluster::{messages_vs_cluster_size, ScalingSeries};
+pub use curve::{curves_over_time, CurveSeries};
 pub use sequence::{
     sequence_diagram, sequence_diagram_of, sequence_window, AroundFailovers, CapturedWindow,
     CapturedWindows, FailoverRecorder, SequenceLabels, SequenceRecorder, SequenceTrace, Settle,

@@ -85,6 +85,7 @@ pub fn run_report() -> RunReport {
         final_leader: Some(NodeId(4)),
         observations: Vec::new(),
         measures: Vec::new(),
+        curves: Vec::new(),
     }
 }
 

@@ -1246,6 +1246,11 @@ impl<'t, P: Process> Sim<'t, P> {
                 .iter()
                 .flat_map(|installed| installed.measures(end))
                 .collect(),
+            curves: self
+                .properties
+                .iter()
+                .flat_map(|installed| installed.curves(end))
+                .collect(),
         }
     }
 }
