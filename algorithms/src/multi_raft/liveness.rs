@@ -16,11 +16,13 @@ use super::replica::Replica;
 use super::store::Step;
 use splitbrain_sim::{LocalNanos, NodeId};
 
-/// Support between two stores: its epoch and its end on the requester's wall clock.
+/// Support between two stores: its epoch and its end on the requester's wall clock, and on
+/// the supporter's side the requester's incarnation it was asked by.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Support {
     pub(crate) epoch: u64,
     pub(crate) until_wall_ns: LocalNanos,
+    pub(crate) incarnation: u64,
 }
 
 impl Support {
@@ -28,6 +30,7 @@ impl Support {
     pub(crate) const NONE: Support = Support {
         epoch: 0,
         until_wall_ns: LocalNanos::MIN,
+        incarnation: 0,
     };
 }
 
@@ -37,23 +40,39 @@ impl Step<'_, '_, '_> {
         self.config.lease == MultiRaftLease::Leader
     }
 
-    /// Asks every other store for support until `support_duration` from now.
+    /// Asks every other store for support until `support_duration` from now, naming its
+    /// incarnation.
     pub(crate) fn request_support(&mut self) {
         let duration = self.config.support_duration_ns as LocalNanos;
         let until_wall_ns = self.ctx.wall_now().saturating_add(duration);
+        let incarnation = *self.incarnation;
         for store in (0..self.stores).map(NodeId::from) {
             if store != self.me {
-                self.ctx
-                    .send(store, StoreMsg::SupportRequest { until_wall_ns });
+                let request = StoreMsg::SupportRequest {
+                    incarnation,
+                    until_wall_ns,
+                };
+                self.ctx.send(store, request);
             }
         }
     }
 
-    /// A support request: support that lapsed starts a new epoch; the end only moves later.
-    pub(crate) fn on_support_request(&mut self, from: NodeId, until_wall_ns: LocalNanos) {
+    /// A support request: support that lapsed, or asked for by a new incarnation of the
+    /// requester (it restarted: the leaderships it fortified died with it), starts a new
+    /// epoch, ending every fortification of the old one; otherwise the end only moves later.
+    pub(crate) fn on_support_request(
+        &mut self,
+        from: NodeId,
+        incarnation: u64,
+        until_wall_ns: LocalNanos,
+    ) {
         let now = self.ctx.wall_now();
         let support = &mut self.support_for[from.index()];
-        if support.until_wall_ns < now {
+        if incarnation > support.incarnation {
+            support.incarnation = incarnation;
+            support.epoch += 1;
+            support.until_wall_ns = until_wall_ns;
+        } else if support.until_wall_ns < now {
             support.epoch += 1;
         }
         support.until_wall_ns = support.until_wall_ns.max(until_wall_ns);
@@ -87,6 +106,7 @@ impl Step<'_, '_, '_> {
         *known = Support {
             epoch,
             until_wall_ns,
+            incarnation: 0,
         };
         for r in replicas.iter_mut().filter(|r| r.leads()) {
             let bit = self.bit(from, r.range);

@@ -219,6 +219,8 @@ pub enum StoreMsg {
     /// Store liveness: the sender asks for support until `until_wall_ns` on its clock
     /// (`pkg/kv/kvserver/storeliveness`, `MsgHeartbeat`).
     SupportRequest {
+        /// The requester's incarnation (raised by each of its restarts).
+        incarnation: u64,
         /// The end of the support asked for, on the requester's wall clock.
         until_wall_ns: LocalNanos,
     },

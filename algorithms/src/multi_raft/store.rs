@@ -91,6 +91,11 @@ pub struct Store {
     /// Store liveness, per other store, kept across a restart: the support this store
     /// promised it (CockroachDB persists a supporter's promises).
     support_for: Vec<Support>,
+    /// Store liveness, kept across a restart: this store's incarnation, raised by every
+    /// restart (CockroachDB increments a requester's epoch when its store starts), so that
+    /// its supporters start a new epoch and the fortifications of its leaderships from
+    /// before the restart end.
+    incarnation: u64,
     pub(crate) volatile: StoreVolatile,
 }
 
@@ -102,6 +107,8 @@ pub(crate) struct Step<'s, 'c, 'x> {
     pub(crate) volatile: &'s mut StoreVolatile,
     /// Store liveness: the support this store promised each other store.
     pub(crate) support_for: &'s mut Vec<Support>,
+    /// Store liveness: this store's incarnation.
+    pub(crate) incarnation: &'s mut u64,
     /// Per-range messages waiting to leave, one batch per destination store.
     pub(crate) outbox: Vec<Vec<RangeMsg>>,
     /// The liveness range's leader as this store knows it (epoch leases send it their
@@ -174,6 +181,7 @@ impl Store {
             replicas,
             slots,
             support_for: vec![Support::NONE; stores],
+            incarnation: 1,
             volatile: StoreVolatile::new(stores),
         }
     }
@@ -205,6 +213,7 @@ impl Store {
             config: &self.config,
             volatile: &mut self.volatile,
             support_for: &mut self.support_for,
+            incarnation: &mut self.incarnation,
             outbox: vec![Vec::new(); self.stores],
             liveness_leader,
             ctx,
@@ -361,9 +370,12 @@ impl Process for Store {
                     self.volatile.first_range_gossip = Some((term, from));
                 }
             }
-            StoreMsg::SupportRequest { until_wall_ns } => {
-                self.with_step(ctx, |step, _| step.on_support_request(from, until_wall_ns));
-            }
+            StoreMsg::SupportRequest {
+                incarnation,
+                until_wall_ns,
+            } => self.with_step(ctx, |step, _| {
+                step.on_support_request(from, incarnation, until_wall_ns);
+            }),
             StoreMsg::SupportGrant {
                 epoch,
                 until_wall_ns,
@@ -424,6 +436,7 @@ impl Process for Store {
         // leaves, as CockroachDB's Raft does); roles, leaders and leases are not. A lease
         // proposed before the restart is never used again (`Replica.minLeaseProposedTS`).
         self.volatile = StoreVolatile::new(self.stores);
+        self.incarnation += 1;
         self.with_step(ctx, |step, replicas| {
             for replica in replicas.iter_mut() {
                 let timeout = step.draw_timeout_ticks();
