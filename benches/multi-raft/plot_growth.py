@@ -31,6 +31,21 @@ def linear_fit(xs, ys):
     return mean_y - b * mean_x, b
 
 
+def plot_with_fit(ax, xs, ys, color, label, fit_x, fit, fit_label):
+    """The measured points, and the least-squares line `fit` = (fixed, per range) dotted."""
+    fixed, per_range = fit
+    ax.plot(xs, ys, "o-", color=color, label=label)
+    ax.plot(
+        fit_x,
+        [fixed + per_range * x for x in fit_x],
+        ":",
+        color="black",
+        linewidth=1.5,
+        zorder=3,
+        label=fit_label,
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", default="benches/multi-raft/growth.csv")
@@ -61,15 +76,10 @@ def main():
     )
     fit_x = [ranges[0] * (ranges[-1] / ranges[0]) ** (i / 100) for i in range(101)]
 
-    time_ax.plot(ranges, wall_s, "o-", color="tab:blue", label="wall time (median)")
-    time_ax.plot(
-        fit_x,
-        [time_fixed_s + time_per_range_s * r for r in fit_x],
-        ":",
-        color="black",
-        linewidth=1.5,
-        zorder=3,
-        label=f"fit: {time_fixed_s * 1e3:.1f} ms + {time_per_range_s * 1e6:.1f} µs/range",
+    plot_with_fit(
+        time_ax, ranges, wall_s, "tab:blue", "wall time (median)", fit_x,
+        (time_fixed_s, time_per_range_s),
+        f"fit: {time_fixed_s * 1e3:.1f} ms + {time_per_range_s * 1e6:.1f} µs/range",
     )
     time_ax.axhline(BUDGET_S, color="tab:red", linestyle="--", label="30 s budget (issue 48)")
     time_ax.set_xscale("log")
@@ -90,15 +100,10 @@ def main():
         ha="right",
     )
 
-    mem_ax.plot(ranges, rss_mib, "o-", color="tab:green", label="peak RSS (median)")
-    mem_ax.plot(
-        fit_x,
-        [mem_fixed_mib + mem_per_range_mib * r for r in fit_x],
-        ":",
-        color="black",
-        linewidth=1.5,
-        zorder=3,
-        label=f"fit: {mem_fixed_mib:.1f} MiB + {mem_per_range_mib * 1024:.2f} KiB/range",
+    plot_with_fit(
+        mem_ax, ranges, rss_mib, "tab:green", "peak RSS (median)", fit_x,
+        (mem_fixed_mib, mem_per_range_mib),
+        f"fit: {mem_fixed_mib:.1f} MiB + {mem_per_range_mib * 1024:.2f} KiB/range",
     )
     mem_ax.set_xscale("log")
     mem_ax.set_ylim(0, max(rss_mib) * 1.2)

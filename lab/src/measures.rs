@@ -95,9 +95,9 @@ fn summary_of(name: &'static str, runs: &[SeedRun]) -> Option<MeasureSummary> {
     })
 }
 
-/// One curve of the algorithm's own properties over a group's runs: at each of
-/// [`CURVE_POINTS`] evenly spaced times from 0 to the longest run's end, the median of the
-/// runs' values then (nearest rank).
+/// One curve of the algorithm's own properties over a group's runs: at `CURVE_POINTS + 1`
+/// evenly spaced times from 0 to the longest run's end, the median of the runs' values
+/// then (nearest rank).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct MedianCurve {
     /// The curve's name, as the algorithm gives it.
@@ -108,7 +108,8 @@ pub struct MedianCurve {
     pub points: Vec<(u64, f64)>,
 }
 
-/// How many times a median curve is taken at.
+/// How many intervals a median curve's times split the run into (it is taken at one time
+/// more).
 pub const CURVE_POINTS: u64 = 400;
 
 /// Every curve the runs followed, in the order first met.

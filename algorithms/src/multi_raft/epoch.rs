@@ -284,9 +284,8 @@ impl Step<'_, '_, '_> {
         epoch: u64,
         expiration_wall_ns: LocalNanos,
     ) {
-        let asked = self.volatile.increments_asked.keys();
-        let waiting = asked.filter(|&&(s, e)| s == store && e >= epoch).count() > 0;
-        if waiting {
+        let mut asked = self.volatile.increments_asked.keys();
+        if asked.any(|&(s, e)| s == store && e >= epoch) {
             let at = expiration_wall_ns.saturating_add(1);
             self.volatile.increments_asked.insert((store, epoch), at);
             self.arm_increment_wait();

@@ -287,32 +287,15 @@ impl Step<'_, '_, '_> {
     /// range waited on: O(log R) per wait).
     fn wait_for_expiration(&mut self, range: u64, at_wall_ns: LocalNanos) {
         let waits = &mut self.volatile.lease_waits;
-        if !waits.insert((at_wall_ns, range)) {
-            return;
-        }
-        if waits.first() == Some(&(at_wall_ns, range)) {
+        if waits.insert((at_wall_ns, range)) && waits.first() == Some(&(at_wall_ns, range)) {
             self.ctx.set_wall_timer(StoreTimer::LeaseWait, at_wall_ns);
         }
     }
 
-    /// The `LeaseWait` timer: every range whose previous lease has expired by now asks
-    /// again for its lease, if this store still leads it; the timer moves to the next wait.
-    pub(crate) fn on_lease_wait(
-        &mut self,
-        replica_at: impl Fn(u64) -> Option<usize>,
-        replicas: &mut [Replica],
-    ) {
-        let now = self.ctx.wall_now();
-        while let Some(&(at, range)) = self.volatile.lease_waits.first() {
-            if at > now {
-                self.ctx.set_wall_timer(StoreTimer::LeaseWait, at);
-                break;
-            }
-            self.volatile.lease_waits.pop_first();
-            let Some(slot) = replica_at(range) else {
-                continue;
-            };
-            self.request_lease_now(&mut replicas[slot]);
+    /// Arms the `LeaseWait` timer at the earliest wait, if any.
+    pub(crate) fn arm_lease_wait(&mut self) {
+        if let Some(&(at, _)) = self.volatile.lease_waits.first() {
+            self.ctx.set_wall_timer(StoreTimer::LeaseWait, at);
         }
     }
 

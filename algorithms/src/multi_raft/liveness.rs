@@ -45,7 +45,7 @@ impl Step<'_, '_, '_> {
     pub(crate) fn request_support(&mut self) {
         let duration = self.config.support_duration_ns as LocalNanos;
         let until_wall_ns = self.ctx.wall_now().saturating_add(duration);
-        let incarnation = *self.incarnation;
+        let incarnation = self.incarnation;
         for store in (0..self.stores).map(NodeId::from) {
             if store != self.me {
                 let request = StoreMsg::SupportRequest {

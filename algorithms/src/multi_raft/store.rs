@@ -108,7 +108,7 @@ pub(crate) struct Step<'s, 'c, 'x> {
     /// Store liveness: the support this store promised each other store.
     pub(crate) support_for: &'s mut Vec<Support>,
     /// Store liveness: this store's incarnation.
-    pub(crate) incarnation: &'s mut u64,
+    pub(crate) incarnation: u64,
     /// Per-range messages waiting to leave, one batch per destination store.
     pub(crate) outbox: Vec<Vec<RangeMsg>>,
     /// The liveness range's leader as this store knows it (epoch leases send it their
@@ -206,14 +206,16 @@ impl Store {
         ctx: &mut StoreCtx<'c>,
         body: impl FnOnce(&mut Step<'_, 'c, '_>, &mut Vec<Replica>),
     ) {
-        let liveness_leader = self.known_leader();
+        // Only epoch leases send liveness requests: other runs skip the lookup.
+        let epoch = self.config.lease == MultiRaftLease::Epoch;
+        let liveness_leader = epoch.then(|| self.known_leader()).flatten();
         let mut step = Step {
             me: self.id,
             stores: self.stores,
             config: &self.config,
             volatile: &mut self.volatile,
             support_for: &mut self.support_for,
-            incarnation: &mut self.incarnation,
+            incarnation: self.incarnation,
             outbox: vec![Vec::new(); self.stores],
             liveness_leader,
             ctx,
@@ -279,6 +281,24 @@ impl Store {
                     step.on_range_msg(&mut replicas[slot], from, msg);
                 }
             }
+        });
+    }
+
+    /// The `LeaseWait` timer: every range whose previous lease has expired by now asks again
+    /// for its lease, if this store still leads it; the timer moves to the next wait.
+    fn on_lease_wait(&mut self, ctx: &mut StoreCtx<'_>) {
+        let now = ctx.wall_now();
+        let later = self
+            .volatile
+            .lease_waits
+            .split_off(&(now.saturating_add(1), 0));
+        let due = std::mem::replace(&mut self.volatile.lease_waits, later);
+        let slots: Vec<usize> = due.iter().filter_map(|&(_, r)| self.slot(r)).collect();
+        self.with_step(ctx, |step, replicas| {
+            for slot in slots {
+                step.request_lease_now(&mut replicas[slot]);
+            }
+            step.arm_lease_wait();
         });
     }
 
@@ -415,14 +435,7 @@ impl Process for Store {
             StoreTimer::Tick => self.on_tick(ctx),
             StoreTimer::LeaseEnd => self.on_lease_end(ctx),
             StoreTimer::Support => self.on_support_timer(ctx),
-            StoreTimer::LeaseWait => {
-                let slots = self.slots.clone();
-                let count = self.replicas.len();
-                let replica_at = move |range| slots.slot(range).filter(|&slot| slot < count);
-                self.with_step(ctx, |step, replicas| {
-                    step.on_lease_wait(replica_at, replicas)
-                });
-            }
+            StoreTimer::LeaseWait => self.on_lease_wait(ctx),
             StoreTimer::Liveness => self.with_step(ctx, |step, _| step.on_liveness_timer()),
             StoreTimer::IncrementWait => self.with_step(ctx, |step, _| step.on_increment_wait()),
             StoreTimer::LivenessEnd => {
