@@ -564,6 +564,15 @@ impl<'a, M, T, D> Ctx<'a, M, T, D> {
         self.out.push(Effect::Send { to, msg });
     }
 
+    /// How many messages this handler has sent so far ([`Ctx::send`],
+    /// [`Ctx::send_unordered`]): a process that measures its own traffic reads it before and
+    /// after its work.
+    pub fn sent(&self) -> usize {
+        (self.out.iter())
+            .filter(|e| matches!(e, Effect::Send { .. } | Effect::SendUnordered { .. }))
+            .count()
+    }
+
     /// Sends `msg` to `to` without waiting for this handler's or earlier durable writes, nor
     /// for what the process queued behind them: a message another thread of the real process
     /// sends, not behind its write-ahead log (an etcd member's gRPC goroutines forward a
