@@ -21,6 +21,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$bin" compare scenarios/multi-raft-node-crash.ron --seeds 20 --out "$work/multi-raft" >/dev/null
 "$bin" compare scenarios/multi-raft-leaseholder-cut.ron --seeds 20 --out "$work/multi-raft-cut" >/dev/null
+"$bin" compare scenarios/multi-raft-rolling-restart.ron --seeds 20 --out "$work/multi-raft-rolling" >/dev/null
 
 mkdir -p docs/gallery
 cp "$work/compare/failover_cdf.png"             docs/gallery/compare-failover-cdf.png
@@ -39,6 +40,7 @@ cp "$work/review-run/sequence_failover_1.png"  docs/gallery/review-controller-st
 cp "$work/review-run/timeline.png"             docs/gallery/review-controller-stall-timeline.png
 cp "$work/multi-raft/curve_ranges_unavailable.png"     docs/gallery/multi-raft-crash-unavailable.png
 cp "$work/multi-raft-cut/curve_ranges_unavailable.png" docs/gallery/multi-raft-leaseholder-cut-unavailable.png
+cp "$work/multi-raft-rolling/curve_lease_balance.png"  docs/gallery/multi-raft-rolling-lease-balance.png
 # The raft-rs differential ships whole (report.md links every chart, CSV and JSON), written
 # in place so that its command line names the folder it is in.
 rm -rf docs/gallery/raft-vs-raft-rs

@@ -25,6 +25,7 @@ mod known_bugs;
 mod leases;
 mod liveness_clock_jumps;
 mod memory_limits;
+mod multi_raft;
 mod objective;
 mod plot;
 mod published_results;

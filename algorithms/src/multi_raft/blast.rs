@@ -4,7 +4,10 @@
 //! reports: how many ranges became unavailable, for how long each, the range-seconds
 //! lost, how many at once (and, as curves, how many at every moment); the same for ranges
 //! without a Raft leader; how often leases
-//! moved, and how evenly leases and leaderships sit on the stores at the end. A property
+//! moved (by failures and by transfers), how evenly leases and leaderships sit on the stores
+//! (at the end, and the lease balance as a curve), and how many messages per second each
+//! store sends (from the counts the stores report on each heartbeat round). A stretch that
+//! begins with a lease transfer is a handover, counted apart from the failures. A property
 //! that never breaks, only measures (`Property::measures`): `run`, `compare` and `sweep`
 //! show the numbers.
 //!
@@ -19,13 +22,16 @@
 //! observation does not grow with the number of ranges; a crash costs the leases and
 //! leaderships of the crashed store.
 
-use super::properties::{CAMPAIGN, LEADER_END, LEADER_READY, LEASE_END, LEASE_START, RANGE_LEADER};
+use super::properties::{
+    CAMPAIGN, LEADER_END, LEADER_READY, LEASE_END, LEASE_START, LEASE_TRANSFER, MESSAGES_SENT,
+    RANGE_LEADER,
+};
 use splitbrain_sim::property::{Breach, Curve, Measured, Observation, Property, Value};
 use splitbrain_sim::{Nanos, NodeId, NANOS_PER_SEC};
 use std::collections::BTreeSet;
 
 /// The measures' names, in the order they are reported.
-pub const MEASURES: [&str; 20] = [
+pub const MEASURES: [&str; 26] = [
     "ranges_lost",
     "never_available",
     "peak_unavailable",
@@ -46,6 +52,12 @@ pub const MEASURES: [&str; 20] = [
     "lease_moves",
     "lease_balance_max_over_mean",
     "leader_balance_max_over_mean",
+    "lease_transfers",
+    "handovers",
+    "handover_max_s",
+    "messages_per_s_mean_store",
+    "messages_per_s_max_store",
+    "messages_per_s_peak",
 ];
 
 /// Stretches of one condition of one range (unavailable, or leaderless).
@@ -64,14 +76,21 @@ struct Stretches {
     rounds_over_one: bool,
     /// Its longest stretch without such an election.
     longest_one_round_ns: Nanos,
+    /// Whether the open stretch began with a lease transfer (a handover, not a failure).
+    handover: bool,
+    /// Handovers ended, and the longest of them.
+    handovers: u64,
+    longest_handover_ns: Nanos,
 }
 
 impl Stretches {
-    fn enter(&mut self, now_ns: Nanos) -> bool {
+    /// Enters the condition at `now_ns`, by a lease transfer (`handover`) or a failure.
+    fn enter(&mut self, now_ns: Nanos, handover: bool) -> bool {
         let entered = self.since.is_none();
         if entered {
             self.since = Some(now_ns);
-            self.ever = true;
+            self.handover = handover;
+            self.ever |= !handover;
         }
         entered
     }
@@ -81,28 +100,51 @@ impl Stretches {
             return false;
         };
         let gap = now_ns.saturating_sub(since);
+        self.total_ns += gap;
+        if std::mem::take(&mut self.handover) {
+            self.handovers += 1;
+            self.longest_handover_ns = self.longest_handover_ns.max(gap);
+            self.rounds_over_one = false;
+            return true;
+        }
         self.longest_ns = self.longest_ns.max(gap);
         if !std::mem::take(&mut self.rounds_over_one) {
             self.longest_one_round_ns = self.longest_one_round_ns.max(gap);
         }
-        self.total_ns += gap;
         true
+    }
+
+    /// The failure stretch open at `end_ns`, if one is: its length.
+    fn open_failure_to(&self, end_ns: Nanos) -> Option<Nanos> {
+        let since = self.since.filter(|_| !self.handover)?;
+        Some(end_ns.saturating_sub(since))
+    }
+
+    /// Its handovers, one still open counted to `end_ns`: how many, and the longest.
+    fn handovers_to(&self, end_ns: Nanos) -> (u64, Nanos) {
+        match self.since.filter(|_| self.handover) {
+            Some(since) => (
+                self.handovers + 1,
+                (self.longest_handover_ns).max(end_ns.saturating_sub(since)),
+            ),
+            None => (self.handovers, self.longest_handover_ns),
+        }
     }
 
     /// Its longest stretch with one-round elections only, one still open lasting to
     /// `end_ns`.
     fn longest_one_round_to(&self, end_ns: Nanos) -> Nanos {
-        let open = match self.since {
-            Some(since) if !self.rounds_over_one => end_ns.saturating_sub(since),
+        let open = match self.open_failure_to(end_ns) {
+            Some(open) if !self.rounds_over_one => open,
             _ => 0,
         };
         self.longest_one_round_ns.max(open)
     }
 
-    /// Its longest stretch, one still open lasting to `end_ns`.
+    /// Its longest failure stretch, one still open lasting to `end_ns`.
     fn longest_to(&self, end_ns: Nanos) -> Nanos {
-        let open = self.since.map_or(0, |since| end_ns.saturating_sub(since));
-        self.longest_ns.max(open)
+        self.longest_ns
+            .max(self.open_failure_to(end_ns).unwrap_or(0))
     }
 
     fn total_to(&self, end_ns: Nanos) -> Nanos {
@@ -125,6 +167,8 @@ struct Range {
     last_term: u64,
     /// Whether it was ever available.
     born: bool,
+    /// Whether its lease is being transferred: the stretches it opens are handovers.
+    handing_over: bool,
     unavailable: Stretches,
     leaderless: Stretches,
 }
@@ -176,6 +220,13 @@ pub struct BlastRadius {
     unavailable_steps: Vec<(Nanos, f64)>,
     /// `(time, ranges without a leader from then)`, at every change.
     leaderless_steps: Vec<(Nanos, f64)>,
+    /// `(time, lease balance from then)`, at every change.
+    balance_steps: Vec<(Nanos, f64)>,
+    lease_transfers: u64,
+    /// Per store: its last report of messages sent, `(true time, count)`.
+    sent: Vec<(Nanos, u64)>,
+    /// The most messages per second one store sent between two of its reports.
+    peak_rate: f64,
     peak_unavailable: usize,
     lease_moves: u64,
     leader_moves: u64,
@@ -195,6 +246,10 @@ impl BlastRadius {
             leaderless_now: 0,
             unavailable_steps: Vec::new(),
             leaderless_steps: Vec::new(),
+            balance_steps: Vec::new(),
+            lease_transfers: 0,
+            sent: Vec::new(),
+            peak_rate: 0.0,
             peak_unavailable: 0,
             lease_moves: 0,
             leader_moves: 0,
@@ -207,11 +262,12 @@ impl BlastRadius {
         let r = &mut self.ranges[range];
         if r.available() {
             r.born = true;
+            r.handing_over = false;
             if r.unavailable.leave(now_ns) {
                 self.unavailable_now -= 1;
                 step(&mut self.unavailable_steps, now_ns, self.unavailable_now);
             }
-        } else if r.born && r.unavailable.enter(now_ns) {
+        } else if r.born && r.unavailable.enter(now_ns, r.handing_over) {
             self.unavailable_now += 1;
             self.peak_unavailable = self.peak_unavailable.max(self.unavailable_now);
             step(&mut self.unavailable_steps, now_ns, self.unavailable_now);
@@ -232,6 +288,35 @@ impl BlastRadius {
         }
         self.held.of(node).insert(range);
         self.settle(now_ns, range as usize);
+        self.lease_balance_changed(now_ns);
+    }
+
+    /// `range`'s holder starts moving its lease: until the range is available again, what
+    /// it goes through is a handover.
+    fn lease_transfer(&mut self, range: u64) {
+        if let Some(r) = self.ranges.get_mut(range as usize) {
+            r.handing_over = true;
+            self.lease_transfers += 1;
+        }
+    }
+
+    /// Records the lease balance after a lease started or ended, if it changed, once
+    /// there are at least as many leases as stores (before, one lease on one of seven
+    /// stores would read as a balance of 7).
+    fn lease_balance_changed(&mut self, now_ns: Nanos) {
+        let leases: usize = self.held.0.iter().map(BTreeSet::len).sum();
+        if leases < self.stores {
+            return;
+        }
+        let balance = self.held.balance(self.stores);
+        let last = self.balance_steps.last();
+        if balance.is_nan() || last.is_some_and(|&(_, b)| b == balance) {
+            return;
+        }
+        match self.balance_steps.last_mut() {
+            Some(last) if last.0 == now_ns => last.1 = balance,
+            _ => self.balance_steps.push((now_ns, balance)),
+        }
     }
 
     fn lease_end(&mut self, now_ns: Nanos, node: NodeId, range: u64) {
@@ -244,6 +329,7 @@ impl BlastRadius {
         r.holder = None;
         self.held.of(node).remove(&range);
         self.settle(now_ns, range as usize);
+        self.lease_balance_changed(now_ns);
     }
 
     fn leader_start(&mut self, now_ns: Nanos, node: NodeId, range: u64, term: u64) {
@@ -299,7 +385,7 @@ impl BlastRadius {
             return;
         }
         r.leader = None;
-        if r.leaderless.enter(now_ns) {
+        if r.leaderless.enter(now_ns, r.handing_over) {
             self.leaderless_now += 1;
             step(&mut self.leaderless_steps, now_ns, self.leaderless_now);
         }
@@ -316,6 +402,32 @@ impl BlastRadius {
                 self.leader_end(now_ns, leader, range, term);
             }
         }
+    }
+
+    /// `node` reports `count` messages sent since the run began.
+    fn messages_sent(&mut self, now_ns: Nanos, node: NodeId, count: u64) {
+        if self.sent.len() <= node.index() {
+            self.sent.resize(node.index() + 1, (0, 0));
+        }
+        let (at, last) = std::mem::replace(&mut self.sent[node.index()], (now_ns, count));
+        if now_ns > at && count >= last {
+            let rate = (count - last) as f64 * NANOS_PER_SEC as f64 / (now_ns - at) as f64;
+            self.peak_rate = self.peak_rate.max(rate);
+        }
+    }
+
+    /// Messages per second per store, over the run to each store's last report: the mean
+    /// over the stores, and the busiest store's.
+    fn message_rates(&self) -> (f64, f64) {
+        let rates: Vec<f64> = (self.sent.iter())
+            .filter(|&&(at, _)| at > 0)
+            .map(|&(at, count)| count as f64 * NANOS_PER_SEC as f64 / at as f64)
+            .collect();
+        if rates.is_empty() {
+            return (f64::NAN, f64::NAN);
+        }
+        let mean = rates.iter().sum::<f64>() / self.stores.max(rates.len()) as f64;
+        (mean, rates.iter().copied().fold(0.0, f64::max))
     }
 
     /// Each range's longest stretch in one condition, for the ranges that were ever in it,
@@ -363,6 +475,15 @@ impl Property for BlastRadius {
     fn check(&mut self, now_ns: Nanos, observation: &Observation) -> Result<(), Breach> {
         // Every store shows up (its terms after each handler): the balances' denominator.
         self.stores = self.stores.max(observation.node().index() + 1);
+        if let Observation::User {
+            node,
+            name: MESSAGES_SENT,
+            value: Value::U64(count),
+        } = *observation
+        {
+            self.messages_sent(now_ns, node, count);
+            return Ok(());
+        }
         let Observation::User {
             node,
             name,
@@ -381,6 +502,7 @@ impl Property for BlastRadius {
             LEADER_END => self.leader_end(now_ns, node, range, second),
             CAMPAIGN => self.campaign(range, second),
             LEADER_READY => self.leader_ready(now_ns, node, range, second),
+            LEASE_TRANSFER => self.lease_transfer(range),
             _ => {}
         }
         Ok(())
@@ -394,7 +516,18 @@ impl Property for BlastRadius {
         let unavailable_ns: Nanos = (self.ranges.iter())
             .map(|r| r.unavailable.total_to(end_ns))
             .sum();
+        let (handovers, handover_max_ns) = (self.ranges.iter())
+            .map(|r| r.unavailable.handovers_to(end_ns))
+            .fold((0, 0), |(n, longest), (count, ns)| {
+                (n + count, longest.max(ns))
+            });
         let [o_min, o_p50, o_p99, o_max] = spread_s(&outages);
+        let (rate_mean, rate_max) = self.message_rates();
+        let peak = if rate_mean.is_nan() {
+            f64::NAN
+        } else {
+            self.peak_rate
+        };
         let [l_min, l_p50, l_p99, l_max] = spread_s(&leaderless);
         let values = [
             outages.len() as f64,
@@ -417,6 +550,16 @@ impl Property for BlastRadius {
             self.lease_moves as f64,
             self.held.balance(self.stores),
             self.led.balance(self.stores),
+            self.lease_transfers as f64,
+            handovers as f64,
+            if handovers == 0 {
+                f64::NAN
+            } else {
+                seconds(handover_max_ns)
+            },
+            rate_mean,
+            rate_max,
+            peak,
         ];
         MEASURES
             .iter()
@@ -429,6 +572,7 @@ impl Property for BlastRadius {
         vec![
             Curve::new("ranges_unavailable", self.unavailable_steps.clone(), end_ns),
             Curve::new("ranges_leaderless", self.leaderless_steps.clone(), end_ns),
+            Curve::new("lease_balance", self.balance_steps.clone(), end_ns),
         ]
     }
 }

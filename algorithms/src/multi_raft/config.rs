@@ -43,11 +43,16 @@ pub enum MultiRaftVariant {
     /// and a follower votes while it supports the leader it fortified (a leader lease):
     /// two stores can believe they hold the same range's lease.
     EarlyLease,
+    /// A new holder's lease keeps the previous lease's sequence instead of raising it
+    /// (CockroachDB raises `Lease.Sequence` on every change of holder so that a command
+    /// proposed under an older lease is refused below Raft): the range's resource takes
+    /// the same fencing token from two stores, even though their leases never overlap.
+    ReusedSequence,
 }
 
 impl MultiRaftVariant {
     /// Every variant, as a scenario names it.
-    pub const NAMES: &'static [&'static str] = &["Correct", "EarlyLease"];
+    pub const NAMES: &'static [&'static str] = &["Correct", "EarlyLease", "ReusedSequence"];
 }
 
 /// The settings of a multi-range run. Every engine member is a store; each range has
@@ -78,9 +83,26 @@ pub struct MultiRaftConfig {
     /// Store liveness (`StoreLivenessSupportDuration`): how long each support lasts, from
     /// the request, on the requester's clock.
     pub support_duration_ns: u64,
+    /// Count-based lease rebalancing (CockroachDB's lease queue, on by default): a store
+    /// holding more leases than the mean transfers them to replicas on stores holding fewer.
+    pub lease_rebalancing: bool,
+    /// `COCKROACH_SCAN_INTERVAL`: the replica scanner visits each of a store's replicas
+    /// about once in this interval (each visit at least `SCAN_MIN_IDLE_NS` and at most
+    /// `SCAN_MAX_IDLE_NS` after the last).
+    pub scan_interval_ns: u64,
+    /// `kv.allocator.min_lease_transfer_interval`: a store starts at most one rebalancing
+    /// lease transfer per this interval.
+    pub min_lease_transfer_interval_ns: u64,
     /// The correct model or a broken one.
     pub variant: MultiRaftVariant,
 }
+
+/// `COCKROACH_SCAN_MIN_IDLE_TIME`'s default (`pkg/base/config.go`,
+/// `defaultScanMinIdleTime`): the scanner waits at least this long between two replicas.
+pub const SCAN_MIN_IDLE_NS: u64 = 10_000_000;
+/// `COCKROACH_SCAN_MAX_IDLE_TIME`'s default (`pkg/base/config.go`,
+/// `defaultScanMaxIdleTime`): the scanner waits at most this long between two replicas.
+pub const SCAN_MAX_IDLE_NS: u64 = SEC_NS;
 
 /// One second, in nanoseconds.
 const SEC_NS: u64 = 1_000_000_000;
@@ -98,6 +120,9 @@ impl Default for MultiRaftConfig {
             max_offset_ns: SEC_NS / 2,
             support_heartbeat_ns: SEC_NS,
             support_duration_ns: 3 * SEC_NS,
+            lease_rebalancing: true,
+            scan_interval_ns: 600 * SEC_NS,
+            min_lease_transfer_interval_ns: SEC_NS,
             variant: MultiRaftVariant::Correct,
         }
     }
@@ -131,6 +156,16 @@ impl MultiRaftConfig {
     /// loop's retry backoff, at most 1 s).
     pub fn liveness_retry_ns(&self) -> u64 {
         SEC_NS
+    }
+
+    /// The scanner's wait before its next replica (`pkg/kv/kvserver/scanner.go`,
+    /// `replicaScanner.paceInterval`): what is left of the scan interval `elapsed_ns` into
+    /// the cycle, spread over the store's `replicas`, kept between the minimum and maximum
+    /// idle times.
+    pub fn scan_idle_ns(&self, elapsed_ns: u64, replicas: usize) -> u64 {
+        let remaining_ns = self.scan_interval_ns.saturating_sub(elapsed_ns);
+        let spread = remaining_ns / (replicas.max(1) as u64);
+        spread.clamp(SCAN_MIN_IDLE_NS, SCAN_MAX_IDLE_NS)
     }
 
     /// The longest election timeout, in local nanoseconds: `2 * election_ticks - 1` ticks.

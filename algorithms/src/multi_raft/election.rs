@@ -6,7 +6,7 @@
 use super::config::MultiRaftVariant;
 use super::messages::{Beat, RangeMsg, StoreMsg};
 use super::placement;
-use super::properties::{CAMPAIGN, LEADER_END, RANGE_LEADER};
+use super::properties::{CAMPAIGN, LEADER_END, RANGE_LEADER, RANGE_WRITE};
 use super::replica::{Replica, Role};
 use super::store::{Step, FIRST_RANGE};
 use splitbrain_sim::{NodeId, Signal};
@@ -15,6 +15,7 @@ impl Step<'_, '_, '_> {
     /// One Raft tick of `r` (etcd raft's `tickElection` / `tickHeartbeat`).
     pub(crate) fn tick(&mut self, r: &mut Replica) {
         if !r.leads() {
+            self.maybe_defortify(r);
             self.tick_election(r);
             return;
         }
@@ -59,7 +60,7 @@ impl Step<'_, '_, '_> {
     /// `deFortify`: the follower no longer supports the leader it fortified; its election
     /// countdown moves to the election timeout, so it may vote at once and campaigns once
     /// its randomized timeout is reached.
-    fn de_fortify(&mut self, r: &mut Replica) {
+    pub(crate) fn de_fortify(&mut self, r: &mut Replica) {
         r.fortified = None;
         r.elapsed_ticks = self.config.election_ticks;
     }
@@ -132,9 +133,13 @@ impl Step<'_, '_, '_> {
                 self.ctx.stepped_down();
             }
         }
-        if r.leads() && self.leader_leases() && r.held.is_some() {
-            // A leader lease is its leader's only while it leads.
-            self.end_lease(r);
+        if r.leads() && self.leader_leases() {
+            if r.held.is_some() {
+                // A leader lease is its leader's only while it leads.
+                self.end_lease(r);
+            }
+            // Its followers are released once the support it had has run out.
+            r.defortify = Some((r.term, self.lead_support_until(r)));
         }
         if r.fortified
             .is_some_and(|(fortified, _)| Some(fortified) != leader)
@@ -143,6 +148,7 @@ impl Step<'_, '_, '_> {
         }
         r.fortifiers = 0;
         r.lease_granted = false;
+        r.transfer_to = None;
         if term > r.term {
             r.term = term;
             r.vote = None;
@@ -179,10 +185,14 @@ impl Step<'_, '_, '_> {
     }
 
     /// A coalesced heartbeat round: for every other store, one message with a beat for
-    /// every range this store leads that has a replica there.
+    /// every range this store leads that has a replica there, and its lease count. Every
+    /// range it serves (leads and holds the lease of) writes to its resource.
     pub(crate) fn send_heartbeats(&mut self, replicas: &[Replica]) {
         let mut beats: Vec<Vec<Beat>> = vec![Vec::new(); self.stores];
         for r in replicas.iter().filter(|r| r.leads()) {
+            if let Some((lease, _)) = r.held {
+                self.ctx.observe(RANGE_WRITE, (r.range, lease.seq));
+            }
             for peer in placement::replicas(r.range, self.stores, self.config.replication) {
                 if peer != self.me {
                     let beat = Beat {
@@ -196,10 +206,11 @@ impl Step<'_, '_, '_> {
                 self.gossip_first_range(r.term);
             }
         }
+        let leases = self.volatile.leases_held;
         for (to, beats) in beats.into_iter().enumerate() {
             if !beats.is_empty() {
-                self.ctx
-                    .send(NodeId::from(to), StoreMsg::Heartbeats { beats });
+                let msg = StoreMsg::Heartbeats { beats, leases };
+                self.ctx.send(NodeId::from(to), msg);
             }
         }
     }
@@ -274,6 +285,7 @@ impl Step<'_, '_, '_> {
                 pre: true,
                 ..
             } => self.on_pre_vote(r, from, term, last),
+            RangeMsg::DeFortify { term, .. } => self.on_defortify(r, from, term),
             RangeMsg::TimeoutNow { term, .. } => {
                 // Only from the leader of this replica's term (etcd raft's `MsgTimeoutNow`).
                 if term == r.term && !r.leads() && r.leader == Some(from) {

@@ -196,8 +196,18 @@ impl Step<'_, '_, '_> {
         if !self.own_liveness_usable() || lease.epoch != self.volatile.own_liveness.epoch {
             return;
         }
-        if r.held.is_some() {
-            self.end_lease(r);
+        match r.held {
+            Some((held, key)) if held.seq == lease.seq && held.epoch == 0 => {
+                // The upgrade of a transferred expiration-based lease under the same
+                // sequence (`roachpb.Lease.Equivalent`): held without a break.
+                let removed = self.volatile.lease_ends.remove(&(key, r.range));
+                assert!(removed, "a held expiration lease has its end on file");
+                r.held = Some((lease, LocalNanos::MAX));
+                self.arm_lease_timer();
+                return;
+            }
+            Some(_) => self.end_lease(r),
+            None => {}
         }
         r.held = Some((lease, LocalNanos::MAX));
         self.ctx.observe(LEASE_START, (r.range, lease.seq));
@@ -212,12 +222,34 @@ impl Step<'_, '_, '_> {
         let current = r.entry.lease;
         let mine = Lease {
             holder: self.me.0,
-            seq: current.seq + 1,
+            seq: self.next_seq(current.seq),
             expiration_wall_ns: LocalNanos::MAX,
             epoch: self.volatile.own_liveness.epoch,
         };
         if current.holder == u32::MAX || current.holder == self.me.0 {
-            return r.held.is_none().then_some(mine);
+            return match r.held {
+                None => Some(mine),
+                // A transferred expiration-based lease, upgraded under its sequence
+                // (`kv.transfer_expiration_leases_first.enabled`) once the store's record
+                // lasts at least as long (`roachpb.Lease.Equivalent`: "this promotion is
+                // only proposed if the liveness expiration is later than previous
+                // expiration"): a store that takes the epoch lease by raising the epoch
+                // must not find the expiration lease still running.
+                Some((held, _)) if held.epoch == 0 => {
+                    let until = self.volatile.own_liveness.until_wall_ns;
+                    let outlasts = until.is_some_and(|u| u >= held.expiration_wall_ns);
+                    outlasts.then_some(Lease {
+                        seq: held.seq,
+                        ..mine
+                    })
+                }
+                Some(_) => None,
+            };
+        }
+        if current.epoch == 0 {
+            // Another store's transferred expiration-based lease: waited out by its
+            // expiration.
+            return self.expiration_lease_over(r.range, current).then_some(mine);
         }
         let holder = current.holder as usize;
         // Variant EarlyLease: the new holder does not wait for the old holder's epoch to be
@@ -312,12 +344,17 @@ impl Step<'_, '_, '_> {
             return;
         }
         let lease = r.entry.lease;
-        if lease.holder == u32::MAX || lease.holder == self.me.0 {
+        if lease.holder == u32::MAX || lease.holder == self.me.0 || r.transfer_to.is_some() {
             return;
         }
         let holder = NodeId(lease.holder);
         let heard = r.heard & self.bit(holder, r.range) != 0;
-        let valid = self.volatile.epochs_seen[holder.index()] <= lease.epoch;
+        let valid = if lease.epoch == 0 {
+            // A transferred expiration-based lease.
+            self.ctx.wall_now() < lease.expiration_wall_ns
+        } else {
+            self.volatile.epochs_seen[holder.index()] <= lease.epoch
+        };
         if heard && valid {
             let msg = RangeMsg::TimeoutNow {
                 range: r.range,

@@ -34,6 +34,7 @@ impl Step<'_, '_, '_> {
                 return;
             }
             r.pending = None;
+            r.transfer_to = None;
             self.drop_liveness_requests(r);
         }
         if let Some(lease) = self.lease_to_request(r) {
@@ -56,7 +57,7 @@ impl Step<'_, '_, '_> {
             // A leader lease has no expiration of its own: its leader's support is its end.
             return (!r.lease_granted).then_some(Lease {
                 holder: self.me.0,
-                seq: current.seq + 1,
+                seq: self.next_seq(current.seq),
                 expiration_wall_ns: LocalNanos::MAX,
                 epoch: 0,
             });
@@ -79,19 +80,38 @@ impl Step<'_, '_, '_> {
                 epoch: 0,
             });
         }
-        let expired = now > current.expiration_wall_ns;
-        let may = expired || self.config.variant == MultiRaftVariant::EarlyLease;
-        if !may {
-            // CockroachDB requests the lease when a request finds it expired; here the
-            // leader comes back right after the expiration instead of at its next tick.
-            self.wait_for_expiration(r.range, current.expiration_wall_ns.saturating_add(1));
+        self.expiration_lease_over(r.range, current)
+            .then_some(Lease {
+                holder: me,
+                seq: self.next_seq(current.seq),
+                expiration_wall_ns,
+                epoch: 0,
+            })
+    }
+
+    /// Whether another store's expiration-based lease `current` of `range` is over, so
+    /// that this leader may propose its own: once it has expired by this store's clock
+    /// (`RequestLease`; variant `EarlyLease`: at once). If not, the leader comes back right
+    /// after the expiration (CockroachDB requests the lease when a request finds it
+    /// expired; the model has no requests).
+    pub(crate) fn expiration_lease_over(&mut self, range: u64, current: Lease) -> bool {
+        let expired = self.ctx.wall_now() > current.expiration_wall_ns;
+        let over = expired || self.config.variant == MultiRaftVariant::EarlyLease;
+        if !over {
+            self.wait_for_expiration(range, current.expiration_wall_ns.saturating_add(1));
         }
-        may.then_some(Lease {
-            holder: me,
-            seq: current.seq + 1,
-            expiration_wall_ns,
-            epoch: 0,
-        })
+        over
+    }
+
+    /// The sequence of a lease for a new holder after a lease of sequence `seq`: the next
+    /// one (`roachpb.Lease.Sequence` is raised on every change of holder); variant
+    /// `ReusedSequence` keeps it.
+    pub(crate) fn next_seq(&self, seq: u64) -> u64 {
+        if self.config.variant == MultiRaftVariant::ReusedSequence && seq > 0 {
+            seq
+        } else {
+            seq + 1
+        }
     }
 
     /// The leader appends a record of `lease` to its log and sends it to the other
@@ -144,6 +164,11 @@ impl Step<'_, '_, '_> {
         if accepted {
             // The same as a heartbeat: follow the sender, restart the countdown.
             let _ = self.on_beat(r, from, term);
+            if entry.lease.holder == self.me.0 {
+                // A lease record naming this store, from a leader since it started: a
+                // transferred lease it may use once it leads.
+                r.lease_in = Some(entry.lease.seq);
+            }
             if entry.position() > r.entry.position() {
                 r.entry = entry;
             }
@@ -179,7 +204,8 @@ impl Step<'_, '_, '_> {
         };
         if accepted && pending.index == index {
             pending.acks |= self.bit(from, r.range);
-            if pending.acks.count_ones() as usize >= self.config.quorum() {
+            let acks = pending.acks;
+            if acks.count_ones() as usize >= self.config.quorum() && self.transfer_acked(r, acks) {
                 self.commit(r);
             }
         }
@@ -190,12 +216,20 @@ impl Step<'_, '_, '_> {
     fn commit(&mut self, r: &mut Replica) {
         let pending = r.pending.take().expect("a commit is of a pending record");
         let lease = r.entry.lease;
-        if !pending.request && pending.index == r.first_index_of_term {
+        if r.transfer_to.is_some() {
+            self.hand_over(r);
+            return;
+        }
+        let election_entry = !pending.request && pending.index == r.first_index_of_term;
+        if election_entry {
             // The entry it appended on election is committed: the election is over (the
             // failover table's "Election (3x RTT: prevote, vote, append)").
             self.ctx.observe(LEADER_READY, (r.range, r.term));
         }
         self.liveness_committed(r, pending.index);
+        if election_entry {
+            self.take_transferred_lease(r);
+        }
         // A lease found in the log on election is not used, even if it names this store: it
         // may predate a restart (`Replica.minLeaseProposedTS`).
         if !pending.request || lease.holder != self.me.0 {
@@ -207,9 +241,14 @@ impl Step<'_, '_, '_> {
             r.lease_granted = true;
             self.refresh_leader_lease(r);
         } else {
-            let usable_until = self.usable_until(lease.expiration_wall_ns);
-            self.hold(r, lease, usable_until);
+            self.hold_expiration_lease(r, lease);
         }
+    }
+
+    /// The store holds expiration-based `lease` until the stasis before its expiration.
+    pub(crate) fn hold_expiration_lease(&mut self, r: &mut Replica, lease: Lease) {
+        let usable_until = self.usable_until(lease.expiration_wall_ns);
+        self.hold(r, lease, usable_until);
     }
 
     /// A leader's leader lease against its support now: it starts, moves its end, or ends.

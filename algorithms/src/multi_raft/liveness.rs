@@ -11,7 +11,7 @@
 //!   followers that fortified it in the epoch it knows (`LeadSupportUntil`).
 
 use super::config::{MultiRaftLease, MultiRaftVariant};
-use super::messages::StoreMsg;
+use super::messages::{RangeMsg, StoreMsg};
 use super::replica::Replica;
 use super::store::Step;
 use splitbrain_sim::{LocalNanos, NodeId};
@@ -161,6 +161,36 @@ impl Step<'_, '_, '_> {
         if fortifiers != r.fortifiers {
             r.fortifiers = fortifiers;
             self.refresh_leader_lease(r);
+        }
+    }
+
+    /// A leader that stepped down releases the followers that fortified it, on every tick
+    /// once the support it had then has run out, until it learns of a newer term
+    /// (`pkg/raft/raft.go`: `shouldBcastDeFortify` waits for `CanDefortify`, the end of the
+    /// leader's support, and stops once a later term commits; `bcastDeFortify`).
+    pub(crate) fn maybe_defortify(&mut self, r: &mut Replica) {
+        let Some((term, support_until)) = r.defortify else {
+            return;
+        };
+        if r.term > term {
+            r.defortify = None;
+        } else if self.ctx.wall_now() > support_until {
+            self.send_to_peers(
+                r.range,
+                RangeMsg::DeFortify {
+                    range: r.range,
+                    term,
+                },
+            );
+        }
+    }
+
+    /// `MsgDeFortifyLeader` from the leader of `term`: a follower that fortified it stops
+    /// (`deFortify`), and may campaign after its randomized timeout.
+    pub(crate) fn on_defortify(&mut self, r: &mut Replica, from: NodeId, term: u64) {
+        let fortified_sender = r.fortified.is_some_and(|(leader, _)| leader == from);
+        if term == r.term && fortified_sender {
+            self.de_fortify(r);
         }
     }
 

@@ -134,12 +134,22 @@ pub enum RangeMsg {
         pre: bool,
     },
     /// The leader hands its leadership to the receiver, which campaigns at once (etcd
-    /// raft's `MsgTimeoutNow`): with epoch-based leases, to the range's leaseholder
-    /// (`Replica.maybeTransferRaftLeadershipToLeaseholderLocked`).
+    /// raft's `MsgTimeoutNow`): to the range's leaseholder
+    /// (`Replica.maybeTransferRaftLeadershipToLeaseholderLocked`), or to the target of a
+    /// lease transfer once the transferred lease is committed.
     TimeoutNow {
         /// The range.
         range: u64,
         /// The leader's term.
+        term: u64,
+    },
+    /// A leader of `term` that stepped down, once its support has run out, releases the
+    /// followers that fortified it (`MsgDeFortifyLeader`, `pkg/raft/raft.go`,
+    /// `bcastDeFortify`).
+    DeFortify {
+        /// The range.
+        range: u64,
+        /// The term it led.
         term: u64,
     },
     /// The answer to a vote request.
@@ -181,6 +191,7 @@ impl RangeMsg {
         match *self {
             RangeMsg::Vote { range, .. }
             | RangeMsg::TimeoutNow { range, .. }
+            | RangeMsg::DeFortify { range, .. }
             | RangeMsg::VoteResp { range, .. }
             | RangeMsg::Append { range, .. }
             | RangeMsg::AppendResp { range, .. } => range,
@@ -197,11 +208,16 @@ pub enum StoreMsg {
     Heartbeats {
         /// One beat per range.
         beats: Vec<Beat>,
+        /// How many leases the sender holds (what CockroachDB gossips in its store
+        /// descriptor, `StoreCapacity.LeaseCount`, for the allocator).
+        leases: u32,
     },
     /// The coalesced `MsgHeartbeatResp`: one answer per beat received.
     HeartbeatResps {
         /// One answer per range.
         resps: Vec<BeatResp>,
+        /// How many leases the sender holds.
+        leases: u32,
     },
     /// Per-range Raft messages to one store, sent together at the end of a handler (the
     /// Raft transport's `RaftMessageRequestBatch`).
@@ -293,8 +309,8 @@ splitbrain_sim::message_kinds! {
 
         fn size_bytes(&self) -> usize {
             let owned = match self {
-                StoreMsg::Heartbeats { beats } => std::mem::size_of_val(beats.as_slice()),
-                StoreMsg::HeartbeatResps { resps } => std::mem::size_of_val(resps.as_slice()),
+                StoreMsg::Heartbeats { beats, .. } => std::mem::size_of_val(beats.as_slice()),
+                StoreMsg::HeartbeatResps { resps, .. } => std::mem::size_of_val(resps.as_slice()),
                 StoreMsg::Raft { msgs } => std::mem::size_of_val(msgs.as_slice()),
                 StoreMsg::FirstRange { .. }
                 | StoreMsg::SupportRequest { .. }
@@ -310,8 +326,8 @@ splitbrain_sim::message_kinds! {
 }
 
 splitbrain_sim::timer_kinds! {
-    /// A store's timer slots: one Raft tick for every replica it holds, and one for the
-    /// earliest end of the leases it holds.
+    /// A store's timer slots: one Raft tick for every replica it holds, one for the
+    /// earliest end of the leases it holds, and one per background loop.
     #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
     pub enum StoreTimer {
         /// The store's Raft tick (`Store.raftTickLoop`, every `RaftTickInterval`).
@@ -329,5 +345,7 @@ splitbrain_sim::timer_kinds! {
         LivenessEnd => "liveness_end",
         /// Node liveness: a record this store waits to raise the epoch of has expired.
         IncrementWait => "increment_wait",
+        /// Lease rebalancing: the replica scanner's next replica (`replicaScanner`).
+        Scan => "scan",
     }
 }

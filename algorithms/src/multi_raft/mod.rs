@@ -11,21 +11,25 @@
 //! simplified.
 //!
 //! Split by responsibility: `store.rs` holds the process and its handlers, `election.rs`
-//! the per-range Raft election, `lease.rs` the leases, `liveness.rs` store liveness and
-//! fortification, `epoch.rs` node liveness and epoch leases, `blast.rs` the blast-radius
-//! measures, `replica.rs` a replica's state.
+//! the per-range Raft election, `lease.rs` the leases, `transfer.rs` lease transfers,
+//! `rebalance.rs` count-based lease rebalancing, `liveness.rs` store liveness and
+//! fortification, `epoch.rs` node liveness and epoch leases, `fencing.rs` the ranges'
+//! fenced resources, `blast.rs` the blast-radius measures, `replica.rs` a replica's state.
 
 mod blast;
 pub mod config;
 mod election;
 mod epoch;
+mod fencing;
 mod lease;
 mod liveness;
 mod messages;
 pub mod placement;
 pub mod properties;
+mod rebalance;
 mod replica;
 mod store;
+mod transfer;
 
 mod settings;
 #[cfg(test)]
@@ -33,6 +37,7 @@ mod tests;
 
 pub use blast::{BlastRadius, MEASURES};
 pub use config::{MultiRaftConfig, MultiRaftLease, MultiRaftVariant};
+pub use fencing::RangeResources;
 pub use messages::{Beat, BeatResp, Entry, Lease, LivenessRecord, RangeMsg, StoreMsg, StoreTimer};
 pub use settings::{
     MultiRaft, MultiRaftError, MultiRaftSettings, MAX_RANGES, MAX_REPLICATION, MAX_TICKS,

@@ -1,5 +1,5 @@
 //! The per-range safety properties, checked at every observation of every run
-//! (`Algorithm::properties`). Each keeps maps keyed by range: one observation costs
+//! (`Algorithm::properties`); `range_fencing` is in `fencing.rs`. Each keeps maps keyed by range: one observation costs
 //! O(log R) whatever the number of ranges.
 
 use splitbrain_sim::property::{Breach, Observation, Properties, Value};
@@ -19,12 +19,25 @@ pub const LEADER_END: &str = "leader_end";
 pub const LEASE_START: &str = "lease_start";
 /// The observation a store makes when its lease stops being usable: `(range, seq)`.
 pub const LEASE_END: &str = "lease_end";
+/// The observation a leaseholder makes when it starts moving its lease to another store:
+/// `(range, the new lease's seq)`; its `lease_end` follows at once.
+pub const LEASE_TRANSFER: &str = "lease_transfer";
+/// The observation a store makes on each heartbeat round: how many messages it has sent
+/// since the run began, restarts included (a count).
+pub const MESSAGES_SENT: &str = "messages_sent";
+/// The observation a store serving a range (leading it and holding its lease) makes for
+/// each write it sends to the range's resource: `(range, seq)`, its lease's sequence as
+/// the fencing token.
+pub const RANGE_WRITE: &str = "range_write";
 
-/// `range_election_safety` and `lease_disjointness`.
+/// `range_election_safety`, `lease_disjointness` and `range_fencing`.
 pub fn properties() -> Properties {
     Properties::new()
         .always("range_election_safety", range_election_safety)
         .always("lease_disjointness", lease_disjointness)
+        .with(std::sync::Arc::new(|| {
+            Box::new(super::fencing::RangeResources::default())
+        }))
 }
 
 /// Raft's election safety, per range: at most one leader per term of each range.

@@ -71,6 +71,16 @@ pub(crate) struct Replica {
     pub(crate) lease_granted: bool,
     /// Volatile, a leader's: the index of the entry it appended on election.
     pub(crate) first_index_of_term: u64,
+    /// Volatile, a leader's: the store it is transferring the lease to, while the record
+    /// of the transferred lease waits to commit on a quorum that includes the target.
+    pub(crate) transfer_to: Option<NodeId>,
+    /// Volatile: the sequence of the last lease record naming this store that it took
+    /// from a leader since it started: a lease transferred to it, which it may use once it
+    /// leads (a record from before a restart is never used).
+    pub(crate) lease_in: Option<u64>,
+    /// Volatile, with leader leases: a leader that stepped down keeps the term it led and
+    /// the end of its support then, and releases its followers once that end has passed.
+    pub(crate) defortify: Option<(u64, LocalNanos)>,
 }
 
 impl Replica {
@@ -92,6 +102,9 @@ impl Replica {
             fortifiers: 0,
             lease_granted: false,
             first_index_of_term: 0,
+            transfer_to: None,
+            lease_in: None,
+            defortify: None,
         }
     }
 

@@ -59,6 +59,15 @@ pub struct MultiRaftSettings {
     /// [`MultiRaftConfig::support_duration_ns`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub support_duration: Option<DurationText>,
+    /// [`MultiRaftConfig::lease_rebalancing`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_rebalancing: Option<bool>,
+    /// [`MultiRaftConfig::scan_interval_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_interval: Option<DurationText>,
+    /// [`MultiRaftConfig::min_lease_transfer_interval_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_lease_transfer_interval: Option<DurationText>,
     /// [`MultiRaftConfig::variant`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<MultiRaftVariant>,
@@ -244,6 +253,11 @@ fn timing_problems(
         ("max_offset", config.max_offset_ns),
         ("support_heartbeat", config.support_heartbeat_ns),
         ("support_duration", config.support_duration_ns),
+        ("scan_interval", config.scan_interval_ns),
+        (
+            "min_lease_transfer_interval",
+            config.min_lease_transfer_interval_ns,
+        ),
     ] {
         problems.extend(at_most_a_day(ns, field).map(|p| Problem {
             field: p.field,
@@ -269,10 +283,11 @@ impl Algorithm for MultiRaft {
     const SUMMARY: &'static str =
         "CockroachDB-style ranges: one Raft group per range on shared stores, coalesced \
          heartbeats, leader leases on store liveness, epoch leases on node liveness or \
-         expiration-based leases; per-range election safety and lease disjointness; \
-         variant EarlyLease is broken on purpose";
+         expiration-based leases, count-based lease rebalancing by lease transfers; \
+         per-range election safety, lease disjointness and fencing; variants EarlyLease \
+         and ReusedSequence are broken on purpose";
     const SENDS_TO_EVERY_MEMBER: bool = true;
-    // No planned handover: lease transfers are not modeled yet.
+    // `Resign` is not wired to a lease transfer (transfers come from lease rebalancing).
     const RESIGNS: bool = false;
     // No knob has the same idea as another algorithm's `heartbeat`: the tick drives
     // heartbeats and elections alike.
@@ -316,6 +331,12 @@ impl Algorithm for MultiRaft {
             max_offset_ns: ns_or(settings.max_offset, defaults.max_offset_ns),
             support_heartbeat_ns: ns_or(settings.support_heartbeat, defaults.support_heartbeat_ns),
             support_duration_ns: ns_or(settings.support_duration, defaults.support_duration_ns),
+            lease_rebalancing: (settings.lease_rebalancing).unwrap_or(defaults.lease_rebalancing),
+            scan_interval_ns: ns_or(settings.scan_interval, defaults.scan_interval_ns),
+            min_lease_transfer_interval_ns: ns_or(
+                settings.min_lease_transfer_interval,
+                defaults.min_lease_transfer_interval_ns,
+            ),
             variant: settings.variant.unwrap_or(defaults.variant),
         };
         let mut problems = count_problems(&config, cluster);
@@ -335,6 +356,9 @@ impl Algorithm for MultiRaft {
             max_offset: Some(DurationText(config.max_offset_ns)),
             support_heartbeat: Some(DurationText(config.support_heartbeat_ns)),
             support_duration: Some(DurationText(config.support_duration_ns)),
+            lease_rebalancing: Some(config.lease_rebalancing),
+            scan_interval: Some(DurationText(config.scan_interval_ns)),
+            min_lease_transfer_interval: Some(DurationText(config.min_lease_transfer_interval_ns)),
             variant: Some(config.variant),
         }
     }
@@ -350,6 +374,11 @@ impl Algorithm for MultiRaft {
             ("max_offset", config.max_offset_ns),
             ("support_heartbeat", config.support_heartbeat_ns),
             ("support_duration", config.support_duration_ns),
+            ("scan_interval", config.scan_interval_ns),
+            (
+                "min_lease_transfer_interval",
+                config.min_lease_transfer_interval_ns,
+            ),
         ]
     }
 

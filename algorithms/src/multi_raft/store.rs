@@ -7,6 +7,7 @@ use super::epoch::{LivenessOp, OwnLiveness, LIVENESS_RANGE};
 use super::liveness::Support;
 use super::messages::{Beat, BeatResp, Lease, RangeMsg, StoreMsg, StoreTimer};
 use super::placement;
+use super::properties::MESSAGES_SENT;
 use super::replica::{position, Replica};
 use splitbrain_sim::{Ctx, LocalNanos, NodeId, Process};
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,6 +55,17 @@ pub(crate) struct StoreVolatile {
     /// usable when this store's record reached its stasis; usable again if a heartbeat in
     /// the same epoch commits.
     pub(crate) epoch_lapsed: Vec<(usize, Lease)>,
+    /// How many leases this store held at its last tick (sent on its heartbeats).
+    pub(crate) leases_held: u32,
+    /// Lease rebalancing, per other store: its lease count as last heard, with the
+    /// monotonic moment it was heard (CockroachDB's store pool, fed by gossip).
+    pub(crate) lease_counts: Vec<Option<(u32, LocalNanos)>>,
+    /// Lease rebalancing: the replica the scanner visits next, and the monotonic moment
+    /// the scan's cycle started.
+    pub(crate) scan_cursor: usize,
+    pub(crate) scan_started_at: LocalNanos,
+    /// Lease rebalancing: when this store last started a lease transfer (monotonic).
+    pub(crate) last_transfer_at: Option<LocalNanos>,
 }
 
 impl StoreVolatile {
@@ -72,6 +84,11 @@ impl StoreVolatile {
             epochs_seen: vec![0; stores],
             increments_asked: BTreeMap::new(),
             epoch_lapsed: Vec::new(),
+            leases_held: 0,
+            lease_counts: vec![None; stores],
+            scan_cursor: 0,
+            scan_started_at: 0,
+            last_transfer_at: None,
         }
     }
 }
@@ -96,6 +113,9 @@ pub struct Store {
     /// its supporters start a new epoch and the fortifications of its leaderships from
     /// before the restart end.
     incarnation: u64,
+    /// Every message this store has sent, restarts included: reported on each heartbeat
+    /// round (`messages_sent`) for the blast radius' messages per second per store.
+    messages_sent: u64,
     pub(crate) volatile: StoreVolatile,
 }
 
@@ -182,6 +202,7 @@ impl Store {
             slots,
             support_for: vec![Support::NONE; stores],
             incarnation: 1,
+            messages_sent: 0,
             volatile: StoreVolatile::new(stores),
         }
     }
@@ -232,10 +253,16 @@ impl Store {
             .volatile
             .ticks
             .is_multiple_of(self.config.heartbeat_ticks);
+        if heartbeat {
+            ctx.observe(MESSAGES_SENT, self.messages_sent);
+        }
         self.with_step(ctx, |step, replicas| {
+            let mut held = 0;
             for replica in replicas.iter_mut() {
                 step.tick(replica);
+                held += u32::from(replica.held.is_some());
             }
+            step.volatile.leases_held = held;
             if heartbeat {
                 step.send_heartbeats(replicas);
             }
@@ -243,7 +270,14 @@ impl Store {
         ctx.set_timer(StoreTimer::Tick, self.config.tick_ns);
     }
 
-    fn on_heartbeats(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, beats: Vec<Beat>) {
+    fn on_heartbeats(
+        &mut self,
+        ctx: &mut StoreCtx<'_>,
+        from: NodeId,
+        beats: Vec<Beat>,
+        leases: u32,
+    ) {
+        self.hear_lease_count(ctx, from, leases);
         let mut resps = Vec::with_capacity(beats.len());
         let slots: Vec<Option<usize>> = beats.iter().map(|b| self.slot(b.range)).collect();
         self.with_step(ctx, |step, replicas| {
@@ -258,11 +292,24 @@ impl Store {
             }
         });
         if !resps.is_empty() {
-            ctx.send(from, StoreMsg::HeartbeatResps { resps });
+            let leases = self.volatile.leases_held;
+            ctx.send(from, StoreMsg::HeartbeatResps { resps, leases });
         }
     }
 
-    fn on_heartbeat_resps(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, resps: Vec<BeatResp>) {
+    /// Lease rebalancing: `from` holds `leases` leases, as of now.
+    fn hear_lease_count(&mut self, ctx: &StoreCtx<'_>, from: NodeId, leases: u32) {
+        self.volatile.lease_counts[from.index()] = Some((leases, ctx.monotonic_now()));
+    }
+
+    fn on_heartbeat_resps(
+        &mut self,
+        ctx: &mut StoreCtx<'_>,
+        from: NodeId,
+        resps: Vec<BeatResp>,
+        leases: u32,
+    ) {
+        self.hear_lease_count(ctx, from, leases);
         let slots: Vec<Option<usize>> = resps.iter().map(|b| self.slot(b.range)).collect();
         self.with_step(ctx, |step, replicas| {
             for (resp, slot) in resps.iter().zip(slots) {
@@ -334,6 +381,20 @@ impl Store {
         });
     }
 
+    /// Lease rebalancing: the scanner visits its next replica, and comes again at its pace.
+    fn on_scan(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.with_step(ctx, |step, replicas| step.scan_next(replicas));
+        self.arm_scan(ctx);
+    }
+
+    /// Arms the scanner's timer for its next replica (`replicaScanner.paceInterval`).
+    fn arm_scan(&self, ctx: &mut StoreCtx<'_>) {
+        let elapsed_ns = ctx.monotonic_now() - self.volatile.scan_started_at;
+        let elapsed_ns = u64::try_from(elapsed_ns).unwrap_or(0);
+        let idle_ns = self.config.scan_idle_ns(elapsed_ns, self.replicas.len());
+        ctx.set_timer(StoreTimer::Scan, idle_ns);
+    }
+
     /// Store liveness: asks every other store for support, and comes again.
     fn on_support_timer(&mut self, ctx: &mut StoreCtx<'_>) {
         self.with_step(ctx, |step, _| step.request_support());
@@ -344,7 +405,7 @@ impl Store {
     /// The first tick comes at a random point of the tick interval: stores start at
     /// different moments, so their ticks are out of phase (in phase, two followers whose
     /// timeouts drew the same number of ticks campaign at the same instant every time).
-    fn arm_timers(&self, ctx: &mut StoreCtx<'_>) {
+    fn arm_timers(&mut self, ctx: &mut StoreCtx<'_>) {
         let phase_ns = ctx.rng().between(1, self.config.tick_ns);
         ctx.set_timer(StoreTimer::Tick, phase_ns);
         match self.config.lease {
@@ -354,32 +415,21 @@ impl Store {
             MultiRaftLease::Epoch => ctx.set_timer(StoreTimer::Liveness, phase_ns),
             MultiRaftLease::Expiration => {}
         }
+        if self.config.lease_rebalancing {
+            self.volatile.scan_started_at = ctx.monotonic_now();
+            self.arm_scan(ctx);
+        }
     }
 
-    /// The first range's replica here, if the store holds one.
-    fn first_range(&self) -> Option<&Replica> {
-        self.slot(FIRST_RANGE).map(|slot| &self.replicas[slot])
-    }
-}
-
-impl Process for Store {
-    type Msg = StoreMsg;
-    type Timer = StoreTimer;
-    type Durable = ();
-
-    fn on_start(&mut self, ctx: &mut StoreCtx<'_>) {
-        self.with_step(ctx, |step, replicas| {
-            for replica in replicas.iter_mut() {
-                replica.timeout_ticks = step.draw_timeout_ticks();
-            }
-        });
-        self.arm_timers(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
+    /// A message, dispatched to its handler.
+    fn handle_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
         match msg {
-            StoreMsg::Heartbeats { beats } => self.on_heartbeats(ctx, from, beats),
-            StoreMsg::HeartbeatResps { resps } => self.on_heartbeat_resps(ctx, from, resps),
+            StoreMsg::Heartbeats { beats, leases } => {
+                self.on_heartbeats(ctx, from, beats, leases);
+            }
+            StoreMsg::HeartbeatResps { resps, leases } => {
+                self.on_heartbeat_resps(ctx, from, resps, leases);
+            }
             StoreMsg::Raft { msgs } => self.on_raft(ctx, from, msgs),
             StoreMsg::FirstRange { term } => {
                 let newer = self
@@ -430,7 +480,8 @@ impl Process for Store {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut StoreCtx<'_>, timer: StoreTimer) {
+    /// A timer, dispatched to its handler.
+    fn handle_timer(&mut self, ctx: &mut StoreCtx<'_>, timer: StoreTimer) {
         match timer {
             StoreTimer::Tick => self.on_tick(ctx),
             StoreTimer::LeaseEnd => self.on_lease_end(ctx),
@@ -438,10 +489,43 @@ impl Process for Store {
             StoreTimer::LeaseWait => self.on_lease_wait(ctx),
             StoreTimer::Liveness => self.with_step(ctx, |step, _| step.on_liveness_timer()),
             StoreTimer::IncrementWait => self.with_step(ctx, |step, _| step.on_increment_wait()),
+            StoreTimer::Scan => self.on_scan(ctx),
             StoreTimer::LivenessEnd => {
                 self.with_step(ctx, |step, replicas| step.on_liveness_end(replicas));
             }
         }
+    }
+
+    /// The first range's replica here, if the store holds one.
+    fn first_range(&self) -> Option<&Replica> {
+        self.slot(FIRST_RANGE).map(|slot| &self.replicas[slot])
+    }
+}
+
+impl Process for Store {
+    type Msg = StoreMsg;
+    type Timer = StoreTimer;
+    type Durable = ();
+
+    fn on_start(&mut self, ctx: &mut StoreCtx<'_>) {
+        self.with_step(ctx, |step, replicas| {
+            for replica in replicas.iter_mut() {
+                replica.timeout_ticks = step.draw_timeout_ticks();
+            }
+        });
+        self.arm_timers(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
+        let before = ctx.sent();
+        self.handle_message(ctx, from, msg);
+        self.messages_sent += (ctx.sent() - before) as u64;
+    }
+
+    fn on_timer(&mut self, ctx: &mut StoreCtx<'_>, timer: StoreTimer) {
+        let before = ctx.sent();
+        self.handle_timer(ctx, timer);
+        self.messages_sent += (ctx.sent() - before) as u64;
     }
 
     fn on_restart(&mut self, ctx: &mut StoreCtx<'_>) {
