@@ -31,3 +31,21 @@ fn a_transferred_lease_is_upgraded_only_while_the_liveness_record_outlasts_it() 
     let transfers = report.measures.iter().find(|m| m.name == "lease_transfers");
     assert!(transfers.is_some_and(|m| m.value >= 10.0), "{transfers:?}");
 }
+
+/// Found by `splitbrain hunt benches/multi-raft/nemesis-700-epoch.ron --seed-range
+/// 1001..4000` (seed 3822, 28 faults; the shrinker kept them all): the liveness range's
+/// leaseholder raised n4's epoch in an entry that did not commit (its proposal was given up
+/// after an election timeout), then answered another increment request at once from that
+/// entry's records ("n4 is at epoch 2"). The entry was lost to the next leader, n4's
+/// heartbeat extended epoch 1 and n4 used its epoch lease of range 121 again, while n2,
+/// told of the raise, took that range: `lease_disjointness` broke at 44.06 s. Answers now
+/// wait for the next entry when the records they read are not committed.
+#[test]
+fn liveness_answers_never_come_from_an_uncommitted_entry() {
+    let text = std::fs::read_to_string(
+        crate::common::repo_root().join("tests/fixtures/multi-raft-epoch-seed3822.ron"),
+    )
+    .expect("the fixture is in the repository");
+    let report = run_text(&text);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}

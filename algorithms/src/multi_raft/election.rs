@@ -7,7 +7,7 @@ use super::config::MultiRaftVariant;
 use super::messages::{Beat, RangeMsg, StoreMsg};
 use super::placement;
 use super::properties::{CAMPAIGN, LEADER_END, RANGE_LEADER, RANGE_WRITE};
-use super::replica::{Replica, Role};
+use super::replica::{DeFortify, Replica, Role};
 use super::store::{Step, FIRST_RANGE};
 use splitbrain_sim::{NodeId, Signal};
 
@@ -139,7 +139,10 @@ impl Step<'_, '_, '_> {
                 self.end_lease(r);
             }
             // Its followers are released once the support it had has run out.
-            r.defortify = Some((r.term, self.lead_support_until(r)));
+            r.defortify = Some(DeFortify {
+                term: r.term,
+                after_wall_ns: self.lead_support_until(r),
+            });
         }
         if r.fortified
             .is_some_and(|(fortified, _)| Some(fortified) != leader)
@@ -206,10 +209,11 @@ impl Step<'_, '_, '_> {
                 self.gossip_first_range(r.term);
             }
         }
-        let leases = self.volatile.leases_held;
+        let counts = self.volatile.known_lease_counts();
         for (to, beats) in beats.into_iter().enumerate() {
             if !beats.is_empty() {
-                let msg = StoreMsg::Heartbeats { beats, leases };
+                let counts = counts.clone();
+                let msg = StoreMsg::Heartbeats { beats, counts };
                 self.ctx.send(NodeId::from(to), msg);
             }
         }
@@ -263,6 +267,7 @@ impl Step<'_, '_, '_> {
             self.become_follower(r, term, None);
         } else if r.leads() && term == r.term {
             r.heard |= self.bit(from, r.range);
+            self.resend_to_transfer_target(r, from);
             if self.leader_leases() {
                 self.count_fortifier(r, from, fortified);
             }

@@ -19,7 +19,7 @@
 //!   is the hazard leader leases remove.
 
 use super::config::{MultiRaftLease, MultiRaftVariant};
-use super::messages::{Lease, LivenessRecord, RangeMsg, StoreMsg, StoreTimer};
+use super::messages::{Lease, LivenessRecord, StoreMsg, StoreTimer};
 use super::placement;
 use super::properties::LEASE_START;
 use super::replica::Replica;
@@ -229,20 +229,9 @@ impl Step<'_, '_, '_> {
         if current.holder == u32::MAX || current.holder == self.me.0 {
             return match r.held {
                 None => Some(mine),
-                // A transferred expiration-based lease, upgraded under its sequence
-                // (`kv.transfer_expiration_leases_first.enabled`) once the store's record
-                // lasts at least as long (`roachpb.Lease.Equivalent`: "this promotion is
-                // only proposed if the liveness expiration is later than previous
-                // expiration"): a store that takes the epoch lease by raising the epoch
-                // must not find the expiration lease still running.
-                Some((held, _)) if held.epoch == 0 => {
-                    let until = self.volatile.own_liveness.until_wall_ns;
-                    let outlasts = until.is_some_and(|u| u >= held.expiration_wall_ns);
-                    outlasts.then_some(Lease {
-                        seq: held.seq,
-                        ..mine
-                    })
-                }
+                Some((held, _)) if held.epoch == 0 => self
+                    .epoch_upgrade(held, mine)
+                    .or_else(|| self.own_expiration_lease_to_request(r)),
                 Some(_) => None,
             };
         }
@@ -260,6 +249,21 @@ impl Step<'_, '_, '_> {
         }
         self.ask_increment(current.holder, current.epoch);
         None
+    }
+
+    /// The upgrade of a transferred expiration-based lease `held` to the epoch lease `mine`
+    /// under the same sequence (`kv.transfer_expiration_leases_first.enabled`), once the
+    /// store's record lasts at least as long (`roachpb.Lease.Equivalent`: "this promotion is
+    /// only proposed if the liveness expiration is later than previous expiration"): a
+    /// store that takes the epoch lease by raising the epoch must not find the expiration
+    /// lease still running.
+    fn epoch_upgrade(&self, held: Lease, mine: Lease) -> Option<Lease> {
+        let until = self.volatile.own_liveness.until_wall_ns;
+        let outlasts = until.is_some_and(|u| u >= held.expiration_wall_ns);
+        outlasts.then_some(Lease {
+            seq: held.seq,
+            ..mine
+        })
     }
 
     /// Asks the liveness range to raise `store`'s epoch past `epoch`: not before the
@@ -356,11 +360,7 @@ impl Step<'_, '_, '_> {
             self.volatile.epochs_seen[holder.index()] <= lease.epoch
         };
         if heard && valid {
-            let msg = RangeMsg::TimeoutNow {
-                range: r.range,
-                term: r.term,
-            };
-            self.send(holder, msg);
+            self.send_timeout_now(r, holder);
         }
     }
 
@@ -377,7 +377,9 @@ impl Step<'_, '_, '_> {
     }
 
     /// Evaluates the queued requests against the latest records: the writes go out as one
-    /// entry, answered once it commits; the others are answered now.
+    /// entry, answered once it commits; the others are answered now if those records are
+    /// committed, else with the writes (an entry goes out even without a write, to commit
+    /// them).
     pub(crate) fn propose_liveness(&mut self, r: &mut Replica) {
         let ops = std::mem::take(&mut self.volatile.liveness_queue);
         if ops.is_empty() {
@@ -388,7 +390,17 @@ impl Step<'_, '_, '_> {
             None => vec![LivenessRecord::INITIAL; self.stores],
         };
         let now = self.ctx.wall_now();
+        // Records read from an entry not yet committed (a proposal given up) may be lost:
+        // every answer then waits for the next entry, which commits them with it.
+        let settled = r.entry.index <= r.committed_index;
         let mut deferred = Vec::new();
+        let mut answer = |to: NodeId, msg: StoreMsg, write: bool| {
+            if write || !settled {
+                deferred.push((to, msg));
+            } else {
+                self.ctx.send(to, msg);
+            }
+        };
         for (from, op) in ops {
             match op {
                 LivenessOp::Heartbeat {
@@ -401,15 +413,11 @@ impl Step<'_, '_, '_> {
                         record.expiration_wall_ns =
                             record.expiration_wall_ns.max(expiration_wall_ns);
                     }
-                    let answer = StoreMsg::LivenessResult {
+                    let result = StoreMsg::LivenessResult {
                         extended,
                         record: *record,
                     };
-                    if extended {
-                        deferred.push((from, answer));
-                    } else {
-                        self.ctx.send(from, answer);
-                    }
+                    answer(from, result, extended);
                 }
                 LivenessOp::Increment { store, epoch } => {
                     let record = &mut table[store as usize];
@@ -417,16 +425,12 @@ impl Step<'_, '_, '_> {
                     if raise {
                         record.epoch += 1;
                     }
-                    let answer = StoreMsg::EpochResult {
+                    let result = StoreMsg::EpochResult {
                         store,
                         epoch: record.epoch,
                         expiration_wall_ns: record.expiration_wall_ns,
                     };
-                    if raise {
-                        deferred.push((from, answer));
-                    } else {
-                        self.ctx.send(from, answer);
-                    }
+                    answer(from, result, raise);
                 }
             }
         }

@@ -51,42 +51,72 @@ impl Step<'_, '_, '_> {
         if self.epoch_range(r.range) {
             return self.epoch_lease_to_request(r);
         }
-        let now = self.ctx.wall_now();
-        let current = r.entry.lease;
         if self.leader_leases() {
-            // A leader lease has no expiration of its own: its leader's support is its end.
-            return (!r.lease_granted).then_some(Lease {
-                holder: self.me.0,
-                seq: self.next_seq(current.seq),
-                expiration_wall_ns: LocalNanos::MAX,
-                epoch: 0,
-            });
+            return self.leader_lease_to_request(r);
         }
-        let expiration_wall_ns = now.saturating_add(self.config.lease_duration_ns as LocalNanos);
+        let current = r.entry.lease;
+        if current.holder == self.me.0 {
+            return self.own_expiration_lease_to_request(r);
+        }
+        self.expiration_lease_over(r.range, current).then(|| Lease {
+            seq: self.next_seq(current.seq),
+            ..self.expiration_lease(current.seq)
+        })
+    }
+
+    /// An expiration-based lease of this store's from now, under sequence `seq`.
+    fn expiration_lease(&self, seq: u64) -> Lease {
+        let duration = self.config.lease_duration_ns as LocalNanos;
+        Lease {
+            holder: self.me.0,
+            seq,
+            expiration_wall_ns: self.ctx.wall_now().saturating_add(duration),
+            epoch: 0,
+        }
+    }
+
+    /// The expiration-based lease to propose when the record on file is this store's own
+    /// expiration lease: extended under the same sequence once half of it is left while the
+    /// store holds it, taken anew (next sequence) when it does not.
+    pub(crate) fn own_expiration_lease_to_request(&self, r: &Replica) -> Option<Lease> {
+        let current = r.entry.lease;
+        let left_ns = current
+            .expiration_wall_ns
+            .saturating_sub(self.ctx.wall_now());
+        let renew = self.config.renew_before_ns() as LocalNanos;
+        match r.held {
+            Some(_) => (left_ns <= renew).then(|| self.expiration_lease(current.seq)),
+            None => Some(self.expiration_lease(current.seq + 1)),
+        }
+    }
+
+    /// The leader lease this leader should propose now, if any. A leader lease has no
+    /// expiration of its own: its leader's support is its end. A transferred lease is
+    /// expiration-based (CockroachDB's `leases.leaseType` gives transfers expiration leases
+    /// with leader leases too): another store's is waited out, this store's own is
+    /// upgraded to a leader lease under the same sequence once its support would carry it.
+    fn leader_lease_to_request(&mut self, r: &Replica) -> Option<Lease> {
+        let current = r.entry.lease;
         let me = self.me.0;
-        if current.holder == me {
-            let renew = self.config.renew_before_ns() as LocalNanos;
-            let due = r.held.is_none() || current.expiration_wall_ns.saturating_sub(now) <= renew;
-            // Its own lease is extended under the same sequence while it still holds it.
-            let seq = if r.held.is_some() {
-                current.seq
-            } else {
-                current.seq + 1
-            };
-            return due.then_some(Lease {
-                holder: me,
-                seq,
-                expiration_wall_ns,
-                epoch: 0,
-            });
+        let leader_lease = |seq| Lease {
+            holder: me,
+            seq,
+            expiration_wall_ns: LocalNanos::MAX,
+            epoch: 0,
+        };
+        let others = current.holder != me && current.holder != u32::MAX;
+        if others && !is_leader_lease(current) && !self.expiration_lease_over(r.range, current) {
+            return None;
         }
-        self.expiration_lease_over(r.range, current)
-            .then_some(Lease {
-                holder: me,
-                seq: self.next_seq(current.seq),
-                expiration_wall_ns,
-                epoch: 0,
-            })
+        if let Some((held, _)) = r.held.filter(|&(held, _)| !is_leader_lease(held)) {
+            let supported = self.ctx.wall_now() < self.usable_until(self.lead_support_until(r));
+            if supported {
+                return Some(leader_lease(held.seq));
+            }
+            // Not yet supported: the transferred lease is kept up as an expiration lease.
+            return self.own_expiration_lease_to_request(r);
+        }
+        (!r.lease_granted).then(|| leader_lease(self.next_seq(current.seq)))
     }
 
     /// Whether another store's expiration-based lease `current` of `range` is over, so
@@ -164,9 +194,11 @@ impl Step<'_, '_, '_> {
         if accepted {
             // The same as a heartbeat: follow the sender, restart the countdown.
             let _ = self.on_beat(r, from, term);
-            if entry.lease.holder == self.me.0 {
-                // A lease record naming this store, from a leader since it started: a
-                // transferred lease it may use once it leads.
+            let named = entry.lease.holder == self.me.0;
+            if named && r.entry.lease.holder != self.me.0 {
+                // A lease record naming this store after one naming another, from a leader
+                // since it started: a lease transferred to it, which it may use once it
+                // leads (a copy of its own record from before a restart is not one).
                 r.lease_in = Some(entry.lease.seq);
             }
             if entry.position() > r.entry.position() {
@@ -211,10 +243,12 @@ impl Step<'_, '_, '_> {
         }
     }
 
-    /// The pending record is on a quorum: if it is this store's lease, the store now holds
-    /// it.
+    /// The pending record is on a quorum (with a transfer's target among it): a transferred
+    /// lease hands the leadership over; the entry of an election ends the election (and
+    /// brings a lease transferred to this store); this store's own lease is held now.
     fn commit(&mut self, r: &mut Replica) {
         let pending = r.pending.take().expect("a commit is of a pending record");
+        r.committed_index = pending.index;
         let lease = r.entry.lease;
         if r.transfer_to.is_some() {
             self.hand_over(r);
@@ -306,7 +340,7 @@ impl Step<'_, '_, '_> {
     /// the fortifiers stay (a lost fortifier or a new epoch looks at the lease at once), so
     /// the lease is looked at again here, and ends only if its support has too.
     pub(crate) fn lease_end_due(&mut self, r: &mut Replica) {
-        if self.leader_leases() {
+        if r.held.is_some_and(|(held, _)| is_leader_lease(held)) && self.leader_leases() {
             self.refresh_leader_lease(r);
         } else {
             self.end_lease(r);
@@ -360,4 +394,10 @@ impl Step<'_, '_, '_> {
         }
         self.volatile.lease_timer_at = first;
     }
+}
+
+/// Whether `lease` is a leader lease: no expiration of its own and no epoch (with leader
+/// leases, a transferred lease is expiration-based until its holder upgrades it).
+fn is_leader_lease(lease: Lease) -> bool {
+    lease.expiration_wall_ns == LocalNanos::MAX && lease.epoch == 0
 }

@@ -12,7 +12,7 @@
 
 use super::config::{MultiRaftLease, MultiRaftVariant};
 use super::messages::{RangeMsg, StoreMsg};
-use super::replica::Replica;
+use super::replica::{DeFortify, Replica};
 use super::store::Step;
 use splitbrain_sim::{LocalNanos, NodeId};
 
@@ -169,12 +169,16 @@ impl Step<'_, '_, '_> {
     /// (`pkg/raft/raft.go`: `shouldBcastDeFortify` waits for `CanDefortify`, the end of the
     /// leader's support, and stops once a later term commits; `bcastDeFortify`).
     pub(crate) fn maybe_defortify(&mut self, r: &mut Replica) {
-        let Some((term, support_until)) = r.defortify else {
+        let Some(DeFortify {
+            term,
+            after_wall_ns,
+        }) = r.defortify
+        else {
             return;
         };
         if r.term > term {
             r.defortify = None;
-        } else if self.ctx.wall_now() > support_until {
+        } else if self.ctx.wall_now() > after_wall_ns {
             self.send_to_peers(
                 r.range,
                 RangeMsg::DeFortify {

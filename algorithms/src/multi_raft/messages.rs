@@ -94,6 +94,20 @@ impl Entry {
     }
 }
 
+/// A store's lease count as the stores gossip it (CockroachDB gossips each store's
+/// descriptor, its `StoreCapacity.LeaseCount` included, to every node): who, as of when,
+/// how many.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LeaseCount {
+    /// The store counted, as a node index.
+    pub store: u32,
+    /// When it counted: its incarnation and its heartbeat round then (a later version
+    /// replaces an earlier one, restarts included).
+    pub version: (u64, u64),
+    /// How many leases it held.
+    pub leases: u32,
+}
+
 /// One range's heartbeat in a coalesced heartbeat message.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Beat {
@@ -208,16 +222,16 @@ pub enum StoreMsg {
     Heartbeats {
         /// One beat per range.
         beats: Vec<Beat>,
-        /// How many leases the sender holds (what CockroachDB gossips in its store
-        /// descriptor, `StoreCapacity.LeaseCount`, for the allocator).
-        leases: u32,
+        /// Every store's lease count the sender knows, its own included: gossip for the
+        /// allocator, riding on the heartbeats.
+        counts: Vec<LeaseCount>,
     },
     /// The coalesced `MsgHeartbeatResp`: one answer per beat received.
     HeartbeatResps {
         /// One answer per range.
         resps: Vec<BeatResp>,
-        /// How many leases the sender holds.
-        leases: u32,
+        /// Every store's lease count the sender knows.
+        counts: Vec<LeaseCount>,
     },
     /// Per-range Raft messages to one store, sent together at the end of a handler (the
     /// Raft transport's `RaftMessageRequestBatch`).
@@ -309,8 +323,14 @@ splitbrain_sim::message_kinds! {
 
         fn size_bytes(&self) -> usize {
             let owned = match self {
-                StoreMsg::Heartbeats { beats, .. } => std::mem::size_of_val(beats.as_slice()),
-                StoreMsg::HeartbeatResps { resps, .. } => std::mem::size_of_val(resps.as_slice()),
+                StoreMsg::Heartbeats { beats, counts } => {
+                    std::mem::size_of_val(beats.as_slice())
+                        + std::mem::size_of_val(counts.as_slice())
+                }
+                StoreMsg::HeartbeatResps { resps, counts } => {
+                    std::mem::size_of_val(resps.as_slice())
+                        + std::mem::size_of_val(counts.as_slice())
+                }
                 StoreMsg::Raft { msgs } => std::mem::size_of_val(msgs.as_slice()),
                 StoreMsg::FirstRange { .. }
                 | StoreMsg::SupportRequest { .. }

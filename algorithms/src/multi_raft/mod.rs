@@ -38,7 +38,9 @@ mod tests;
 pub use blast::{BlastRadius, MEASURES};
 pub use config::{MultiRaftConfig, MultiRaftLease, MultiRaftVariant};
 pub use fencing::RangeResources;
-pub use messages::{Beat, BeatResp, Entry, Lease, LivenessRecord, RangeMsg, StoreMsg, StoreTimer};
+pub use messages::{
+    Beat, BeatResp, Entry, Lease, LeaseCount, LivenessRecord, RangeMsg, StoreMsg, StoreTimer,
+};
 pub use settings::{
     MultiRaft, MultiRaftError, MultiRaftSettings, MAX_RANGES, MAX_REPLICATION, MAX_TICKS,
 };

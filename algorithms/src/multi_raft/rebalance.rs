@@ -15,9 +15,10 @@
 //!   (1 s), and counts the moved lease at once in its own view of the counts
 //!   (`StorePool.UpdateLocalStoresAfterLeaseTransfer`).
 //!
-//! The counts come from the stores' coalesced heartbeats (CockroachDB gossips them in its
-//! store descriptors); a store not heard within an election timeout is not live to the
-//! allocator.
+//! The counts are gossiped on the coalesced heartbeats, each store relaying every count it
+//! knows with its version (CockroachDB gossips them in its store descriptors), so every
+//! store learns every store's count within a few rounds; a store whose count has not moved
+//! to a newer version within an election timeout is not live to the allocator.
 
 use super::replica::Replica;
 use super::store::Step;
@@ -30,9 +31,11 @@ const LEASE_REBALANCE_THRESHOLD: f64 = 0.05;
 /// the two applies.
 const LEASE_REBALANCE_THRESHOLD_MIN: f64 = 5.0;
 
-/// The allocator's view of the live stores' lease counts, by store (`None`: not live).
+/// The allocator's view of the live stores' lease counts.
 struct LeaseCounts {
+    /// By store: its lease count (`None`: not live to the allocator).
     counts: Vec<Option<u32>>,
+    /// The mean over the live stores.
     mean: f64,
 }
 
@@ -86,7 +89,7 @@ impl Step<'_, '_, '_> {
         if self.volatile.scan_cursor == replicas.len() {
             // The cycle is over: the next one starts now.
             self.volatile.scan_cursor = 0;
-            self.volatile.scan_started_at = self.ctx.monotonic_now();
+            self.volatile.scan_started_mono_ns = self.ctx.monotonic_now();
         }
         self.maybe_rebalance_lease(&mut replicas[cursor]);
     }
@@ -99,7 +102,8 @@ impl Step<'_, '_, '_> {
         }
         let now = self.ctx.monotonic_now();
         let interval = self.config.min_lease_transfer_interval_ns as LocalNanos;
-        if (self.volatile.last_transfer_at).is_some_and(|at| now.saturating_sub(at) < interval) {
+        let last = self.volatile.last_transfer_mono_ns;
+        if last.is_some_and(|at| now.saturating_sub(at) < interval) {
             return;
         }
         let counts = self.lease_counts(now);
@@ -118,24 +122,24 @@ impl Step<'_, '_, '_> {
             return;
         }
         let target = candidates[self.ctx.rng().index(candidates.len())];
-        self.volatile.last_transfer_at = Some(now);
+        self.volatile.last_transfer_mono_ns = Some(now);
         // The store's own view counts the move at once.
         self.volatile.leases_held = own.saturating_sub(1);
         if let Some((count, _)) = self.volatile.lease_counts[target.index()].as_mut() {
-            *count += 1;
+            count.leases += 1;
         }
         self.transfer_lease(r, target);
     }
 
-    /// The lease counts of the stores heard within the longest election timeout, this one
-    /// included, and their mean.
+    /// The lease counts of the stores whose count came in a newer version within the longest
+    /// election timeout, this one included, and their mean.
     fn lease_counts(&self, now: LocalNanos) -> LeaseCounts {
         let fresh_ns = self.config.election_timeout_max_ns() as LocalNanos;
         let mut counts: Vec<Option<u32>> = (self.volatile.lease_counts.iter())
             .map(|heard| {
                 heard
                     .filter(|&(_, at)| now.saturating_sub(at) <= fresh_ns)
-                    .map(|(count, _)| count)
+                    .map(|(count, _)| count.leases)
             })
             .collect();
         counts[self.me.index()] = Some(self.volatile.leases_held);

@@ -71,6 +71,10 @@ pub(crate) struct Replica {
     pub(crate) lease_granted: bool,
     /// Volatile, a leader's: the index of the entry it appended on election.
     pub(crate) first_index_of_term: u64,
+    /// Volatile, a leader's: the index of the last entry it saw committed. An entry past it
+    /// (a proposal given up after an election timeout stays in the log, as in Raft) may
+    /// still be lost to a new leader.
+    pub(crate) committed_index: u64,
     /// Volatile, a leader's: the store it is transferring the lease to, while the record
     /// of the transferred lease waits to commit on a quorum that includes the target.
     pub(crate) transfer_to: Option<NodeId>,
@@ -78,9 +82,19 @@ pub(crate) struct Replica {
     /// from a leader since it started: a lease transferred to it, which it may use once it
     /// leads (a record from before a restart is never used).
     pub(crate) lease_in: Option<u64>,
-    /// Volatile, with leader leases: a leader that stepped down keeps the term it led and
-    /// the end of its support then, and releases its followers once that end has passed.
-    pub(crate) defortify: Option<(u64, LocalNanos)>,
+    /// Volatile, with leader leases: a leader that stepped down releases its followers
+    /// once its support has run out.
+    pub(crate) defortify: Option<DeFortify>,
+}
+
+/// What a leader that stepped down owes its followers: a release, once its support of the
+/// term it led has run out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DeFortify {
+    /// The term it led.
+    pub(crate) term: u64,
+    /// Its `LeadSupportUntil` when it stepped down, on its wall clock.
+    pub(crate) after_wall_ns: LocalNanos,
 }
 
 impl Replica {
@@ -102,6 +116,7 @@ impl Replica {
             fortifiers: 0,
             lease_granted: false,
             first_index_of_term: 0,
+            committed_index: 0,
             transfer_to: None,
             lease_in: None,
             defortify: None,

@@ -5,7 +5,7 @@
 use super::config::{MultiRaftConfig, MultiRaftLease};
 use super::epoch::{LivenessOp, OwnLiveness, LIVENESS_RANGE};
 use super::liveness::Support;
-use super::messages::{Beat, BeatResp, Lease, RangeMsg, StoreMsg, StoreTimer};
+use super::messages::{Beat, BeatResp, Lease, LeaseCount, RangeMsg, StoreMsg, StoreTimer};
 use super::placement;
 use super::properties::MESSAGES_SENT;
 use super::replica::{position, Replica};
@@ -57,18 +57,29 @@ pub(crate) struct StoreVolatile {
     pub(crate) epoch_lapsed: Vec<(usize, Lease)>,
     /// How many leases this store held at its last tick (sent on its heartbeats).
     pub(crate) leases_held: u32,
-    /// Lease rebalancing, per other store: its lease count as last heard, with the
-    /// monotonic moment it was heard (CockroachDB's store pool, fed by gossip).
-    pub(crate) lease_counts: Vec<Option<(u32, LocalNanos)>>,
-    /// Lease rebalancing: the replica the scanner visits next, and the monotonic moment
-    /// the scan's cycle started.
+    /// Lease rebalancing, per store: its latest lease count this store heard of, directly
+    /// or relayed, with the monotonic moment a newer version last arrived (CockroachDB's
+    /// store pool, fed by gossip).
+    pub(crate) lease_counts: Vec<Option<(LeaseCount, LocalNanos)>>,
+    /// Lease rebalancing: the replica the scanner visits next.
     pub(crate) scan_cursor: usize,
-    pub(crate) scan_started_at: LocalNanos,
-    /// Lease rebalancing: when this store last started a lease transfer (monotonic).
-    pub(crate) last_transfer_at: Option<LocalNanos>,
+    /// Lease rebalancing: when the scan's cycle started, on the monotonic clock.
+    pub(crate) scan_started_mono_ns: LocalNanos,
+    /// Lease rebalancing: when this store last started a lease transfer, on the monotonic
+    /// clock.
+    pub(crate) last_transfer_mono_ns: Option<LocalNanos>,
 }
 
 impl StoreVolatile {
+    /// Every store's lease count this store knows, its own included, to gossip.
+    pub(crate) fn known_lease_counts(&self) -> Vec<LeaseCount> {
+        self.lease_counts
+            .iter()
+            .flatten()
+            .map(|&(count, _)| count)
+            .collect()
+    }
+
     /// The volatile state of a store of a cluster of `stores`, as it starts.
     fn new(stores: usize) -> Self {
         Self {
@@ -87,8 +98,8 @@ impl StoreVolatile {
             leases_held: 0,
             lease_counts: vec![None; stores],
             scan_cursor: 0,
-            scan_started_at: 0,
-            last_transfer_at: None,
+            scan_started_mono_ns: 0,
+            last_transfer_mono_ns: None,
         }
     }
 }
@@ -263,6 +274,14 @@ impl Store {
                 held += u32::from(replica.held.is_some());
             }
             step.volatile.leases_held = held;
+            let version = (step.incarnation, step.volatile.ticks);
+            let own = LeaseCount {
+                store: step.me.0,
+                version,
+                leases: held,
+            };
+            let now = step.ctx.monotonic_now();
+            step.volatile.lease_counts[step.me.index()] = Some((own, now));
             if heartbeat {
                 step.send_heartbeats(replicas);
             }
@@ -275,9 +294,9 @@ impl Store {
         ctx: &mut StoreCtx<'_>,
         from: NodeId,
         beats: Vec<Beat>,
-        leases: u32,
+        counts: Vec<LeaseCount>,
     ) {
-        self.hear_lease_count(ctx, from, leases);
+        self.hear_lease_counts(ctx, &counts);
         let mut resps = Vec::with_capacity(beats.len());
         let slots: Vec<Option<usize>> = beats.iter().map(|b| self.slot(b.range)).collect();
         self.with_step(ctx, |step, replicas| {
@@ -292,14 +311,21 @@ impl Store {
             }
         });
         if !resps.is_empty() {
-            let leases = self.volatile.leases_held;
-            ctx.send(from, StoreMsg::HeartbeatResps { resps, leases });
+            let counts = self.volatile.known_lease_counts();
+            ctx.send(from, StoreMsg::HeartbeatResps { resps, counts });
         }
     }
 
-    /// Lease rebalancing: `from` holds `leases` leases, as of now.
-    fn hear_lease_count(&mut self, ctx: &StoreCtx<'_>, from: NodeId, leases: u32) {
-        self.volatile.lease_counts[from.index()] = Some((leases, ctx.monotonic_now()));
+    /// Lease rebalancing: the lease counts another store gossiped; a newer version of a
+    /// store's count replaces the one on file.
+    fn hear_lease_counts(&mut self, ctx: &StoreCtx<'_>, counts: &[LeaseCount]) {
+        let now = ctx.monotonic_now();
+        for &count in counts.iter().filter(|c| c.store != self.id.0) {
+            let known = &mut self.volatile.lease_counts[count.store as usize];
+            if known.is_none_or(|(k, _)| count.version > k.version) {
+                *known = Some((count, now));
+            }
+        }
     }
 
     fn on_heartbeat_resps(
@@ -307,9 +333,9 @@ impl Store {
         ctx: &mut StoreCtx<'_>,
         from: NodeId,
         resps: Vec<BeatResp>,
-        leases: u32,
+        counts: Vec<LeaseCount>,
     ) {
-        self.hear_lease_count(ctx, from, leases);
+        self.hear_lease_counts(ctx, &counts);
         let slots: Vec<Option<usize>> = resps.iter().map(|b| self.slot(b.range)).collect();
         self.with_step(ctx, |step, replicas| {
             for (resp, slot) in resps.iter().zip(slots) {
@@ -389,7 +415,7 @@ impl Store {
 
     /// Arms the scanner's timer for its next replica (`replicaScanner.paceInterval`).
     fn arm_scan(&self, ctx: &mut StoreCtx<'_>) {
-        let elapsed_ns = ctx.monotonic_now() - self.volatile.scan_started_at;
+        let elapsed_ns = ctx.monotonic_now() - self.volatile.scan_started_mono_ns;
         let elapsed_ns = u64::try_from(elapsed_ns).unwrap_or(0);
         let idle_ns = self.config.scan_idle_ns(elapsed_ns, self.replicas.len());
         ctx.set_timer(StoreTimer::Scan, idle_ns);
@@ -416,7 +442,7 @@ impl Store {
             MultiRaftLease::Expiration => {}
         }
         if self.config.lease_rebalancing {
-            self.volatile.scan_started_at = ctx.monotonic_now();
+            self.volatile.scan_started_mono_ns = ctx.monotonic_now();
             self.arm_scan(ctx);
         }
     }
@@ -424,11 +450,11 @@ impl Store {
     /// A message, dispatched to its handler.
     fn handle_message(&mut self, ctx: &mut StoreCtx<'_>, from: NodeId, msg: StoreMsg) {
         match msg {
-            StoreMsg::Heartbeats { beats, leases } => {
-                self.on_heartbeats(ctx, from, beats, leases);
+            StoreMsg::Heartbeats { beats, counts } => {
+                self.on_heartbeats(ctx, from, beats, counts);
             }
-            StoreMsg::HeartbeatResps { resps, leases } => {
-                self.on_heartbeat_resps(ctx, from, resps, leases);
+            StoreMsg::HeartbeatResps { resps, counts } => {
+                self.on_heartbeat_resps(ctx, from, resps, counts);
             }
             StoreMsg::Raft { msgs } => self.on_raft(ctx, from, msgs),
             StoreMsg::FirstRange { term } => {

@@ -149,8 +149,18 @@ fn a_store_crash_is_measured_as_the_ranges_unavailable_until_led_and_leased_agai
             max_s > 0.0 && max_s < 22.0,
             "{lease:?}: recovered, {max_s} s"
         );
+        // Every stretch counted: the failures', and the handovers of rebalancing.
+        let handovers = measure(&report, "handovers");
+        let handover_s = if handovers > 0.0 {
+            handovers * measure(&report, "handover_max_s")
+        } else {
+            0.0
+        };
         let range_s = measure(&report, "unavailable_range_s");
-        assert!(range_s <= lost * max_s + 1e-9, "{lease:?}: {range_s}");
+        assert!(
+            range_s <= lost * max_s + handover_s + 1e-9,
+            "{lease:?}: {range_s}"
+        );
     }
 }
 
@@ -580,5 +590,26 @@ fn the_stores_report_their_own_message_rates() {
             mean <= busiest && busiest <= peak,
             "{lease:?}: {mean} {busiest} {peak}"
         );
+    }
+}
+
+/// The sweep above has too few ranges for a store to stray 5 leases from the mean; here
+/// 100 ranges on 5 stores (mean 20) under the same nemesis: its crashes leave stores
+/// empty and others overfull, so leases move by transfer while faults strike.
+#[test]
+fn lease_transfers_keep_every_property_over_a_hundred_fault_schedules() {
+    for lease in KINDS {
+        let mut transfers = 0.0;
+        for seed in 1..=100 {
+            let report = run_with(with_nemesis(seed, 30 * SEC), 100, lease, CORRECT);
+            let case = format!("{lease:?}, seed {seed}");
+            assert!(
+                broken(&report).is_empty(),
+                "{case}: {:?}",
+                report.violations
+            );
+            transfers += measure(&report, "lease_transfers");
+        }
+        assert!(transfers >= 200.0, "{lease:?}: {transfers} transfers");
     }
 }
