@@ -595,12 +595,13 @@ fn the_stores_report_their_own_message_rates() {
 
 /// The sweep above has too few ranges for a store to stray 5 leases from the mean; here
 /// 100 ranges on 5 stores (mean 20) under the same nemesis: its crashes leave stores
-/// empty and others overfull, so leases move by transfer while faults strike.
+/// empty and others overfull, so leases move by transfer while faults strike. (The hunts
+/// at 700 ranges run thousands of such schedules: docs/performance.md.)
 #[test]
-fn lease_transfers_keep_every_property_over_a_hundred_fault_schedules() {
+fn lease_transfers_keep_every_property_over_forty_fault_schedules() {
     for lease in KINDS {
         let mut transfers = 0.0;
-        for seed in 1..=100 {
+        for seed in 1..=40 {
             let report = run_with(with_nemesis(seed, 30 * SEC), 100, lease, CORRECT);
             let case = format!("{lease:?}, seed {seed}");
             assert!(
@@ -610,6 +611,6 @@ fn lease_transfers_keep_every_property_over_a_hundred_fault_schedules() {
             );
             transfers += measure(&report, "lease_transfers");
         }
-        assert!(transfers >= 200.0, "{lease:?}: {transfers} transfers");
+        assert!(transfers >= 80.0, "{lease:?}: {transfers} transfers");
     }
 }
